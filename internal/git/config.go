@@ -1,0 +1,91 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Config returns the value of key with the user's normal precedence
+// (system, global, local, worktree, GIT_CONFIG_COUNT/-c); ok is false when
+// the key is unset.
+func (r *Repo) Config(ctx context.Context, key string) (value string, ok bool, err error) {
+	return r.config(ctx, "", key)
+}
+
+// ConfigBool returns key interpreted as a boolean the way git does
+// (true/yes/on/1, false/no/off/0, a key with no value is true). An
+// unparsable value is an *Error.
+func (r *Repo) ConfigBool(ctx context.Context, key string) (value, ok bool, err error) {
+	s, ok, err := r.config(ctx, "bool", key)
+	if err != nil || !ok {
+		return false, ok, err
+	}
+	return s == "true", true, nil
+}
+
+// ConfigInt returns key interpreted as an integer the way git does,
+// including the k/m/g suffixes. An unparsable value is an *Error.
+func (r *Repo) ConfigInt(ctx context.Context, key string) (value int64, ok bool, err error) {
+	s, ok, err := r.config(ctx, "int", key)
+	if err != nil || !ok {
+		return 0, ok, err
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("git config %s: %w", key, err)
+	}
+	return n, true, nil
+}
+
+// config runs `git config [--type=<typ>] --get <key>`; exit 1 means unset.
+func (r *Repo) config(ctx context.Context, typ, key string) (string, bool, error) {
+	if err := checkArg("config key", key); err != nil {
+		return "", false, err
+	}
+	args := []string{"config"}
+	if typ != "" {
+		args = append(args, "--type="+typ)
+	}
+	args = append(args, "--get", key)
+	out, err := r.run(ctx, call{readOnly: true, args: args})
+	if exitStatus(err) == 1 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	// Values may hold inner newlines; only git's terminator is removed.
+	return strings.TrimSuffix(string(out), "\n"), true, nil
+}
+
+// ConfigPath returns key as a path, with "~/" expanded the way git expands it.
+func (r *Repo) ConfigPath(ctx context.Context, key string) (value string, ok bool, err error) {
+	return r.config(ctx, "path", key)
+}
+
+// ConfigGet reads key from the repository's config when repo is non-nil, otherwise from
+// the config git sees in the current directory (global and system). It lets flag
+// defaults be read before, or without, a repository.
+func ConfigGet(ctx context.Context, repo *Repo, key string) (value string, ok bool, err error) {
+	if repo == nil {
+		repo = &Repo{}
+		return repo.configIn(ctx, ".", key)
+	}
+	return repo.Config(ctx, key)
+}
+
+func (r *Repo) configIn(ctx context.Context, dir, key string) (string, bool, error) {
+	if err := checkArg("config key", key); err != nil {
+		return "", false, err
+	}
+	out, err := r.run(ctx, call{readOnly: true, dir: dir, args: []string{"config", "--get", key}})
+	if exitStatus(err) == 1 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimSuffix(string(out), "\n"), true, nil
+}

@@ -1,0 +1,32 @@
+// Package git is the only code in git-ralph that runs git.
+//
+// Every git invocation goes through one runner (runner.go), and callers only
+// ever see typed methods on [Repo]: they state an operation and never build
+// argv themselves. The runner
+//
+//   - passes arguments as argv, never through a shell;
+//   - runs git in the worktree root with a scrubbed environment (GIT_DIR,
+//     GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX removed, because git exports
+//     them to hooks and they would pin a child to the wrong repository), plus
+//     GIT_RALPH=1 so our own hooks can detect recursion, plus
+//     GIT_OPTIONAL_LOCKS=0 on read-only queries so they never fight a
+//     concurrent git for index.lock;
+//   - starts git in its own process group, so the Ctrl-C that the terminal
+//     sends to the whole foreground group reaches git-ralph but not a git
+//     commit half-way through its work: the caller decides when to stop;
+//   - does NOT kill git when the context is cancelled. The context is checked
+//     before each git command starts, so cancellation stops the next step, not
+//     the running one. A mutating command that is killed part-way leaves lock
+//     files and half-updated worktrees behind, which is worse than waiting the
+//     few milliseconds it needs to finish. The one exception is [Repo.Hook],
+//     which runs user code of unbounded duration (a test suite) and is
+//     interrupted on cancellation;
+//   - retries briefly when another git process holds index.lock, and matches
+//     no other error text: failures are [*Error] values carrying git's exit
+//     code and stderr, and the expected "no" answers (a missing ref, an unset
+//     config key) are turned into values or sentinel errors by exit code;
+//   - parses machine-readable output only (-z, --porcelain, --format).
+//
+// The user's own git setup applies: config from every scope, hooks, commit
+// signing, identity. Nothing here passes --no-verify.
+package git

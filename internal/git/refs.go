@@ -1,0 +1,182 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Head returns the commit HEAD points at, or ErrNoCommits when HEAD is
+// unborn.
+func (r *Repo) Head(ctx context.Context) (string, error) {
+	id, ok, err := r.ResolveRef(ctx, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", ErrNoCommits
+	}
+	return id, nil
+}
+
+// CurrentBranch returns the short name of the branch HEAD is on (which may
+// be unborn), or ErrDetachedHead.
+func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"symbolic-ref", "--quiet", "--short", "HEAD"}})
+	if exitStatus(err) == 1 {
+		return "", ErrDetachedHead
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// BranchExists reports whether refs/heads/<name> exists.
+func (r *Repo) BranchExists(ctx context.Context, name string) (bool, error) {
+	if err := checkArg("branch name", name); err != nil {
+		return false, err
+	}
+	// show-ref --verify looks at exactly this ref, with no DWIM and no
+	// confusion with a file of the same name.
+	_, err := r.run(ctx, call{readOnly: true, args: []string{"show-ref", "--verify", "--quiet", "refs/heads/" + name}})
+	if exitStatus(err) == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ResolveRef resolves ref (a ref name, an id, any revision) to a commit
+// id. ok is false when it names nothing, or something that is not a commit.
+func (r *Repo) ResolveRef(ctx context.Context, ref string) (id string, ok bool, err error) {
+	if err := checkArg("revision", ref); err != nil {
+		return "", false, err
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"rev-parse", "--verify", "--quiet", ref + "^{commit}"}})
+	if exitStatus(err) == 1 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimSpace(string(out)), true, nil
+}
+
+// UpdateRef points ref (a full name such as refs/ralph/<change>/…) at id,
+// creating it if needed.
+func (r *Repo) UpdateRef(ctx context.Context, ref, id string) error {
+	if err := checkArg("ref", ref); err != nil {
+		return err
+	}
+	if err := checkArg("commit", id); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"update-ref", ref, id}})
+	return err
+}
+
+// DeleteRef deletes ref (a full name). Deleting a missing ref is not an
+// error, which keeps cleanup idempotent.
+func (r *Repo) DeleteRef(ctx context.Context, ref string) error {
+	if err := checkArg("ref", ref); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"update-ref", "-d", ref}})
+	return err
+}
+
+// Ref is a ref name and the object it points at.
+type Ref struct {
+	Name string // full name, e.g. refs/ralph/login/attempts/1-2
+	ID   string
+}
+
+// Refs lists the refs whose full name starts with prefix, sorted by name
+// (bytewise). prefix is a plain string prefix: "refs/ralph/x/" lists that
+// namespace, while "refs/ralph/x" would also match refs/ralph/xy/….
+func (r *Repo) Refs(ctx context.Context, prefix string) ([]Ref, error) {
+	args := []string{"for-each-ref", "--sort=refname", "--format=%(objectname) %(refname)"}
+	// for-each-ref patterns match whole path components, so hand it the
+	// prefix up to its last slash and filter the rest here.
+	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
+		args = append(args, prefix[:i+1])
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: args})
+	if err != nil {
+		return nil, err
+	}
+	var refs []Ref
+	for line := range strings.SplitSeq(string(out), "\n") {
+		id, name, ok := strings.Cut(line, " ") // ref names cannot contain spaces
+		if ok && strings.HasPrefix(name, prefix) {
+			refs = append(refs, Ref{Name: name, ID: id})
+		}
+	}
+	return refs, nil
+}
+
+// CheckBranchName returns nil when name is a valid branch name, and an
+// error wrapping ErrInvalidBranchName otherwise. It asks git itself
+// (check-ref-format --branch), so the rules are exactly git's.
+func (r *Repo) CheckBranchName(ctx context.Context, name string) error {
+	invalid := fmt.Errorf("%w: %q", ErrInvalidBranchName, name)
+	if name == "" || strings.HasPrefix(name, "-") {
+		return invalid
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"check-ref-format", "--branch", name}})
+	if code := exitStatus(err); code > 0 {
+		return invalid
+	}
+	if err != nil {
+		return err
+	}
+	// --branch expands @{-N} to the branch it stands for; a name that
+	// does not come back unchanged is not a literal branch name.
+	if strings.TrimSpace(string(out)) != name {
+		return invalid
+	}
+	return nil
+}
+
+// DeleteBranch deletes a local branch whether or not it is merged
+// (branch -D).
+func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
+	if err := checkArg("branch name", name); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"branch", "-D", name}})
+	return err
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to)
+// commit b.
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	if err := checkArg("commit", a); err != nil {
+		return false, err
+	}
+	if err := checkArg("commit", b); err != nil {
+		return false, err
+	}
+	_, err := r.run(ctx, call{readOnly: true, args: []string{"merge-base", "--is-ancestor", a, b}})
+	if exitStatus(err) == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// CountCommits counts the commits in revRange (e.g. "main..ralph/x").
+func (r *Repo) CountCommits(ctx context.Context, revRange string) (int, error) {
+	if err := checkArg("revision range", revRange); err != nil {
+		return 0, err
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"rev-list", "--count", revRange, "--"}})
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return 0, fmt.Errorf("git rev-list --count: %w", err)
+	}
+	return n, nil
+}

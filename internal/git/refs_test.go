@@ -1,0 +1,150 @@
+package git
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestCheckBranchName(t *testing.T) {
+	_, r := newRepo(t)
+	tests := []struct {
+		name  string
+		valid bool
+	}{
+		{"ralph/ok", true},
+		{"ralph/login-form", true},
+		{"ralph/2024.v1", true},
+		{"ralph/../x", false},
+		{"ralph/a b", false},
+		{"ralph/x..y", false},
+		{"ralph/foo~1", false},
+		{"ralph/a:b", false},
+		{"ralph/@{-1}", false},
+		{"ralph/", false},
+		{"ralph/x.lock", false},
+		{"ralph/a\tb", false},
+		{"ralph/a*", false},
+		{"@{-1}", false},
+		{"-x", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		err := r.CheckBranchName(t.Context(), tt.name)
+		if tt.valid && err != nil {
+			t.Errorf("CheckBranchName(%q) = %v, want nil", tt.name, err)
+		}
+		if !tt.valid && !errors.Is(err, ErrInvalidBranchName) {
+			t.Errorf("CheckBranchName(%q) = %v, want ErrInvalidBranchName", tt.name, err)
+		}
+	}
+}
+
+func TestRefs(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	base := gitT(t, dir, "rev-parse", "HEAD")
+	second := commitFile(t, dir, "b.txt", "b\n", "second")
+
+	t.Run("BranchExists", func(t *testing.T) {
+		for name, want := range map[string]bool{"main": true, "nope": false, "ralph/x": false} {
+			got, err := r.BranchExists(ctx, name)
+			if err != nil || got != want {
+				t.Errorf("BranchExists(%q) = %v, %v; want %v", name, got, err, want)
+			}
+		}
+		// A file named like a missing branch must not count.
+		write(t, dir, "ghost", "x")
+		if ok, err := r.BranchExists(ctx, "ghost"); ok || err != nil {
+			t.Errorf("BranchExists(ghost) = %v, %v; want false", ok, err)
+		}
+	})
+
+	t.Run("ResolveRef", func(t *testing.T) {
+		id, ok, err := r.ResolveRef(ctx, "HEAD~1")
+		if err != nil || !ok || id != base {
+			t.Errorf("ResolveRef(HEAD~1) = %q, %v, %v; want %q", id, ok, err, base)
+		}
+		if _, ok, err := r.ResolveRef(ctx, "refs/heads/nope"); ok || err != nil {
+			t.Errorf("ResolveRef(missing) = %v, %v; want false, nil", ok, err)
+		}
+		tree := gitT(t, dir, "rev-parse", "HEAD^{tree}")
+		if _, ok, err := r.ResolveRef(ctx, tree); ok || err != nil {
+			t.Errorf("ResolveRef(tree) = %v, %v; want false, nil", ok, err)
+		}
+		if _, _, err := r.ResolveRef(ctx, "--all"); err == nil {
+			t.Errorf("ResolveRef(--all) accepted an option")
+		}
+	})
+
+	t.Run("UpdateRef and Refs", func(t *testing.T) {
+		for _, ref := range []string{"refs/ralph/x/attempts/1-2", "refs/ralph/x/attempts/1-1", "refs/ralph/x/backup/9", "refs/ralph/xy/attempts/1-1"} {
+			if err := r.UpdateRef(ctx, ref, base); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.UpdateRef(ctx, "refs/ralph/x/attempts/1-1", second); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Refs(ctx, "refs/ralph/x/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Ref{
+			{"refs/ralph/x/attempts/1-1", second},
+			{"refs/ralph/x/attempts/1-2", base},
+			{"refs/ralph/x/backup/9", base},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Refs(refs/ralph/x/) = %v, want %v", got, want)
+		}
+		got, err = r.Refs(ctx, "refs/ralph/x/attempts/1-")
+		if err != nil || len(got) != 2 {
+			t.Errorf("Refs(partial component) = %v, %v; want 2 refs", got, err)
+		}
+		got, err = r.Refs(ctx, "refs/nothing/")
+		if err != nil || len(got) != 0 {
+			t.Errorf("Refs(empty namespace) = %v, %v", got, err)
+		}
+
+		if err := r.DeleteRef(ctx, "refs/ralph/x/backup/9"); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.DeleteRef(ctx, "refs/ralph/x/backup/9"); err != nil {
+			t.Errorf("DeleteRef(missing) = %v, want nil", err)
+		}
+		if _, ok, _ := r.ResolveRef(ctx, "refs/ralph/x/backup/9"); ok {
+			t.Errorf("ref still there after DeleteRef")
+		}
+	})
+
+	t.Run("IsAncestor and CountCommits", func(t *testing.T) {
+		if ok, err := r.IsAncestor(ctx, base, second); !ok || err != nil {
+			t.Errorf("IsAncestor(base, second) = %v, %v", ok, err)
+		}
+		if ok, err := r.IsAncestor(ctx, second, base); ok || err != nil {
+			t.Errorf("IsAncestor(second, base) = %v, %v", ok, err)
+		}
+		if _, err := r.IsAncestor(ctx, "nope", base); err == nil {
+			t.Errorf("IsAncestor(bad rev) returned no error")
+		}
+		n, err := r.CountCommits(ctx, base+"..HEAD")
+		if err != nil || n != 1 {
+			t.Errorf("CountCommits = %d, %v; want 1", n, err)
+		}
+	})
+
+	t.Run("DeleteBranch", func(t *testing.T) {
+		gitT(t, dir, "branch", "ralph/gone", second)
+		if err := r.DeleteBranch(ctx, "ralph/gone"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := r.BranchExists(ctx, "ralph/gone"); ok {
+			t.Errorf("branch still exists")
+		}
+		var gerr *Error
+		if err := r.DeleteBranch(ctx, "ralph/gone"); !errors.As(err, &gerr) || gerr.ExitCode == 0 {
+			t.Errorf("DeleteBranch(missing) = %v, want *Error", err)
+		}
+	})
+}

@@ -1,0 +1,170 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// MinVersion is the oldest git that git-ralph supports: 2.31 added
+// rev-parse --path-format=absolute, which Open relies on.
+const MinVersion = "2.31"
+
+var minVersion = version{2, 31}
+
+// Repo is a git repository with a work tree, located once by Open. Its
+// methods run git in Root. A Repo must not be copied (Calls is atomic).
+type Repo struct {
+	Root      string // absolute worktree root
+	GitDir    string // absolute per-worktree git dir (.git, or .git/worktrees/<name>)
+	CommonDir string // absolute common dir, shared by all worktrees: refs, config, run state
+
+	// Trace, when non-nil, receives "$ git …" for every command (--verbose).
+	Trace io.Writer
+
+	// Calls counts the git processes started (retries included), so tests
+	// and benchmarks can pin how many invocations an operation costs.
+	Calls atomic.Int64
+
+	// version is git's version, read by Open; zero when it could not be
+	// parsed, in which case every feature is assumed present.
+	version version
+}
+
+// Open locates the repository that contains dir ("" = the current
+// directory): a non-bare work tree, possibly a linked worktree, possibly a
+// subdirectory of it. It also checks, once, that git is at least
+// MinVersion.
+//
+// Errors: ErrGitNotFound, ErrGitTooOld, ErrBare, ErrNotRepo (also when
+// git exits 128 for another reason, such as safe.directory refusing the
+// repository; git's message is joined to it).
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	r := &Repo{Root: dir}
+	if err := r.checkVersion(ctx, dir); err != nil {
+		return nil, err
+	}
+	out, err := r.run(ctx, call{
+		dir:      dir,
+		readOnly: true,
+		args: []string{"rev-parse", "--path-format=absolute",
+			"--show-toplevel", "--git-dir", "--git-common-dir"},
+	})
+	if err != nil {
+		if exitStatus(err) != 128 {
+			return nil, err
+		}
+		// --show-toplevel fails in a bare repository and inside .git
+		// just as outside any repository. Only this failure path pays for
+		// a second query telling them apart.
+		return nil, r.whyNoWorkTree(ctx, dir, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 {
+		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	r.Root, r.GitDir, r.CommonDir = lines[0], lines[1], lines[2]
+	return r, nil
+}
+
+// whyNoWorkTree maps a failed Open to ErrBare or ErrNotRepo.
+func (r *Repo) whyNoWorkTree(ctx context.Context, dir string, openErr error) error {
+	out, err := r.run(ctx, call{
+		dir:      dir,
+		readOnly: true,
+		args:     []string{"rev-parse", "--is-bare-repository", "--is-inside-git-dir"},
+	})
+	if err != nil {
+		// Not a repository, or one git refuses to use; keep git's words.
+		return fmt.Errorf("%w: %w", ErrNotRepo, openErr)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) == 2 && fields[0] == "true" {
+		return ErrBare
+	}
+	if len(fields) == 2 && fields[1] == "true" {
+		return fmt.Errorf("%w: %q is inside the git directory", ErrNotRepo, dir)
+	}
+	return fmt.Errorf("%w: %w", ErrNotRepo, openErr)
+}
+
+// checkVersion runs `git version` and refuses gits older than MinVersion.
+// It is also the first git that Open runs, so it reports a missing binary.
+func (r *Repo) checkVersion(ctx context.Context, dir string) error {
+	out, err := r.run(ctx, call{dir: dir, readOnly: true, args: []string{"version"}})
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return ErrGitNotFound
+		}
+		return err
+	}
+	v, ok := parseVersion(string(out))
+	if !ok {
+		// A build we cannot read (a vendor string): let it through rather
+		// than refuse a git that probably works.
+		return nil
+	}
+	if v.less(minVersion) {
+		return fmt.Errorf("%w: found %d.%d, git-ralph needs %s or newer", ErrGitTooOld, v.major, v.minor, MinVersion)
+	}
+	r.version = v
+	return nil
+}
+
+// version is a git major.minor version.
+type version struct{ major, minor int }
+
+func (v version) less(o version) bool {
+	return v.major < o.major || v.major == o.major && v.minor < o.minor
+}
+
+// atLeast reports whether git is at least major.minor. An unknown version
+// counts as new enough.
+func (r *Repo) atLeast(major, minor int) bool {
+	if r.version == (version{}) {
+		return true
+	}
+	return !r.version.less(version{major, minor})
+}
+
+// parseVersion reads "git version 2.39.5" and vendor variants such as
+// "git version 2.39.5.windows.1" or "git version 2.37.1 (Apple Git-137.1)".
+func parseVersion(s string) (version, bool) {
+	fields := strings.Fields(s)
+	if len(fields) < 3 || fields[0] != "git" || fields[1] != "version" {
+		return version{}, false
+	}
+	parts := strings.SplitN(fields[2], ".", 3)
+	if len(parts) < 2 {
+		return version{}, false
+	}
+	major, err1 := strconv.Atoi(leadingDigits(parts[0]))
+	minor, err2 := strconv.Atoi(leadingDigits(parts[1]))
+	if err1 != nil || err2 != nil {
+		return version{}, false
+	}
+	return version{major, minor}, true
+}
+
+func leadingDigits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// checkArg refuses an empty argument or one that git would parse as an
+// option. Callers validate names long before this; it is the last line of
+// defence for values that end up as positional argv entries.
+func checkArg(what, s string) error {
+	if s == "" || strings.HasPrefix(s, "-") {
+		return fmt.Errorf("invalid %s %q", what, s)
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+const (
+	// maxOutput bounds what is kept of a child's stderr (and of combined
+	// output for commands that run hooks): a chatty hook must not grow our
+	// memory without limit, and the end of its output is what explains a
+	// failure.
+	maxOutput = 64 << 10
+
+	// lockRetries and lockFirstDelay bound the index.lock retry: six tries
+	// over about 1.3 s. Contention comes from a concurrent git (an editor's
+	// background status, a prompt) that holds the lock for milliseconds; a
+	// lock that lasts longer is a stale file or a real conflict, which the
+	// user must see.
+	lockRetries    = 6
+	lockFirstDelay = 20 * time.Millisecond
+
+	// pipeGrace is how long we wait, after git exits, for its pipes to
+	// close. A hook that starts a background process which inherits stdout
+	// would otherwise block us until that process ends.
+	pipeGrace = time.Second
+
+	// interruptGrace is how long an interrupted hook gets between SIGINT and
+	// SIGKILL.
+	interruptGrace = 3 * time.Second
+)
+
+// scrubbedEnv lists the variables removed from every child's environment.
+// git exports them to hooks, so when git-ralph itself runs under a hook (or
+// a user runs it from one) they would pin our git to the wrong repository,
+// worktree or index.
+var scrubbedEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"}
+
+// call describes one child process.
+type call struct {
+	args []string
+	// program is the executable; "" means git. Only the hook fallback for
+	// git < 2.36 runs anything else.
+	program string
+	// dir overrides the working directory; "" means Repo.Root. Only Open
+	// needs it, before Root is known.
+	dir string
+	// stdin is fed to the child; nil means no stdin (/dev/null). Kept as
+	// bytes so that an index.lock retry can feed it again.
+	stdin []byte
+	// env is added to the environment (KEY=VALUE).
+	env []string
+	// readOnly adds GIT_OPTIONAL_LOCKS=0.
+	readOnly bool
+	// combined sends stdout and stderr to the same bounded buffer, in the
+	// order they were written. Used where hooks run, since hooks print to
+	// either stream and a refusal must carry all of it.
+	combined bool
+	// interruptible makes context cancellation stop the child's process
+	// group (SIGINT, then SIGKILL). Only for user code of unbounded
+	// duration; see the package doc.
+	interruptible bool
+}
+
+// result is what one child produced.
+type result struct {
+	stdout   []byte // nil when combined
+	stderr   []byte // bounded; stdout+stderr when combined
+	exitCode int    // -1 when it never ran or was killed by a signal
+	err      error  // nil on exit 0
+}
+
+// run runs git and returns its stdout. A non-zero exit, or a failure to
+// start, is an *Error. index.lock contention is retried briefly.
+func (r *Repo) run(ctx context.Context, c call) ([]byte, error) {
+	delay := lockFirstDelay
+	for attempt := 1; ; attempt++ {
+		res := r.runOnce(ctx, c)
+		if res.err == nil {
+			if c.combined {
+				return res.stderr, nil
+			}
+			return res.stdout, nil
+		}
+		gerr := &Error{
+			Args:     c.args,
+			ExitCode: res.exitCode,
+			Stderr:   strings.TrimSpace(string(res.stderr)),
+			Err:      res.err,
+		}
+		if attempt >= lockRetries || !indexLockContention(gerr) {
+			return nil, gerr
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, gerr
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}
+
+// indexLockContention reports whether git failed because another process
+// holds the index lock. This is the single place where git-ralph looks at
+// error text: git has no exit code for it, and the file name "index.lock"
+// appears untranslated in every locale.
+func indexLockContention(e *Error) bool {
+	return e.ExitCode == 128 && strings.Contains(e.Stderr, "index.lock")
+}
+
+// runOnce starts one child and waits for it. The context is only checked
+// before the start (see the package doc for why git is not killed).
+func (r *Repo) runOnce(ctx context.Context, c call) result {
+	if err := ctx.Err(); err != nil {
+		return result{exitCode: -1, err: err}
+	}
+	program := c.program
+	if program == "" {
+		program = "git"
+	}
+	cmd := exec.Command(program, c.args...)
+	cmd.Dir = c.dir
+	if cmd.Dir == "" {
+		cmd.Dir = r.Root
+	}
+	cmd.Env = childEnv(os.Environ(), c)
+	cmd.SysProcAttr = newProcAttr()
+	cmd.WaitDelay = pipeGrace
+	if c.stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.stdin)
+	}
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: maxOutput}
+	if c.combined {
+		// The same pointer for both: os/exec then shares one pipe, which
+		// keeps the interleaving in the order the child wrote it.
+		cmd.Stdout, cmd.Stderr = stderr, stderr
+	} else {
+		cmd.Stdout, cmd.Stderr = &stdout, stderr
+	}
+
+	r.trace(program, c)
+	r.Calls.Add(1)
+	if err := cmd.Start(); err != nil {
+		return result{exitCode: -1, err: err}
+	}
+	var stop func()
+	if c.interruptible {
+		stop = interruptOnDone(ctx, cmd.Process.Pid)
+	}
+	err := cmd.Wait()
+	if stop != nil {
+		stop()
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// git exited 0 but something it started still holds our pipe
+		// (a backgrounded hook job). git's own work is done.
+		err = nil
+	}
+	res := result{stderr: stderr.Bytes(), exitCode: cmd.ProcessState.ExitCode(), err: err}
+	if !c.combined {
+		res.stdout = stdout.Bytes()
+	}
+	if err == nil {
+		res.exitCode = 0
+	}
+	return res
+}
+
+// childEnv builds a child's environment from base (os.Environ()): the
+// scrubbed variables and every variable that c sets are removed first, so
+// each key appears once.
+func childEnv(base []string, c call) []string {
+	set := []string{"GIT_RALPH=1"}
+	if c.readOnly {
+		set = append(set, "GIT_OPTIONAL_LOCKS=0")
+	}
+	set = append(set, c.env...)
+
+	drop := make(map[string]bool, len(scrubbedEnv)+len(set))
+	for _, k := range scrubbedEnv {
+		drop[k] = true
+	}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	env := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, set...)
+}
+
+// trace echoes the command for --verbose, with the variables the call adds
+// (GIT_INDEX_FILE, hook variables) so the line can be pasted into a shell.
+func (r *Repo) trace(program string, c call) {
+	if r.Trace == nil {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("$ ")
+	for _, kv := range c.env {
+		b.WriteString(shellQuote(kv))
+		b.WriteByte(' ')
+	}
+	b.WriteString(shellQuote(program))
+	for _, a := range c.args {
+		b.WriteByte(' ')
+		b.WriteString(shellQuote(a))
+	}
+	b.WriteByte('\n')
+	fmt.Fprint(r.Trace, b.String())
+}
+
+// shellQuote quotes s for display only; nothing here is ever run by a shell.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, ch := range s {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' ||
+			strings.ContainsRune("-_./:=@%+,^{}~", ch)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// tailBuffer is an io.Writer that keeps only the last max bytes written.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+var _ io.Writer = (*tailBuffer)(nil)
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.max {
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// Bytes returns the kept tail.
+func (t *tailBuffer) Bytes() []byte { return t.buf }

@@ -1,0 +1,254 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// CheckoutNewBranch creates branch name at HEAD, or resets it to HEAD if
+// it exists, and switches to it (checkout -B). Uncommitted work, staged or
+// not, comes along: this is how a run starts from the user's dirty tree.
+func (r *Repo) CheckoutNewBranch(ctx context.Context, name string) error {
+	if err := checkArg("branch name", name); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"checkout", "-q", "-B", name}})
+	return err
+}
+
+// Checkout switches to name: a branch, or a commit id (detaching HEAD, as
+// when a run started from a detached HEAD). Uncommitted changes come along
+// as git allows; git refuses when they would be overwritten.
+func (r *Repo) Checkout(ctx context.Context, name string) error {
+	if err := checkArg("branch name", name); err != nil {
+		return err
+	}
+	// The trailing "--" makes name a revision only: without it, a file
+	// called like the branch would be restored from the index (discarding
+	// its changes) when no such branch exists. --no-guess stops checkout
+	// from silently creating a branch from a remote of the same name.
+	_, err := r.run(ctx, call{args: []string{"checkout", "-q", "--no-guess", name, "--"}})
+	return err
+}
+
+// AddAll stages every change in the worktree: modifications, deletions and
+// untracked files that are not ignored (add -A, run from the root).
+func (r *Repo) AddAll(ctx context.Context) error {
+	_, err := r.run(ctx, call{args: []string{"add", "-A"}})
+	return err
+}
+
+// CommitOptions are the optional inputs of Commit.
+type CommitOptions struct {
+	// AllowEmpty records the commit even when it changes nothing (the
+	// "initial state" commit of a clean tree, a story whose work was
+	// already there).
+	AllowEmpty bool
+}
+
+// Commit commits the index with message (fed on stdin, so any text is
+// safe) and returns the new HEAD. The user's hooks and signing settings
+// apply. When a hook refuses, the *Error's Stderr holds everything the
+// hooks printed, stdout and stderr interleaved: it becomes the reason of a
+// failed attempt. Without AllowEmpty, "nothing to commit" is an *Error
+// with exit code 1 as well.
+func (r *Repo) Commit(ctx context.Context, message string, opts CommitOptions) (string, error) {
+	args := []string{"commit", "-q", "-F", "-"}
+	if opts.AllowEmpty {
+		args = append(args, "--allow-empty")
+	}
+	if _, err := r.run(ctx, call{args: args, stdin: []byte(message), combined: true}); err != nil {
+		return "", err
+	}
+	return r.Head(ctx)
+}
+
+// SoftReset moves the current branch to id, keeping index and worktree
+// (reset --soft): it folds commits an agent made into the next checkpoint.
+func (r *Repo) SoftReset(ctx context.Context, id string) error {
+	if err := checkArg("commit", id); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"reset", "-q", "--soft", id, "--"}})
+	return err
+}
+
+// MixedReset unstages everything, keeping the worktree (reset with no
+// arguments): after finish --squash, all work is left uncommitted and
+// unstaged.
+func (r *Repo) MixedReset(ctx context.Context) error {
+	_, err := r.run(ctx, call{args: []string{"reset", "-q"}})
+	return err
+}
+
+// HardReset moves the current branch, index and worktree to id (reset
+// --hard). Untracked files stay; see Restore for a full reset.
+func (r *Repo) HardReset(ctx context.Context, id string) error {
+	if err := checkArg("commit", id); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"reset", "-q", "--hard", id, "--"}})
+	return err
+}
+
+// SaveAttempt records the whole working tree (tracked and untracked files,
+// not ignored ones) as a commit whose first parent is parent, points ref at
+// it, and returns its id. Neither the user's index nor HEAD is touched:
+// the tree is built in a temporary index file (GIT_INDEX_FILE, in GitDir,
+// removed afterwards) seeded from parent. When HEAD has moved to a commit
+// that parent does not contain (the agent committed), that commit becomes
+// a second parent, so the agent's commits stay reachable from ref too.
+//
+// The commit is made with commit-tree, so no hooks run: this is a scratch
+// ref, not a commit the user's policies apply to. commit.gpgSign is still
+// honoured, as the user configured it.
+func (r *Repo) SaveAttempt(ctx context.Context, parent, ref, message string) (string, error) {
+	if err := checkArg("commit", parent); err != nil {
+		return "", err
+	}
+	if err := checkArg("ref", ref); err != nil {
+		return "", err
+	}
+	index, err := tempIndexPath(r.GitDir)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		_ = os.Remove(index) // best effort: a stray temp file is harmless
+		_ = os.Remove(index + ".lock")
+	}()
+	env := []string{"GIT_INDEX_FILE=" + index}
+
+	if _, err := r.run(ctx, call{env: env, args: []string{"read-tree", parent}}); err != nil {
+		return "", err
+	}
+	if _, err := r.run(ctx, call{env: env, args: []string{"add", "-A"}}); err != nil {
+		return "", err
+	}
+	out, err := r.run(ctx, call{env: env, args: []string{"write-tree"}})
+	if err != nil {
+		return "", err
+	}
+	tree := strings.TrimSpace(string(out))
+
+	args := []string{"commit-tree", tree, "-p", parent}
+	head, ok, err := r.ResolveRef(ctx, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	if ok && head != parent {
+		// A HEAD that parent already contains (the agent rewound the
+		// branch) adds nothing reachable; leave it out of the graph.
+		contained, err := r.IsAncestor(ctx, head, parent)
+		if err != nil {
+			return "", err
+		}
+		if !contained {
+			args = append(args, "-p", head)
+		}
+	}
+	args = append(args, "-F", "-")
+	out, err = r.run(ctx, call{args: args, stdin: []byte(message)})
+	if err != nil {
+		return "", err
+	}
+	id := strings.TrimSpace(string(out))
+	if err := r.UpdateRef(ctx, ref, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// tempIndexPath returns an unused path in gitDir for a temporary index.
+// The file itself must not exist: git reads an existing index file before
+// replacing it, and an empty file is not a valid index.
+func tempIndexPath(gitDir string) (string, error) {
+	f, err := os.CreateTemp(gitDir, "ralph-index-")
+	if err != nil {
+		return "", fmt.Errorf("create temporary index: %w", err)
+	}
+	path := f.Name()
+	_ = f.Close()
+	if err := os.Remove(path); err != nil {
+		return "", fmt.Errorf("create temporary index: %w", err)
+	}
+	return path, nil
+}
+
+// Restore puts the worktree back onto branch at commit id, whatever the
+// agent did: switched branch, committed, rewound or deleted the branch,
+// staged, left conflicts or untracked files, or left a rebase, am,
+// cherry-pick/revert sequence or bisect half-way. Ignored files stay.
+//
+// It runs `checkout -q -f -B <branch> <id>`, then `clean -fdq`. -B is what
+// makes one command cover every case: it creates the branch at id when the
+// agent deleted it, moves it back to id when the agent committed on it or
+// rewound it, and switches to it when the agent went elsewhere. -f
+// discards conflicting local changes and overwrites untracked files in the
+// way. Only when an operation is in progress does Restore first run its
+// --quit (or `bisect reset`), because checkout clears merge and
+// cherry-pick state but not those.
+func (r *Repo) Restore(ctx context.Context, branch, id string) error {
+	if err := checkArg("branch name", branch); err != nil {
+		return err
+	}
+	if err := checkArg("commit", id); err != nil {
+		return err
+	}
+	if err := r.abandonOperations(ctx); err != nil {
+		return err
+	}
+	if _, err := r.run(ctx, call{args: []string{"checkout", "-q", "-f", "-B", branch, id, "--"}}); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"clean", "-f", "-d", "-q"}})
+	return err
+}
+
+// abandonOperations drops the state of every stopped operation that
+// checkout would leave behind, without moving HEAD or the worktree (those
+// are Restore's job). It costs no git call when nothing is in progress.
+func (r *Repo) abandonOperations(ctx context.Context) error {
+	ops, err := r.operations()
+	if err != nil {
+		return err
+	}
+	for _, op := range ops {
+		var args []string
+		switch op {
+		case OpRebase:
+			args = []string{"rebase", "--quit"}
+		case OpAm:
+			args = []string{"am", "--quit"}
+		case OpCherryPick, OpRevert:
+			args = []string{op, "--quit"} // removes sequencer/; a no-op for a single pick
+		case OpBisect:
+			// bisect reset with a commit stays where HEAD is instead of
+			// going back to where the bisect started.
+			args = []string{"bisect", "reset", "HEAD"}
+		default:
+			continue // merge: checkout -f clears it
+		}
+		if _, err := r.run(ctx, call{args: args}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MergeSquash stages the combined changes of branch into the worktree and
+// index without committing (merge --squash). A conflict is an *Error
+// (exit 1) and leaves conflict markers; the caller undoes it with
+// HardReset(ctx, "HEAD"), since a squash merge has no MERGE_HEAD for
+// merge --abort to use.
+func (r *Repo) MergeSquash(ctx context.Context, branch string) error {
+	if err := checkArg("branch name", branch); err != nil {
+		return err
+	}
+	// --ff overrides merge.ff=false (or only) from the user's config,
+	// which git refuses to combine with --squash.
+	_, err := r.run(ctx, call{args: []string{"merge", "--squash", "--ff", "-q", branch}, combined: true})
+	return err
+}

@@ -1,0 +1,167 @@
+// Package openspec reads OpenSpec changes from the working tree: the change directories
+// under openspec/changes/, their tasks.md (stories and tasks), proposal, design and delta
+// specs. It never runs the OpenSpec CLI.
+//
+// Tasks are counted exactly as OpenSpec 1.13.2 counts them (any checkbox line anywhere in
+// tasks.md, done when the box holds x or X), so Tasks.Counts equals what `openspec list
+// --json` reports. Stories are git-ralph's own layer on top: a "## N. Title" heading and
+// the tasks up to the next "##" heading; tasks outside every story are orphans.
+package openspec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Change is one change directory openspec/changes/<name>/.
+type Change struct {
+	Name      string
+	Dir       string // absolute path of the change directory
+	RelDir    string // relative to the repository root, slash-separated: "openspec/changes/<name>"
+	TasksPath string // absolute path of tasks.md
+	HasTasks  bool   // tasks.md exists (as a file)
+	Tasks            // Stories and Orphans of tasks.md
+	Proposal  string // proposal.md content, "" if absent
+	Design    string // design.md content, "" if absent
+	Specs     []Spec // delta specs, sorted by capability
+}
+
+// NextStory returns the first incomplete story in file order.
+func (c *Change) NextStory() (Story, bool) { return c.Tasks.NextStory() }
+
+// Story returns the first story whose id is id.
+func (c *Change) Story(id string) (Story, bool) { return c.Tasks.Story(id) }
+
+// Reload re-reads tasks.md only: the agent ticks boxes as it works.
+func (c *Change) Reload() error {
+	data, ok, err := readFile(c.TasksPath)
+	if err != nil {
+		return err
+	}
+	c.HasTasks, c.Tasks = ok, ParseTasks(data)
+	return nil
+}
+
+// UnknownChangeError is returned by Load for a name that is not a change directory.
+type UnknownChangeError struct {
+	Name  string
+	Known []string // the changes that exist, as ListChanges returns them
+}
+
+// Error names the change that was asked for.
+func (e *UnknownChangeError) Error() string {
+	return fmt.Sprintf("no change %q in openspec/changes", e.Name)
+}
+
+// Hint tells the user which changes exist, or how to create one.
+func (e *UnknownChangeError) Hint() string {
+	if len(e.Known) == 0 {
+		return "no changes here: create one with 'openspec new change <name>'"
+	}
+	return "changes here: " + strings.Join(e.Known, ", ")
+}
+
+// ListChanges returns the names of the change directories under <root>/openspec/changes,
+// sorted bytewise, excluding "archive" and hidden (dot) directories. Like `openspec list`,
+// it counts every real directory, even an empty one, and skips files and symlinks.
+// A missing openspec/changes directory is not an error: it returns nil, nil.
+func ListChanges(root string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(root, "openspec", "changes"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries { // os.ReadDir sorts by name
+		if e.IsDir() && e.Name() != "archive" && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// Load reads the change name of the repository at root. name must be one of
+// ListChanges(root); otherwise Load returns an *UnknownChangeError. A change without
+// tasks.md loads with HasTasks false.
+func Load(root, name string) (*Change, error) {
+	names, err := ListChanges(root)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(names, name) { // never join an unlisted name into a path
+		return nil, &UnknownChangeError{Name: name, Known: names}
+	}
+	return loadDir(root, "openspec/changes/"+name, name)
+}
+
+// loadDir reads the change in <root>/<relDir>; relDir is trusted.
+func loadDir(root, relDir, name string) (*Change, error) {
+	dir, err := filepath.Abs(filepath.Join(root, filepath.FromSlash(relDir)))
+	if err != nil {
+		return nil, err
+	}
+	c := &Change{Name: name, Dir: dir, RelDir: relDir, TasksPath: filepath.Join(dir, "tasks.md")}
+	if err := c.Reload(); err != nil {
+		return nil, err
+	}
+	for path, dst := range map[string]*string{"proposal.md": &c.Proposal, "design.md": &c.Design} {
+		data, _, err := readFile(filepath.Join(dir, path))
+		if err != nil {
+			return nil, err
+		}
+		*dst = string(data)
+	}
+	c.Specs, err = loadSpecs(dir, relDir)
+	return c, err
+}
+
+// loadSpecs reads every specs/<capability>/spec.md below the change directory dir.
+// A spec.md directly in specs/ belongs to no capability and is skipped, as the CLI does.
+func loadSpecs(dir, relDir string) ([]Spec, error) {
+	base := filepath.Join(dir, "specs")
+	var specs []Spec
+	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == base && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(base, path)
+		capability := filepath.ToSlash(filepath.Dir(rel))
+		if d.IsDir() || d.Name() != "spec.md" || capability == "." {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		purpose, reqs := parseSpec(data)
+		specs = append(specs, Spec{Capability: capability, Path: relDir + "/specs/" + capability + "/spec.md",
+			Purpose: purpose, Requirements: reqs})
+		return nil
+	})
+	slices.SortFunc(specs, func(a, b Spec) int { return strings.Compare(a.Capability, b.Capability) })
+	return specs, err
+}
+
+// readFile reads path; ok is false, without an error, when path does not exist or is not
+// a regular file (the CLI ignores a directory named tasks.md).
+func readFile(path string) (data []byte, ok bool, err error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !info.Mode().IsRegular() {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	data, err = os.ReadFile(path)
+	return data, err == nil, err
+}

@@ -1,0 +1,236 @@
+// Package run keeps the state of a Ralph loop under <git-common-dir>/ralph/<change>/:
+// the run record (run.json), the learnings file, the per-attempt logs and the lock.
+//
+// Nothing here is ever committed, and nothing here runs git: the directory lives inside
+// the git common dir, where the agent's `git clean` cannot reach it and every worktree
+// of the repository sees the same state.
+package run
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Status is where a run stands.
+type Status string
+
+// The statuses a run record can carry.
+const (
+	Starting    Status = "starting"    // the record exists, the initial state commit may not yet
+	Running     Status = "running"     // a loop is (or was, if nothing holds the lock) working on it
+	Interrupted Status = "interrupted" // stopped by Ctrl-C or SIGTERM; start resumes it
+	Failed      Status = "failed"      // a story ran out of retries, the cost limit was reached, or the agent cannot run
+	Complete    Status = "complete"    // every story is done; finish is next
+)
+
+// Attempt outcomes.
+const (
+	OutcomeRunning     = "running"
+	OutcomeComplete    = "complete"
+	OutcomeFailed      = "failed"      // the agent said FAILED, or a check after COMPLETE failed
+	OutcomeNoSignal    = "no-signal"   // the agent ended without a promise
+	OutcomeError       = "agent-error" // the agent reported an error, crashed or exited non-zero
+	OutcomeTimeout     = "timeout"
+	OutcomeInterrupted = "interrupted"
+)
+
+// Record is the run record: the truth about a run. The checkpoint id lives here, never
+// re-read from HEAD, because the agent may have moved HEAD.
+type Record struct {
+	Version        int       `json:"version"`
+	Change         string    `json:"change"`
+	Branch         string    `json:"branch"`
+	Original       string    `json:"originalBranch"` // "" when HEAD was detached
+	OriginalCommit string    `json:"originalCommit"`
+	Initial        string    `json:"initialCommit,omitempty"`
+	Checkpoint     string    `json:"checkpoint,omitempty"`
+	Status         Status    `json:"status"`
+	StopReason     string    `json:"stopReason,omitempty"`
+	CurrentStory   string    `json:"currentStory,omitempty"`
+	Agent          string    `json:"agent"`
+	Model          string    `json:"model,omitempty"`
+	CostUSD        float64   `json:"costUSD"`
+	CostKnown      bool      `json:"costKnown"`
+	PID            int       `json:"pid,omitempty"`
+	AgentPID       int       `json:"agentPID,omitempty"`
+	AgentStart     uint64    `json:"agentStart,omitempty"`
+	Backups        []string  `json:"backups,omitempty"`
+	Started        time.Time `json:"started"`
+	Updated        time.Time `json:"updated"`
+	Attempts       []Attempt `json:"attempts"`
+}
+
+// Attempt is one run of the agent on one story.
+type Attempt struct {
+	Story        string    `json:"story"`
+	N            int       `json:"n"`
+	Outcome      string    `json:"outcome"`
+	Reason       string    `json:"reason,omitempty"`
+	PassOn       bool      `json:"passOn,omitempty"` // the reason goes into the next prompt
+	Ref          string    `json:"ref,omitempty"`
+	Commit       string    `json:"commit,omitempty"`
+	Log          string    `json:"log,omitempty"`
+	Agent        string    `json:"agent,omitempty"`
+	Model        string    `json:"model,omitempty"`
+	Turns        int       `json:"turns,omitempty"`
+	InputTokens  int64     `json:"inputTokens,omitempty"`
+	OutputTokens int64     `json:"outputTokens,omitempty"`
+	CostUSD      *float64  `json:"costUSD,omitempty"`
+	Verify       string    `json:"verify,omitempty"` // passed | failed | skipped
+	Started      time.Time `json:"started"`
+	Ended        time.Time `json:"ended,omitzero"`
+}
+
+// ErrNoRun is returned by Load when the change has no run record.
+var ErrNoRun = errors.New("no run")
+
+// ErrLocked is returned by Lock when another process holds the change's lock.
+var ErrLocked = errors.New("locked")
+
+// Store is the ralph directory of one repository.
+type Store struct {
+	Dir string // <git-common-dir>/ralph
+}
+
+// NewStore returns the store under the given git common dir.
+func NewStore(commonDir string) *Store {
+	return &Store{Dir: filepath.Join(commonDir, "ralph")}
+}
+
+// ChangeDir is <git-common-dir>/ralph/<change>.
+func (s *Store) ChangeDir(change string) string { return filepath.Join(s.Dir, change) }
+
+func (s *Store) recordPath(change string) string {
+	return filepath.Join(s.ChangeDir(change), "run.json")
+}
+
+// LearningsPath is the learnings file shared by every story of the change.
+func (s *Store) LearningsPath(change string) string {
+	return filepath.Join(s.ChangeDir(change), "learnings.md")
+}
+
+// LogPath is the raw agent output of one attempt.
+func (s *Store) LogPath(change, story string, n int) string {
+	return filepath.Join(s.ChangeDir(change), "logs", story+"-"+strconv.Itoa(n)+".log")
+}
+
+// EnsureLearnings creates the learnings file, empty, if it is not there, and returns its content.
+func (s *Store) EnsureLearnings(change string) (string, error) {
+	p := s.LearningsPath(change)
+	data, err := os.ReadFile(p)
+	if err == nil {
+		return string(data), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	return "", os.WriteFile(p, nil, 0o644)
+}
+
+// Load reads the change's run record; ErrNoRun when there is none.
+func (s *Store) Load(change string) (*Record, error) {
+	data, err := os.ReadFile(s.recordPath(change))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoRun
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("read run record %s: %w", s.recordPath(change), err)
+	}
+	return &r, nil
+}
+
+// Save writes the record atomically: a temporary file, fsync, then rename, so a crash
+// leaves either the old record or the new one, never half of one.
+func (s *Store) Save(r *Record, now time.Time) error {
+	r.Version = 1
+	r.Updated = now
+	dir := s.ChangeDir(r.Change)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".run-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), s.recordPath(r.Change))
+}
+
+// Remove deletes the run record. Logs and learnings stay: they explain what happened.
+func (s *Store) Remove(change string) error {
+	err := os.Remove(s.recordPath(change))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Changes lists the changes that have a run record, sorted.
+func (s *Store) Changes() ([]string, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(s.recordPath(e.Name())); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// AttemptsOf returns the recorded attempts at one story, oldest first.
+func (r *Record) AttemptsOf(story string) []Attempt {
+	var out []Attempt
+	for _, a := range r.Attempts {
+		if a.Story == story {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Last returns a pointer to the newest attempt, or nil.
+func (r *Record) Last() *Attempt {
+	if len(r.Attempts) == 0 {
+		return nil
+	}
+	return &r.Attempts[len(r.Attempts)-1]
+}
