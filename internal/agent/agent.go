@@ -1,0 +1,243 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Sink receives what the agent does, live. Implementations must be cheap: they
+// are called from the goroutine that reads the agent's output, and a slow Sink
+// slows the agent down once the pipe buffer is full. Calls come from one
+// goroutine. The strings are the agent's own words: they may contain terminal
+// control sequences, so a Sink that prints them should sanitise them.
+type Sink interface {
+	// Text receives assistant text as it arrives: for Claude Code, once per
+	// complete text block (partial-message deltas are not forwarded).
+	Text(text string)
+	// Tool receives a tool call: its name and a one-line summary of at most
+	// about 120 characters (the Bash command, the file path, the pattern, …;
+	// "" when there is nothing short to say).
+	Tool(name, summary string)
+}
+
+// Events is what Driver.Decode reports to. Run implements it: it forwards Text
+// and Tool to Request.Sink and notices Terminal.
+type Events interface {
+	Sink
+	// Terminal is called when the terminal event (claude: the result line) has
+	// been decoded. It may be called more than once; the first call counts.
+	Terminal()
+}
+
+// Request describes one run of an agent.
+type Request struct {
+	// Prompt is sent on stdin, never as an argument (one argv string is capped
+	// at 128 KiB, AGENTS-REFERENCE.md §1.1); stdin is closed after it.
+	Prompt string
+	// Dir is the working directory: the repository root. Required.
+	Dir string
+	// Env holds extra KEY=VALUE entries added to os.Environ() (the loop passes
+	// RALPH_AGENT=1, RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT). GIT_DIR,
+	// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX are removed from
+	// os.Environ() first; an entry here overrides an inherited one.
+	Env []string
+	// Model is passed to the agent's model flag; "" means the agent's default.
+	Model string
+	// Args are extra arguments (ralph.agentArgs), appended to the argv.
+	Args []string
+	// Log receives the agent's raw stdout byte for byte, as it arrives. When
+	// the process has ended, Run appends a trailer of lines that start with
+	// "--- git-ralph: " (never JSON, so the log still decodes with the same
+	// driver): the agent's stderr (its last 64 KiB) between
+	//
+	//	--- git-ralph: agent stderr ---
+	//	--- git-ralph: end of agent stderr ---
+	//
+	// when it wrote any, then one line saying how it ended, e.g.
+	//
+	//	--- git-ralph: agent exited with status 0 ---
+	//	--- git-ralph: agent killed by signal "killed" (idle timeout) ---
+	//
+	// The trailer starts on a line of its own. Nil means no log. A write error
+	// stops logging for the rest of the run; it never stops the agent.
+	Log io.Writer
+	// Sink receives the live text and tool calls; may be nil.
+	Sink Sink
+	// Timeout kills the attempt after this long (Result.TimedOut); 0 means none.
+	Timeout time.Duration
+	// IdleTimeout kills the attempt when the agent writes no byte, on stdout
+	// or stderr, for this long (Result.Idle); 0 means none.
+	IdleTimeout time.Duration
+	// Grace is how long the process may take to exit after its terminal event
+	// before its group is killed (agents are known to hang there; it is not a
+	// failure, see Result.Lingered). 0 means 5s.
+	Grace time.Duration
+	// KillGrace is the time between the polite signal (SIGINT on
+	// cancellation, SIGTERM on a timeout) and SIGKILL. Once the process has
+	// exited and its group has been killed, it is also how long stdout and
+	// stderr may stay open and silent before Run closes them (a descendant
+	// that left the group can hold them open). 0 means 5s.
+	KillGrace time.Duration
+	// Kill, when closed (a second Ctrl-C), makes Run SIGKILL the group at once.
+	Kill <-chan struct{}
+	// OnStart, if set, is called right after the spawn with the pid (which is
+	// also the process group id) and its start time (see ProcStart; 0 when
+	// unknown), so the caller can record the process's identity (SPEC.md §7).
+	OnStart func(pid int, start uint64)
+}
+
+// Result is what one run of an agent came to. Decode fills in the fields that
+// come from the agent's output; Run adds those about the process.
+type Result struct {
+	// Text is the final answer: for claude, result.result when present, else
+	// the text of the last assistant message. It is bounded to its last 64 KiB.
+	// Only a Text with SawResult set and IsError unset is a verdict; see Promise.
+	Text string
+	// SawResult reports that the terminal event was seen. Without it the run
+	// crashed or was killed, whatever the exit code (AGENTS-REFERENCE.md §1.4).
+	SawResult bool
+	// IsError reports that the agent itself reported an error (claude:
+	// is_error, which is set even when subtype is "success", or an error_*
+	// subtype).
+	IsError bool
+	// Subtype is the terminal event's subtype (claude: "success",
+	// "error_max_turns", "error_max_budget_usd", …).
+	Subtype string
+	// Errors holds what the agent said went wrong: claude's result.errors, the
+	// result text of an is_error result, the API error text of a run that
+	// ended without a result. At most 16 entries of at most 1 KiB.
+	Errors []string
+	// Denials lists tool calls the agent was refused permission for (claude
+	// permission_denials), as "Tool: summary"; the agent may still claim
+	// success (AGENTS-REFERENCE.md §1.8). At most 16 entries.
+	Denials []string
+	// Turns is the agent's count of turns (claude num_turns).
+	Turns int
+	// InputTokens counts input tokens, cache reads and cache writes included;
+	// OutputTokens counts output tokens.
+	InputTokens, OutputTokens int64
+	// CostUSD is the cost the agent reports; nil when it reports none.
+	CostUSD *float64
+	// SessionID is the agent's session id; Model the model it used.
+	SessionID, Model string
+	// ExitCode is the process's exit code, -1 when it was killed by a signal.
+	ExitCode int
+	// Signal names the signal that killed the process ("killed",
+	// "terminated", "interrupt"), "" when it exited.
+	Signal string
+	// TimedOut reports that Request.Timeout expired, Idle that
+	// Request.IdleTimeout did, Interrupted that the context was cancelled or
+	// Request.Kill closed. The timeouts only count before the terminal event.
+	TimedOut, Idle, Interrupted bool
+	// Lingered reports that the process had not exited Request.Grace after its
+	// terminal event and its group was killed (with SIGKILL, so ExitCode is -1).
+	// That is not a failure: the result had been seen.
+	Lingered bool
+	// Stderr is the last ~4 KiB of the agent's stderr.
+	Stderr string
+	// Fatal is non-empty when retrying is pointless and the loop must stop,
+	// e.g. Claude Code refusing --dangerously-skip-permissions as root, or not
+	// logged in. It is a complete sentence for the user.
+	Fatal string
+}
+
+// Promise returns the promise in the final answer, or a PromiseNone Promise
+// when there is no trustworthy final answer: no terminal event was seen or the
+// agent reported an error (SPEC.md §4 step 3).
+func (r Result) Promise() Promise {
+	if !r.SawResult || r.IsError {
+		return Promise{}
+	}
+	return ParsePromise(r.Text)
+}
+
+// Driver knows one agent CLI: how to invoke it headlessly and how to decode
+// its event stream. Drivers are stateless values; one file per driver.
+type Driver interface {
+	// Name is the name users pick the agent by ("claude").
+	Name() string
+	// Binary is the executable looked up on PATH ("claude").
+	Binary() string
+	// Argv is the full argv for req, argv[0] == Binary(). The prompt is never
+	// part of it: Run sends it on stdin.
+	Argv(req Request) []string
+	// Decode reads the whole stream (to EOF) and reports live events to ev
+	// (nil means nobody listens). It must never panic, must tolerate lines
+	// that are not JSON or are cut short, and must use bounded memory on any
+	// input. The error is only a read error of r; the Result is valid anyway.
+	Decode(r io.Reader, ev Events) (Result, error)
+	// InstallHint tells how to install the agent, for the "not found on PATH"
+	// error.
+	InstallHint() string
+}
+
+// Diagnoser is implemented by drivers that recognise failures only visible
+// once the process has ended, such as a refusal printed on stderr. Run calls
+// Diagnose after it has filled in ExitCode, Signal and Stderr; Diagnose may
+// set Fatal (and add to Errors).
+type Diagnoser interface {
+	Diagnose(res *Result)
+}
+
+// drivers returns every known driver, sorted by name.
+func drivers() []Driver {
+	return []Driver{Claude{}}
+}
+
+// Lookup returns the driver called name. For an unknown name the error lists
+// the known ones.
+func Lookup(name string) (Driver, error) {
+	for _, d := range drivers() {
+		if d.Name() == name {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown agent %q (known agents: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names returns the names of the known drivers, sorted.
+func Names() []string {
+	var names []string
+	for _, d := range drivers() {
+		names = append(names, d.Name())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LookPath finds the driver's binary on PATH. When it is missing, the error
+// is a *NotFoundError.
+func LookPath(d Driver) (string, error) {
+	path, err := exec.LookPath(d.Binary())
+	if err != nil {
+		return "", &NotFoundError{Agent: d.Name(), Binary: d.Binary(), Install: d.InstallHint(), Err: err}
+	}
+	return path, nil
+}
+
+// NotFoundError reports that an agent's executable is not on PATH (or could
+// not be run from it).
+type NotFoundError struct {
+	Agent   string // driver name
+	Binary  string // executable looked for
+	Install string // the driver's InstallHint
+	Err     error  // what exec.LookPath said
+}
+
+// Error says which executable is missing.
+func (e *NotFoundError) Error() string {
+	if e.Agent == e.Binary {
+		return fmt.Sprintf("%q not found on PATH", e.Binary)
+	}
+	return fmt.Sprintf("agent %q: %q not found on PATH", e.Agent, e.Binary)
+}
+
+// Hint tells how to install the agent.
+func (e *NotFoundError) Hint() string { return e.Install }
+
+// Unwrap returns the underlying lookup error (usually exec.ErrNotFound).
+func (e *NotFoundError) Unwrap() error { return e.Err }

@@ -1,0 +1,411 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+)
+
+// Claude drives Claude Code (`claude`) headlessly, as described in
+// AGENTS-REFERENCE.md §2:
+//
+//	claude -p --output-format stream-json --verbose --dangerously-skip-permissions [--model M] [args…] < prompt
+//
+// --verbose is required with stream-json (without it claude exits 1 and prints
+// nothing). --dangerously-skip-permissions is what lets it edit files and run
+// commands unattended (§2 "Auto-approve and its risks"); claude refuses it as
+// root unless IS_SANDBOX=1 is set, which Diagnose turns into Result.Fatal.
+//
+// The stream is NDJSON (§2 "Event schema"): a system/init line, one assistant
+// line per content block, user lines carrying tool results, optional
+// system/api_retry and stream_event lines, and one result line at the end.
+// Only the result line decides the outcome; claude prints none when it is
+// killed or interrupted (§2 "Errors and exit codes").
+type Claude struct{}
+
+var _ Diagnoser = Claude{}
+
+// Name returns "claude".
+func (Claude) Name() string { return "claude" }
+
+// Binary returns "claude".
+func (Claude) Binary() string { return "claude" }
+
+// InstallHint tells how to install Claude Code.
+func (Claude) InstallHint() string {
+	return "install Claude Code with 'npm install -g @anthropic-ai/claude-code' " +
+		"(or 'curl -fsSL https://claude.ai/install.sh | bash'), then run 'claude' once to log in"
+}
+
+// Argv returns claude's headless argv; the prompt goes on stdin.
+func (Claude) Argv(req Request) []string {
+	argv := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+	if req.Model != "" {
+		argv = append(argv, "--model", req.Model)
+	}
+	return append(argv, req.Args...)
+}
+
+// Fatal messages of the claude driver.
+const (
+	claudeRootFatal = "claude refuses --dangerously-skip-permissions when run as root; " +
+		"set IS_SANDBOX=1 in the environment if this is a throwaway sandbox or container, or run git-ralph as a non-root user"
+	claudeAuthFatal    = "claude is not logged in or its credentials were rejected; run 'claude' once and log in (or set ANTHROPIC_API_KEY)"
+	claudeBillingFatal = "claude reported a billing error; check the account's plan or credit balance"
+	claudeModelFatal   = "claude does not know the requested model; check the model setting"
+	claudeArgsFatal    = "claude rejected its command line; check ralph.agentArgs"
+)
+
+// Diagnose recognises failures that only show on stderr: the root refusal and
+// a rejected command line (§2 "Verified behaviours").
+func (Claude) Diagnose(res *Result) {
+	if res.Fatal != "" || res.SawResult {
+		return
+	}
+	switch {
+	case strings.Contains(res.Stderr, "cannot be used with root/sudo privileges"):
+		res.Fatal = claudeRootFatal
+	case strings.Contains(res.Stderr, "error: unknown option"),
+		strings.Contains(res.Stderr, "requires --verbose"):
+		res.Fatal = claudeArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+	}
+}
+
+// firstErrorLine returns the first line of s that mentions an error, or "".
+func firstErrorLine(s string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(strings.ToLower(line), "error") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// claudeEvent is one line of the stream. Only the fields git-ralph uses are
+// decoded; everything else (tool results, stream_event deltas, modelUsage) is
+// skipped by the JSON decoder without being stored.
+type claudeEvent struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	SessionID       string          `json:"session_id"`
+	Model           string          `json:"model"` // system/init
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	Message         *claudeMessage  `json:"message"` // assistant
+	Error           json.RawMessage `json:"error"`   // assistant: "authentication_failed", …
+
+	// result
+	IsError           bool           `json:"is_error"`
+	Result            *string        `json:"result"` // absent on error_* subtypes
+	Errors            []string       `json:"errors"`
+	NumTurns          int            `json:"num_turns"`
+	TotalCostUSD      optFloat       `json:"total_cost_usd"`
+	Usage             *claudeUsage   `json:"usage"`
+	PermissionDenials []claudeDenial `json:"permission_denials"`
+}
+
+type claudeMessage struct {
+	ID      string        `json:"id"`
+	Model   string        `json:"model"`
+	Content []claudeBlock `json:"content"`
+}
+
+type claudeBlock struct {
+	Type  string           `json:"type"` // text, tool_use, thinking, tool_result
+	Text  string           `json:"text"`
+	Name  string           `json:"name"`
+	Input *claudeToolInput `json:"input"`
+}
+
+// claudeToolInput holds the tool input fields a summary can be made of; the
+// big ones (a Write's content) are not decoded.
+type claudeToolInput struct {
+	Command      string `json:"command"`
+	FilePath     string `json:"file_path"`
+	NotebookPath string `json:"notebook_path"`
+	Path         string `json:"path"`
+	Pattern      string `json:"pattern"`
+	URL          string `json:"url"`
+	Query        string `json:"query"`
+	Description  string `json:"description"`
+	Skill        string `json:"skill"`
+}
+
+type claudeUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+type claudeDenial struct {
+	ToolName  string           `json:"tool_name"`
+	ToolInput *claudeToolInput `json:"tool_input"`
+}
+
+// Decode reads claude's stream-json output to the end. Assistant text blocks
+// go to ev.Text and tool_use blocks to ev.Tool as they arrive (subagents'
+// included); the outcome fields come from the last result line only, so text
+// echoed in tool results or earlier messages never counts. Lines that are not
+// JSON, are cut short, or are longer than 8 MiB are skipped.
+func (Claude) Decode(r io.Reader, ev Events) (Result, error) {
+	if ev == nil {
+		ev = nopEvents{}
+	}
+	d := claudeDecoder{ev: ev, last: textTail{max: maxText}}
+	lr := newLineReader(r, maxLine)
+	for {
+		line, long, err := lr.next()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return d.finish(), err
+		}
+		if !long {
+			d.line(line)
+		}
+	}
+}
+
+// claudeDecoder is the state of one Decode.
+type claudeDecoder struct {
+	ev  Events
+	res Result
+
+	initModel, firstModel, session string
+
+	lastID string   // message.id of the last main-agent assistant message
+	last   textTail // its text blocks
+
+	apiErrCode, apiErrText string // the last assistant message carrying an error
+}
+
+func (d *claudeDecoder) line(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return // a warning, a hook's chatter, …: it is in the log, that is all
+	}
+	var e claudeEvent
+	if err := json.Unmarshal(line, &e); err != nil {
+		// A field of an unexpected type leaves the others decoded; anything
+		// else (a truncated or garbled line) is skipped.
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return
+		}
+	}
+	if d.session == "" && e.SessionID != "" {
+		d.session = e.SessionID
+	}
+	switch e.Type {
+	case "system":
+		if e.Subtype == "init" && e.Model != "" {
+			d.initModel = e.Model
+		}
+	case "assistant":
+		d.assistant(&e)
+	case "result":
+		d.result(&e)
+		d.ev.Terminal()
+	}
+}
+
+func (d *claudeDecoder) assistant(e *claudeEvent) {
+	m := e.Message
+	if m == nil {
+		return
+	}
+	main := e.ParentToolUseID == nil || *e.ParentToolUseID == ""
+	if main && (m.ID == "" || m.ID != d.lastID) {
+		d.lastID = m.ID
+		d.last.reset()
+	}
+	if d.firstModel == "" && m.Model != "" && m.Model != "<synthetic>" {
+		d.firstModel = m.Model
+	}
+	var text strings.Builder
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if b.Text == "" {
+				continue
+			}
+			d.ev.Text(b.Text)
+			if main {
+				d.last.add(b.Text)
+				if text.Len() < maxErrorLen {
+					text.WriteString(b.Text)
+				}
+			}
+		case "tool_use":
+			d.ev.Tool(b.Name, toolSummary(b.Name, b.Input))
+		}
+	}
+	if code := rawString(e.Error); code != "" && main {
+		d.apiErrCode = code
+		d.apiErrText = head(strings.TrimSpace(text.String()), maxErrorLen)
+		if d.apiErrText == "" {
+			d.apiErrText = "API error: " + code
+		}
+	}
+}
+
+func (d *claudeDecoder) result(e *claudeEvent) {
+	r := &d.res
+	r.SawResult = true
+	r.Subtype = e.Subtype
+	r.IsError = e.IsError || strings.HasPrefix(e.Subtype, "error")
+	if e.Result != nil {
+		r.Text = tail(*e.Result, maxText)
+	} else {
+		r.Text = d.last.String()
+	}
+	r.Errors = nil
+	for _, s := range e.Errors {
+		addError(&r.Errors, s)
+	}
+	if r.IsError && len(r.Errors) == 0 {
+		switch {
+		case e.Result != nil && strings.TrimSpace(*e.Result) != "":
+			addError(&r.Errors, *e.Result)
+		case d.apiErrText != "":
+			addError(&r.Errors, d.apiErrText)
+		}
+	}
+	r.Turns = e.NumTurns
+	r.CostUSD = nil
+	if e.TotalCostUSD.ok {
+		c := e.TotalCostUSD.v
+		r.CostUSD = &c
+	}
+	r.InputTokens, r.OutputTokens = 0, 0
+	if u := e.Usage; u != nil {
+		r.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		r.OutputTokens = u.OutputTokens
+	}
+	if e.SessionID != "" {
+		d.session = e.SessionID
+	}
+	r.Denials = nil
+	for _, p := range e.PermissionDenials {
+		if len(r.Denials) == maxErrors {
+			break
+		}
+		s := oneLine(p.ToolName, maxSummary)
+		if sum := toolSummary(p.ToolName, p.ToolInput); sum != "" {
+			s += ": " + sum
+		}
+		r.Denials = append(r.Denials, s)
+	}
+	if r.IsError && e.Result != nil && strings.Contains(*e.Result, "Please run /login") {
+		r.Fatal = claudeAuthFatal
+	}
+}
+
+// finish completes the Result once the stream has ended.
+func (d *claudeDecoder) finish() Result {
+	r := d.res
+	if !r.SawResult {
+		r.Text = d.last.String()
+		if d.apiErrText != "" {
+			addError(&r.Errors, d.apiErrText)
+		}
+	}
+	if r.Fatal == "" && (r.IsError || !r.SawResult) {
+		switch d.apiErrCode {
+		case "authentication_failed":
+			r.Fatal = claudeAuthFatal
+		case "billing_error":
+			r.Fatal = claudeBillingFatal
+		case "model_not_found":
+			r.Fatal = claudeModelFatal
+		}
+	}
+	r.SessionID = d.session
+	r.Model = d.initModel
+	if r.Model == "" {
+		r.Model = d.firstModel
+	}
+	return r
+}
+
+// optFloat is a JSON number that may be absent, null or of the wrong type.
+type optFloat struct {
+	v  float64
+	ok bool
+}
+
+// UnmarshalJSON keeps numbers and ignores anything else; it never fails.
+func (f *optFloat) UnmarshalJSON(b []byte) error {
+	var v float64
+	if json.Unmarshal(b, &v) == nil && !bytes.Equal(b, []byte("null")) {
+		f.v, f.ok = v, true
+	}
+	return nil
+}
+
+// addError appends a bounded message to a bounded list.
+func addError(list *[]string, s string) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(*list) >= maxErrors {
+		return
+	}
+	*list = append(*list, head(s, maxErrorLen))
+}
+
+// rawString returns the JSON string in raw, or "" when raw is not a string.
+func rawString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// toolSummary describes a claude tool call in one short line: the command for
+// Bash, the path for file tools, the pattern for searches, …
+func toolSummary(name string, in *claudeToolInput) string {
+	if in == nil {
+		return ""
+	}
+	var s string
+	switch name {
+	case "Bash":
+		s = in.Command
+	case "Read", "Write", "Edit", "MultiEdit":
+		s = in.FilePath
+	case "NotebookEdit":
+		s = firstNonEmpty(in.NotebookPath, in.FilePath)
+	case "Glob", "Grep":
+		s = in.Pattern
+		if in.Path != "" {
+			s += " in " + in.Path
+		}
+	case "WebFetch":
+		s = in.URL
+	case "WebSearch":
+		s = in.Query
+	case "Task", "Agent":
+		s = in.Description
+	case "Skill":
+		s = in.Skill
+	}
+	if s == "" {
+		s = firstNonEmpty(in.Command, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
+	}
+	return oneLine(s, maxSummary)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,493 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+const (
+	defaultGrace = 5 * time.Second
+	// maxStderrLog is how much of the agent's stderr is kept for the log.
+	maxStderrLog = 64 << 10
+	// maxStderr bounds Result.Stderr.
+	maxStderr = 4 << 10
+)
+
+// Run runs the agent once and returns what came of it. The error is non-nil
+// only when the process could not be started (a missing binary is a
+// *NotFoundError); every way a started agent can end is described by the
+// Result.
+//
+// The agent runs in its own session (Setsid: pid == process group id), in
+// req.Dir, with the prompt on stdin and os.Environ() minus GIT_DIR,
+// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX, plus req.Env. Its stdout goes
+// through d.Decode (live events to req.Sink) and, byte for byte, to req.Log.
+//
+// How it ends (SPEC.md §4 "Each attempt" and "Interrupt"):
+//   - ctx cancelled: SIGINT to the group, SIGKILL after req.KillGrace
+//     (Interrupted); req.Kill closed: SIGKILL at once.
+//   - req.Timeout or req.IdleTimeout expired before the terminal event:
+//     SIGTERM to the group, SIGKILL after req.KillGrace (TimedOut, Idle).
+//   - the terminal event was decoded but the process is still there after
+//     req.Grace: SIGKILL to the group (Lingered; not a failure).
+//   - in every case, once the process has exited, the rest of its group is
+//     SIGKILLed (a tool's `sleep 1000` must not survive the attempt), and Run
+//     reads stdout and stderr to their end; once they stay silent for
+//     req.KillGrace (or after 4×KillGrace) it closes them: a descendant that
+//     left the group (its own setsid) could hold them open forever. Such a
+//     descendant is not killed.
+//
+// If ctx is already cancelled, nothing is started and the Result says
+// Interrupted.
+func Run(ctx context.Context, d Driver, req Request) (Result, error) {
+	if ctx.Err() != nil {
+		return Result{ExitCode: -1, Interrupted: true}, nil
+	}
+	argv := d.Argv(req)
+	if len(argv) == 0 {
+		return Result{ExitCode: -1}, fmt.Errorf("agent %q: empty command line", d.Name())
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = req.Dir
+	cmd.Env = childEnv(os.Environ(), req.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+
+	p, err := openPipes()
+	if err != nil {
+		return Result{ExitCode: -1}, err
+	}
+	defer p.closeAll()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return Result{ExitCode: -1}, &NotFoundError{Agent: d.Name(), Binary: argv[0], Install: d.InstallHint(), Err: err}
+		}
+		return Result{ExitCode: -1}, err
+	}
+	p.closeChildEnds()
+
+	r := &runner{
+		d:         d,
+		req:       req,
+		pid:       cmd.Process.Pid,
+		pipes:     p,
+		base:      time.Now(),
+		grace:     orDefault(req.Grace),
+		killGrace: orDefault(req.KillGrace),
+		log:       &logWriter{w: req.Log},
+		stderr:    &tailBuffer{max: maxStderrLog},
+		ev:        &runEvents{sink: req.Sink, terminal: make(chan struct{})},
+	}
+	exited, reap := watchExit(cmd)
+	r.startIO()
+	if req.OnStart != nil {
+		start, _ := ProcStart(r.pid) // 0 when unknown: GroupAlive then never matches
+		req.OnStart(r.pid, start)
+	}
+	r.supervise(ctx, exited)
+
+	// The leader has exited; on Linux it is not reaped yet, so its pid (the
+	// group id) cannot have been reused: kill whatever is left of the group.
+	signalGroup(r.pid, syscall.SIGKILL)
+	state, _ := reap()
+	_ = p.inW.Close() // unblocks the prompt writer if nobody read stdin
+	out := r.drain()
+
+	res := out.res
+	if out.err != nil {
+		var pe *decodePanic
+		if errors.As(out.err, &pe) {
+			addError(&res.Errors, fmt.Sprintf("internal error: the %s decoder panicked: %v", d.Name(), pe.value))
+		}
+	}
+	res.TimedOut, res.Idle, res.Interrupted, res.Lingered = r.flags.TimedOut, r.flags.Idle, r.flags.Interrupted, r.flags.Lingered
+	res.ExitCode, res.Signal = exitStatus(state)
+	res.Stderr = strings.ToValidUTF8(tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
+	if dg, ok := d.(Diagnoser); ok {
+		dg.Diagnose(&res)
+	}
+	r.writeTrailer(res)
+	return res, nil
+}
+
+// runner is the state of one Run once the process has started.
+type runner struct {
+	d                Driver
+	req              Request
+	pid              int
+	pipes            *pipes
+	base             time.Time
+	lastOut          atomic.Int64 // time of the last output byte, as a duration since base
+	grace            time.Duration
+	killGrace        time.Duration
+	log              *logWriter
+	stderr           *tailBuffer
+	ev               *runEvents
+	flags            Result // TimedOut, Idle, Interrupted, Lingered
+	outDone, errDone chan struct{}
+	out              decoded
+}
+
+// decoded is what the stdout goroutine produced.
+type decoded struct {
+	res Result
+	err error
+}
+
+// startIO starts the goroutines that read stdout (decode + log), read stderr
+// (tail), and write the prompt.
+func (r *runner) startIO() {
+	r.outDone, r.errDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		src := &outputReader{r: r.pipes.outR, log: r.log, touch: r.touch}
+		r.out.res, r.out.err = safeDecode(r.d, src, r.ev)
+		_, _ = io.Copy(io.Discard, src) // whatever Decode left still goes to the log
+		close(r.outDone)
+	}()
+	go func() {
+		_, _ = io.Copy(r.stderr, &outputReader{r: r.pipes.errR, touch: r.touch})
+		close(r.errDone)
+	}()
+	go func() {
+		_, _ = io.WriteString(r.pipes.inW, r.req.Prompt)
+		_ = r.pipes.inW.Close()
+	}()
+}
+
+func (r *runner) touch() { r.lastOut.Store(int64(time.Since(r.base))) }
+
+// supervise waits for the process to exit, signalling its group on
+// cancellation, timeouts and a lingering exit.
+func (r *runner) supervise(ctx context.Context, exited <-chan struct{}) {
+	var timeoutC, idleC, graceC, escalateC <-chan time.Time
+	var idle *time.Timer
+	if r.req.Timeout > 0 {
+		t := time.NewTimer(r.req.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	if r.req.IdleTimeout > 0 {
+		idle = time.NewTimer(r.req.IdleTimeout)
+		defer idle.Stop()
+		idleC = idle.C
+	}
+	done, kill, terminal := ctx.Done(), r.req.Kill, (<-chan struct{})(r.ev.terminal)
+	stopping := false
+	stop := func(sig syscall.Signal) {
+		stopping = true
+		signalGroup(r.pid, sig)
+		if escalateC == nil {
+			escalateC = time.After(r.killGrace)
+		}
+	}
+	for {
+		select {
+		case <-exited:
+			return
+		case <-done:
+			done = nil
+			r.flags.Interrupted = true
+			stop(syscall.SIGINT)
+		case <-kill:
+			kill = nil
+			r.flags.Interrupted = true
+			stopping = true
+			signalGroup(r.pid, syscall.SIGKILL)
+		case <-timeoutC:
+			timeoutC = nil
+			if !stopping {
+				r.flags.TimedOut = true
+				stop(syscall.SIGTERM)
+			}
+		case <-idleC:
+			quiet := time.Since(r.base) - time.Duration(r.lastOut.Load())
+			if quiet < r.req.IdleTimeout {
+				idle.Reset(r.req.IdleTimeout - quiet)
+				continue
+			}
+			idleC = nil
+			if !stopping {
+				r.flags.Idle = true
+				stop(syscall.SIGTERM)
+			}
+		case <-terminal:
+			// The result is in: from now on only Grace applies.
+			terminal, timeoutC, idleC = nil, nil, nil
+			if !stopping {
+				graceC = time.After(r.grace)
+			}
+		case <-graceC:
+			graceC = nil
+			if !stopping {
+				// Nothing is left to lose: no polite signal, no exit code 143
+				// that could pass for a failure.
+				r.flags.Lingered = true
+				stopping = true
+				signalGroup(r.pid, syscall.SIGKILL)
+			}
+		case <-escalateC:
+			escalateC = nil
+			signalGroup(r.pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// drain waits for the stdout and stderr readers to reach EOF. When no byte
+// has arrived for killGrace (or 4×killGrace have passed in all, should an
+// escaped descendant keep writing), it closes the pipes, which ends the reads.
+func (r *runner) drain() decoded {
+	hardStop := time.Now().Add(4 * r.killGrace)
+	timer := time.NewTimer(r.killGrace)
+	defer timer.Stop()
+	outDone, errDone := r.outDone, r.errDone
+	for outDone != nil || errDone != nil {
+		select {
+		case <-outDone:
+			outDone = nil
+		case <-errDone:
+			errDone = nil
+		case <-timer.C:
+			quiet := time.Since(r.base) - time.Duration(r.lastOut.Load())
+			if quiet < r.killGrace && time.Now().Before(hardStop) {
+				timer.Reset(r.killGrace - quiet)
+				continue
+			}
+			_ = r.pipes.outR.Close()
+			_ = r.pipes.errR.Close()
+		}
+	}
+	return r.out
+}
+
+// writeTrailer appends the stderr section and the end line to the log (see
+// Request.Log).
+func (r *runner) writeTrailer(res Result) {
+	lw := r.log
+	if lw.w == nil {
+		return
+	}
+	if lw.n > 0 && lw.last != '\n' {
+		_, _ = io.WriteString(lw, "\n")
+	}
+	if r.stderr.total > 0 {
+		kept := r.stderr.Bytes()
+		if int64(len(kept)) < r.stderr.total {
+			fmt.Fprintf(lw, "--- git-ralph: agent stderr (last %d of %d bytes) ---\n", len(kept), r.stderr.total)
+		} else {
+			_, _ = io.WriteString(lw, "--- git-ralph: agent stderr ---\n")
+		}
+		_, _ = lw.Write(kept)
+		if kept[len(kept)-1] != '\n' {
+			_, _ = io.WriteString(lw, "\n")
+		}
+		_, _ = io.WriteString(lw, "--- git-ralph: end of agent stderr ---\n")
+	}
+	_, _ = io.WriteString(lw, "--- git-ralph: "+endLine(res)+" ---\n")
+}
+
+// endLine says how the agent ended, for the log.
+func endLine(res Result) string {
+	s := fmt.Sprintf("agent exited with status %d", res.ExitCode)
+	if res.Signal != "" {
+		s = fmt.Sprintf("agent killed by signal %q", res.Signal)
+	}
+	var why []string
+	if res.Interrupted {
+		why = append(why, "interrupted")
+	}
+	if res.TimedOut {
+		why = append(why, "timeout")
+	}
+	if res.Idle {
+		why = append(why, "idle timeout")
+	}
+	if res.Lingered {
+		why = append(why, "still running after its result")
+	}
+	if !res.SawResult {
+		why = append(why, "no result event")
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, ", ") + ")"
+	}
+	return s
+}
+
+// pipes are the agent's stdin, stdout and stderr. Run makes them itself
+// (rather than cmd.StdoutPipe and friends) so that it can tell the process's
+// exit from the pipes' EOF, and close the pipes when a descendant holds them.
+type pipes struct {
+	inR, inW, outR, outW, errR, errW *os.File
+}
+
+func openPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.inR, p.inW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("create pipe: %w", err)
+	}
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return nil, fmt.Errorf("create pipe: %w", err)
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return nil, fmt.Errorf("create pipe: %w", err)
+	}
+	return &p, nil
+}
+
+// closeChildEnds closes the ends the child has inherited.
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.inR, p.outW, p.errW} {
+		_ = f.Close()
+	}
+}
+
+func (p *pipes) closeAll() {
+	for _, f := range []*os.File{p.inR, p.inW, p.outR, p.outW, p.errR, p.errW} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// outputReader notes activity on every read and copies stdout to the log.
+type outputReader struct {
+	r     io.Reader
+	log   io.Writer // nil for stderr
+	touch func()
+}
+
+func (o *outputReader) Read(p []byte) (int, error) {
+	n, err := o.r.Read(p)
+	if n > 0 {
+		o.touch()
+		if o.log != nil {
+			_, _ = o.log.Write(p[:n])
+		}
+	}
+	return n, err
+}
+
+// logWriter writes to Request.Log; after the first error it drops everything,
+// so a full disk never stops the agent's output from being read.
+type logWriter struct {
+	w      io.Writer
+	failed bool
+	n      int64
+	last   byte
+}
+
+func (l *logWriter) Write(p []byte) (int, error) {
+	if l.w == nil || l.failed || len(p) == 0 {
+		return len(p), nil
+	}
+	if _, err := l.w.Write(p); err != nil {
+		l.failed = true
+		return len(p), nil
+	}
+	l.n += int64(len(p))
+	l.last = p[len(p)-1]
+	return len(p), nil
+}
+
+// runEvents is the Events that Run gives Decode.
+type runEvents struct {
+	sink     Sink
+	terminal chan struct{}
+	once     sync.Once
+}
+
+func (e *runEvents) Text(s string) {
+	if e.sink != nil {
+		e.sink.Text(s)
+	}
+}
+
+func (e *runEvents) Tool(name, summary string) {
+	if e.sink != nil {
+		e.sink.Tool(name, summary)
+	}
+}
+
+func (e *runEvents) Terminal() { e.once.Do(func() { close(e.terminal) }) }
+
+// decodePanic is a panic of a driver's Decode, turned into an error.
+type decodePanic struct{ value any }
+
+func (p *decodePanic) Error() string { return fmt.Sprintf("decoder panicked: %v", p.value) }
+
+// safeDecode runs d.Decode and turns a panic into an error: a decoder bug must
+// not take the loop down with the agent's process group still running.
+func safeDecode(d Driver, r io.Reader, ev Events) (res Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = Result{}, &decodePanic{value: v}
+		}
+	}()
+	return d.Decode(r, ev)
+}
+
+// signalGroup sends sig to the process group pgid, ignoring "no such process".
+func signalGroup(pgid int, sig syscall.Signal) {
+	if pgid > 1 {
+		_ = syscall.Kill(-pgid, sig)
+	}
+}
+
+// wait reaps cmd's process; the error is set only when there is no state.
+func wait(cmd *exec.Cmd) (*os.ProcessState, error) {
+	err := cmd.Wait()
+	if cmd.ProcessState != nil {
+		return cmd.ProcessState, nil
+	}
+	return nil, err
+}
+
+// exitStatus returns the exit code (-1 for a signal) and the signal's name.
+func exitStatus(st *os.ProcessState) (int, string) {
+	if st == nil {
+		return -1, ""
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, ws.Signal().String()
+	}
+	return st.ExitCode(), ""
+}
+
+// childEnv is base minus the variables that would pin git to another
+// repository or index (STYLE.md §3) and minus those extra overrides, plus extra.
+func childEnv(base, extra []string) []string {
+	override := make(map[string]bool, len(extra))
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		override[k] = true
+	}
+	env := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "GIT_DIR", k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE", k == "GIT_PREFIX", override[k]:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+func orDefault(d time.Duration) time.Duration {
+	if d <= 0 {
+		return defaultGrace
+	}
+	return d
+}

@@ -1,0 +1,547 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperRequest is a Request that runs the helper in mode.
+func helperRequest(t *testing.T, mode string, env ...string) Request {
+	return Request{
+		Dir: t.TempDir(),
+		Env: append([]string{helperEnv + "=" + mode}, env...),
+		// Generous: they cost nothing unless the helper misbehaves.
+		KillGrace: 2 * time.Second,
+		Grace:     2 * time.Second,
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while Run writes, which closes
+// started on the first write.
+type syncBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	once    sync.Once
+	started chan struct{}
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{started: make(chan struct{})} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.once.Do(func() { close(b.started) })
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestRunSamples(t *testing.T) {
+	h := newHelper(t)
+	files, err := filepath.Glob("testdata/*claude*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			want, _ := decodeFile(t, filepath.Base(name))
+			abs, _ := filepath.Abs(name)
+			exit := 0
+			if want.IsError {
+				exit = 1 // as claude does (AGENTS-REFERENCE.md §2)
+			}
+			req := helperRequest(t, "sample", "HELPER_FILE="+abs, fmt.Sprintf("HELPER_EXIT=%d", exit))
+			var log bytes.Buffer
+			rec := &recorder{}
+			req.Log, req.Sink = &log, rec
+			got, err := Run(context.Background(), h, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ExitCode != exit || got.Signal != "" || got.TimedOut || got.Idle || got.Interrupted || got.Lingered {
+				t.Errorf("process fields: %+v", got)
+			}
+			if got.SawResult != want.SawResult || got.Text != want.Text || got.IsError != want.IsError ||
+				got.Turns != want.Turns || got.SessionID != want.SessionID || got.Promise() != want.Promise() {
+				t.Errorf("Run = %+v\nDecode = %+v", got, want)
+			}
+			sample, _ := os.ReadFile(name)
+			logged := log.String()
+			if !strings.HasPrefix(logged, string(sample)) {
+				t.Fatalf("the log does not start with the raw stdout")
+			}
+			trailer := strings.TrimPrefix(logged, string(sample))
+			wantTrailer := fmt.Sprintf("--- git-ralph: agent exited with status %d ---\n", exit)
+			if !want.SawResult {
+				wantTrailer = fmt.Sprintf("--- git-ralph: agent exited with status %d (no result event) ---\n", exit)
+			}
+			if !bytes.HasSuffix(sample, []byte("\n")) {
+				wantTrailer = "\n" + wantTrailer
+			}
+			if trailer != wantTrailer {
+				t.Errorf("trailer = %q, want %q", trailer, wantTrailer)
+			}
+			if len(rec.texts) == 0 && want.Text != "" && name != "testdata/claude-output-format-json.json" {
+				t.Errorf("no live text reached the sink")
+			}
+		})
+	}
+}
+
+func TestRunNormalExitKillsLeftovers(t *testing.T) {
+	// The agent exits normally but leaves a child that ignores SIGTERM and
+	// holds stdout open: the group kill must reap it, and stdout must reach
+	// EOF at once.
+	req := helperRequest(t, "complete", "HELPER_CHILD=1")
+	req.KillGrace = 5 * time.Second // the drain must not need it
+	rec := &recorder{}
+	req.Sink = rec
+	start := time.Now()
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Run took %v", d)
+	}
+	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != PromiseComplete {
+		t.Fatalf("res = %+v", res)
+	}
+	if len(rec.texts) != 2 || len(rec.tools) != 1 || rec.tools[0] != "Bash: sleep 1000 &" {
+		t.Errorf("texts %q tools %q", rec.texts, rec.tools)
+	}
+	waitGone(t, childPid(t, res.Stderr))
+}
+
+func TestRunHangIgnoringSIGTERM(t *testing.T) {
+	req := helperRequest(t, "hang-init", "HELPER_SIGTERM=ignore", "HELPER_CHILD=1")
+	req.IdleTimeout = 100 * time.Millisecond
+	req.KillGrace = 150 * time.Millisecond
+	var pid int
+	var start uint64
+	req.OnStart = func(p int, s uint64) {
+		if runtime.GOOS == "linux" && !GroupAlive(p, s) {
+			t.Errorf("GroupAlive(%d, %d) = false right after the start", p, s)
+		}
+		pid, start = p, s
+	}
+	t0 := time.Now()
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := time.Since(t0)
+	if !res.Idle || res.TimedOut || res.SawResult || res.Signal != "killed" || res.ExitCode != -1 {
+		t.Fatalf("res = %+v", res)
+	}
+	if d < 250*time.Millisecond || d > 2*time.Second {
+		t.Errorf("Run took %v; want IdleTimeout + KillGrace", d)
+	}
+	waitGone(t, childPid(t, res.Stderr))
+	if pid == 0 || GroupAlive(pid, start) {
+		t.Errorf("GroupAlive(%d, %d) after Run", pid, start)
+	}
+}
+
+func TestRunLingerAfterResult(t *testing.T) {
+	req := helperRequest(t, "hang-result")
+	req.Grace = 100 * time.Millisecond
+	req.Timeout = 5 * time.Second
+	req.IdleTimeout = 150 * time.Millisecond // must not fire: the result is in
+	t0 := time.Now()
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > time.Second {
+		t.Errorf("Run took %v", d)
+	}
+	if !res.SawResult || !res.Lingered || res.Idle || res.TimedOut || res.Interrupted || res.Promise().Kind != PromiseComplete {
+		t.Fatalf("res = %+v", res)
+	}
+	if res.ExitCode > 0 {
+		t.Errorf("ExitCode = %d: a lingering agent must not look like a failed one", res.ExitCode)
+	}
+}
+
+func TestRunIdleTimeout(t *testing.T) {
+	req := helperRequest(t, "idle")
+	req.IdleTimeout = 150 * time.Millisecond
+	req.Timeout = 5 * time.Second
+	var log bytes.Buffer
+	req.Log = &log
+	rec := &recorder{}
+	req.Sink = rec
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Idle || res.TimedOut || res.SawResult || res.ExitCode != 143 || res.Signal != "" {
+		t.Fatalf("res = %+v", res)
+	}
+	if len(rec.texts) != 1 || res.Text != "thinking hard" {
+		t.Errorf("texts %q, Text %q", rec.texts, res.Text)
+	}
+	if !strings.HasSuffix(log.String(), "--- git-ralph: agent exited with status 143 (idle timeout, no result event) ---\n") {
+		t.Errorf("log ends %q", tail(log.String(), 200))
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	req := helperRequest(t, "trickle")
+	req.Timeout = 250 * time.Millisecond
+	req.IdleTimeout = 150 * time.Millisecond // output every 20ms keeps it quiet
+	t0 := time.Now()
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d < 250*time.Millisecond || d > time.Second {
+		t.Errorf("Run took %v", d)
+	}
+	if !res.TimedOut || res.Idle || res.SawResult || res.ExitCode != 143 {
+		t.Fatalf("res = %+v", res)
+	}
+}
+
+func TestRunInterrupt(t *testing.T) {
+	req := helperRequest(t, "hang-init")
+	log := newSyncBuffer()
+	req.Log = log
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-log.started // the helper has trapped SIGINT before it printed init
+		cancel()
+	}()
+	res, err := Run(ctx, newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// claude exits 0 on SIGINT without a result (AGENTS-REFERENCE.md §1.4).
+	if !res.Interrupted || res.SawResult || res.ExitCode != 0 || !strings.Contains(res.Stderr, "got SIGINT") {
+		t.Fatalf("res = %+v", res)
+	}
+	if !strings.Contains(log.String(), "--- git-ralph: agent stderr ---\ngot SIGINT\n--- git-ralph: end of agent stderr ---\n") {
+		t.Errorf("log = %q", log.String())
+	}
+}
+
+func TestRunKillChannel(t *testing.T) {
+	req := helperRequest(t, "hang-init", "HELPER_SIGINT=ignore", "HELPER_SIGTERM=ignore")
+	req.KillGrace = 10 * time.Second
+	log := newSyncBuffer()
+	req.Log = log
+	kill := make(chan struct{})
+	req.Kill = kill
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-log.started
+		cancel() // first Ctrl-C: SIGINT, ignored
+		time.Sleep(50 * time.Millisecond)
+		close(kill) // second Ctrl-C
+	}()
+	t0 := time.Now()
+	res, err := Run(ctx, newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("Run took %v; the Kill channel should SIGKILL at once", d)
+	}
+	if !res.Interrupted || res.Signal != "killed" || res.ExitCode != -1 {
+		t.Fatalf("res = %+v", res)
+	}
+}
+
+func TestRunPromptOnStdinAndEnvironment(t *testing.T) {
+	prompt := strings.Repeat("Implement story 1.2 — ünïcode and all.\n", 8000) // ~300 KB, over the argv limit
+	if len(prompt) < 300<<10 {
+		t.Fatalf("prompt of %d bytes", len(prompt))
+	}
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"} {
+		t.Setenv(k, "/somewhere/else")
+	}
+	t.Setenv("HELPER_OVERRIDE", "inherited")
+	req := helperRequest(t, "stdin", "RALPH_STORY=1.2", "HELPER_OVERRIDE=ours")
+	req.Prompt = prompt
+	var onStart int
+	req.OnStart = func(pid int, start uint64) {
+		onStart++
+		if got, err := ProcStart(pid); runtime.GOOS == "linux" && (err != nil || got != start || start == 0) {
+			t.Errorf("OnStart(%d, %d); ProcStart = %d, %v", pid, start, got, err)
+		}
+	}
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := filepath.EvalSymlinks(req.Dir)
+	want := fmt.Sprintf("bytes=%d sha256=%x git_dir=<unset> left=[] story=1.2 override=ours cwd=%s\n<promise>COMPLETE</promise>",
+		len(prompt), sha256.Sum256([]byte(prompt)), dir)
+	if res.Text != want {
+		t.Errorf("Text = %q\nwant   %q", res.Text, want)
+	}
+	if onStart != 1 {
+		t.Errorf("OnStart called %d times", onStart)
+	}
+}
+
+func TestRunRootRefusal(t *testing.T) {
+	req := helperRequest(t, "root")
+	var log bytes.Buffer
+	req.Log = &log
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SawResult || res.ExitCode != 1 || !strings.Contains(res.Fatal, "IS_SANDBOX=1") || !strings.Contains(res.Fatal, "root") {
+		t.Fatalf("res = %+v", res)
+	}
+	want := "--- git-ralph: agent stderr ---\n--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n" +
+		"--- git-ralph: end of agent stderr ---\n--- git-ralph: agent exited with status 1 (no result event) ---\n"
+	if log.String() != want {
+		t.Errorf("log = %q", log.String())
+	}
+}
+
+func TestRunEscapedDescendant(t *testing.T) {
+	// A descendant in its own session holds stdout: Run cannot kill it, but
+	// must not wait for it longer than KillGrace.
+	req := helperRequest(t, "escape")
+	req.KillGrace = 200 * time.Millisecond
+	t0 := time.Now()
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := childPid(t, res.Stderr)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if d := time.Since(t0); d > 1500*time.Millisecond {
+		t.Errorf("Run took %v", d)
+	}
+	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != PromiseComplete {
+		t.Fatalf("res = %+v", res)
+	}
+}
+
+func TestRunCancelledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := helperRequest(t, "complete")
+	req.OnStart = func(int, uint64) { t.Error("started") }
+	res, err := Run(ctx, newHelper(t), req)
+	if err != nil || !res.Interrupted {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+}
+
+func TestRunNotFound(t *testing.T) {
+	d := helperDriver{exe: "git-ralph-no-such-agent"}
+	_, err := Run(context.Background(), d, Request{Dir: t.TempDir()})
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || nf.Binary != "git-ralph-no-such-agent" || !strings.Contains(nf.Hint(), "npm install") {
+		t.Fatalf("err = %#v", err)
+	}
+	if !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("err does not wrap exec.ErrNotFound: %v", err)
+	}
+	_, err = Run(context.Background(), helperDriver{exe: "/nonexistent/claude"}, Request{Dir: t.TempDir()})
+	if err == nil {
+		t.Fatal("no error for a missing absolute path")
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.n++
+	return 0, errors.New("disk full")
+}
+
+func TestRunLogWriteErrorIsHarmless(t *testing.T) {
+	req := helperRequest(t, "complete")
+	w := &failingWriter{}
+	req.Log = w
+	res, err := Run(context.Background(), newHelper(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Promise().Kind != PromiseComplete || w.n != 1 {
+		t.Fatalf("res %+v, %d writes", res, w.n)
+	}
+}
+
+// panicDriver's Decode panics after reading a little.
+type panicDriver struct{ helperDriver }
+
+func (panicDriver) Decode(r io.Reader, ev Events) (Result, error) {
+	var b [1]byte
+	_, _ = r.Read(b[:])
+	panic("decoder bug")
+}
+
+func TestRunDecoderPanic(t *testing.T) {
+	req := helperRequest(t, "complete")
+	var log bytes.Buffer
+	req.Log = &log
+	res, err := Run(context.Background(), panicDriver{newHelper(t)}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SawResult || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "decoder bug") {
+		t.Fatalf("res = %+v", res)
+	}
+	if !strings.Contains(log.String(), `"type":"result"`) {
+		t.Errorf("the rest of stdout did not reach the log")
+	}
+}
+
+func TestRunFloodMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 100 MB")
+	}
+	req := helperRequest(t, "flood", "HELPER_MB=100")
+	req.Log = io.Discard
+	var texts atomic.Int64
+	req.Sink = countSink{&texts}
+	stop := sampleHeap()
+	res, err := Run(context.Background(), newHelper(t), req)
+	peak := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.SawResult || res.Promise().Kind != PromiseComplete {
+		t.Fatalf("res = %+v", res)
+	}
+	if n := texts.Load(); n < 90_000 {
+		t.Errorf("only %d text events", n)
+	}
+	t.Logf("peak HeapInuse %.1f MiB for 100 MB of output", float64(peak)/(1<<20))
+	if peak > 64<<20 {
+		t.Errorf("peak HeapInuse %d MiB, want < 64 MiB", peak>>20)
+	}
+}
+
+type countSink struct{ n *atomic.Int64 }
+
+func (c countSink) Text(string)         { c.n.Add(1) }
+func (c countSink) Tool(string, string) {}
+
+// sampleHeap samples HeapInuse until stop is called, which returns the peak.
+func sampleHeap() (stop func() uint64) {
+	runtime.GC()
+	var peak uint64
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		return peak
+	}
+}
+
+func BenchmarkDecodeFlood(b *testing.B) {
+	const size = 200 << 20
+	b.SetBytes(size)
+	var peak uint64
+	for b.Loop() {
+		stop := sampleHeap()
+		res, err := Claude{}.Decode(newFlood(size), nopEvents{})
+		peak = max(peak, stop())
+		if err != nil || !res.SawResult {
+			b.Fatalf("res %+v err %v", res, err)
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}
+
+func TestDecodeFloodMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes 100 MB")
+	}
+	stop := sampleHeap()
+	res, err := Claude{}.Decode(newFlood(100<<20), nopEvents{})
+	peak := stop()
+	if err != nil || !res.SawResult {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if peak > 64<<20 {
+		t.Errorf("peak HeapInuse %d MiB, want < 64 MiB", peak>>20)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	d, err := Lookup("claude")
+	if err != nil || d.Name() != "claude" || d.Binary() != "claude" {
+		t.Fatalf("Lookup(claude) = %v, %v", d, err)
+	}
+	_, err = Lookup("gpt-9")
+	if err == nil || !strings.Contains(err.Error(), `"gpt-9"`) || !strings.Contains(err.Error(), "claude") {
+		t.Fatalf("Lookup(gpt-9) err = %v", err)
+	}
+	if names := Names(); len(names) == 0 || names[0] != "claude" {
+		t.Fatalf("Names() = %q", names)
+	}
+}
+
+func TestLookPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	_, err := LookPath(Claude{})
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || nf.Agent != "claude" || nf.Binary != "claude" || nf.Hint() != (Claude{}).InstallHint() {
+		t.Fatalf("err = %#v", err)
+	}
+	if err.Error() != `"claude" not found on PATH` {
+		t.Errorf("Error() = %q", err.Error())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := LookPath(Claude{}); err != nil || p != filepath.Join(dir, "claude") {
+		t.Fatalf("LookPath = %q, %v", p, err)
+	}
+}
+
+func TestChildEnv(t *testing.T) {
+	base := []string{"PATH=/bin", "GIT_DIR=/x/.git", "GIT_WORK_TREE=/x", "GIT_INDEX_FILE=/x/i", "GIT_PREFIX=sub/", "GIT_AUTHOR_NAME=a", "RALPH_STORY=old"}
+	got := childEnv(base, []string{"RALPH_STORY=1.2", "RALPH_AGENT=1"})
+	want := []string{"PATH=/bin", "GIT_AUTHOR_NAME=a", "RALPH_STORY=1.2", "RALPH_AGENT=1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("childEnv = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits that keep decoding bounded whatever the agent prints.
+const (
+	// maxLine is the longest event line that is decoded. Longer lines (a Write
+	// of a huge file, its echoed tool result) still reach the log but are
+	// skipped without being held in memory whole.
+	maxLine = 8 << 20
+	// readBuf is the read buffer of the line reader.
+	readBuf = 64 << 10
+	// keepLineBuf is the largest line buffer kept between lines; a bigger one,
+	// grown for a long line, is dropped so that it does not stay resident.
+	keepLineBuf = 1 << 20
+	// maxText bounds Result.Text: the promise is at the end of the answer.
+	maxText = 64 << 10
+	// maxErrors and maxErrorLen bound Result.Errors and Result.Denials.
+	maxErrors   = 16
+	maxErrorLen = 1 << 10
+	// maxSummary bounds a tool summary, in runes.
+	maxSummary = 120
+)
+
+// lineReader splits a stream into lines with bounded memory, for the NDJSON
+// decoders of every driver. There is no limit on a line's length for
+// correctness: a line longer than max is consumed and reported as long.
+type lineReader struct {
+	r   *bufio.Reader
+	buf []byte
+	max int
+	err error // sticky read error, reported after the last line
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, readBuf), max: max}
+}
+
+// next returns the next line without its "\n" (a "\r" before it stays). A
+// line longer than the limit comes back as nil with long set. A last line
+// without a newline (a crash mid-write) is returned like any other. After the
+// last line, err is io.EOF or the read error that ended the stream. The line
+// is only valid until the next call.
+func (l *lineReader) next() (line []byte, long bool, err error) {
+	if l.err != nil {
+		return nil, false, l.err
+	}
+	if cap(l.buf) > keepLineBuf {
+		l.buf = nil
+	}
+	l.buf = l.buf[:0]
+	read := false
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		read = read || len(frag) > 0
+		if !long {
+			if len(l.buf)+len(frag) > l.max+1 { // +1: the newline
+				long = true
+				l.buf = l.buf[:0]
+			} else {
+				l.buf = append(l.buf, frag...)
+			}
+		}
+		switch err {
+		case nil:
+			if long {
+				return nil, true, nil
+			}
+			return l.buf[:len(l.buf)-1], false, nil
+		case bufio.ErrBufferFull:
+			continue
+		}
+		l.err = err
+		if !read {
+			return nil, false, err
+		}
+		if long {
+			return nil, true, nil
+		}
+		return l.buf, false, nil
+	}
+}
+
+// tail returns the last n bytes of s at most, starting on a rune boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for i := 0; i < len(s) && i < utf8.UTFMax; i++ {
+		if utf8.RuneStart(s[i]) {
+			return s[i:]
+		}
+	}
+	return s
+}
+
+// head returns the first n bytes of s at most, ending on a rune boundary, with
+// "…" appended when it cut something.
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// oneLine turns s into a single line of at most max runes: runs of white space
+// and control characters become one space, and a longer result is cut with
+// "…".
+func oneLine(s string, max int) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+		if b.Len() > utf8.UTFMax*max { // certainly more than max runes: stop reading
+			break
+		}
+	}
+	out := b.String()
+	if utf8.RuneCountInString(out) <= max {
+		return out
+	}
+	n := 0
+	for i := range out {
+		if n == max-1 {
+			return out[:i] + "…"
+		}
+		n++
+	}
+	return out
+}
+
+// tailBuffer keeps the last max bytes written to it, and counts them all.
+type tailBuffer struct {
+	b     []byte
+	max   int
+	total int64
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.total += int64(len(p))
+	if len(p) >= t.max {
+		t.b = append(t.b[:0], p[len(p)-t.max:]...)
+		return len(p), nil
+	}
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*t.max {
+		n := copy(t.b, t.b[len(t.b)-t.max:])
+		t.b = t.b[:n]
+	}
+	return len(p), nil
+}
+
+// Bytes returns the kept tail.
+func (t *tailBuffer) Bytes() []byte {
+	if len(t.b) > t.max {
+		return t.b[len(t.b)-t.max:]
+	}
+	return t.b
+}
+
+// textTail accumulates text and keeps its last max bytes.
+type textTail struct {
+	b   strings.Builder
+	max int
+}
+
+func (t *textTail) reset() { t.b.Reset() }
+
+func (t *textTail) add(s string) {
+	if t.b.Len() > 0 {
+		t.b.WriteByte('\n')
+	}
+	if t.b.Len()+len(s) > 2*t.max {
+		kept := tail(t.b.String()+s, t.max)
+		t.b.Reset()
+		t.b.WriteString(kept)
+		return
+	}
+	t.b.WriteString(s)
+}
+
+func (t *textTail) String() string { return tail(t.b.String(), t.max) }
+
+// nopEvents discards events; Decode uses it when given none.
+type nopEvents struct{}
+
+func (nopEvents) Text(string)         {}
+func (nopEvents) Tool(string, string) {}
+func (nopEvents) Terminal()           {}

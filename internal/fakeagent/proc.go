@@ -1,0 +1,140 @@
+package fakeagent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// signalState is the signal handling of a scenario with a hang step. It is
+// installed before the first line is printed, so a test that waits for a
+// line and then signals never races it.
+type signalState struct {
+	ch            chan os.Signal
+	onSIGTERMExit *int
+	onSIGINTExit  *int
+}
+
+func setupSignals(h *hangSpec) *signalState {
+	s := &signalState{ch: make(chan os.Signal, 4)}
+	var notify []os.Signal
+	if h.IgnoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+	} else if h.OnSIGTERMExit != nil {
+		s.onSIGTERMExit = h.OnSIGTERMExit
+		notify = append(notify, syscall.SIGTERM)
+	}
+	if h.IgnoreSIGINT {
+		signal.Ignore(syscall.SIGINT)
+	} else if h.OnSIGINTExit != nil {
+		s.onSIGINTExit = h.OnSIGINTExit
+		notify = append(notify, syscall.SIGINT)
+	}
+	if len(notify) > 0 {
+		signal.Notify(s.ch, notify...)
+	}
+	return s
+}
+
+// hang blocks until a trapped signal says how to exit; untrapped signals
+// kill the process by their default action.
+func (f *fake) hang(h *hangSpec) (int, error) {
+	if !f.proc {
+		return 0, usagef("a hang step needs a real process: run the fake through Main")
+	}
+	if f.sig == nil {
+		f.sig = setupSignals(h)
+	}
+	pids := strconv.Itoa(os.Getpid()) + "\n"
+	if h.SpawnChild {
+		child := exec.Command("sleep", "1000")
+		child.Dir = f.cwd
+		// Holding the fake's stdout and stderr like a real agent's helper
+		// does: the reader sees EOF only once the whole group is gone.
+		if file, ok := f.stdout.(*os.File); ok {
+			child.Stdout = file
+		}
+		if file, ok := f.stderr.(*os.File); ok {
+			child.Stderr = file
+		}
+		if err := child.Start(); err != nil {
+			return 0, fmt.Errorf("hang: spawn child: %w", err)
+		}
+		pids += strconv.Itoa(child.Process.Pid) + "\n"
+	}
+	if h.PIDFile != "" {
+		if err := writeFileAtomic(f.path(h.PIDFile), []byte(pids)); err != nil {
+			return 0, usagef("hang: pid_file: %v", err)
+		}
+	}
+	for {
+		select {
+		case s := <-f.sig.ch:
+			if s == syscall.SIGTERM && f.sig.onSIGTERMExit != nil {
+				return *f.sig.onSIGTERMExit, nil
+			}
+			if s == syscall.SIGINT && f.sig.onSIGINTExit != nil {
+				return *f.sig.onSIGINTExit, nil
+			}
+		case <-time.After(time.Hour):
+			// A timer keeps the runtime from declaring a deadlock.
+		}
+	}
+}
+
+// crash makes the process die by sig. The Go runtime turns a SIGSEGV sent
+// to itself into a traceback and exit 2, so the fake execs a shell that
+// signals itself: same pid, default dispositions, and the parent sees a
+// death by that signal. Core dumps are switched off first.
+func (f *fake) crash(name string) int {
+	sig, _ := parseSignal(name)
+	if !f.proc {
+		fmt.Fprintf(f.stderr, "fake-agent: crash by signal %d (in-process: returning %d)\n", int(sig), 128+int(sig))
+		return 128 + int(sig)
+	}
+	_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
+	signal.Reset()
+	if sig != syscall.SIGKILL {
+		script := "kill -" + strconv.Itoa(int(sig)) + " $$; exit " + strconv.Itoa(128+int(sig))
+		err := syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ())
+		fmt.Fprintf(f.stderr, "fake-agent: crash: exec /bin/sh: %v; using SIGKILL\n", err)
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	time.Sleep(time.Minute)
+	return 128 + int(sig)
+}
+
+var signalNames = map[string]syscall.Signal{
+	"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT, "ILL": syscall.SIGILL,
+	"TRAP": syscall.SIGTRAP, "ABRT": syscall.SIGABRT, "BUS": syscall.SIGBUS, "FPE": syscall.SIGFPE,
+	"KILL": syscall.SIGKILL, "USR1": syscall.SIGUSR1, "SEGV": syscall.SIGSEGV, "USR2": syscall.SIGUSR2,
+	"PIPE": syscall.SIGPIPE, "ALRM": syscall.SIGALRM, "TERM": syscall.SIGTERM,
+}
+
+// parseSignal accepts "SEGV", "SIGSEGV" (any case) or a number; empty means SEGV.
+func parseSignal(name string) (syscall.Signal, error) {
+	if name == "" {
+		return syscall.SIGSEGV, nil
+	}
+	if n, err := strconv.Atoi(name); err == nil && n > 0 && n < 65 {
+		return syscall.Signal(n), nil
+	}
+	if sig, ok := signalNames[strings.TrimPrefix(strings.ToUpper(name), "SIG")]; ok {
+		return sig, nil
+	}
+	return 0, errors.New("crash: unknown signal " + strconv.Quote(name))
+}
+
+// signalNumber returns the signal that ended a command, or 0.
+func signalNumber(err *exec.ExitError) int {
+	if ws, ok := err.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return int(ws.Signal())
+	}
+	return 0
+}
