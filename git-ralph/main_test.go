@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-ralph/git-ralph/internal/cli"
+	"github.com/git-ralph/git-ralph/internal/fakeagent"
+	"github.com/git-ralph/git-ralph/internal/term"
+)
+
+// TestMain turns the test binary into git-ralph and into the fake agents, which
+// testscript puts first on PATH: `git ralph` then goes through git's real dispatch
+// of external commands, and `claude` / `codex` are the scriptable fake.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"git-ralph": func() { os.Exit(cli.Main(os.Args[1:], term.System())) },
+		"claude":    fakeagent.Main,
+		"codex":     fakeagent.Main,
+	})
+}
+
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") != "",
+		Setup:               hermetic,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"snapshot": cmdSnapshot,
+		},
+	})
+}
+
+// hermetic isolates every script: its own HOME and global config, no system config,
+// a fixed identity and fixed dates (stable commit ids), no colour, no prompts.
+func hermetic(e *testscript.Env) error {
+	home := filepath.Join(e.WorkDir, ".home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"HOME":                  home,
+		"XDG_CONFIG_HOME":       filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM":   "1",
+		"GIT_CONFIG_GLOBAL":     filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_NAME":       "Ada Tester",
+		"GIT_AUTHOR_EMAIL":      "ada@example.com",
+		"GIT_AUTHOR_DATE":       "2026-01-02T03:04:05Z",
+		"GIT_COMMITTER_NAME":    "Ada Tester",
+		"GIT_COMMITTER_EMAIL":   "ada@example.com",
+		"GIT_COMMITTER_DATE":    "2026-01-02T03:04:05Z",
+		"NO_COLOR":              "1",
+		"CI":                    "true",
+		"IS_SANDBOX":            "1",
+		"FAKE_AGENT_STATE_DIR":  filepath.Join(e.WorkDir, ".fake-state"),
+		"FAKE_AGENT_RECORD":     filepath.Join(e.WorkDir, "agent-calls.ndjson"),
+		"FAKE_AGENT_FIXED_TIME": "2026-01-02T03:04:05Z",
+	} {
+		e.Setenv(k, v)
+	}
+	// Unset what would point git elsewhere or change our output.
+	drop := map[string]bool{"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_PREFIX": true,
+		"GIT_RALPH_VERBOSE": true, "CLICOLOR_FORCE": true, "GIT_CONFIG_COUNT": true, "GIT_CONFIG_PARAMETERS": true}
+	vars := e.Vars[:0]
+	for _, kv := range e.Vars {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			vars = append(vars, kv)
+		}
+	}
+	e.Vars = vars
+	return nil
+}
+
+// cmdSnapshot writes (or, with "! snapshot", is not used) a description of a
+// repository's whole state to a file: every ref, HEAD, the index, and the working
+// tree's content including untracked files. Two snapshots are equal only if nothing
+// changed, which is what "bad input changes nothing" asserts:
+//
+//	snapshot before.txt
+//	! exec git ralph start '../x'
+//	snapshot after.txt
+//	cmp before.txt after.txt
+func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: snapshot FILE")
+	}
+	dir := ts.MkAbs(".")
+	run := func(env []string, a ...string) string {
+		cmd := exec.Command("git", a...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		for _, kv := range []string{"HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"} {
+			cmd.Env = append(cmd.Env, kv+"="+ts.Getenv(kv))
+		}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return fmt.Sprintf("<git %s: %v: %s>", strings.Join(a, " "), err, strings.TrimSpace(errb.String()))
+		}
+		return strings.TrimSpace(out.String())
+	}
+	tmpIndex := filepath.Join(ts.MkAbs("."), ".."+string(filepath.Separator)+".snapshot-index")
+	defer os.Remove(tmpIndex)
+	var b strings.Builder
+	fmt.Fprintf(&b, "HEAD %s\n", run(nil, "symbolic-ref", "-q", "HEAD"))
+	fmt.Fprintf(&b, "HEAD-id %s\n", run(nil, "rev-parse", "-q", "--verify", "HEAD"))
+	fmt.Fprintf(&b, "refs:\n%s\n", run(nil, "for-each-ref", "--format=%(refname) %(objectname)"))
+	fmt.Fprintf(&b, "index:\n%s\n", run(nil, "ls-files", "-s"))
+	fmt.Fprintf(&b, "status:\n%s\n", run(nil, "status", "--porcelain=v1", "--untracked-files=all"))
+	env := []string{"GIT_INDEX_FILE=" + tmpIndex}
+	run(env, "add", "-A")
+	fmt.Fprintf(&b, "worktree %s\n", run(env, "write-tree"))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+}

@@ -1,0 +1,227 @@
+// Package cli is the command line of git-ralph: the kong root, one file per command,
+// and Main, the only place that prints errors and picks the exit code. Commands are thin:
+// flags in, a call into internal/loop, output rendered.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/term"
+)
+
+// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+type root struct {
+	Verbose bool             `short:"v" env:"GIT_RALPH_VERBOSE" help:"Print every git command that runs."`
+	Version kong.VersionFlag `help:"Print the version and exit."`
+
+	Start  startCmd  `cmd:"" help:"Start, or resume, the loop over a change's stories."`
+	Status statusCmd `cmd:"" help:"Show where a run stands."`
+	Finish finishCmd `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
+	List   listCmd   `cmd:"" help:"List the repository's changes, their progress and runs."`
+	Help   helpCmd   `cmd:"" help:"Show help for a command."`
+	Man    manCmd    `cmd:"" hidden:"" help:"Print the man page (roff)."`
+}
+
+// exitRequest carries an exit code out of kong through a panic, so that tests can call
+// Main in-process: os.Exit belongs to main alone.
+type exitRequest int
+
+// usageError is a bad argument that kong's own checks do not catch; exit code 2.
+type usageError struct{ msg, hint string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// Main runs git-ralph with args and returns the exit code.
+func Main(args []string, s *term.Streams) (code int) {
+	ctx, kill, stop := signals()
+	defer stop()
+	return runMain(ctx, kill, args, s)
+}
+
+// signals returns a context cancelled by the first SIGINT or SIGTERM, and a channel
+// closed by the second, which kills the agent at once.
+func signals() (context.Context, <-chan struct{}, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	kill := make(chan struct{})
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for range ch {
+			n++
+			if n == 1 {
+				cancel()
+			} else if n == 2 {
+				close(kill)
+			}
+		}
+	}()
+	return ctx, kill, func() { signal.Stop(ch); cancel() }
+}
+
+func newParser(r *root, s *term.Streams, exit func(int)) (*kong.Kong, error) {
+	return kong.New(r,
+		kong.Name("git ralph"),
+		kong.Description("Run a coding agent over an OpenSpec change, story by story, with a checkpoint commit per story."),
+		kong.Writers(s.Out, s.Err),
+		kong.Exit(exit),
+		kong.Vars{"version": "git-ralph " + version()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Resolvers(configResolver()),
+	)
+}
+
+func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.Streams) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(exitRequest); ok {
+				code = int(e)
+				return
+			}
+			panic(r)
+		}
+	}()
+	var r root
+	parser, err := newParser(&r, s, func(c int) { panic(exitRequest(c)) })
+	if err != nil {
+		panic(err) // a broken command model is a bug
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return printErr(s, err)
+	}
+	env := &env{ctx: ctx, kill: kill, s: s, verbose: r.Verbose, parser: parser}
+	return printErr(s, kctx.Run(env))
+}
+
+// env is what every command's Run receives.
+type env struct {
+	ctx     context.Context
+	kill    <-chan struct{}
+	s       *term.Streams
+	verbose bool
+	parser  *kong.Kong
+	repo    *git.Repo
+}
+
+// openRepo finds the repository of the working directory, once.
+func (e *env) openRepo() (*git.Repo, error) {
+	if e.repo != nil {
+		return e.repo, nil
+	}
+	repo, err := git.Open(e.ctx, ".")
+	switch {
+	case errors.Is(err, git.ErrNotRepo):
+		return nil, &loop.Error{Msg: "not a git repository", Hint: "run git ralph inside the work tree of a git repository", Err: err}
+	case errors.Is(err, git.ErrBare):
+		return nil, &loop.Error{Msg: "this is a bare repository", Hint: "git ralph needs a work tree: run it in a clone or a worktree", Err: err}
+	case err != nil:
+		return nil, err
+	}
+	if e.verbose {
+		repo.Trace = e.s.Err
+	}
+	e.repo = repo
+	return repo, nil
+}
+
+func (e *env) loop() (*loop.Loop, error) {
+	repo, err := e.openRepo()
+	if err != nil {
+		return nil, err
+	}
+	return loop.New(repo, term.NewReporter(e.s)), nil
+}
+
+// printErr prints err the way git does ("error: …", then "hint: …" lines) and returns
+// the exit code: 0 ok, 1 failure, 2 usage, 130 interrupted.
+func printErr(s *term.Streams, err error) int {
+	if err == nil {
+		return 0
+	}
+	var le *loop.Error
+	var ue *usageError
+	var pe *kong.ParseError
+	code := 1
+	var hints []string
+	msg := err.Error()
+	switch {
+	case errors.As(err, &le):
+		code, hints = le.ExitCode(), le.Hints()
+		if le == loop.ErrInterrupted {
+			code = 130
+		}
+	case errors.As(err, &ue):
+		code = 2
+		if ue.hint != "" {
+			hints = []string{ue.hint}
+		}
+	case errors.As(err, &pe):
+		code = 2
+		hints = []string{"see 'git ralph " + commandPath(pe.Context) + " -h'"}
+	}
+	if code == 130 {
+		fmt.Fprintln(s.Err, "interrupted")
+		for _, h := range hints {
+			fmt.Fprintln(s.Err, "hint: "+h)
+		}
+		return code
+	}
+	fmt.Fprintln(s.Err, "error: "+msg)
+	for _, h := range hints {
+		fmt.Fprintln(s.Err, "hint: "+h)
+	}
+	return code
+}
+
+func commandPath(k *kong.Context) string {
+	if k == nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.TrimPrefix(k.Command(), "<command>"))
+}
+
+// configResolver reads a flag's default from the git config key in its `config` tag
+// (e.g. ralph.maxRetries), with git's own precedence: flag > config > built-in default.
+func configResolver() kong.Resolver {
+	var repo *git.Repo
+	opened := false
+	return kong.ResolverFunc(func(kctx *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
+		key := flag.Tag.Get("config")
+		if key == "" {
+			return nil, nil
+		}
+		if !opened {
+			opened = true
+			repo, _ = git.Open(context.Background(), ".")
+		}
+		v, ok, err := git.ConfigGet(context.Background(), repo, key)
+		if err != nil || !ok {
+			return nil, nil //nolint:nilerr // an unreadable config is the same as an unset key here
+		}
+		return v, nil
+	})
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cli/go-gh/v2/pkg/tableprinter"
+
+	"github.com/git-ralph/git-ralph/internal/loop"
+)
+
+type listCmd struct {
+	JSON bool `name:"json" help:"Print JSON: {\"changes\": [...]}, counted as 'openspec list --json' counts."`
+}
+
+func (c *listCmd) Run(e *env) error {
+	l, err := e.loop()
+	if err != nil {
+		return err
+	}
+	changes, err := l.List(e.ctx)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(e, map[string]any{"changes": changes})
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(e.s.Out, "no changes in openspec/changes; create one with 'openspec new change <name>'")
+		return nil
+	}
+	p := e.s.Palette()
+	t := tableprinter.New(e.s.Out, e.s.StdoutTTY, 120)
+	t.AddHeader([]string{"CHANGE", "TASKS", "STORIES", "RUN"})
+	for _, ch := range changes {
+		done := 0
+		for _, s := range ch.Stories {
+			if s.Complete {
+				done++
+			}
+		}
+		runText := "-"
+		if ch.Run != nil {
+			runText = ch.Run.Status + " on " + ch.Run.Branch
+			if ch.Run.CurrentStory != "" {
+				runText += " (story " + ch.Run.CurrentStory + ")"
+			}
+		}
+		t.AddField(ch.Name, tableprinter.WithColor(func(s string) string { return p.Bold(s) }))
+		t.AddField(fmt.Sprintf("%d/%d", ch.CompletedTasks, ch.TotalTasks))
+		t.AddField(fmt.Sprintf("%d/%d", done, len(ch.Stories)))
+		t.AddField(runText)
+		t.EndRow()
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		for _, o := range ch.OrphanTasks {
+			fmt.Fprintf(e.s.Err, "warning: openspec/changes/%s/tasks.md:%d: task outside any numbered story: %s\n", ch.Name, o.Line, o.Description)
+		}
+	}
+	return nil
+}
+
+func writeJSON(e *env, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.s.Out, "%s\n", b)
+	return err
+}
+
+var _ = loop.Stories

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+type manCmd struct{}
+
+// Run prints git-ralph(1) in roff, generated from the command model so that it cannot
+// drift from -h. install.sh writes it to $PREFIX/share/man/man1/git-ralph.1, which is
+// what `git ralph --help` (rewritten by git into `git help ralph`) opens.
+func (c *manCmd) Run(e *env) error {
+	writeMan(e.s.Out, e.parser.Model)
+	return nil
+}
+
+func roff(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'") {
+			line = `\&` + line
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func writeMan(w io.Writer, app *kong.Application) {
+	fmt.Fprintf(w, ".TH GIT-RALPH 1 \"\" \"git-ralph %s\" \"Git Manual\"\n", roff(version()))
+	fmt.Fprintln(w, ".SH NAME\ngit-ralph \\- run a coding agent over an OpenSpec change, story by story")
+	fmt.Fprintln(w, ".SH SYNOPSIS")
+	for _, n := range app.Children {
+		if n.Hidden {
+			continue
+		}
+		fmt.Fprintf(w, ".B git ralph %s\n%s\n.br\n", n.Name, roff(synopsis(n)))
+	}
+	fmt.Fprintln(w, ".SH DESCRIPTION")
+	fmt.Fprintln(w, roff(`git ralph start <change> reads openspec/changes/<change>/tasks.md, makes a branch ralph/<change> with an "initial state" commit holding your uncommitted work, and runs the agent once per incomplete story ("## N. Title" heading). A story whose agent ends with <promise>COMPLETE</promise> on a line of its own, with all its tasks checked off (and the optional ralph-verify hook passing), becomes a commit "checkpoint: N". <promise>FAILED: reason</promise>, no signal, a crash or a timeout fails the attempt: its work is kept under refs/ralph/<change>/attempts/N-<n>, the branch is reset to the last checkpoint, and the story is retried with the reason in the next prompt.`))
+	fmt.Fprintln(w, ".PP\nThe agent runs with the flag that lets it edit and run commands unattended (for Claude Code: --dangerously-skip-permissions). Run it only where that is acceptable.")
+	fmt.Fprintln(w, ".SH COMMANDS")
+	for _, n := range app.Children {
+		if n.Hidden {
+			continue
+		}
+		fmt.Fprintf(w, ".SS \"git ralph %s\"\n%s\n", n.Name, roff(n.Help))
+		if n.Detail != "" {
+			fmt.Fprintf(w, ".PP\n%s\n", roff(n.Detail))
+		}
+		for _, f := range n.Flags {
+			if f.Hidden {
+				continue
+			}
+			fmt.Fprintf(w, ".TP\n.B %s\n%s\n", roff(f.String()), roff(f.Help))
+		}
+	}
+	fmt.Fprintln(w, ".SH FILES")
+	fmt.Fprintln(w, roff(`<git-common-dir>/ralph/<change>/: run.json (the run record), learnings.md, logs/<story>-<n>.log, lock. Never committed.
+.PP
+refs/ralph/<change>/attempts/<story>-<n>: failed attempts. refs/ralph/<change>/backup/<time>: earlier branch tips.`))
+	fmt.Fprintln(w, ".SH EXIT STATUS\n0 done; 1 the loop stopped on a failure or an operation failed; 2 usage error; 130 interrupted.")
+	fmt.Fprintln(w, ".SH SEE ALSO\n.BR git (1),\nthe README of git-ralph.")
+}
+
+func synopsis(n *kong.Node) string {
+	var parts []string
+	for _, p := range n.Positional {
+		if p.Required {
+			parts = append(parts, "<"+p.Name+">")
+		} else {
+			parts = append(parts, "[<"+p.Name+">]")
+		}
+	}
+	for _, f := range n.Flags {
+		if f.Hidden {
+			continue
+		}
+		parts = append(parts, "["+f.String()+"]")
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/term"
+)
+
+type startCmd struct {
+	Change      string        `arg:"" help:"The change: a directory under openspec/changes/."`
+	MaxRetries  int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries)." placeholder:"N"`
+	Timeout     time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
+	IdleTimeout time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
+	Agent       string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories (ralph.agent)." placeholder:"NAME"`
+	Model       string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
+	MaxCost     float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
+	Fresh       bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
+	DryRun      bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
+}
+
+// Help is the long help of start.
+func (c *startCmd) Help() string {
+	return `Makes the branch ralph/<change> with an "initial state" commit holding your uncommitted
+work, then runs the agent once per incomplete story of tasks.md. A story whose agent ends
+with <promise>COMPLETE</promise> (and whose tasks are all checked off) becomes a commit
+"checkpoint: <story>". A failed attempt is kept under refs/ralph/<change>/attempts/ and
+retried from the last checkpoint. Run it again to resume after an interrupt.
+
+Every flag can be set in git config (e.g. git config ralph.maxRetries 5); a flag wins.
+ralph.agentArgs adds arguments to the agent command; ralph.promptTemplate names a Go
+text/template file that replaces the built-in prompt.`
+}
+
+func (c *startCmd) Run(e *env) error {
+	if c.MaxRetries < 0 {
+		return &usageError{msg: fmt.Sprintf("--max-retries must be 0 or more, not %d", c.MaxRetries), hint: "it counts retries after the first attempt; 0 means one attempt per story"}
+	}
+	for name, d := range map[string]time.Duration{"--timeout": c.Timeout, "--idle-timeout": c.IdleTimeout} {
+		if d < 0 {
+			return &usageError{msg: fmt.Sprintf("%s must not be negative", name), hint: "give a Go duration such as 30m or 1h30m"}
+		}
+	}
+	if c.MaxCost < 0 {
+		return &usageError{msg: "--max-cost must not be negative", hint: "give an amount in US dollars, e.g. 5 or 12.50"}
+	}
+	l, err := e.loop()
+	if err != nil {
+		return err
+	}
+	args, tmpl, err := startConfig(e, l.Repo)
+	if err != nil {
+		return err
+	}
+	sum, err := l.Start(e.ctx, loop.Options{
+		Change: c.Change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
+		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost,
+		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
+	})
+	if err != nil {
+		if sum != nil {
+			printSummary(e.s, sum, false)
+		}
+		if errors.Is(err, loop.ErrInterrupted) {
+			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", c.Change, c.Change)}
+		}
+		return err
+	}
+	if sum.DryRun != nil {
+		return printDryRun(e.s, sum)
+	}
+	printSummary(e.s, sum, true)
+	return offerFinish(e, l, sum)
+}
+
+// startConfig reads the config-only settings: ralph.agentArgs (split like a shell
+// would, but never run through one) and ralph.promptTemplate.
+func startConfig(e *env, repo *git.Repo) (args []string, tmpl string, err error) {
+	if v, ok, err := repo.Config(e.ctx, "ralph.agentArgs"); err != nil {
+		return nil, "", err
+	} else if ok {
+		if args, err = splitWords(v); err != nil {
+			return nil, "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
+		}
+	}
+	if v, ok, err := repo.ConfigPath(e.ctx, "ralph.promptTemplate"); err != nil {
+		return nil, "", err
+	} else if ok {
+		tmpl = v
+	}
+	return args, tmpl, nil
+}
+
+func printDryRun(s *term.Streams, sum *loop.Summary) error {
+	d := sum.DryRun
+	if d.Done {
+		fmt.Fprintf(s.Out, "every story of %s is complete; nothing to run\n", sum.Change)
+		return nil
+	}
+	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n# the prompt, sent on stdin\n%s", d.Story, d.Title, quoteArgv(d.Argv), d.Prompt)
+	return nil
+}
+
+func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
+	p := s.Palette()
+	cost := "n/a"
+	if sum.CostKnown {
+		cost = fmt.Sprintf("$%.4f", sum.CostUSD)
+	}
+	head := "stopped"
+	if done {
+		head = p.Success("done")
+	}
+	fmt.Fprintf(s.Err, "%s: %d of %d stories completed this run · %d attempt(s) · %s · cost %s\n",
+		head, sum.Stories, sum.Total, sum.Attempts, sum.Duration.Round(time.Second), cost)
+}
+
+// offerFinish asks, in an interactive terminal, how to finish; otherwise it prints the
+// two commands.
+func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
+	s := e.s
+	if s.CanPrompt() {
+		opts := []string{
+			"squash: bring the work back onto " + sum.Original + " as uncommitted changes",
+			"keep: stay on " + sum.Branch + " with its checkpoint commits",
+			"decide later",
+		}
+		i, err := s.Prompter.Select("Every story is done. What now?", opts[2], opts)
+		if err == nil && i < 2 {
+			mode := loop.Squash
+			if i == 1 {
+				mode = loop.Keep
+			}
+			res, err := l.Finish(e.ctx, sum.Change, mode)
+			if err != nil {
+				return err
+			}
+			printFinish(s, res, mode)
+			return nil
+		}
+	}
+	fmt.Fprintf(s.Err, "next: git ralph finish %s --squash   (the work onto %s, uncommitted)\n", sum.Change, sum.Original)
+	fmt.Fprintf(s.Err, "  or: git ralph finish %s --keep     (stay on %s)\n", sum.Change, sum.Branch)
+	return nil
+}
+
+func quoteArgv(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cli/go-gh/v2/pkg/tableprinter"
+
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/term"
+)
+
+type statusCmd struct {
+	Change string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
+	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON."`
+}
+
+func (c *statusCmd) Run(e *env) error {
+	l, err := e.loop()
+	if err != nil {
+		return err
+	}
+	if c.Change != "" {
+		if _, err := loop.LoadChange(e.ctx, l.Repo, c.Change); err != nil {
+			return err
+		}
+	}
+	r, err := l.Status(e.ctx, c.Change)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		if c.JSON {
+			fmt.Fprintln(e.s.Out, "null")
+			return nil
+		}
+		if c.Change != "" {
+			fmt.Fprintf(e.s.Out, "no run for %s yet; start one with 'git ralph start %s'\n", c.Change, c.Change)
+		} else {
+			fmt.Fprintln(e.s.Out, "no run in this repository; start one with 'git ralph start <change>' ('git ralph list' shows the changes)")
+		}
+		return nil
+	}
+	if c.JSON {
+		return writeJSON(e, statusJSON(r))
+	}
+	renderStatus(e.s, r)
+	return nil
+}
+
+// statusJSON is the run record's fields plus the stories as `list --json` gives them.
+func statusJSON(r *loop.StatusReport) any {
+	type out struct {
+		*run.Record
+		Status      string            `json:"status"`
+		Running     bool              `json:"running"`
+		VerifyHook  bool              `json:"verifyHook"`
+		Stories     []loop.StoryView  `json:"stories"`
+		OrphanTasks []loop.OrphanView `json:"orphanTasks"`
+		Learnings   string            `json:"learnings"`
+		Logs        string            `json:"logs"`
+	}
+	o := out{Record: r.Record, Status: r.Status, Running: r.Running, VerifyHook: r.VerifyHook,
+		Stories: []loop.StoryView{}, OrphanTasks: []loop.OrphanView{}, Learnings: r.Learnings, Logs: r.Logs}
+	if r.Change != nil {
+		o.Stories, o.OrphanTasks = loop.Stories(r.Change), loop.Orphans(r.Change)
+	}
+	return o
+}
+
+func renderStatus(s *term.Streams, r *loop.StatusReport) {
+	p := s.Palette()
+	rec := r.Record
+	w := s.Out
+	kv := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
+	kv("change", p.Bold(rec.Change)+"  (openspec/changes/"+rec.Change+")")
+	from := rec.Original
+	if from == "" {
+		from = "detached HEAD " + shortID(rec.OriginalCommit)
+	}
+	branch := p.Branch(rec.Branch) + " (from " + from + ")"
+	if !r.Branch {
+		branch += " " + p.Fail("— the branch is gone")
+	}
+	kv("branch", branch)
+	st := r.Status
+	switch {
+	case r.Running:
+		st = p.Success("running") + fmt.Sprintf(" (pid %d)", rec.PID)
+	case r.Status == string(run.Interrupted) && rec.Status == run.Running:
+		st = p.Warn("interrupted") + " (the process that ran it is gone)"
+	case r.Status == string(run.Failed):
+		st = p.Fail("failed") + ": " + rec.StopReason
+	case r.Status == string(run.Interrupted):
+		st = p.Warn("interrupted")
+	case r.Status == string(run.Complete):
+		st = p.Success("complete")
+	}
+	kv("status", st)
+	if rec.Checkpoint != "" {
+		kv("checkpoint", shortID(rec.Checkpoint))
+	}
+	agentText := rec.Agent
+	if rec.Model != "" {
+		agentText += " (" + rec.Model + ")"
+	}
+	kv("agent", agentText)
+	cost := "n/a"
+	if rec.CostKnown {
+		cost = fmt.Sprintf("$%.4f", rec.CostUSD)
+	}
+	kv("cost", cost+" so far")
+	verify := "none (git ralph hooks install adds one)"
+	if r.VerifyHook {
+		verify = "ralph-verify hook active"
+	}
+	kv("verify", verify)
+
+	if r.Change != nil {
+		fmt.Fprintln(w)
+		t := tableprinter.New(w, s.StdoutTTY, 120)
+		t.AddHeader([]string{"", "STORY", "TITLE", "TASKS", "ATTEMPTS", "LAST"})
+		next, hasNext := r.Change.NextStory()
+		for _, sv := range loop.Stories(r.Change) {
+			mark := " "
+			switch {
+			case sv.Complete:
+				mark = p.Success("✓")
+			case hasNext && sv.ID == next.ID:
+				mark = "→"
+			}
+			atts := rec.AttemptsOf(sv.ID)
+			last := ""
+			if n := len(atts); n > 0 {
+				last = attemptText(atts[n-1])
+			}
+			t.AddField(mark)
+			t.AddField(sv.ID)
+			t.AddField(sv.Title)
+			t.AddField(fmt.Sprintf("%d/%d", sv.CompletedTasks, sv.TotalTasks))
+			t.AddField(fmt.Sprint(len(atts)))
+			t.AddField(last)
+			t.EndRow()
+		}
+		_ = t.Render()
+		for _, o := range r.Change.Orphans {
+			fmt.Fprintf(w, "! tasks.md:%d is outside any numbered story and is not run: %s\n", o.Line, o.Text)
+		}
+	}
+	var failed []run.Attempt
+	for _, a := range rec.Attempts {
+		if a.Ref != "" {
+			failed = append(failed, a)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "\nfailed attempts (kept under refs/ralph/%s/attempts/):\n", rec.Change)
+		for _, a := range failed {
+			fmt.Fprintf(w, "  %s-%d  %s\n", a.Story, a.N, attemptText(a))
+		}
+	}
+	fmt.Fprintln(w)
+	kv("learnings", r.Learnings)
+	kv("logs", r.Logs)
+	fmt.Fprintln(w)
+	nextSteps(w, r)
+}
+
+func attemptText(a run.Attempt) string {
+	s := a.Outcome
+	if a.Reason != "" && a.Outcome != run.OutcomeComplete {
+		reason, _, _ := strings.Cut(a.Reason, "\n")
+		s += ": " + reason
+	}
+	if a.Agent != "" {
+		s += " [" + a.Agent
+		if a.Model != "" {
+			s += " " + a.Model
+		}
+		s += "]"
+	}
+	if a.Verify != "" && a.Verify != "skipped" {
+		s += " verify " + a.Verify
+	}
+	if a.CostUSD != nil {
+		s += fmt.Sprintf(" $%.4f", *a.CostUSD)
+	}
+	return s
+}
+
+func nextSteps(w io.Writer, r *loop.StatusReport) {
+	c := r.Record.Change
+	switch {
+	case r.Running:
+		fmt.Fprintf(w, "next: wait, or stop it with Ctrl-C in its terminal\n")
+	case r.Status == string(run.Complete):
+		fmt.Fprintf(w, "next: git ralph finish %s --squash   or   git ralph finish %s --keep\n", c, c)
+	default:
+		fmt.Fprintf(w, "next: git ralph start %s   (resumes from the last checkpoint)\n", c)
+	}
+}
+
+func shortID(id string) string {
+	if len(id) > 7 {
+		return id[:7]
+	}
+	return id
+}

@@ -1,0 +1,383 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// work runs attempts until every story is complete, a story runs out of retries, the
+// cost limit is passed, the agent cannot run, or the user interrupts.
+func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record) (*Summary, error) {
+	start := l.now()
+	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: orDetached(rec), Total: len(ch.Stories)}
+	tries := map[string]int{} // attempts per story in this invocation
+	learnings, err := l.Store.EnsureLearnings(o.Change)
+	if err != nil {
+		return nil, fmt.Errorf("create learnings file: %w", err)
+	}
+	finish := func() *Summary {
+		sum.Duration = l.now().Sub(start)
+		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
+		return sum
+	}
+	for {
+		if ctx.Err() != nil {
+			return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
+		}
+		if err := ch.Reload(); err != nil {
+			return finish(), fmt.Errorf("read %s/tasks.md: %w", ch.RelDir, err)
+		}
+		story, ok := ch.NextStory()
+		if !ok {
+			rec.Status, rec.CurrentStory = run.Complete, ""
+			return finish(), l.save(rec)
+		}
+		maxAttempts := o.MaxRetries + 1
+		if tries[story.ID] >= maxAttempts {
+			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("story %s ran out of retries", story.ID), l.exhausted(rec, story, tries[story.ID]))
+		}
+		tries[story.ID]++
+		sum.Attempts++
+		if b, err := os.ReadFile(l.Store.LearningsPath(o.Change)); err == nil {
+			learnings = string(b)
+		}
+		outcome, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
+		if err != nil {
+			return finish(), err
+		}
+		if outcome == run.OutcomeComplete {
+			sum.Stories++
+		}
+		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
+			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%.2f passed", o.MaxCost),
+				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
+					"this run has cost $%.2f, more than the limit of $%.2f", rec.CostUSD, o.MaxCost))
+		}
+	}
+}
+
+// stop records why the loop stopped and returns err.
+func (l *Loop) stop(rec *run.Record, st run.Status, reason string, err error) error {
+	rec.Status, rec.StopReason, rec.PID = st, reason, 0
+	if serr := l.save(rec); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// exhausted is the error for a story that ran out of retries.
+func (l *Loop) exhausted(rec *run.Record, story openspec.Story, n int) error {
+	var b strings.Builder
+	atts := rec.AttemptsOf(story.ID)
+	if len(atts) > n {
+		atts = atts[len(atts)-n:]
+	}
+	for _, a := range atts {
+		fmt.Fprintf(&b, "attempt %d: %s", a.N, a.Outcome)
+		if a.Reason != "" {
+			fmt.Fprintf(&b, ": %s", firstLine(a.Reason))
+		}
+		if a.Ref != "" {
+			fmt.Fprintf(&b, " (kept as %s)", a.Ref)
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, short(rec.Checkpoint), filepath.Join(l.Store.ChangeDir(rec.Change), "logs"))
+	fmt.Fprintf(&b, "finish the story by hand and commit it on %s, or change the story, then run 'git ralph start %s' again", rec.Branch, rec.Change)
+	return &Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// attempt runs the agent once on story and leaves the worktree either at a new
+// checkpoint or restored to the old one, with the attempt recorded.
+func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record,
+	story openspec.Story, index, try int, learnings string) (string, error) {
+	n := nextAttemptN(rec, story.ID)
+	for {
+		if _, ok, err := l.Repo.ResolveRef(ctx, attemptRef(o.Change, story.ID, n)); err != nil {
+			return "", err
+		} else if !ok {
+			break
+		}
+		n++ // a crash after saving an attempt but before recording it
+	}
+	text, err := l.render(o, ch, story, learnings, lastReason(rec, story.ID), try)
+	if err != nil {
+		return "", err
+	}
+	logPath := l.Store.LogPath(o.Change, story.ID, n)
+	rec.Attempts = append(rec.Attempts, run.Attempt{
+		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: logPath,
+		Agent: drv.Name(), Model: o.Model, Started: l.now(),
+	})
+	rec.CurrentStory, rec.Status, rec.PID = story.ID, run.Running, os.Getpid()
+	if err := l.save(rec); err != nil {
+		return "", err
+	}
+	att := rec.Last()
+	l.Report.Attempt(index, len(ch.Stories), story.ID, story.Title, try, o.MaxRetries+1)
+
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return "", err
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return "", err
+	}
+	req := l.request(o, text, []string{
+		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
+	})
+	req.Log = logf
+	req.Sink = sink{l.Report}
+	req.OnStart = func(pid int, start uint64) {
+		rec.AgentPID, rec.AgentStart = pid, start
+		_ = l.save(rec)
+	}
+	res, runErr := agent.Run(ctx, drv, req)
+	logf.Close()
+	rec.AgentPID, rec.AgentStart = 0, 0
+	if runErr != nil {
+		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.now()
+		return "", l.stop(rec, run.Failed, "the agent could not be started",
+			&Error{Msg: fmt.Sprintf("start agent %s: %v", drv.Name(), runErr), Hint: "check the agent command and ralph.agentArgs", Err: runErr})
+	}
+	att.Turns, att.InputTokens, att.OutputTokens, att.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
+	if res.Model != "" {
+		att.Model = res.Model
+	}
+	if res.CostUSD != nil {
+		rec.CostUSD += *res.CostUSD
+		rec.CostKnown = true
+	}
+
+	gctx := context.WithoutCancel(ctx) // a started git step always finishes
+	outcome, reason, passOn := decide(res, o)
+	if outcome == run.OutcomeComplete {
+		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, rec, ch, att, story, drv, res)
+		if err != nil {
+			return "", err
+		}
+	}
+	if outcome == run.OutcomeComplete {
+		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, short(rec.Checkpoint)))
+		return outcome, nil
+	}
+	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
+	if err := l.saveAndRestore(gctx, rec, att, reason); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("story %s attempt %d: %s", story.ID, try, outcome)
+	if reason != "" {
+		msg += ": " + firstLine(reason)
+	}
+	l.Report.Outcome(false, msg+" (kept as "+att.Ref+")")
+	switch {
+	case outcome == run.OutcomeInterrupted:
+		return "", l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
+	case res.Fatal != "":
+		return "", l.stop(rec, run.Failed, res.Fatal, &Error{Msg: res.Fatal, Hint: "the loop stopped; run 'git ralph start " + o.Change + "' again once that is fixed"})
+	}
+	return outcome, nil
+}
+
+// sink forwards the agent's live output to the reporter.
+type sink struct{ r Reporter }
+
+func (s sink) Text(t string)         { s.r.AgentText(t) }
+func (s sink) Tool(name, sum string) { s.r.AgentTool(name, sum) }
+
+// decide turns the agent's result into an outcome, from the final result only.
+// passOn tells whether the reason goes into the next prompt: the agent's own FAILED
+// reason does; crashes, timeouts and missing signals do not (SPEC §4 step 3).
+func decide(res agent.Result, o Options) (outcome, reason string, passOn bool) {
+	switch {
+	case res.Interrupted:
+		return run.OutcomeInterrupted, "interrupted", false
+	case res.TimedOut:
+		return run.OutcomeTimeout, fmt.Sprintf("timed out after %s", o.Timeout), false
+	case res.Idle:
+		return run.OutcomeTimeout, fmt.Sprintf("printed nothing for %s", o.IdleTimeout), false
+	case res.Fatal != "":
+		return run.OutcomeError, res.Fatal, false
+	case !res.SawResult:
+		if res.ExitCode == 0 {
+			return run.OutcomeNoSignal, "the agent ended without a final result", false
+		}
+		return run.OutcomeError, exitText(res) + " without a final result" + stderrNote(res), false
+	case res.IsError:
+		msg := strings.Join(res.Errors, "; ")
+		if msg == "" {
+			msg = firstLine(res.Text)
+		}
+		if msg == "" {
+			msg = res.Subtype
+		}
+		return run.OutcomeError, "the agent reported an error: " + msg, false
+	case res.ExitCode > 0:
+		return run.OutcomeError, exitText(res), false
+	}
+	p := agent.ParsePromise(res.Text)
+	switch p.Kind {
+	case agent.PromiseComplete:
+		return run.OutcomeComplete, "", false
+	case agent.PromiseFailed:
+		return run.OutcomeFailed, p.Reason, p.Reason != ""
+	}
+	return run.OutcomeNoSignal, "the final answer had no <promise> line", false
+}
+
+func exitText(res agent.Result) string {
+	if res.Signal != "" {
+		return "the agent was killed (" + res.Signal + ")"
+	}
+	return fmt.Sprintf("the agent exited with code %d", res.ExitCode)
+}
+
+func stderrNote(res agent.Result) string {
+	if s := firstLine(tail(res.Stderr, 3)); s != "" {
+		return ": " + s
+	}
+	return ""
+}
+
+// checkpoint turns a COMPLETE into a checkpoint commit, or into a failure with a
+// reason when the story's tasks are still open, the agent left the branch, the verify
+// hook fails, or the user's commit hooks refuse the commit.
+func (l *Loop) checkpoint(ctx, parent context.Context, rec *run.Record, ch *openspec.Change, att *run.Attempt,
+	story openspec.Story, drv agent.Driver, res agent.Result) (outcome, reason string, passOn bool, err error) {
+	cur, err := l.Repo.CurrentBranch(ctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "detached HEAD", nil
+	}
+	if err != nil {
+		return "", "", false, err
+	}
+	if cur != rec.Branch {
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but switched from %s to %s; stay on %s and do not switch branches", rec.Branch, cur, rec.Branch), true, nil
+	}
+	if err := ch.Reload(); err != nil {
+		return "", "", false, err
+	}
+	s, ok := ch.Story(story.ID)
+	if !ok {
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s/tasks.md", story.ID, ch.RelDir), true, nil
+	}
+	if open := s.OpenTasks(); len(open) > 0 {
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but tasks %s are still open in %s/tasks.md", openIDs(open), ch.RelDir), true, nil
+	}
+	head, err := l.Repo.Head(ctx)
+	if err != nil {
+		return "", "", false, err
+	}
+	if head != rec.Checkpoint {
+		// The agent committed (or rewound): fold it all into one checkpoint.
+		if err := l.Repo.SoftReset(ctx, rec.Checkpoint); err != nil {
+			return "", "", false, err
+		}
+		l.Report.Step("folded the agent's own commits into the checkpoint")
+	}
+	att.Verify = "skipped"
+	if exists, err := l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
+		return "", "", false, err
+	} else if exists {
+		l.Report.Step("running the ralph-verify hook")
+		out, code, err := l.Repo.Hook(parent, "ralph-verify", []string{
+			"RALPH_CHANGE=" + rec.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(att.N),
+		})
+		if parent.Err() != nil {
+			return run.OutcomeInterrupted, "interrupted", false, nil
+		}
+		if err != nil {
+			return "", "", false, err
+		}
+		if code != 0 {
+			att.Verify = "failed"
+			return run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, tail(out, 40)), true, nil
+		}
+		att.Verify = "passed"
+	}
+	if err := l.Repo.AddAll(ctx); err != nil {
+		return "", "", false, err
+	}
+	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, drv, res), git.CommitOptions{AllowEmpty: true})
+	if err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) {
+			return run.OutcomeFailed, "the checkpoint commit was refused by a commit hook:\n" + tail(ge.Stderr, 40), true, nil
+		}
+		return "", "", false, err
+	}
+	rec.Checkpoint = id
+	att.Outcome, att.Commit, att.Ended = run.OutcomeComplete, id, l.now()
+	return run.OutcomeComplete, "", false, l.save(rec)
+}
+
+// checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
+func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, drv agent.Driver, res agent.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
+	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\nRalph-Agent: %s\n", rec.Change, story.ID, att.N, drv.Name())
+	if att.Model != "" {
+		fmt.Fprintf(&b, "Ralph-Model: %s\n", att.Model)
+	}
+	if res.Turns > 0 {
+		fmt.Fprintf(&b, "Ralph-Turns: %d\n", res.Turns)
+	}
+	if res.InputTokens+res.OutputTokens > 0 {
+		fmt.Fprintf(&b, "Ralph-Tokens: %d\n", res.InputTokens+res.OutputTokens)
+	}
+	if res.CostUSD != nil {
+		fmt.Fprintf(&b, "Ralph-Cost-USD: %.4f\n", *res.CostUSD)
+	}
+	fmt.Fprintf(&b, "Ralph-Verify: %s\n", att.Verify)
+	return b.String()
+}
+
+// saveAndRestore keeps the attempt's whole worktree under refs/ralph/<change>/attempts/
+// and then puts the branch back at the recorded checkpoint. If saving fails, nothing is
+// restored: the work stays where the agent left it.
+func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Attempt, reason string) error {
+	ref := attemptRef(rec.Change, att.Story, att.N)
+	msg := fmt.Sprintf("ralph attempt %s-%d: %s\n\nRalph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\nRalph-Outcome: %s\n",
+		att.Story, att.N, firstLine(orText(reason, att.Outcome)), rec.Change, att.Story, att.N, att.Outcome)
+	if _, err := l.Repo.SaveAttempt(ctx, rec.Checkpoint, ref, msg); err != nil {
+		rec.Status, rec.StopReason = run.Failed, "could not save a failed attempt"
+		_ = l.save(rec)
+		return &Error{Msg: "could not save the failed attempt: " + err.Error(),
+			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
+	}
+	att.Ref = ref
+	if att.Ended.IsZero() {
+		att.Ended = l.now()
+	}
+	if att.Outcome == run.OutcomeRunning {
+		att.Outcome, att.Reason = run.OutcomeInterrupted, reason
+	}
+	if err := l.save(rec); err != nil {
+		return err
+	}
+	if err := l.Repo.Restore(ctx, rec.Branch, rec.Checkpoint); err != nil {
+		return fmt.Errorf("restore %s to checkpoint %s: %w", rec.Branch, short(rec.Checkpoint), err)
+	}
+	return nil
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}

@@ -1,0 +1,115 @@
+// Package loop is the orchestrator of the Ralph loop: it is the only package that knows
+// the whole story of a run — preflight, the initial state commit, attempts, checkpoints,
+// saving and restoring failed attempts, resuming, and finishing.
+//
+// It never prints. Progress goes through a Reporter (internal/term implements it), and
+// failures come back as errors, most of them *Error with a hint for the user.
+package loop
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// Reporter receives a loop's progress as it happens.
+type Reporter interface {
+	Step(msg string)                                           // something git-ralph did
+	Warn(msg string)                                           // something to look at
+	Attempt(index, total int, story, title string, n, max int) // an attempt begins
+	AgentText(text string)                                     // the agent's words, live
+	AgentTool(name, summary string)                            // a tool call of the agent
+	Outcome(ok bool, msg string)                               // how an attempt ended
+}
+
+// Error is a failure the user can act on. The CLI prints it as git does:
+// "error: <Msg>" then one "hint: <line>" per line of Hint.
+type Error struct {
+	Msg  string
+	Hint string
+	Code int // exit code; 0 means 1
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the underlying error, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Hints returns the hint lines.
+func (e *Error) Hints() []string {
+	if e.Hint == "" {
+		return nil
+	}
+	return strings.Split(e.Hint, "\n")
+}
+
+// ExitCode is the process exit code this error asks for.
+func (e *Error) ExitCode() int {
+	if e.Code == 0 {
+		return 1
+	}
+	return e.Code
+}
+
+func userErr(hint, format string, args ...any) *Error {
+	return &Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// Loop runs and finishes Ralph loops in one repository.
+type Loop struct {
+	Repo   *git.Repo  // required
+	Store  *run.Store // required
+	Report Reporter   // required
+	Now    func() time.Time
+}
+
+// New returns a Loop over repo whose state lives in repo's common dir.
+func New(repo *git.Repo, rep Reporter) *Loop {
+	return &Loop{Repo: repo, Store: run.NewStore(repo.CommonDir), Report: rep, Now: time.Now}
+}
+
+// BranchName is the branch a change's loop works on.
+func BranchName(change string) string { return "ralph/" + change }
+
+func attemptRef(change, story string, n int) string {
+	return fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, story, n)
+}
+
+func backupRef(change string, t time.Time) string {
+	return fmt.Sprintf("refs/ralph/%s/backup/%d", change, t.Unix())
+}
+
+func short(id string) string {
+	if len(id) > 7 {
+		return id[:7]
+	}
+	return id
+}
+
+func (l *Loop) now() time.Time {
+	if l.Now == nil {
+		return time.Now()
+	}
+	return l.Now()
+}
+
+func (l *Loop) save(rec *run.Record) error {
+	if err := l.Store.Save(rec, l.now()); err != nil {
+		return fmt.Errorf("save run record: %w", err)
+	}
+	return nil
+}
+
+// tail returns the last n lines of s, trimmed.
+func tail(s string, n int) string {
+	s = strings.TrimRight(s, "\n \t\r")
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

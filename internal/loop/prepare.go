@@ -1,0 +1,355 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// prepare returns a record in status running with the worktree on the branch at the
+// recorded checkpoint: a new run, a resumed one, or one started over with --fresh.
+func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
+	rec, err := l.Store.Load(o.Change)
+	if errors.Is(err, run.ErrNoRun) {
+		return l.newRun(ctx, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Whatever happens next, git steps must not be cut short by a Ctrl-C.
+	gctx := context.WithoutCancel(ctx)
+	branch := rec.Branch
+	exists, err := l.Repo.BranchExists(gctx, branch)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status == run.Starting {
+		return l.finishStarting(gctx, o, rec, exists)
+	}
+	if !exists {
+		if !o.Fresh {
+			return nil, userErr("start over with 'git ralph start "+o.Change+" --fresh'",
+				"the run of %q has lost its branch %s", o.Change, branch)
+		}
+		if err := l.Store.Remove(o.Change); err != nil {
+			return nil, err
+		}
+		return l.newRun(ctx, o)
+	}
+	if err := l.stopOrphanAgent(rec); err != nil {
+		return nil, err
+	}
+	if err := l.resume(gctx, rec); err != nil {
+		return nil, err
+	}
+	if o.Fresh {
+		if err := l.startOver(gctx, rec); err != nil {
+			return nil, err
+		}
+	}
+	rec.Agent, rec.Model = o.Agent, o.Model
+	rec.Status, rec.StopReason, rec.PID = run.Running, "", os.Getpid()
+	return rec, l.save(rec)
+}
+
+// stopOrphanAgent kills the agent a crashed git-ralph left running, identified by pid
+// and start time so that a reused pid is never signalled.
+func (l *Loop) stopOrphanAgent(rec *run.Record) error {
+	if rec.AgentPID == 0 {
+		return nil
+	}
+	if agent.GroupAlive(rec.AgentPID, rec.AgentStart) {
+		l.Report.Step(fmt.Sprintf("stopping the agent (pid %d) an earlier run left behind", rec.AgentPID))
+		if err := agent.KillGroup(rec.AgentPID, rec.AgentStart); err != nil {
+			return fmt.Errorf("stop agent process group %d: %w", rec.AgentPID, err)
+		}
+	}
+	rec.AgentPID, rec.AgentStart = 0, 0
+	return nil
+}
+
+// newRun is SPEC §4 "New run"; the order of the steps is what makes a crash anywhere
+// recoverable: the record first, then the backup, then the branch, then the commit.
+func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
+	gctx := context.WithoutCancel(ctx)
+	branch := BranchName(o.Change)
+	cur, err := l.Repo.CurrentBranch(gctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cur == branch {
+		return nil, userErr("switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/",
+			"you are on %s, which an earlier run left behind", branch)
+	}
+	head, err := l.Repo.Head(gctx)
+	if err != nil {
+		return nil, err
+	}
+	now := l.now()
+	rec := &run.Record{
+		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
+		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
+	}
+	if err := l.save(rec); err != nil {
+		return nil, err
+	}
+	if err := l.createBranch(gctx, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// createBranch runs steps 2–4 of a new run from the original HEAD.
+func (l *Loop) createBranch(ctx context.Context, rec *run.Record) error {
+	if err := l.backupBranch(ctx, rec); err != nil {
+		return err
+	}
+	if err := l.Repo.CheckoutNewBranch(ctx, rec.Branch); err != nil {
+		return fmt.Errorf("create branch %s: %w", rec.Branch, err)
+	}
+	return l.commitInitial(ctx, rec)
+}
+
+// backupBranch keeps the tip of an existing ralph/<change> under refs/ralph/<change>/backup/.
+func (l *Loop) backupBranch(ctx context.Context, rec *run.Record) error {
+	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
+	if err != nil || !ok {
+		return err
+	}
+	for _, b := range rec.Backups {
+		if id, ok, _ := l.Repo.ResolveRef(ctx, b); ok && id == tip {
+			return nil
+		}
+	}
+	ref := backupRef(rec.Change, l.now())
+	for i := 1; ; i++ {
+		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
+			return err
+		} else if !ok {
+			break
+		}
+		ref = fmt.Sprintf("%s-%d", backupRef(rec.Change, l.now()), i)
+	}
+	if err := l.Repo.UpdateRef(ctx, ref, tip); err != nil {
+		return fmt.Errorf("back up %s: %w", rec.Branch, err)
+	}
+	rec.Backups = append(rec.Backups, ref)
+	l.Report.Step(fmt.Sprintf("kept the old %s (%s) as %s", rec.Branch, short(tip), ref))
+	return l.save(rec)
+}
+
+// commitInitial commits whatever the user had uncommitted as "initial state" on the
+// branch. If the user's own commit hooks refuse it, everything is put back as it was.
+func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
+	if err := l.Repo.AddAll(ctx); err != nil {
+		return err
+	}
+	id, err := l.Repo.Commit(ctx, "initial state", git.CommitOptions{AllowEmpty: true})
+	if err != nil {
+		l.rollbackStart(ctx, rec)
+		var ge *git.Error
+		detail := err.Error()
+		if errors.As(err, &ge) {
+			detail = tail(ge.Stderr, 10)
+		}
+		return userErr("git-ralph commits your uncommitted work as \"initial state\" and your commit hooks refused it:\n"+detail+"\ncommit or stash your work first, or fix the hook; nothing was changed",
+			"the \"initial state\" commit was refused")
+	}
+	rec.Initial, rec.Checkpoint, rec.Status = id, id, run.Running
+	if err := l.save(rec); err != nil {
+		return err
+	}
+	from := rec.Original
+	if from == "" {
+		from = short(rec.OriginalCommit)
+	}
+	l.Report.Step(fmt.Sprintf("on branch %s from %s; initial state %s", rec.Branch, from, short(id)))
+	return nil
+}
+
+// rollbackStart undoes a new run whose initial commit failed: unstage, go back to the
+// original branch with the work still uncommitted, put the branch back, drop the record.
+func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
+	_ = l.Repo.MixedReset(ctx)
+	target := rec.Original
+	if target == "" {
+		target = rec.OriginalCommit
+	}
+	if err := l.Repo.Checkout(ctx, target); err != nil {
+		return // leave everything where it is, the record says where we were
+	}
+	if n := len(rec.Backups); n > 0 {
+		if tip, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
+			_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)
+		}
+	} else {
+		_ = l.Repo.DeleteBranch(ctx, rec.Branch)
+	}
+	_ = l.Store.Remove(rec.Change)
+}
+
+// finishStarting completes a new run that crashed before its initial state commit was
+// recorded, from what git shows, never committing onto a branch it did not create.
+func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record, branchExists bool) (*run.Record, error) {
+	cur, err := l.Repo.CurrentBranch(ctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	head, err := l.Repo.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cur == rec.Branch && head == rec.OriginalCommit:
+		// Branch created, initial commit not made.
+		if err := l.commitInitial(ctx, rec); err != nil {
+			return nil, err
+		}
+	case cur == rec.Branch:
+		c, err := l.Repo.Log(ctx, head, 1)
+		if err != nil || len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
+			return nil, userErr("start over with 'git ralph start "+o.Change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", o.Change, rec.Branch)
+		}
+		rec.Initial, rec.Checkpoint, rec.Status = head, head, run.Running
+	case cur == rec.Original && head == rec.OriginalCommit:
+		// Nothing happened in git yet (or only the backup).
+		if err := l.createBranch(ctx, rec); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, userErr("switch back to "+orDetached(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
+			"an interrupted start of %q is pending, but HEAD moved since", o.Change)
+	}
+	_ = branchExists
+	rec.Status, rec.PID = run.Running, os.Getpid()
+	return rec, l.save(rec)
+}
+
+func orDetached(rec *run.Record) string {
+	if rec.Original != "" {
+		return rec.Original
+	}
+	return short(rec.OriginalCommit)
+}
+
+// resume brings the worktree back to the branch at the recorded checkpoint after an
+// interrupt or a crash, saving any leftovers of the interrupted attempt first.
+func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
+	cur, err := l.Repo.CurrentBranch(ctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return err
+	}
+	st, err := l.Repo.Status(ctx)
+	if err != nil {
+		return err
+	}
+	dirty := len(st) > 0
+	crashed := rec.Status == run.Running // the lock is ours, so whoever wrote "running" died
+	tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
+	if err != nil {
+		return err
+	}
+	head, err := l.Repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	if cur != rec.Branch && dirty && !crashed {
+		return userErr("commit or stash them, then run 'git ralph start "+rec.Change+"' again",
+			"you have uncommitted changes on %s, and resuming switches to %s", orDetachedName(cur, head), rec.Branch)
+	}
+	if !dirty && cur == rec.Branch && head == rec.Checkpoint {
+		return nil
+	}
+	if !dirty && tip != rec.Checkpoint && (cur == rec.Branch || !crashed) {
+		if ok, err := l.adopt(ctx, rec, tip, crashed); err != nil || ok {
+			if err == nil && cur != rec.Branch {
+				err = l.Repo.Checkout(ctx, rec.Branch)
+			}
+			return err
+		}
+	}
+	if !dirty && !crashed && tip == rec.Checkpoint {
+		return l.Repo.Checkout(ctx, rec.Branch)
+	}
+	// Leftovers of an interrupted attempt (or of a crash): keep them, then restore.
+	story := rec.CurrentStory
+	if story == "" {
+		story = "resume"
+	}
+	att := l.leftoverAttempt(rec, story)
+	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
+}
+
+func orDetachedName(cur, head string) string {
+	if cur != "" {
+		return cur
+	}
+	return "detached HEAD " + short(head)
+}
+
+// adopt takes the branch tip as the new checkpoint when it is safe: a checkpoint commit
+// whose recording a crash cut short, or (after a clean stop) commits the user made by hand
+// on top of the checkpoint.
+func (l *Loop) adopt(ctx context.Context, rec *run.Record, tip string, crashed bool) (bool, error) {
+	ok, err := l.Repo.IsAncestor(ctx, rec.Checkpoint, tip)
+	if err != nil || !ok {
+		return false, err
+	}
+	if crashed {
+		c, err := l.Repo.Log(ctx, tip, 1)
+		if err != nil || len(c) == 0 {
+			return false, err
+		}
+		if len(c[0].Parents) == 0 || c[0].Parents[0] != rec.Checkpoint ||
+			c[0].Subject != "checkpoint: "+rec.CurrentStory || c[0].Trailers["Ralph-Change"] != rec.Change {
+			return false, nil
+		}
+		if a := rec.Last(); a != nil && a.Story == rec.CurrentStory && a.Outcome == run.OutcomeRunning {
+			a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.now()
+		}
+		l.Report.Step(fmt.Sprintf("recorded checkpoint %s for story %s, made just before the last run stopped", short(tip), rec.CurrentStory))
+	} else {
+		l.Report.Step(fmt.Sprintf("continuing from your commits on %s (%s)", rec.Branch, short(tip)))
+	}
+	rec.Checkpoint = tip
+	return true, l.save(rec)
+}
+
+// leftoverAttempt returns the record's running attempt at story, or a new one.
+func (l *Loop) leftoverAttempt(rec *run.Record, story string) *run.Attempt {
+	if a := rec.Last(); a != nil && a.Story == story && a.Outcome == run.OutcomeRunning {
+		return a
+	}
+	rec.Attempts = append(rec.Attempts, run.Attempt{Story: story, N: nextAttemptN(rec, story), Outcome: run.OutcomeRunning, Started: l.now()})
+	return rec.Last()
+}
+
+// startOver is --fresh on an existing run: the branch tip is kept under backup/, the
+// branch goes back to its "initial state" commit (which holds the user's uncommitted
+// work), and the attempts are forgotten.
+func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
+	if err := l.backupBranch(ctx, rec); err != nil {
+		return err
+	}
+	if err := l.Repo.Restore(ctx, rec.Branch, rec.Initial); err != nil {
+		return fmt.Errorf("reset %s to its initial state: %w", rec.Branch, err)
+	}
+	rec.Checkpoint, rec.Attempts, rec.CostUSD, rec.CostKnown, rec.CurrentStory = rec.Initial, nil, 0, false, ""
+	rec.Started = l.now()
+	l.Report.Step(fmt.Sprintf("started %s over from its initial state %s", rec.Branch, short(rec.Initial)))
+	return l.save(rec)
+}

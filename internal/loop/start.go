@@ -1,0 +1,293 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/prompt"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// Options are the inputs of `git ralph start`.
+type Options struct {
+	Change         string
+	Agent          string // driver name; "" means claude
+	Model          string
+	AgentArgs      []string
+	MaxRetries     int
+	Timeout        time.Duration
+	IdleTimeout    time.Duration
+	MaxCost        float64 // 0: no limit
+	Fresh          bool
+	DryRun         bool
+	PromptTemplate string          // path of a text/template file; "" for the embedded one
+	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
+	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
+}
+
+// Summary is what a finished (or stopped) start reports.
+type Summary struct {
+	Change, Branch, Original string
+	Stories                  int // stories completed by this invocation
+	Total                    int // stories in the change
+	Attempts                 int // attempts made by this invocation
+	Duration                 time.Duration
+	CostUSD                  float64
+	CostKnown                bool
+	Checkpoint               string
+
+	// Set by a dry run.
+	DryRun *DryRun
+}
+
+// DryRun is what a dry run would do next.
+type DryRun struct {
+	Story  string
+	Title  string
+	Prompt string
+	Argv   []string
+	Done   bool // no incomplete story is left
+}
+
+// ErrInterrupted is returned when Ctrl-C or SIGTERM stopped the loop.
+var ErrInterrupted = &Error{
+	Msg:  "interrupted",
+	Code: 130,
+}
+
+// Start runs (or resumes) the loop of one change in the foreground.
+func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
+	if o.Agent == "" {
+		o.Agent = "claude"
+	}
+	ch, drv, err := l.preflight(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.DryRun {
+		return l.dryRun(ctx, o, ch, drv)
+	}
+	lock, err := l.Store.Lock(o.Change)
+	if errors.Is(err, run.ErrLocked) {
+		return nil, userErr(
+			"wait for it to end, or stop it with Ctrl-C in its terminal\n'git ralph status "+o.Change+"' shows where it stands",
+			"a loop is already running for change %q", o.Change)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
+	}
+	defer lock.Unlock()
+
+	rec, err := l.prepare(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return l.work(ctx, o, ch, drv, rec)
+}
+
+// preflight checks everything that can be checked before anything changes.
+func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agent.Driver, error) {
+	ch, err := LoadChange(ctx, l.Repo, o.Change)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ch.HasTasks {
+		return nil, nil, userErr("write the stories into "+ch.RelDir+"/tasks.md as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
+			"change %q has no tasks.md", o.Change)
+	}
+	if op, err := l.Repo.InProgress(ctx); err != nil {
+		return nil, nil, err
+	} else if op != "" {
+		return nil, nil, userErr("finish it or abort it (git "+op+" --continue / --abort), then run 'git ralph start "+o.Change+"' again",
+			"a %s is in progress", op)
+	}
+	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
+		return nil, nil, err
+	} else if len(paths) > 0 {
+		return nil, nil, userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
+			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
+	}
+	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
+		return nil, nil, userErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
+			"the repository has no commits yet")
+	} else if err != nil {
+		return nil, nil, err
+	}
+	drv, err := agent.Lookup(o.Agent)
+	if err != nil {
+		return nil, nil, userErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
+			"unknown agent %q", o.Agent)
+	}
+	if _, err := agent.LookPath(drv); err != nil {
+		hint := ""
+		var nf *agent.NotFoundError
+		if errors.As(err, &nf) {
+			hint = nf.Hint()
+		}
+		return nil, nil, &Error{Msg: fmt.Sprintf("agent %q: %s not found on PATH", drv.Name(), drv.Binary()), Hint: hint, Err: err}
+	}
+	branch := BranchName(o.Change)
+	wts, err := l.Repo.WorktreeBranches(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p, ok := wts[branch]; ok && !samePath(p, l.Repo.Root) {
+		return nil, nil, userErr("finish or remove that worktree first (git worktree remove "+p+")",
+			"branch %s is checked out in another worktree: %s", branch, p)
+	}
+	if o.PromptTemplate != "" {
+		if _, err := os.Stat(o.PromptTemplate); err != nil {
+			return nil, nil, userErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
+				"prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err))
+		}
+	}
+	for _, t := range ch.Orphans {
+		l.Report.Warn(fmt.Sprintf("%s/tasks.md:%d: task outside any numbered story is not run: %s", ch.RelDir, t.Line, t.Text))
+	}
+	return ch, drv, nil
+}
+
+// LoadChange validates a change name and loads the change. A name is accepted only if
+// it is one of the listed change directories and ralph/<name> is a valid branch name.
+func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Change, error) {
+	ch, err := openspec.Load(repo.Root, name)
+	var unk *openspec.UnknownChangeError
+	if errors.As(err, &unk) {
+		return nil, &Error{Msg: unk.Error(), Hint: unk.Hint(), Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := repo.CheckBranchName(ctx, BranchName(name)); err != nil {
+		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
+			"change name %q cannot be used in a branch name", name)
+	}
+	return ch, nil
+}
+
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+func (l *Loop) dryRun(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver) (*Summary, error) {
+	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
+	story, ok := ch.NextStory()
+	if !ok {
+		s.DryRun.Done = true
+		return s, nil
+	}
+	reason := ""
+	n := 1
+	if rec, err := l.Store.Load(o.Change); err == nil {
+		reason = lastReason(rec, story.ID)
+		n = len(rec.AttemptsOf(story.ID)) + 1
+	}
+	learnings := ""
+	if b, err := os.ReadFile(l.Store.LearningsPath(o.Change)); err == nil {
+		learnings = string(b)
+	}
+	text, err := l.render(o, ch, story, learnings, reason, n)
+	if err != nil {
+		return nil, err
+	}
+	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt = story.ID, story.Title, text
+	s.DryRun.Argv = drv.Argv(l.request(o, "", nil))
+	return s, nil
+}
+
+func (l *Loop) request(o Options, text string, env []string) agent.Request {
+	return agent.Request{
+		Prompt:      text,
+		Dir:         l.Repo.Root,
+		Env:         env,
+		Model:       o.Model,
+		Args:        o.AgentArgs,
+		Timeout:     o.Timeout,
+		IdleTimeout: o.IdleTimeout,
+		Grace:       o.Grace,
+		Kill:        o.Kill,
+	}
+}
+
+func (l *Loop) render(o Options, ch *openspec.Change, s openspec.Story, learnings, reason string, n int) (string, error) {
+	d := prompt.Data{
+		Change:        ch.Name,
+		ChangeDir:     ch.RelDir,
+		TasksPath:     ch.RelDir + "/tasks.md",
+		Story:         s,
+		Stories:       ch.Stories,
+		Proposal:      prompt.NewDoc(ch.RelDir+"/proposal.md", ch.Proposal),
+		Design:        prompt.NewDoc(ch.RelDir+"/design.md", ch.Design),
+		Specs:         ch.Specs,
+		LearningsPath: l.Store.LearningsPath(ch.Name),
+		Learnings:     learnings,
+		Attempt:       n,
+		MaxAttempts:   o.MaxRetries + 1,
+		Reason:        reason,
+	}
+	text, err := prompt.Render(o.PromptTemplate, d)
+	if err != nil {
+		return "", &Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}
+	}
+	return text, nil
+}
+
+// lastReason is the reason to pass on to the next attempt at story: the newest
+// attempt's, when that attempt failed with a reason worth telling the agent.
+func lastReason(rec *run.Record, story string) string {
+	atts := rec.AttemptsOf(story)
+	if len(atts) == 0 {
+		return ""
+	}
+	a := atts[len(atts)-1]
+	if a.PassOn {
+		return a.Reason
+	}
+	return ""
+}
+
+// storyIndex is the 1-based position of a story among the change's stories.
+func storyIndex(ch *openspec.Change, id string) int {
+	for i, s := range ch.Stories {
+		if s.ID == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func nextAttemptN(rec *run.Record, story string) int {
+	n := 0
+	for _, a := range rec.AttemptsOf(story) {
+		n = max(n, a.N)
+	}
+	return n + 1
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func openIDs(ts []openspec.Task) string {
+	var ids []string
+	for _, t := range ts {
+		if t.ID != "" {
+			ids = append(ids, t.ID)
+		} else {
+			ids = append(ids, fmt.Sprintf("line %d", t.Line))
+		}
+	}
+	return strings.Join(slices.Compact(ids), ", ")
+}

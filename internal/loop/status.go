@@ -1,0 +1,154 @@
+package loop
+
+import (
+	"context"
+	"errors"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// StoryView is one story as `list --json` and `status --json` show it; the count fields
+// are named and counted as `openspec list --json` names and counts them.
+type StoryView struct {
+	ID             string `json:"id"`
+	Title          string `json:"title"`
+	CompletedTasks int    `json:"completedTasks"`
+	TotalTasks     int    `json:"totalTasks"`
+	Complete       bool   `json:"complete"`
+}
+
+// OrphanView is a task outside any numbered story.
+type OrphanView struct {
+	Line        int    `json:"line"`
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Done        bool   `json:"done"`
+}
+
+// RunView is the short form of a run, as `list` shows it.
+type RunView struct {
+	Status       string `json:"status"`
+	Branch       string `json:"branch"`
+	CurrentStory string `json:"currentStory"`
+}
+
+// ChangeView is one change as `list --json` shows it.
+type ChangeView struct {
+	Name           string       `json:"name"`
+	CompletedTasks int          `json:"completedTasks"`
+	TotalTasks     int          `json:"totalTasks"`
+	Stories        []StoryView  `json:"stories"`
+	OrphanTasks    []OrphanView `json:"orphanTasks"`
+	Run            *RunView     `json:"run"`
+}
+
+// Stories lists a change's stories for display.
+func Stories(ch *openspec.Change) []StoryView {
+	out := []StoryView{}
+	for _, s := range ch.Stories {
+		d, t := s.Counts()
+		out = append(out, StoryView{ID: s.ID, Title: s.Title, CompletedTasks: d, TotalTasks: t, Complete: s.Complete()})
+	}
+	return out
+}
+
+// Orphans lists a change's orphan tasks for display.
+func Orphans(ch *openspec.Change) []OrphanView {
+	out := []OrphanView{}
+	for _, t := range ch.Orphans {
+		out = append(out, OrphanView{Line: t.Line, ID: t.ID, Description: t.Text, Done: t.Done})
+	}
+	return out
+}
+
+// EffectiveStatus is the record's status corrected by the lock: a record that says
+// running while nobody holds the lock belongs to a process that died.
+func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
+	running = l.Store.Held(rec.Change)
+	status = string(rec.Status)
+	if !running && (rec.Status == run.Running || rec.Status == run.Starting) {
+		status = string(run.Interrupted)
+	}
+	return status, running
+}
+
+// List returns every change of the repository with its progress and run.
+func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
+	names, err := openspec.ListChanges(l.Repo.Root)
+	if err != nil {
+		return nil, err
+	}
+	out := []ChangeView{}
+	for _, name := range names {
+		ch, err := openspec.Load(l.Repo.Root, name)
+		if err != nil {
+			return nil, err
+		}
+		d, t := ch.Counts()
+		v := ChangeView{Name: name, CompletedTasks: d, TotalTasks: t, Stories: Stories(ch), OrphanTasks: Orphans(ch)}
+		if rec, err := l.Store.Load(name); err == nil {
+			st, _ := l.EffectiveStatus(rec)
+			v.Run = &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory}
+		} else if !errors.Is(err, run.ErrNoRun) {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// StatusReport is everything `git ralph status` shows.
+type StatusReport struct {
+	Record     *run.Record
+	Status     string           // effective status
+	Running    bool             // a process holds the lock now
+	Change     *openspec.Change // nil when the change directory is gone
+	VerifyHook bool             // a ralph-verify hook is installed
+	Branch     bool             // the branch exists
+	Current    string           // the branch HEAD is on
+	Learnings  string           // path of the learnings file
+	Logs       string           // directory of the attempt logs
+}
+
+// Status reports on the run of change (or of the only run). It returns nil, nil when
+// there is no run.
+func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error) {
+	if change == "" {
+		names, err := l.Store.Changes()
+		if err != nil {
+			return nil, err
+		}
+		if len(names) == 0 {
+			return nil, nil
+		}
+		if change, err = l.ResolveRun(""); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := l.Store.Load(change)
+	if errors.Is(err, run.ErrNoRun) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
+	r.Status, r.Running = l.EffectiveStatus(rec)
+	if ch, err := openspec.Load(l.Repo.Root, change); err == nil {
+		r.Change = ch
+	}
+	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
+		return nil, err
+	}
+	if r.Branch, err = l.Repo.BranchExists(ctx, rec.Branch); err != nil {
+		return nil, err
+	}
+	if cur, err := l.Repo.CurrentBranch(ctx); err == nil {
+		r.Current = cur
+	} else if !errors.Is(err, git.ErrDetachedHead) {
+		return nil, err
+	}
+	return r, nil
+}
