@@ -41,8 +41,11 @@ type root struct {
 	Status statusCmd `cmd:"" help:"Show where a run stands."`
 	Finish finishCmd `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
 	List   listCmd   `cmd:"" help:"List the repository's changes, their progress and runs."`
+	Demo   demoCmd   `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
 	Help   helpCmd   `cmd:"" help:"Show help for a command."`
-	Man    manCmd    `cmd:"" hidden:"" help:"Print the man page (roff)."`
+
+	Man       manCmd       `cmd:"" hidden:"" help:"Print the man page (roff)."`
+	DemoAgent demoAgentCmd `cmd:"" name:"demo-agent" hidden:"" passthrough:"all" help:"The scripted agent of the demo."`
 }
 
 // exitRequest carries an exit code out of kong through a panic, so that tests can call
@@ -153,7 +156,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loop.New(repo, term.NewReporter(e.s)), nil
+	return loop.New(repo, newReporter(e.s)), nil
 }
 
 // printErr prints err the way git does ("error: …", then "hint: …" lines) and returns
@@ -225,3 +228,5 @@ func configResolver() kong.Resolver {
 		return v, nil
 	})
 }
+
+func newReporter(s *term.Streams) loop.Reporter { return term.NewReporter(s) }

@@ -3,9 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/term"
@@ -56,7 +59,16 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	var drv agent.Driver
+	if c.Agent == "demo" { // the demo's scripted agent, for experiments; never a default
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		drv = demo.Driver(exe, 0)
+	}
 	sum, err := l.Start(e.ctx, loop.Options{
+		Driver: drv,
 		Change: c.Change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,

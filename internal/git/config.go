@@ -89,3 +89,12 @@ func (r *Repo) configIn(ctx context.Context, dir, key string) (string, bool, err
 	}
 	return strings.TrimSuffix(string(out), "\n"), true, nil
 }
+
+// SetConfig sets key to value in the repository's own config (.git/config).
+func (r *Repo) SetConfig(ctx context.Context, key, value string) error {
+	if err := checkArg("config key", key); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"config", "--local", key, value}})
+	return err
+}

@@ -12,8 +12,8 @@ import (
 type Commit struct {
 	ID      string
 	Parents []string // parent ids, first parent first
-	Subject string // the first paragraph, joined into one line
-	Body    string // the rest of the message, trailers included
+	Subject string   // the first paragraph, joined into one line
+	Body    string   // the rest of the message, trailers included
 	// Trailers maps each trailer key (as written, e.g. "Ralph-Story") to
 	// its value, folded lines unfolded. For a key given twice the last
 	// value wins.

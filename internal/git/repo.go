@@ -168,3 +168,13 @@ func checkArg(what, s string) error {
 	}
 	return nil
 }
+
+// Init creates a repository in dir, on branch main, and opens it. The demo uses it for its
+// throwaway repository.
+func Init(ctx context.Context, dir string) (*Repo, error) {
+	r := &Repo{Root: dir}
+	if _, err := r.run(ctx, call{dir: dir, args: []string{"init", "-q", "--initial-branch=main"}}); err != nil {
+		return nil, err
+	}
+	return Open(ctx, dir)
+}

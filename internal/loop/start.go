@@ -32,6 +32,10 @@ type Options struct {
 	PromptTemplate string          // path of a text/template file; "" for the embedded one
 	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
 	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
+
+	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
+	// agent). It is never chosen from a file in the repository.
+	Driver agent.Driver
 }
 
 // Summary is what a finished (or stopped) start reports.
@@ -122,7 +126,10 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 	} else if err != nil {
 		return nil, nil, err
 	}
-	drv, err := agent.Lookup(o.Agent)
+	drv := o.Driver
+	if drv == nil {
+		drv, err = agent.Lookup(o.Agent)
+	}
 	if err != nil {
 		return nil, nil, userErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
 			"unknown agent %q", o.Agent)
