@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -28,13 +29,21 @@ type FinishResult struct {
 }
 
 // ResolveRun picks the change a command means: the named one, or the only one with a run.
+// A name is accepted only if it is one of the runs listed (never joined into a path).
 func (l *Loop) ResolveRun(name string) (string, error) {
-	if name != "" {
-		return name, nil
-	}
 	names, err := l.Store.Changes()
 	if err != nil {
 		return "", err
+	}
+	if name != "" {
+		if slices.Contains(names, name) {
+			return name, nil
+		}
+		hint := "no run exists in this repository; 'git ralph list' shows the changes"
+		if len(names) > 0 {
+			hint = "runs here: " + strings.Join(names, ", ")
+		}
+		return "", userErr(hint, "no run for change %q", name)
 	}
 	switch len(names) {
 	case 0:
@@ -52,9 +61,6 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, err
 	}
 	rec, err := l.Store.Load(change)
-	if errors.Is(err, run.ErrNoRun) {
-		return nil, userErr("'git ralph list' shows the changes and their runs", "no run for change %q", change)
-	}
 	if err != nil {
 		return nil, err
 	}

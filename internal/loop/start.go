@@ -111,7 +111,7 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 	if op, err := l.Repo.InProgress(ctx); err != nil {
 		return nil, nil, err
 	} else if op != "" {
-		return nil, nil, userErr("finish it or abort it (git "+op+" --continue / --abort), then run 'git ralph start "+o.Change+"' again",
+		return nil, nil, userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
 			"a %s is in progress", op)
 	}
 	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
@@ -173,6 +173,10 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 	}
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasPrefix(name, "-") { // it would read as an option to the commands it is passed to
+		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
+			"change name %q starts with a dash", name)
 	}
 	if err := repo.CheckBranchName(ctx, BranchName(name)); err != nil {
 		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
@@ -297,4 +301,17 @@ func openIDs(ts []openspec.Task) string {
 		}
 	}
 	return strings.Join(slices.Compact(ids), ", ")
+}
+
+// inProgressHint says how to end an operation git has in progress.
+func inProgressHint(op string) string {
+	switch op {
+	case "bisect":
+		return "end it with 'git bisect reset'"
+	case "merge":
+		return "finish it with 'git commit' or drop it with 'git merge --abort'"
+	case "am":
+		return "finish it with 'git am --continue' or drop it with 'git am --abort'"
+	}
+	return fmt.Sprintf("finish it with 'git %s --continue' or drop it with 'git %s --abort'", op, op)
 }
