@@ -21,9 +21,13 @@ import (
 // of external commands, and `claude` / `codex` are the scriptable fake.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-ralph": func() { os.Exit(cli.Main(os.Args[1:], term.System())) },
-		"claude":    fakeagent.Main,
-		"codex":     fakeagent.Main,
+		"git-ralph":    func() { os.Exit(cli.Main(os.Args[1:], term.System())) },
+		"claude":       fakeagent.Main,
+		"codex":        fakeagent.Main,
+		"gemini":       fakeagent.Main,
+		"opencode":     fakeagent.Main,
+		"amp":          fakeagent.Main,
+		"cursor-agent": fakeagent.Main,
 	})
 }
 

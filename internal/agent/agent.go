@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -15,8 +17,10 @@ import (
 // goroutine. The strings are the agent's own words: they may contain terminal
 // control sequences, so a Sink that prints them should sanitise them.
 type Sink interface {
-	// Text receives assistant text as it arrives: for Claude Code, once per
-	// complete text block (partial-message deltas are not forwarded).
+	// Text receives assistant text as it arrives: once per complete text
+	// block or message (Claude Code's partial-message deltas are not
+	// forwarded, Gemini's chunks are gathered), or per line of a plain-text
+	// custom agent.
 	Text(text string)
 	// Tool receives a tool call: its name and a one-line summary of at most
 	// about 120 characters (the Bash command, the file path, the pattern, …;
@@ -28,8 +32,10 @@ type Sink interface {
 // and Tool to Request.Sink and notices Terminal.
 type Events interface {
 	Sink
-	// Terminal is called when the terminal event (claude: the result line) has
-	// been decoded. It may be called more than once; the first call counts.
+	// Terminal is called when the terminal event (claude: the result line;
+	// codex: turn.completed or turn.failed; opencode: the final step_finish or
+	// an error) has been decoded. It may be called more than once; the first
+	// call counts. A plain-text custom agent has none.
 	Terminal()
 }
 
@@ -88,13 +94,27 @@ type Request struct {
 	// also the process group id) and its start time (see ProcStart; 0 when
 	// unknown), so the caller can record the process's identity (SPEC.md §7).
 	OnStart func(pid int, start uint64)
+
+	// Command is the custom agent's argv (ralph.agentCommand, already split
+	// into words), for the "custom" driver that Lookup returns; a Custom made
+	// by NewCustom uses its own. Other drivers ignore it.
+	Command []string
+	// Format is the custom agent's output format, used like Command:
+	// FormatText ("" means the same) or FormatClaudeStreamJSON.
+	Format string
+
+	// lastMessage is the file codex writes its final message to
+	// (--output-last-message); Run sets it to a temporary file.
+	lastMessage string
 }
 
 // Result is what one run of an agent came to. Decode fills in the fields that
 // come from the agent's output; Run adds those about the process.
 type Result struct {
-	// Text is the final answer: for claude, result.result when present, else
-	// the text of the last assistant message. It is bounded to its last 64 KiB.
+	// Text is the final answer, as each driver's doc says (claude: result.result
+	// when present, else the text of the last assistant message; codex: the
+	// --output-last-message file; a custom text agent: its last 64 KiB of
+	// stdout). It is bounded to its last 64 KiB.
 	// Only a Text with SawResult set and IsError unset is a verdict; see Promise.
 	Text string
 	// SawResult reports that the terminal event was seen. Without it the run
@@ -104,8 +124,9 @@ type Result struct {
 	// is_error, which is set even when subtype is "success", or an error_*
 	// subtype).
 	IsError bool
-	// Subtype is the terminal event's subtype (claude: "success",
-	// "error_max_turns", "error_max_budget_usd", …).
+	// Subtype is the terminal event's subtype (claude, amp, cursor: "success",
+	// "error_max_turns", …; codex: "turn.failed" on failure; gemini: the
+	// result's status; opencode: the last step's reason or the error's name).
 	Subtype string
 	// Errors holds what the agent said went wrong: claude's result.errors, the
 	// result text of an is_error result, the API error text of a run that
@@ -115,7 +136,8 @@ type Result struct {
 	// permission_denials), as "Tool: summary"; the agent may still claim
 	// success (AGENTS-REFERENCE.md §1.8). At most 16 entries.
 	Denials []string
-	// Turns is the agent's count of turns (claude num_turns).
+	// Turns is the agent's count of turns (claude and amp num_turns, opencode
+	// its steps); 0 when the agent reports none (codex, gemini, cursor).
 	Turns int
 	// InputTokens counts input tokens, cache reads and cache writes included;
 	// OutputTokens counts output tokens.
@@ -141,8 +163,36 @@ type Result struct {
 	Stderr string
 	// Fatal is non-empty when retrying is pointless and the loop must stop,
 	// e.g. Claude Code refusing --dangerously-skip-permissions as root, or not
-	// logged in. It is a complete sentence for the user.
+	// logged in. It is a complete sentence for the user. It is always set
+	// when Class is ClassAuth.
 	Fatal string
+	// Class is the kind of failure the agent's final error reports (see
+	// FailureClass); ClassNone when it reported none or one without special
+	// handling. Drivers decide it from the terminal or error event only.
+	Class FailureClass
+	// RetryAfter is how long the agent said to wait before trying again ("try
+	// again in 2 hours", "retry in 47s", a Retry-After), counted from the end
+	// of the run; 0 when it did not say. Set for ClassLimit and
+	// ClassTransient only.
+	RetryAfter time.Duration
+	// RetryAt is when the agent said its limit resets (Claude Code's "usage
+	// limit reached|<unix time>"); zero when it did not say. Set for
+	// ClassLimit and ClassTransient only.
+	RetryAt time.Time
+}
+
+// RetryTime returns when the agent said it can be tried again: the later of
+// RetryAt and now+RetryAfter, where now is the end of the run. It is the zero
+// time when the agent did not say.
+func (r Result) RetryTime(now time.Time) time.Time {
+	var t time.Time
+	if r.RetryAfter > 0 {
+		t = now.Add(r.RetryAfter)
+	}
+	if r.RetryAt.After(t) {
+		t = r.RetryAt
+	}
+	return t
 }
 
 // Promise returns the promise in the final answer, or a PromiseNone Promise
@@ -176,16 +226,62 @@ type Driver interface {
 }
 
 // Diagnoser is implemented by drivers that recognise failures only visible
-// once the process has ended, such as a refusal printed on stderr. Run calls
-// Diagnose after it has filled in ExitCode, Signal and Stderr; Diagnose may
-// set Fatal (and add to Errors).
+// once the process has ended, such as a refusal printed on stderr or an
+// agent (cursor, gemini) that reports some failures by its exit code and
+// stderr alone. Run calls Diagnose after it has filled in ExitCode, Signal,
+// Stderr and the timeout flags; Diagnose may set Fatal and Class (and add to
+// Errors). The custom driver's plain-text format also decides SawResult
+// there: the process's clean exit is its only terminal event.
 type Diagnoser interface {
 	Diagnose(res *Result)
 }
 
+// Preflighter is implemented by drivers that can tell, before the agent is
+// started, that it cannot work: amp without an API key (it would start an
+// interactive login and wait forever), a custom agent without a command.
+// env is the environment the agent would get.
+type Preflighter interface {
+	Preflight(req Request, env []string) error
+}
+
+// Preflight runs the driver's own checks (see Preflighter) with the
+// environment Run would give the agent: os.Environ() plus req.Env. The error
+// is a *PreflightError. Run calls it too, before starting anything; the loop
+// calls it in its preflight so that nothing changes when it fails.
+func Preflight(d Driver, req Request) error {
+	if p, ok := d.(Preflighter); ok {
+		return p.Preflight(req, childEnv(os.Environ(), req.Env))
+	}
+	return nil
+}
+
+// PreflightError says why an agent cannot be started, and how to fix it.
+type PreflightError struct {
+	Agent string // driver name
+	Msg   string // what is wrong, a lower-case phrase
+	Fix   string // what to do about it
+}
+
+// Error returns "agent NAME: MSG".
+func (e *PreflightError) Error() string { return fmt.Sprintf("agent %q: %s", e.Agent, e.Msg) }
+
+// Hint says how to fix it.
+func (e *PreflightError) Hint() string { return e.Fix }
+
+// envValue returns the last value of key in env, "" when unset.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
 // drivers returns every known driver, sorted by name.
 func drivers() []Driver {
-	return []Driver{Claude{}}
+	return []Driver{Amp{}, Claude{}, Codex{}, Cursor{}, Custom{}, Gemini{}, OpenCode{}}
 }
 
 // Lookup returns the driver called name. For an unknown name the error lists
@@ -209,9 +305,13 @@ func Names() []string {
 	return names
 }
 
-// LookPath finds the driver's binary on PATH. When it is missing, the error
-// is a *NotFoundError.
+// LookPath finds the driver's binary on PATH (a name with a slash is taken as
+// a path). When it is missing, the error is a *NotFoundError; for a custom
+// driver without a command, one with an empty Binary.
 func LookPath(d Driver) (string, error) {
+	if d.Binary() == "" {
+		return "", &NotFoundError{Agent: d.Name(), Install: d.InstallHint(), Err: errNoCommand}
+	}
 	path, err := exec.LookPath(d.Binary())
 	if err != nil {
 		return "", &NotFoundError{Agent: d.Name(), Binary: d.Binary(), Install: d.InstallHint(), Err: err}
@@ -228,8 +328,14 @@ type NotFoundError struct {
 	Err     error  // what exec.LookPath said
 }
 
+// errNoCommand is the NotFoundError.Err of a custom agent without a command.
+var errNoCommand = errors.New("no command configured")
+
 // Error says which executable is missing.
 func (e *NotFoundError) Error() string {
+	if e.Binary == "" {
+		return fmt.Sprintf("agent %q has no command", e.Agent)
+	}
 	if e.Agent == e.Binary {
 		return fmt.Sprintf("%q not found on PATH", e.Binary)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 )
 
 // Claude drives Claude Code (`claude`) headlessly, as described in
@@ -97,6 +98,7 @@ type claudeEvent struct {
 
 	// result
 	IsError           bool           `json:"is_error"`
+	APIErrorStatus    optFloat       `json:"api_error_status"`
 	Result            *string        `json:"result"` // absent on error_* subtypes
 	Errors            []string       `json:"errors"`
 	NumTurns          int            `json:"num_turns"`
@@ -109,6 +111,7 @@ type claudeMessage struct {
 	ID      string        `json:"id"`
 	Model   string        `json:"model"`
 	Content []claudeBlock `json:"content"`
+	Usage   *claudeUsage  `json:"usage"`
 }
 
 type claudeBlock struct {
@@ -122,6 +125,7 @@ type claudeBlock struct {
 // big ones (a Write's content) are not decoded.
 type claudeToolInput struct {
 	Command      string `json:"command"`
+	Cmd          string `json:"cmd"` // amp's Bash
 	FilePath     string `json:"file_path"`
 	NotebookPath string `json:"notebook_path"`
 	Path         string `json:"path"`
@@ -150,10 +154,27 @@ type claudeDenial struct {
 // echoed in tool results or earlier messages never counts. Lines that are not
 // JSON, are cut short, or are longer than 8 MiB are skipped.
 func (Claude) Decode(r io.Reader, ev Events) (Result, error) {
+	return decodeClaudeStream(r, ev, claudeFlavor{
+		authFatal: claudeAuthFatal, billingFatal: claudeBillingFatal, modelFatal: claudeModelFatal,
+	})
+}
+
+// claudeFlavor is what differs between the agents that print Claude Code's
+// stream-json: Claude Code itself, Amp (§6) and a custom agent speaking it.
+type claudeFlavor struct {
+	// authFatal, billingFatal and modelFatal are the Result.Fatal sentences.
+	authFatal, billingFatal, modelFatal string
+	// sumUsage: the result line carries no usage (amp), so the assistant
+	// messages' usage is summed instead.
+	sumUsage bool
+}
+
+// decodeClaudeStream decodes a Claude-Code-shaped stream; see Claude.Decode.
+func decodeClaudeStream(r io.Reader, ev Events, fl claudeFlavor) (Result, error) {
 	if ev == nil {
 		ev = nopEvents{}
 	}
-	d := claudeDecoder{ev: ev, last: textTail{max: maxText}}
+	d := claudeDecoder{ev: ev, fl: fl, last: textTail{max: maxText}}
 	lr := newLineReader(r, maxLine)
 	for {
 		line, long, err := lr.next()
@@ -172,7 +193,13 @@ func (Claude) Decode(r io.Reader, ev Events) (Result, error) {
 // claudeDecoder is the state of one Decode.
 type claudeDecoder struct {
 	ev  Events
+	fl  claudeFlavor
 	res Result
+
+	// the assistant messages' usage, summed (claudeFlavor.sumUsage)
+	usageID           string
+	usageIn, usageOut int64
+	resultUsage       bool
 
 	initModel, firstModel, session string
 
@@ -225,6 +252,11 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 	if d.firstModel == "" && m.Model != "" && m.Model != "<synthetic>" {
 		d.firstModel = m.Model
 	}
+	if d.fl.sumUsage && main && m.Usage != nil && (m.ID == "" || m.ID != d.usageID) {
+		d.usageID = m.ID
+		d.usageIn += m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens
+		d.usageOut += m.Usage.OutputTokens
+	}
 	var text strings.Builder
 	for _, b := range m.Content {
 		switch b.Type {
@@ -249,6 +281,10 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 		if d.apiErrText == "" {
 			d.apiErrText = "API error: " + code
 		}
+	} else if main {
+		// Only the last message counts: an error the agent got past is no
+		// verdict on the run.
+		d.apiErrCode, d.apiErrText = "", ""
 	}
 }
 
@@ -268,6 +304,8 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	}
 	if r.IsError && len(r.Errors) == 0 {
 		switch {
+		case rawString(e.Error) != "": // amp: the error string in place of result
+			addError(&r.Errors, rawString(e.Error))
 		case e.Result != nil && strings.TrimSpace(*e.Result) != "":
 			addError(&r.Errors, *e.Result)
 		case d.apiErrText != "":
@@ -281,6 +319,7 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 		r.CostUSD = &c
 	}
 	r.InputTokens, r.OutputTokens = 0, 0
+	d.resultUsage = e.Usage != nil
 	if u := e.Usage; u != nil {
 		r.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 		r.OutputTokens = u.OutputTokens
@@ -299,29 +338,86 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 		}
 		r.Denials = append(r.Denials, s)
 	}
-	if r.IsError && e.Result != nil && strings.Contains(*e.Result, "Please run /login") {
-		r.Fatal = claudeAuthFatal
+	r.Class, r.RetryAfter, r.RetryAt = ClassNone, 0, time.Time{}
+	if r.IsError {
+		d.classify(e)
 	}
+}
+
+// classify decides the failure class of an error result (e), or of a run
+// that ended without one after an assistant message carrying an API error
+// (e == nil). Only the result line and that message count: the HTTP status
+// the result names, the assistant's error code, the error text.
+func (d *claudeDecoder) classify(e *claudeEvent) {
+	r := &d.res
+	status := 0
+	var msg string
+	if e != nil {
+		if e.APIErrorStatus.ok {
+			status = int(e.APIErrorStatus.v)
+		}
+		var parts []string
+		if e.Result != nil {
+			parts = append(parts, *e.Result)
+		}
+		parts = append(parts, rawString(e.Error))
+		parts = append(parts, e.Errors...)
+		msg = strings.Join(parts, "\n")
+	}
+	if d.apiErrText != "" {
+		msg += "\n" + d.apiErrText
+	}
+	f := failure{class: classOfStatus(status)}
+	if f.class == ClassNone {
+		f.class = classOfAPIErrorCode(d.apiErrCode)
+	}
+	if f.class == ClassNone {
+		f = classifyError(0, msg)
+	} else {
+		f.after, f.at = retryHint(msg)
+	}
+	f.apply(r)
+	if r.Fatal != "" {
+		return
+	}
+	switch {
+	case d.apiErrCode == "billing_error":
+		r.Fatal = d.fl.billingFatal
+	case d.apiErrCode == "model_not_found":
+		r.Fatal = d.fl.modelFatal
+	case r.Class == ClassAuth:
+		r.Fatal = d.fl.authFatal
+	}
+}
+
+// classOfAPIErrorCode classifies the error code of a Claude Code assistant
+// message (SDKAssistantMessageError, AGENTS-REFERENCE.md §2).
+func classOfAPIErrorCode(code string) FailureClass {
+	switch code {
+	case "authentication_failed", "billing_error":
+		return ClassAuth
+	case "rate_limit":
+		return ClassLimit
+	case "overloaded", "server_error":
+		return ClassTransient
+	}
+	return ClassNone
 }
 
 // finish completes the Result once the stream has ended.
 func (d *claudeDecoder) finish() Result {
-	r := d.res
-	if !r.SawResult {
-		r.Text = d.last.String()
+	if !d.res.SawResult {
+		d.res.Text = d.last.String()
 		if d.apiErrText != "" {
-			addError(&r.Errors, d.apiErrText)
+			addError(&d.res.Errors, d.apiErrText)
+		}
+		if d.apiErrCode != "" {
+			d.classify(nil)
 		}
 	}
-	if r.Fatal == "" && (r.IsError || !r.SawResult) {
-		switch d.apiErrCode {
-		case "authentication_failed":
-			r.Fatal = claudeAuthFatal
-		case "billing_error":
-			r.Fatal = claudeBillingFatal
-		case "model_not_found":
-			r.Fatal = claudeModelFatal
-		}
+	r := d.res
+	if d.fl.sumUsage && !d.resultUsage {
+		r.InputTokens, r.OutputTokens = d.usageIn, d.usageOut
 	}
 	r.SessionID = d.session
 	r.Model = d.initModel
@@ -376,7 +472,7 @@ func toolSummary(name string, in *claudeToolInput) string {
 	var s string
 	switch name {
 	case "Bash":
-		s = in.Command
+		s = firstNonEmpty(in.Command, in.Cmd)
 	case "Read", "Write", "Edit", "MultiEdit":
 		s = in.FilePath
 	case "NotebookEdit":
@@ -396,7 +492,7 @@ func toolSummary(name string, in *claudeToolInput) string {
 		s = in.Skill
 	}
 	if s == "" {
-		s = firstNonEmpty(in.Command, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
+		s = firstNonEmpty(in.Command, in.Cmd, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
 	}
 	return oneLine(s, maxSummary)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,19 +47,44 @@ const (
 //     left the group (its own setsid) could hold them open forever. Such a
 //     descendant is not killed.
 //
+// Before anything starts, a custom driver from Lookup takes its command from
+// req.Command and req.Format, and Preflight runs the driver's own checks (amp
+// needs an API key); their error is returned with nothing started. For codex,
+// Run passes a temporary --output-last-message file and makes its content the
+// final text.
+//
 // If ctx is already cancelled, nothing is started and the Result says
 // Interrupted.
 func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Interrupted: true}, nil
 	}
+	if c, ok := d.(configurer); ok {
+		d = c.configure(req)
+	}
+	if err := Preflight(d, req); err != nil {
+		return Result{ExitCode: -1}, err
+	}
+	lm, wantsFile := d.(lastMessageWriter)
+	if wantsFile {
+		path, err := tempFile(d.Name())
+		if err != nil {
+			return Result{ExitCode: -1}, err
+		}
+		defer os.Remove(path)
+		req.lastMessage = path
+	}
 	argv := d.Argv(req)
 	if len(argv) == 0 {
 		return Result{ExitCode: -1}, fmt.Errorf("agent %q: empty command line", d.Name())
 	}
+	env := req.Env
+	if a, ok := d.(envAdder); ok {
+		env = append(slices.Clone(env), a.extraEnv(req)...)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = req.Dir
-	cmd.Env = childEnv(os.Environ(), req.Env)
+	cmd.Env = childEnv(os.Environ(), env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 
 	p, err := openPipes()
@@ -112,11 +138,75 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	res.TimedOut, res.Idle, res.Interrupted, res.Lingered = r.flags.TimedOut, r.flags.Idle, r.flags.Interrupted, r.flags.Lingered
 	res.ExitCode, res.Signal = exitStatus(state)
 	res.Stderr = strings.ToValidUTF8(tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
+	if wantsFile {
+		if text, err := readTail(req.lastMessage, maxText); err == nil {
+			lm.withLastMessage(&res, text)
+		}
+	}
 	if dg, ok := d.(Diagnoser); ok {
 		dg.Diagnose(&res)
 	}
 	r.writeTrailer(res)
 	return res, nil
+}
+
+// configurer is a driver whose configuration can come with the Request (the
+// custom driver that Lookup returns); Run uses the driver it returns.
+type configurer interface {
+	configure(req Request) Driver
+}
+
+// envAdder is a driver that passes something through the environment
+// rather than the argv (a custom agent's model: RALPH_MODEL).
+type envAdder interface {
+	extraEnv(req Request) []string
+}
+
+// lastMessageWriter is a driver whose CLI writes its final answer to a file
+// named on its command line (codex --output-last-message). Run makes a
+// temporary file, puts it in Request.lastMessage for Argv, and hands its
+// content (the last 64 KiB) to withLastMessage after the run.
+type lastMessageWriter interface {
+	withLastMessage(res *Result, text string)
+}
+
+// tempFile creates an empty temporary file for agent name and returns its
+// path.
+func tempFile(name string) (string, error) {
+	f, err := os.CreateTemp("", "git-ralph-"+name+"-*.txt")
+	if err != nil {
+		return "", fmt.Errorf("create temporary file: %w", err)
+	}
+	path := f.Name()
+	if err := f.Close(); err != nil {
+		_ = os.Remove(path)
+		return "", fmt.Errorf("create temporary file: %w", err)
+	}
+	return path, nil
+}
+
+// readTail returns the last n bytes of the file at path at most, as valid
+// UTF-8 starting on a rune boundary.
+func readTail(path string, n int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if fi.Size() > n {
+		if _, err := f.Seek(fi.Size()-n, io.SeekStart); err != nil {
+			return "", err
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, n))
+	if err != nil {
+		return "", err
+	}
+	return validTail(b), nil
 }
 
 // runner is the state of one Run once the process has started.

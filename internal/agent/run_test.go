@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -513,8 +514,15 @@ func TestLookup(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"gpt-9"`) || !strings.Contains(err.Error(), "claude") {
 		t.Fatalf("Lookup(gpt-9) err = %v", err)
 	}
-	if names := Names(); len(names) == 0 || names[0] != "claude" {
-		t.Fatalf("Names() = %q", names)
+	want := []string{"amp", "claude", "codex", "cursor", "custom", "gemini", "opencode"}
+	if names := Names(); !slices.Equal(names, want) {
+		t.Fatalf("Names() = %q, want %q", names, want)
+	}
+	for _, name := range want {
+		d, err := Lookup(name)
+		if err != nil || d.Name() != name {
+			t.Errorf("Lookup(%s) = %v, %v", name, d, err)
+		}
 	}
 }
 

@@ -198,6 +198,22 @@ func (t *textTail) add(s string) {
 	t.b.WriteString(s)
 }
 
+// append adds s right after the text so far when direct (a streamed chunk),
+// else on a line of its own, as add does.
+func (t *textTail) append(s string, direct bool) {
+	if !direct || t.b.Len() == 0 {
+		t.add(s)
+		return
+	}
+	if t.b.Len()+len(s) > 2*t.max {
+		kept := tail(t.b.String()+s, t.max)
+		t.b.Reset()
+		t.b.WriteString(kept)
+		return
+	}
+	t.b.WriteString(s)
+}
+
 func (t *textTail) String() string { return tail(t.b.String(), t.max) }
 
 // nopEvents discards events; Decode uses it when given none.

@@ -22,6 +22,11 @@ type agent interface {
 	toolEnd(t *toolCall)
 	// finish prints the terminal event and returns the exit code.
 	finish() int
+	// early reports whether the CLI reports fs before printing anything
+	// (then start is never called); fail prints the failure ending and
+	// returns the exit code (see fail.go).
+	early(fs *failSpec) bool
+	fail(fs *failSpec) int
 }
 
 type toolKind int
@@ -53,6 +58,12 @@ type toolCall struct {
 	combined    string
 
 	err error // write and edit failures
+
+	// refused is set by toolBegin when the emulated CLI would not run the
+	// tool (gemini without --yolo, cursor without --force, amp without
+	// --dangerously-allow-all): the fake then does not act, and toolEnd
+	// reports the refusal.
+	refused string
 }
 
 // claudeTools is the tool list of the real init line.

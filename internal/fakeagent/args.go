@@ -16,7 +16,14 @@ type cliArgs struct {
 
 	// codex
 	lastMessageFile string // -o/--output-last-message
-	cd              string // -C/--cd
+	cd              string // -C/--cd (opencode --dir, cursor --workspace)
+
+	// gemini, opencode, amp, cursor
+	yolo         bool   // gemini --yolo, opencode --auto, amp --dangerously-allow-all, cursor --force
+	approvalMode string // gemini --approval-mode
+	trust        bool   // gemini --skip-trust, cursor --trust
+	streamJSON   bool   // amp --stream-json
+	execute      bool   // amp -x
 
 	model     string
 	sessionID string // claude --session-id/--resume, codex exec resume ID

@@ -1,10 +1,15 @@
 // Package fakeagent is a scriptable stand-in for the coding-agent CLIs that
-// git-ralph drives (Claude Code's `claude -p --output-format stream-json
-// --verbose` and `codex exec --json`). It is linked into test binaries only
-// (testscript.Main registers Main as "claude" and "codex"), never into
-// git-ralph itself. Its output copies the event shapes of the real
-// transcripts in shared/reference/agents/samples; it never interprets the
-// promise tags, it only prints what the scenario says.
+// git-ralph drives: Claude Code (`claude -p --output-format stream-json
+// --verbose`), Codex (`codex exec --json`), Gemini (`gemini --output-format
+// stream-json`), OpenCode (`opencode run --format json`), Amp (`amp -x
+// --stream-json`) and Cursor (`cursor-agent -p --output-format stream-json`).
+// It is linked into test binaries only (testscript.Main registers Main under
+// the real binaries' names: claude, codex, gemini, opencode, amp,
+// cursor-agent), never into git-ralph itself. Its output copies the event
+// shapes of the real transcripts in shared/reference/agents/samples (for Amp
+// and Cursor, of which no transcript exists, the documented schemas of
+// AGENTS-REFERENCE.md §6 and §7); it never interprets the promise tags, it
+// only prints what the scenario says.
 //
 // # Environment
 //
@@ -36,7 +41,9 @@
 // # Scenario
 //
 //	{
-//	  "dialect": "claude" | "codex",  // default: "codex" if filepath.Base(argv[0]) is "codex", else "claude"
+//	  "dialect": "claude" | "codex" | "gemini" | "opencode" | "amp" | "cursor",
+//	                                  // default: from filepath.Base(argv[0]): codex, gemini, opencode,
+//	                                  // amp, cursor-agent (cursor); anything else is claude
 //	  "model": "claude-sonnet-4-5",   // claude: --model wins, then this, then claude-sonnet-4-5
 //	  "session_id": "…",              // session_id / thread_id; default: --session-id/--resume id, else a
 //	                                  // UUID derived from the scenario, story, attempt and invocation
@@ -46,16 +53,18 @@
 //	  "after":  [ step, … ],          // run after the terminal event (e.g. a hang: agents that never exit)
 //	  "result": { … },                // how it ends, see below
 //	  "turn_failed": "message",       // codex: end with error + turn.failed, exit 1
+//	  "fail":   { … },                // end with a provider or account failure, see "Failures"
 //	  "runs":   [ run, … ],           // invocation k (0-based) uses runs[k]; the last one repeats
 //	  "by_story": {"1": [ run, … ], "*": [ run, … ]}
 //	}
 //
-// A run is an object with the keys steps, after, result, turn_failed,
+// A run is an object with the keys steps, after, result, turn_failed, fail,
 // expect_args, model and session_id. by_story maps RALPH_STORY to a list of
 // runs indexed by RALPH_ATTEMPT-1 (the last one repeats); "*" matches any story.
 // Precedence: by_story (exact key, then "*"), then runs, then the top-level
-// steps. A selected run inherits model, session_id, result, turn_failed and
-// after from the top level when it does not set them, never steps;
+// steps. A selected run inherits model, session_id, result, turn_failed,
+// fail and after from the top level when it does not set them (fail and
+// turn_failed count as one), never steps;
 // expect_args of both apply. "note" and "comment" keys are allowed anywhere
 // and ignored.
 //
@@ -69,8 +78,9 @@
 //
 // Each step is an object with exactly one action key (plus "note"):
 //
-//	{"say": "text"}                   assistant text (claude) / agent_message item (codex); the last say
-//	                                  is the final answer (claude result.result, codex -o file)
+//	{"say": "text"}                   assistant text in the dialect's shape (claude assistant, codex
+//	                                  agent_message, gemini message chunk, opencode text part, …); the
+//	                                  last say is the final answer (claude result.result, codex -o file)
 //	{"say_bytes": N}                  assistant text of N 'y' bytes (one long line)
 //	{"spam_lines": {"count": N, "text": "progress"}}   N small text events
 //	{"flood": {"bytes": N, "line_bytes": M}}           about N bytes of text events, lines of about M
@@ -140,6 +150,50 @@
 // turn_failed an error event and turn.failed and exit 1. -o/--output-last-message
 // FILE receives the last say when the turn completes.
 //
+// gemini: a result line with status "success" and stats (the input and output
+// tokens); the text format prints the assistant text after the last tool
+// result, the json format one object with session_id, response and stats.
+//
+// opencode: the open step (or a new, empty one) ends with a step_finish whose
+// reason is "stop" and which carries the whole cost_usd and tokens; the
+// earlier steps, each ended by a tool call with reason "tool-calls", cost 0.
+// The default format prints the text parts only.
+//
+// amp: a result line with subtype "success", num_turns and result (no cost,
+// no usage); the tokens are carried by the first assistant message's usage.
+// Without --stream-json only the final text is printed.
+//
+// cursor: a result line whose result concatenates every say (no cost).
+//
+// # Failures
+//
+// "fail" ends the turn, after the steps, with a failure in the dialect's own
+// shape:
+//
+//	"fail": {"kind": "api_error" | "overloaded" | "rate_limit" | "usage_limit" | "auth",
+//	         "message": "…",       // replaces the default error text
+//	         "status": 503,        // the HTTP status, where the dialect shows one
+//	         "retry_after_s": 30,  // said in the error ("try again in 30 seconds", …)
+//	         "exit_code": 1}       // replaces the dialect's exit code
+//
+//	claude    api_retry lines (5xx), an assistant message from model "<synthetic>" carrying
+//	          "error" (server_error, overloaded, rate_limit, authentication_failed), then an
+//	          is_error result with subtype success and api_error_status (none for auth);
+//	          usage_limit says "Claude AI usage limit reached|<unix time>"; exit 1
+//	codex     "Reconnecting..." error events (5xx), an error event and turn.failed with
+//	          codex's message ("exceeded retry limit, last status: 500 …", "You've hit your
+//	          usage limit. … try again in 2 hours 5 minutes.", "unexpected status 401 …"); exit 1
+//	gemini    a result with status "error" and error {type, message: "[API Error: {…}]"};
+//	          exit 1. auth: before any output, a message on stderr and exit 41
+//	opencode  one error event: APIError {message, statusCode, isRetryable, responseHeaders
+//	          (retry-after), responseBody}, or ProviderAuthError; exit 1
+//	amp       a result with subtype error_during_execution, is_error and an "error" string;
+//	          exit 1. auth: before any output, a message on stderr and exit 1
+//	cursor    a message on stderr and exit 1, no result (auth: before any output)
+//
+// The limit messages and Amp's and Cursor's failures follow the vendors'
+// documented wording: no capture of them exists.
+//
 // # Arguments
 //
 // claude requires -p/--print (else exit 64); --output-format stream-json
@@ -154,4 +208,28 @@
 // prompt of "-" or none is read from stdin; a prompt argument gets stdin
 // appended as a <stdin> block (and, like the real CLI, blocks until stdin is
 // closed). "exec resume ID" keeps thread_id ID.
+//
+// gemini, opencode, amp and cursor refuse an option their CLI does not have
+// (exit 1, with the CLI's message: yargs' "Unknown argument: x", commander's
+// "error: unknown option '--x'") and read stdin to EOF unless it is a
+// terminal; no prompt at all exits 1. The prompt is the prompt argument,
+// then stdin after a newline; gemini's -p text is appended to the stdin
+// input instead (after a blank line).
+//
+//   - gemini: without --skip-trust (or GEMINI_CLI_TRUST_WORKSPACE=true) it
+//     exits 55 with the real message. Without --yolo (or --approval-mode yolo)
+//     the write and shell tools are not registered: those steps print a
+//     tool_result error "tool_not_registered" and do nothing (auto_edit allows
+//     the file steps). -m sets the model (default gemini-2.5-pro).
+//   - opencode: requires the run subcommand (else exit 64); -m must be
+//     provider/model (else exit 1); --dir sets the work dir.
+//   - amp: without AMP_API_KEY it prints "No API key found. Starting login
+//     flow..." on stderr and blocks like the real CLI (in Run it exits 64).
+//     Without --dangerously-allow-all a bash step is refused (an is_error
+//     tool result) and not run. Execute mode is implied; --stream-json picks
+//     the JSON output.
+//   - cursor: without --trust it exits 1 (a headless run cannot answer the
+//     trust prompt). Without --force (or --yolo) a bash step is rejected and
+//     not run. --model sets the model in system/init; --workspace the work
+//     dir.
 package fakeagent

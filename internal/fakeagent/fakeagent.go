@@ -16,13 +16,32 @@ import (
 )
 
 const (
-	dialectClaude = "claude"
-	dialectCodex  = "codex"
+	dialectClaude   = "claude"
+	dialectCodex    = "codex"
+	dialectGemini   = "gemini"
+	dialectOpenCode = "opencode"
+	dialectAmp      = "amp"
+	dialectCursor   = "cursor"
 
 	// exitUsage is the exit code for every mistake in how the fake was set up
 	// or called; it is never used to emulate an agent failure.
 	exitUsage = 64
 )
+
+// dialects lists the dialect names a scenario may give.
+var dialects = []string{dialectClaude, dialectCodex, dialectGemini, dialectOpenCode, dialectAmp, dialectCursor}
+
+// dialectOf picks the dialect from the program name: the real binaries'
+// names (cursor's is cursor-agent), anything else speaks claude.
+func dialectOf(argv0 string) string {
+	switch base := filepath.Base(argv0); base {
+	case dialectCodex, dialectGemini, dialectOpenCode, dialectAmp:
+		return base
+	case "cursor-agent":
+		return dialectCursor
+	}
+	return dialectClaude
+}
 
 // Main runs the fake agent with os.Args, os.Stdin, os.Stdout and os.Stderr
 // and exits the process. It is meant to be registered as a testscript command
@@ -122,10 +141,7 @@ func (f *fake) main() (int, error) {
 	}
 	f.dialect = f.sc.Dialect
 	if f.dialect == "" {
-		f.dialect = dialectClaude
-		if filepath.Base(f.args[0]) == dialectCodex {
-			f.dialect = dialectCodex
-		}
+		f.dialect = dialectOf(f.args[0])
 	}
 	if err := f.count(); err != nil {
 		return 0, err
@@ -137,13 +153,29 @@ func (f *fake) main() (int, error) {
 		return 0, usagef("%v", err)
 	}
 
-	if f.dialect == dialectCodex {
+	switch f.dialect {
+	case dialectCodex:
 		f.cli = parseCodexArgs(f.args[1:])
-	} else {
+	case dialectGemini:
+		f.cli = parseGeminiArgs(f.args[1:])
+	case dialectOpenCode:
+		f.cli = parseOpenCodeArgs(f.args[1:])
+	case dialectAmp:
+		f.cli = parseAmpArgs(f.args[1:])
+	case dialectCursor:
+		f.cli = parseCursorArgs(f.args[1:])
+	default:
 		f.cli = parseClaudeArgs(f.args[1:])
 	}
-	if f.cli.usage == "" && f.cli.errMsg == "" && f.dialect == dialectClaude {
-		f.claudeChecks()
+	if f.cli.usage == "" && f.cli.errMsg == "" {
+		switch f.dialect {
+		case dialectClaude:
+			f.claudeChecks()
+		case dialectGemini:
+			f.geminiChecks()
+		case dialectCursor:
+			f.cursorChecks()
+		}
 	}
 	if f.cli.usage != "" {
 		f.record(false)
@@ -157,6 +189,13 @@ func (f *fake) main() (int, error) {
 	f.cwd = f.procCwd
 	if f.cli.cd != "" {
 		f.cwd = f.abs(f.procCwd, f.cli.cd)
+	}
+	if f.dialect == dialectAmp && f.env("AMP_API_KEY") == "" {
+		// The real amp starts an interactive login and waits for a pasted
+		// code, even with stdin at /dev/null (AGENTS-REFERENCE.md §6).
+		f.record(false)
+		fmt.Fprintln(f.stderr, "No API key found. Starting login flow...")
+		return f.hang(&hangSpec{})
 	}
 	code, ok := f.readPrompt()
 	f.record(true)
@@ -294,6 +333,10 @@ func (f *fake) claudeChecks() {
 // false when the CLI would give up for lack of input.
 func (f *fake) readPrompt() (code int, ok bool) {
 	arg := f.cli.prompt
+	switch f.dialect {
+	case dialectGemini, dialectOpenCode, dialectAmp, dialectCursor:
+		return f.readOtherPrompt()
+	}
 	switch {
 	case f.dialect == dialectCodex && arg != nil && *arg != "-":
 		if !isTerminal(f.stdin) {
@@ -336,6 +379,50 @@ func (f *fake) readPrompt() (code int, ok bool) {
 		}
 	}
 	return 0, true
+}
+
+// readOtherPrompt reads the prompt of gemini, opencode, amp and cursor:
+// stdin (read to EOF unless it is a terminal) and the prompt argument.
+// gemini appends its -p text to the stdin input; the others put the
+// argument first.
+func (f *fake) readOtherPrompt() (code int, ok bool) {
+	if !isTerminal(f.stdin) {
+		f.stdinData, _ = io.ReadAll(f.stdin)
+	}
+	arg := ""
+	if f.cli.prompt != nil {
+		arg = *f.cli.prompt
+	}
+	if f.dialect == dialectGemini {
+		f.prompt = joinSep("\n\n", string(f.stdinData), arg)
+	} else {
+		f.prompt = joinSep("\n", arg, string(f.stdinData))
+	}
+	if strings.TrimSpace(f.prompt) != "" {
+		return 0, true
+	}
+	switch f.dialect {
+	case dialectGemini:
+		fmt.Fprintln(f.stderr, "No input provided via stdin. Input can be provided by piping data into gemini or using the --prompt option.")
+	case dialectOpenCode:
+		fmt.Fprintln(f.stderr, "Error: You must provide a message or a command")
+	case dialectAmp:
+		fmt.Fprintln(f.stderr, "Error: execute mode needs a message, as an argument or on stdin")
+	default:
+		fmt.Fprintln(f.stderr, "Error: No prompt provided for print mode")
+	}
+	return 1, false
+}
+
+// joinSep joins the non-empty parts with sep.
+func joinSep(sep string, parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, sep)
 }
 
 // readWithin reads r to EOF unless that takes longer than d.
@@ -473,9 +560,20 @@ func (f *fake) play() (int, error) {
 	}
 	sid := f.sessionID()
 	f.ids = idGen{seed: sid}
-	if f.dialect == dialectCodex {
+	switch f.dialect {
+	case dialectCodex:
 		f.ag = &codexAgent{f: f, threadID: sid}
-	} else {
+	case dialectGemini:
+		f.ag = &geminiAgent{f: f, sid: sid, model: firstNonEmpty(f.cli.model, f.script.Model, "gemini-2.5-pro"),
+			format: firstNonEmpty(f.cli.outputFormat, "text")}
+	case dialectOpenCode:
+		f.ag = &opencodeAgent{f: f, sid: "ses_" + strings.ReplaceAll(sid, "-", "")[:26], format: firstNonEmpty(f.cli.outputFormat, "default")}
+	case dialectAmp:
+		f.ag = &ampAgent{f: f, sid: "T-" + sid, stream: f.cli.streamJSON}
+	case dialectCursor:
+		f.ag = &cursorAgent{f: f, sid: sid, model: firstNonEmpty(f.cli.model, f.script.Model, "claude-4-sonnet"),
+			format: firstNonEmpty(f.cli.outputFormat, "text")}
+	default:
 		model := firstNonEmpty(f.cli.model, f.script.Model, "claude-sonnet-4-5")
 		pm := "default"
 		if f.cli.permissionMode != "" {
@@ -486,11 +584,20 @@ func (f *fake) play() (int, error) {
 		format := firstNonEmpty(f.cli.outputFormat, "text")
 		f.ag = &claudeAgent{f: f, sid: sid, model: model, permissionMode: pm, format: format, msgN: 1}
 	}
+	if fs := f.script.Fail; fs != nil && f.ag.early(fs) {
+		// A failure the CLI reports before it prints anything.
+		return f.failExit(fs, f.ag.fail(fs)), nil
+	}
 	f.ag.start()
 	if code, stop, err := f.runSteps(f.script.Steps); err != nil || stop {
 		return code, err
 	}
-	code := f.ag.finish()
+	var code int
+	if fs := f.script.Fail; fs != nil {
+		code = f.failExit(fs, f.ag.fail(fs))
+	} else {
+		code = f.ag.finish()
+	}
 	if f.out.err != nil {
 		return 0, fmt.Errorf("stdout: %w", f.out.err)
 	}

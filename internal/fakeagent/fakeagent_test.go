@@ -243,7 +243,10 @@ func TestScenarioFiles(t *testing.T) {
 	}
 	// Tested on their own: TestGarbageAndLongLines, TestMultiIterationRuns, proc_test.go.
 	covered := map[string]bool{"garbage-and-long-lines.json": true, "multi-iteration.json": true,
-		"hang-after-init.json": true, "hang-ignore-sigterm.json": true}
+		"hang-after-init.json": true, "hang-ignore-sigterm.json": true,
+		// dialects_test.go
+		"gemini-complete.json": true, "opencode-complete.json": true, "amp-complete.json": true,
+		"cursor-complete.json": true, "failures.json": true}
 	for _, tt := range tests {
 		covered[tt.file] = true
 		t.Run(strings.TrimSuffix(tt.file, ".json"), func(t *testing.T) {

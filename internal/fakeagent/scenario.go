@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -23,12 +24,34 @@ type script struct {
 	After      []step      `json:"after"`
 	Result     *resultSpec `json:"result"`
 	TurnFailed *string     `json:"turn_failed"`
+	Fail       *failSpec   `json:"fail"`
 	ExpectArgs []string    `json:"expect_args"`
 	Model      string      `json:"model"`
 	SessionID  string      `json:"session_id"`
 	Note       any         `json:"note"`
 	Comment    any         `json:"comment"`
 }
+
+// failSpec ends the turn with a failure of the provider or the account,
+// rendered in each dialect's own shape (see the package doc, "Failures").
+type failSpec struct {
+	Kind        string  `json:"kind"`          // api_error | overloaded | rate_limit | usage_limit | auth
+	Message     *string `json:"message"`       // replaces the dialect's default error text
+	Status      int     `json:"status"`        // the HTTP status shown where the dialect shows one
+	RetryAfterS int     `json:"retry_after_s"` // said in the error when > 0
+	ExitCode    *int    `json:"exit_code"`     // replaces the dialect's exit code
+	Note        any     `json:"note"`
+	Comment     any     `json:"comment"`
+}
+
+// The failure kinds.
+const (
+	failAPIError   = "api_error"
+	failOverloaded = "overloaded"
+	failRateLimit  = "rate_limit"
+	failUsageLimit = "usage_limit"
+	failAuth       = "auth"
+)
 
 type resultSpec struct {
 	Subtype                  string          `json:"subtype"`
@@ -119,10 +142,8 @@ func parseScenario(data []byte) (*scenario, error) {
 	if dec.More() {
 		return nil, errors.New("scenario: trailing data after the JSON object")
 	}
-	switch sc.Dialect {
-	case "", dialectClaude, dialectCodex:
-	default:
-		return nil, fmt.Errorf("scenario: unknown dialect %q (want %q or %q)", sc.Dialect, dialectClaude, dialectCodex)
+	if sc.Dialect != "" && !slices.Contains(dialects, sc.Dialect) {
+		return nil, fmt.Errorf("scenario: unknown dialect %q (want one of %q)", sc.Dialect, dialects)
 	}
 	if err := sc.script.check("scenario"); err != nil {
 		return nil, err
@@ -158,6 +179,20 @@ func (s *script) check(where string) error {
 	}
 	if r := s.Result; r != nil && len(r.APIErrorStatus) > 0 && !json.Valid(r.APIErrorStatus) {
 		return fmt.Errorf("%s.result.api_error_status: invalid JSON", where)
+	}
+	if fs := s.Fail; fs != nil {
+		switch fs.Kind {
+		case failAPIError, failOverloaded, failRateLimit, failUsageLimit, failAuth:
+		default:
+			return fmt.Errorf("%s.fail.kind: %q is not one of %s, %s, %s, %s, %s", where, fs.Kind,
+				failAPIError, failOverloaded, failRateLimit, failUsageLimit, failAuth)
+		}
+		if fs.RetryAfterS < 0 {
+			return fmt.Errorf("%s.fail.retry_after_s must not be negative", where)
+		}
+		if s.TurnFailed != nil {
+			return fmt.Errorf("%s: fail and turn_failed exclude each other", where)
+		}
 	}
 	return nil
 }
@@ -288,8 +323,11 @@ func (sc *scenario) inherit(r script) script {
 	if r.Result == nil {
 		r.Result = top.Result
 	}
-	if r.TurnFailed == nil {
+	if r.TurnFailed == nil && r.Fail == nil {
 		r.TurnFailed = top.TurnFailed
+	}
+	if r.Fail == nil && r.TurnFailed == nil {
+		r.Fail = top.Fail
 	}
 	if r.After == nil {
 		r.After = top.After

@@ -149,6 +149,10 @@ func (f *fake) write(path, content string) {
 	}
 	f.toolSteps++
 	f.ag.toolBegin(t)
+	if t.refused != "" {
+		f.ag.toolEnd(t)
+		return
+	}
 	perm := fs.FileMode(0o644)
 	if fi, err := os.Stat(t.path); err == nil {
 		perm = fi.Mode().Perm()
@@ -166,6 +170,10 @@ func (f *fake) bash(command, description string) {
 	t := &toolCall{kind: toolBash, command: command, description: description}
 	f.toolSteps++
 	f.ag.toolBegin(t)
+	if t.refused != "" {
+		f.ag.toolEnd(t)
+		return
+	}
 	var mu sync.Mutex
 	var stdout, stderr, combined bytes.Buffer
 	cmd := exec.Command("/bin/sh", "-c", command)
@@ -237,6 +245,10 @@ func (f *fake) tick(story, taskID string) {
 		t.orig, t.old, t.new = string(content), edit.old, edit.new
 	}
 	f.ag.toolBegin(t)
+	if t.refused != "" {
+		f.ag.toolEnd(t)
+		return
+	}
 	if err == nil {
 		err = os.WriteFile(t.path, edit.content, perm)
 	}

@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Amp drives Sourcegraph's Amp CLI (`amp`) headlessly, as described in
+// AGENTS-REFERENCE.md §6:
+//
+//	amp --dangerously-allow-all -x --stream-json [--mode M] [args…] < prompt
+//
+// -x (execute mode) takes the prompt from stdin when it is given no message;
+// --stream-json prints Claude Code's stream format. --dangerously-allow-all
+// (accepted, though not listed by --help) disables every command
+// confirmation, which is what lets it work unattended. Amp has no model
+// flag: its mode picks the model, so Request.Model is passed as --mode.
+//
+// Amp needs AMP_API_KEY: without a key, execute mode starts an interactive
+// login and waits for a pasted code forever, even with stdin at /dev/null
+// (§6 "Verified behaviours"). Preflight therefore refuses to start it unless
+// AMP_API_KEY is set or `amp login` has stored a key.
+//
+// The stream (§6 "Event schema", [DOCS] only: Amp could not be run end to
+// end) is Claude Code's subset: system/init with a "T-…" thread id as the
+// session, assistant and user lines, and a result line whose error results
+// carry an "error" string in place of "result". It reports no cost; tokens
+// are summed from the assistant messages' usage.
+type Amp struct{}
+
+var (
+	_ Diagnoser   = Amp{}
+	_ Preflighter = Amp{}
+)
+
+// Name returns "amp".
+func (Amp) Name() string { return "amp" }
+
+// Binary returns "amp".
+func (Amp) Binary() string { return "amp" }
+
+// InstallHint tells how to install Amp.
+func (Amp) InstallHint() string {
+	return "install Amp with 'npm install -g @sourcegraph/amp' (or 'curl -fsSL https://ampcode.com/install.sh | bash'), " +
+		"then set AMP_API_KEY to an access token from https://ampcode.com/settings"
+}
+
+// Argv returns amp's headless argv; the prompt goes on stdin.
+func (Amp) Argv(req Request) []string {
+	argv := []string{"amp", "--dangerously-allow-all", "-x", "--stream-json"}
+	if req.Model != "" {
+		argv = append(argv, "--mode", req.Model)
+	}
+	return append(argv, req.Args...)
+}
+
+// Messages of the amp driver.
+const (
+	ampKeyMissing = "needs AMP_API_KEY: without it amp starts an interactive login and waits forever"
+	ampKeyFix     = "create an access token at https://ampcode.com/settings and export AMP_API_KEY=<token> " +
+		"(or run 'amp login' once), then run 'git ralph start' again"
+	ampAuthFatal = "amp rejected its API key or is not logged in; set AMP_API_KEY to a valid access token from https://ampcode.com/settings"
+	ampArgsFatal = "amp rejected its command line; check ralph.agentArgs"
+)
+
+// Preflight refuses to start amp without an API key: AMP_API_KEY in env, or
+// the key `amp login` stores in ~/.local/share/amp/secrets.json.
+func (Amp) Preflight(_ Request, env []string) error {
+	if strings.TrimSpace(envValue(env, "AMP_API_KEY")) != "" {
+		return nil
+	}
+	var dirs []string
+	if d := envValue(env, "XDG_DATA_HOME"); d != "" {
+		dirs = append(dirs, d)
+	}
+	if h := envValue(env, "HOME"); h != "" {
+		dirs = append(dirs, filepath.Join(h, ".local", "share"))
+	}
+	for _, d := range dirs {
+		if fi, err := os.Stat(filepath.Join(d, "amp", "secrets.json")); err == nil && fi.Size() > 0 {
+			return nil
+		}
+	}
+	return &PreflightError{Agent: "amp", Msg: ampKeyMissing, Fix: ampKeyFix}
+}
+
+// Diagnose recognises amp's start-up failures on stderr (§6 "Verified
+// behaviours"): the login flow of a missing key (seen once a timeout killed
+// it), an unreachable server, a rejected option.
+func (Amp) Diagnose(res *Result) {
+	if res.Fatal != "" || res.SawResult {
+		return
+	}
+	switch {
+	case strings.Contains(res.Stderr, "No API key found"):
+		res.Class, res.Fatal = ClassAuth, "amp "+ampKeyMissing+"; "+ampKeyFix
+	case strings.Contains(res.Stderr, "Couldn't connect to the Amp server"):
+		if res.Class == ClassNone {
+			res.Class = ClassTransient
+		}
+		addError(&res.Errors, lastLines(res.Stderr, 1))
+	case strings.Contains(res.Stderr, "error: unknown option"):
+		res.Fatal = ampArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+	default:
+		diagnoseStderr(res, ampAuthFatal)
+	}
+}
+
+// Decode reads amp's Claude-Code-compatible stream-json to the end, as
+// Claude.Decode does (the outcome from the result line only), with the
+// error string of error results as the error, and tokens summed from the
+// assistant messages when the result has no usage.
+func (Amp) Decode(r io.Reader, ev Events) (Result, error) {
+	return decodeClaudeStream(r, ev, claudeFlavor{
+		authFatal: ampAuthFatal, billingFatal: ampBillingFatal, modelFatal: ampModelFatal, sumUsage: true,
+	})
+}
+
+const (
+	ampBillingFatal = "amp reported a billing problem; check the account's credits at https://ampcode.com/settings"
+	ampModelFatal   = "amp does not know the requested mode or model; check ralph.model"
+)

@@ -1,0 +1,312 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+)
+
+// Codex drives the OpenAI Codex CLI (`codex exec`) headlessly, as described
+// in AGENTS-REFERENCE.md §3:
+//
+//	codex exec --json --dangerously-bypass-approvals-and-sandbox [-m M] --output-last-message FILE [args…] - < prompt
+//
+// "-" makes codex read the prompt from stdin, which Run fills and closes:
+// codex reads stdin whenever it is not a terminal and blocks forever on a
+// pipe that stays open (§1.2). --dangerously-bypass-approvals-and-sandbox is
+// what lets it edit files and commit unattended: the default read-only
+// sandbox rejects every write silently, and -s workspace-write keeps .git
+// read-only (§3 "Verified behaviours"); --full-auto no longer exists.
+// Run passes a temporary FILE and reads the final message from it.
+//
+// The stream is JSONL (§3 "Event schema"): thread.started (the session id),
+// turn.started, item.started/item.completed (agent_message, command_execution,
+// file_change, …), error, and turn.completed (with the token usage) or
+// turn.failed at the end. Codex reports no cost. On SIGTERM it dies by the
+// signal without a terminal event.
+type Codex struct{}
+
+var (
+	_ Diagnoser         = Codex{}
+	_ lastMessageWriter = Codex{}
+)
+
+// Name returns "codex".
+func (Codex) Name() string { return "codex" }
+
+// Binary returns "codex".
+func (Codex) Binary() string { return "codex" }
+
+// InstallHint tells how to install the Codex CLI.
+func (Codex) InstallHint() string {
+	return "install the Codex CLI with 'npm install -g @openai/codex', then run 'codex login' (or set OPENAI_API_KEY)"
+}
+
+// lastMessagePlaceholder stands for the temporary file in an argv that Run
+// did not make (git ralph start --dry-run).
+const lastMessagePlaceholder = "<temporary file>"
+
+// Argv returns codex's headless argv; the prompt goes on stdin ("-").
+func (Codex) Argv(req Request) []string {
+	argv := []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox"}
+	if req.Model != "" {
+		argv = append(argv, "-m", req.Model)
+	}
+	file := req.lastMessage
+	if file == "" {
+		file = lastMessagePlaceholder
+	}
+	argv = append(argv, "--output-last-message", file)
+	argv = append(argv, req.Args...)
+	return append(argv, "-")
+}
+
+// Fatal messages of the codex driver.
+const (
+	codexAuthFatal = "codex is not logged in or its credentials were rejected; run 'codex login' (or set OPENAI_API_KEY)"
+	codexArgsFatal = "codex rejected its command line; check ralph.agentArgs"
+)
+
+// Diagnose recognises a rejected command line (exit 2, clap's message) and
+// failures that codex reports on stderr alone.
+func (Codex) Diagnose(res *Result) {
+	if res.Fatal != "" || res.SawResult {
+		return
+	}
+	if res.ExitCode == 2 && strings.Contains(res.Stderr, "error: ") {
+		res.Fatal = codexArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		return
+	}
+	diagnoseStderr(res, codexAuthFatal)
+}
+
+// withLastMessage makes the --output-last-message file's content the final
+// text.
+func (Codex) withLastMessage(res *Result, text string) {
+	if strings.TrimSpace(text) != "" {
+		res.Text = tail(text, maxText)
+	}
+}
+
+// codexEvent is one line of `codex exec --json`.
+type codexEvent struct {
+	Type     string          `json:"type"`
+	ThreadID string          `json:"thread_id"`
+	Message  string          `json:"message"` // error
+	Item     *codexItem      `json:"item"`
+	Usage    *codexUsage     `json:"usage"` // turn.completed
+	Error    json.RawMessage `json:"error"` // turn.failed: {message}
+}
+
+type codexItem struct {
+	ID      string        `json:"id"`
+	Type    string        `json:"type"`
+	Text    string        `json:"text"`    // agent_message
+	Command string        `json:"command"` // command_execution
+	Changes []codexChange `json:"changes"` // file_change
+	Server  string        `json:"server"`  // mcp_tool_call
+	Tool    string        `json:"tool"`
+	Query   string        `json:"query"` // web_search
+	Message string        `json:"message"`
+}
+
+type codexChange struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+type codexUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Decode reads codex's JSONL output to the end. agent_message items go to
+// ev.Text, tool items to ev.Tool when they start. The final text is the last
+// agent_message (Run replaces it with the --output-last-message file when
+// codex wrote one); tokens are summed over turn.completed. turn.failed, and
+// an error event that was the last word of a run without a terminal event,
+// are errors, classified from their message.
+func (Codex) Decode(r io.Reader, ev Events) (Result, error) {
+	if ev == nil {
+		ev = nopEvents{}
+	}
+	d := codexDecoder{ev: ev, started: map[string]bool{}}
+	lr := newLineReader(r, maxLine)
+	for {
+		line, long, err := lr.next()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return d.finish(), err
+		}
+		if !long {
+			d.line(line)
+		}
+	}
+}
+
+// codexDecoder is the state of one Codex.Decode.
+type codexDecoder struct {
+	ev      Events
+	res     Result
+	last    string          // the last agent_message
+	lastErr string          // the last error event's message, while nothing followed it
+	started map[string]bool // tool items shown on item.started
+}
+
+func (d *codexDecoder) line(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return // "Reading additional input from stdin...", a warning: logged only
+	}
+	var e codexEvent
+	if err := json.Unmarshal(line, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return
+		}
+	}
+	if e.Type != "error" && e.Type != "" {
+		d.lastErr = ""
+	}
+	switch e.Type {
+	case "thread.started":
+		if e.ThreadID != "" {
+			d.res.SessionID = e.ThreadID
+		}
+	case "item.started":
+		if e.Item != nil && d.tool(e.Item) {
+			if len(d.started) > 1024 {
+				clear(d.started)
+			}
+			d.started[e.Item.ID] = true
+		}
+	case "item.completed":
+		d.completed(e.Item)
+	case "error":
+		d.lastErr = head(strings.TrimSpace(e.Message), maxErrorLen)
+	case "turn.completed":
+		d.res.SawResult = true
+		if u := e.Usage; u != nil {
+			// input_tokens includes the cached ones, output_tokens the
+			// reasoning ones (OpenAI's usage accounting).
+			d.res.InputTokens += u.InputTokens
+			d.res.OutputTokens += u.OutputTokens
+		}
+		d.ev.Terminal()
+	case "turn.failed":
+		d.res.SawResult, d.res.IsError = true, true
+		d.res.Subtype = "turn.failed"
+		msg := codexErrorMessage(e.Error)
+		addError(&d.res.Errors, msg)
+		classifyError(0, msg).apply(&d.res)
+		d.ev.Terminal()
+	}
+}
+
+// completed handles item.completed.
+func (d *codexDecoder) completed(it *codexItem) {
+	if it == nil {
+		return
+	}
+	switch it.Type {
+	case "agent_message":
+		if it.Text == "" {
+			return
+		}
+		d.ev.Text(it.Text)
+		d.last = it.Text
+	default:
+		if d.started[it.ID] {
+			delete(d.started, it.ID)
+			return
+		}
+		d.tool(it) // a tool item that never said it started
+	}
+}
+
+// tool reports a tool item to ev.Tool; it returns false for items that are
+// not tools (messages, reasoning, warnings).
+func (d *codexDecoder) tool(it *codexItem) bool {
+	switch it.Type {
+	case "command_execution":
+		d.ev.Tool("shell", oneLine(unwrapShell(it.Command), maxSummary))
+	case "file_change":
+		var paths []string
+		for _, c := range it.Changes {
+			paths = append(paths, c.Path)
+		}
+		d.ev.Tool("edit", oneLine(strings.Join(paths, " "), maxSummary))
+	case "mcp_tool_call":
+		d.ev.Tool("mcp", oneLine(it.Server+"/"+it.Tool, maxSummary))
+	case "web_search":
+		d.ev.Tool("web_search", oneLine(it.Query, maxSummary))
+	default:
+		return false
+	}
+	return true
+}
+
+func (d *codexDecoder) finish() Result {
+	r := d.res
+	r.Text = tail(d.last, maxText)
+	if !r.SawResult && d.lastErr != "" {
+		addError(&r.Errors, d.lastErr)
+		classifyError(0, d.lastErr).apply(&r)
+	}
+	if r.Class == ClassAuth && r.Fatal == "" {
+		r.Fatal = codexAuthFatal
+	}
+	return r
+}
+
+// codexErrorMessage returns turn.failed's error.message (or the raw error).
+func codexErrorMessage(raw json.RawMessage) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	if s := rawString(raw); s != "" {
+		return s
+	}
+	if len(raw) > 0 && string(raw) != "null" {
+		return head(string(raw), maxErrorLen)
+	}
+	return "turn failed"
+}
+
+// unwrapShell returns the script of codex's `/bin/bash -lc '…'` wrapper, or
+// command as it is.
+func unwrapShell(command string) string {
+	for _, prefix := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/sh -c ", "sh -c ", "/bin/zsh -lc ", "zsh -lc "} {
+		rest, ok := strings.CutPrefix(command, prefix)
+		if !ok || len(rest) < 2 {
+			continue
+		}
+		switch q := rest[0]; {
+		case q == '\'' && rest[len(rest)-1] == '\'':
+			return strings.ReplaceAll(rest[1:len(rest)-1], `'\''`, "'")
+		case q == '"' && rest[len(rest)-1] == '"':
+			return unescapeDouble(rest[1 : len(rest)-1])
+		}
+		return rest
+	}
+	return command
+}
+
+// unescapeDouble undoes a shell's double-quote escapes (\\, \", \$, \`).
+func unescapeDouble(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\\"$`", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

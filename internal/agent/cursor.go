@@ -1,0 +1,248 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+)
+
+// Cursor drives the Cursor CLI (`cursor-agent`) headlessly, as described in
+// AGENTS-REFERENCE.md §7 (from Cursor's documentation only: the binary could
+// not be installed where the reference was written):
+//
+//	cursor-agent -p --output-format stream-json --force --trust [--model M] [args…] < prompt
+//
+// -p prints instead of opening the interactive UI and reads a piped prompt.
+// --force (alias --yolo) runs every tool call without asking, which is what
+// lets it work unattended: without it, print mode rejects every shell
+// command that is not allow-listed. --trust trusts the workspace without
+// the prompt a headless run cannot answer.
+//
+// The stream (§7 "Event schema") is Claude-like: system/init (session id,
+// model), user, thinking, assistant (one line per complete message between
+// tool calls), tool_call started/completed, and a result line whose result
+// concatenates all assistant text. Cursor reports no cost. A failure is a
+// non-zero exit with the message on stderr and possibly no result.
+type Cursor struct{}
+
+var _ Diagnoser = Cursor{}
+
+// Name returns "cursor".
+func (Cursor) Name() string { return "cursor" }
+
+// Binary returns "cursor-agent".
+func (Cursor) Binary() string { return "cursor-agent" }
+
+// InstallHint tells how to install the Cursor CLI.
+func (Cursor) InstallHint() string {
+	return "install the Cursor CLI with 'curl https://cursor.com/install -fsS | bash', then run 'cursor-agent login' (or set CURSOR_API_KEY)"
+}
+
+// Argv returns cursor-agent's headless argv; the prompt goes on stdin.
+func (Cursor) Argv(req Request) []string {
+	argv := []string{"cursor-agent", "-p", "--output-format", "stream-json", "--force", "--trust"}
+	if req.Model != "" {
+		argv = append(argv, "--model", req.Model)
+	}
+	return append(argv, req.Args...)
+}
+
+// cursorAuthFatal is the Fatal message of an authentication failure.
+const cursorAuthFatal = "cursor-agent is not logged in or its API key was rejected; run 'cursor-agent login' (or set CURSOR_API_KEY)"
+
+// Diagnose classifies a failed run by the last lines of its stderr, the only
+// place cursor-agent reports failures (§7).
+func (Cursor) Diagnose(res *Result) {
+	if res.Fatal != "" {
+		return
+	}
+	diagnoseStderr(res, cursorAuthFatal)
+}
+
+// cursorEvent is one line of cursor-agent's stream-json output.
+type cursorEvent struct {
+	Type      string                    `json:"type"`
+	Subtype   string                    `json:"subtype"`
+	SessionID string                    `json:"session_id"`
+	Model     string                    `json:"model"`
+	Message   *cursorMessage            `json:"message"`
+	ToolCall  map[string]cursorToolCall `json:"tool_call"`
+	IsError   bool                      `json:"is_error"`
+	Result    *string                   `json:"result"`
+	Error     json.RawMessage           `json:"error"`
+	Usage     *cursorUsage              `json:"usage"`
+}
+
+type cursorMessage struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+type cursorToolCall struct {
+	Args *struct {
+		Command     string `json:"command"`
+		Path        string `json:"path"`
+		Pattern     string `json:"pattern"`
+		GlobPattern string `json:"globPattern"`
+		Query       string `json:"query"`
+		URL         string `json:"url"`
+	} `json:"args"`
+}
+
+// cursorUsage is the token usage some versions reportedly add to the result
+// (unverified, §7); both spellings are read.
+type cursorUsage struct {
+	InputTokens      int64 `json:"inputTokens"`
+	OutputTokens     int64 `json:"outputTokens"`
+	InputTokensSnake int64 `json:"input_tokens"`
+	OutputTokenSnake int64 `json:"output_tokens"`
+}
+
+// Decode reads cursor-agent's stream-json output to the end. Assistant text
+// goes to ev.Text, tool calls to ev.Tool when they start. The outcome comes
+// from the result line. Its result concatenates every assistant message, so
+// the final text is the assistant text after the last tool call when the
+// result ends with it (an instruction the agent echoed earlier then does not
+// count), else the whole result.
+func (Cursor) Decode(r io.Reader, ev Events) (Result, error) {
+	if ev == nil {
+		ev = nopEvents{}
+	}
+	d := cursorDecoder{ev: ev, seg: textTail{max: maxText}}
+	lr := newLineReader(r, maxLine)
+	for {
+		line, long, err := lr.next()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return d.finish(), err
+		}
+		if !long {
+			d.line(line)
+		}
+	}
+}
+
+// cursorDecoder is the state of one Cursor.Decode.
+type cursorDecoder struct {
+	ev      Events
+	res     Result
+	seg     textTail // assistant text since the last tool call
+	lastMsg string   // the last assistant message since the last tool call
+	result  *string  // the result line's result
+}
+
+func (d *cursorDecoder) line(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return
+	}
+	var e cursorEvent
+	if err := json.Unmarshal(line, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return
+		}
+	}
+	if e.SessionID != "" {
+		d.res.SessionID = e.SessionID
+	}
+	switch e.Type {
+	case "system":
+		if e.Model != "" {
+			d.res.Model = e.Model
+		}
+	case "assistant":
+		if e.Message == nil {
+			return
+		}
+		var msg strings.Builder
+		for _, c := range e.Message.Content {
+			if c.Type == "text" && c.Text != "" {
+				d.ev.Text(c.Text)
+				d.seg.add(c.Text)
+				if msg.Len() < maxText {
+					msg.WriteString(c.Text)
+				}
+			}
+		}
+		if msg.Len() > 0 {
+			d.lastMsg = tail(msg.String(), maxText)
+		}
+	case "tool_call":
+		if e.Subtype != "started" {
+			return
+		}
+		d.seg.reset()
+		d.lastMsg = ""
+		for kind, tc := range e.ToolCall {
+			name := strings.TrimSuffix(kind, "ToolCall")
+			sum := ""
+			if a := tc.Args; a != nil {
+				sum = firstNonEmpty(a.Command, a.Path, a.Pattern, a.GlobPattern, a.Query, a.URL)
+			}
+			d.ev.Tool(name, oneLine(sum, maxSummary))
+			break // one kind per call
+		}
+	case "result":
+		d.resultLine(&e)
+		d.ev.Terminal()
+	}
+}
+
+func (d *cursorDecoder) resultLine(e *cursorEvent) {
+	r := &d.res
+	r.SawResult = true
+	r.Subtype = e.Subtype
+	r.IsError = e.IsError || (e.Subtype != "" && e.Subtype != "success")
+	d.result = nil
+	if e.Result != nil {
+		s := tail(*e.Result, maxText)
+		d.result = &s
+	}
+	if u := e.Usage; u != nil {
+		r.InputTokens = max(u.InputTokens, u.InputTokensSnake)
+		r.OutputTokens = max(u.OutputTokens, u.OutputTokenSnake)
+	}
+	r.Errors, r.Class = nil, ClassNone
+	if !r.IsError {
+		return
+	}
+	msg := rawString(e.Error)
+	if msg == "" && e.Result != nil {
+		msg = *e.Result
+	}
+	if msg == "" {
+		msg = "cursor-agent reported an error (" + firstNonEmpty(e.Subtype, "is_error") + ")"
+	}
+	addError(&r.Errors, msg)
+	classifyError(0, msg).apply(r)
+	if r.Class == ClassAuth {
+		r.Fatal = cursorAuthFatal
+	}
+}
+
+func (d *cursorDecoder) finish() Result {
+	r := d.res
+	seg := d.seg.String()
+	endsWith := func(s string) bool {
+		s = strings.TrimSpace(s)
+		return s != "" && strings.HasSuffix(strings.TrimSpace(*d.result), s)
+	}
+	switch {
+	case d.result == nil:
+		r.Text = seg
+	case endsWith(seg):
+		r.Text = seg
+	case endsWith(d.lastMsg):
+		r.Text = d.lastMsg
+	default:
+		r.Text = *d.result
+	}
+	return r
+}

@@ -1,0 +1,222 @@
+package agent
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// The output formats of a custom agent (ralph.agentFormat).
+const (
+	// FormatText: plain text. The promise is looked for, on a line of its
+	// own, in the last 64 KiB of stdout; a clean exit (status 0) is the
+	// terminal event.
+	FormatText = "text"
+	// FormatClaudeStreamJSON: Claude Code's stream-json (AGENTS-REFERENCE.md
+	// §2 "Event schema"), decoded as for claude: the outcome comes from the
+	// result line.
+	FormatClaudeStreamJSON = "claude-stream-json"
+)
+
+// Custom drives an agent of the user's own: ralph.agentCommand, an argv that
+// git-ralph runs directly, never through a shell. It is how git-ralph runs
+// an agent it has no driver for, and how a user tries prompts and loop logic
+// with a script. The contract (documented in the README, "Custom agents"):
+//
+//   - The command runs in the repository root, in its own process group, with
+//     the prompt on stdin (closed after it) and RALPH_AGENT=1, RALPH_CHANGE,
+//     RALPH_STORY, RALPH_ATTEMPT (and RALPH_MODEL when a model is set) added
+//     to the environment. ralph.agentArgs are appended to the command.
+//   - With FormatText, stdout is plain text: the promise
+//     (<promise>COMPLETE</promise> or <promise>FAILED: reason</promise>) must
+//     stand on a line of its own within the last 64 KiB, and the last one
+//     counts. Exit status 0 is needed for it to count; any other status is a
+//     failed attempt.
+//   - With FormatClaudeStreamJSON, stdout is Claude Code's stream-json and the
+//     result line decides, exactly as for claude.
+//   - A failed run (non-zero exit, no result) whose last stderr lines name a
+//     rate or usage limit, an API error such as HTTP 5xx or "overloaded", or
+//     an authentication failure is classified like the other agents' errors.
+//
+// A Custom with no Command (the one Lookup("custom") returns) takes its
+// command and format from Request.Command and Request.Format when it runs.
+type Custom struct {
+	Command []string // argv: Command[0] is looked up on PATH unless it contains a slash
+	Format  string   // FormatText ("" means the same) or FormatClaudeStreamJSON
+}
+
+var (
+	_ Diagnoser   = Custom{}
+	_ Preflighter = Custom{}
+	_ configurer  = Custom{}
+	_ envAdder    = Custom{}
+)
+
+// NewCustom returns the custom driver for argv (ralph.agentCommand, split
+// into words) and format (ralph.agentFormat; "" means FormatText). The error
+// says what is wrong with them.
+func NewCustom(argv []string, format string) (Custom, error) {
+	c := Custom{Command: slices.Clone(argv), Format: format}
+	if err := c.check(); err != nil {
+		return Custom{}, err
+	}
+	return c, nil
+}
+
+// check validates the command and the format.
+func (c Custom) check() error {
+	switch c.Format {
+	case "", FormatText, FormatClaudeStreamJSON:
+	default:
+		return &PreflightError{Agent: "custom", Msg: fmt.Sprintf("unknown output format %q", c.Format),
+			Fix: "set 'git config ralph.agentFormat' to " + FormatText + " or " + FormatClaudeStreamJSON}
+	}
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return &PreflightError{Agent: "custom", Msg: "no command configured", Fix: customCommandHint}
+	}
+	return nil
+}
+
+// customCommandHint tells how to configure a custom agent.
+const customCommandHint = "set it with 'git config ralph.agentCommand \"path/to/agent --flag\"' " +
+	"(split like a shell would, never run through one); see the README, \"Custom agents\""
+
+// Name returns "custom".
+func (Custom) Name() string { return "custom" }
+
+// Binary returns the command's first word, "" when there is no command.
+func (c Custom) Binary() string {
+	if len(c.Command) == 0 {
+		return ""
+	}
+	return c.Command[0]
+}
+
+// InstallHint tells how to configure the command.
+func (Custom) InstallHint() string { return customCommandHint }
+
+// Argv returns the command with ralph.agentArgs appended.
+func (c Custom) Argv(req Request) []string {
+	cmd := c.resolve(req).Command
+	if len(cmd) == 0 {
+		return nil
+	}
+	return append(slices.Clone(cmd), req.Args...)
+}
+
+// resolve returns c, or for a Custom without a command, the one req names.
+func (c Custom) resolve(req Request) Custom {
+	if len(c.Command) == 0 {
+		return Custom{Command: req.Command, Format: req.Format}
+	}
+	return c
+}
+
+// configure implements configurer.
+func (c Custom) configure(req Request) Driver { return c.resolve(req) }
+
+// extraEnv passes the model, which a custom agent has no flag for.
+func (Custom) extraEnv(req Request) []string {
+	if req.Model == "" {
+		return nil
+	}
+	return []string{"RALPH_MODEL=" + req.Model}
+}
+
+// Preflight checks the command and the format.
+func (c Custom) Preflight(req Request, _ []string) error { return c.resolve(req).check() }
+
+// Fatal message of the custom driver.
+const customAuthFatal = "the custom agent reported an authentication failure; fix its credentials, then run 'git ralph start' again"
+
+// Diagnose decides the outcome of a plain-text run: a clean exit is its
+// terminal event. Failed runs of either format are classified by their last
+// stderr lines.
+func (c Custom) Diagnose(res *Result) {
+	if c.Format != FormatClaudeStreamJSON && res.ExitCode == 0 && res.Signal == "" &&
+		!res.TimedOut && !res.Idle && !res.Interrupted {
+		res.SawResult = true
+	}
+	if res.Fatal == "" {
+		diagnoseStderr(res, customAuthFatal)
+	}
+}
+
+// Decode reads the agent's output: Claude Code's stream-json, or plain text
+// whose lines go to ev.Text and whose last 64 KiB are the final text.
+func (c Custom) Decode(r io.Reader, ev Events) (Result, error) {
+	if c.Format == FormatClaudeStreamJSON {
+		return decodeClaudeStream(r, ev, claudeFlavor{
+			authFatal: customAuthFatal, billingFatal: customBillingFatal, modelFatal: customModelFatal,
+		})
+	}
+	return decodeText(r, ev)
+}
+
+const (
+	customBillingFatal = "the custom agent reported a billing error; check the account's plan or credit balance"
+	customModelFatal   = "the custom agent does not know the requested model; check ralph.model"
+)
+
+// maxShownLine bounds one line of plain text shown live.
+const maxShownLine = 4 << 10
+
+// decodeText reads plain text to the end: every non-empty line goes to
+// ev.Text (cut at 4 KiB), the last 64 KiB are Result.Text. There is no
+// terminal event in plain text: Diagnose decides SawResult from the exit.
+func decodeText(r io.Reader, ev Events) (Result, error) {
+	if ev == nil {
+		ev = nopEvents{}
+	}
+	br := bufio.NewReaderSize(r, readBuf)
+	out := tailBuffer{max: maxText}
+	var line []byte
+	long := false
+	show := func() {
+		if s := strings.TrimRight(strings.ToValidUTF8(string(line), "\uFFFD"), "\r\n"); strings.TrimSpace(s) != "" {
+			if long {
+				s += "…"
+			}
+			ev.Text(s)
+		}
+		line, long = line[:0], false
+	}
+	for {
+		frag, err := br.ReadSlice('\n')
+		_, _ = out.Write(frag)
+		if room := maxShownLine - len(line); room > 0 {
+			line = append(line, frag[:min(len(frag), room)]...)
+			if len(frag) > room {
+				long = true
+			}
+		} else if len(frag) > 0 {
+			long = true
+		}
+		switch {
+		case err == nil:
+			show()
+		case err == bufio.ErrBufferFull:
+			continue
+		default:
+			show()
+			if err == io.EOF {
+				err = nil
+			}
+			return Result{Text: validTail(out.Bytes())}, err
+		}
+	}
+}
+
+// validTail returns b as valid UTF-8, starting on a rune boundary.
+func validTail(b []byte) string {
+	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
+		if utf8.RuneStart(b[i]) {
+			b = b[i:]
+			break
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

@@ -1,0 +1,256 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"time"
+)
+
+// Gemini drives Google's Gemini CLI (`gemini`) headlessly, as described in
+// AGENTS-REFERENCE.md §5:
+//
+//	gemini --output-format stream-json --yolo --skip-trust [-m M] [args…] < prompt
+//
+// Without -p the CLI runs headless because stdin is not a terminal, and the
+// prompt comes from stdin (a -p prompt would be appended to it). --yolo is
+// what lets it edit files and run commands unattended: without it the write
+// and shell tools are not even registered and the run still "succeeds"
+// (§5 "Verified behaviours"). --skip-trust trusts the repository for this
+// run only; without it gemini exits 55 in a folder it was never told to
+// trust, and downgrades --yolo.
+//
+// The stream is NDJSON (§5 "Event schema"): init (session id, model), the
+// echoed user message, assistant message chunks (delta), tool_use and
+// tool_result, and one result at the end, with status "success" or "error"
+// and token counts. Gemini reports no cost.
+type Gemini struct{}
+
+var _ Diagnoser = Gemini{}
+
+// Name returns "gemini".
+func (Gemini) Name() string { return "gemini" }
+
+// Binary returns "gemini".
+func (Gemini) Binary() string { return "gemini" }
+
+// InstallHint tells how to install the Gemini CLI.
+func (Gemini) InstallHint() string {
+	return "install the Gemini CLI with 'npm install -g @google/gemini-cli' (0.61 or later), then set GEMINI_API_KEY or run 'gemini' once to log in"
+}
+
+// Argv returns gemini's headless argv; the prompt goes on stdin.
+func (Gemini) Argv(req Request) []string {
+	argv := []string{"gemini", "--output-format", "stream-json", "--yolo", "--skip-trust"}
+	if req.Model != "" {
+		argv = append(argv, "-m", req.Model)
+	}
+	return append(argv, req.Args...)
+}
+
+// Fatal messages of the gemini driver.
+const (
+	geminiAuthFatal   = "gemini could not authenticate; set GEMINI_API_KEY (or log in by running 'gemini' once), and check ~/.gemini/settings.json's security.auth.selectedType"
+	geminiTrustFatal  = "gemini does not trust this repository; make sure the installed gemini supports --skip-trust (0.61 or later), or set GEMINI_CLI_TRUST_WORKSPACE=true"
+	geminiConfigFatal = "gemini reported a configuration error"
+	geminiArgsFatal   = "gemini rejected its command line; update gemini (--skip-trust needs 0.61 or later) or check ralph.agentArgs"
+)
+
+// Diagnose reads gemini's documented exit codes (§5: 41 authentication, 52
+// configuration, 55 untrusted folder) and a rejected command line, for runs
+// that printed no result.
+func (Gemini) Diagnose(res *Result) {
+	if res.Fatal != "" || res.SawResult || res.Signal != "" {
+		return
+	}
+	switch {
+	case res.ExitCode == 41:
+		res.Class, res.Fatal = ClassAuth, geminiAuthFatal
+	case res.ExitCode == 55 || strings.Contains(res.Stderr, "not running in a trusted directory"):
+		res.Fatal = geminiTrustFatal
+	case res.ExitCode == 52:
+		res.Fatal = geminiConfigFatal + ": " + oneLine(lastLines(res.Stderr, 1), 200)
+	case strings.Contains(res.Stderr, "Unknown argument"):
+		res.Fatal = geminiArgsFatal + ": " + oneLine(lastLines(res.Stderr, 1), 200)
+	default:
+		diagnoseStderr(res, geminiAuthFatal)
+	}
+}
+
+// geminiEvent is one line of gemini's stream-json output.
+type geminiEvent struct {
+	Type       string           `json:"type"`
+	SessionID  string           `json:"session_id"`
+	Model      string           `json:"model"`
+	Role       string           `json:"role"`    // message
+	Content    string           `json:"content"` // message
+	Delta      bool             `json:"delta"`
+	ToolName   string           `json:"tool_name"` // tool_use
+	Parameters *geminiToolInput `json:"parameters"`
+	Status     string           `json:"status"` // tool_result, result
+	Error      *geminiError     `json:"error"`
+	Message    string           `json:"message"` // error (a warning)
+	Stats      *geminiStats     `json:"stats"`
+}
+
+type geminiToolInput struct {
+	Command      string `json:"command"`
+	FilePath     string `json:"file_path"`
+	AbsolutePath string `json:"absolute_path"`
+	Path         string `json:"path"`
+	DirPath      string `json:"dir_path"`
+	Pattern      string `json:"pattern"`
+	URL          string `json:"url"`
+	Query        string `json:"query"`
+	Prompt       string `json:"prompt"`
+}
+
+type geminiError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+type geminiStats struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Decode reads gemini's stream-json output to the end. Assistant chunks are
+// gathered into blocks that go to ev.Text when a tool call or the result
+// ends them; tool_use goes to ev.Tool. The final text is the assistant text
+// after the last tool result; the outcome comes from the result line only.
+func (Gemini) Decode(r io.Reader, ev Events) (Result, error) {
+	if ev == nil {
+		ev = nopEvents{}
+	}
+	d := geminiDecoder{ev: ev, final: textTail{max: maxText}}
+	lr := newLineReader(r, maxLine)
+	for {
+		line, long, err := lr.next()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			d.flush()
+			return d.finish(), err
+		}
+		if !long {
+			d.line(line)
+		}
+	}
+}
+
+// geminiDecoder is the state of one Gemini.Decode.
+type geminiDecoder struct {
+	ev      Events
+	res     Result
+	block   strings.Builder // assistant text not yet shown
+	final   textTail        // assistant text since the last tool result
+	lastErr string          // the last error event (a warning)
+}
+
+// flush shows the pending assistant block.
+func (d *geminiDecoder) flush() {
+	if d.block.Len() > 0 {
+		d.ev.Text(d.block.String())
+		d.block.Reset()
+	}
+}
+
+func (d *geminiDecoder) line(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return
+	}
+	var e geminiEvent
+	if err := json.Unmarshal(line, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return
+		}
+	}
+	if e.Type != "message" {
+		d.flush()
+	}
+	switch e.Type {
+	case "init":
+		d.res.SessionID = firstNonEmpty(e.SessionID, d.res.SessionID)
+		d.res.Model = firstNonEmpty(e.Model, d.res.Model)
+	case "message":
+		if e.Role != "assistant" || e.Content == "" {
+			return // the echoed prompt
+		}
+		if !e.Delta && d.block.Len() > 0 {
+			d.flush()
+		}
+		if d.block.Len()+len(e.Content) > maxText {
+			d.flush()
+		}
+		d.block.WriteString(e.Content)
+		d.final.append(e.Content, e.Delta)
+	case "tool_use":
+		d.ev.Tool(e.ToolName, geminiToolSummary(e.Parameters))
+	case "tool_result":
+		d.final.reset()
+	case "error":
+		d.lastErr = head(strings.TrimSpace(firstNonEmpty(e.Message, errMessage(e.Error))), maxErrorLen)
+	case "result":
+		d.result(&e)
+		d.ev.Terminal()
+	}
+}
+
+func (d *geminiDecoder) result(e *geminiEvent) {
+	r := &d.res
+	r.SawResult = true
+	r.Subtype = e.Status
+	r.IsError = e.Status != "success"
+	r.Errors = nil
+	r.Class, r.RetryAfter, r.RetryAt = ClassNone, 0, time.Time{}
+	if s := e.Stats; s != nil {
+		r.InputTokens, r.OutputTokens = s.InputTokens, s.OutputTokens
+	}
+	if !r.IsError {
+		return
+	}
+	msg := errMessage(e.Error)
+	if msg == "" {
+		msg = "gemini reported status " + e.Status
+	}
+	addError(&r.Errors, msg)
+	kind := ""
+	if e.Error != nil {
+		kind = e.Error.Type
+	}
+	classifyError(0, kind+": "+msg).apply(r)
+	if r.Class == ClassAuth {
+		r.Fatal = geminiAuthFatal
+	}
+}
+
+func (d *geminiDecoder) finish() Result {
+	r := d.res
+	r.Text = d.final.String()
+	if !r.SawResult && d.lastErr != "" {
+		addError(&r.Errors, d.lastErr)
+	}
+	return r
+}
+
+// errMessage returns e's message, "" for nil.
+func errMessage(e *geminiError) string {
+	if e == nil {
+		return ""
+	}
+	return e.Message
+}
+
+// geminiToolSummary describes a gemini tool call in one short line.
+func geminiToolSummary(in *geminiToolInput) string {
+	if in == nil {
+		return ""
+	}
+	return oneLine(firstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), maxSummary)
+}

@@ -1,0 +1,277 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// OpenCode drives OpenCode (`opencode run`) headlessly, as described in
+// AGENTS-REFERENCE.md §4:
+//
+//	opencode run --format json --auto [-m provider/model] [args…] < prompt
+//
+// The model must be given as provider/model. --auto approves every
+// permission that is not explicitly denied: without it, a permission rule
+// set to "ask" is rejected in run mode and the run still exits 0 (§4
+// "Permissions"), so edits or commands the user's configuration guards
+// would silently not happen.
+//
+// Every line is {type, timestamp, sessionID, part} (§4 "Event schema"):
+// step_start, text, tool_use and step_finish (with the step's cost and
+// tokens) for each model call, or an error. There is no overall result
+// event: the run is over at the step_finish whose reason is not
+// "tool-calls" (normally "stop"), or at an error.
+type OpenCode struct{}
+
+var _ Diagnoser = OpenCode{}
+
+// Name returns "opencode".
+func (OpenCode) Name() string { return "opencode" }
+
+// Binary returns "opencode".
+func (OpenCode) Binary() string { return "opencode" }
+
+// InstallHint tells how to install OpenCode.
+func (OpenCode) InstallHint() string {
+	return "install OpenCode with 'npm install -g opencode-ai' (or 'curl -fsSL https://opencode.ai/install | bash'), then run 'opencode auth login'"
+}
+
+// Argv returns opencode's headless argv; the prompt goes on stdin.
+func (OpenCode) Argv(req Request) []string {
+	argv := []string{"opencode", "run", "--format", "json", "--auto"}
+	if req.Model != "" {
+		argv = append(argv, "-m", req.Model)
+	}
+	return append(argv, req.Args...)
+}
+
+// opencodeAuthFatal is the Fatal message of an authentication failure.
+const opencodeAuthFatal = "opencode could not authenticate with its model provider; run 'opencode auth login' (or set the provider's API key)"
+
+// Diagnose classifies a run that failed before it printed any event.
+func (OpenCode) Diagnose(res *Result) {
+	if res.Fatal != "" {
+		return
+	}
+	diagnoseStderr(res, opencodeAuthFatal)
+}
+
+// opencodeEvent is one line of `opencode run --format json`.
+type opencodeEvent struct {
+	Type      string         `json:"type"`
+	SessionID string         `json:"sessionID"`
+	Part      *opencodePart  `json:"part"`
+	Error     *opencodeError `json:"error"`
+}
+
+type opencodePart struct {
+	Type   string          `json:"type"`
+	Text   string          `json:"text"`   // text
+	Tool   string          `json:"tool"`   // tool
+	State  *opencodeState  `json:"state"`  // tool
+	Reason string          `json:"reason"` // step-finish
+	Cost   optFloat        `json:"cost"`
+	Tokens *opencodeTokens `json:"tokens"`
+}
+
+type opencodeState struct {
+	Status string             `json:"status"`
+	Input  *opencodeToolInput `json:"input"`
+	Title  string             `json:"title"`
+}
+
+type opencodeToolInput struct {
+	Command     string `json:"command"`
+	FilePath    string `json:"filePath"`
+	Path        string `json:"path"`
+	Pattern     string `json:"pattern"`
+	URL         string `json:"url"`
+	Query       string `json:"query"`
+	Description string `json:"description"`
+}
+
+type opencodeTokens struct {
+	Input     int64 `json:"input"`
+	Output    int64 `json:"output"`
+	Reasoning int64 `json:"reasoning"`
+	Cache     struct {
+		Read  int64 `json:"read"`
+		Write int64 `json:"write"`
+	} `json:"cache"`
+}
+
+type opencodeError struct {
+	Name string `json:"name"`
+	Data struct {
+		Message         string            `json:"message"`
+		StatusCode      int               `json:"statusCode"`
+		IsRetryable     bool              `json:"isRetryable"`
+		ResponseHeaders map[string]string `json:"responseHeaders"`
+		ResponseBody    json.RawMessage   `json:"responseBody"`
+	} `json:"data"`
+}
+
+// Decode reads opencode's JSON events to the end. text parts go to ev.Text,
+// tool parts to ev.Tool. The final text is the text of the last step (§4
+// "Where to read things"), or the last text event when that step had none;
+// the cost is the sum of the
+// step_finish costs (nil when none carried one), the turns the number of
+// steps. An error event is an error, classified from its status code, name
+// and message. Events of another session (a subagent's) are shown but do
+// not count.
+func (OpenCode) Decode(r io.Reader, ev Events) (Result, error) {
+	if ev == nil {
+		ev = nopEvents{}
+	}
+	d := opencodeDecoder{ev: ev, step: textTail{max: maxText}}
+	lr := newLineReader(r, maxLine)
+	for {
+		line, long, err := lr.next()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return d.finish(), err
+		}
+		if !long {
+			d.line(line)
+		}
+	}
+}
+
+// opencodeDecoder is the state of one OpenCode.Decode.
+type opencodeDecoder struct {
+	ev       Events
+	res      Result
+	cost     float64
+	costSeen bool
+	step     textTail // text of the current (or last) step
+	lastText string   // the last text event
+}
+
+func (d *opencodeDecoder) line(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return
+	}
+	var e opencodeEvent
+	if err := json.Unmarshal(line, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return
+		}
+	}
+	if d.res.SessionID == "" && e.SessionID != "" {
+		d.res.SessionID = e.SessionID
+	}
+	main := e.SessionID == "" || e.SessionID == d.res.SessionID
+	p := e.Part
+	switch e.Type {
+	case "step_start":
+		if main {
+			d.step.reset()
+		}
+	case "text":
+		if p == nil || p.Text == "" {
+			return
+		}
+		d.ev.Text(p.Text)
+		if main {
+			d.step.add(p.Text)
+			d.lastText = tail(p.Text, maxText)
+		}
+	case "tool_use":
+		if p != nil {
+			d.ev.Tool(p.Tool, opencodeToolSummary(p.State))
+		}
+	case "step_finish":
+		if p == nil || !main {
+			return
+		}
+		d.res.Turns++
+		if p.Cost.ok {
+			d.cost += p.Cost.v
+			d.costSeen = true
+		}
+		if t := p.Tokens; t != nil {
+			d.res.InputTokens += t.Input + t.Cache.Read + t.Cache.Write
+			d.res.OutputTokens += t.Output + t.Reasoning
+		}
+		if p.Reason != "tool-calls" {
+			d.res.SawResult = true
+			d.res.Subtype = p.Reason
+			d.ev.Terminal()
+		}
+	case "error":
+		if !main {
+			return
+		}
+		d.error(e.Error)
+		d.ev.Terminal()
+	}
+}
+
+// error records an error event: the run is over and failed.
+func (d *opencodeDecoder) error(oe *opencodeError) {
+	r := &d.res
+	r.SawResult, r.IsError = true, true
+	if oe == nil {
+		r.Subtype = "error"
+		addError(&r.Errors, "opencode reported an error")
+		return
+	}
+	r.Subtype = firstNonEmpty(oe.Name, "error")
+	msg := oe.Data.Message
+	if oe.Data.StatusCode != 0 {
+		msg = "HTTP " + strconv.Itoa(oe.Data.StatusCode) + ": " + msg
+	}
+	addError(&r.Errors, firstNonEmpty(strings.TrimSpace(msg), oe.Name))
+	body := rawString(oe.Data.ResponseBody)
+	if body == "" && len(oe.Data.ResponseBody) > 0 && string(oe.Data.ResponseBody) != "null" {
+		body = string(oe.Data.ResponseBody)
+	}
+	f := classifyError(oe.Data.StatusCode, oe.Name+": "+oe.Data.Message+"\n"+head(body, maxErrorLen))
+	if f.class == ClassNone && oe.Data.IsRetryable {
+		f.class = ClassTransient
+	}
+	if f.after == 0 {
+		for k, v := range oe.Data.ResponseHeaders {
+			if strings.EqualFold(k, "retry-after") {
+				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 && n <= 30*24*3600 {
+					f.after = time.Duration(n) * time.Second
+				}
+			}
+		}
+	}
+	f.apply(r)
+	if r.Class == ClassAuth {
+		r.Fatal = opencodeAuthFatal
+	}
+}
+
+func (d *opencodeDecoder) finish() Result {
+	r := d.res
+	r.Text = firstNonEmpty(d.step.String(), d.lastText)
+	if d.costSeen {
+		c := d.cost
+		r.CostUSD = &c
+	}
+	return r
+}
+
+// opencodeToolSummary describes an opencode tool call in one short line.
+func opencodeToolSummary(st *opencodeState) string {
+	if st == nil {
+		return ""
+	}
+	s := st.Title
+	if in := st.Input; in != nil {
+		s = firstNonEmpty(in.Command, in.FilePath, in.Path, in.Pattern, in.URL, in.Query, in.Description, s)
+	}
+	return oneLine(s, maxSummary)
+}
