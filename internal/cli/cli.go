@@ -41,6 +41,8 @@ type root struct {
 	Status statusCmd `cmd:"" help:"Show where a run stands."`
 	Finish finishCmd `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
 	List   listCmd   `cmd:"" help:"List the repository's changes, their progress and runs."`
+	Hooks  hooksCmd  `cmd:"" help:"Install, remove or list the optional git hooks (pre-commit, pre-push, ralph-verify)."`
+	Hook   hookCmd   `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`
 	Demo   demoCmd   `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
 	Help   helpCmd   `cmd:"" help:"Show help for a command."`
 

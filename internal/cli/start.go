@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,15 +16,17 @@ import (
 )
 
 type startCmd struct {
-	Change      string        `arg:"" help:"The change: a directory under openspec/changes/."`
-	MaxRetries  int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries)." placeholder:"N"`
-	Timeout     time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
-	IdleTimeout time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
-	Agent       string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories (ralph.agent)." placeholder:"NAME"`
-	Model       string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
-	MaxCost     float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
-	Fresh       bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
-	DryRun      bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
+	Change        string        `arg:"" help:"The change: a directory under openspec/changes/."`
+	MaxRetries    int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries)." placeholder:"N"`
+	Timeout       time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
+	IdleTimeout   time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
+	Agent         string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories (ralph.agent)." placeholder:"NAME"`
+	Model         string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
+	MaxCost       float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
+	VerifyTimeout time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
+	WaitOnLimit   time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
+	Fresh         bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
+	DryRun        bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
 }
 
 // Help is the long help of start.
@@ -43,7 +46,7 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxRetries < 0 {
 		return &usageError{msg: fmt.Sprintf("--max-retries must be 0 or more, not %d", c.MaxRetries), hint: "it counts retries after the first attempt; 0 means one attempt per story"}
 	}
-	for name, d := range map[string]time.Duration{"--timeout": c.Timeout, "--idle-timeout": c.IdleTimeout} {
+	for name, d := range map[string]time.Duration{"--timeout": c.Timeout, "--idle-timeout": c.IdleTimeout, "--verify-timeout": c.VerifyTimeout, "--wait-on-limit": c.WaitOnLimit} {
 		if d < 0 {
 			return &usageError{msg: fmt.Sprintf("%s must not be negative", name), hint: "give a Go duration such as 30m or 1h30m"}
 		}
@@ -59,18 +62,15 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var drv agent.Driver
-	if c.Agent == "demo" { // the demo's scripted agent, for experiments; never a default
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		drv = demo.Driver(exe, 0)
+	drv, err := startDriver(e, l.Repo, c.Agent)
+	if err != nil {
+		return err
 	}
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
 		Change: c.Change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost,
+		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
 	})
 	if err != nil {
@@ -87,6 +87,50 @@ func (c *startCmd) Run(e *env) error {
 	}
 	printSummary(e.s, sum, true)
 	return offerFinish(e, l, sum)
+}
+
+// startDriver builds the drivers that need more than a name: the demo's scripted agent
+// (for experiments; never a default) and a custom agent from ralph.agentCommand and
+// ralph.agentFormat. nil means "look the name up".
+func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
+	switch name {
+	case "demo":
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return demo.Driver(exe, 0), nil
+	case "custom":
+		cmd, ok, err := repo.Config(e.ctx, "ralph.agentCommand")
+		if err != nil {
+			return nil, err
+		}
+		if !ok || cmd == "" {
+			return nil, &loop.Error{Msg: "agent \"custom\" needs a command",
+				Hint: "set it with: git config ralph.agentCommand \"/path/to/agent --its-flags\" (the prompt arrives on stdin)"}
+		}
+		argv, err := splitWords(cmd)
+		if err != nil {
+			return nil, &usageError{msg: "ralph.agentCommand: " + err.Error(), hint: "quote arguments as a shell would"}
+		}
+		if len(argv) > 0 && strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
+			argv[0] = filepath.Join(repo.Root, argv[0]) // relative to the repository root, where the agent runs
+		}
+		format, _, err := repo.Config(e.ctx, "ralph.agentFormat")
+		if err != nil {
+			return nil, err
+		}
+		d, err := agent.NewCustom(argv, format)
+		if err != nil {
+			var pe *agent.PreflightError
+			if errors.As(err, &pe) {
+				return nil, &loop.Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
+			}
+			return nil, err
+		}
+		return d, nil
+	}
+	return nil, nil
 }
 
 // startConfig reads the config-only settings: ralph.agentArgs (split like a shell

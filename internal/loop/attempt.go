@@ -19,7 +19,8 @@ import (
 func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record) (*Summary, error) {
 	start := l.now()
 	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: orDetached(rec), Total: len(ch.Stories)}
-	tries := map[string]int{} // attempts per story in this invocation
+	tries := map[string]int{}     // attempts per story in this invocation
+	transient := map[string]int{} // transient API errors retried per story
 	learnings, err := l.Store.EnsureLearnings(o.Change)
 	if err != nil {
 		return nil, fmt.Errorf("create learnings file: %w", err)
@@ -38,8 +39,13 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		}
 		story, ok := ch.NextStory()
 		if !ok {
-			rec.Status, rec.CurrentStory = run.Complete, ""
+			rec.Status, rec.CurrentStory, rec.PID = run.Complete, "", 0
 			return finish(), l.save(rec)
+		}
+		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
+			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%.2f passed", o.MaxCost),
+				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
+					"this run has cost $%.2f, more than the limit of $%.2f", rec.CostUSD, o.MaxCost))
 		}
 		maxAttempts := o.MaxRetries + 1
 		if tries[story.ID] >= maxAttempts {
@@ -50,17 +56,48 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		if b, err := os.ReadFile(l.Store.LearningsPath(o.Change)); err == nil {
 			learnings = string(b)
 		}
-		outcome, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
+		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err
 		}
 		if outcome == run.OutcomeComplete {
 			sum.Stories++
+			continue
 		}
-		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
-			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%.2f passed", o.MaxCost),
-				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has cost $%.2f, more than the limit of $%.2f", rec.CostUSD, o.MaxCost))
+		switch res.Class {
+		case agent.ClassTransient:
+			steps := l.backoff()
+			if transient[story.ID] >= len(steps) {
+				break // out of backoff: it counts as an ordinary failed attempt
+			}
+			d := steps[transient[story.ID]]
+			transient[story.ID]++
+			tries[story.ID]-- // a transient API error does not use a story retry
+			l.Report.Step(fmt.Sprintf("the agent's API failed for a passing reason; trying again in %s (%d of %d, not counted as a retry)", d, transient[story.ID], len(steps)))
+			if err := l.sleep(ctx, d); err != nil {
+				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
+			}
+		case agent.ClassLimit:
+			now := l.now()
+			until := res.RetryTime(now)
+			if o.WaitOnLimit <= 0 {
+				reason := "the agent hit a usage or rate limit"
+				hint := "run 'git ralph start " + o.Change + "' again once the limit resets"
+				if !until.IsZero() {
+					reason += "; it resets at " + until.Format("15:04 MST")
+					hint = "run 'git ralph start " + o.Change + "' again after " + until.Format("15:04 MST")
+				}
+				hint += "\nor let git-ralph wait for it: --wait-on-limit D (or 'git config ralph.waitOnLimit D')"
+				return finish(), l.stop(rec, run.Failed, reason, userErr(hint, "%s", reason))
+			}
+			if until.IsZero() || until.After(now.Add(o.WaitOnLimit)) {
+				until = now.Add(o.WaitOnLimit)
+			}
+			tries[story.ID]-- // waiting out a limit does not use a story retry
+			l.Report.Step(fmt.Sprintf("the agent hit a usage or rate limit; waiting until %s (Ctrl-C stops; 'git ralph start %s' resumes)", until.Format("15:04:05 MST"), o.Change))
+			if err := l.sleep(ctx, until.Sub(now)); err != nil {
+				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
+			}
 		}
 	}
 }
@@ -104,11 +141,11 @@ func firstLine(s string) string {
 // attempt runs the agent once on story and leaves the worktree either at a new
 // checkpoint or restored to the old one, with the attempt recorded.
 func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record,
-	story openspec.Story, index, try int, learnings string) (string, error) {
+	story openspec.Story, index, try int, learnings string) (string, agent.Result, error) {
 	n := nextAttemptN(rec, story.ID)
 	for {
 		if _, ok, err := l.Repo.ResolveRef(ctx, attemptRef(o.Change, story.ID, n)); err != nil {
-			return "", err
+			return "", agent.Result{}, err
 		} else if !ok {
 			break
 		}
@@ -116,7 +153,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	}
 	text, err := l.render(o, ch, story, learnings, lastReason(rec, story.ID), try)
 	if err != nil {
-		return "", err
+		return "", agent.Result{}, err
 	}
 	logPath := l.Store.LogPath(o.Change, story.ID, n)
 	rec.Attempts = append(rec.Attempts, run.Attempt{
@@ -125,17 +162,17 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	})
 	rec.CurrentStory, rec.Status, rec.PID = story.ID, run.Running, os.Getpid()
 	if err := l.save(rec); err != nil {
-		return "", err
+		return "", agent.Result{}, err
 	}
 	att := rec.Last()
 	l.Report.Attempt(index, len(ch.Stories), story.ID, story.Title, try, o.MaxRetries+1)
 
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return "", err
+		return "", agent.Result{}, err
 	}
 	logf, err := os.Create(logPath)
 	if err != nil {
-		return "", err
+		return "", agent.Result{}, err
 	}
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
@@ -151,7 +188,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	rec.AgentPID, rec.AgentStart = 0, 0
 	if runErr != nil {
 		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.now()
-		return "", l.stop(rec, run.Failed, "the agent could not be started",
+		return "", res, l.stop(rec, run.Failed, "the agent could not be started",
 			&Error{Msg: fmt.Sprintf("start agent %s: %v", drv.Name(), runErr), Hint: "check the agent command and ralph.agentArgs", Err: runErr})
 	}
 	att.Turns, att.InputTokens, att.OutputTokens, att.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
@@ -166,18 +203,18 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
 	outcome, reason, passOn := decide(res, o)
 	if outcome == run.OutcomeComplete {
-		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, rec, ch, att, story, drv, res)
+		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, drv, res)
 		if err != nil {
-			return "", err
+			return "", agent.Result{}, err
 		}
 	}
 	if outcome == run.OutcomeComplete {
 		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, short(rec.Checkpoint)))
-		return outcome, nil
+		return outcome, res, nil
 	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
 	if err := l.saveAndRestore(gctx, rec, att, reason); err != nil {
-		return "", err
+		return "", res, err
 	}
 	msg := fmt.Sprintf("story %s attempt %d: %s", story.ID, try, outcome)
 	if reason != "" {
@@ -186,11 +223,11 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	l.Report.Outcome(false, msg+" (kept as "+att.Ref+")")
 	switch {
 	case outcome == run.OutcomeInterrupted:
-		return "", l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
+		return "", res, l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 	case res.Fatal != "":
-		return "", l.stop(rec, run.Failed, res.Fatal, &Error{Msg: res.Fatal, Hint: "the loop stopped; run 'git ralph start " + o.Change + "' again once that is fixed"})
+		return "", res, l.stop(rec, run.Failed, res.Fatal, &Error{Msg: res.Fatal, Hint: "the loop stopped; run 'git ralph start " + o.Change + "' again once that is fixed"})
 	}
-	return outcome, nil
+	return outcome, res, nil
 }
 
 // sink forwards the agent's live output to the reporter.
@@ -256,7 +293,7 @@ func stderrNote(res agent.Result) string {
 // checkpoint turns a COMPLETE into a checkpoint commit, or into a failure with a
 // reason when the story's tasks are still open, the agent left the branch, the verify
 // hook fails, or the user's commit hooks refuse the commit.
-func (l *Loop) checkpoint(ctx, parent context.Context, rec *run.Record, ch *openspec.Change, att *run.Attempt,
+func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *openspec.Change, att *run.Attempt,
 	story openspec.Story, drv agent.Driver, res agent.Result) (outcome, reason string, passOn bool, err error) {
 	cur, err := l.Repo.CurrentBranch(ctx)
 	if errors.Is(err, git.ErrDetachedHead) {
@@ -294,9 +331,11 @@ func (l *Loop) checkpoint(ctx, parent context.Context, rec *run.Record, ch *open
 		return "", "", false, err
 	} else if exists {
 		l.Report.Step("running the ralph-verify hook")
-		out, code, err := l.Repo.Hook(parent, "ralph-verify", []string{
-			"RALPH_CHANGE=" + rec.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(att.N),
-		})
+		env := []string{"RALPH_CHANGE=" + rec.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(att.N)}
+		if o.VerifyTimeout > 0 {
+			env = append(env, "RALPH_VERIFY_TIMEOUT="+o.VerifyTimeout.String())
+		}
+		out, code, err := l.Repo.Hook(parent, "ralph-verify", env)
 		if parent.Err() != nil {
 			return run.OutcomeInterrupted, "interrupted", false, nil
 		}

@@ -7,6 +7,7 @@
 package loop
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -65,6 +66,37 @@ type Loop struct {
 	Store  *run.Store // required
 	Report Reporter   // required
 	Now    func() time.Time
+	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it
+	// so that the minutes of a backoff pass at once.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Backoff is the wait before each retry of a transient API error; such retries do
+	// not use a story retry. Nil means 30s, 2m, 10m.
+	Backoff []time.Duration
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (l *Loop) sleep(ctx context.Context, d time.Duration) error {
+	if l.Sleep != nil {
+		return l.Sleep(ctx, d)
+	}
+	return sleepCtx(ctx, d)
+}
+
+func (l *Loop) backoff() []time.Duration {
+	if l.Backoff != nil {
+		return l.Backoff
+	}
+	return []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute}
 }
 
 // New returns a Loop over repo whose state lives in repo's common dir.

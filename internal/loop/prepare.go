@@ -243,8 +243,13 @@ func orDetached(rec *run.Record) string {
 	return short(rec.OriginalCommit)
 }
 
-// resume brings the worktree back to the branch at the recorded checkpoint after an
-// interrupt or a crash, saving any leftovers of the interrupted attempt first.
+// resume brings the worktree back to the branch at the recorded checkpoint.
+//
+// After a crash (the record still says running, yet the lock was free) anything in the
+// worktree is the interrupted attempt's: it is saved as an attempt ref, then the branch
+// is restored. After a clean stop the loop had already restored the branch, so anything
+// different is the user's doing: uncommitted changes are refused (nothing changes), and
+// commits on the branch become the new checkpoint.
 func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	cur, err := l.Repo.CurrentBranch(ctx)
 	if errors.Is(err, git.ErrDetachedHead) {
@@ -267,25 +272,33 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	if err != nil {
 		return err
 	}
-	if cur != rec.Branch && dirty && !crashed {
-		return userErr("commit or stash them, then run 'git ralph start "+rec.Change+"' again",
-			"you have uncommitted changes on %s, and resuming switches to %s", orDetachedName(cur, head), rec.Branch)
+	if !crashed {
+		if dirty {
+			where := orDetachedName(cur, head)
+			hint := "commit or stash them, then run 'git ralph start " + rec.Change + "' again"
+			if cur == rec.Branch {
+				hint = "commit them on " + rec.Branch + " (the commit becomes the new checkpoint) or stash them, then run 'git ralph start " + rec.Change + "' again"
+			}
+			return userErr(hint, "you have uncommitted changes on %s", where)
+		}
+		if tip != rec.Checkpoint {
+			if err := l.adoptUserTip(ctx, rec, tip); err != nil {
+				return err
+			}
+		}
+		if cur != rec.Branch {
+			return l.Repo.Checkout(ctx, rec.Branch)
+		}
+		return nil
 	}
 	if !dirty && cur == rec.Branch && head == rec.Checkpoint {
 		return nil
 	}
-	if !dirty && tip != rec.Checkpoint && (cur == rec.Branch || !crashed) {
-		if ok, err := l.adopt(ctx, rec, tip, crashed); err != nil || ok {
-			if err == nil && cur != rec.Branch {
-				err = l.Repo.Checkout(ctx, rec.Branch)
-			}
+	if !dirty && cur == rec.Branch && tip != rec.Checkpoint {
+		if ok, err := l.adoptCheckpoint(ctx, rec, tip); err != nil || ok {
 			return err
 		}
 	}
-	if !dirty && !crashed && tip == rec.Checkpoint {
-		return l.Repo.Checkout(ctx, rec.Branch)
-	}
-	// Leftovers of an interrupted attempt (or of a crash): keep them, then restore.
 	story := rec.CurrentStory
 	if story == "" {
 		story = "resume"
@@ -301,32 +314,44 @@ func orDetachedName(cur, head string) string {
 	return "detached HEAD " + short(head)
 }
 
-// adopt takes the branch tip as the new checkpoint when it is safe: a checkpoint commit
-// whose recording a crash cut short, or (after a clean stop) commits the user made by hand
-// on top of the checkpoint.
-func (l *Loop) adopt(ctx context.Context, rec *run.Record, tip string, crashed bool) (bool, error) {
-	ok, err := l.Repo.IsAncestor(ctx, rec.Checkpoint, tip)
-	if err != nil || !ok {
+// adoptCheckpoint records a checkpoint commit whose recording a crash cut short: the
+// branch tip is "checkpoint: <current story>" of this change, right on the checkpoint.
+func (l *Loop) adoptCheckpoint(ctx context.Context, rec *run.Record, tip string) (bool, error) {
+	c, err := l.Repo.Log(ctx, tip, 1)
+	if err != nil || len(c) == 0 {
 		return false, err
 	}
-	if crashed {
-		c, err := l.Repo.Log(ctx, tip, 1)
-		if err != nil || len(c) == 0 {
-			return false, err
-		}
-		if len(c[0].Parents) == 0 || c[0].Parents[0] != rec.Checkpoint ||
-			c[0].Subject != "checkpoint: "+rec.CurrentStory || c[0].Trailers["Ralph-Change"] != rec.Change {
-			return false, nil
-		}
-		if a := rec.Last(); a != nil && a.Story == rec.CurrentStory && a.Outcome == run.OutcomeRunning {
-			a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.now()
-		}
-		l.Report.Step(fmt.Sprintf("recorded checkpoint %s for story %s, made just before the last run stopped", short(tip), rec.CurrentStory))
-	} else {
-		l.Report.Step(fmt.Sprintf("continuing from your commits on %s (%s)", rec.Branch, short(tip)))
+	if len(c[0].Parents) == 0 || c[0].Parents[0] != rec.Checkpoint ||
+		c[0].Subject != "checkpoint: "+rec.CurrentStory || c[0].Trailers["Ralph-Change"] != rec.Change {
+		return false, nil
 	}
+	if a := rec.Last(); a != nil && a.Story == rec.CurrentStory && a.Outcome == run.OutcomeRunning {
+		a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.now()
+	}
+	l.Report.Step(fmt.Sprintf("recorded checkpoint %s for story %s, made just before the last run stopped", short(tip), rec.CurrentStory))
 	rec.Checkpoint = tip
 	return true, l.save(rec)
+}
+
+// adoptUserTip takes a branch the user moved after a clean stop (commits made by hand,
+// say to finish a story, or a reset to redo one) as the new checkpoint. A checkpoint
+// that the new tip does not contain is kept under refs/ralph/<change>/backup/.
+func (l *Loop) adoptUserTip(ctx context.Context, rec *run.Record, tip string) error {
+	contains, err := l.Repo.IsAncestor(ctx, rec.Checkpoint, tip)
+	if err != nil {
+		return err
+	}
+	if !contains {
+		ref := backupRef(rec.Change, l.now())
+		if err := l.Repo.UpdateRef(ctx, ref, rec.Checkpoint); err != nil {
+			return err
+		}
+		rec.Backups = append(rec.Backups, ref)
+		l.Report.Step(fmt.Sprintf("%s was moved off the last checkpoint %s; that checkpoint is kept as %s", rec.Branch, short(rec.Checkpoint), ref))
+	}
+	l.Report.Step(fmt.Sprintf("continuing from %s as it is now (%s)", rec.Branch, short(tip)))
+	rec.Checkpoint = tip
+	return l.save(rec)
 }
 
 // leftoverAttempt returns the record's running attempt at story, or a new one.

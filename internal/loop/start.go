@@ -33,6 +33,9 @@ type Options struct {
 	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
 	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
 
+	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
+	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
+
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
 	Driver agent.Driver
@@ -133,6 +136,13 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 	if err != nil {
 		return nil, nil, userErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
 			"unknown agent %q", o.Agent)
+	}
+	if err := agent.Preflight(drv, l.request(o, "", nil)); err != nil {
+		var pe *agent.PreflightError
+		if errors.As(err, &pe) {
+			return nil, nil, &Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
+		}
+		return nil, nil, err
 	}
 	if _, err := agent.LookPath(drv); err != nil {
 		hint := ""
