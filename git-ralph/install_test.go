@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInstallScript runs install.sh twice into a temporary PREFIX: it installs the
+// binary and the man page, writes nothing else there, is safe to run again, and says
+// how to put $PREFIX/bin on PATH when it is not.
+func TestInstallScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	prefix := t.TempDir()
+	home := t.TempDir()
+	// Go's own caches are the only thing install.sh may write outside PREFIX; keep
+	// using the real ones so that HOME stays empty and the build stays warm.
+	goEnv, err := exec.Command(goBinary(t), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caches := strings.Fields(string(goEnv))
+	if len(caches) != 3 {
+		t.Fatalf("go env: %q", goEnv)
+	}
+	for i := range 2 {
+		cmd := exec.Command("sh", "../install.sh")
+		cmd.Env = append(os.Environ(), "PREFIX="+prefix, "HOME="+home, "PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t)),
+			"GOCACHE="+caches[0], "GOMODCACHE="+caches[1], "GOPATH="+caches[2], "XDG_CONFIG_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("install.sh run %d: %v\n%s", i+1, err, out)
+		}
+		if !strings.Contains(string(out), `export PATH="`+prefix+`/bin:$PATH"`) {
+			t.Errorf("install.sh run %d does not say how to put %s/bin on PATH:\n%s", i+1, prefix, out)
+		}
+	}
+	var files []string
+	err = filepath.WalkDir(prefix, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(prefix, p)
+			files = append(files, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(files, " "), "bin/git-ralph share/man/man1/git-ralph.1"; got != want {
+		t.Errorf("PREFIX holds %q, want %q", got, want)
+	}
+	man, err := os.ReadFile(filepath.Join(prefix, "share/man/man1/git-ralph.1"))
+	if err != nil || !strings.HasPrefix(string(man), ".TH GIT-RALPH 1") {
+		t.Errorf("man page: %v %.40q", err, man)
+	}
+	out, err := exec.Command(filepath.Join(prefix, "bin/git-ralph"), "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "git-ralph ") {
+		t.Errorf("git-ralph --version = %q, %v", out, err)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Errorf("install.sh wrote into HOME: %v", entries)
+	}
+}
+
+func goBinary(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	return p
+}
