@@ -175,19 +175,8 @@ func decodeClaudeStream(r io.Reader, ev Events, fl claudeFlavor) (Result, error)
 		ev = nopEvents{}
 	}
 	d := claudeDecoder{ev: ev, fl: fl, last: textTail{max: maxText}}
-	lr := newLineReader(r, maxLine)
-	for {
-		line, long, err := lr.next()
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return d.finish(), err
-		}
-		if !long {
-			d.line(line)
-		}
-	}
+	err := eachLine(r, d.line)
+	return d.finish(), err
 }
 
 // claudeDecoder is the state of one Decode.

@@ -133,19 +133,8 @@ func (Codex) Decode(r io.Reader, ev Events) (Result, error) {
 		ev = nopEvents{}
 	}
 	d := codexDecoder{ev: ev, started: map[string]bool{}}
-	lr := newLineReader(r, maxLine)
-	for {
-		line, long, err := lr.next()
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return d.finish(), err
-		}
-		if !long {
-			d.line(line)
-		}
-	}
+	err := eachLine(r, d.line)
+	return d.finish(), err
 }
 
 // codexDecoder is the state of one Codex.Decode.

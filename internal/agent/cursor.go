@@ -113,19 +113,8 @@ func (Cursor) Decode(r io.Reader, ev Events) (Result, error) {
 		ev = nopEvents{}
 	}
 	d := cursorDecoder{ev: ev, seg: textTail{max: maxText}}
-	lr := newLineReader(r, maxLine)
-	for {
-		line, long, err := lr.next()
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return d.finish(), err
-		}
-		if !long {
-			d.line(line)
-		}
-	}
+	err := eachLine(r, d.line)
+	return d.finish(), err
 }
 
 // cursorDecoder is the state of one Cursor.Decode.

@@ -126,20 +126,9 @@ func (Gemini) Decode(r io.Reader, ev Events) (Result, error) {
 		ev = nopEvents{}
 	}
 	d := geminiDecoder{ev: ev, final: textTail{max: maxText}}
-	lr := newLineReader(r, maxLine)
-	for {
-		line, long, err := lr.next()
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			d.flush()
-			return d.finish(), err
-		}
-		if !long {
-			d.line(line)
-		}
-	}
+	err := eachLine(r, d.line)
+	d.flush()
+	return d.finish(), err
 }
 
 // geminiDecoder is the state of one Gemini.Decode.

@@ -129,19 +129,8 @@ func (OpenCode) Decode(r io.Reader, ev Events) (Result, error) {
 		ev = nopEvents{}
 	}
 	d := opencodeDecoder{ev: ev, step: textTail{max: maxText}}
-	lr := newLineReader(r, maxLine)
-	for {
-		line, long, err := lr.next()
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return d.finish(), err
-		}
-		if !long {
-			d.line(line)
-		}
-	}
+	err := eachLine(r, d.line)
+	return d.finish(), err
 }
 
 // opencodeDecoder is the state of one OpenCode.Decode.

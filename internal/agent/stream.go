@@ -38,6 +38,25 @@ type lineReader struct {
 	err error // sticky read error, reported after the last line
 }
 
+// eachLine calls fn with every line of r (without its newline). Lines longer than
+// maxLine are skipped: Run has logged them, and decoding them would hold them whole.
+// It returns nil at EOF, or the read error.
+func eachLine(r io.Reader, fn func(line []byte)) error {
+	lr := newLineReader(r, maxLine)
+	for {
+		line, long, err := lr.next()
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if !long {
+			fn(line)
+		}
+	}
+}
+
 func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{r: bufio.NewReaderSize(r, readBuf), max: max}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-ralph/git-ralph/hooks"
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -109,7 +110,7 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 			return nil, &loop.Error{Msg: "agent \"custom\" needs a command",
 				Hint: "set it with: git config ralph.agentCommand \"/path/to/agent --its-flags\" (the prompt arrives on stdin)"}
 		}
-		argv, err := splitWords(cmd)
+		argv, err := hooks.SplitWords(cmd)
 		if err != nil {
 			return nil, &usageError{msg: "ralph.agentCommand: " + err.Error(), hint: "quote arguments as a shell would"}
 		}
@@ -139,7 +140,7 @@ func startConfig(e *env, repo *git.Repo) (args []string, tmpl string, err error)
 	if v, ok, err := repo.Config(e.ctx, "ralph.agentArgs"); err != nil {
 		return nil, "", err
 	} else if ok {
-		if args, err = splitWords(v); err != nil {
+		if args, err = hooks.SplitWords(v); err != nil {
 			return nil, "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
 		}
 	}
