@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -227,8 +229,35 @@ func configResolver() kong.Resolver {
 		if err != nil || !ok {
 			return nil, nil //nolint:nilerr // an unreadable config is the same as an unset key here
 		}
+		if err := checkConfigValue(flag.Target.Interface(), v); err != nil {
+			return nil, fmt.Errorf("git config %s: %q is not %s", key, v, err.Error())
+		}
 		return v, nil
 	})
+}
+
+// checkConfigValue tells whether v parses as the type of the flag it defaults, so that a
+// bad value names the config key it came from rather than only the flag.
+func checkConfigValue(target any, v string) error {
+	var err error
+	switch target.(type) {
+	case int:
+		_, err = strconv.Atoi(v)
+		if err != nil {
+			return errors.New("a whole number")
+		}
+	case float64:
+		_, err = strconv.ParseFloat(v, 64)
+		if err != nil {
+			return errors.New("a number")
+		}
+	case time.Duration:
+		_, err = time.ParseDuration(v)
+		if err != nil {
+			return errors.New("a Go duration such as 30m or 1h30m")
+		}
+	}
+	return nil
 }
 
 func newReporter(s *term.Streams) loop.Reporter { return term.NewReporter(s) }
