@@ -68,13 +68,14 @@ func Main(args []string, s *term.Streams) (code int) {
 	return runMain(ctx, kill, args, s)
 }
 
-// signals returns a context cancelled by the first SIGINT or SIGTERM, and a channel
+// signals returns a context cancelled by the first SIGINT, SIGTERM or SIGHUP (a closed
+// terminal: the run is saved and stopped as for Ctrl-C), and a channel
 // closed by the second, which kills the agent at once.
 func signals() (context.Context, <-chan struct{}, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	kill := make(chan struct{})
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		n := 0
 		for range ch {
