@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 
@@ -57,7 +58,7 @@ func (c *listCmd) Run(e *env) error {
 	}
 	for _, ch := range changes {
 		for _, o := range ch.OrphanTasks {
-			fmt.Fprintf(e.s.Err, "warning: openspec/changes/%s/tasks.md:%d: task outside any numbered story: %s\n", ch.Name, o.Line, o.Description)
+			fmt.Fprintf(e.s.Err, "warning: openspec/changes/%s/tasks.md:%d: task outside any numbered story: %s\n", ch.Name, o.Line, strings.TrimSpace(o.ID+" "+o.Description))
 		}
 	}
 	return nil

@@ -146,7 +146,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		}
 		_ = t.Render()
 		for _, o := range r.Change.Orphans {
-			fmt.Fprintf(w, "! tasks.md:%d is outside any numbered story and is not run: %s\n", o.Line, o.Text)
+			fmt.Fprintf(w, "! tasks.md:%d is outside any numbered story and is not run: %s\n", o.Line, strings.TrimSpace(o.ID+" "+o.Text))
 		}
 	}
 	var failed []run.Attempt

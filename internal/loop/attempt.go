@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -43,9 +44,9 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			return finish(), l.save(rec)
 		}
 		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
-			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%.2f passed", o.MaxCost),
+			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
 				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has cost $%.2f, more than the limit of $%.2f", rec.CostUSD, o.MaxCost))
+					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
 		}
 		maxAttempts := o.MaxRetries + 1
 		if tries[story.ID] >= maxAttempts {
@@ -132,6 +133,9 @@ func (l *Loop) exhausted(rec *run.Record, story openspec.Story, n int) error {
 	fmt.Fprintf(&b, "finish the story by hand and commit it on %s, or change the story, then run 'git ralph start %s' again", rec.Branch, rec.Change)
 	return &Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
 }
+
+// dollars prints an amount as the user gave it (0.015, not 0.01 or 0.0150).
+func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

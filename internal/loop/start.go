@@ -168,7 +168,7 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		}
 	}
 	for _, t := range ch.Orphans {
-		l.Report.Warn(fmt.Sprintf("%s/tasks.md:%d: task outside any numbered story is not run: %s", ch.RelDir, t.Line, t.Text))
+		l.Report.Warn(fmt.Sprintf("%s/tasks.md:%d: task outside any numbered story is not run: %s", ch.RelDir, t.Line, strings.TrimSpace(t.ID+" "+t.Text)))
 	}
 	return ch, drv, nil
 }
