@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -66,8 +67,8 @@ func (r *Repo) ConfigPath(ctx context.Context, key string) (value string, ok boo
 }
 
 // ConfigGet reads key from the repository's config when repo is non-nil, otherwise from
-// the config git sees in the current directory (global and system). It lets flag
-// defaults be read before, or without, a repository.
+// the config git sees in the current directory (global and system): the hooks read
+// their settings this way, also where no repository can be opened.
 func ConfigGet(ctx context.Context, repo *Repo, key string) (value string, ok bool, err error) {
 	if repo == nil {
 		repo = &Repo{}
@@ -88,6 +89,39 @@ func (r *Repo) configIn(ctx context.Context, dir, key string) (string, bool, err
 		return "", false, err
 	}
 	return strings.TrimSuffix(string(out), "\n"), true, nil
+}
+
+// ConfigSection reads every key of a config section (e.g. "ralph") in one git call,
+// with the user's normal precedence (the last value wins). Keys come back as git
+// prints them: section and variable name in lower case ("ralph.maxretries"). It reads
+// the repository's config when repo is non-nil, otherwise the config git sees in the
+// current directory (global and system), so that flag defaults can be read before, or
+// without, a repository.
+func ConfigSection(ctx context.Context, repo *Repo, section string) (map[string]string, error) {
+	dir := ""
+	if repo == nil {
+		repo, dir = &Repo{}, "."
+	}
+	if err := checkArg("config section", section); err != nil {
+		return nil, err
+	}
+	out, err := repo.run(ctx, call{readOnly: true, dir: dir,
+		args: []string{"config", "-z", "--get-regexp", "^" + regexp.QuoteMeta(section) + `\.`}})
+	if exitStatus(err) == 1 {
+		return map[string]string{}, nil // no key in that section
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for rec := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if rec == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(rec, "\n") // -z: "key\nvalue"; a key without value has no \n
+		m[k] = v
+	}
+	return m, nil
 }
 
 // SetConfig sets key to value in the repository's own config (.git/config).

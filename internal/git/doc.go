@@ -27,6 +27,12 @@
 //     config key) are turned into values or sentinel errors by exit code;
 //   - parses machine-readable output only (-z, --porcelain, --format).
 //
+// Two answers come from the files git keeps rather than from a git process:
+// which operation is in progress (state.go), and HEAD when it is unambiguous
+// (refs.go: a regular HEAD naming a branch with a loose ref, or a detached
+// id; anything else is asked of git). The loop reads HEAD several times per
+// story, and each git process costs milliseconds.
+//
 // The user's own git setup applies: config from every scope, hooks, commit
 // signing, identity. Nothing here passes --no-verify.
 package git

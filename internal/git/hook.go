@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -64,18 +65,32 @@ func (r *Repo) HookExists(ctx context.Context, name string) (bool, error) {
 }
 
 // HooksDir returns the absolute directory git takes hooks from:
-// core.hooksPath when set, else the common dir's hooks/.
+// core.hooksPath when set, else the common dir's hooks/. It is asked of
+// git once per Repo: the loop looks for the verify hook after every story,
+// and a run's hooks directory does not move under it.
 func (r *Repo) HooksDir(ctx context.Context) (string, error) {
-	return r.gitPath(ctx, "hooks")
+	r.hooksMu.Lock()
+	defer r.hooksMu.Unlock()
+	if r.hooksDir != "" {
+		return r.hooksDir, nil
+	}
+	dir, err := r.gitPath(ctx, "hooks")
+	if err != nil {
+		return "", err
+	}
+	r.hooksDir = dir
+	return dir, nil
 }
 
 // hookFile returns the path of hook name and whether it is an executable
-// file there, which is git's own test for running a hook.
+// file there, which is git's own test for running a hook. Only the first
+// call runs git (HooksDir); the file itself is looked at every time.
 func (r *Repo) hookFile(ctx context.Context, name string) (string, bool, error) {
-	path, err := r.gitPath(ctx, "hooks/"+name)
+	dir, err := r.HooksDir(ctx)
 	if err != nil {
 		return "", false, err
 	}
+	path := filepath.Join(dir, name)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, false, nil

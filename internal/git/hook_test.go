@@ -145,3 +145,22 @@ func TestHooksPathHonoured(t *testing.T) {
 		}
 	}
 }
+
+// The loop looks for the verify hook after every story: only the first look runs git.
+func TestHookExistsAsksGitOnce(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	if ok, err := r.HookExists(ctx, "ralph-verify"); ok || err != nil {
+		t.Fatalf("HookExists(missing) = %v, %v", ok, err)
+	}
+	calls := r.Calls.Load()
+	writeHook(t, dir, "ralph-verify", "exit 0\n")
+	for range 3 {
+		if ok, err := r.HookExists(ctx, "ralph-verify"); !ok || err != nil {
+			t.Fatalf("HookExists(present) = %v, %v", ok, err)
+		}
+	}
+	if n := r.Calls.Load() - calls; n != 0 {
+		t.Errorf("HookExists ran git %d times after the first call, want 0", n)
+	}
+}

@@ -55,3 +55,9 @@ func interruptOnDone(ctx context.Context, pid int) (stop func()) {
 		close(done)
 	}
 }
+
+// processGone reports whether no process with this pid exists. A reused
+// pid counts as alive, which errs on the side of keeping files.
+func processGone(pid int) bool {
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}

@@ -3,6 +3,8 @@ package git
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -10,6 +12,9 @@ import (
 // Head returns the commit HEAD points at, or ErrNoCommits when HEAD is
 // unborn.
 func (r *Repo) Head(ctx context.Context) (string, error) {
+	if _, id, ok := r.readHead(); ok {
+		return id, nil
+	}
 	id, ok, err := r.ResolveRef(ctx, "HEAD")
 	if err != nil {
 		return "", err
@@ -23,6 +28,12 @@ func (r *Repo) Head(ctx context.Context) (string, error) {
 // CurrentBranch returns the short name of the branch HEAD is on (which may
 // be unborn), or ErrDetachedHead.
 func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
+	if branch, _, ok := r.readHead(); ok {
+		if branch == "" {
+			return "", ErrDetachedHead
+		}
+		return branch, nil
+	}
 	out, err := r.run(ctx, call{readOnly: true, args: []string{"symbolic-ref", "--quiet", "--short", "HEAD"}})
 	if exitStatus(err) == 1 {
 		return "", ErrDetachedHead
@@ -31,6 +42,34 @@ func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// HeadState returns, in one git call, what CurrentBranch and Head return
+// in two: the short name of the branch HEAD is on ("" when HEAD is
+// detached) and the commit it points at. ErrNoCommits when HEAD is unborn.
+func (r *Repo) HeadState(ctx context.Context) (branch, id string, err error) {
+	if branch, id, ok := r.readHead(); ok {
+		return branch, id, nil
+	}
+	// The trailing "--" keeps a file called HEAD from making "HEAD" ambiguous.
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"rev-parse", "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"}})
+	if err != nil {
+		if _, herr := r.Head(ctx); herr != nil {
+			return "", "", herr // ErrNoCommits for an unborn HEAD
+		}
+		return "", "", err
+	}
+	lines := strings.Split(string(out), "\n")
+	if len(lines) < 2 || lines[0] == "" || lines[1] == "" {
+		return "", "", fmt.Errorf("git rev-parse HEAD: unexpected output %q", out)
+	}
+	id, ref := lines[0], lines[1]
+	if name, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+		branch = name
+	} else if ref != "HEAD" {
+		return "", "", fmt.Errorf("git rev-parse HEAD: unexpected symbolic name %q", ref)
+	}
+	return branch, id, nil
 }
 
 // BranchExists reports whether refs/heads/<name> exists.
@@ -61,6 +100,19 @@ func (r *Repo) ResolveRef(ctx context.Context, ref string) (id string, ok bool, 
 		return "", false, err
 	}
 	return strings.TrimSpace(string(out)), true, nil
+}
+
+// TreeOf returns the id of the tree that rev (a commit, a ref, any
+// revision) points at.
+func (r *Repo) TreeOf(ctx context.Context, rev string) (string, error) {
+	if err := checkArg("revision", rev); err != nil {
+		return "", err
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"rev-parse", "--verify", "--quiet", rev + "^{tree}"}})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // UpdateRef points ref (a full name such as refs/ralph/<change>/…) at id,
@@ -179,4 +231,62 @@ func (r *Repo) CountCommits(ctx context.Context, revRange string) (int, error) {
 		return 0, fmt.Errorf("git rev-list --count: %w", err)
 	}
 	return n, nil
+}
+
+// readHead reads HEAD from the files git keeps, without running git, when
+// the answer is certain: HEAD is a regular file that either holds a commit
+// id (detached) or names a branch whose loose ref file holds one. ok is
+// false for anything else — an unborn branch, a packed ref, a symlinked
+// HEAD, the reftable backend (whose refs/heads is not a directory) — and
+// the caller then asks git. Loose refs win over packed ones, and git
+// replaces both files by renaming a complete new one over them, so what
+// is read is always one whole value. The loop reads HEAD several times per
+// story; each git process costs a few milliseconds.
+func (r *Repo) readHead() (branch, id string, ok bool) {
+	if r.GitDir == "" || r.CommonDir == "" {
+		return "", "", false
+	}
+	head := filepath.Join(r.GitDir, "HEAD")
+	if fi, err := os.Lstat(head); err != nil || !fi.Mode().IsRegular() {
+		return "", "", false
+	}
+	data, err := os.ReadFile(head)
+	if err != nil {
+		return "", "", false
+	}
+	content := strings.TrimSuffix(string(data), "\n")
+	if isObjectID(content) {
+		return "", content, true
+	}
+	ref, isRef := strings.CutPrefix(content, "ref: refs/heads/")
+	if !isRef || ref == "" || strings.Contains(ref, "..") || strings.ContainsAny(ref, "\\\n") {
+		return "", "", false
+	}
+	path := filepath.Join(r.CommonDir, "refs", "heads", filepath.FromSlash(ref))
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return "", "", false
+	}
+	data, err = os.ReadFile(path)
+	if err != nil {
+		return "", "", false
+	}
+	id = strings.TrimSuffix(string(data), "\n")
+	if !isObjectID(id) {
+		return "", "", false
+	}
+	return ref, id, true
+}
+
+// isObjectID reports whether s is a full SHA-1 or SHA-256 object id in git's
+// lower-case hex.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -2,7 +2,11 @@ package git
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -147,4 +151,114 @@ func TestRefs(t *testing.T) {
 			t.Errorf("DeleteBranch(missing) = %v, want *Error", err)
 		}
 	})
+}
+
+func TestHeadState(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	head := gitT(t, dir, "rev-parse", "HEAD")
+	write(t, dir, "HEAD", "a file named like the ref\n")
+	check := func(what, wantBranch string, wantCalls int64) {
+		t.Helper()
+		calls := r.Calls.Load()
+		branch, id, err := r.HeadState(ctx)
+		if err != nil || branch != wantBranch || id != gitT(t, dir, "rev-parse", "HEAD") {
+			t.Errorf("%s: HeadState = %q, %q, %v; want %q, HEAD", what, branch, id, err, wantBranch)
+		}
+		if n := r.Calls.Load() - calls; n != wantCalls {
+			t.Errorf("%s: HeadState ran git %d times, want %d", what, n, wantCalls)
+		}
+	}
+	check("on main", "main", 0)
+	gitT(t, dir, "checkout", "-q", "-b", "ralph/x")
+	check("on ralph/x", "ralph/x", 0)
+	gitT(t, dir, "checkout", "-q", "--detach")
+	check("detached", "", 0)
+	// A packed ref has no loose file: git answers.
+	gitT(t, dir, "checkout", "-q", "ralph/x")
+	gitT(t, dir, "pack-refs", "--all", "--prune")
+	check("packed ralph/x", "ralph/x", 1)
+	if id, err := r.Head(ctx); err != nil || id != head {
+		t.Errorf("Head with a packed ref = %q, %v", id, err)
+	}
+
+	empty := t.TempDir()
+	gitT(t, empty, "init", "-q")
+	u, err := Open(ctx, empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := u.HeadState(ctx); !errors.Is(err, ErrNoCommits) {
+		t.Errorf("HeadState unborn = %v, want ErrNoCommits", err)
+	}
+	if b, err := u.CurrentBranch(ctx); err != nil || b != "main" {
+		t.Errorf("CurrentBranch unborn = %q, %v; want main", b, err)
+	}
+}
+
+// readHead answers from the files only when that is certain, and then as git would;
+// HEAD, CurrentBranch and HeadState agree with git in every state.
+func TestReadHeadAgreesWithGit(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	base := gitT(t, dir, "rev-parse", "HEAD")
+	agree := func(what string, fast bool) {
+		t.Helper()
+		_, _, ok := r.readHead()
+		if ok != fast {
+			t.Errorf("%s: readHead ok = %v, want %v", what, ok, fast)
+		}
+		wantID := gitT(t, dir, "rev-parse", "HEAD")
+		wantBranch := ""
+		if out, err := exec.Command("git", "-C", dir, "symbolic-ref", "-q", "--short", "HEAD").Output(); err == nil {
+			wantBranch = strings.TrimSpace(string(out))
+		}
+		if id, err := r.Head(ctx); err != nil || id != wantID {
+			t.Errorf("%s: Head = %q, %v; git says %s", what, id, err, wantID)
+		}
+		b, err := r.CurrentBranch(ctx)
+		if errors.Is(err, ErrDetachedHead) {
+			b, err = "", nil
+		}
+		if err != nil || b != wantBranch {
+			t.Errorf("%s: CurrentBranch = %q, %v; git says %q", what, b, err, wantBranch)
+		}
+		if b, id, err := r.HeadState(ctx); err != nil || b != wantBranch || id != wantID {
+			t.Errorf("%s: HeadState = %q, %q, %v; git says %q, %s", what, b, id, err, wantBranch, wantID)
+		}
+	}
+	agree("a branch", true)
+	commitFile(t, dir, "b.txt", "b\n", "second")
+	agree("after a commit", true)
+	gitT(t, dir, "checkout", "-q", base)
+	agree("detached", true)
+	gitT(t, dir, "checkout", "-q", "-b", "deep/er/name")
+	agree("a nested branch name", true)
+	gitT(t, dir, "pack-refs", "--all", "--prune")
+	agree("a packed branch", false)
+	commitFile(t, dir, "c.txt", "c\n", "third")
+	agree("loose again after a commit", true)
+	// A symlinked HEAD (core.preferSymlinkRefs) is left to git.
+	gitT(t, dir, "update-ref", "refs/heads/main", base) // loose again
+	gitT(t, dir, "-c", "core.preferSymlinkRefs=true", "symbolic-ref", "HEAD", "refs/heads/main")
+	if fi, err := os.Lstat(filepath.Join(r.GitDir, "HEAD")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("HEAD is not a symlink: %v", err)
+	}
+	agree("a symlinked HEAD", false)
+	gitT(t, dir, "symbolic-ref", "HEAD", "refs/heads/main")
+	agree("a regular HEAD again", true)
+
+	// A linked worktree keeps its HEAD in its own git dir and refs in the common dir.
+	wt := filepath.Join(t.TempDir(), "wt")
+	gitT(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	w, err := Open(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, id, err := w.HeadState(ctx); err != nil || b != "side" || id != gitT(t, wt, "rev-parse", "HEAD") {
+		t.Errorf("linked worktree: HeadState = %q, %q, %v", b, id, err)
+	}
+	if _, _, ok := w.readHead(); !ok {
+		t.Errorf("linked worktree: readHead did not answer")
+	}
 }

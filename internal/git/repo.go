@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -34,6 +35,10 @@ type Repo struct {
 	// version is git's version, read by Open; zero when it could not be
 	// parsed, in which case every feature is assumed present.
 	version version
+
+	// hooksDir is HooksDir's answer, once asked.
+	hooksMu  sync.Mutex
+	hooksDir string
 }
 
 // Open locates the repository that contains dir ("" = the current

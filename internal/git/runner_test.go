@@ -126,7 +126,7 @@ func TestTrace(t *testing.T) {
 	if lines[0] != "$ git status --porcelain=v1 -z --untracked-files=all" {
 		t.Errorf("first trace line = %q", lines[0])
 	}
-	if !strings.HasPrefix(lines[1], "$ GIT_INDEX_FILE="+filepath.Join(r.GitDir, "ralph-index-")) || !strings.HasSuffix(lines[1], " git read-tree HEAD") {
+	if !strings.HasPrefix(lines[1], "$ GIT_INDEX_FILE="+filepath.Join(r.GitDir, "ralph-index-")) || !strings.HasSuffix(lines[1], " git add -A") {
 		t.Errorf("second trace line = %q", lines[1])
 	}
 }

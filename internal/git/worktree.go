@@ -2,8 +2,13 @@ package git
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -96,8 +101,8 @@ func (r *Repo) HardReset(ctx context.Context, id string) error {
 // SaveAttempt records the whole working tree (tracked and untracked files,
 // not ignored ones) as a commit whose first parent is parent, points ref at
 // it, and returns its id. Neither the user's index nor HEAD is touched:
-// the tree is built in a temporary index file (GIT_INDEX_FILE, in GitDir,
-// removed afterwards) seeded from parent. When HEAD has moved to a commit
+// the tree is built as WorktreeTree builds it, seeded from parent when
+// there is no index file. When HEAD has moved to a commit
 // that parent does not contain (the agent committed), that commit becomes
 // a second parent, so the agent's commits stay reachable from ref too.
 //
@@ -111,27 +116,10 @@ func (r *Repo) SaveAttempt(ctx context.Context, parent, ref, message string) (st
 	if err := checkArg("ref", ref); err != nil {
 		return "", err
 	}
-	index, err := tempIndexPath(r.GitDir)
+	tree, err := r.worktreeTree(ctx, parent)
 	if err != nil {
 		return "", err
 	}
-	defer func() {
-		_ = os.Remove(index) // best effort: a stray temp file is harmless
-		_ = os.Remove(index + ".lock")
-	}()
-	env := []string{"GIT_INDEX_FILE=" + index}
-
-	if _, err := r.run(ctx, call{env: env, args: []string{"read-tree", parent}}); err != nil {
-		return "", err
-	}
-	if _, err := r.run(ctx, call{env: env, args: []string{"add", "-A"}}); err != nil {
-		return "", err
-	}
-	out, err := r.run(ctx, call{env: env, args: []string{"write-tree"}})
-	if err != nil {
-		return "", err
-	}
-	tree := strings.TrimSpace(string(out))
 
 	args := []string{"commit-tree", tree, "-p", parent}
 	head, ok, err := r.ResolveRef(ctx, "HEAD")
@@ -150,7 +138,7 @@ func (r *Repo) SaveAttempt(ctx context.Context, parent, ref, message string) (st
 		}
 	}
 	args = append(args, "-F", "-")
-	out, err = r.run(ctx, call{args: args, stdin: []byte(message)})
+	out, err := r.run(ctx, call{args: args, stdin: []byte(message)})
 	if err != nil {
 		return "", err
 	}
@@ -161,11 +149,64 @@ func (r *Repo) SaveAttempt(ctx context.Context, parent, ref, message string) (st
 	return id, nil
 }
 
-// tempIndexPath returns an unused path in gitDir for a temporary index.
-// The file itself must not exist: git reads an existing index file before
-// replacing it, and an empty file is not a valid index.
+// WorktreeTree writes the whole working tree (tracked and untracked files,
+// not ignored ones) as a tree object and returns its id. Nothing else
+// changes: neither the index, nor HEAD, nor the worktree. Comparing it
+// with a commit's tree tells whether the worktree holds exactly that
+// commit's content, untracked files included.
+func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
+	return r.worktreeTree(ctx, "")
+}
+
+// worktreeTree builds the tree in a temporary index file (GIT_INDEX_FILE,
+// in GitDir, removed afterwards) seeded with a copy of the user's index,
+// so that `add -A` re-hashes only the files whose stat data changed: in a
+// large repository, re-hashing every file would dominate (seeding from a
+// tree with read-tree leaves no stat data). Without an index file it is
+// seeded from the tree of seed, or starts empty when seed is "".
+// Temporary indexes that a killed git-ralph left behind are removed first.
+func (r *Repo) worktreeTree(ctx context.Context, seed string) (string, error) {
+	sweepTempIndexes(r.GitDir)
+	index, err := tempIndexPath(r.GitDir)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		_ = os.Remove(index) // best effort; the next call sweeps what a kill leaves
+		_ = os.Remove(index + ".lock")
+	}()
+	env := []string{"GIT_INDEX_FILE=" + index}
+
+	seeded, err := copyIndex(filepath.Join(r.GitDir, "index"), index)
+	if err != nil {
+		return "", err
+	}
+	if !seeded && seed != "" {
+		if _, err := r.run(ctx, call{env: env, args: []string{"read-tree", seed}}); err != nil {
+			return "", err
+		}
+	}
+	if _, err := r.run(ctx, call{env: env, args: []string{"add", "-A"}}); err != nil {
+		return "", err
+	}
+	out, err := r.run(ctx, call{env: env, args: []string{"write-tree"}})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// tempIndexPrefix starts the name of every temporary index; the pid of the
+// git-ralph that made it follows, so that a later run can tell the files
+// of a killed process from those of a live one.
+const tempIndexPrefix = "ralph-index-"
+
+// tempIndexPath returns an unused path in gitDir for a temporary index,
+// named ralph-index-<pid>-<random>. The file itself must not exist: git
+// reads an existing index file before replacing it, and an empty file is
+// not a valid index.
 func tempIndexPath(gitDir string) (string, error) {
-	f, err := os.CreateTemp(gitDir, "ralph-index-")
+	f, err := os.CreateTemp(gitDir, tempIndexPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", fmt.Errorf("create temporary index: %w", err)
 	}
@@ -175,6 +216,56 @@ func tempIndexPath(gitDir string) (string, error) {
 		return "", fmt.Errorf("create temporary index: %w", err)
 	}
 	return path, nil
+}
+
+// copyIndex copies the index file src to dst (which must not exist) and
+// reports whether there was one to copy. git replaces an index by renaming
+// a new file over it, so the copy is always of one whole version.
+func copyIndex(src, dst string) (bool, error) {
+	in, err := os.Open(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("copy the index: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("copy the index: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return false, fmt.Errorf("copy the index: %w", err)
+	}
+	if err := out.Close(); err != nil {
+		return false, fmt.Errorf("copy the index: %w", err)
+	}
+	return true, nil
+}
+
+// sweepTempIndexes removes the temporary indexes (and their lock files)
+// of git-ralph processes that no longer exist: one killed during
+// SaveAttempt leaves its temporary index behind, as large as the index.
+// Those of live processes, this one included, are left alone. Best
+// effort: what cannot be removed now is tried again next time.
+func sweepTempIndexes(gitDir string) {
+	entries, err := os.ReadDir(gitDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), tempIndexPrefix)
+		if !ok {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || !processGone(pid) {
+			continue
+		}
+		_ = os.Remove(filepath.Join(gitDir, e.Name()))
+	}
 }
 
 // Restore puts the worktree back onto branch at commit id, whatever the

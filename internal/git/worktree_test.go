@@ -2,7 +2,9 @@ package git
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -468,5 +470,111 @@ func TestCommitHookBackgroundJob(t *testing.T) {
 	}
 	if head := gitT(t, dir, "rev-parse", "HEAD"); head != id {
 		t.Errorf("Commit returned %s, HEAD is %s", id, head)
+	}
+}
+
+// The chaos test found that a git-ralph killed while saving an attempt leaves its
+// temporary index in .git, as large as the index itself, one per kill.
+func TestSaveAttemptSweepsTempIndexOfKilledProcess(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := fmt.Sprintf("ralph-index-%d-123", dead.Process.Pid)
+	live := fmt.Sprintf("ralph-index-%d-456", os.Getppid())
+	mine := fmt.Sprintf("ralph-index-%d-789", os.Getpid())
+	for _, name := range []string{gone, gone + ".lock", live, mine, "ralph-index-old"} {
+		write(t, r.GitDir, name, "stale\n")
+	}
+	write(t, dir, "new.txt", "agent work\n")
+	if _, err := r.SaveAttempt(ctx, gitT(t, dir, "rev-parse", "HEAD"), "refs/ralph/x/attempts/1-1", "attempt"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{gone, gone + ".lock"} {
+		if _, err := os.Stat(filepath.Join(r.GitDir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s of a dead process is still there (%v)", name, err)
+		}
+	}
+	for _, name := range []string{live, mine, "ralph-index-old"} {
+		if _, err := os.Stat(filepath.Join(r.GitDir, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+}
+
+// SaveAttempt seeds its temporary index with the user's index (stat data included, so
+// add -A re-hashes only what changed), and from the parent's tree when there is no
+// index file. Both save the same tree.
+func TestSaveAttemptSeedsTempIndex(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	checkpoint := gitT(t, dir, "rev-parse", "HEAD")
+	write(t, dir, "a.txt", "agent edit\n")
+	write(t, dir, "new.txt", "untracked\n")
+	var trace strings.Builder
+	r.Trace = &trace
+	fromIndex, err := r.SaveAttempt(ctx, checkpoint, "refs/ralph/x/attempts/1-1", "attempt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(trace.String(), "read-tree") {
+		t.Errorf("seeded with read-tree although the index exists:\n%s", trace.String())
+	}
+	if err := os.Remove(filepath.Join(r.GitDir, "index")); err != nil {
+		t.Fatal(err)
+	}
+	trace.Reset()
+	fromTree, err := r.SaveAttempt(ctx, checkpoint, "refs/ralph/x/attempts/1-2", "attempt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(trace.String(), "git read-tree "+checkpoint) {
+		t.Errorf("no index file, yet not seeded from the parent:\n%s", trace.String())
+	}
+	a, b := gitT(t, dir, "rev-parse", fromIndex+"^{tree}"), gitT(t, dir, "rev-parse", fromTree+"^{tree}")
+	if a != b {
+		t.Errorf("trees differ: %s seeded from the index, %s from the parent", a, b)
+	}
+	if got, want := treeFiles(t, dir, fromIndex), []string{".gitignore", "a.txt", "new.txt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("saved tree = %q, want %q", got, want)
+	}
+}
+
+func TestWorktreeTree(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	head, err := r.TreeOf(ctx, "HEAD")
+	if err != nil || head != gitT(t, dir, "rev-parse", "HEAD^{tree}") {
+		t.Fatalf("TreeOf(HEAD) = %s, %v", head, err)
+	}
+	if tree, err := r.WorktreeTree(ctx); err != nil || tree != head {
+		t.Fatalf("WorktreeTree of a clean worktree = %s, %v; want HEAD's tree %s", tree, err, head)
+	}
+	// An unstaged change, a staged one, an untracked file and an ignored one: the tree
+	// holds the worktree's content, the index stays as it was.
+	write(t, dir, "a.txt", "changed\n")
+	write(t, dir, "staged.txt", "staged\n")
+	gitT(t, dir, "add", "staged.txt")
+	write(t, dir, "untracked.txt", "new\n")
+	write(t, dir, "debug.log", "ignored\n")
+	index := gitT(t, dir, "ls-files", "-s")
+	tree, err := r.WorktreeTree(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitT(t, dir, "ls-files", "-s"); got != index {
+		t.Errorf("the index changed:\n%s\nwas\n%s", got, index)
+	}
+	got := strings.Split(gitT(t, dir, "ls-tree", "-r", "--name-only", tree), "\n")
+	if want := []string{".gitignore", "a.txt", "staged.txt", "untracked.txt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tree holds %q, want %q", got, want)
+	}
+	if c := gitT(t, dir, "cat-file", "-p", tree+":a.txt"); c != "changed" {
+		t.Errorf("a.txt in the tree = %q", c)
+	}
+	if left, _ := filepath.Glob(filepath.Join(r.GitDir, "ralph-index-*")); len(left) != 0 {
+		t.Errorf("temporary index left behind: %v", left)
 	}
 }
