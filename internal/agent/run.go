@@ -114,11 +114,13 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		ev:        &runEvents{sink: req.Sink, terminal: make(chan struct{})},
 	}
 	exited, reap := watchExit(cmd)
-	r.startIO()
+	// The agent is recorded before it gets its prompt: a git-ralph killed once the
+	// agent is at work leaves one that the next start finds in the record and stops.
 	if req.OnStart != nil {
 		start, _ := ProcStart(r.pid) // 0 when unknown: GroupAlive then never matches
 		req.OnStart(r.pid, start)
 	}
+	r.startIO()
 	r.supervise(ctx, exited)
 
 	// The leader has exited; on Linux it is not reaped yet, so its pid (the

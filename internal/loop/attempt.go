@@ -26,6 +26,16 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 	if err != nil {
 		return nil, fmt.Errorf("create learnings file: %w", err)
 	}
+	// Attempt refs a crash saved before it could record them: their numbers are taken.
+	// Listed once: from here on, this process makes (and records) every attempt ref.
+	refs, err := l.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
+	if err != nil {
+		return nil, err
+	}
+	l.taken = map[string]bool{}
+	for _, r := range refs {
+		l.taken[r.Name] = true
+	}
 	finish := func() *Summary {
 		sum.Duration = l.now().Sub(start)
 		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
@@ -147,12 +157,7 @@ func firstLine(s string) string {
 func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record,
 	story openspec.Story, index, try int, learnings string) (string, agent.Result, error) {
 	n := nextAttemptN(rec, story.ID)
-	for {
-		if _, ok, err := l.Repo.ResolveRef(ctx, attemptRef(o.Change, story.ID, n)); err != nil {
-			return "", agent.Result{}, err
-		} else if !ok {
-			break
-		}
+	for l.taken[attemptRef(o.Change, story.ID, n)] {
 		n++ // a crash after saving an attempt but before recording it
 	}
 	text, err := l.render(o, ch, story, learnings, lastReason(rec, story.ID), try)
@@ -299,12 +304,12 @@ func stderrNote(res agent.Result) string {
 // hook fails, or the user's commit hooks refuse the commit.
 func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *openspec.Change, att *run.Attempt,
 	story openspec.Story, drv agent.Driver, res agent.Result) (outcome, reason string, passOn bool, err error) {
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "detached HEAD", nil
-	}
+	cur, head, err := l.Repo.HeadState(ctx) // one git call for both
 	if err != nil {
 		return "", "", false, err
+	}
+	if cur == "" {
+		cur = "detached HEAD"
 	}
 	if cur != rec.Branch {
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but switched from %s to %s; stay on %s and do not switch branches", rec.Branch, cur, rec.Branch), true, nil
@@ -318,10 +323,6 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	}
 	if open := s.OpenTasks(); len(open) > 0 {
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but tasks %s are still open in %s/tasks.md", openIDs(open), ch.RelDir), true, nil
-	}
-	head, err := l.Repo.Head(ctx)
-	if err != nil {
-		return "", "", false, err
 	}
 	if head != rec.Checkpoint {
 		// The agent committed (or rewound): fold it all into one checkpoint.

@@ -77,6 +77,11 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
 			"the run of %q never finished starting", change)
 	}
+	if rec.Finishing != nil {
+		if res, err := l.resumeSquash(ctx, rec, mode); res != nil || err != nil {
+			return res, err
+		}
+	}
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
@@ -122,6 +127,12 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	} else {
 		target = rec.OriginalCommit
 	}
+	targetHead := rec.OriginalCommit
+	if rec.Original != "" {
+		if targetHead, _, err = l.Repo.ResolveRef(ctx, "refs/heads/"+target); err != nil {
+			return nil, err
+		}
+	}
 	tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
 	if err != nil {
 		return nil, err
@@ -132,18 +143,37 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, err
 	}
 	res.Backup, res.Target = backup, orDetachedName(rec.Original, rec.OriginalCommit)
+	// From here on a kill leaves the work half-way between the branches: the record
+	// says so, and the next finish completes it (resumeSquash).
+	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
+	if err := l.save(rec); err != nil {
+		return nil, err
+	}
 	if err := l.Repo.Checkout(ctx, target); err != nil {
 		return nil, fmt.Errorf("switch to %s: %w", res.Target, err)
 	}
+	return l.squash(ctx, rec, res)
+}
+
+// squash is finish --squash from the moment HEAD is on the target, clean: merge, unstage,
+// delete the branch, forget the run.
+func (l *Loop) squash(ctx context.Context, rec *run.Record, res *FinishResult) (*FinishResult, error) {
 	if err := l.Repo.MergeSquash(ctx, rec.Branch); err != nil {
 		// Put the original branch back exactly as it was (it was clean) and return to the run's branch.
 		_ = l.Repo.HardReset(ctx, "HEAD")
 		_ = l.Repo.Checkout(ctx, rec.Branch)
-		_ = l.Repo.DeleteRef(ctx, backup)
+		_ = l.Repo.DeleteRef(ctx, res.Backup)
+		rec.Finishing = nil
+		_ = l.save(rec)
 		return nil, userErr(fmt.Sprintf("%s moved on since the run started; %s is intact and you are back on it\nmerge by hand: git switch %s && git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish --keep",
 			res.Target, rec.Branch, res.Target, rec.Branch),
 			"squashing %s onto %s conflicts", rec.Branch, res.Target)
 	}
+	return l.squashed(ctx, rec, res)
+}
+
+// squashed ends finish --squash once the squash is in the worktree.
+func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult) (*FinishResult, error) {
 	if err := l.Repo.MixedReset(ctx); err != nil {
 		return nil, err
 	}
@@ -153,5 +183,84 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
-	return res, l.Store.Remove(change)
+	return res, l.Store.Remove(rec.Change)
+}
+
+// resumeSquash completes a finish --squash that was killed half-way, from what git
+// shows: before the switch to the target nothing moved (it returns nil, nil and Finish
+// starts over); after it, the squash is completed when the worktree holds the target
+// and nothing else (killed before the merge) or exactly the squashed work (killed after
+// the merge, the unstaging or the branch's deletion). Anything else is refused with
+// nothing changed.
+func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
+	f := rec.Finishing
+	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: orDetachedName(rec.Original, rec.OriginalCommit)}
+	pending := func(format string, args ...any) error {
+		return userErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
+			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
+	}
+	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := l.Repo.CurrentBranch(ctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if exists && cur == rec.Branch {
+		// Killed before the switch: nothing moved. Start over.
+		rec.Finishing = nil
+		return nil, l.save(rec)
+	}
+	head, err := l.Repo.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cur != rec.Original || head != f.Target {
+		return nil, pending("HEAD is no longer where it left it (%s)", orDetachedName(rec.Original, f.Target))
+	}
+	if mode == Keep {
+		return nil, userErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
+			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
+	}
+	if !exists {
+		// Killed after the branch was deleted: only the record was left.
+		if st, err := l.Repo.Status(ctx); err == nil {
+			res.Files = len(st)
+		}
+		return res, l.Store.Remove(rec.Change)
+	}
+	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+		return nil, err
+	} else if tip != f.Tip {
+		return nil, pending("%s moved since", rec.Branch)
+	}
+	st, err := l.Repo.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(st) == 0 {
+		return l.squash(ctx, rec, res) // killed between the switch and the merge
+	}
+	// The squash of a branch onto the commit it grew from is the branch's tip tree.
+	if ok, err := l.Repo.IsAncestor(ctx, f.Target, f.Tip); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, pending("%s has changes git-ralph cannot tell from a squash onto a branch that moved on", res.Target)
+	}
+	want, err := l.Repo.TreeOf(ctx, f.Tip)
+	if err != nil {
+		return nil, err
+	}
+	have, err := l.Repo.WorktreeTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if have != want {
+		return nil, pending("%s has changes other than the work of %s", res.Target, rec.Branch)
+	}
+	return l.squashed(ctx, rec, res)
 }

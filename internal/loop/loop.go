@@ -66,6 +66,9 @@ type Loop struct {
 	Store  *run.Store // required
 	Report Reporter   // required
 	Now    func() time.Time
+
+	// taken holds the attempt refs that existed when the loop began working.
+	taken map[string]bool
 	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it
 	// so that the minutes of a backoff pass at once.
 	Sleep func(ctx context.Context, d time.Duration) error

@@ -65,6 +65,17 @@ type Record struct {
 	Started        time.Time `json:"started"`
 	Updated        time.Time `json:"updated"`
 	Attempts       []Attempt `json:"attempts"`
+
+	// Finishing is set while finish --squash moves the work onto the original branch,
+	// so that a finish killed half-way is completed by the next one.
+	Finishing *Finishing `json:"finishing,omitempty"`
+}
+
+// Finishing is what a finish --squash under way needs to be completed.
+type Finishing struct {
+	Tip    string `json:"tip"`    // the branch tip being squashed
+	Target string `json:"target"` // the commit the original branch was at
+	Backup string `json:"backup"` // the ref keeping Tip
 }
 
 // Attempt is one run of the agent on one story.
