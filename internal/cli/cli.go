@@ -90,7 +90,7 @@ func signals() (context.Context, <-chan struct{}, func()) {
 	return ctx, kill, func() { signal.Stop(ch); cancel() }
 }
 
-func newParser(r *root, s *term.Streams, exit func(int)) (*kong.Kong, error) {
+func newParser(r *root, s *term.Streams, exit func(int), repo func() (*git.Repo, error)) (*kong.Kong, error) {
 	return kong.New(r,
 		kong.Name("git ralph"),
 		kong.Description("Run a coding agent over an OpenSpec change, story by story, with a checkpoint commit per story."),
@@ -98,7 +98,7 @@ func newParser(r *root, s *term.Streams, exit func(int)) (*kong.Kong, error) {
 		kong.Exit(exit),
 		kong.Vars{"version": "git-ralph " + version()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Resolvers(configResolver()),
+		kong.Resolvers(configResolver(repo)),
 	)
 }
 
@@ -113,7 +113,8 @@ func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.S
 		}
 	}()
 	var r root
-	parser, err := newParser(&r, s, func(c int) { panic(exitRequest(c)) })
+	env := &env{ctx: ctx, kill: kill, s: s}
+	parser, err := newParser(&r, s, func(c int) { panic(exitRequest(c)) }, env.findRepo)
 	if err != nil {
 		panic(err) // a broken command model is a bug
 	}
@@ -121,7 +122,10 @@ func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.S
 	if err != nil {
 		return printErr(s, err)
 	}
-	env := &env{ctx: ctx, kill: kill, s: s, verbose: r.Verbose, parser: parser}
+	env.verbose, env.parser = r.Verbose, parser
+	if env.repo != nil && env.verbose {
+		env.repo.Trace = s.Err
+	}
 	return printErr(s, kctx.Run(env))
 }
 
@@ -132,15 +136,25 @@ type env struct {
 	s       *term.Streams
 	verbose bool
 	parser  *kong.Kong
-	repo    *git.Repo
+
+	repo    *git.Repo // found once, by findRepo
+	repoErr error
+	looked  bool
 }
 
-// openRepo finds the repository of the working directory, once.
-func (e *env) openRepo() (*git.Repo, error) {
-	if e.repo != nil {
-		return e.repo, nil
+// findRepo locates the repository of the working directory, once: the config resolver
+// and the command share it.
+func (e *env) findRepo() (*git.Repo, error) {
+	if !e.looked {
+		e.looked = true
+		e.repo, e.repoErr = git.Open(e.ctx, ".")
 	}
-	repo, err := git.Open(e.ctx, ".")
+	return e.repo, e.repoErr
+}
+
+// openRepo returns the repository of the working directory, or an error for the user.
+func (e *env) openRepo() (*git.Repo, error) {
+	repo, err := e.findRepo()
 	switch {
 	case errors.Is(err, git.ErrNotRepo):
 		return nil, &loop.Error{Msg: "not a git repository", Hint: "run git ralph inside the work tree of a git repository", Err: err}
@@ -152,7 +166,6 @@ func (e *env) openRepo() (*git.Repo, error) {
 	if e.verbose {
 		repo.Trace = e.s.Err
 	}
-	e.repo = repo
 	return repo, nil
 }
 
@@ -214,21 +227,24 @@ func commandPath(k *kong.Context) string {
 
 // configResolver reads a flag's default from the git config key in its `config` tag
 // (e.g. ralph.maxRetries), with git's own precedence: flag > config > built-in default.
-func configResolver() kong.Resolver {
-	var repo *git.Repo
-	opened := false
+// The whole ralph section is read once, in one git call.
+func configResolver(repo func() (*git.Repo, error)) kong.Resolver {
+	var section map[string]string
 	return kong.ResolverFunc(func(kctx *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
 		key := flag.Tag.Get("config")
 		if key == "" {
 			return nil, nil
 		}
-		if !opened {
-			opened = true
-			repo, _ = git.Open(context.Background(), ".")
+		if section == nil {
+			r, _ := repo() // outside a repository: the global and system config
+			var err error
+			if section, err = git.ConfigSection(context.Background(), r, "ralph"); err != nil {
+				section = map[string]string{} // an unreadable config is the same as an unset key here
+			}
 		}
-		v, ok, err := git.ConfigGet(context.Background(), repo, key)
-		if err != nil || !ok {
-			return nil, nil //nolint:nilerr // an unreadable config is the same as an unset key here
+		v, ok := section[strings.ToLower(key)]
+		if !ok {
+			return nil, nil
 		}
 		if err := checkConfigValue(flag.Target.Interface(), v); err != nil {
 			return nil, fmt.Errorf("git config %s: %q is not %s", key, v, err.Error())

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -206,7 +207,7 @@ func TestMan(t *testing.T) {
 	// the hard-coded list above is the command model's: a new command must be added
 	s, _, _ := term.Test()
 	var r root
-	p, err := newParser(&r, s, func(int) {})
+	p, err := newParser(&r, s, func(int) {}, func() (*git.Repo, error) { return nil, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

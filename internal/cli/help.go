@@ -10,7 +10,7 @@ type helpCmd struct {
 // `git help ralph`, which shows the man page that install.sh puts in place.
 func (c *helpCmd) Run(e *env) error {
 	var r root
-	p, err := newParser(&r, e.s, func(int) { panic(exitRequest(0)) })
+	p, err := newParser(&r, e.s, func(int) { panic(exitRequest(0)) }, e.findRepo)
 	if err != nil {
 		return err
 	}
