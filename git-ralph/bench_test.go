@@ -1,0 +1,482 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+)
+
+// The benchmarks compare git-ralph with the bare commands it stands for, each measured
+// inside one benchmark so that the ratio is of the same machine at the same moment:
+//
+//	go test ./git-ralph -run '^$' -bench . -benchtime 3x -timeout 30m
+//
+// BenchmarkLoop40 is a 40-story run with an instant fake agent against a bare loop that
+// runs the same agent and `git add -A && git commit` per story. BenchmarkLargeRepo
+// works on a generated repository of 100 000 files (made once per benchmark run in a
+// temporary directory, never committed): `git ralph status` against `git status`, one
+// checkpoint against `git add -A && git commit`, and a whole run's per-story cost
+// against the bare loop. Each reports ralph-ms, bare-ms and their ratio (x-bare).
+
+// benchStories is the fake agent's work for every story: write a file, tick the
+// story's tasks, say COMPLETE.
+const benchScenario = `{"by_story": {"*": [{"steps": [
+  {"write": {"path": "story-{{story}}.txt", "content": "the work of story {{story}}\n"}},
+  {"check_story": true},
+  {"say": "<promise>COMPLETE</promise>"}
+]}]}}`
+
+// benchTasks is a tasks.md of n one-task stories; done ticks them all.
+func benchTasks(n int, done bool) string {
+	box := " "
+	if done {
+		box = "x"
+	}
+	var b strings.Builder
+	b.WriteString("# Tasks\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "\n## %d. Story %d\n- [%s] %d.1 Write story-%d.txt\n", i, i, box, i, i)
+	}
+	return b.String()
+}
+
+// BenchmarkLoop40 times `git ralph start` over 40 stories with an instant agent against
+// a bare loop doing the same agent runs and `git add -A && git commit` per story, in a
+// small repository; each iteration starts from a fresh copy.
+func BenchmarkLoop40(b *testing.B) {
+	const stories = 40
+	root := b.TempDir()
+	env := append(benchEnv(b, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"))
+	benchWrite(b, filepath.Join(root, "scenario.json"), benchScenario)
+	tmpl := filepath.Join(root, "template")
+	benchMkdir(b, filepath.Join(tmpl, "openspec", "changes", "x"))
+	benchGit(b, env, tmpl, "init", "-q", "-b", "main")
+	benchWrite(b, filepath.Join(tmpl, "openspec", "changes", "x", "tasks.md"), benchTasks(stories, false))
+	for i := range 50 {
+		benchWrite(b, filepath.Join(tmpl, fmt.Sprintf("file-%02d.txt", i)), strings.Repeat("line\n", i+1))
+	}
+	benchGit(b, env, tmpl, "add", "-A")
+	benchGit(b, env, tmpl, "commit", "-q", "-m", "base")
+
+	var ralph, bare time.Duration
+	b.ResetTimer()
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("ralph-%d", i))
+		benchCopy(b, tmpl, dir)
+		ralph += benchTime(func() { benchRalph(b, env, dir, "start", "x") })
+		if got := strings.Count(benchGit(b, env, dir, "log", "--format=%s"), "checkpoint: "); got != stories {
+			b.Fatalf("%d checkpoints, want %d", got, stories)
+		}
+
+		dir = filepath.Join(root, fmt.Sprintf("bare-%d", i))
+		benchCopy(b, tmpl, dir)
+		bare += benchTime(func() { benchBareLoop(b, env, dir, "x", stories) })
+	}
+	benchReport(b, ralph, bare)
+}
+
+// BenchmarkLargeRepo works on a repository of 100 000 files.
+func BenchmarkLargeRepo(b *testing.B) {
+	lr := largeRepo(b)
+	b.Run("status", func(b *testing.B) {
+		// A run exists (done during setup), so status has a record to show.
+		var ralph, bare time.Duration
+		for i := 0; i < b.N; i++ {
+			bare += benchTime(func() { benchGit(b, lr.env, lr.dir, "status") })
+			ralph += benchTime(func() { benchRalph(b, lr.env, lr.dir, "status", "done") })
+		}
+		benchReport(b, ralph, bare)
+	})
+	b.Run("checkpoint", func(b *testing.B) {
+		// The checkpoint's git steps as the loop takes them (loop.checkpoint: branch
+		// and HEAD checks, the verify hook lookup, add -A, commit, the new HEAD)
+		// against `git add -A && git commit`, each after the same small change.
+		ctx := context.Background()
+		for _, kv := range lr.env {
+			k, v, _ := strings.Cut(kv, "=")
+			b.Setenv(k, v)
+		}
+		repo, err := git.Open(ctx, lr.dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchGit(b, lr.env, lr.dir, "checkout", "-q", "-B", "bench-checkpoint", lr.base)
+		b.Cleanup(func() { lr.reset(b) })
+		var ralph, bare time.Duration
+		calls := int64(0)
+		for i := 0; i < b.N; i++ {
+			// Alternate which goes first, so that neither always finds the caches
+			// the other warmed.
+			for j := range 2 {
+				if (i+j)%2 == 0 {
+					lr.touch(b, fmt.Sprintf("bare %d", i))
+					bare += benchTime(func() {
+						benchGit(b, lr.env, lr.dir, "add", "-A")
+						benchGit(b, lr.env, lr.dir, "commit", "-q", "-m", "bare")
+					})
+				} else {
+					lr.touch(b, fmt.Sprintf("ralph %d", i))
+					n := repo.Calls.Load()
+					ralph += benchTime(func() { benchCheckpoint(b, ctx, repo) })
+					calls += repo.Calls.Load() - n
+				}
+			}
+		}
+		b.ReportMetric(float64(calls)/float64(b.N), "git-calls/checkpoint")
+		benchReport(b, ralph, bare)
+	})
+	b.Run("story", func(b *testing.B) {
+		// A whole run of 5 stories, less a run with nothing to do (the fixed cost of a
+		// start: preflight and the "initial state" commit), per story, against the
+		// bare loop's per-story cost.
+		const stories = 5
+		var ralph, fixed, bare time.Duration
+		for i := 0; i < b.N; i++ {
+			lr.reset(b)
+			ralph += benchTime(func() { benchRalph(b, lr.env, lr.dir, "start", "x") })
+			lr.reset(b)
+			fixed += benchTime(func() { benchRalph(b, lr.env, lr.dir, "start", "done") })
+			lr.reset(b)
+			benchGit(b, lr.env, lr.dir, "checkout", "-q", "-B", "bare", lr.base)
+			bare += benchTime(func() { benchBareLoop(b, lr.env, lr.dir, "x", stories) })
+		}
+		lr.reset(b)
+		b.ReportMetric(ms(fixed)/float64(b.N), "fixed-ms/run")
+		b.ReportMetric(ms(ralph)/float64(b.N), "run-ms")
+		b.ReportMetric(ms(ralph)/ms(bare), "run-x-bare")
+		benchReport(b, (ralph-fixed)/stories, bare/stories)
+	})
+}
+
+// largeRepoFiles is the size of BenchmarkLargeRepo's repository.
+const largeRepoFiles = 100_000
+
+// benchLarge is the generated repository: 100 000 files in 10×100 directories, one
+// commit made with fast-import (packed, so generating it is quick), checked out; a
+// change "x" of 5 open stories and a change "done" whose stories are all done, and one
+// run of "done" left in place for status.
+type benchLarge struct {
+	dir, base string
+	env       []string
+}
+
+var (
+	largeOnce sync.Once
+	large     *benchLarge
+	largeErr  error
+)
+
+func largeRepo(b *testing.B) *benchLarge {
+	largeOnce.Do(func() {
+		root, err := os.MkdirTemp("", "git-ralph-bench-100k-")
+		if err != nil {
+			largeErr = err
+			return
+		}
+		start := time.Now()
+		large, largeErr = makeLargeRepo(b, root)
+		if largeErr == nil {
+			b.Logf("generated %d files in %v: %s", largeRepoFiles, time.Since(start).Round(time.Millisecond), large.dir)
+		}
+	})
+	if largeErr != nil {
+		b.Fatal(largeErr)
+	}
+	// The repository lives as long as this benchmark run: the top-level benchmark's
+	// cleanup removes it, and a later -count iteration makes it again.
+	b.Cleanup(func() {
+		os.RemoveAll(filepath.Dir(large.dir))
+		largeOnce, large = sync.Once{}, nil
+	})
+	return large
+}
+
+func makeLargeRepo(b *testing.B, root string) (*benchLarge, error) {
+	lr := &benchLarge{dir: filepath.Join(root, "repo")}
+	lr.env = append(benchEnv(b, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"))
+	benchWrite(b, filepath.Join(root, "scenario.json"), benchScenario)
+	benchMkdir(b, lr.dir)
+	benchGit(b, lr.env, lr.dir, "init", "-q", "-b", "main")
+
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Env = lr.dir, lr.env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(in, 1<<20)
+	fmt.Fprintf(w, "commit refs/heads/main\ncommitter Ada Tester <ada@example.com> 1767322800 +0000\ndata 4\nbase\n")
+	file := func(path, content string) {
+		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", path, len(content), content)
+	}
+	for i := range largeRepoFiles {
+		// Sources of a few hundred bytes, each different.
+		file(fmt.Sprintf("src/m%d/p%02d/file%03d.go", i/10000, i/100%100, i%100),
+			fmt.Sprintf("package p%02d\n\n// File %d of the benchmark repository.\nfunc F%d() int { return %d }\n%s",
+				i/100%100, i, i, i, strings.Repeat("// filler line to give the file a realistic size\n", i%8)))
+	}
+	file("openspec/changes/x/tasks.md", benchTasks(5, false))
+	file("openspec/changes/done/tasks.md", benchTasks(2, true))
+	file(".gitignore", "*.log\n")
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("git fast-import: %v\n%s", err, stderr.String())
+	}
+	benchGit(b, lr.env, lr.dir, "reset", "-q", "--hard", "main")
+	lr.base = strings.TrimSpace(benchGit(b, lr.env, lr.dir, "rev-parse", "HEAD"))
+	// One run of "done" for status to show; it leaves the branch ralph/done behind.
+	benchRalph(b, lr.env, lr.dir, "start", "done")
+	benchGit(b, lr.env, lr.dir, "checkout", "-q", "main")
+	// Warm the caches: the first status after a checkout pays for it.
+	benchGit(b, lr.env, lr.dir, "status")
+	return lr, nil
+}
+
+// reset puts the repository back on main at the base, clean, with no run of x and no
+// branch made by a benchmark; the run of "done" stays for status.
+func (lr *benchLarge) reset(b *testing.B) {
+	b.Helper()
+	benchGit(b, lr.env, lr.dir, "checkout", "-q", "-f", "main")
+	benchGit(b, lr.env, lr.dir, "clean", "-fdq")
+	refs := benchGit(b, lr.env, lr.dir, "for-each-ref", "--format=delete %(refname)",
+		"refs/heads/ralph/x", "refs/heads/bare", "refs/heads/bench-checkpoint", "refs/ralph/x/")
+	cmd := exec.Command("git", "update-ref", "--stdin")
+	cmd.Dir, cmd.Env, cmd.Stdin = lr.dir, lr.env, strings.NewReader(refs)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("update-ref: %v\n%s", err, out)
+	}
+	if err := os.Remove(filepath.Join(lr.dir, ".git", "ralph", "x", "run.json")); err != nil && !os.IsNotExist(err) {
+		b.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(lr.dir, ".git", "ralph", "done", "run.json")); err != nil && !os.IsNotExist(err) {
+		b.Fatal(err)
+	}
+	// Keep a complete run of "done" for status: its branch exists, the record says so.
+	benchGit(b, lr.env, lr.dir, "branch", "-q", "-D", "ralph/done")
+	benchRalph(b, lr.env, lr.dir, "start", "done")
+	benchGit(b, lr.env, lr.dir, "checkout", "-q", "main")
+}
+
+// touch makes a story-sized change: one file edited, one added.
+func (lr *benchLarge) touch(b *testing.B, what string) {
+	b.Helper()
+	benchWrite(b, filepath.Join(lr.dir, "src", "m0", "p00", "file000.go"), "package p00\n\n// "+what+"\n")
+	benchWrite(b, filepath.Join(lr.dir, "src", "m0", "p00", strings.ReplaceAll(what, " ", "-")+".go"), "package p00\n")
+}
+
+// benchCheckpoint takes the git steps of loop.checkpoint: the branch the agent left,
+// HEAD (did it commit?), whether a ralph-verify hook exists, add -A, commit (which
+// reads the new HEAD back).
+func benchCheckpoint(b *testing.B, ctx context.Context, repo *git.Repo) {
+	if _, err := repo.CurrentBranch(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := repo.Head(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := repo.HookExists(ctx, "ralph-verify"); err != nil {
+		b.Fatal(err)
+	}
+	if err := repo.AddAll(ctx); err != nil {
+		b.Fatal(err)
+	}
+	msg := "checkpoint: 1\n\nStory 1: bench\n\nRalph-Change: x\nRalph-Story: 1\nRalph-Attempt: 1\nRalph-Agent: claude\n"
+	if _, err := repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchBareLoop is the loop without git-ralph: per story, the same agent with the same
+// environment and a prompt on stdin, then `git add -A` and `git commit`.
+func benchBareLoop(b *testing.B, env []string, dir, change string, stories int) {
+	b.Helper()
+	for s := 1; s <= stories; s++ {
+		story := fmt.Sprint(s)
+		cmd := exec.Command("claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
+		cmd.Dir = dir
+		cmd.Env = append(env, "RALPH_AGENT=1", "RALPH_CHANGE="+change, "RALPH_STORY="+story, "RALPH_ATTEMPT=1")
+		cmd.Stdin = strings.NewReader("Work on story " + story + " of " + change + ".\n" + strings.Repeat("prompt text\n", 200))
+		cmd.Stdout = io.Discard
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("agent: %v\n%s", err, stderr.String())
+		}
+		benchGit(b, env, dir, "add", "-A")
+		benchGit(b, env, dir, "commit", "-q", "-m", "story "+story)
+	}
+}
+
+func benchRalph(b *testing.B, env []string, dir string, args ...string) string {
+	b.Helper()
+	cmd := exec.Command("git", append([]string{"ralph"}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("git ralph %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String()
+}
+
+func benchCopy(b *testing.B, from, to string) {
+	b.Helper()
+	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v\n%s", err, out)
+	}
+}
+
+func benchTime(f func()) time.Duration {
+	start := time.Now()
+	f()
+	return time.Since(start)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchReport reports both sides per iteration and their ratio; ns/op is git-ralph's.
+func benchReport(b *testing.B, ralph, bare time.Duration) {
+	b.ReportMetric(float64(ralph.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(ms(ralph)/float64(b.N), "ralph-ms")
+	b.ReportMetric(ms(bare)/float64(b.N), "bare-ms")
+	b.ReportMetric(float64(ralph)/float64(bare), "x-bare")
+}
+
+// TestGitCallsPerStory pins how many git processes the loop starts per story: the
+// count printed by --verbose between one story's attempt line and the next.
+func TestGitCallsPerStory(t *testing.T) {
+	root := t.TempDir()
+	env := append(benchEnv(t, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"))
+	benchWrite(t, filepath.Join(root, "scenario.json"), benchScenario)
+	dir := filepath.Join(root, "repo")
+	benchMkdir(t, filepath.Join(dir, "openspec", "changes", "x"))
+	benchGit(t, env, dir, "init", "-q", "-b", "main")
+	benchWrite(t, filepath.Join(dir, "openspec", "changes", "x", "tasks.md"), benchTasks(4, false))
+	benchGit(t, env, dir, "add", "-A")
+	benchGit(t, env, dir, "commit", "-q", "-m", "base")
+	cmd := exec.Command("git", "ralph", "start", "x", "--verbose")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, out)
+	}
+	perStory := gitCallsPerStory(string(out))
+	if len(perStory) != 4 {
+		t.Fatalf("found %d stories in the trace, want 4:\n%s", len(perStory), out)
+	}
+	// Stories 2 and 3 are in the middle: the checkpoint of the story before and the
+	// steps before the agent of this one.
+	for _, calls := range perStory[1:3] {
+		if len(calls) > maxGitCallsPerStory {
+			t.Errorf("%d git calls per story, want at most %d:\n  %s", len(calls), maxGitCallsPerStory, strings.Join(calls, "\n  "))
+		}
+	}
+	t.Logf("git calls per story (%d):\n  %s", len(perStory[1]), strings.Join(perStory[1], "\n  "))
+}
+
+// maxGitCallsPerStory is the ceiling TestGitCallsPerStory holds the loop to. Lower it
+// when a call goes.
+const maxGitCallsPerStory = 2
+
+var attemptLine = regexp.MustCompile(`^\[\d+/\d+\] story `)
+
+// gitCallsPerStory splits a --verbose trace at the attempt lines and lists the git
+// commands after each.
+func gitCallsPerStory(trace string) [][]string {
+	var stories [][]string
+	for _, line := range strings.Split(trace, "\n") {
+		switch {
+		case attemptLine.MatchString(line):
+			stories = append(stories, nil)
+		case strings.HasPrefix(line, "$ git ") && len(stories) > 0:
+			stories[len(stories)-1] = append(stories[len(stories)-1], strings.TrimPrefix(line, "$ "))
+		}
+	}
+	return stories
+}
+
+// benchEnv is main_test.go's hermetic() for plain Go tests and benchmarks: its own HOME
+// and global config, no system config, a fixed identity and dates, no colour, and the
+// PATH that testscript.Main set up (git-ralph and the fake claude come first).
+func benchEnv(tb testing.TB, root string) []string {
+	tb.Helper()
+	home := filepath.Join(root, "home")
+	benchMkdir(tb, home)
+	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[gc]\n\tauto = 0\n"
+	benchWrite(tb, filepath.Join(home, ".gitconfig"), cfg)
+	drop := map[string]bool{"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_PREFIX": true,
+		"GIT_COMMON_DIR": true, "GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true,
+		"GIT_RALPH_VERBOSE": true, "CLICOLOR_FORCE": true, "GIT_CONFIG_COUNT": true, "GIT_CONFIG_PARAMETERS": true,
+		"GIT_TRACE": true, "GIT_CONFIG": true, "GIT_CONFIG_SYSTEM": true}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] && !strings.HasPrefix(k, "FAKE_AGENT_") && !strings.HasPrefix(k, "RALPH_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_NAME=Ada Tester", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_AUTHOR_DATE=2026-01-02T03:04:05Z",
+		"GIT_COMMITTER_NAME=Ada Tester", "GIT_COMMITTER_EMAIL=ada@example.com", "GIT_COMMITTER_DATE=2026-01-02T03:04:05Z",
+		"NO_COLOR=1", "CI=true", "IS_SANDBOX=1",
+		"FAKE_AGENT_FIXED_TIME=2026-01-02T03:04:05Z",
+	)
+}
+
+func benchGit(tb testing.TB, env []string, dir string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String()
+}
+
+func benchMkdir(tb testing.TB, dir string) {
+	tb.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func benchWrite(tb testing.TB, path, content string) {
+	tb.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func benchWriteExec(tb testing.TB, path, content string) {
+	tb.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+}
