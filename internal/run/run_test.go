@@ -1,0 +1,105 @@
+package run
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestSaveLoadRemove(t *testing.T) {
+	s := NewStore(t.TempDir())
+	if _, err := s.Load("c"); !errors.Is(err, ErrNoRun) {
+		t.Fatalf("Load of nothing = %v, want ErrNoRun", err)
+	}
+	cost := 0.25
+	r := &Record{Change: "c", Branch: "ralph/c", Status: Running, Checkpoint: "abc",
+		Attempts: []Attempt{{Story: "1", N: 1, Outcome: OutcomeFailed, Reason: "no", PassOn: true, CostUSD: &cost}}}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := s.Save(r, now); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Checkpoint != "abc" || got.Version != 1 || !got.Updated.Equal(now) || *got.Attempts[0].CostUSD != 0.25 || !got.Attempts[0].PassOn {
+		t.Errorf("round trip: %+v", got)
+	}
+	// Save leaves no temporary file behind.
+	entries, _ := os.ReadDir(s.ChangeDir("c"))
+	for _, e := range entries {
+		if e.Name() != "run.json" {
+			t.Errorf("left %s in the change dir", e.Name())
+		}
+	}
+	if names, _ := s.Changes(); len(names) != 1 || names[0] != "c" {
+		t.Errorf("Changes = %v", names)
+	}
+	if err := s.Remove("c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove("c"); err != nil {
+		t.Errorf("second Remove: %v", err)
+	}
+	if names, _ := s.Changes(); len(names) != 0 {
+		t.Errorf("Changes after Remove = %v", names)
+	}
+}
+
+func TestLoadReportsACorruptRecord(t *testing.T) {
+	s := NewStore(t.TempDir())
+	if err := os.MkdirAll(s.ChangeDir("c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.ChangeDir("c"), "run.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load("c"); err == nil || errors.Is(err, ErrNoRun) {
+		t.Errorf("Load of a corrupt record = %v, want an error naming it", err)
+	}
+}
+
+func TestLockIsExclusiveAndHeldReportsIt(t *testing.T) {
+	s := NewStore(t.TempDir())
+	if s.Held("c") {
+		t.Fatal("Held before any lock")
+	}
+	if _, err := os.Stat(s.ChangeDir("c")); !os.IsNotExist(err) {
+		t.Fatalf("Held created the change dir: %v", err)
+	}
+	l, err := s.Lock("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Held("c") {
+		t.Error("Held = false while locked")
+	}
+	if _, err := s.Lock("c"); !errors.Is(err, ErrLocked) {
+		t.Errorf("second Lock = %v, want ErrLocked", err)
+	}
+	l.Unlock()
+	if s.Held("c") {
+		t.Error("Held = true after Unlock")
+	}
+	l2, err := s.Lock("c")
+	if err != nil {
+		t.Fatalf("Lock after Unlock: %v", err)
+	}
+	l2.Unlock()
+}
+
+func TestLearningsAreCreatedEmptyAndKept(t *testing.T) {
+	s := NewStore(t.TempDir())
+	text, err := s.EnsureLearnings("c")
+	if err != nil || text != "" {
+		t.Fatalf("EnsureLearnings = %q, %v", text, err)
+	}
+	if err := os.WriteFile(s.LearningsPath("c"), []byte("use make\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := s.EnsureLearnings("c"); text != "use make\n" {
+		t.Errorf("EnsureLearnings overwrote the file: %q", text)
+	}
+}
