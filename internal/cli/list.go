@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
-
-	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
 type listCmd struct {
@@ -72,5 +70,3 @@ func writeJSON(e *env, v any) error {
 	_, err = fmt.Fprintf(e.s.Out, "%s\n", b)
 	return err
 }
-
-var _ = loop.Stories

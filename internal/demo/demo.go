@@ -11,7 +11,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,5 +115,3 @@ func (d driver) Argv(req agent.Request) []string {
 
 // Diagnose has nothing to recognise for the demo agent.
 func (driver) Diagnose(*agent.Result) {}
-
-var _ = fmt.Sprint

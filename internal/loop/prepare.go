@@ -29,7 +29,7 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 		return nil, err
 	}
 	if rec.Status == run.Starting {
-		return l.finishStarting(gctx, o, rec, exists)
+		return l.finishStarting(gctx, o, rec)
 	}
 	if !exists {
 		if !o.Fresh {
@@ -198,7 +198,7 @@ func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
 
 // finishStarting completes a new run that crashed before its initial state commit was
 // recorded, from what git shows, never committing onto a branch it did not create.
-func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record, branchExists bool) (*run.Record, error) {
+func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (*run.Record, error) {
 	cur, err := l.Repo.CurrentBranch(ctx)
 	if errors.Is(err, git.ErrDetachedHead) {
 		cur, err = "", nil
@@ -231,7 +231,6 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record, b
 		return nil, userErr("switch back to "+orDetached(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
 			"an interrupted start of %q is pending, but HEAD moved since", o.Change)
 	}
-	_ = branchExists
 	rec.Status, rec.PID = run.Running, os.Getpid()
 	return rec, l.save(rec)
 }
