@@ -1,16 +1,42 @@
 #!/bin/sh
 # install.sh: build git-ralph from this checkout with the local Go toolchain and install
-# it, with its man page, under $PREFIX (default: $HOME/.local). Writes nothing outside
-# $PREFIX (Go's own build caches aside) and is safe to run again.
+# it, with its man page, under $PREFIX (default: $HOME/.local, or, when its bin is not on
+# PATH, a prefix whose bin is: Go's install directory or a writable /usr/local). Writes
+# nothing outside $PREFIX (Go's own build caches aside) and is safe to run again.
 set -eu
 
 err() { echo "install.sh: $*" >&2; exit 1; }
 need_cmd() { command -v "$1" >/dev/null 2>&1 || err "need '$1' (not found on PATH)"; }
 
+on_path() { case ":$PATH:" in *":$1:"*) return 0 ;; esac; return 1; }
+
+# default_prefix is $HOME/.local, unless its bin is not on PATH and another prefix's is
+# (so that 'git ralph' works at once): Go's own install directory, then /usr/local when
+# writable. PREFIX=… always wins.
+default_prefix() {
+	if on_path "$HOME/.local/bin"; then
+		echo "$HOME/.local"
+		return
+	fi
+	gobin=$(go env GOBIN)
+	[ -n "$gobin" ] || gobin="$(go env GOPATH | cut -d: -f1)/bin"
+	if [ "$(basename "$gobin")" = bin ] && on_path "$gobin" && [ -d "$gobin" ] && [ -w "$gobin" ]; then
+		dirname "$gobin"
+		return
+	fi
+	if on_path /usr/local/bin && [ -w /usr/local/bin ]; then
+		echo /usr/local
+		return
+	fi
+	echo "$HOME/.local"
+}
+
 main() {
 	need_cmd go
 	need_cmd git
-	PREFIX=${PREFIX:-"$HOME/.local"}
+	if [ -z "${PREFIX:-}" ]; then
+		PREFIX=$(default_prefix)
+	fi
 	here=$(cd "$(dirname "$0")" && pwd)
 	[ -f "$here/go.mod" ] || err "run me from a git-ralph checkout"
 
@@ -26,7 +52,7 @@ main() {
 	mv -f "$tmp" "$bindir/git-ralph"
 	"$bindir/git-ralph" man >"$mandir/.git-ralph.1.tmp.$$"
 	mv -f "$mandir/.git-ralph.1.tmp.$$" "$mandir/git-ralph.1"
-	echo "installed $bindir/git-ralph"
+	echo "installed $bindir/git-ralph (PREFIX=$PREFIX)"
 	echo "installed $mandir/git-ralph.1"
 
 	case ":$PATH:" in

@@ -74,3 +74,36 @@ func goBinary(t *testing.T) string {
 	}
 	return p
 }
+
+// TestInstallScriptDefaultPrefixIsOnPath: with no PREFIX and $HOME/.local/bin not on
+// PATH, install.sh picks a prefix whose bin is (here Go's GOBIN), so that
+// `./install.sh && git ralph demo` works in the same shell.
+func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	goEnv, err := exec.Command(goBinary(t), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caches := strings.Fields(string(goEnv))
+	prefix := t.TempDir()
+	gobin := filepath.Join(prefix, "bin")
+	if err := os.Mkdir(gobin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "../install.sh")
+	cmd.Env = append(os.Environ(), "PREFIX=", "HOME="+t.TempDir(), "GOBIN="+gobin,
+		"PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t))+":"+gobin,
+		"GOCACHE="+caches[0], "GOMODCACHE="+caches[1], "GOPATH="+caches[2], "XDG_CONFIG_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(gobin, "git-ralph")); err != nil {
+		t.Errorf("git-ralph not installed into GOBIN: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "not on your PATH") {
+		t.Errorf("install.sh says its bin is not on PATH:\n%s", out)
+	}
+}
