@@ -105,7 +105,7 @@ func TestKillGroupEscalates(t *testing.T) {
 	}
 	select {
 	case <-exited:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("the leader survived")
 	}
 	waitGone(t, child)
@@ -121,10 +121,10 @@ func TestKillGroupPolite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	if err := killGroup(cmd.Process.Pid, start, 5*time.Second); err != nil {
+	if err := killGroup(cmd.Process.Pid, start, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(t0); d > 2*time.Second {
+	if d := time.Since(t0); d > 10*time.Second { // far below the grace: SIGTERM was enough
 		t.Errorf("killGroup took %v", d)
 	}
 	<-exited
