@@ -2,9 +2,7 @@ package git
 
 import (
 	"context"
-	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -24,20 +22,6 @@ func (r *Repo) ConfigBool(ctx context.Context, key string) (value, ok bool, err 
 		return false, ok, err
 	}
 	return s == "true", true, nil
-}
-
-// ConfigInt returns key interpreted as an integer the way git does,
-// including the k/m/g suffixes. An unparsable value is an *Error.
-func (r *Repo) ConfigInt(ctx context.Context, key string) (value int64, ok bool, err error) {
-	s, ok, err := r.config(ctx, "int", key)
-	if err != nil || !ok {
-		return 0, ok, err
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, false, fmt.Errorf("git config %s: %w", key, err)
-	}
-	return n, true, nil
 }
 
 // config runs `git config [--type=<typ>] --get <key>`; exit 1 means unset.

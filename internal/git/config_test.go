@@ -53,13 +53,4 @@ func TestConfig(t *testing.T) {
 		t.Errorf("ConfigBool(invalid) = %v, want *Error", err)
 	}
 
-	if v, ok, err := r.ConfigInt(ctx, "ralph.maxRetries"); v != 5 || !ok || err != nil {
-		t.Errorf("ConfigInt(maxRetries) = %d, %v, %v", v, ok, err)
-	}
-	if v, ok, err := r.ConfigInt(ctx, "ralph.big"); v != 2048 || !ok || err != nil {
-		t.Errorf("ConfigInt(2k) = %d, %v, %v", v, ok, err)
-	}
-	if _, _, err := r.ConfigInt(ctx, "ralph.agent"); err == nil {
-		t.Errorf("ConfigInt(non-number) returned no error")
-	}
 }

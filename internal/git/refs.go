@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -215,22 +214,6 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// CountCommits counts the commits in revRange (e.g. "main..ralph/x").
-func (r *Repo) CountCommits(ctx context.Context, revRange string) (int, error) {
-	if err := checkArg("revision range", revRange); err != nil {
-		return 0, err
-	}
-	out, err := r.run(ctx, call{readOnly: true, args: []string{"rev-list", "--count", revRange, "--"}})
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		return 0, fmt.Errorf("git rev-list --count: %w", err)
-	}
-	return n, nil
 }
 
 // readHead reads HEAD from the files git keeps, without running git, when
