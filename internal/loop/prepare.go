@@ -302,7 +302,10 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	if story == "" {
 		story = "resume"
 	}
-	att := l.leftoverAttempt(rec, story)
+	att, err := l.leftoverAttempt(ctx, rec, story)
+	if err != nil {
+		return err
+	}
 	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
 }
 
@@ -353,13 +356,30 @@ func (l *Loop) adoptUserTip(ctx context.Context, rec *run.Record, tip string) er
 	return l.save(rec)
 }
 
-// leftoverAttempt returns the record's running attempt at story, or a new one.
-func (l *Loop) leftoverAttempt(rec *run.Record, story string) *run.Attempt {
+// leftoverAttempt returns the record's running attempt at story, or a new one. An
+// attempt whose ref a crash already wrote (after saving, before recording) is not
+// reused: the leftovers get a ref of their own, so nothing saved is ever overwritten.
+func (l *Loop) leftoverAttempt(ctx context.Context, rec *run.Record, story string) (*run.Attempt, error) {
 	if a := rec.Last(); a != nil && a.Story == story && a.Outcome == run.OutcomeRunning {
-		return a
+		_, saved, err := l.Repo.ResolveRef(ctx, attemptRef(rec.Change, a.Story, a.N))
+		if err != nil || !saved {
+			return a, err
+		}
+		a.Outcome, a.Ref, a.Ended = run.OutcomeInterrupted, attemptRef(rec.Change, a.Story, a.N), l.now()
 	}
-	rec.Attempts = append(rec.Attempts, run.Attempt{Story: story, N: nextAttemptN(rec, story), Outcome: run.OutcomeRunning, Started: l.now()})
-	return rec.Last()
+	n := nextAttemptN(rec, story)
+	for {
+		_, taken, err := l.Repo.ResolveRef(ctx, attemptRef(rec.Change, story, n))
+		if err != nil {
+			return nil, err
+		}
+		if !taken {
+			break
+		}
+		n++
+	}
+	rec.Attempts = append(rec.Attempts, run.Attempt{Story: story, N: n, Outcome: run.OutcomeRunning, Started: l.now()})
+	return rec.Last(), nil
 }
 
 // startOver is --fresh on an existing run: the branch tip is kept under backup/, the
