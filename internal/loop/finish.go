@@ -77,6 +77,12 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
 			"the run of %q never finished starting", change)
 	}
+	if rec.Finishing != nil || rec.Status == run.Running {
+		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
+		if err := l.clearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
+			return nil, err
+		}
+	}
 	if rec.Finishing != nil {
 		if res, err := l.resumeSquash(ctx, rec, mode); res != nil || err != nil {
 			return res, err
@@ -137,16 +143,17 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if err != nil {
 		return nil, err
 	}
-	// Keep the checkpoints reachable whatever happens next.
-	backup := backupRef(change, l.now())
-	if err := l.Repo.UpdateRef(ctx, backup, tip); err != nil {
-		return nil, err
-	}
-	res.Backup, res.Target = backup, orDetachedName(rec.Original, rec.OriginalCommit)
 	// From here on a kill leaves the work half-way between the branches: the record
-	// says so, and the next finish completes it (resumeSquash).
+	// says so, and the next finish completes it (resumeSquash). It is written before
+	// the backup, so that a git killed in any step of finish is met by a crash-resume.
+	backup := backupRef(change, l.now())
+	res.Backup, res.Target = backup, orDetachedName(rec.Original, rec.OriginalCommit)
 	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
 	if err := l.save(rec); err != nil {
+		return nil, err
+	}
+	// Keep the checkpoints reachable whatever happens next.
+	if err := l.Repo.UpdateRef(ctx, backup, tip); err != nil {
 		return nil, err
 	}
 	if err := l.Repo.Checkout(ctx, target); err != nil {
@@ -263,4 +270,12 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, pending("%s has changes other than the work of %s", res.Target, rec.Branch)
 	}
 	return l.squashed(ctx, rec, res)
+}
+
+// finishCommand is the finish command line for a hint.
+func finishCommand(change string, mode FinishMode) string {
+	if mode == Keep {
+		return "git ralph finish " + change + " --keep"
+	}
+	return "git ralph finish " + change + " --squash"
 }

@@ -28,6 +28,16 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rec.Status == run.Starting || rec.Status == run.Running {
+		// A crash-resume: the git that died with git-ralph may have left its locks,
+		// and so may the orphan agent's git once it is stopped.
+		if err := l.stopOrphanAgent(rec); err != nil {
+			return nil, err
+		}
+		if err := l.clearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
+			return nil, err
+		}
+	}
 	if rec.Status == run.Starting {
 		return l.finishStarting(gctx, o, rec)
 	}
