@@ -77,7 +77,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
 			"the run of %q never finished starting", change)
 	}
-	if rec.Finishing != nil || rec.Status == run.Running {
+	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
 		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
 		if err := l.clearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
 			return nil, err
@@ -111,7 +111,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 			if len(st) > 0 {
 				return nil, userErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", orDetachedName(cur, ""))
 			}
-			if err := l.Repo.Checkout(ctx, rec.Branch); err != nil {
+			if err := l.busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
 				return nil, err
 			}
 		}

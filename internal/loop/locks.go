@@ -9,6 +9,26 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
+// busy runs git steps with rec.Busy recording them, where the status does not say
+// that git is at work, so that a kill in them is met by a crash-resume (which removes
+// the locks its git left). A step that fails is no crash: Busy is cleared again, and a
+// lock it met stays someone else's. After success the next status saved clears it.
+func (l *Loop) busy(rec *run.Record, name string, step func() error) error {
+	mark := rec.Busy == "" && rec.Status != run.Running && rec.Status != run.Starting
+	if mark {
+		rec.Busy = name
+		if err := l.save(rec); err != nil {
+			return err
+		}
+	}
+	err := step()
+	if err != nil && mark {
+		rec.Busy = ""
+		_ = l.save(rec) // the step's error is the one to report
+	}
+	return err
+}
+
 // clearCrashLocks removes the lock files a crash left behind (a git killed with
 // git-ralph leaves its index.lock or ref lock, and every later git refuses to run)
 // before a crash-resume changes anything. again is the command to run once the user

@@ -69,6 +69,11 @@ type Record struct {
 	// Finishing is set while finish --squash moves the work onto the original branch,
 	// so that a finish killed half-way is completed by the next one.
 	Finishing *Finishing `json:"finishing,omitempty"`
+
+	// Busy names the git step under way while the status alone does not say that one
+	// is (a resume after a clean stop switching back to the branch, finish --keep): a
+	// git killed there may leave its lock files, which the next command then removes.
+	Busy string `json:"busy,omitempty"`
 }
 
 // Finishing is what a finish --squash under way needs to be completed.
