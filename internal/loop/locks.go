@@ -49,6 +49,12 @@ func (l *Loop) clearCrashLocks(ctx context.Context, rec *run.Record, again strin
 	for _, name := range removed {
 		l.Report.Step(fmt.Sprintf("removed a stale %s left by a crashed git", name))
 	}
+	return lockError(err, again)
+}
+
+// lockError turns ClearStaleLocks' refusals into errors for the user; again is the
+// command to run once the lock is dealt with.
+func lockError(err error, again string) error {
 	var held *git.LockHeldError
 	var unknown *git.LockUnknownError
 	switch {
