@@ -98,6 +98,7 @@ type lockFile struct {
 // worktree's index.lock, HEAD.lock and ORIG_HEAD.lock, packed-refs.lock, config.lock,
 // the locks of c.Branches and of every ref under c.RefDirs, and the locks of
 // git-ralph's own temporary indexes. It returns the display names of those removed.
+// Once no lock is in use, the temporary indexes of dead git-ralph processes go too.
 //
 // Only a crash-resume may call it: a lock is removed only when no live process has it
 // open, no git process runs in this repository, and it is older than c.MinAge. A lock
@@ -122,8 +123,12 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 	deadline := time.Now().Add(wait)
 	for {
 		locks, err := r.findLocks(c)
-		if err != nil || len(locks) == 0 {
+		if err != nil {
 			return nil, err
+		}
+		if len(locks) == 0 {
+			sweepTempIndexes(r.GitDir)
+			return nil, nil
 		}
 		pt, ok := readProcTable(proc)
 		if !ok {
@@ -150,7 +155,11 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 			}
 		}
 		if held == nil && young == "" {
-			return removeLocks(locks)
+			removed, err := removeLocks(locks)
+			if err == nil {
+				sweepTempIndexes(r.GitDir)
+			}
+			return removed, err
 		}
 		if !time.Now().Before(deadline) {
 			if held == nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -195,5 +196,26 @@ func TestParentPID(t *testing.T) {
 	requireProc(t)
 	if got := parentPID("/proc", os.Getpid()); got != os.Getppid() {
 		t.Errorf("parentPID = %d, want %d", got, os.Getppid())
+	}
+}
+
+// A git-ralph killed while it saved an attempt leaves its temporary index; the next
+// crash-resume sweeps it (found by the chaos test: no later save came to sweep it).
+func TestClearStaleLocksSweepsDeadTemporaryIndexes(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	dead := tempIndexPrefix + "99999999-1"
+	touchOld(t, filepath.Join(dir, ".git", dead))
+	live := tempIndexPrefix + strconv.Itoa(os.Getpid()) + "-2"
+	touchOld(t, filepath.Join(dir, ".git", live))
+	removed, err := r.ClearStaleLocks(t.Context(), quick)
+	if err != nil || len(removed) != 0 {
+		t.Fatalf("got %v, %v; want no lock removed", removed, err)
+	}
+	if exists(dir, ".git/"+dead) {
+		t.Errorf("the temporary index of a dead process is left")
+	}
+	if !exists(dir, ".git/"+live) {
+		t.Errorf("the temporary index of a live process was removed")
 	}
 }

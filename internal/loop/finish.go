@@ -218,7 +218,23 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, err
 	}
 	if exists && cur == rec.Branch {
-		// Killed before the switch: nothing moved. Start over.
+		// Killed before the switch, or inside it: a checkout cut short leaves HEAD on
+		// the branch and part of the target's files in the worktree, which was clean
+		// when finish began. Keep that, put the branch's tip back, and start over.
+		st, err := l.Repo.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(st) > 0 {
+			if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+				return nil, err
+			} else if tip != f.Tip {
+				return nil, pending("%s moved since", rec.Branch)
+			}
+			if err := l.restoreAfterCutShort(ctx, rec, rec.Branch, f.Tip, "switch to "+res.Target); err != nil {
+				return nil, err
+			}
+		}
 		rec.Finishing = nil
 		return nil, l.save(rec)
 	}
@@ -267,9 +283,41 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, err
 	}
 	if have != want {
-		return nil, pending("%s has changes other than the work of %s", res.Target, rec.Branch)
+		if rec.Original == "" {
+			return nil, pending("%s has changes other than the work of %s", res.Target, rec.Branch)
+		}
+		// A merge cut short: part of the squash is in the worktree. Keep it, put the
+		// target back as it was (clean) and squash again.
+		if err := l.restoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
+			return nil, err
+		}
+		return l.squash(ctx, rec, res)
 	}
 	return l.squashed(ctx, rec, res)
+}
+
+// restoreAfterCutShort keeps what a git step killed half-way left in the worktree
+// (clean before it) under refs/ralph/<change>/backup/, then puts branch back at id,
+// worktree and index included.
+func (l *Loop) restoreAfterCutShort(ctx context.Context, rec *run.Record, branch, id, step string) error {
+	ref := backupRef(rec.Change, l.now()) + "-worktree"
+	for i := 1; ; i++ {
+		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
+			return err
+		} else if !ok {
+			break
+		}
+		ref = fmt.Sprintf("%s-worktree-%d", backupRef(rec.Change, l.now()), i)
+	}
+	if _, err := l.Repo.SaveAttempt(ctx, id, ref, "left over from an interrupted "+step+" of git ralph finish"); err != nil {
+		return fmt.Errorf("keep the worktree an interrupted finish left: %w", err)
+	}
+	rec.Backups = append(rec.Backups, ref)
+	l.Report.Step(fmt.Sprintf("kept what an interrupted %s left in the worktree as %s", step, ref))
+	if err := l.Repo.Restore(ctx, branch, id); err != nil {
+		return fmt.Errorf("restore %s: %w", branch, err)
+	}
+	return l.save(rec)
 }
 
 // finishCommand is the finish command line for a hint.
