@@ -136,7 +136,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 				last = attemptText(atts[n-1])
 			}
 			t.AddField(mark)
-			t.AddField(sv.ID)
+			t.AddField(sv.ID, tableprinter.WithTruncate(nil)) // never cut: refs and logs are named after it
 			t.AddField(sv.Title)
 			t.AddField(fmt.Sprintf("%d/%d", sv.CompletedTasks, sv.TotalTasks))
 			t.AddField(fmt.Sprint(len(atts)))
