@@ -133,6 +133,8 @@ func TestStoryHeadings(t *testing.T) {
 		{"BOM before a heading", "\ufeff## Setup\n- [ ] a\n", []storySummary{{"setup", "Setup", 1, []int{2}}}},
 		{"slug cut at 40 characters, no dash at the end", "## " + strings.Repeat("abcd ", 12) + "\n- [ ] a\n",
 			[]storySummary{{"abcd-abcd-abcd-abcd-abcd-abcd-abcd-abcd", strings.TrimSpace(strings.Repeat("abcd ", 12)), 1, []int{2}}}},
+		{"a number too long for an id", "## " + strings.Repeat("1.", 30) + "1 Deep\n- [ ] a\n",
+			[]storySummary{{"1-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1", strings.Repeat("1.", 30) + "1 Deep", 1, []int{2}}}},
 		{"not headings", "##2. No space\n- [ ] a\n    ## 3. Four spaces\n- [ ] b\n", []storySummary{{"tasks", "Tasks", 0, []int{2, 4}}}},
 		{"a slug never collides with a repeat", "## A\n- [ ] a\n## a\n- [ ] b\n## A!\n- [ ] c\n",
 			[]storySummary{{"a", "A", 1, []int{2}}, {"a_2", "a", 3, []int{4}}, {"a_3", "A!", 5, []int{6}}}},
@@ -218,7 +220,7 @@ var storyLines = []string{
 	"   ## 3. Indented", "    ## 4. Code", "##2. Glued", "# Appendix", "```", "<!--", "-->", "",
 	"Some prose.", "- plain bullet", "- [ ] 1.1 open", "- [x] 1.2 done", "  - [X] nested", "* [ ] star",
 	"1. [ ] ordered", "- [~] tilde", "- [ ](url)", "- [x](url)", "- [WIP] not a task", "- []", "\t- [ x ] tab",
-	"## 1. Setup\r", "- [ ] crlf\r", "\ufeff- [ ] bom", "## Étape 1 : Données",
+	"## 1. Setup\r", "- [ ] crlf\r", "\ufeff- [ ] bom", "## Étape 1 : Données", "## 1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1",
 }
 
 // FuzzStories generates tasks.md files from a vocabulary of real-world lines, one per

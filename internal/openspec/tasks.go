@@ -160,7 +160,7 @@ func storyName(text string) (id, title string) {
 		}
 	}
 	num := numberRE.FindString(rest)
-	if num == "" || len(num) < len(rest) && isAlnum(rest[len(num)]) {
+	if num == "" || len(num) > maxSlug || len(num) < len(rest) && isAlnum(rest[len(num)]) {
 		return slug(text), text
 	}
 	rest = jsTrim(rest[len(num):])
