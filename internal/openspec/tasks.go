@@ -103,7 +103,7 @@ func ParseTasks(data []byte) Tasks {
 	var t Tasks
 	seen := map[string]bool{}
 	var cur Story    // the section being read; Line 0 before the first "##" heading
-	heading := ""    // the text of cur's heading; for the preamble, the last "#" heading
+	heading := ""    // the text of cur's heading; for the preamble, the "#" heading nearest above its first task
 	preamble := true // no level-2 heading yet
 	flush := func() {
 		if len(cur.Tasks) == 0 {
