@@ -108,7 +108,17 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	res := &FinishResult{Change: change, Branch: rec.Branch}
 	if mode == Keep {
 		if cur != rec.Branch {
-			if len(st) > 0 {
+			if len(st) > 0 && rec.Busy != "" && cur != "" {
+				// A switch to the branch was killed half-way (the worktree was clean):
+				// keep what it left, put cur back as it was, and switch again.
+				head, err := l.Repo.Head(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if err := l.restoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
+					return nil, err
+				}
+			} else if len(st) > 0 {
 				return nil, userErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", orDetachedName(cur, ""))
 			}
 			if err := l.busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
