@@ -980,6 +980,11 @@ func (m *matcher) match(e fsEvent) matchResult {
 // a status that says a loop is running.
 func (tr *chaosTrial) checkAfterKill(t *testing.T) {
 	t.Helper()
+	// A child that git-ralph was starting when it died shares the lock until its exec
+	// closes it (the fd is close-on-exec): give it a moment.
+	for i := 0; i < 100 && tr.lockHeld(t); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if tr.lockHeld(t) {
 		t.Errorf("the lock is held after git-ralph was killed (%s)", tr.killText())
 	}
