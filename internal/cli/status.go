@@ -85,6 +85,13 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		branch += " " + p.Fail("— the branch is gone")
 	}
 	kv("branch", branch)
+	if wt := r.Worktree; wt != nil {
+		text := wt.Path
+		if wt.Missing {
+			text += " " + p.Warn("— worktree missing") + " ('git ralph start " + rec.Change + "' re-creates it from the branch)"
+		}
+		kv("worktree", text)
+	}
 	st := r.Status
 	switch {
 	case r.Running:

@@ -127,6 +127,9 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 	if program == "" {
 		program = "git"
 	}
+	if r.NoAutoGC && c.program == "" {
+		c.args = append([]string{"-c", "gc.auto=0"}, c.args...)
+	}
 	cmd := exec.Command(program, c.args...)
 	cmd.Dir = c.dir
 	if cmd.Dir == "" {

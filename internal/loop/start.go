@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,12 @@ type Options struct {
 
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
+
+	// Worktree runs the loop in a linked worktree of its own (start --worktree), at
+	// WorktreePath, or where ralph.worktreeDir or the default puts it when that is "".
+	// A run that already has a worktree always resumes in it.
+	Worktree     bool
+	WorktreePath string
 
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
@@ -80,6 +87,13 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	wt, _, inWT, err := l.worktreeTarget(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkBranchFree(ctx, o.Change, wt, inWT); err != nil {
+		return nil, err
+	}
 	if o.DryRun {
 		return l.dryRun(ctx, o, ch, drv)
 	}
@@ -93,6 +107,9 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
 	}
 	defer lock.Unlock()
+	if inWT {
+		return l.startWorktree(ctx, o, drv, wt)
+	}
 
 	rec, err := l.prepare(ctx, o)
 	if err != nil {
@@ -152,15 +169,6 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		}
 		return nil, nil, &Error{Msg: fmt.Sprintf("agent %q: %s not found on PATH", drv.Name(), drv.Binary()), Hint: hint, Err: err}
 	}
-	branch := BranchName(o.Change)
-	wts, err := l.Repo.WorktreeBranches(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if p, ok := wts[branch]; ok && !samePath(p, l.Repo.Root) {
-		return nil, nil, userErr("finish or remove that worktree first (git worktree remove "+p+")",
-			"branch %s is checked out in another worktree: %s", branch, p)
-	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {
 			return nil, nil, userErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
@@ -171,6 +179,26 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		l.Report.Warn(fmt.Sprintf("%s/tasks.md:%d: task outside any numbered story is not run: %s", ch.RelDir, t.Line, strings.TrimSpace(t.ID+" "+t.Text)))
 	}
 	return ch, drv, nil
+}
+
+// checkBranchFree refuses a run whose branch is checked out in a worktree other than
+// the one the loop works in (the user's checkout, or the run's own worktree): git
+// before 2.44 would reset it under whatever works there.
+func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool) error {
+	branch := BranchName(change)
+	wts, err := l.Repo.WorktreeBranches(ctx)
+	if err != nil {
+		return err
+	}
+	here := l.Repo.Root
+	if inWT {
+		here = wt
+	}
+	if p, ok := wts[branch]; ok && !samePath(p, here) && filepath.Clean(p) != filepath.Clean(here) {
+		return userErr("finish or remove that worktree first (git worktree remove "+p+")",
+			"branch %s is checked out in another worktree: %s", branch, p)
+	}
+	return nil
 }
 
 // LoadChange validates a change name and loads the change. A name is accepted only if
@@ -234,7 +262,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 	return agent.Request{
 		Prompt:      text,
 		Dir:         l.Repo.Root,
-		Env:         env,
+		Env:         append(env, l.worktreeEnv()...),
 		Model:       o.Model,
 		Args:        o.AgentArgs,
 		Timeout:     o.Timeout,
