@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -98,7 +99,7 @@ func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 	var failed, complete []string
 	for _, r := range results {
 		result, stories, wt := "", "-", "-"
-		st, _ := l.Status(e.ctx, r.Name)
+		st, _ := l.Status(context.WithoutCancel(e.ctx), r.Name) // after a Ctrl-C too
 		if st != nil && st.Record.Change == r.Name {
 			if st.Change != nil {
 				done := 0
