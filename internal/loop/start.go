@@ -87,11 +87,8 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	wt, _, inWT, err := l.worktreeTarget(ctx, o)
+	wt, inWT, err := l.checkWhere(ctx, o)
 	if err != nil {
-		return nil, err
-	}
-	if err := l.checkBranchFree(ctx, o.Change, wt, inWT); err != nil {
 		return nil, err
 	}
 	if o.DryRun {

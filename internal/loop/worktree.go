@@ -71,6 +71,22 @@ func (l *Loop) worktreeTarget(ctx context.Context, o Options) (path string, exis
 	return path, nil, true, nil
 }
 
+// checkWhere finds where o's loop works (the user's checkout, or the run's worktree)
+// and refuses a branch checked out anywhere else, holding the worktrees lock so that
+// no other git-ralph is half-way through adding one.
+func (l *Loop) checkWhere(ctx context.Context, o Options) (wt string, inWT bool, err error) {
+	wlock, err := l.Store.LockWorktrees()
+	if err != nil {
+		return "", false, err
+	}
+	defer wlock.Unlock()
+	wt, _, inWT, err = l.worktreeTarget(ctx, o)
+	if err != nil {
+		return "", false, err
+	}
+	return wt, inWT, l.checkBranchFree(ctx, o.Change, wt, inWT)
+}
+
 // mainWorktree is the path of the repository's main worktree.
 func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
 	wts, err := l.Repo.Worktrees(ctx)
@@ -142,6 +158,53 @@ func resolve(path string) string {
 // the branch, locks the worktree and runs the loop there.
 func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, path string) (*Summary, error) {
 	gctx := context.WithoutCancel(ctx)
+	wl, rec, err := l.setUpWorktree(gctx, o, path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if wlock, err := l.Store.LockWorktrees(); err == nil {
+			_ = l.Repo.UnlockWorktree(gctx, rec.Worktree.Path)
+			wlock.Unlock()
+		}
+	}()
+	if rec, err = wl.prepare(ctx, o); err != nil {
+		return nil, err
+	}
+	// The stories are read from the worktree: the branch's tasks.md is the one the
+	// agent ticks, never the copy in the user's checkout.
+	ch, err := LoadChange(gctx, wl.Repo, o.Change)
+	if err != nil {
+		return nil, err
+	}
+	return wl.work(ctx, o, ch, drv, rec)
+}
+
+// setUpWorktree makes or completes the run, re-creates a deleted worktree and locks it,
+// holding the worktrees lock; it returns a Loop working in the worktree.
+func (l *Loop) setUpWorktree(ctx context.Context, o Options, path string) (*Loop, *run.Record, error) {
+	wlock, err := l.Store.LockWorktrees()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer wlock.Unlock()
+	rec, err := l.startedWorktreeRun(ctx, o, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	wl, err := l.in(ctx, rec.Worktree.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	reason := fmt.Sprintf("git-ralph %s pid %d", o.Change, os.Getpid())
+	if err := l.Repo.LockWorktree(ctx, rec.Worktree.Path, reason); err != nil {
+		return nil, nil, fmt.Errorf("lock worktree %s: %w", rec.Worktree.Path, err)
+	}
+	return wl, rec, nil
+}
+
+// startedWorktreeRun returns the run's record once its branch and worktree exist.
+func (l *Loop) startedWorktreeRun(gctx context.Context, o Options, path string) (*run.Record, error) {
 	rec, err := l.Store.Load(o.Change)
 	switch {
 	case errors.Is(err, run.ErrNoRun):
@@ -164,25 +227,7 @@ func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, p
 	if err := l.ensureWorktree(gctx, rec); err != nil {
 		return nil, err
 	}
-	wl, err := l.in(gctx, rec.Worktree.Path)
-	if err != nil {
-		return nil, err
-	}
-	reason := fmt.Sprintf("git-ralph %s pid %d", o.Change, os.Getpid())
-	if err := l.Repo.LockWorktree(gctx, rec.Worktree.Path, reason); err != nil {
-		return nil, fmt.Errorf("lock worktree %s: %w", rec.Worktree.Path, err)
-	}
-	defer func() { _ = l.Repo.UnlockWorktree(gctx, rec.Worktree.Path) }()
-	if rec, err = wl.prepare(ctx, o); err != nil {
-		return nil, err
-	}
-	// The stories are read from the worktree: the branch's tasks.md is the one the
-	// agent ticks, never the copy in the user's checkout.
-	ch, err := LoadChange(gctx, wl.Repo, o.Change)
-	if err != nil {
-		return nil, err
-	}
-	return wl.work(ctx, o, ch, drv, rec)
+	return rec, nil
 }
 
 // in returns a Loop like l whose git runs in the worktree at path, without automatic gc.
@@ -383,6 +428,11 @@ func (l *Loop) changeRoot(rec *run.Record) string {
 // worktree and the branch; --keep removes the clean worktree and keeps the branch.
 // Nothing is removed with --force: a worktree with changes is kept and named.
 func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
+	wlock, err := l.Store.LockWorktrees()
+	if err != nil {
+		return nil, err
+	}
+	defer wlock.Unlock()
 	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	path := rec.Worktree.Path
 	dirty, present, err := l.worktreeDirty(ctx, rec)
