@@ -191,9 +191,13 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 	s := e.s
 	if s.CanPrompt() {
+		keepText := "keep: stay on " + sum.Branch + " with its checkpoint commits"
+		if sum.Worktree != "" {
+			keepText = "keep: keep " + sum.Branch + " with its checkpoint commits, remove the worktree"
+		}
 		opts := []string{
 			"squash: bring the work back onto " + sum.Original + " as uncommitted changes",
-			"keep: stay on " + sum.Branch + " with its checkpoint commits",
+			keepText,
 			"decide later",
 		}
 		i, err := s.Prompter.Select("Every story is done. What now?", opts[2], opts)
@@ -210,8 +214,12 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 			return nil
 		}
 	}
+	keep := "stay on " + sum.Branch
+	if sum.Worktree != "" {
+		keep = "keep " + sum.Branch + ", remove the worktree"
+	}
 	fmt.Fprintf(s.Err, "next: git ralph finish %s --squash   (the work onto %s, uncommitted)\n", sum.Change, sum.Original)
-	fmt.Fprintf(s.Err, "  or: git ralph finish %s --keep     (stay on %s)\n", sum.Change, sum.Branch)
+	fmt.Fprintf(s.Err, "  or: git ralph finish %s --keep     (%s)\n", sum.Change, keep)
 	return nil
 }
 

@@ -61,9 +61,12 @@ func statusJSON(r *loop.StatusReport) any {
 		OrphanTasks []loop.OrphanView `json:"orphanTasks"`
 		Learnings   string            `json:"learnings"`
 		Logs        string            `json:"logs"`
+		// WorktreeMissing: the run's worktree directory is gone (start re-creates it).
+		WorktreeMissing bool `json:"worktreeMissing,omitempty"`
 	}
 	o := out{Record: r.Record, Status: r.Status, Running: r.Running, VerifyHook: r.VerifyHook,
-		Stories: []loop.StoryView{}, OrphanTasks: []loop.OrphanView{}, Learnings: r.Learnings, Logs: r.Logs}
+		Stories: []loop.StoryView{}, OrphanTasks: []loop.OrphanView{}, Learnings: r.Learnings, Logs: r.Logs,
+		WorktreeMissing: r.Worktree != nil && r.Worktree.Missing}
 	if r.Change != nil {
 		o.Stories, o.OrphanTasks = loop.Stories(r.Change), loop.Orphans(r.Change)
 	}

@@ -58,6 +58,7 @@ type Summary struct {
 	CostUSD                  float64
 	CostKnown                bool
 	Checkpoint               string
+	Worktree                 string // the worktree of a worktree run
 
 	// Set by a dry run.
 	DryRun *DryRun

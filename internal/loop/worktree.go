@@ -177,7 +177,11 @@ func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, p
 	if err != nil {
 		return nil, err
 	}
-	return wl.work(ctx, o, ch, drv, rec)
+	sum, err := wl.work(ctx, o, ch, drv, rec)
+	if sum != nil {
+		sum.Worktree = rec.Worktree.Path
+	}
+	return sum, err
 }
 
 // setUpWorktree makes or completes the run, re-creates a deleted worktree and locks it,
