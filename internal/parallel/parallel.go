@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -146,6 +147,11 @@ func runOne(ctx context.Context, kill <-chan struct{}, i int, j Job, name string
 	_ = cmd.Wait()
 	close(done)
 	res.Code = cmd.ProcessState.ExitCode()
+	if d.tty {
+		d.mu.Lock()
+		d.redraw()
+		d.mu.Unlock()
+	}
 	return res
 }
 
@@ -159,6 +165,7 @@ type display struct {
 	names     []string
 	lines     []string
 	drawn     bool
+	last      time.Time // of the last redraw
 }
 
 // line takes one line of a job's output.
@@ -173,7 +180,11 @@ func (d *display) line(i int, line string) {
 		return
 	}
 	d.lines[i] = line
-	d.redraw()
+	// An agent can print thousands of lines a second: redraw at most every 50 ms (every
+	// job's end redraws, so the last state is always shown).
+	if time.Since(d.last) >= 50*time.Millisecond {
+		d.redraw()
+	}
 }
 
 // set replaces a job's status line (in a terminal; plain output prints it once).
@@ -200,8 +211,8 @@ func (d *display) redraw() {
 		b.WriteString(truncate(text, d.width-1))
 		b.WriteByte('\n')
 	}
-	d.drawn = true
-	io.WriteString(d.out, b.String())
+	d.drawn, d.last = true, time.Now()
+	_, _ = io.WriteString(d.out, b.String())
 }
 
 // truncate cuts s to at most n runes, marking the cut with "…". Control characters
