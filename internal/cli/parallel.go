@@ -71,7 +71,7 @@ func (c *startCmd) checkParallel() error {
 // -j at a time, and ends with a table of how each did.
 func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 	for _, ch := range c.Changes {
-		if _, err := loop.LoadChange(e.ctx, l.Repo, ch); err != nil {
+		if _, err := l.LoadRunChange(e.ctx, ch); err != nil {
 			return err
 		}
 	}

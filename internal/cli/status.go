@@ -23,7 +23,7 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if c.Change != "" {
-		if _, err := loop.LoadChange(e.ctx, l.Repo, c.Change); err != nil {
+		if _, err := l.LoadRunChange(e.ctx, c.Change); err != nil {
 			return err
 		}
 	}

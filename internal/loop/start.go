@@ -119,7 +119,10 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 
 // preflight checks everything that can be checked before anything changes.
 func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agent.Driver, error) {
-	ch, err := LoadChange(ctx, l.Repo, o.Change)
+	// A worktree run's change is read in its worktree, and the state of this checkout
+	// does not concern it.
+	wtRepo, inWT := l.worktreeRunRepo(ctx, o.Change)
+	ch, err := LoadChange(ctx, wtRepo, o.Change)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,17 +130,10 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		return nil, nil, userErr("write the stories into "+ch.TasksRel+" as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
 			"change %q has no %s", o.Change, path.Base(ch.TasksRel))
 	}
-	if op, err := l.Repo.InProgress(ctx); err != nil {
-		return nil, nil, err
-	} else if op != "" {
-		return nil, nil, userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
-			"a %s is in progress", op)
-	}
-	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
-		return nil, nil, err
-	} else if len(paths) > 0 {
-		return nil, nil, userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
-			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
+	if !inWT {
+		if err := l.checkCheckout(ctx, o); err != nil {
+			return nil, nil, err
+		}
 	}
 	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
 		return nil, nil, userErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
@@ -178,6 +174,24 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 	}
 	return ch, drv, nil
+}
+
+// checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
+// its work is what a new run starts from.
+func (l *Loop) checkCheckout(ctx context.Context, o Options) error {
+	if op, err := l.Repo.InProgress(ctx); err != nil {
+		return err
+	} else if op != "" {
+		return userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
+			"a %s is in progress", op)
+	}
+	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
+		return err
+	} else if len(paths) > 0 {
+		return userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
+			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
+	}
+	return nil
 }
 
 // checkBranchFree refuses a run whose branch is checked out in a worktree other than

@@ -87,6 +87,36 @@ func (l *Loop) checkWhere(ctx context.Context, o Options) (wt string, inWT bool,
 	return wt, inWT, l.checkBranchFree(ctx, o.Change, wt, inWT)
 }
 
+// worktreeRunRepo returns the repository opened in the worktree of change's run when
+// the change has a worktree run whose worktree exists, and true when it has a worktree
+// run at all; else l.Repo and false. The name is only used once it is known as a run.
+func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, bool) {
+	names, err := l.Store.Changes()
+	if err != nil || !slices.Contains(names, change) {
+		return l.Repo, false
+	}
+	rec, err := l.Store.Load(change)
+	if err != nil || rec.Worktree == nil {
+		return l.Repo, false
+	}
+	if worktreeState(rec).Missing || samePath(rec.Worktree.Path, l.Repo.Root) {
+		return l.Repo, true
+	}
+	repo, err := git.Open(ctx, rec.Worktree.Path)
+	if err != nil {
+		return l.Repo, true
+	}
+	repo.Trace = l.Repo.Trace
+	return repo, true
+}
+
+// LoadRunChange is LoadChange from where change's run works: its worktree, for a
+// worktree run (whose change may exist nowhere else), else this checkout.
+func (l *Loop) LoadRunChange(ctx context.Context, change string) (*openspec.Change, error) {
+	repo, _ := l.worktreeRunRepo(ctx, change)
+	return LoadChange(ctx, repo, change)
+}
+
 // mainWorktree is the path of the repository's main worktree.
 func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
 	wts, err := l.Repo.Worktrees(ctx)
