@@ -131,7 +131,7 @@ func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
 
 // checkNewWorktreePath refuses a path for a new worktree run that is inside a work
 // tree of the repository, or exists and is not an empty directory.
-func (l *Loop) checkNewWorktreePath(ctx context.Context, change, path string) error {
+func (l *Loop) checkNewWorktreePath(ctx context.Context, path string) error {
 	wts, err := l.Repo.Worktrees(ctx)
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func (l *Loop) checkNewWorktreePath(ctx context.Context, change, path string) er
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		if _, serr := os.Stat(path); serr == nil {
 			return userErr("remove it or pick another path with --worktree=PATH", "%s exists and is not a directory", path)
 		}
@@ -280,7 +280,7 @@ func (l *Loop) in(ctx context.Context, path string) (*Loop, error) {
 // newWorktreeRun records a new worktree run and makes it: the record first, so that a
 // crash anywhere is completed by the next start.
 func (l *Loop) newWorktreeRun(ctx context.Context, o Options, path string) (*run.Record, error) {
-	if err := l.checkNewWorktreePath(ctx, o.Change, path); err != nil {
+	if err := l.checkNewWorktreePath(ctx, path); err != nil {
 		return nil, err
 	}
 	branch := BranchName(o.Change)
@@ -410,7 +410,7 @@ func (l *Loop) ensureWorktree(ctx context.Context, rec *run.Record) error {
 	if err := l.Repo.PruneWorktrees(ctx); err != nil {
 		return err
 	}
-	if err := l.checkNewWorktreePath(ctx, rec.Change, path); err != nil {
+	if err := l.checkNewWorktreePath(ctx, path); err != nil {
 		return err
 	}
 	if err := l.Repo.AddWorktree(ctx, path, rec.Branch); err != nil {
