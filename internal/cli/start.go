@@ -42,7 +42,11 @@ retried from the last checkpoint. Run it again to resume after an interrupt.
 
 Every flag can be set in git config (e.g. git config ralph.maxRetries 5); a flag wins.
 ralph.agentArgs adds arguments to the agent command; ralph.promptTemplate names a Go
-text/template file that replaces the built-in prompt.`
+text/template file that replaces the built-in prompt.
+
+With --worktree the loop runs in a linked worktree of its own (default
+../<repo>.ralph/<change>) and your checkout is not touched; "git ralph start
+--worktree -j N a b c" runs several changes at once, each in its own worktree.`
 }
 
 func (c *startCmd) Run(e *env) error {
