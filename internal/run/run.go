@@ -74,6 +74,16 @@ type Record struct {
 	// is (a resume after a clean stop switching back to the branch, finish --keep): a
 	// git killed there may leave its lock files, which the next command then removes.
 	Busy string `json:"busy,omitempty"`
+
+	// Worktree is set for a run in a linked worktree (start --worktree).
+	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// Worktree is where a worktree run works, and where its work goes back to.
+type Worktree struct {
+	Path    string `json:"path"`           // the linked worktree, on the run's branch
+	Created bool   `json:"createdByRalph"` // git-ralph added it (and may remove it when clean)
+	Origin  string `json:"origin"`         // the checkout start ran in: finish --squash lands there
 }
 
 // Finishing is what a finish --squash under way needs to be completed.
