@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -721,6 +722,7 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 	}
 	// in-git: a poller kills everything while the nth git runs, then reports here.
 	inGit := make(chan int, 1)
+	var killing atomic.Bool // the poller has begun to kill: the end that follows is its doing
 	if p.point == "in-git" {
 		go watchGits(ph.ralphPid(), ph.done, func(n int) bool {
 			if n < p.nth {
@@ -728,9 +730,22 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 			}
 			for start := time.Now(); time.Since(start) < p.delay; {
 			}
+			killing.Store(true)
 			inGit <- killTree(ph.cmd.Process.Pid)
 			return true
 		})
+	}
+	inGitKilled := func(gits int) bool {
+		what := p.String() + " (all killed, no git running)"
+		if gits > 0 {
+			tr.inGit++
+			what = fmt.Sprintf("%s (all killed, %d git running)", p.String(), gits)
+		}
+		tr.kills = append(tr.kills, what)
+		tr.killed++
+		<-ph.done
+		ph.w.stop()
+		return true
 	}
 	deadline := time.After(time.Minute)
 	kill := func(what string) bool {
@@ -758,6 +773,9 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 	for {
 		select {
 		case <-ph.done:
+			if killing.Load() {
+				return inGitKilled(<-inGit)
+			}
 			ph.w.stop()
 			if ph.code != 0 {
 				t.Fatalf("git ralph exited %d before the kill point %s (kills: %s):\n%s", ph.code, p, tr.killText(), ph.out.String())
@@ -769,16 +787,7 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 				return true
 			}
 		case gits := <-inGit:
-			what := p.String() + " (all killed, no git running)"
-			if gits > 0 {
-				tr.inGit++
-				what = fmt.Sprintf("%s (all killed, %d git running)", p.String(), gits)
-			}
-			tr.kills = append(tr.kills, what)
-			tr.killed++
-			<-ph.done
-			ph.w.stop()
-			return true
+			return inGitKilled(gits)
 		case e := <-ph.w.events:
 			switch m.match(e) {
 			case matchKill:
