@@ -62,7 +62,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh fail METHOD PATH STATUS [times N] [header NAME VALUE]…   METHOD may be *, PATH a path.Match pattern
 //	fakegh hang METHOD PATH                   serve the next such request, then never answer it
 //	fakegh wait METHOD PATH                   block until such a request was seen
-//	fakegh requests                           print the requests seen: METHOD path auth=yes|no status
+//	fakegh requests                           print the requests seen: METHOD host/path auth=yes|no status
+//	fakegh tokens                             print the distinct tokens the requests carried
 //	fakegh pulls OWNER/NAME                   print the pull requests
 //	fakegh body OWNER/NAME NUMBER             print a pull request's body
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
@@ -173,8 +174,19 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "requests":
 		fmt.Fprint(ts.Stdout(), githubtest.Dump(s.Requests()))
+	case "tokens":
+		seen := map[string]bool{}
+		for _, r := range s.Requests() {
+			if !seen[r.Token] {
+				seen[r.Token] = true
+				fmt.Fprintln(ts.Stdout(), r.Token)
+			}
+		}
 	case "pulls":
 		owner, name := split(args[1])
+		if len(s.Pulls(owner, name)) == 0 {
+			fmt.Fprintln(ts.Stdout(), "no pull requests")
+		}
 		for _, p := range s.Pulls(owner, name) {
 			fmt.Fprintf(ts.Stdout(), "#%d %s draft=%v head=%s:%s base=%s updates=%d title=%s\n",
 				p.Number, p.State, p.Draft, p.HeadOwner, p.Head, p.Base, p.UpdatedN, p.Title)

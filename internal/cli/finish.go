@@ -114,7 +114,7 @@ func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
 		fmt.Fprintf(e.s.Err, "%s opened pull request #%d in %s: %s into %s\n", p.Success("✓"), res.Number, res.Repo, res.Branch, res.Base)
 	}
 	if res.Stopped != "" {
-		fmt.Fprintf(e.s.Err, "%s the run was %s: the pull request holds the stories done so far\n", p.Warn("!"), res.Stopped)
+		fmt.Fprintf(e.s.Err, "%s the run had stopped (%s): the pull request holds the stories done so far\n", p.Warn("!"), res.Stopped)
 	}
 	if res.Back != "" {
 		fmt.Fprintf(e.s.Err, "%s back on %s; %s is kept (it is the pull request's head); the run of %s is finished\n", p.Success("✓"), p.Branch(res.Back), res.Branch, res.Change)

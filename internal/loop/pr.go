@@ -86,13 +86,16 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	if err != nil {
 		return nil, err
 	}
-	back := ""
-	if rec.Original != "" && cur != rec.Original {
+	back := "" // where HEAD goes at the end: the original branch, or its commit for a detached start
+	switch {
+	case rec.Original != "" && cur != rec.Original:
 		if ok, err := l.Repo.BranchExists(ctx, rec.Original); err != nil {
 			return nil, err
 		} else if ok {
 			back = rec.Original
 		}
+	case rec.Original == "" && cur != "":
+		back = rec.OriginalCommit
 	}
 	if back != "" {
 		st, err := l.Repo.Status(ctx)
@@ -282,7 +285,7 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		if err := l.Repo.Checkout(ctx, back); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
-		res.Back = back
+		res.Back = orDetachedName(rec.Original, back)
 	}
 	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, At: l.now()})
 	return res, l.Store.Remove(change)

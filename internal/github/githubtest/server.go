@@ -559,7 +559,7 @@ func (s *Server) updatePull(w http.ResponseWriter, r *http.Request) {
 }
 
 // Dump describes the requests for a golden file: one line per request,
-// "METHOD path?query auth=yes|no status", and the body on the next line when there is one.
+// "METHOD host/path?query auth=yes|no status" (status -1: never answered).
 func Dump(reqs []Request) string {
 	var b strings.Builder
 	for _, r := range reqs {
@@ -571,7 +571,7 @@ func Dump(reqs []Request) string {
 		if r.Auth {
 			auth = "yes"
 		}
-		fmt.Fprintf(&b, "%s %s%s auth=%s %d\n", r.Method, r.Path, q, auth, r.Status)
+		fmt.Fprintf(&b, "%s %s%s%s auth=%s %d\n", r.Method, r.Host, r.Path, q, auth, r.Status)
 	}
 	return b.String()
 }
