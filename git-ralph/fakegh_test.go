@@ -73,6 +73,9 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: fakegh start|tls|repo|pr|fail|hang|wait|requests|pulls|body …")
 	}
+	// Every fakegh sets stdout, empty or not: "fakegh requests" then "! stdout ." asserts
+	// there were none, not whatever an earlier command printed.
+	out := ts.Stdout()
 	h := ts.Value(fakeKey{}).(*fakeHolder)
 	if args[0] != "start" && h.srv == nil {
 		ts.Fatalf("fakegh %s: run 'fakegh start' first", args[0])
@@ -173,22 +176,22 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("fakegh wait: no %s %s within a minute", args[1], args[2])
 		}
 	case "requests":
-		fmt.Fprint(ts.Stdout(), githubtest.Dump(s.Requests()))
+		fmt.Fprint(out, githubtest.Dump(s.Requests()))
 	case "tokens":
 		seen := map[string]bool{}
 		for _, r := range s.Requests() {
 			if !seen[r.Token] {
 				seen[r.Token] = true
-				fmt.Fprintln(ts.Stdout(), r.Token)
+				fmt.Fprintln(out, r.Token)
 			}
 		}
 	case "pulls":
 		owner, name := split(args[1])
 		if len(s.Pulls(owner, name)) == 0 {
-			fmt.Fprintln(ts.Stdout(), "no pull requests")
+			fmt.Fprintln(out, "no pull requests")
 		}
 		for _, p := range s.Pulls(owner, name) {
-			fmt.Fprintf(ts.Stdout(), "#%d %s draft=%v head=%s:%s base=%s updates=%d title=%s\n",
+			fmt.Fprintf(out, "#%d %s draft=%v head=%s:%s base=%s updates=%d title=%s\n",
 				p.Number, p.State, p.Draft, p.HeadOwner, p.Head, p.Base, p.UpdatedN, p.Title)
 		}
 	case "body":
@@ -197,7 +200,7 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		for _, p := range s.Pulls(owner, name) {
 			if p.Number == n {
-				fmt.Fprint(ts.Stdout(), p.Body)
+				fmt.Fprint(out, p.Body)
 				return
 			}
 		}

@@ -342,10 +342,10 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 	var ge *github.Error
 	var ne *github.NetworkError
 	retry := done + "run '" + again + "' again"
+	e := func(msg, hint string) error { return &Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
 	switch {
 	case errors.As(err, &ne):
-		return &Error{Msg: fmt.Sprintf("cannot reach GitHub at %s: %s", ne.Host, ne.Err.Error()),
-			Hint: "check your network (and HTTPS_PROXY), then " + retry, Err: err}
+		return e(fmt.Sprintf("cannot reach GitHub at %s: %s", ne.Host, ne.Err.Error()), "check your network connection (and HTTPS_PROXY)")
 	case !errors.As(err, &ge):
 		return err
 	case ge.RateLimited():
@@ -353,24 +353,21 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 		if ge.RetryAfter > 0 {
 			when = fmt.Sprintf(" for %s", ge.RetryAfter.Round(1e9))
 		}
-		return &Error{Msg: fmt.Sprintf("GitHub's rate limit for %s is used up%s", repo.Host, when),
-			Hint: "wait, then " + retry, Err: err}
+		return e(fmt.Sprintf("GitHub's rate limit for %s is used up%s", repo.Host, when), "wait that long")
 	case ge.StatusCode == 401:
-		return &Error{Msg: fmt.Sprintf("GitHub rejected the token for %s (401 %s)", repo.Host, ge.Text()),
-			Hint: fmt.Sprintf("log in again with 'gh auth login --hostname %s' or set a valid token, then %s", repo.Host, retry), Err: err}
+		return e(fmt.Sprintf("GitHub rejected the token for %s (401 %s)", repo.Host, ge.Text()),
+			fmt.Sprintf("log in again with 'gh auth login --hostname %s', or set a valid token", repo.Host))
 	case ge.StatusCode == 403:
-		scope := "a classic token needs the repo scope (public_repo for a public repository); a fine-grained one needs Pull requests: read and write"
-		return &Error{Msg: fmt.Sprintf("the token for %s may not do this in %s (403 %s)", repo.Host, repo, ge.Text()),
-			Hint: scope + "\n" + "refresh it with 'gh auth refresh -s repo --hostname " + repo.Host + "', then " + retry, Err: err}
+		return e(fmt.Sprintf("the token for %s may not do this in %s (403 %s)", repo.Host, repo, ge.Text()),
+			"a classic token needs the repo scope (public_repo for a public repository), a fine-grained one Pull requests: read and write\n"+
+				"add it with 'gh auth refresh --hostname "+repo.Host+" --scopes repo', or use another token")
 	case ge.StatusCode == 404:
-		return &Error{Msg: fmt.Sprintf("repository %s not found, or the token for %s cannot see it (404)", repo, repo.Host),
-			Hint: "check the name (--repo, git config ralph.repo) and the token's access, then " + retry, Err: err}
+		return e(fmt.Sprintf("repository %s not found, or the token for %s cannot see it (404)", repo, repo.Host),
+			"check the name (--repo, git config ralph.repo, GH_REPO, the remote's URL) and the token's access")
 	case ge.StatusCode == 422:
-		return &Error{Msg: fmt.Sprintf("GitHub refused the pull request: %s", ge.Text()),
-			Hint: retry + " once that is fixed", Err: err}
+		return e(fmt.Sprintf("GitHub refused the pull request: %s", ge.Text()), "fix that first")
 	case ge.StatusCode >= 500:
-		return &Error{Msg: fmt.Sprintf("GitHub answered %d %s", ge.StatusCode, ge.Text()),
-			Hint: "it is likely passing; " + retry, Err: err}
+		return e(fmt.Sprintf("GitHub answered %d %s", ge.StatusCode, ge.Text()), "it is likely passing; try again in a moment")
 	}
-	return &Error{Msg: "GitHub answered " + ge.Error(), Hint: retry, Err: err}
+	return e("GitHub answered "+ge.Error(), "see GitHub's message")
 }
