@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,7 +22,7 @@ func (r *Repo) RemoteURLs(ctx context.Context, name string) ([]string, error) {
 	var urls []string
 	add := func(s string) {
 		for u := range strings.SplitSeq(strings.TrimSpace(s), "\n") {
-			if u != "" && !contains(urls, u) {
+			if u != "" && !slices.Contains(urls, u) {
 				urls = append(urls, u)
 			}
 		}
@@ -44,15 +45,6 @@ func (r *Repo) RemoteURLs(ctx context.Context, name string) ([]string, error) {
 		}
 	}
 	return urls, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // RemoteBranch returns the commit id of branch on remote (git ls-remote), ok false when
@@ -110,7 +102,7 @@ func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 		args = append(args, "-c", kv)
 	}
 	args = append(args, "push", "--porcelain", "--force-with-lease="+ref+":"+p.Expect, p.Remote, ref+":"+ref)
-	out, err := r.run(ctx, call{args: args, env: []string{"GIT_TERMINAL_PROMPT=0"}, combined: true})
+	_, err := r.run(ctx, call{args: args, env: []string{"GIT_TERMINAL_PROMPT=0"}, combined: true})
 	if err == nil {
 		return nil
 	}
@@ -124,6 +116,5 @@ func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 			}
 		}
 	}
-	_ = out
 	return err
 }
