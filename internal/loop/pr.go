@@ -44,6 +44,16 @@ type PRResult struct {
 // before anything changes; after a successful push a failure leaves the push recorded,
 // so that running it again only makes the pull request call.
 func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+	res, err := l.finishPR(ctx, change, o)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: a started git step finished; a request was abandoned. Whatever was done
+		// is recorded, and a rerun picks up from there.
+		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run 'git ralph finish --pr' again to go on", Err: err}
+	}
+	return res, err
+}
+
+func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
 	change, err := l.ResolveRun(change)
 	if err != nil {
 		return nil, err
