@@ -86,13 +86,17 @@ func New(host string, opts Options) (*Client, error) {
 		Transport:    opts.Transport,
 		Timeout:      opts.Timeout,
 		Headers:      headers,
-		LogIgnoreEnv: false, // GH_DEBUG=api shows every request, as for gh
+		// GH_DEBUG=api shows every request, as it does for gh.
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Client{host: host, rest: rest, opts: opts}, nil
 }
+
+// REST is go-gh's client underneath, for what Do does not cover (a response's headers,
+// a redirect to follow by hand, a 304). Its errors are go-gh's *api.HTTPError.
+func (c *Client) REST() *api.RESTClient { return c.rest }
 
 // Host is the host the client talks to.
 func (c *Client) Host() string { return c.host }
