@@ -81,11 +81,11 @@ func New(host string, opts Options) (*Client, error) {
 	}
 	headers["Accept"] = "application/vnd.github+json"
 	rest, err := api.NewRESTClient(api.ClientOptions{
-		Host:         host,
-		AuthToken:    opts.Token,
-		Transport:    opts.Transport,
-		Timeout:      opts.Timeout,
-		Headers:      headers,
+		Host:      host,
+		AuthToken: opts.Token,
+		Transport: opts.Transport,
+		Timeout:   opts.Timeout,
+		Headers:   headers,
 		// GH_DEBUG=api shows every request, as it does for gh.
 	})
 	if err != nil {
