@@ -47,9 +47,10 @@ func (r *Repo) RemoteURLs(ctx context.Context, name string) ([]string, error) {
 	return urls, nil
 }
 
-// RemoteBranch returns the commit id of branch on remote (git ls-remote), ok false when
-// the remote has no such branch. It talks to the remote: it may be slow and may fail
-// for want of network or credentials.
+// RemoteBranch returns the commit id of branch where a push to remote goes (git
+// ls-remote of its push URL, which differs from the fetch URL when remote.<name>.pushurl
+// or pushInsteadOf is set), ok false when there is no such branch. It talks to the
+// remote: it may be slow and may fail for want of network or credentials.
 func (r *Repo) RemoteBranch(ctx context.Context, remote, branch string) (id string, ok bool, err error) {
 	if err := checkArg("remote name", remote); err != nil {
 		return "", false, err
@@ -57,9 +58,17 @@ func (r *Repo) RemoteBranch(ctx context.Context, remote, branch string) (id stri
 	if err := checkArg("branch name", branch); err != nil {
 		return "", false, err
 	}
+	target := remote
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"remote", "get-url", "--push", remote}})
+	if err != nil {
+		return "", false, err
+	}
+	if urls := strings.Split(strings.TrimSpace(string(out)), "\n"); len(urls) == 1 && urls[0] != "" && !strings.HasPrefix(urls[0], "-") {
+		target = urls[0]
+	}
 	ref := "refs/heads/" + branch
-	out, err := r.run(ctx, call{readOnly: true, env: []string{"GIT_TERMINAL_PROMPT=0"},
-		args: []string{"ls-remote", "--refs", remote, ref}})
+	out, err = r.run(ctx, call{readOnly: true, env: []string{"GIT_TERMINAL_PROMPT=0"},
+		args: []string{"ls-remote", "--refs", target, ref}})
 	if err != nil {
 		return "", false, err
 	}

@@ -60,6 +60,14 @@ func TestPushWithLease(t *testing.T) {
 	if err := r.Push(ctx, PushRequest{Remote: "origin", Branch: "ralph/x", Expect: base, Config: []string{"ralph.allowPush=true"}}); err != nil {
 		t.Fatal(err)
 	}
+	// a push URL elsewhere: the branch is read where pushes go
+	other := filepath.Join(t.TempDir(), "other.git")
+	gitT(t, dir, "init", "-q", "--bare", other)
+	gitT(t, dir, "remote", "set-url", "--push", "origin", other)
+	if _, ok, err := r.RemoteBranch(ctx, "origin", "ralph/x"); ok || err != nil {
+		t.Fatalf("push URL has no ralph/x: %v %v", ok, err)
+	}
+	gitT(t, dir, "config", "--unset", "remote.origin.pushurl")
 	// a refusing pre-push hook is an *Error with its words, not a rejected lease
 	writeHook(t, dir, "pre-push", "echo no pushing today >&2\nexit 1\n")
 	commitFile(t, dir, "c.txt", "c\n", "c")
