@@ -225,7 +225,11 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	needPush := !onRemote || remoteTip != tip
 	if needPush && onRemote {
 		expect = remoteTip
-		if remoteTip != pushed.Pushed {
+		ours := remoteTip == pushed.Pushed
+		if f := l.Store.LoadFinished(change); f != nil && f.Remote == remote && f.Pushed == remoteTip {
+			ours = true // an earlier run's finish --pr pushed it: replace it, as its pull request's new head
+		}
+		if !ours {
 			if anc, _ := l.Repo.IsAncestor(ctx, remoteTip, tip); !anc {
 				return nil, movedErr(rec.Branch, remote, remoteTip, tip, again)
 			}
@@ -297,7 +301,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		}
 		res.Back = orDetachedName(rec.Original, back)
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, At: l.now()})
+	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
 	return res, l.Store.Remove(change)
 }
 

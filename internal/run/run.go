@@ -89,6 +89,8 @@ type Finished struct {
 	Branch string    `json:"branch"`
 	How    string    `json:"how"`           // squash, keep or pr
 	URL    string    `json:"url,omitempty"` // the pull request, for pr
+	Remote string    `json:"remote,omitempty"`
+	Pushed string    `json:"pushed,omitempty"` // the tip pushed to Remote, for pr: a later run's lease
 	At     time.Time `json:"at"`
 }
 
