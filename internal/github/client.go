@@ -47,6 +47,16 @@ type Client struct {
 	opts Options
 }
 
+// TokenEnv is the environment variable go-gh reads the token of host from:
+// GH_ENTERPRISE_TOKEN for an Enterprise host, GH_TOKEN for github.com, *.ghe.com and
+// github.localhost.
+func TokenEnv(host string) string {
+	if auth.IsEnterprise(host) {
+		return "GH_ENTERPRISE_TOKEN"
+	}
+	return "GH_TOKEN"
+}
+
 // NoTokenError is returned by New when no token exists for the host.
 type NoTokenError struct{ Host string }
 

@@ -169,11 +169,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	client, err := o.Client(repo.Host)
 	var nt *github.NoTokenError
 	if errors.As(err, &nt) {
-		env := "GH_TOKEN"
-		if isEnterprise(nt.Host) {
-			env = "GH_ENTERPRISE_TOKEN"
-		}
-		return nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s, then run '%s' again", nt.Host, env, again),
+		return nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s, then run '%s' again", nt.Host, github.TokenEnv(nt.Host), again),
 			"no GitHub token for %s", nt.Host)
 	}
 	if err != nil {
@@ -325,11 +321,6 @@ func (l *Loop) pushRemote(ctx context.Context, rec *run.Record, flag string) (st
 		}
 	}
 	return "origin", nil
-}
-
-func isEnterprise(host string) bool {
-	host = strings.ToLower(host)
-	return host != github.DefaultHost && host != "github.localhost" && !strings.HasSuffix(host, ".ghe.com")
 }
 
 func movedErr(branch, remote, theirs, ours, again string) error {
