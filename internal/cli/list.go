@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 )
@@ -41,6 +40,12 @@ func (c *listCmd) Run(e *env) error {
 		runText := "-"
 		if ch.Run != nil {
 			runText = ch.Run.Status + " on " + ch.Run.Branch
+			if wt := ch.Run.Worktree; wt != nil {
+				runText += " in " + wt.Path
+				if wt.Missing {
+					runText += " (worktree missing)"
+				}
+			}
 			if ch.Run.CurrentStory != "" {
 				runText += " (story " + ch.Run.CurrentStory + ")"
 			}
@@ -53,11 +58,6 @@ func (c *listCmd) Run(e *env) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
-	}
-	for _, ch := range changes {
-		for _, o := range ch.OrphanTasks {
-			fmt.Fprintf(e.s.Err, "warning: openspec/changes/%s/tasks.md:%d: task outside any numbered story: %s\n", ch.Name, o.Line, strings.TrimSpace(o.ID+" "+o.Description))
-		}
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -37,6 +36,9 @@ type PRResult struct {
 	Base           string
 	Back           string // the branch switched back to; "" when HEAD stayed
 	Stopped        string // the run's status when it was not complete
+	// For a worktree run: its path, and whether it was removed (it was clean).
+	Worktree        string
+	RemovedWorktree bool
 }
 
 // FinishPR pushes ralph/<change> and opens (or updates) its pull request, then switches
@@ -80,6 +82,35 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			"an interrupted 'git ralph finish --squash' of %q is pending", change)
 	}
 
+	// A worktree run: its branch is checked out in its worktree, the user's checkout
+	// never left the original branch. Work from that checkout, even when called from
+	// inside the worktree (which goes away at the end when clean).
+	var wtDirty []git.StatusEntry
+	wtPresent := false
+	if rec.Worktree != nil {
+		wlock, err := l.Store.LockWorktrees()
+		if err != nil {
+			return nil, err
+		}
+		defer wlock.Unlock()
+		if samePath(l.Repo.Root, rec.Worktree.Path) {
+			origin, err := l.originRepo(ctx, rec)
+			if err != nil {
+				return nil, err
+			}
+			ol := *l
+			ol.Repo = origin
+			l = &ol
+		}
+		if wtDirty, wtPresent, err = l.worktreeDirty(ctx, rec); err != nil {
+			return nil, err
+		}
+		if len(wtDirty) > 0 {
+			return nil, userErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, again),
+				"the worktree %s has %d uncommitted change(s)", rec.Worktree.Path, len(wtDirty))
+		}
+	}
+
 	// Preflight: nothing changes until every check has passed.
 	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
 	if err != nil {
@@ -98,6 +129,8 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	back := "" // where HEAD goes at the end: the original branch, or its commit for a detached start
 	switch {
+	case rec.Worktree != nil:
+		// HEAD here was never moved by the run.
 	case rec.Original != "" && cur != rec.Original:
 		if ok, err := l.Repo.BranchExists(ctx, rec.Original); err != nil {
 			return nil, err
@@ -262,7 +295,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 
 	// The pull request.
-	ch, _ := openspec.Load(l.Repo.Root, change)
+	ch, _ := l.loadChangeFor(rec, change)
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
@@ -296,6 +329,13 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
 		res.Back = orDetachedName(rec.Original, back)
+	}
+	if rec.Worktree != nil {
+		fr := &FinishResult{}
+		if err := l.removeWorktree(ctx, rec, wtDirty, wtPresent, fr); err != nil {
+			return nil, err
+		}
+		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
 	}
 	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
 	return res, l.Store.Remove(change)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +38,12 @@ type Options struct {
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
 
+	// Worktree runs the loop in a linked worktree of its own (start --worktree), at
+	// WorktreePath, or where ralph.worktreeDir or the default puts it when that is "".
+	// A run that already has a worktree always resumes in it.
+	Worktree     bool
+	WorktreePath string
+
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
 	Driver agent.Driver
@@ -51,6 +59,7 @@ type Summary struct {
 	CostUSD                  float64
 	CostKnown                bool
 	Checkpoint               string
+	Worktree                 string // the worktree of a worktree run
 
 	// Set by a dry run.
 	DryRun *DryRun
@@ -80,6 +89,10 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	wt, inWT, err := l.checkWhere(ctx, o)
+	if err != nil {
+		return nil, err
+	}
 	if o.DryRun {
 		return l.dryRun(ctx, o, ch, drv)
 	}
@@ -93,6 +106,9 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
 	}
 	defer lock.Unlock()
+	if inWT {
+		return l.startWorktree(ctx, o, drv, wt)
+	}
 
 	rec, err := l.prepare(ctx, o)
 	if err != nil {
@@ -103,25 +119,21 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 
 // preflight checks everything that can be checked before anything changes.
 func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agent.Driver, error) {
-	ch, err := LoadChange(ctx, l.Repo, o.Change)
+	// A worktree run's change is read in its worktree, and the state of this checkout
+	// does not concern it.
+	wtRepo, inWT := l.worktreeRunRepo(ctx, o.Change)
+	ch, err := LoadChange(ctx, wtRepo, o.Change)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ch.HasTasks {
-		return nil, nil, userErr("write the stories into "+ch.RelDir+"/tasks.md as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
-			"change %q has no tasks.md", o.Change)
+		return nil, nil, userErr("write the stories into "+ch.TasksRel+" as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
+			"change %q has no %s", o.Change, path.Base(ch.TasksRel))
 	}
-	if op, err := l.Repo.InProgress(ctx); err != nil {
-		return nil, nil, err
-	} else if op != "" {
-		return nil, nil, userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
-			"a %s is in progress", op)
-	}
-	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
-		return nil, nil, err
-	} else if len(paths) > 0 {
-		return nil, nil, userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
-			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
+	if !inWT {
+		if err := l.checkCheckout(ctx, o); err != nil {
+			return nil, nil, err
+		}
 	}
 	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
 		return nil, nil, userErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
@@ -152,25 +164,65 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		}
 		return nil, nil, &Error{Msg: fmt.Sprintf("agent %q: %s not found on PATH", drv.Name(), drv.Binary()), Hint: hint, Err: err}
 	}
-	branch := BranchName(o.Change)
-	wts, err := l.Repo.WorktreeBranches(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if p, ok := wts[branch]; ok && !samePath(p, l.Repo.Root) {
-		return nil, nil, userErr("finish or remove that worktree first (git worktree remove "+p+")",
-			"branch %s is checked out in another worktree: %s", branch, p)
-	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {
 			return nil, nil, userErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
 				"prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err))
 		}
 	}
-	for _, t := range ch.Orphans {
-		l.Report.Warn(fmt.Sprintf("%s/tasks.md:%d: task outside any numbered story is not run: %s", ch.RelDir, t.Line, strings.TrimSpace(t.ID+" "+t.Text)))
+	if ch.Warning != "" {
+		l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 	}
 	return ch, drv, nil
+}
+
+// checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
+// its work is what a new run starts from.
+func (l *Loop) checkCheckout(ctx context.Context, o Options) error {
+	if op, err := l.Repo.InProgress(ctx); err != nil {
+		return err
+	} else if op != "" {
+		return userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
+			"a %s is in progress", op)
+	}
+	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
+		return err
+	} else if len(paths) > 0 {
+		return userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
+			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
+	}
+	return nil
+}
+
+// checkBranchFree refuses a run whose branch is checked out in a worktree other than
+// the one the loop works in (the user's checkout, or the run's own worktree): git
+// before 2.44 would reset it under whatever works there.
+func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool) error {
+	branch := BranchName(change)
+	wts, err := l.Repo.WorktreeBranches(ctx)
+	if err != nil {
+		return err
+	}
+	here := l.Repo.Root
+	if inWT {
+		here = wt
+	}
+	if p, ok := wts[branch]; ok && !samePath(p, here) && filepath.Clean(p) != filepath.Clean(here) {
+		return userErr("finish or remove that worktree first (git worktree remove "+p+")",
+			"branch %s is checked out in another worktree: %s", branch, p)
+	}
+	return nil
+}
+
+// openOutsideStories is the error for a change whose stories are all complete while
+// OpenSpec still counts an open task in it: git-ralph never calls such a change complete.
+func openOutsideStories(ch *openspec.Change) error {
+	n := ch.OpenOutsideStories()
+	if n == 0 {
+		return nil
+	}
+	return userErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
+		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
 }
 
 // LoadChange validates a change name and loads the change. A name is accepted only if
@@ -208,6 +260,9 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *openspec.Change, drv a
 	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
 	story, ok := ch.NextStory()
 	if !ok {
+		if err := openOutsideStories(ch); err != nil {
+			return nil, err
+		}
 		s.DryRun.Done = true
 		return s, nil
 	}
@@ -234,7 +289,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 	return agent.Request{
 		Prompt:      text,
 		Dir:         l.Repo.Root,
-		Env:         env,
+		Env:         append(env, l.worktreeEnv()...),
 		Model:       o.Model,
 		Args:        o.AgentArgs,
 		Timeout:     o.Timeout,
@@ -248,7 +303,7 @@ func (l *Loop) render(o Options, ch *openspec.Change, s openspec.Story, learning
 	d := prompt.Data{
 		Change:        ch.Name,
 		ChangeDir:     ch.RelDir,
-		TasksPath:     ch.RelDir + "/tasks.md",
+		TasksPath:     ch.TasksRel,
 		Story:         s,
 		Stories:       ch.Stories,
 		Proposal:      prompt.NewDoc(ch.RelDir+"/proposal.md", ch.Proposal),

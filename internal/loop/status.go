@@ -19,29 +19,22 @@ type StoryView struct {
 	Complete       bool   `json:"complete"`
 }
 
-// OrphanView is a task outside any numbered story.
-type OrphanView struct {
-	Line        int    `json:"line"`
-	ID          string `json:"id"`
-	Description string `json:"description"`
-	Done        bool   `json:"done"`
-}
-
 // RunView is the short form of a run, as `list` shows it.
 type RunView struct {
 	Status       string `json:"status"`
 	Branch       string `json:"branch"`
 	CurrentStory string `json:"currentStory"`
+
+	Worktree *WorktreeState `json:"worktree,omitempty"` // for a worktree run
 }
 
 // ChangeView is one change as `list --json` shows it.
 type ChangeView struct {
-	Name           string       `json:"name"`
-	CompletedTasks int          `json:"completedTasks"`
-	TotalTasks     int          `json:"totalTasks"`
-	Stories        []StoryView  `json:"stories"`
-	OrphanTasks    []OrphanView `json:"orphanTasks"`
-	Run            *RunView     `json:"run"`
+	Name           string      `json:"name"`
+	CompletedTasks int         `json:"completedTasks"`
+	TotalTasks     int         `json:"totalTasks"`
+	Stories        []StoryView `json:"stories"`
+	Run            *RunView    `json:"run"`
 }
 
 // Stories lists a change's stories for display.
@@ -50,15 +43,6 @@ func Stories(ch *openspec.Change) []StoryView {
 	for _, s := range ch.Stories {
 		d, t := s.Counts()
 		out = append(out, StoryView{ID: s.ID, Title: s.Title, CompletedTasks: d, TotalTasks: t, Complete: s.Complete()})
-	}
-	return out
-}
-
-// Orphans lists a change's orphan tasks for display.
-func Orphans(ch *openspec.Change) []OrphanView {
-	out := []OrphanView{}
-	for _, t := range ch.Orphans {
-		out = append(out, OrphanView{Line: t.Line, ID: t.ID, Description: t.Text, Done: t.Done})
 	}
 	return out
 }
@@ -82,17 +66,19 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 	}
 	out := []ChangeView{}
 	for _, name := range names {
-		ch, err := openspec.Load(l.Repo.Root, name)
+		rec, err := l.Store.Load(name)
+		if err != nil && !errors.Is(err, run.ErrNoRun) {
+			return nil, err
+		}
+		ch, err := l.loadChangeFor(rec, name)
 		if err != nil {
 			return nil, err
 		}
 		d, t := ch.Counts()
-		v := ChangeView{Name: name, CompletedTasks: d, TotalTasks: t, Stories: Stories(ch), OrphanTasks: Orphans(ch)}
-		if rec, err := l.Store.Load(name); err == nil {
+		v := ChangeView{Name: name, CompletedTasks: d, TotalTasks: t, Stories: Stories(ch)}
+		if rec != nil {
 			st, _ := l.EffectiveStatus(rec)
-			v.Run = &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory}
-		} else if !errors.Is(err, run.ErrNoRun) {
-			return nil, err
+			v.Run = &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: worktreeState(rec)}
 		}
 		out = append(out, v)
 	}
@@ -110,6 +96,7 @@ type StatusReport struct {
 	Current    string           // the branch HEAD is on
 	Learnings  string           // path of the learnings file
 	Logs       string           // directory of the attempt logs
+	Worktree   *WorktreeState   // for a worktree run
 }
 
 // Status reports on the run of change (or of the only run). It returns nil, nil when
@@ -136,7 +123,8 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	}
 	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = l.EffectiveStatus(rec)
-	if ch, err := openspec.Load(l.Repo.Root, change); err == nil {
+	r.Worktree = worktreeState(rec)
+	if ch, err := l.loadChangeFor(rec, change); err == nil {
 		r.Change = ch
 	}
 	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {

@@ -73,6 +73,16 @@ type Record struct {
 	// PullRequest is set by finish --pr once it knows where the branch goes, so that a
 	// finish --pr stopped half-way picks up where it stopped.
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+
+	// Worktree is set for a run in a linked worktree (start --worktree).
+	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// Worktree is where a worktree run works, and where its work goes back to.
+type Worktree struct {
+	Path    string `json:"path"`           // the linked worktree, on the run's branch
+	Created bool   `json:"createdByRalph"` // git-ralph added it (and may remove it when clean)
+	Origin  string `json:"origin"`         // the checkout start ran in: finish --squash lands there
 }
 
 // PullRequest is what finish --pr has done so far.
