@@ -368,7 +368,7 @@ func movedErr(branch, remote, theirs, ours, again string) error {
 		theirs = "(gone)"
 	}
 	return userErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
-		"to replace it with yours: git push --force-with-lease=%s:%s %s %s, then run '%s' again",
+		"to replace it with yours: git -c ralph.allowPush=true push --force-with-lease=%s:%s %s %s, then run '%s' again",
 		remote, branch, short(ours), branch, theirs, remote, branch, again),
 		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, short(theirs), short(ours))
 }
