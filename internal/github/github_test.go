@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,17 @@ func TestErrorsAndRateLimits(t *testing.T) {
 	var ge *github.Error
 	if !errors.As(err, &ge) || !ge.RateLimited() || ge.RetryAfter != time.Hour {
 		t.Fatalf("long rate limit: %v", err)
+	}
+	// the primary limit: 403, x-ratelimit-remaining 0, wait until x-ratelimit-reset
+	slept = nil
+	reset := time.Now().Add(5 * time.Second).Unix()
+	srv.AddOverride(githubtest.Override{Path: "/repos/acme/widgets", Status: 403, Times: 1,
+		Header: http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(reset, 10)}}})
+	if _, err := c.Repository(ctx, repo); err != nil {
+		t.Fatalf("after the reset: %v", err)
+	}
+	if len(slept) != 1 || slept[0] < 3*time.Second || slept[0] > 6*time.Second {
+		t.Fatalf("slept %v, want about 5s", slept)
 	}
 	for _, st := range []int{401, 403, 404, 500, 502} {
 		srv.AddOverride(githubtest.Override{Path: "/repos/acme/widgets/pulls", Status: st, Times: 1})
