@@ -4,9 +4,12 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -98,8 +101,50 @@ func newParser(r *root, s *term.Streams, exit func(int), repo func() (*git.Repo,
 		kong.Exit(exit),
 		kong.Vars{"version": "git-ralph " + version()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter),
 		kong.Resolvers(configResolver(repo)),
 	)
+}
+
+// helpPrinter is kong's help with one change: a command's usage line shows flags of
+// which exactly one is required as "(--squash | --keep)", not "--squash --keep" as
+// if both were needed.
+func helpPrinter(o kong.HelpOptions, ctx *kong.Context) error {
+	var buf bytes.Buffer
+	out := ctx.Stdout
+	ctx.Stdout = &buf
+	err := kong.DefaultHelpPrinter(o, ctx)
+	ctx.Stdout = out
+	text := buf.String()
+	if n := ctx.Selected(); n != nil {
+		text = strings.Replace(text, "Usage: "+ctx.Model.Name+" "+n.Summary(), "Usage: "+ctx.Model.Name+" "+xorSummary(n), 1)
+	}
+	_, werr := io.WriteString(out, text)
+	return cmp.Or(err, werr)
+}
+
+// xorSummary is n.Summary() with each group of required, mutually exclusive flags
+// written as "(--a | --b)".
+func xorSummary(n *kong.Node) string {
+	s := n.Summary()
+	groups := map[string][]string{}
+	var order []string
+	for _, f := range n.Flags {
+		if !f.Required || len(f.Xor) == 0 {
+			continue
+		}
+		g := f.Xor[0]
+		if groups[g] == nil {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], f.Summary())
+	}
+	for _, g := range order {
+		if fs := groups[g]; len(fs) > 1 {
+			s = strings.Replace(s, strings.Join(fs, " "), "("+strings.Join(fs, " | ")+")", 1)
+		}
+	}
+	return s
 }
 
 func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.Streams) (code int) {
@@ -202,7 +247,7 @@ func printErr(s *term.Streams, err error) int {
 		}
 	case errors.As(err, &pe):
 		code = 2
-		hints = []string{"see 'git ralph " + commandPath(pe.Context) + " -h'"}
+		hints = []string{"see '" + strings.Join(strings.Fields("git ralph "+commandPath(pe.Context)+" -h"), " ") + "'"}
 	}
 	if code == 130 {
 		fmt.Fprintln(s.Err, "interrupted")

@@ -135,7 +135,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"finish", "--squash", "--keep"}, 2, "", "error: "},
 		{[]string{"finish"}, 2, "", "error: "},
 		{[]string{"start"}, 2, "", "error: "},
-		{[]string{"no-such-command"}, 2, "", "error: "},
+		{[]string{"no-such-command"}, 2, "", "error: unexpected argument no-such-command\nhint: see 'git ralph -h'\n"},
 		{[]string{"help", "no-such-command"}, 2, "", "error: no command no-such-command"},
 		{[]string{"start", "x", "--max-retries=-1"}, 2, "", "--max-retries must be 0 or more"},
 		{[]string{"start", "x", "--max-cost=-1"}, 2, "", "--max-cost must not be negative"},

@@ -176,7 +176,7 @@ func attemptText(a run.Attempt) string {
 	}
 	if a.Agent != "" {
 		s += " [" + a.Agent
-		if a.Model != "" {
+		if a.Model != "" && a.Model != a.Agent { // the demo agent's model is "demo" too
 			s += " " + a.Model
 		}
 		s += "]"
