@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -219,7 +220,29 @@ func (e *env) loop() (*loop.Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loop.New(repo, newReporter(e.s)), nil
+	l := loop.New(repo, newReporter(e.s))
+	if now := testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")); now != nil {
+		l.Now = now
+	}
+	return l, nil
+}
+
+// testClock is the clock of the test suite: GIT_RALPH_TEST_CLOCK=<RFC 3339 time> starts
+// it there, and every reading advances it by one second, so run records, trailers and
+// reports come out the same on every run (like git's own GIT_TEST_DATE_NOW). nil when
+// the variable is unset or not a time.
+func testClock(v string) func() time.Time {
+	t, err := time.Parse(time.RFC3339, v)
+	if v == "" || err != nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
 }
 
 // printErr prints err the way git does ("error: …", then "hint: …" lines) and returns

@@ -1,0 +1,106 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+)
+
+// Commits returns the commits named by revs (ids or ref names), in the order
+// given, in one git call.
+func (r *Repo) Commits(ctx context.Context, revs []string) ([]Commit, error) {
+	if len(revs) == 0 {
+		return nil, nil
+	}
+	args := []string{"log", "--no-show-signature", "--no-walk=unsorted", "-z", logFormat}
+	for _, rev := range revs {
+		if err := checkArg("revision", rev); err != nil {
+			return nil, err
+		}
+		args = append(args, rev)
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: append(args, "--")})
+	if err != nil {
+		return nil, err
+	}
+	return parseLog(out)
+}
+
+// Diff is what one commit changed against its first parent.
+type Diff struct {
+	Stat  string // git diff --stat, as git prints it for people
+	Patch string // the patch, cut at the limit Diffs was given
+	Cut   int    // bytes of the patch left out; 0: all of it is there
+}
+
+// Diffs returns, for each commit in ids (full object ids), its diff against
+// its first parent, in one git call (diff-tree --stdin). Each patch is cut
+// at maxPatch bytes (0: no limit). A commit without a parent is left out.
+func (r *Repo) Diffs(ctx context.Context, ids []string, maxPatch int) (map[string]Diff, error) {
+	out := map[string]Diff{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	commits, err := r.Commits(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var in bytes.Buffer
+	for _, c := range commits {
+		if len(c.Parents) > 0 {
+			// "<commit> <parent>": against the first parent only, also for the
+			// merge an attempt whose agent committed is saved as.
+			in.WriteString(c.ID + " " + c.Parents[0] + "\n")
+		}
+	}
+	if in.Len() == 0 {
+		return out, nil
+	}
+	// Every record starts with NUL and the commit id; a patch never holds a
+	// NUL (git calls such files binary), so the split is exact.
+	raw, err := r.run(ctx, call{readOnly: true, stdin: in.Bytes(), args: []string{
+		"diff-tree", "--stdin", "-r", "--no-color", "--no-ext-diff", "--no-textconv",
+		"--format=%x00%H", "--stat", "-p"}})
+	if err != nil {
+		return nil, err
+	}
+	for rec := range strings.SplitSeq(string(raw), "\x00") {
+		id, body, ok := strings.Cut(rec, "\n")
+		if !ok || !isObjectID(id) {
+			continue
+		}
+		body = strings.TrimPrefix(body, "---\n")
+		stat, patch := body, ""
+		if strings.HasPrefix(body, "diff --git ") {
+			stat, patch = "", body
+		} else if i := strings.Index(body, "\ndiff --git "); i >= 0 {
+			stat, patch = body[:i], body[i+1:]
+		}
+		d := Diff{Stat: strings.Trim(stat, "\n"), Patch: patch}
+		if maxPatch > 0 && len(d.Patch) > maxPatch {
+			cut := strings.LastIndexByte(d.Patch[:maxPatch], '\n') + 1
+			d.Cut = len(d.Patch) - cut
+			d.Patch = d.Patch[:cut]
+		}
+		out[id] = d
+	}
+	return out, nil
+}
+
+// ReadFile returns the content of path in the tree of commit rev; ok is false
+// when there is no such file there.
+func (r *Repo) ReadFile(ctx context.Context, rev, path string) (data []byte, ok bool, err error) {
+	if err := checkArg("revision", rev); err != nil {
+		return nil, false, err
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"cat-file", "blob", rev + ":" + path}})
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 128 {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
