@@ -50,6 +50,7 @@ type root struct {
 	Hooks  hooksCmd  `cmd:"" help:"Install, remove or list the optional git hooks (pre-commit, pre-push, ralph-verify)."`
 	Hook   hookCmd   `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`
 	Demo   demoCmd   `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
+	Report reportCmd `cmd:"" help:"Write the run's morning report: one self-contained HTML page."`
 	Help   helpCmd   `cmd:"" help:"Show help for a command."`
 
 	Man       manCmd       `cmd:"" hidden:"" help:"Print the man page (roff)."`

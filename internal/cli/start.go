@@ -77,6 +77,7 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		if sum != nil {
 			printSummary(e.s, sum, false)
+			printReport(e, l, c.Change)
 		}
 		if errors.Is(err, loop.ErrInterrupted) {
 			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", c.Change, c.Change)}
@@ -87,6 +88,7 @@ func (c *startCmd) Run(e *env) error {
 		return printDryRun(e.s, sum)
 	}
 	printSummary(e.s, sum, true)
+	printReport(e, l, c.Change)
 	return offerFinish(e, l, sum)
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
@@ -164,6 +165,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	fmt.Fprintln(w)
 	kv("learnings", r.Learnings)
 	kv("logs", r.Logs)
+	kv("report", filepath.Join(filepath.Dir(r.Logs), "report.html")+"  (git ralph report "+rec.Change+" writes it anew)")
 	fmt.Fprintln(w)
 	nextSteps(w, r)
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -380,6 +379,9 @@ func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt) 
 	return b.String()
 }
 
+// trailerTime is RFC 3339 to the millisecond: a demo's attempts last less than a second.
+const trailerTime = "2006-01-02T15:04:05.000Z07:00"
+
 // auditTrailers writes what is known of an attempt as trailers, so that a report can
 // be rebuilt from git alone once the run record is gone (git ralph report after finish).
 func auditTrailers(b *strings.Builder, att *run.Attempt) {
@@ -399,9 +401,9 @@ func auditTrailers(b *strings.Builder, att *run.Attempt) {
 	if att.Verify != "" {
 		fmt.Fprintf(b, "Ralph-Verify: %s\n", att.Verify)
 	}
-	fmt.Fprintf(b, "Ralph-Started: %s\n", att.Started.UTC().Format(time.RFC3339))
+	fmt.Fprintf(b, "Ralph-Started: %s\n", att.Started.UTC().Format(trailerTime))
 	if !att.Ended.IsZero() {
-		fmt.Fprintf(b, "Ralph-Ended: %s\n", att.Ended.UTC().Format(time.RFC3339))
+		fmt.Fprintf(b, "Ralph-Ended: %s\n", att.Ended.UTC().Format(trailerTime))
 	}
 }
 
