@@ -61,8 +61,9 @@ type bar struct {
 }
 
 type tick struct {
-	X     int
-	Label string
+	X      int
+	Label  string
+	Anchor string // text-anchor: start, middle or end, so the outer labels stay inside
 }
 
 const (
@@ -126,11 +127,14 @@ func layout(rep *Report) timeline {
 	}
 	for i := 0; i <= 4; i++ {
 		d := span * time.Duration(i) / 4
-		lbl := "+" + dur(d)
-		if i == 0 {
-			lbl = rep.Start.UTC().Format("15:04:05")
+		tk := tick{X: tlLeft + int(plot*float64(i)/4+0.5), Label: "+" + dur(d.Round(span/100+1)), Anchor: "middle"}
+		switch i {
+		case 0:
+			tk.Label, tk.Anchor = rep.Start.UTC().Format("15:04:05 UTC"), "start"
+		case 4:
+			tk.Anchor = "end"
 		}
-		tl.Ticks = append(tl.Ticks, tick{X: tlLeft + int(plot*float64(i)/4+0.5), Label: lbl})
+		tl.Ticks = append(tl.Ticks, tk)
 	}
 	return tl
 }
@@ -155,6 +159,9 @@ func outcomeClass(outcome string) string {
 
 // dur prints a duration to the second, the way people say it: 45s, 3m07s, 1h02m.
 func dur(d time.Duration) string {
+	if d > 0 && d < 10*time.Second && d%time.Second != 0 {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s" // a demo's attempts
+	}
 	d = d.Round(time.Second)
 	switch {
 	case d < time.Minute:
