@@ -43,17 +43,19 @@ type root struct {
 	Verbose bool             `short:"v" env:"GIT_RALPH_VERBOSE" help:"Print every git command that runs."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
-	Start  startCmd  `cmd:"" help:"Start, or resume, the loop over a change's stories."`
-	Status statusCmd `cmd:"" help:"Show where a run stands."`
-	Finish finishCmd `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
-	List   listCmd   `cmd:"" help:"List the repository's changes, their progress and runs."`
-	Hooks  hooksCmd  `cmd:"" help:"Install, remove or list the optional git hooks (pre-commit, pre-push, ralph-verify)."`
-	Hook   hookCmd   `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`
-	Demo   demoCmd   `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
-	Report reportCmd `cmd:"" help:"Write the run's morning report: one self-contained HTML page."`
-	Help   helpCmd   `cmd:"" help:"Show help for a command."`
+	Start      startCmd      `cmd:"" help:"Start, or resume, the loop over a change's stories."`
+	Status     statusCmd     `cmd:"" help:"Show where a run stands."`
+	Finish     finishCmd     `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
+	List       listCmd       `cmd:"" help:"List the repository's changes, their progress and runs."`
+	Hooks      hooksCmd      `cmd:"" help:"Install, remove or list the optional git hooks (pre-commit, pre-push, ralph-verify)."`
+	Hook       hookCmd       `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`
+	Demo       demoCmd       `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
+	Report     reportCmd     `cmd:"" help:"Write the run's morning report: one self-contained HTML page."`
+	Completion completionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish."`
+	Help       helpCmd       `cmd:"" help:"Show help for a command."`
 
 	Man       manCmd       `cmd:"" hidden:"" help:"Print the man page (roff)."`
+	Complete  completeCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (what the completion scripts call)."`
 	DemoAgent demoAgentCmd `cmd:"" name:"demo-agent" hidden:"" passthrough:"all" help:"The scripted agent of the demo."`
 }
 
