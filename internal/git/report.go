@@ -60,7 +60,7 @@ func (r *Repo) Diffs(ctx context.Context, ids []string, maxPatch int) (map[strin
 	// Every record starts with NUL and the commit id; a patch never holds a
 	// NUL (git calls such files binary), so the split is exact.
 	raw, err := r.run(ctx, call{readOnly: true, stdin: in.Bytes(), args: []string{
-		"diff-tree", "--stdin", "-r", "--no-color", "--no-ext-diff", "--no-textconv",
+		"diff-tree", "--stdin", "--always", "-r", "--no-color", "--no-ext-diff", "--no-textconv",
 		"--format=%x00%H", "--stat", "-p"}})
 	if err != nil {
 		return nil, err

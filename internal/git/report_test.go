@@ -49,7 +49,7 @@ func TestCommitsDiffsReadFile(t *testing.T) {
 	if d := ds[one]; !strings.Contains(d.Stat, "new.txt | 3 +++") || !strings.HasPrefix(d.Patch, "diff --git a/new.txt b/new.txt\n") || d.Cut != 0 {
 		t.Errorf("diff of %s = %+v", one, d)
 	}
-	if d := ds[empty]; d.Stat != "" || d.Patch != "" {
+	if d, ok := ds[empty]; !ok || d.Stat != "" || d.Patch != "" {
 		t.Errorf("diff of an empty commit = %+v", d)
 	}
 	if d := ds[att]; !strings.Contains(d.Patch, "b/b.txt") || !strings.Contains(d.Patch, "b/c.txt") {
