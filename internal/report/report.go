@@ -406,20 +406,24 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 	return string(rec.Status)
 }
 
-// readChange returns tasks.md and proposal.md as the commit tip has them, or, for a
+// readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
 // change that is not in it, as the working tree has them.
 func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte) {
 	dir := "openspec/changes/" + change + "/"
-	read := func(name string) []byte {
+	tasksRel := dir + "tasks.md"
+	if ch, err := openspec.Load(repo.Root, change); err == nil && ch.TasksRel != "" {
+		tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
+	}
+	read := func(rel string) []byte {
 		if tip != "" {
-			if b, ok, err := repo.ReadFile(ctx, tip, dir+name); err == nil && ok {
+			if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
 				return b
 			}
 		}
-		b, _ := os.ReadFile(filepath.Join(repo.Root, filepath.FromSlash(dir+name)))
+		b, _ := os.ReadFile(filepath.Join(repo.Root, filepath.FromSlash(rel)))
 		return b
 	}
-	return read("tasks.md"), read("proposal.md")
+	return read(tasksRel), read(dir + "proposal.md")
 }
 
 // why is the text of the proposal's "## Why" section.
