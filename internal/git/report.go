@@ -4,23 +4,28 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 )
 
 // Commits returns the commits named by revs (ids or ref names), in the order
-// given, in one git call.
+// given, in one git call. The revisions go on stdin, so there may be any number.
 func (r *Repo) Commits(ctx context.Context, revs []string) ([]Commit, error) {
 	if len(revs) == 0 {
 		return nil, nil
 	}
-	args := []string{"log", "--no-show-signature", "--no-walk=unsorted", "-z", logFormat}
+	var in bytes.Buffer
 	for _, rev := range revs {
 		if err := checkArg("revision", rev); err != nil {
 			return nil, err
 		}
-		args = append(args, rev)
+		if strings.ContainsAny(rev, "\n") {
+			return nil, fmt.Errorf("invalid revision %q", rev)
+		}
+		in.WriteString(rev + "\n")
 	}
-	out, err := r.run(ctx, call{readOnly: true, args: append(args, "--")})
+	out, err := r.run(ctx, call{readOnly: true, stdin: in.Bytes(),
+		args: []string{"log", "--no-show-signature", "--no-walk=unsorted", "-z", logFormat, "--stdin", "--"}})
 	if err != nil {
 		return nil, err
 	}
@@ -34,18 +39,12 @@ type Diff struct {
 	Cut   int    // bytes of the patch left out; 0: all of it is there
 }
 
-// Diffs returns, for each commit in ids (full object ids), its diff against
-// its first parent, in one git call (diff-tree --stdin). Each patch is cut
-// at maxPatch bytes (0: no limit). A commit without a parent is left out.
-func (r *Repo) Diffs(ctx context.Context, ids []string, maxPatch int) (map[string]Diff, error) {
+// Diffs returns, for each of commits (as Log or Commits read them), its diff
+// against its first parent, by commit id, in one git call (diff-tree --stdin).
+// Each patch is cut at maxPatch bytes (0: no limit). A commit without a parent
+// is left out.
+func (r *Repo) Diffs(ctx context.Context, commits []Commit, maxPatch int) (map[string]Diff, error) {
 	out := map[string]Diff{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	commits, err := r.Commits(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	var in bytes.Buffer
 	for _, c := range commits {
 		if len(c.Parents) > 0 {

@@ -42,7 +42,7 @@ func TestCommitsDiffsReadFile(t *testing.T) {
 		t.Fatalf("Commits = %+v", cs)
 	}
 
-	ds, err := r.Diffs(ctx, []string{one, empty, att}, 0)
+	ds, err := r.Diffs(ctx, cs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestCommitsDiffsReadFile(t *testing.T) {
 		t.Errorf("attempt diff against its first parent lacks the agent's and the worktree's files: %+v", d)
 	}
 
-	ds, err = r.Diffs(ctx, []string{one}, 40)
+	ds, err = r.Diffs(ctx, cs[2:], 40)
 	if err != nil {
 		t.Fatal(err)
 	}

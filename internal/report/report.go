@@ -173,12 +173,14 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	// What git keeps: the checkpoints and the saved attempts.
 	var atts []Attempt
 	var checkpoints []git.Commit
+	commitOf := map[string]git.Commit{} // what Diffs needs: each commit's parents
 	if tip != "" {
 		if checkpoints, err = checkpointsOf(ctx, repo, change, tip, rec); err != nil {
 			return nil, err
 		}
 		for _, c := range checkpoints {
 			atts = append(atts, fromCommit(c, run.OutcomeComplete))
+			commitOf[c.ID] = c
 		}
 	}
 	refs, err := repo.Refs(ctx, "refs/ralph/"+change+"/attempts/")
@@ -195,6 +197,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			return nil, err
 		}
 		for i, c := range commits {
+			commitOf[c.ID] = c
 			a := fromCommit(c, "")
 			a.Ref = refs[i].Name
 			if a.Story == "" { // a ref someone made by hand: name it from the ref
@@ -254,7 +257,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		}
 	}
 
-	if err := addDiffs(ctx, repo, rep, o); err != nil {
+	if err := addDiffs(ctx, repo, rep, commitOf, o); err != nil {
 		return nil, err
 	}
 	summarize(rep)
@@ -473,19 +476,24 @@ func logTail(path string) string {
 
 // addDiffs reads every checkpoint's and saved attempt's diff in one git call, within
 // the report's budget.
-func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, o Options) error {
-	var ids []string
+func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[string]git.Commit, o Options) error {
+	var commits []git.Commit
+	add := func(id string) {
+		if c, ok := commitOf[id]; ok {
+			commits = append(commits, c)
+		}
+	}
 	for _, s := range rep.Stories {
 		if s.Checkpoint != "" {
-			ids = append(ids, s.Checkpoint)
+			add(s.Checkpoint)
 		}
 		for _, a := range s.Attempts {
 			if a.Ref != "" && a.Commit != "" {
-				ids = append(ids, a.Commit)
+				add(a.Commit)
 			}
 		}
 	}
-	diffs, err := repo.Diffs(ctx, ids, o.MaxPatch)
+	diffs, err := repo.Diffs(ctx, commits, o.MaxPatch)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ _git_ralph ()
 		;;
 	esac
 	case "$sub" in
-	start|list)
+	start)
 		__gitcomp_nl "$(__git ralph __complete changes)" ;;
 	status|finish)
 		__gitcomp_nl "$(__git ralph __complete runs)" ;;

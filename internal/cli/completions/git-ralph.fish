@@ -21,7 +21,7 @@ end
 
 complete -c git-ralph -f
 complete -c git-ralph -n 'not __git_ralph_sub' -a '(git ralph __complete commands 2>/dev/null)'
-complete -c git-ralph -n '__git_ralph_sub_is start list' -a '(git ralph __complete changes 2>/dev/null)'
+complete -c git-ralph -n '__git_ralph_sub_is start' -a '(git ralph __complete changes 2>/dev/null)'
 complete -c git-ralph -n '__git_ralph_sub_is status finish' -a '(git ralph __complete runs 2>/dev/null)'
 complete -c git-ralph -n '__git_ralph_sub_is report' -a '(git ralph __complete reports 2>/dev/null)'
 complete -c git-ralph -n '__git_ralph_sub_is completion' -a 'bash zsh fish'
