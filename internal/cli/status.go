@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -161,7 +162,11 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	fmt.Fprintln(w)
 	kv("learnings", r.Learnings)
 	kv("logs", r.Logs)
-	kv("report", filepath.Join(filepath.Dir(r.Logs), "report.html")+"  (git ralph report "+rec.Change+" writes it anew)")
+	if page := filepath.Join(filepath.Dir(r.Logs), "report.html"); fileExists(page) {
+		kv("report", page+"  ('git ralph report "+rec.Change+"' writes it anew)")
+	} else {
+		kv("report", "none yet; 'git ralph report "+rec.Change+"' writes "+page)
+	}
 	fmt.Fprintln(w)
 	nextSteps(w, r)
 }
@@ -205,4 +210,9 @@ func shortID(id string) string {
 		return id[:7]
 	}
 	return id
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
