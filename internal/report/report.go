@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -250,7 +251,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			index[a.Story] = i
 			rep.Stories = append(rep.Stories, Story{ID: a.Story, Title: "(no longer in tasks.md)"})
 		}
-		a.LogTail = logTail(store.LogPath(change, a.Story, a.N))
+		a.LogTail = logTail(store.LogPath(change, a.Story, a.N), a.Agent)
 		rep.Stories[i].Attempts = append(rep.Stories[i].Attempts, a)
 		if a.Outcome == run.OutcomeComplete {
 			rep.Stories[i].Checkpoint = a.Commit
@@ -449,20 +450,34 @@ func why(proposal []byte) string {
 	return strings.TrimSpace(b.String())
 }
 
-// logTail is the end of an attempt's log: its last lines, each one bounded.
-func logTail(path string) string {
+// logTail is the end of an attempt's log, as the agent spoke it: its words and its
+// tool calls, decoded by the agent's own driver from the log's last bytes, then
+// git-ralph's closing lines. A log no driver can read shows its raw last lines.
+// Every line is bounded.
+func logTail(path, agentName string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	seeked := false
 	if st, err := f.Stat(); err == nil && st.Size() > logTailBytes {
 		if _, err := f.Seek(-logTailBytes, io.SeekEnd); err != nil {
 			return ""
 		}
+		seeked = true
 	}
 	data, _ := io.ReadAll(io.LimitReader(f, logTailBytes))
-	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(data, []byte("?"))), "\n"), "\n")
+	if seeked { // the first line is cut
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		}
+	}
+	data = bytes.ToValidUTF8(data, []byte("?"))
+	lines := transcript(data, agentName)
+	if len(lines) == 0 {
+		lines = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	}
 	if len(lines) > logTailLines {
 		lines = lines[len(lines)-logTailLines:]
 	}
@@ -473,6 +488,48 @@ func logTail(path string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// transcript decodes an agent's log into lines: its text, "↳ Tool summary" for each
+// tool call, and git-ralph's "--- git-ralph: …" lines. nil when the agent is unknown
+// or nothing decodes.
+func transcript(data []byte, agentName string) (lines []string) {
+	if agentName == "demo" {
+		agentName = "claude" // the demo's scripted agent speaks Claude Code's stream-json
+	}
+	drv, err := agent.Lookup(agentName)
+	if err != nil {
+		return nil
+	}
+	c := &collector{}
+	func() {
+		defer func() { _ = recover() }() // a decoder bug must not cost the page
+		_, _ = drv.Decode(bytes.NewReader(data), c)
+	}()
+	if len(c.lines) == 0 {
+		return nil
+	}
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(l, "--- git-ralph: ") {
+			c.lines = append(c.lines, l)
+		}
+	}
+	return c.lines
+}
+
+// collector keeps what a decoder reports, as lines.
+type collector struct{ lines []string }
+
+func (c *collector) Text(t string) {
+	for l := range strings.SplitSeq(strings.TrimRight(t, "\n"), "\n") {
+		c.lines = append(c.lines, l)
+	}
+}
+
+func (c *collector) Tool(name, summary string) {
+	c.lines = append(c.lines, strings.TrimSpace("↳ "+name+" "+summary))
+}
+
+func (c *collector) Terminal() {}
 
 // addDiffs reads every checkpoint's and saved attempt's diff in one git call, within
 // the report's budget.
