@@ -159,6 +159,9 @@ func outcomeClass(outcome string) string {
 
 // dur prints a duration to the second, the way people say it: 45s, 3m07s, 1h02m.
 func dur(d time.Duration) string {
+	if d > 0 && d < 100*time.Millisecond {
+		return "<0.1s"
+	}
 	if d > 0 && d < 10*time.Second && d%time.Second != 0 {
 		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s" // a demo's attempts
 	}

@@ -209,7 +209,7 @@ func text(n *html.Node) string {
 // TestDur: durations as people say them.
 func TestDur(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		0: "0s", 1400 * time.Millisecond: "1.4s", 12400 * time.Millisecond: "12s", 61 * time.Second: "1m01s", 3*time.Hour + 2*time.Minute: "3h02m",
+		0: "0s", 40 * time.Millisecond: "<0.1s", 1400 * time.Millisecond: "1.4s", 12400 * time.Millisecond: "12s", 61 * time.Second: "1m01s", 3*time.Hour + 2*time.Minute: "3h02m",
 	} {
 		if got := dur(d); got != want {
 			t.Errorf("dur(%s) = %q, want %q", d, got, want)
