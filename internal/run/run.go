@@ -69,6 +69,16 @@ type Record struct {
 	// Finishing is set while finish --squash moves the work onto the original branch,
 	// so that a finish killed half-way is completed by the next one.
 	Finishing *Finishing `json:"finishing,omitempty"`
+
+	// Worktree is set for a run in a linked worktree (start --worktree).
+	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// Worktree is where a worktree run works, and where its work goes back to.
+type Worktree struct {
+	Path    string `json:"path"`           // the linked worktree, on the run's branch
+	Created bool   `json:"createdByRalph"` // git-ralph added it (and may remove it when clean)
+	Origin  string `json:"origin"`         // the checkout start ran in: finish --squash lands there
 }
 
 // Finishing is what a finish --squash under way needs to be completed.
