@@ -57,15 +57,22 @@ func (r *Repo) Diffs(ctx context.Context, commits []Commit, maxPatch int) (map[s
 		return out, nil
 	}
 	// Every record starts with NUL and the commit id; a patch never holds a
-	// NUL (git calls such files binary), so the split is exact.
-	raw, err := r.run(ctx, call{readOnly: true, stdin: in.Bytes(), args: []string{
+	// NUL (git calls such files binary), so the split is exact. The records
+	// are split as they stream in, each kept only up to its limit, so a diff
+	// of gigabytes costs no more memory than one at the limit.
+	recs := &diffRecords{limit: maxPatch}
+	if maxPatch > 0 {
+		recs.limit += maxStat
+	}
+	_, err := r.run(ctx, call{readOnly: true, stdin: in.Bytes(), stdout: recs, args: []string{
 		"diff-tree", "--stdin", "--always", "-r", "--no-color", "--no-ext-diff", "--no-textconv",
 		"--format=%x00%H", "--stat", "-p"}})
 	if err != nil {
 		return nil, err
 	}
-	for rec := range strings.SplitSeq(string(raw), "\x00") {
-		id, body, ok := strings.Cut(rec, "\n")
+	recs.flush()
+	for _, rec := range recs.done {
+		id, body, ok := strings.Cut(string(rec.data), "\n")
 		if !ok || !isObjectID(id) {
 			continue
 		}
@@ -76,15 +83,64 @@ func (r *Repo) Diffs(ctx context.Context, commits []Commit, maxPatch int) (map[s
 		} else if i := strings.Index(body, "\ndiff --git "); i >= 0 {
 			stat, patch = body[:i], body[i+1:]
 		}
-		d := Diff{Stat: strings.Trim(stat, "\n"), Patch: patch}
+		d := Diff{Stat: strings.Trim(stat, "\n"), Patch: patch, Cut: rec.dropped}
 		if maxPatch > 0 && len(d.Patch) > maxPatch {
 			cut := strings.LastIndexByte(d.Patch[:maxPatch], '\n') + 1
-			d.Cut = len(d.Patch) - cut
+			d.Cut += len(d.Patch) - cut
 			d.Patch = d.Patch[:cut]
 		}
 		out[id] = d
 	}
 	return out, nil
+}
+
+// maxStat is the room a record of Diffs keeps for the id and the stat, on top of
+// the patch's limit.
+const maxStat = 256 << 10
+
+// diffRecords splits diff-tree's output at NULs as it streams in, keeping at most
+// limit bytes of each record (0: all) and counting the rest.
+type diffRecords struct {
+	limit   int
+	cur     []byte
+	dropped int
+	done    []diffRecord
+}
+
+type diffRecord struct {
+	data    []byte
+	dropped int // bytes of the record not kept
+}
+
+func (w *diffRecords) Write(p []byte) (int, error) {
+	n := len(p)
+	for {
+		i := bytes.IndexByte(p, 0)
+		if i < 0 {
+			w.add(p)
+			return n, nil
+		}
+		w.add(p[:i])
+		w.flush()
+		p = p[i+1:]
+	}
+}
+
+func (w *diffRecords) add(b []byte) {
+	if w.limit > 0 && len(w.cur)+len(b) > w.limit {
+		keep := max(w.limit-len(w.cur), 0)
+		w.cur = append(w.cur, b[:keep]...)
+		w.dropped += len(b) - keep
+		return
+	}
+	w.cur = append(w.cur, b...)
+}
+
+func (w *diffRecords) flush() {
+	if len(w.cur) > 0 || w.dropped > 0 {
+		w.done = append(w.done, diffRecord{data: w.cur, dropped: w.dropped})
+	}
+	w.cur, w.dropped = nil, 0
 }
 
 // ReadFile returns the content of path in the tree of commit rev; ok is false

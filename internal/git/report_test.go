@@ -72,3 +72,44 @@ func TestCommitsDiffsReadFile(t *testing.T) {
 		t.Errorf("ReadFile of a missing file: ok %v, err %v", ok, err)
 	}
 }
+
+// TestDiffsBoundedWhileStreaming: a diff of megabytes is cut at the limit as it
+// streams in (what is left out is counted), and the diffs after it are whole.
+func TestDiffsBoundedWhileStreaming(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	write(t, dir, "big.txt", strings.Repeat("a line of a generated file\n", 200_000)) // 5.4 MB
+	if err := r.AddAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	big, err := r.Commit(ctx, "big", CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "small.txt", "small\n")
+	if err := r.AddAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	small, err := r.Commit(ctx, "small", CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.Commits(ctx, []string{big, small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := r.Diffs(ctx, cs, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ds[big]
+	if len(d.Patch) > 4096 || !strings.HasPrefix(d.Patch, "diff --git a/big.txt b/big.txt\n") || !strings.Contains(d.Stat, "big.txt") {
+		t.Errorf("big diff: %d bytes of patch, stat %q", len(d.Patch), d.Stat)
+	}
+	if total := len(d.Patch) + d.Cut; total < 5_000_000 {
+		t.Errorf("kept %d + cut %d = %d bytes, want the whole patch's size counted", len(d.Patch), d.Cut, total)
+	}
+	if d := ds[small]; !strings.Contains(d.Patch, "+small\n") || d.Cut != 0 {
+		t.Errorf("the diff after a cut one: %+v", d)
+	}
+}
