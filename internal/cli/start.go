@@ -91,6 +91,7 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		if sum != nil {
 			printSummary(e.s, sum, false)
+			printReport(e, l, change)
 		}
 		if errors.Is(err, loop.ErrInterrupted) {
 			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}
@@ -101,6 +102,7 @@ func (c *startCmd) Run(e *env) error {
 		return printDryRun(e.s, sum)
 	}
 	printSummary(e.s, sum, true)
+	printReport(e, l, change)
 	return offerFinish(e, l, sum)
 }
 

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
@@ -172,6 +174,11 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	fmt.Fprintln(w)
 	kv("learnings", r.Learnings)
 	kv("logs", r.Logs)
+	if page := filepath.Join(filepath.Dir(r.Logs), "report.html"); fileExists(page) {
+		kv("report", page+"  ('git ralph report "+rec.Change+"' writes it anew)")
+	} else {
+		kv("report", "none yet; 'git ralph report "+rec.Change+"' writes "+page)
+	}
 	fmt.Fprintln(w)
 	nextSteps(w, r)
 }
@@ -184,7 +191,7 @@ func attemptText(a run.Attempt) string {
 	}
 	if a.Agent != "" {
 		s += " [" + a.Agent
-		if a.Model != "" {
+		if a.Model != "" && a.Model != a.Agent { // the demo agent's model is "demo" too
 			s += " " + a.Model
 		}
 		s += "]"
@@ -226,4 +233,9 @@ func finishedLine(f *run.Finished) string {
 		return fmt.Sprintf("the run of %s is finished: its work is on %s; start a new one with 'git ralph start %s'", f.Change, f.Branch, f.Change)
 	}
 	return fmt.Sprintf("the run of %s is finished: its work was squashed onto the original branch; start a new one with 'git ralph start %s'", f.Change, f.Change)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
