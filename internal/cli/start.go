@@ -91,6 +91,7 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		if sum != nil {
 			printSummary(e.s, sum, false)
+			printReport(e, l, change)
 		}
 		if errors.Is(err, loop.ErrInterrupted) {
 			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}
@@ -101,6 +102,7 @@ func (c *startCmd) Run(e *env) error {
 		return printDryRun(e.s, sum)
 	}
 	printSummary(e.s, sum, true)
+	printReport(e, l, change)
 	return offerFinish(e, l, sum)
 }
 
@@ -191,7 +193,7 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 }
 
 // offerFinish asks, in an interactive terminal, how to finish; otherwise it prints the
-// two commands.
+// commands.
 func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 	s := e.s
 	if s.CanPrompt() {
@@ -224,6 +226,7 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 	}
 	fmt.Fprintf(s.Err, "next: git ralph finish %s --squash   (the work onto %s, uncommitted)\n", sum.Change, sum.Original)
 	fmt.Fprintf(s.Err, "  or: git ralph finish %s --keep     (%s)\n", sum.Change, keep)
+	fmt.Fprintf(s.Err, "  or: git ralph finish %s --pr       (push %s and open a pull request)\n", sum.Change, sum.Branch)
 	return nil
 }
 

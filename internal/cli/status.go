@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
@@ -36,7 +38,9 @@ func (c *statusCmd) Run(e *env) error {
 			fmt.Fprintln(e.s.Out, "null")
 			return nil
 		}
-		if c.Change != "" {
+		if f := l.Store.LoadFinished(c.Change); c.Change != "" && f != nil {
+			fmt.Fprintln(e.s.Out, finishedLine(f))
+		} else if c.Change != "" {
 			fmt.Fprintf(e.s.Out, "no run for %s yet; start one with 'git ralph start %s'\n", c.Change, c.Change)
 		} else {
 			fmt.Fprintln(e.s.Out, "no run in this repository; start one with 'git ralph start <change>' ('git ralph list' shows the changes)")
@@ -170,6 +174,11 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	fmt.Fprintln(w)
 	kv("learnings", r.Learnings)
 	kv("logs", r.Logs)
+	if page := filepath.Join(filepath.Dir(r.Logs), "report.html"); fileExists(page) {
+		kv("report", page+"  ('git ralph report "+rec.Change+"' writes it anew)")
+	} else {
+		kv("report", "none yet; 'git ralph report "+rec.Change+"' writes "+page)
+	}
 	fmt.Fprintln(w)
 	nextSteps(w, r)
 }
@@ -182,7 +191,7 @@ func attemptText(a run.Attempt) string {
 	}
 	if a.Agent != "" {
 		s += " [" + a.Agent
-		if a.Model != "" {
+		if a.Model != "" && a.Model != a.Agent { // the demo agent's model is "demo" too
 			s += " " + a.Model
 		}
 		s += "]"
@@ -213,4 +222,20 @@ func shortID(id string) string {
 		return id[:7]
 	}
 	return id
+}
+
+// finishedLine says how the last run of a change ended, for status after finish.
+func finishedLine(f *run.Finished) string {
+	switch f.How {
+	case "pr":
+		return fmt.Sprintf("the run of %s is finished: pull request %s (head %s); start a new one with 'git ralph start %s'", f.Change, f.URL, f.Branch, f.Change)
+	case "keep":
+		return fmt.Sprintf("the run of %s is finished: its work is on %s; start a new one with 'git ralph start %s'", f.Change, f.Branch, f.Change)
+	}
+	return fmt.Sprintf("the run of %s is finished: its work was squashed onto the original branch; start a new one with 'git ralph start %s'", f.Change, f.Change)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
