@@ -183,9 +183,9 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 
 // clearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
 // left in this checkout, in the checkout the run started from (where finish --squash
-// merges) and in the run's worktree.
+// merges) and in the run's worktree, judged all together.
 func (l *Loop) clearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
-	repos := []*git.Repo{l.Repo}
+	var repos []*git.Repo
 	if origin, err := l.originRepo(ctx, rec); err == nil && !samePath(origin.Root, l.Repo.Root) {
 		repos = append(repos, origin)
 	}
@@ -195,12 +195,5 @@ func (l *Loop) clearWorktreeCrashLocks(ctx context.Context, rec *run.Record, aga
 			repos = append(repos, wt)
 		}
 	}
-	for _, r := range repos {
-		rl := *l
-		rl.Repo = r
-		if err := rl.clearCrashLocks(ctx, rec, again); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.clearCrashLocks(ctx, rec, again, repos...)
 }
