@@ -17,7 +17,7 @@ import (
 
 type statusCmd struct {
 	Change string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
-	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON."`
+	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON; after finish, how the run ended."`
 }
 
 func (c *statusCmd) Run(e *env) error {
