@@ -499,7 +499,7 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 			"branch %s no longer exists", rec.Branch)
 	}
 	if mode == Keep {
-		if err := l.removeWorktree(ctx, rec, dirty, present, res); err != nil {
+		if err := l.busy(rec, "finish --keep", func() error { return l.removeWorktree(ctx, rec, dirty, present, res) }); err != nil {
 			return nil, err
 		}
 		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.now()})
