@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -72,9 +73,9 @@ func Main(args []string, s *term.Streams) (code int) {
 	return MainTuned(args, s, Tuning{})
 }
 
-// Tuning holds what tests change in git-ralph: its waits and its clock. The zero value
-// is what git-ralph itself uses; the product never fills it in, so no test-only switch
-// ships in the binary.
+// Tuning holds what tests change in git-ralph: its waits, its clock and where its
+// GitHub requests go. The zero value is what git-ralph itself uses; the product never
+// fills it in, so no test-only switch ships in the binary.
 type Tuning struct {
 	// LockMinAge and LockWait: how old a git lock file left by a crash must be to be
 	// removed, and how long one in use is waited for (loop.Loop).
@@ -83,6 +84,9 @@ type Tuning struct {
 	// test binary's git-ralph passes one that starts at a fixed time, so that commit
 	// ids and reports come out the same on every run. nil is time.Now.
 	Now func() time.Time
+	// GitHubTransport, if not nil, carries finish --pr's GitHub requests: in-process
+	// tests send them to a fake GitHub. nil is the real network.
+	GitHubTransport http.RoundTripper
 }
 
 // MainTuned is Main with some waits and the clock changed: the test binary's git-ralph
