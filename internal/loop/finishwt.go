@@ -155,9 +155,15 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		return nil, err
 	}
 	merged, before := true, true
+	var restore, remove []string // what completes the squash by hand
 	for _, p := range touched {
 		if now[p] != atTip[p] {
 			merged = false
+			if _, ok := atTip[p]; ok {
+				restore = append(restore, p)
+			} else {
+				remove = append(remove, p)
+			}
 		}
 		if now[p] != atTarget[p] && !(slices.Contains(f.Carried, p) && now[p] == atInitial[p]) {
 			before = false
@@ -169,7 +175,20 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 	case before:
 		return l.squashWorktree(ctx, rec, origin, res, false)
 	case f.OriginDirty:
-		return nil, pending("%s holds part of the squash among changes of your own", origin.Root)
+		// Resetting would touch the user's own work: say how to complete the squash.
+		var steps []string
+		if len(restore) > 0 {
+			steps = append(steps, "git -C "+quoteArg(origin.Root)+" restore --source="+f.Backup+" --worktree -- "+quoteArgs(restore))
+		}
+		if len(remove) > 0 {
+			steps = append(steps, "(cd "+quoteArg(origin.Root)+" && rm -f -- "+quoteArgs(remove)+")")
+		}
+		return nil, userErr("the branch's work is kept as "+f.Backup+"; to complete the squash, bring those files to the branch's version:\n"+
+			strings.Join(steps, "\n")+"\nthen run 'git ralph finish "+rec.Change+" --squash' again",
+			"an interrupted 'git ralph finish --squash' of %q is pending, but %s holds part of the squash among changes of your own: %d file(s) are not yet the branch's",
+			rec.Change, origin.Root, len(restore)+len(remove))
+	case rec.Original == "":
+		return nil, pending("%s holds part of the squash on a detached HEAD", origin.Root)
 	}
 	// A merge cut short in a checkout that was clean: keep what it left, put the
 	// original branch back as it was and squash again.
@@ -196,4 +215,21 @@ func (l *Loop) clearWorktreeCrashLocks(ctx context.Context, rec *run.Record, aga
 		}
 	}
 	return l.clearCrashLocks(ctx, rec, again, repos...)
+}
+
+// quoteArgs quotes each of args for a shell, joined by spaces.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quoteArg(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// quoteArg quotes s for a shell when it needs it, for a command shown in a hint.
+func quoteArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
