@@ -214,6 +214,8 @@ func nextSteps(w io.Writer, r *loop.StatusReport) {
 	switch {
 	case r.Running:
 		fmt.Fprintf(w, "next: wait, or stop it with Ctrl-C in its terminal\n")
+	case r.Record.Finishing != nil:
+		fmt.Fprintf(w, "next: git ralph finish %s --squash   (completes the finish --squash that was interrupted)\n", c)
 	case r.Status == string(run.Complete):
 		fmt.Fprintf(w, "next: git ralph finish %s --squash   or   git ralph finish %s --keep\n", c, c)
 	default:
