@@ -460,7 +460,9 @@ func (l *Loop) changeRoot(rec *run.Record) string {
 // finishWorktree ends a worktree run. --squash lands the work uncommitted on the
 // original branch in the checkout the run started from, then removes the (clean)
 // worktree and the branch; --keep removes the clean worktree and keeps the branch.
-// Nothing is removed with --force: a worktree with changes is kept and named.
+// Nothing is removed with --force: a worktree with changes is kept and named. A
+// crash-resume first removes the stale locks of every checkout involved, and a
+// --squash killed half-way is completed (resumeWorktreeSquash).
 func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
 	wlock, err := l.Store.LockWorktrees()
 	if err != nil {
