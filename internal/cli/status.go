@@ -264,7 +264,11 @@ func finishedLine(f *run.Finished) string {
 		return fmt.Sprintf("the run of %s is finished: its work is on %s; start a new one with 'git ralph start %s'", f.Change, f.Branch, f.Change)
 	}
 	if f.Target != "" && f.Backup != "" {
-		return fmt.Sprintf("the run of %s is finished: its work was squashed onto %s (its commits are kept as %s); start a new one with 'git ralph start %s'", f.Change, f.Target, f.Backup, f.Change)
+		target := f.Target
+		if len(target) == 40 && strings.Trim(target, "0123456789abcdef") == "" {
+			target = "detached HEAD " + shortID(target)
+		}
+		return fmt.Sprintf("the run of %s is finished: its work was squashed onto %s (its commits are kept as %s); start a new one with 'git ralph start %s'", f.Change, target, f.Backup, f.Change)
 	}
 	return fmt.Sprintf("the run of %s is finished: its work was squashed onto the original branch; start a new one with 'git ralph start %s'", f.Change, f.Change)
 }

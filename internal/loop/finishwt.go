@@ -65,7 +65,7 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: res.Target, Backup: res.Backup, At: l.now()})
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -119,7 +119,7 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		if worktreeState(rec).Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: res.Target, Backup: res.Backup, At: l.now()})
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
