@@ -47,6 +47,7 @@ type root struct {
 	Hook   hookCmd   `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`
 	Demo   demoCmd   `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
 	Help   helpCmd   `cmd:"" help:"Show help for a command."`
+	CI     ciCmd     `cmd:"" name:"ci" help:"Set up GitHub Actions to run loops: 'ci init' writes the workflow."`
 
 	Man       manCmd       `cmd:"" hidden:"" help:"Print the man page (roff)."`
 	DemoAgent demoAgentCmd `cmd:"" name:"demo-agent" hidden:"" passthrough:"all" help:"The scripted agent of the demo."`

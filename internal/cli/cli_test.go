@@ -68,6 +68,7 @@ func TestHelpGolden(t *testing.T) {
 		{"demo", []string{"demo", "-h"}},
 		{"hooks", []string{"hooks", "-h"}},
 		{"help", []string{"help", "-h"}},
+		{"ci-init", []string{"ci", "init", "-h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := gitRalph(t, tc.args...)
@@ -190,7 +191,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no %s section", sec)
 		}
 	}
-	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "help"}
+	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "help", "ci"}
 	for _, c := range visible {
 		if !strings.Contains(out, ".B git ralph "+c+"\n") {
 			t.Errorf("the man page's synopsis does not mention %q", c)
@@ -220,7 +221,7 @@ func TestMan(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,help" {
+	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,help,ci" {
 		t.Errorf("visible commands are %v; update this test and the help goldens", model)
 	}
 	// every visible flag of start is documented
