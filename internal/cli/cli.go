@@ -49,6 +49,9 @@ type root struct {
 	Help   helpCmd   `cmd:"" help:"Show help for a command."`
 	CI     ciCmd     `cmd:"" name:"ci" help:"Set up GitHub Actions to run loops: 'ci init' writes the workflow."`
 
+	Export  exportCmd  `cmd:"" hidden:"" help:"Runner side: write a run's bundle, state and logs for the workflow's artifact."`
+	Publish publishCmd `cmd:"" hidden:"" help:"Runner side: check a run's bundle and push it, all or nothing."`
+
 	Man       manCmd       `cmd:"" hidden:"" help:"Print the man page (roff)."`
 	DemoAgent demoAgentCmd `cmd:"" name:"demo-agent" hidden:"" passthrough:"all" help:"The scripted agent of the demo."`
 }
@@ -204,6 +207,13 @@ func printErr(s *term.Streams, err error) int {
 	case errors.As(err, &pe):
 		code = 2
 		hints = []string{"see 'git ralph " + commandPath(pe.Context) + " -h'"}
+	}
+	if code == loop.ExitDeadline {
+		fmt.Fprintln(s.Err, msg)
+		for _, h := range hints {
+			fmt.Fprintln(s.Err, "hint: "+h)
+		}
+		return code
 	}
 	if code == 130 {
 		fmt.Fprintln(s.Err, "interrupted")

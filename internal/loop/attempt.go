@@ -58,6 +58,12 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
 					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
 		}
+		if !o.deadlineAt.IsZero() {
+			// No attempt starts that its own timeout could carry past the deadline.
+			if left := o.deadlineAt.Sub(l.now()); left <= 0 || (o.Timeout > 0 && left < o.Timeout) {
+				return finish(), l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
+			}
+		}
 		maxAttempts := o.MaxRetries + 1
 		if tries[story.ID] >= maxAttempts {
 			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("story %s ran out of retries", story.ID), l.exhausted(rec, story, tries[story.ID]))
@@ -387,6 +393,9 @@ func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, 
 		fmt.Fprintf(&b, "Ralph-Cost-USD: %.4f\n", *res.CostUSD)
 	}
 	fmt.Fprintf(&b, "Ralph-Verify: %s\n", att.Verify)
+	if rec.Remote != nil && rec.Remote.RunID != 0 {
+		fmt.Fprintf(&b, "Ralph-Run: %d\n", rec.Remote.RunID)
+	}
 	return b.String()
 }
 

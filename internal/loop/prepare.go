@@ -16,7 +16,10 @@ import (
 func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	rec, err := l.Store.Load(o.Change)
 	if errors.Is(err, run.ErrNoRun) {
-		return l.newRun(ctx, o)
+		if !o.Adopt {
+			return l.newRun(ctx, o)
+		}
+		rec, err = l.adopt(context.WithoutCancel(ctx), o)
 	}
 	if err != nil {
 		return nil, err
@@ -54,6 +57,9 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	}
 	rec.Agent, rec.Model = o.Agent, o.Model
 	rec.Status, rec.StopReason, rec.PID = run.Running, "", os.Getpid()
+	if o.RunID != 0 {
+		markRun(rec, o.RunID)
+	}
 	return rec, l.save(rec)
 }
 

@@ -39,6 +39,13 @@ type Options struct {
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
 	Driver agent.Driver
+
+	// The runner side of a run on GitHub Actions (REMOTE.md §5.5).
+	Adopt    bool          // no record: rebuild it from the branch's commits and trailers
+	RunID    int64         // the Actions run: recorded, and a Ralph-Run trailer on checkpoints
+	Deadline time.Duration // stop cleanly this long after start; 0: no deadline
+
+	deadlineAt time.Time
 }
 
 // Summary is what a finished (or stopped) start reports.
@@ -71,10 +78,27 @@ var ErrInterrupted = &Error{
 	Code: 130,
 }
 
+// ExitDeadline is the exit code of a loop stopped by its --deadline: the run is saved
+// and resumable, not failed.
+const ExitDeadline = 75
+
+// ErrDeadline is returned when the loop stopped at its deadline.
+var ErrDeadline = &Error{
+	Msg:  "stopped at the deadline",
+	Code: ExitDeadline,
+}
+
 // Start runs (or resumes) the loop of one change in the foreground.
 func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if o.Agent == "" {
 		o.Agent = "claude"
+	}
+	wctx := ctx
+	if o.Deadline > 0 {
+		o.deadlineAt = l.now().Add(o.Deadline)
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, o.Deadline)
+		defer cancel()
 	}
 	ch, drv, err := l.preflight(ctx, o)
 	if err != nil {
@@ -98,7 +122,12 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.work(ctx, o, ch, drv, rec)
+	sum, err := l.work(wctx, o, ch, drv, rec)
+	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
+		// The deadline, not the user, stopped the attempt under way; it is saved.
+		return sum, l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
+	}
+	return sum, err
 }
 
 // preflight checks everything that can be checked before anything changes.
