@@ -202,9 +202,9 @@ func (r *Repo) Diff(ctx context.Context, a, b string, paths ...string) (string, 
 	return string(out), err
 }
 
-// PushRequest is an atomic push whose every ref update is checked by the remote
+// AtomicPush is an atomic push whose every ref update is checked by the remote
 // against what is expected there.
-type PushRequest struct {
+type AtomicPush struct {
 	Remote string // required: a remote name or URL
 	// Lease maps a remote ref to the id it must be at for the push to go through
 	// ("" : it must not exist); those refs may be moved to any commit.
@@ -216,7 +216,7 @@ type PushRequest struct {
 // PushAtomic pushes all of req's refspecs or none (--atomic), with a lease on each ref
 // of req.Lease, and with hooks off: git-ralph's own pre-push hook refuses ralph refs,
 // and no hook of a checkout should run in a push git-ralph checks itself.
-func (r *Repo) PushAtomic(ctx context.Context, req PushRequest) error {
+func (r *Repo) PushAtomic(ctx context.Context, req AtomicPush) error {
 	if err := checkArg("remote", req.Remote); err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func (r *Repo) PushAtomic(ctx context.Context, req PushRequest) error {
 		}
 		args = append(args, s)
 	}
-	_, err := r.run(ctx, call{args: args})
+	_, err := r.run(ctx, call{args: args, env: []string{"GIT_TERMINAL_PROMPT=0"}})
 	return err
 }
 
@@ -273,7 +273,7 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (id string, ok
 	if err := checkArg("ref", ref); err != nil {
 		return "", false, err
 	}
-	out, err := r.run(ctx, call{readOnly: true, args: []string{"ls-remote", "--refs", remote, ref}})
+	out, err := r.run(ctx, call{readOnly: true, env: []string{"GIT_TERMINAL_PROMPT=0"}, args: []string{"ls-remote", "--refs", remote, ref}})
 	if err != nil {
 		return "", false, err
 	}

@@ -448,7 +448,7 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		return res, &Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
 			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
 	}
-	req := git.PushRequest{Remote: o.Remote, Lease: map[string]string{branchRef: o.Start}}
+	req := git.AtomicPush{Remote: o.Remote, Lease: map[string]string{branchRef: o.Start}}
 	for _, h := range heads {
 		req.Refspecs = append(req.Refspecs, h.ID+":"+h.Name)
 		res.Pushed = append(res.Pushed, h)
