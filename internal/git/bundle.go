@@ -211,16 +211,28 @@ type AtomicPush struct {
 	Lease map[string]string
 	// Refspecs are src:dst pairs (full ref names), pushed all or none.
 	Refspecs []string
+	// Hooks runs the repository's pre-push hook; otherwise none runs.
+	Hooks bool
+	// Config is passed as -c key=value to this push only (ralph.allowPush=true lets
+	// git-ralph's own pre-push hook through, and the user's hooks still run).
+	Config []string
 }
 
 // PushAtomic pushes all of req's refspecs or none (--atomic), with a lease on each ref
-// of req.Lease, and with hooks off: git-ralph's own pre-push hook refuses ralph refs,
-// and no hook of a checkout should run in a push git-ralph checks itself.
+// of req.Lease. Unless req.Hooks, no hook runs: publish checks what it pushes itself,
+// in a checkout whose hooks it has no reason to trust.
 func (r *Repo) PushAtomic(ctx context.Context, req AtomicPush) error {
 	if err := checkArg("remote", req.Remote); err != nil {
 		return err
 	}
-	args := []string{"-c", "core.hooksPath=/dev/null", "push", "--quiet", "--atomic"}
+	var args []string
+	if !req.Hooks {
+		args = append(args, "-c", "core.hooksPath=/dev/null")
+	}
+	for _, kv := range req.Config {
+		args = append(args, "-c", kv)
+	}
+	args = append(args, "push", "--quiet", "--atomic")
 	for _, ref := range slices.Sorted(maps.Keys(req.Lease)) {
 		id := req.Lease[ref]
 		if err := checkArg("ref", ref); err != nil {
@@ -283,4 +295,41 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (id string, ok
 		}
 	}
 	return "", false, nil
+}
+
+// CreateRef points ref (a full name) at id, only if ref does not exist yet.
+func (r *Repo) CreateRef(ctx context.Context, ref, id string) error {
+	if err := checkArg("ref", ref); err != nil {
+		return err
+	}
+	if err := checkArg("commit", id); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"update-ref", ref, id, ""}})
+	return err
+}
+
+// FetchRefs fetches refspecs from remote (no tags, FETCH_HEAD left alone, never a
+// credentials prompt).
+func (r *Repo) FetchRefs(ctx context.Context, remote string, refspecs []string) error {
+	if err := checkArg("remote", remote); err != nil {
+		return err
+	}
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}
+	for _, s := range refspecs {
+		if err := checkArg("refspec", s); err != nil {
+			return err
+		}
+		args = append(args, s)
+	}
+	_, err := r.run(ctx, call{args: args, env: []string{"GIT_TERMINAL_PROMPT=0"}})
+	return err
+}
+
+// ReadFile returns the content of path in rev (rev:path).
+func (r *Repo) ReadFile(ctx context.Context, rev, path string) ([]byte, error) {
+	if err := checkArg("revision", rev); err != nil {
+		return nil, err
+	}
+	return r.run(ctx, call{readOnly: true, args: []string{"cat-file", "blob", rev + ":" + path}})
 }

@@ -362,7 +362,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if err := l.Repo.AddAll(ctx); err != nil {
 		return "", "", false, err
 	}
-	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, drv, res), git.CommitOptions{AllowEmpty: true})
+	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, drv, res, o.RunID), git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
@@ -376,7 +376,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 }
 
 // checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
-func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, drv agent.Driver, res agent.Result) string {
+func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, drv agent.Driver, res agent.Result, runID int64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\nRalph-Agent: %s\n", rec.Change, story.ID, att.N, drv.Name())
@@ -393,8 +393,8 @@ func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, 
 		fmt.Fprintf(&b, "Ralph-Cost-USD: %.4f\n", *res.CostUSD)
 	}
 	fmt.Fprintf(&b, "Ralph-Verify: %s\n", att.Verify)
-	if rec.Remote != nil && rec.Remote.RunID != 0 {
-		fmt.Fprintf(&b, "Ralph-Run: %d\n", rec.Remote.RunID)
+	if runID != 0 {
+		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)
 	}
 	return b.String()
 }

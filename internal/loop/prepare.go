@@ -26,6 +26,13 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	}
 	// Whatever happens next, git steps must not be cut short by a Ctrl-C.
 	gctx := context.WithoutCancel(ctx)
+	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
+		// A run on GitHub Actions: once it has published, its result comes home and
+		// the loop goes on here from the remote checkpoint.
+		if err := l.importRemoteRun(gctx, rec); err != nil {
+			return nil, err
+		}
+	}
 	branch := rec.Branch
 	exists, err := l.Repo.BranchExists(gctx, branch)
 	if err != nil {
