@@ -167,3 +167,93 @@ func TestDispatchRefusesUncommittedChange(t *testing.T) {
 		t.Errorf("the user's status changed: %q", st)
 	}
 }
+
+const resultFailed = `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`
+
+// remoteRun dispatches change c of dir (git side), runs it on a "runner" with the given
+// agent results and publishes it to bare; it returns the start commit.
+func remoteRun(t *testing.T, dir, bare string, l *Loop, maxRetries int, results ...string) string {
+	t.Helper()
+	ds, err := l.PrepareDispatch(t.Context(), DispatchOptions{Change: "c", GitRemote: "origin", Nonce: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Dispatched(ds.Record, 42, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Now()}
+	loopDir := filepath.Join(t.TempDir(), "loop")
+	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
+	rl, _ := newLoop(t, loopDir, clock)
+	_, _ = rl.Start(t.Context(), Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: maxRetries, Driver: scriptAgent(t, results...)})
+	out := filepath.Join(t.TempDir(), "artifact")
+	if _, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	pubDir := filepath.Join(t.TempDir(), "publish")
+	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, pubDir)
+	pl, _ := newLoop(t, pubDir, clock)
+	if _, err := pl.Publish(t.Context(), PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: ds.Record.Remote.StartCommit}); err != nil {
+		t.Fatal(err)
+	}
+	return ds.Record.Remote.StartCommit
+}
+
+// TestRemoteFinishRefusesMovedBranches: finish of a remote run refuses, changing
+// nothing, when the local branch moved since the dispatch (REMOTE.md §5.8 row 21) and
+// when the remote branch no longer descends from the start commit (row 20).
+func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
+	dir := newRepo(t)
+	bare := withRemote(t, dir)
+	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
+	start := remoteRun(t, dir, bare, l, 0, resultComplete)
+	record := func() string { b, _ := os.ReadFile(filepath.Join(l.Store.ChangeDir("c"), "run.json")); return string(b) }
+
+	// the user committed on ralph/c meanwhile
+	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", gitOut(t, dir, "commit-tree", "-p", start, "-m", "mine", start+"^{tree}"))
+	before := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
+	if _, err := l.Finish(t.Context(), "c", Keep); err == nil || !strings.Contains(err.Error(), "moved here since the dispatch") {
+		t.Fatalf("Finish with a moved local branch: %v", err)
+	}
+	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
+		t.Errorf("a refused finish changed something")
+	}
+
+	// someone pushed over the remote branch
+	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", start)
+	other := gitOut(t, dir, "commit-tree", "-m", "unrelated", start+"^{tree}")
+	gitOut(t, dir, "push", "-q", "-f", "--no-verify", "origin", other+":refs/heads/ralph/c")
+	before = userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
+	if _, err := l.Finish(t.Context(), "c", Keep); err == nil || !strings.Contains(err.Error(), "does not descend from the commit the run started from") {
+		t.Fatalf("Finish over a pushed-over remote: %v", err)
+	}
+	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
+		t.Errorf("a refused finish changed something")
+	}
+}
+
+// TestRemoteFailedRunContinuesLocally: a run that failed on the runner is brought home
+// by a local start, which goes on from the remote checkpoint with the remote attempts
+// in the record.
+func TestRemoteFailedRunContinuesLocally(t *testing.T) {
+	dir := newRepo(t)
+	bare := withRemote(t, dir)
+	l, rep := newLoop(t, dir, &fakeClock{now: time.Now()})
+	start := remoteRun(t, dir, bare, l, 0, resultFailed)
+	if _, err := l.Start(t.Context(), Options{Change: "c", MaxRetries: 0, Driver: scriptAgent(t, resultComplete)}); err != nil {
+		t.Fatalf("local Start: %v\n%s", err, rep.text())
+	}
+	rec, err := l.Store.Load("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != run.Complete || len(rec.Attempts) != 2 || rec.Attempts[0].Ref != "refs/ralph/c/runs/42/attempts/1-1" {
+		t.Errorf("record: %s, attempts %+v", rec.Status, rec.Attempts)
+	}
+	if got := gitOut(t, dir, "rev-parse", "ralph/c^"); got != start {
+		t.Errorf("the local checkpoint is not on the remote one: parent %s, start %s", got, start)
+	}
+	if strings.Contains(gitOut(t, dir, "log", "-1", "--format=%B", "ralph/c"), "Ralph-Run:") {
+		t.Errorf("a local checkpoint claims the remote run")
+	}
+}

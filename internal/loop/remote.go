@@ -218,6 +218,11 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 			exclude, res.Start = []string{s}, s // the publish job's checkout has it
 		}
 	}
+	if res.Start == tip {
+		// Nothing new on the branch: a bundle cannot carry a ref to a commit it
+		// leaves out, and the remote has the branch there already.
+		res.Refs = res.Refs[1:]
+	}
 	var names []string
 	for _, r := range res.Refs {
 		names = append(names, r.Name)
