@@ -207,7 +207,10 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	bare := withRemote(t, dir)
 	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
 	start := remoteRun(t, dir, bare, l, 0, resultComplete)
-	record := func() string { b, _ := os.ReadFile(filepath.Join(l.Store.ChangeDir("c"), "run.json")); return string(b) }
+	record := func() string {
+		b, _ := os.ReadFile(filepath.Join(l.Store.ChangeDir("c"), "run.json"))
+		return string(b)
+	}
 
 	// the user committed on ralph/c meanwhile
 	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", gitOut(t, dir, "commit-tree", "-p", start, "-m", "mine", start+"^{tree}"))
