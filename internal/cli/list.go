@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 )
@@ -53,11 +52,6 @@ func (c *listCmd) Run(e *env) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
-	}
-	for _, ch := range changes {
-		for _, o := range ch.OrphanTasks {
-			fmt.Fprintf(e.s.Err, "warning: openspec/changes/%s/tasks.md:%d: task outside any numbered story: %s\n", ch.Name, o.Line, strings.TrimSpace(o.ID+" "+o.Description))
-		}
 	}
 	return nil
 }

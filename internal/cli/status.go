@@ -54,18 +54,17 @@ func (c *statusCmd) Run(e *env) error {
 func statusJSON(r *loop.StatusReport) any {
 	type out struct {
 		*run.Record
-		Status      string            `json:"status"`
-		Running     bool              `json:"running"`
-		VerifyHook  bool              `json:"verifyHook"`
-		Stories     []loop.StoryView  `json:"stories"`
-		OrphanTasks []loop.OrphanView `json:"orphanTasks"`
-		Learnings   string            `json:"learnings"`
-		Logs        string            `json:"logs"`
+		Status     string           `json:"status"`
+		Running    bool             `json:"running"`
+		VerifyHook bool             `json:"verifyHook"`
+		Stories    []loop.StoryView `json:"stories"`
+		Learnings  string           `json:"learnings"`
+		Logs       string           `json:"logs"`
 	}
 	o := out{Record: r.Record, Status: r.Status, Running: r.Running, VerifyHook: r.VerifyHook,
-		Stories: []loop.StoryView{}, OrphanTasks: []loop.OrphanView{}, Learnings: r.Learnings, Logs: r.Logs}
+		Stories: []loop.StoryView{}, Learnings: r.Learnings, Logs: r.Logs}
 	if r.Change != nil {
-		o.Stories, o.OrphanTasks = loop.Stories(r.Change), loop.Orphans(r.Change)
+		o.Stories = loop.Stories(r.Change)
 	}
 	return o
 }
@@ -137,7 +136,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 				last = attemptText(atts[n-1])
 			}
 			t.AddField(mark)
-			t.AddField(sv.ID)
+			t.AddField(sv.ID, tableprinter.WithTruncate(nil)) // never cut: refs and logs are named after it
 			t.AddField(sv.Title)
 			t.AddField(fmt.Sprintf("%d/%d", sv.CompletedTasks, sv.TotalTasks))
 			t.AddField(fmt.Sprint(len(atts)))
@@ -145,9 +144,6 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 			t.EndRow()
 		}
 		_ = t.Render()
-		for _, o := range r.Change.Orphans {
-			fmt.Fprintf(w, "! tasks.md:%d is outside any numbered story and is not run: %s\n", o.Line, strings.TrimSpace(o.ID+" "+o.Text))
-		}
 	}
 	var failed []run.Attempt
 	for _, a := range rec.Attempts {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/openspec"
 )
 
 // runSteps plays steps in order. stop is true when a step ended the run
@@ -218,6 +220,9 @@ func (t *teeBuffer) Write(p []byte) (int, error) {
 func (f *fake) tick(story, taskID string) {
 	change := f.env("RALPH_CHANGE")
 	t := &toolCall{kind: toolEdit, path: filepath.Join(f.cwd, "openspec", "changes", change, "tasks.md")}
+	if ch, err := openspec.Load(f.cwd, change); err == nil { // the file the change's schema tracks
+		t.path = ch.TasksPath
+	}
 	f.toolSteps++
 	var content []byte
 	var perm fs.FileMode

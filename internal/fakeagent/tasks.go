@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/git-ralph/git-ralph/internal/openspec"
 )
 
 // The rules below follow OpenSpec 1.13.2 as described in
@@ -13,9 +15,7 @@ import (
 // stories), so that what the fake ticks is what git-ralph counts as done.
 
 var (
-	levelTwoHeading = regexp.MustCompile(`^ {0,3}##(?:[ \t].*)?$`)
-	storyHeading    = regexp.MustCompile(`^ {0,3}##[ \t]+([0-9]+)\.(?:[ \t].*)?$`)
-	taskIDPattern   = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`)
+	taskIDPattern = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`)
 )
 
 // isJSSpace reports whether r is matched by JavaScript's \s.
@@ -118,22 +118,6 @@ func splitTasks(content []byte) tasksFile {
 	return tasksFile{lines: strings.Split(string(content), "\n")}
 }
 
-// storyOf returns the story id a heading line opens, "" for an unnumbered
-// level-2 heading, and ok=false for any other line.
-func storyOf(line string, first bool) (id string, ok bool) {
-	if first {
-		line = strings.TrimPrefix(line, "\ufeff")
-	}
-	line = strings.TrimSuffix(line, "\r")
-	if !levelTwoHeading.MatchString(line) {
-		return "", false
-	}
-	if m := storyHeading.FindStringSubmatch(line); m != nil {
-		return m[1], true
-	}
-	return "", true
-}
-
 // tick ticks the open tasks on the given lines and returns the edit.
 func (tf tasksFile) tick(lines []int) *taskEdit {
 	first, last := -1, -1
@@ -162,41 +146,20 @@ func (tf tasksFile) tick(lines []int) *taskEdit {
 
 var errNothingToTick = errors.New("no open task to tick")
 
-// tickStory ticks every open task of the first story with that id that has
-// one (duplicate ids are two stories, as git-ralph reads them).
+// tickStory ticks every open task of the story with that id, as git-ralph reads
+// stories (openspec.ParseTasks: any level-2 section with a task, ids from numbers or
+// slugs).
 func tickStory(content []byte, story string) (*taskEdit, error) {
-	tf := splitTasks(content)
-	found := false
-	current := ""
-	var tasks []int
-	flush := func() *taskEdit {
-		if current != story {
-			return nil
-		}
-		found = true
-		e := tf.tick(tasks)
-		tasks = nil
-		return e
+	s, ok := openspec.ParseTasks(content).Story(story)
+	if !ok {
+		return nil, fmt.Errorf("no story %q in tasks.md", story)
 	}
-	for n, line := range tf.lines {
-		if id, ok := storyOf(line, n == 0); ok {
-			if e := flush(); e != nil {
-				return e, nil
-			}
-			current, tasks = id, nil
-			continue
-		}
-		if current == story {
-			if _, ok := parseTaskLine(line); ok {
-				tasks = append(tasks, n)
-			}
-		}
+	var lines []int
+	for _, t := range s.OpenTasks() {
+		lines = append(lines, t.Line-1)
 	}
-	if e := flush(); e != nil {
+	if e := splitTasks(content).tick(lines); e != nil {
 		return e, nil
-	}
-	if !found {
-		return nil, fmt.Errorf("no heading \"## %s.\" in tasks.md", story)
 	}
 	return nil, errNothingToTick
 }

@@ -218,7 +218,7 @@ func tempIndexPath(gitDir string) (string, error) {
 	return path, nil
 }
 
-// copyIndex copies the index file src to dst (which must not exist) and
+// copyIndex copies the index file src to dst (which must not exist), mtime included, and
 // reports whether there was one to copy. git replaces an index by renaming
 // a new file over it, so the copy is always of one whole version.
 func copyIndex(src, dst string) (bool, error) {
@@ -239,6 +239,17 @@ func copyIndex(src, dst string) (bool, error) {
 		return false, fmt.Errorf("copy the index: %w", err)
 	}
 	if err := out.Close(); err != nil {
+		return false, fmt.Errorf("copy the index: %w", err)
+	}
+	// git trusts an entry's stat data only when the entry is older than the index
+	// file itself ("racily clean" entries are re-read). A copy with a new mtime
+	// would make a same-size edit from the second of the last add look unchanged,
+	// and the saved attempt would silently miss it: keep the original's mtime.
+	info, err := in.Stat()
+	if err != nil {
+		return false, fmt.Errorf("copy the index: %w", err)
+	}
+	if err := os.Chtimes(dst, info.ModTime(), info.ModTime()); err != nil {
 		return false, fmt.Errorf("copy the index: %w", err)
 	}
 	return true, nil

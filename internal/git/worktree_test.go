@@ -578,3 +578,35 @@ func TestWorktreeTree(t *testing.T) {
 		t.Errorf("temporary index left behind: %v", left)
 	}
 }
+
+// A same-size edit whose stat data still matches the index entry (an edit made in the
+// same second as the last `git add`, the "racily clean" case) must be in the saved tree.
+// git finds such edits only by comparing the entry's mtime with the index file's own
+// mtime, so the temporary copy of the index must keep the original's mtime.
+func TestWorktreeTreeRacyCleanEdit(t *testing.T) {
+	dir, r := newRepo(t)
+	gitT(t, dir, "config", "core.checkStat", "minimal")
+	gitT(t, dir, "config", "core.trustctime", "false")
+	path := filepath.Join(dir, "a.txt")
+	// An entry with clean stat data: the file is older than the index that records it.
+	stamp := time.Now().Add(-time.Minute).Truncate(time.Second)
+	if err := os.Chtimes(path, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "update-index", "--refresh")
+	write(t, dir, "a.txt", "b\n") // same size as "a\n"
+	if err := os.Chtimes(path, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	// The index was written in the same second as the entry: git must re-read a.txt.
+	if err := os.Chtimes(filepath.Join(r.GitDir, "index"), stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.WorktreeTree(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := gitT(t, dir, "cat-file", "-p", tree+":a.txt"); c != "b" {
+		t.Errorf("a.txt in the saved tree = %q, want the edit %q", c, "b")
+	}
+}

@@ -46,10 +46,13 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 		}
 		if err := ch.Reload(); err != nil {
-			return finish(), fmt.Errorf("read %s/tasks.md: %w", ch.RelDir, err)
+			return finish(), fmt.Errorf("read %s: %w", ch.TasksRel, err)
 		}
 		story, ok := ch.NextStory()
 		if !ok {
+			if err := openOutsideStories(ch); err != nil {
+				return finish(), l.stop(rec, run.Failed, "open tasks outside every story", err)
+			}
 			rec.Status, rec.CurrentStory, rec.PID = run.Complete, "", 0
 			return finish(), l.save(rec)
 		}
@@ -325,10 +328,10 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	}
 	s, ok := ch.Story(story.ID)
 	if !ok {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s/tasks.md", story.ID, ch.RelDir), true, nil
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, ch.TasksRel), true, nil
 	}
 	if open := s.OpenTasks(); len(open) > 0 {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but tasks %s are still open in %s/tasks.md", openIDs(open), ch.RelDir), true, nil
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but tasks %s are still open in %s", openIDs(open), ch.TasksRel), true, nil
 	}
 	if head != rec.Checkpoint {
 		// The agent committed (or rewound): fold it all into one checkpoint.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,8 +138,8 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		return nil, nil, err
 	}
 	if !ch.HasTasks {
-		return nil, nil, userErr("write the stories into "+ch.RelDir+"/tasks.md as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
-			"change %q has no tasks.md", o.Change)
+		return nil, nil, userErr("write the stories into "+ch.TasksRel+" as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
+			"change %q has no %s", o.Change, path.Base(ch.TasksRel))
 	}
 	if op, err := l.Repo.InProgress(ctx); err != nil {
 		return nil, nil, err
@@ -196,10 +197,21 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 				"prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err))
 		}
 	}
-	for _, t := range ch.Orphans {
-		l.Report.Warn(fmt.Sprintf("%s/tasks.md:%d: task outside any numbered story is not run: %s", ch.RelDir, t.Line, strings.TrimSpace(t.ID+" "+t.Text)))
+	if ch.Warning != "" {
+		l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 	}
 	return ch, drv, nil
+}
+
+// openOutsideStories is the error for a change whose stories are all complete while
+// OpenSpec still counts an open task in it: git-ralph never calls such a change complete.
+func openOutsideStories(ch *openspec.Change) error {
+	n := ch.OpenOutsideStories()
+	if n == 0 {
+		return nil
+	}
+	return userErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
+		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
 }
 
 // LoadChange validates a change name and loads the change. A name is accepted only if
@@ -237,6 +249,9 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *openspec.Change, drv a
 	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
 	story, ok := ch.NextStory()
 	if !ok {
+		if err := openOutsideStories(ch); err != nil {
+			return nil, err
+		}
 		s.DryRun.Done = true
 		return s, nil
 	}
@@ -277,7 +292,7 @@ func (l *Loop) render(o Options, ch *openspec.Change, s openspec.Story, learning
 	d := prompt.Data{
 		Change:        ch.Name,
 		ChangeDir:     ch.RelDir,
-		TasksPath:     ch.RelDir + "/tasks.md",
+		TasksPath:     ch.TasksRel,
 		Story:         s,
 		Stories:       ch.Stories,
 		Proposal:      prompt.NewDoc(ch.RelDir+"/proposal.md", ch.Proposal),

@@ -19,14 +19,6 @@ type StoryView struct {
 	Complete       bool   `json:"complete"`
 }
 
-// OrphanView is a task outside any numbered story.
-type OrphanView struct {
-	Line        int    `json:"line"`
-	ID          string `json:"id"`
-	Description string `json:"description"`
-	Done        bool   `json:"done"`
-}
-
 // RunView is the short form of a run, as `list` shows it.
 type RunView struct {
 	Status       string `json:"status"`
@@ -36,12 +28,11 @@ type RunView struct {
 
 // ChangeView is one change as `list --json` shows it.
 type ChangeView struct {
-	Name           string       `json:"name"`
-	CompletedTasks int          `json:"completedTasks"`
-	TotalTasks     int          `json:"totalTasks"`
-	Stories        []StoryView  `json:"stories"`
-	OrphanTasks    []OrphanView `json:"orphanTasks"`
-	Run            *RunView     `json:"run"`
+	Name           string      `json:"name"`
+	CompletedTasks int         `json:"completedTasks"`
+	TotalTasks     int         `json:"totalTasks"`
+	Stories        []StoryView `json:"stories"`
+	Run            *RunView    `json:"run"`
 }
 
 // Stories lists a change's stories for display.
@@ -50,15 +41,6 @@ func Stories(ch *openspec.Change) []StoryView {
 	for _, s := range ch.Stories {
 		d, t := s.Counts()
 		out = append(out, StoryView{ID: s.ID, Title: s.Title, CompletedTasks: d, TotalTasks: t, Complete: s.Complete()})
-	}
-	return out
-}
-
-// Orphans lists a change's orphan tasks for display.
-func Orphans(ch *openspec.Change) []OrphanView {
-	out := []OrphanView{}
-	for _, t := range ch.Orphans {
-		out = append(out, OrphanView{Line: t.Line, ID: t.ID, Description: t.Text, Done: t.Done})
 	}
 	return out
 }
@@ -87,7 +69,7 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 			return nil, err
 		}
 		d, t := ch.Counts()
-		v := ChangeView{Name: name, CompletedTasks: d, TotalTasks: t, Stories: Stories(ch), OrphanTasks: Orphans(ch)}
+		v := ChangeView{Name: name, CompletedTasks: d, TotalTasks: t, Stories: Stories(ch)}
 		if rec, err := l.Store.Load(name); err == nil {
 			st, _ := l.EffectiveStatus(rec)
 			v.Run = &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory}

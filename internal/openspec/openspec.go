@@ -4,8 +4,9 @@
 //
 // Tasks are counted exactly as OpenSpec 1.13.2 counts them (any checkbox line anywhere in
 // tasks.md, done when the box holds x or X), so Tasks.Counts equals what `openspec list
-// --json` reports. Stories are git-ralph's own layer on top: a "## N. Title" heading and
-// the tasks up to the next "##" heading; tasks outside every story are orphans.
+// --json` reports. Stories are git-ralph's own layer on top: every level-2 section that
+// holds a task, and the tasks before the first level-2 heading. Every task is in exactly
+// one story.
 package openspec
 
 import (
@@ -23,9 +24,11 @@ type Change struct {
 	Name      string
 	Dir       string // absolute path of the change directory
 	RelDir    string // relative to the repository root, slash-separated: "openspec/changes/<name>"
-	TasksPath string // absolute path of tasks.md
-	HasTasks  bool   // tasks.md exists (as a file)
-	Tasks            // Stories and Orphans of tasks.md
+	TasksPath string // absolute path of the tasks file: tasks.md, or what the change's schema tracks
+	TasksRel  string // TasksPath relative to the repository root, slash-separated
+	Warning   string // why the tasks file fell back to tasks.md, "" when it did not
+	HasTasks  bool   // the tasks file exists (as a file)
+	Tasks            // the stories of the tasks file
 	Proposal  string // proposal.md content, "" if absent
 	Design    string // design.md content, "" if absent
 	Specs     []Spec // delta specs, sorted by capability
@@ -37,7 +40,7 @@ func (c *Change) NextStory() (Story, bool) { return c.Tasks.NextStory() }
 // Story returns the first story whose id is id.
 func (c *Change) Story(id string) (Story, bool) { return c.Tasks.Story(id) }
 
-// Reload re-reads tasks.md only: the agent ticks boxes as it works.
+// Reload re-reads the tasks file only: the agent ticks boxes as it works.
 func (c *Change) Reload() error {
 	data, ok, err := readFile(c.TasksPath)
 	if err != nil {
@@ -107,7 +110,9 @@ func loadDir(root, relDir, name string) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Change{Name: name, Dir: dir, RelDir: relDir, TasksPath: filepath.Join(dir, "tasks.md")}
+	tracks, warning := tracksFile(root, dir)
+	c := &Change{Name: name, Dir: dir, RelDir: relDir, TasksPath: filepath.Join(dir, filepath.FromSlash(tracks)),
+		TasksRel: relDir + "/" + tracks, Warning: warning}
 	if err := c.Reload(); err != nil {
 		return nil, err
 	}

@@ -68,27 +68,30 @@ func TestHeadingLines(t *testing.T) {
 	}
 	readJSON(t, "heading-lines.json", &cases)
 	for _, c := range cases {
-		ok, id, _ := parseHeading(c.Line)
-		want := ""
-		if c.Numbered != nil {
-			want = *c.Numbered
+		ok, text := parseHeading(c.Line)
+		if ok != c.Level2 {
+			t.Errorf("parseHeading(%q) = %v; want %v", c.Line, ok, c.Level2)
 		}
-		if ok != c.Level2 || id != want {
-			t.Errorf("parseHeading(%q) = %v, %q; want %v, %q", c.Line, ok, id, c.Level2, want)
+		// A "## N." heading (the CLI's numbering lint) keeps its number as the story id,
+		// so a run recorded before headings of every style became stories resumes.
+		if c.Numbered != nil {
+			if id, _ := storyName(text); id != *c.Numbered {
+				t.Errorf("storyName(%q) id = %q; the CLI numbers it %q", text, id, *c.Numbered)
+			}
 		}
 	}
 }
 
 type expectedTask struct {
-	Section     string
 	ID          string
 	Description string
 	Done        bool
 	Line        int
 }
 
+// task is e as ParseTasks gives it: expected.json's description is the CLI's, with the id.
 func (e expectedTask) task() Task {
-	return Task{ID: e.ID, Text: e.Description, Done: e.Done, Line: e.Line, Section: e.Section}
+	return Task{ID: e.ID, Text: jsTrim(strings.TrimPrefix(e.Description, e.ID)), Done: e.Done, Line: e.Line}
 }
 
 type expectedChange struct {
@@ -102,8 +105,7 @@ type expectedChange struct {
 		Complete  bool
 		Tasks     []expectedTask
 	}
-	OrphanTasks []expectedTask
-	Specs       []struct {
+	Specs []struct {
 		Capability, Purpose string
 		Requirements        []struct {
 			Operation, Name, From, To, Text string
@@ -131,9 +133,6 @@ func (e expectedChange) tasks() Tasks {
 			story.Tasks = append(story.Tasks, task.task())
 		}
 		want.Stories = append(want.Stories, story)
-	}
-	for _, task := range e.OrphanTasks {
-		want.Orphans = append(want.Orphans, task.task())
 	}
 	return want
 }
@@ -191,8 +190,8 @@ func TestExpected(t *testing.T) {
 				if done, total := c.Counts(); done != e.CLI.CompletedTasks || total != e.CLI.TotalTasks {
 					t.Errorf("Counts() = %d/%d, CLI says %d/%d", done, total, e.CLI.CompletedTasks, e.CLI.TotalTasks)
 				}
-				if want := e.tasks(); !reflect.DeepEqual(c.Tasks, want) {
-					t.Errorf("tasks:\n got %+v\nwant %+v", c.Tasks, want)
+				if want := e.tasks(); !reflect.DeepEqual(c.Stories, want.Stories) {
+					t.Errorf("stories:\n got %+v\nwant %+v", c.Stories, want.Stories)
 				}
 				for i, s := range e.Stories {
 					if got := c.Stories[i].Complete(); got != s.Complete {
@@ -304,19 +303,33 @@ func TestChangeProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("- [ ] loose\n## Notes\n* [x] note\n## 1. A\n- [x] 1.1 a\n## 2. B\n- [ ] 2.1 b\n- [x] 2.2 c\n## 2. Again\n")
+	write("- [ ] loose\n## Notes\n* [x] note\n## 1. A\n- [x] 1.1 a\n## 2. B\n- [ ] 2.1 b\n- [x] 2.2 c\n## 2. Again\n- [ ] again\n## Empty\n")
 	c, err := Load(root, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.OrphanLines(); !reflect.DeepEqual(got, []int{1, 3}) {
-		t.Errorf("OrphanLines() = %v, want [1 3]", got)
+	var ids []string
+	for _, s := range c.Stories {
+		ids = append(ids, s.ID)
+	}
+	if want := []string{"tasks", "notes", "1", "2", "2_2"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("story ids = %q, want %q", ids, want)
+	}
+	if s, ok := c.NextStory(); !ok || s.ID != "tasks" || s.Line != 0 || s.Title != "Tasks" {
+		t.Errorf("NextStory() = %+v, %v; want the tasks before the first heading", s, ok)
+	}
+	write("## 1. A\n- [x] 1.1 a\n## 2. B\n- [ ] 2.1 b\n- [x] 2.2 c\n## 2. Again\n- [ ] again\n")
+	if err := c.Reload(); err != nil {
+		t.Fatal(err)
 	}
 	if s, ok := c.NextStory(); !ok || s.Title != "B" || len(s.OpenTasks()) != 1 || s.OpenTasks()[0].ID != "2.1" {
 		t.Errorf("NextStory() = %+v, %v; want story 2 with open task 2.1", s, ok)
 	}
 	if s, ok := c.Story("2"); !ok || s.Title != "B" {
 		t.Errorf("Story(2) = %+v, %v; want the first story 2", s, ok)
+	}
+	if s, ok := c.Story("2_2"); !ok || s.Title != "Again" {
+		t.Errorf("Story(2_2) = %+v, %v; want the second story 2", s, ok)
 	}
 	if _, ok := c.Story("3"); ok {
 		t.Error("Story(3) found a story")
@@ -325,7 +338,7 @@ func TestChangeProgress(t *testing.T) {
 	if err := c.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if s, ok := c.NextStory(); ok || len(c.Orphans) != 0 {
+	if s, ok := c.NextStory(); ok {
 		t.Errorf("after Reload NextStory() = %+v, %v; want none", s, ok)
 	}
 	if err := os.Remove(filepath.Join(dir, "tasks.md")); err != nil {
@@ -444,13 +457,7 @@ func FuzzParseTasks(f *testing.F) {
 		if rd, rt := refCounts(data); rd != done || rt != total {
 			t.Fatalf("Counts() = %d/%d, reference model says %d/%d", done, total, rd, rt)
 		}
-		prev := 0
-		for _, task := range tasks.Orphans {
-			if task.Line <= prev {
-				t.Fatalf("orphan lines not increasing: %v", tasks.OrphanLines())
-			}
-			prev = task.Line
-		}
+		checkStories(t, data, tasks)
 	})
 }
 

@@ -2,31 +2,32 @@ package openspec
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // Task is one checkbox line of tasks.md, counted exactly as OpenSpec 1.13.2 counts it.
 type Task struct {
-	ID      string // leading N.M token ("1.2", "3.1.2a"), "" if none
-	Text    string // description without the id, trimmed
-	Done    bool   // the box holds exactly x or X (spaces around allowed)
-	Line    int    // 1-based line in tasks.md
-	Section string // for orphans: the unnumbered heading's text ("" before any heading); "" for story tasks
+	ID   string // leading N.M token ("1.2", "3.1.2a"), "" if none
+	Text string // description without the id, trimmed
+	Done bool   // the box holds exactly x or X (spaces around allowed)
+	Line int    // 1-based line in tasks.md
 }
 
-// Story is a "## N. Title" heading and the tasks up to the next "##" heading.
+// Story is a section of tasks.md that holds at least one task: a level-2 heading and the
+// tasks up to the next level-2 heading, or the tasks before the first level-2 heading.
 type Story struct {
-	ID    string // N as written
+	ID    string // the heading's number ("1", "2.3"), else a slug of its title; unique in the file
 	Title string
-	Line  int // 1-based line of the heading
+	Line  int // 1-based line of the heading; 0 for the tasks before the first "##" heading
 	Tasks []Task
 }
 
 // Counts returns the number of done tasks and of all tasks in the story.
 func (s Story) Counts() (done, total int) { return count(s.Tasks) }
 
-// Complete reports whether every task of the story is done; a story without tasks is complete.
+// Complete reports whether every task of the story is done.
 func (s Story) Complete() bool {
 	done, total := s.Counts()
 	return done == total
@@ -43,30 +44,26 @@ func (s Story) OpenTasks() []Task {
 	return open
 }
 
-// Tasks is a parsed tasks.md: its numbered stories and the tasks outside them.
+// Tasks is a parsed tasks.md: its stories, which hold every task OpenSpec counts.
 type Tasks struct {
 	Stories []Story
-	Orphans []Task // checkbox lines before the first "##" heading or under an unnumbered one
+
+	done, total int // OpenSpec's own count, taken line by line, whatever the stories hold
 }
 
-// Counts returns the done and total task counts over stories and orphans; they equal
-// completedTasks/totalTasks of `openspec list --json`.
-func (t Tasks) Counts() (done, total int) {
-	done, total = count(t.Orphans)
+// Counts returns the done and total task counts of the file, counted line by line as
+// OpenSpec counts them: completedTasks/totalTasks of `openspec list --json`.
+func (t Tasks) Counts() (done, total int) { return t.done, t.total }
+
+// OpenOutsideStories returns how many open tasks OpenSpec counts that no story holds.
+// ParseTasks puts every task in a story, so it is 0; the loop checks it all the same
+// before it calls a change complete.
+func (t Tasks) OpenOutsideStories() int {
+	open := t.total - t.done
 	for _, s := range t.Stories {
-		d, n := s.Counts()
-		done, total = done+d, total+n
+		open -= len(s.OpenTasks())
 	}
-	return done, total
-}
-
-// OrphanLines returns the 1-based line numbers of the orphan tasks, for warnings.
-func (t Tasks) OrphanLines() []int {
-	lines := make([]int, 0, len(t.Orphans))
-	for _, o := range t.Orphans {
-		lines = append(lines, o.Line)
-	}
-	return lines
+	return open
 }
 
 // NextStory returns the first incomplete story in file order.
@@ -79,7 +76,7 @@ func (t Tasks) NextStory() (Story, bool) {
 	return Story{}, false
 }
 
-// Story returns the first story whose id is id.
+// Story returns the story whose id is id.
 func (t Tasks) Story(id string) (Story, bool) {
 	for _, s := range t.Stories {
 		if s.ID == id {
@@ -98,42 +95,167 @@ func count(tasks []Task) (done, total int) {
 	return done, len(tasks)
 }
 
-// ParseTasks parses the content of a tasks.md file. It accepts any input.
+// ParseTasks parses the content of a tasks.md file. It accepts any input. Every task
+// (a checkbox line OpenSpec counts) belongs to exactly one story: the level-2 section it
+// is in, or, before the first level-2 heading, a story titled by the "#" heading above
+// it (else "Tasks"). Sections without tasks are not stories.
 func ParseTasks(data []byte) Tasks {
 	var t Tasks
-	story, section := -1, "" // index of the current story in t.Stories, -1 outside one
+	seen := map[string]bool{}
+	var cur Story    // the section being read; Line 0 before the first "##" heading
+	heading := ""    // the text of cur's heading; for the preamble, the "#" heading nearest above its first task
+	preamble := true // no level-2 heading yet
+	flush := func() {
+		if len(cur.Tasks) == 0 {
+			return
+		}
+		if preamble && heading == "" {
+			heading = "Tasks"
+		}
+		id, title := storyName(heading)
+		cur.ID, cur.Title = uniqueID(id, seen), title
+		t.Stories = append(t.Stories, cur)
+	}
 	n := 0
 	for line := range strings.SplitSeq(strings.TrimPrefix(wellFormed(data), "\ufeff"), "\n") {
 		n++
-		if ok, id, title := parseHeading(line); ok {
-			if id == "" {
-				story, section = -1, title
-			} else {
-				t.Stories = append(t.Stories, Story{ID: id, Title: title, Line: n})
-				story = len(t.Stories) - 1
-			}
+		if ok, text := parseHeading(line); ok {
+			flush()
+			cur, heading, preamble = Story{Line: n}, text, false
 			continue
+		}
+		if preamble && len(cur.Tasks) == 0 {
+			if ok, text := levelOne(line); ok {
+				heading = text
+				continue
+			}
 		}
 		desc, done, ok := matchTask(line)
 		if !ok {
 			continue
 		}
-		id, text := splitID(desc)
-		task := Task{ID: id, Text: text, Done: done, Line: n}
-		if story < 0 {
-			task.Section = section
-			t.Orphans = append(t.Orphans, task)
-		} else {
-			t.Stories[story].Tasks = append(t.Stories[story].Tasks, task)
+		t.total++
+		if done {
+			t.done++
 		}
+		id, text := splitID(desc)
+		cur.Tasks = append(cur.Tasks, Task{ID: id, Text: text, Done: done, Line: n})
 	}
+	flush()
 	return t
 }
 
-// parseHeading reports whether line is a level-2 heading (`^ {0,3}##(?:[ \t](.*))?$` once one
-// trailing \r is removed) and, for "## N. Title" (the CLI's numbering lint), the story id.
-// title is the trimmed text after "## N." or, for an unnumbered heading, after "##".
-func parseHeading(line string) (ok bool, id, title string) {
+// storyWords may stand before a heading's number: "## Phase 2: Zsh" is story 2.
+var storyWords = []string{"phase", "step", "stage", "part", "milestone", "story"}
+
+// storyName returns a story's id and title from its heading text. The id is the
+// heading's number (after an optional word such as Phase), else a slug of the text;
+// the title is the text without that number and the separator after it.
+func storyName(text string) (id, title string) {
+	rest := text
+	for _, w := range storyWords {
+		if len(rest) > len(w) && strings.EqualFold(rest[:len(w)], w) && !isAlnum(rest[len(w)]) {
+			rest = jsTrim(rest[len(w):])
+			break
+		}
+	}
+	num := numberRE.FindString(rest)
+	if num == "" || len(num) > maxSlug || len(num) < len(rest) && isAlnum(rest[len(num)]) {
+		return slug(text), text
+	}
+	rest = jsTrim(rest[len(num):])
+	if rest != "" && strings.ContainsRune(".):-–—", []rune(rest)[0]) {
+		_, size := utf8.DecodeRuneInString(rest)
+		rest = jsTrim(rest[size:])
+	}
+	if rest == "" {
+		rest = text
+	}
+	return num, rest
+}
+
+var numberRE = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)*`)
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// maxSlug is the longest slug id, before a "_2" suffix.
+const maxSlug = 40
+
+// slug turns a heading into an id: lower-case ASCII letters, digits and single dashes,
+// at most maxSlug characters; accented Latin letters lose their accents. A heading with
+// nothing to keep (only punctuation or another script) gives "story".
+func slug(text string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(text) {
+		if f, ok := foldLatin[r]; ok {
+			r = f
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	s := b.String()
+	if len(s) > maxSlug {
+		s = strings.TrimRight(s[:maxSlug], "-")
+	}
+	if s == "" {
+		return "story"
+	}
+	return s
+}
+
+// foldLatin maps the accented lower-case Latin letters of Latin-1 and Latin Extended-A
+// that people write in headings to their base letter.
+var foldLatin = func() map[rune]rune {
+	m := map[rune]rune{}
+	for base, letters := range map[rune]string{
+		'a': "àáâãäåāăą", 'c': "çćĉċč", 'd': "ďđ", 'e': "èéêëēĕėęě", 'g': "ĝğġģ", 'h': "ĥħ",
+		'i': "ìíîïĩīĭįı", 'j': "ĵ", 'k': "ķ", 'l': "ĺļľŀł", 'n': "ñńņňŉ", 'o': "òóôõöøōŏő",
+		'r': "ŕŗř", 's': "śŝşšß", 't': "ţťŧ", 'u': "ùúûüũūŭůűų", 'w': "ŵ", 'y': "ýÿŷ", 'z': "źżž",
+	} {
+		for _, r := range letters {
+			m[r] = base
+		}
+	}
+	return m
+}()
+
+// uniqueID returns id, or id_2, id_3… when an earlier story of the file has it.
+func uniqueID(id string, seen map[string]bool) string {
+	u := id
+	for k := 2; seen[u]; k++ {
+		u = id + "_" + strconv.Itoa(k)
+	}
+	seen[u] = true
+	return u
+}
+
+// levelOne reports whether line is a level-1 ATX heading ("# Title") and returns its text.
+func levelOne(line string) (ok bool, text string) {
+	line = strings.TrimSuffix(line, "\r")
+	i := 0
+	for i < 3 && i < len(line) && line[i] == ' ' {
+		i++
+	}
+	rest, ok := strings.CutPrefix(line[i:], "#")
+	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return false, ""
+	}
+	return true, jsTrim(rest)
+}
+
+// parseHeading reports whether line is a level-2 heading (`^ {0,3}##(?:[ \t](.*))?$` once
+// one trailing \r is removed) and returns its text, trimmed.
+func parseHeading(line string) (ok bool, text string) {
 	line = strings.TrimSuffix(line, "\r")
 	i := 0
 	for i < 3 && i < len(line) && line[i] == ' ' {
@@ -141,15 +263,9 @@ func parseHeading(line string) (ok bool, id, title string) {
 	}
 	rest, ok := strings.CutPrefix(line[i:], "##")
 	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return false, "", ""
+		return false, ""
 	}
-	num := strings.TrimLeft(rest, " \t")
-	digits := len(num) - len(strings.TrimLeft(num, "0123456789"))
-	if digits > 0 && len(num) > digits && num[digits] == '.' &&
-		(len(num) == digits+1 || num[digits+1] == ' ' || num[digits+1] == '\t') {
-		return true, num[:digits], jsTrim(num[digits+1:])
-	}
-	return true, "", jsTrim(rest)
+	return true, jsTrim(rest)
 }
 
 // matchTask is a port of the CLI's TASK_LINE_PATTERN (task-progress.js):

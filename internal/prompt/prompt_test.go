@@ -168,7 +168,7 @@ func TestRenderHoldsWhatSpecRequires(t *testing.T) {
 		}
 	}
 	// the other stories are context, listed with their state, never as work
-	for _, s := range []string{"- [x] 1. Reset tokens", "- [ ] 2. Reset email", "- [ ] 3. Reset form"} {
+	for _, s := range []string{"- [x] 1: Reset tokens", "- [ ] 2: Reset email", "- [ ] 3: Reset form"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("the story list lacks %q", s)
 		}

@@ -1,0 +1,117 @@
+package openspec
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// defaultSchema is OpenSpec's built-in schema; it tracks tasks.md.
+const defaultSchema = "spec-driven"
+
+// tracksFile returns the file, relative to the change directory dir and slash-separated,
+// whose checkboxes OpenSpec counts for the change: the output of the artifact that the
+// apply.tracks of the change's schema names. The schema is the one named in the change's
+// .openspec.yaml, else in openspec/config.yaml, else spec-driven; it is looked up in
+// <root>/openspec/schemas/<name>/schema.yaml, then in the user's OpenSpec data directory,
+// as the OpenSpec CLI does. When the schema cannot be resolved (or tracks a glob, which
+// git-ralph does not follow) it returns "tasks.md", where OpenSpec falls back too, and a
+// warning saying why.
+func tracksFile(root, dir string) (file, warning string) {
+	name, err := schemaName(root, dir)
+	if err != nil {
+		return "tasks.md", fmt.Sprintf("%v; reading tasks.md", err)
+	}
+	name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
+	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return "tasks.md", fmt.Sprintf("schema name %q is not valid; reading tasks.md", name)
+	}
+	var data []byte
+	for _, d := range schemaDirs(root) {
+		if data, err = os.ReadFile(filepath.Join(d, name, "schema.yaml")); err == nil {
+			break
+		}
+	}
+	if data == nil {
+		if name == defaultSchema {
+			return "tasks.md", ""
+		}
+		return "tasks.md", fmt.Sprintf("schema %q not found in openspec/schemas or the OpenSpec data directory; reading tasks.md", name)
+	}
+	var s struct {
+		Artifacts []struct {
+			ID        string `yaml:"id"`
+			Generates string `yaml:"generates"`
+		} `yaml:"artifacts"`
+		Apply *struct {
+			Tracks *string `yaml:"tracks"`
+		} `yaml:"apply"`
+	}
+	if err := yaml.Unmarshal(data, &s); err != nil {
+		return "tasks.md", fmt.Sprintf("schema %q: %v; reading tasks.md", name, err)
+	}
+	generates := ""
+	for _, a := range s.Artifacts {
+		if s.Apply != nil && s.Apply.Tracks != nil && a.Generates == *s.Apply.Tracks ||
+			(s.Apply == nil || s.Apply.Tracks == nil) && a.ID == "tasks" {
+			generates = a.Generates
+			break
+		}
+	}
+	switch clean := path.Clean(generates); {
+	case generates == "":
+		return "tasks.md", fmt.Sprintf("schema %q tracks no artifact's file; reading tasks.md", name)
+	case strings.ContainsAny(generates, `*?[{\`):
+		return "tasks.md", fmt.Sprintf("schema %q tracks several files (%s); reading tasks.md only", name, generates)
+	case path.IsAbs(clean) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../"):
+		return "tasks.md", fmt.Sprintf("schema %q tracks %s, outside the change; reading tasks.md", name, generates)
+	default:
+		return clean, ""
+	}
+}
+
+// schemaName is the schema named by the change's .openspec.yaml, else by
+// openspec/config.yaml (or config.yml), else spec-driven.
+func schemaName(root, dir string) (string, error) {
+	for _, p := range []string{filepath.Join(dir, ".openspec.yaml"), filepath.Join(root, "openspec", "config.yaml"),
+		filepath.Join(root, "openspec", "config.yml")} {
+		data, ok, err := readFile(p)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			continue
+		}
+		var m struct {
+			Schema string `yaml:"schema"`
+		}
+		if err := yaml.Unmarshal(data, &m); err != nil {
+			rel, _ := filepath.Rel(root, p)
+			return "", fmt.Errorf("%s: %v", filepath.ToSlash(rel), err)
+		}
+		if m.Schema != "" {
+			return m.Schema, nil
+		}
+	}
+	return defaultSchema, nil
+}
+
+// schemaDirs are the directories OpenSpec looks for schemas in, in its order: the
+// project's, then the user's (XDG_DATA_HOME, else ~/.local/share).
+func schemaDirs(root string) []string {
+	dirs := []string{filepath.Join(root, "openspec", "schemas")}
+	data := os.Getenv("XDG_DATA_HOME")
+	if data == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			data = filepath.Join(home, ".local", "share")
+		}
+	}
+	if data != "" {
+		dirs = append(dirs, filepath.Join(data, "openspec", "schemas"))
+	}
+	return dirs
+}
