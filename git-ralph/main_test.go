@@ -39,7 +39,8 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") != "",
 		Setup:               hermetic,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"snapshot": cmdSnapshot,
+			"snapshot":   cmdSnapshot,
+			"fakerunner": cmdFakeRunner,
 		},
 	})
 }

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/rhysd/actionlint"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdFakeRunner runs the workflow that 'git ralph ci init' wrote, the way a GitHub
+// runner would, on this machine: the fake runner of REMOTE.md §5.9.
+//
+//	fakerunner WORKFLOW REMOTE RUN_ID CHANGE
+//
+// Each job checks out ralph/CHANGE from REMOTE (a bare repository) into a fresh clone
+// and runs the workflow's own steps in order, with their if: conditions, env: and
+// outputs: each run: body through bash (-eo pipefail, as Actions does), with git-ralph
+// and the fake agents from PATH. What needs the network is emulated: checkout is a
+// clone, setup-go and the install step are skipped, the artifact is a directory. No git
+// identity is set, as on a hosted runner. It writes $WORK/runs/RUN_ID/steps.txt ("job
+// step outcome" lines, then "conclusion X") for the script to compare; it fails only
+// when the workflow holds something it cannot emulate (an unknown action or expression).
+func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: fakerunner WORKFLOW REMOTE RUN_ID CHANGE")
+	}
+	src, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	w, errs := actionlint.Parse(src)
+	if len(errs) > 0 {
+		ts.Fatalf("parse %s: %v", args[0], errs[0])
+	}
+	r := &fakeRun{ts: ts, remote: ts.MkAbs(args[1]), id: args[2], change: args[3],
+		dir: filepath.Join(ts.Getenv("WORK"), "runs", args[2]), outputs: map[string]string{}}
+	ts.Check(os.MkdirAll(r.dir, 0o755))
+	conclusion := "success"
+	for _, name := range []string{"loop", "publish"} {
+		job := w.Jobs[name]
+		if job == nil {
+			ts.Fatalf("the workflow has no job %q", name)
+		}
+		if job.If != nil && !r.cond(job.If.Value, nil, true) {
+			r.log = append(r.log, name+" - skipped")
+			continue
+		}
+		if !r.job(name, job) {
+			conclusion = "failure"
+		}
+	}
+	r.log = append(r.log, "conclusion "+conclusion)
+	ts.Check(os.WriteFile(filepath.Join(r.dir, "steps.txt"), []byte(strings.Join(r.log, "\n")+"\n"), 0o644))
+}
+
+type fakeRun struct {
+	ts                 *testscript.TestScript
+	remote, id, change string
+	dir                string
+	temp               string            // the running job's RUNNER_TEMP
+	outputs            map[string]string // "<job>.<output>"
+	log                []string
+}
+
+// env is the environment of every step: the script's, less the git identity.
+func (r *fakeRun) env(temp string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
+		"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR", "IS_SANDBOX", "TMPDIR", "WORK",
+		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO"} {
+		if v := r.ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, "CI=true", "GITHUB_ACTIONS=true", "GITHUB_RUN_ID="+r.id, "RUNNER_TEMP="+temp)
+}
+
+func (r *fakeRun) job(name string, job *actionlint.Job) bool {
+	ws := filepath.Join(r.dir, name, "workspace")
+	temp := filepath.Join(r.dir, name, "temp")
+	r.ts.Check(os.MkdirAll(temp, 0o755))
+	r.temp = temp
+	steps := map[string]map[string]string{} // step id -> outputs, plus "outcome"
+	ok := true
+	for i, st := range job.Steps {
+		label := fmt.Sprintf("step%d", i+1)
+		if st.Name != nil {
+			label = st.Name.Value
+		}
+		var cond string
+		if st.If != nil {
+			cond = st.If.Value
+		}
+		outcome := "skipped"
+		if (cond == "" && ok) || (cond != "" && r.cond(cond, steps, ok)) {
+			outcome = "success"
+			if !r.step(st, ws, temp, steps, &label) {
+				outcome, ok = "failure", false
+			}
+		}
+		if st.ID != nil {
+			if steps[st.ID.Value] == nil {
+				steps[st.ID.Value] = map[string]string{}
+			}
+			steps[st.ID.Value]["outcome"] = outcome
+		}
+		r.log = append(r.log, name+" "+strings.ReplaceAll(label, " ", "_")+" "+outcome)
+	}
+	for k, o := range job.Outputs {
+		r.outputs[name+"."+k] = r.expand(o.Value.Value, steps)
+	}
+	return ok
+}
+
+// step runs one step and tells whether it succeeded.
+func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]map[string]string, label *string) bool {
+	with := func(a *actionlint.ExecAction, k string) string {
+		if in := a.Inputs[k]; in != nil {
+			return r.expand(in.Value.Value, steps)
+		}
+		return ""
+	}
+	switch e := st.Exec.(type) {
+	case *actionlint.ExecAction:
+		action, _, _ := strings.Cut(e.Uses.Value, "@")
+		*label = action
+		switch action {
+		case "actions/checkout":
+			return r.git("", "clone", "-q", "-b", with(e, "ref"), r.remote, ws) == nil
+		case "actions/setup-go":
+			return true
+		case "actions/upload-artifact":
+			return copyDir(with(e, "path"), filepath.Join(r.dir, "artifacts", with(e, "name"))) == nil
+		case "actions/download-artifact":
+			return copyDir(filepath.Join(r.dir, "artifacts", with(e, "name")), with(e, "path")) == nil
+		}
+		r.ts.Fatalf("the fake runner does not know the action %s", e.Uses.Value)
+	case *actionlint.ExecRun:
+		if strings.HasPrefix(*label, "install ") {
+			return true // no network: git-ralph and the fake agent are on PATH already
+		}
+		out := filepath.Join(temp, "output-"+strings.ReplaceAll(*label, " ", "_"))
+		env := append(r.env(temp), "GITHUB_OUTPUT="+out, "GITHUB_STEP_SUMMARY="+filepath.Join(r.dir, "summary.md"))
+		if st.Env != nil {
+			for _, v := range st.Env.Vars {
+				env = append(env, v.Name.Value+"="+r.expand(v.Value.Value, steps))
+			}
+		}
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", e.Run.Value)
+		cmd.Dir, cmd.Env = ws, env
+		logf, err := os.OpenFile(filepath.Join(r.dir, "log.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		r.ts.Check(err)
+		defer logf.Close()
+		fmt.Fprintf(logf, "## %s\n", *label)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		err = cmd.Run()
+		if b, rerr := os.ReadFile(out); rerr == nil && st.ID != nil {
+			m := map[string]string{}
+			for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+				if k, v, found := strings.Cut(line, "="); found {
+					m[k] = v
+				}
+			}
+			steps[st.ID.Value] = m
+		}
+		return err == nil
+	}
+	r.ts.Fatalf("a step that is neither uses: nor run:")
+	return false
+}
+
+var expr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+
+// expand replaces each ${{ name }} with its value; any other expression is a test failure.
+func (r *fakeRun) expand(s string, steps map[string]map[string]string) string {
+	return expr.ReplaceAllStringFunc(s, func(m string) string {
+		return r.value(expr.FindStringSubmatch(m)[1], steps)
+	})
+}
+
+func (r *fakeRun) value(name string, steps map[string]map[string]string) string {
+	f := strings.Split(name, ".")
+	switch {
+	case name == "inputs.change":
+		return r.change
+	case name == "inputs.branch":
+		return "ralph/" + r.change
+	case name == "inputs.nonce":
+		return "nonce-" + r.id
+	case name == "inputs.ralph_version", name == "inputs.agent_version":
+		return "v0.0.0-test"
+	case name == "github.run_id":
+		return r.id
+	case name == "runner.temp":
+		return r.temp
+	case len(f) == 2 && f[0] == "secrets":
+		return "fake-key-" + f[1]
+	case len(f) == 4 && f[0] == "steps" && f[2] == "outputs":
+		return steps[f[1]][f[3]]
+	case len(f) == 3 && f[0] == "steps" && f[2] == "outcome":
+		return steps[f[1]]["outcome"]
+	case len(f) == 4 && f[0] == "needs" && f[2] == "outputs":
+		return r.outputs[f[1]+"."+f[3]]
+	}
+	r.ts.Fatalf("the fake runner cannot evaluate ${{ %s }}", name)
+	return ""
+}
+
+var condForm = regexp.MustCompile(`^\$\{\{\s*always\(\)\s*&&\s*([a-z_.]+)\s*(==|!=)\s*'([^']*)'\s*\}\}$`)
+
+// cond evaluates the if: forms the workflow uses: always() && X == 'v' / != 'v'.
+func (r *fakeRun) cond(c string, steps map[string]map[string]string, _ bool) bool {
+	m := condForm.FindStringSubmatch(strings.TrimSpace(c))
+	if m == nil {
+		r.ts.Fatalf("the fake runner cannot evaluate if: %s", c)
+	}
+	v := r.value(m[1], steps)
+	return (m[2] == "==") == (v == m[3])
+}
+
+func (r *fakeRun) git(dir string, args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, r.env(os.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		r.ts.Logf("git %v: %v\n%s", args, err, out)
+		return err
+	}
+	return nil
+}
+
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
