@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/rhysd/actionlint"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -15,7 +18,7 @@ import (
 // cmdFakeRunner runs the workflow that 'git ralph ci init' wrote, the way a GitHub
 // runner would, on this machine: the fake runner of REMOTE.md §5.9.
 //
-//	fakerunner WORKFLOW REMOTE RUN_ID CHANGE
+//	fakerunner WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]
 //
 // Each job checks out ralph/CHANGE from REMOTE (a bare repository) into a fresh clone
 // and runs the workflow's own steps in order, with their if: conditions, env: and
@@ -25,9 +28,12 @@ import (
 // identity is set, as on a hosted runner. It writes $WORK/runs/RUN_ID/steps.txt ("job
 // step outcome" lines, then "conclusion X") for the script to compare; it fails only
 // when the workflow holds something it cannot emulate (an unknown action or expression).
+// With CANCEL_ON, the run is cancelled once that file exists while the "loop" step runs:
+// as Actions does, SIGINT to the step's process, SIGTERM a while later if it is still
+// there; then only if: always() steps and jobs run, and the conclusion is cancelled.
 func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 4 {
-		ts.Fatalf("usage: fakerunner WORKFLOW REMOTE RUN_ID CHANGE")
+	if neg || len(args) < 4 || len(args) > 5 {
+		ts.Fatalf("usage: fakerunner WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]")
 	}
 	src, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
@@ -37,6 +43,9 @@ func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	r := &fakeRun{ts: ts, remote: ts.MkAbs(args[1]), id: args[2], change: args[3],
 		dir: filepath.Join(ts.Getenv("WORK"), "runs", args[2]), outputs: map[string]string{}}
+	if len(args) == 5 {
+		r.cancelOn = ts.MkAbs(args[4])
+	}
 	ts.Check(os.MkdirAll(r.dir, 0o755))
 	conclusion := "success"
 	for _, name := range []string{"loop", "publish"} {
@@ -44,13 +53,16 @@ func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
 		if job == nil {
 			ts.Fatalf("the workflow has no job %q", name)
 		}
-		if job.If != nil && !r.cond(job.If.Value, nil, true) {
+		if (job.If == nil && r.cancelled.Load()) || (job.If != nil && !r.cond(job.If.Value, nil, true)) {
 			r.log = append(r.log, name+" - skipped")
 			continue
 		}
 		if !r.job(name, job) {
 			conclusion = "failure"
 		}
+	}
+	if r.cancelled.Load() {
+		conclusion = "cancelled"
 	}
 	r.log = append(r.log, "conclusion "+conclusion)
 	ts.Check(os.WriteFile(filepath.Join(r.dir, "steps.txt"), []byte(strings.Join(r.log, "\n")+"\n"), 0o644))
@@ -63,6 +75,8 @@ type fakeRun struct {
 	temp               string            // the running job's RUNNER_TEMP
 	outputs            map[string]string // "<job>.<output>"
 	log                []string
+	cancelOn           string // cancel the run when this file exists
+	cancelled          atomic.Bool
 }
 
 // env is the environment of every step: the script's, less the git identity.
@@ -95,7 +109,7 @@ func (r *fakeRun) job(name string, job *actionlint.Job) bool {
 			cond = st.If.Value
 		}
 		outcome := "skipped"
-		if (cond == "" && ok) || (cond != "" && r.cond(cond, steps, ok)) {
+		if (cond == "" && ok && !r.cancelled.Load()) || (cond != "" && r.cond(cond, steps, ok)) {
 			outcome = "success"
 			if !r.step(st, ws, temp, steps, &label) {
 				outcome, ok = "failure", false
@@ -156,7 +170,15 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 		defer logf.Close()
 		fmt.Fprintf(logf, "## %s\n", *label)
 		cmd.Stdout, cmd.Stderr = logf, logf
-		err = cmd.Run()
+		if err := cmd.Start(); err != nil {
+			return false
+		}
+		done := make(chan struct{})
+		if *label == "loop" && r.cancelOn != "" {
+			go r.cancelWhen(cmd.Process, done)
+		}
+		err = cmd.Wait()
+		close(done)
 		if b, rerr := os.ReadFile(out); rerr == nil && st.ID != nil {
 			m := map[string]string{}
 			for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
@@ -170,6 +192,30 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 	}
 	r.ts.Fatalf("a step that is neither uses: nor run:")
 	return false
+}
+
+// cancelWhen cancels the run once r.cancelOn exists: SIGINT to the step's process,
+// then SIGTERM after 2 s (Actions waits 7.5 s), as the runner does.
+func (r *fakeRun) cancelWhen(p *os.Process, done <-chan struct{}) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		if _, err := os.Stat(r.cancelOn); err == nil {
+			break
+		}
+	}
+	r.cancelled.Store(true)
+	_ = p.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		_ = p.Signal(syscall.SIGTERM)
+	}
 }
 
 var expr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
@@ -211,8 +257,11 @@ func (r *fakeRun) value(name string, steps map[string]map[string]string) string 
 
 var condForm = regexp.MustCompile(`^\$\{\{\s*always\(\)\s*&&\s*([a-z_.]+)\s*(==|!=)\s*'([^']*)'\s*\}\}$`)
 
-// cond evaluates the if: forms the workflow uses: always() && X == 'v' / != 'v'.
+// cond evaluates the if: forms the workflow uses: always(), and always() && X == 'v' / != 'v'.
 func (r *fakeRun) cond(c string, steps map[string]map[string]string, _ bool) bool {
+	if regexp.MustCompile(`^\$\{\{\s*always\(\)\s*\}\}$`).MatchString(strings.TrimSpace(c)) {
+		return true
+	}
 	m := condForm.FindStringSubmatch(strings.TrimSpace(c))
 	if m == nil {
 		r.ts.Fatalf("the fake runner cannot evaluate if: %s", c)
