@@ -454,6 +454,11 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
 	}
 	req := git.AtomicPush{Remote: o.Remote, Lease: map[string]string{branchRef: o.Start}}
+	if !seen[branchRef] {
+		// Nothing new on the branch; pushing it where it is still checks that nobody
+		// moved it during the run.
+		req.Refspecs = append(req.Refspecs, o.Start+":"+branchRef)
+	}
 	for _, h := range heads {
 		req.Refspecs = append(req.Refspecs, h.ID+":"+h.Name)
 		res.Pushed = append(res.Pushed, h)
