@@ -19,9 +19,15 @@ type ciInitCmd struct {
 	Print  bool   `help:"Print the workflow on stdout and write nothing."`
 }
 
+// Help is the long help of ci, which is also what the man page says about it.
+func (c *ciCmd) Help() string {
+	return "git ralph ci init [--agent NAME] [--secret NAME] [--print]\n\n" + ciInitHelp
+}
+
 // Help is the long help of ci init.
-func (c *ciInitCmd) Help() string {
-	return `Writes .github/workflows/ralph.yml at the top of the work tree. Its first line marks it as
+func (c *ciInitCmd) Help() string { return ciInitHelp }
+
+const ciInitHelp = `Writes .github/workflows/ralph.yml at the top of the work tree. Its first line marks it as
 git-ralph's: running ci init again updates such a file, and leaves any other file of that
 name alone (delete the marker line to keep your own edits).
 
@@ -32,7 +38,6 @@ ralph/<change> and refs/ralph/<change>/runs/<run-id>/..., descending from the co
 run started from, no change under .github/workflows) and pushes it with a lease.
 
 The agent can read its API key in any design: use a key with a spend limit.`
-}
 
 func (c *ciInitCmd) Run(e *env) error {
 	if _, ok := ci.LookupAgent(c.Agent); !ok {
