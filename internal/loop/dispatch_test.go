@@ -260,3 +260,29 @@ func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 		t.Errorf("a local checkpoint claims the remote run")
 	}
 }
+
+// TestRemoteFinishKeepsTheLocalGuards: once a remote run is brought home, finish's
+// ordinary guards apply (REMOTE.md §5.8 row 22): a deleted original branch is refused,
+// and the next finish, the branch recreated, completes from the imported record.
+func TestRemoteFinishKeepsTheLocalGuards(t *testing.T) {
+	dir := newRepo(t)
+	bare := withRemote(t, dir)
+	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
+	remoteRun(t, dir, bare, l, 0, resultComplete)
+	base := gitOut(t, dir, "rev-parse", "main")
+	gitOut(t, dir, "switch", "-q", "--detach")
+	gitOut(t, dir, "branch", "-q", "-D", "main")
+	if _, err := l.Finish(t.Context(), "c", Squash); err == nil || !strings.Contains(err.Error(), "the original branch main no longer exists") {
+		t.Fatalf("Finish without the original branch: %v", err)
+	}
+	if got := gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/"); got != "refs/heads/ralph/c" {
+		t.Errorf("branches after the refusal: %q", got)
+	}
+	gitOut(t, dir, "branch", "-q", "main", base)
+	if _, err := l.Finish(t.Context(), "c", Squash); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	if got := gitOut(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Errorf("on %q after the squash", got)
+	}
+}
