@@ -37,21 +37,56 @@ func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	src, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
-	w, errs := actionlint.Parse(src)
-	if len(errs) > 0 {
-		ts.Fatalf("parse %s: %v", args[0], errs[0])
-	}
-	r := &fakeRun{ts: ts, remote: ts.MkAbs(args[1]), id: args[2], change: args[3],
-		dir: filepath.Join(ts.Getenv("WORK"), "runs", args[2]), outputs: map[string]string{}}
+	spec := fakeRunSpec{Workflow: src, Remote: ts.MkAbs(args[1]), RunID: args[2], Change: args[3],
+		Dir: filepath.Join(ts.Getenv("WORK"), "runs", args[2]), Getenv: ts.Getenv}
 	if len(args) == 5 {
-		r.cancelOn = ts.MkAbs(args[4])
+		spec.CancelOn = ts.MkAbs(args[4])
 	}
-	ts.Check(os.MkdirAll(r.dir, 0o755))
-	conclusion := "success"
+	conclusion, log, err := runWorkflow(spec)
+	ts.Check(err)
+	ts.Check(os.WriteFile(filepath.Join(spec.Dir, "steps.txt"), []byte(strings.Join(append(log, "conclusion "+conclusion), "\n")+"\n"), 0o644))
+}
+
+// fakeRunSpec is one run of the workflow on the fake runner. The fake GitHub server can
+// start one on dispatch.
+type fakeRunSpec struct {
+	Workflow []byte              // the workflow file
+	Remote   string              // the bare repository that plays GitHub's
+	RunID    string              // GITHUB_RUN_ID
+	Change   string              // inputs.change; inputs.branch is ralph/<change>
+	Dir      string              // where the run's clones, artifact and logs go
+	Getenv   func(string) string // the environment the runner's steps start from
+	CancelOn string              // cancel the run once this file exists ("": never)
+}
+
+// runFailure is how the fake runner gives up on a workflow it cannot emulate.
+type runFailure struct{ err error }
+
+// runWorkflow runs spec's workflow and returns its conclusion (success, failure or
+// cancelled) and one "job step outcome" line per step. err is for a workflow the fake
+// runner cannot emulate, never for a step that failed.
+func runWorkflow(spec fakeRunSpec) (conclusion string, log []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(runFailure)
+			if !ok {
+				panic(p)
+			}
+			err = f.err
+		}
+	}()
+	w, errs := actionlint.Parse(spec.Workflow)
+	if len(errs) > 0 {
+		return "", nil, fmt.Errorf("parse the workflow: %v", errs[0])
+	}
+	r := &fakeRun{getenv: spec.Getenv, remote: spec.Remote, id: spec.RunID, change: spec.Change,
+		dir: spec.Dir, cancelOn: spec.CancelOn, outputs: map[string]string{}}
+	r.check(os.MkdirAll(r.dir, 0o755))
+	conclusion = "success"
 	for _, name := range []string{"loop", "publish"} {
 		job := w.Jobs[name]
 		if job == nil {
-			ts.Fatalf("the workflow has no job %q", name)
+			r.fail("the workflow has no job %q", name)
 		}
 		if (job.If == nil && r.cancelled.Load()) || (job.If != nil && !r.cond(job.If.Value, nil, true)) {
 			r.log = append(r.log, name+" - skipped")
@@ -64,12 +99,21 @@ func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
 	if r.cancelled.Load() {
 		conclusion = "cancelled"
 	}
-	r.log = append(r.log, "conclusion "+conclusion)
-	ts.Check(os.WriteFile(filepath.Join(r.dir, "steps.txt"), []byte(strings.Join(r.log, "\n")+"\n"), 0o644))
+	return conclusion, r.log, nil
+}
+
+func (r *fakeRun) fail(format string, args ...any) {
+	panic(runFailure{fmt.Errorf(format, args...)})
+}
+
+func (r *fakeRun) check(err error) {
+	if err != nil {
+		panic(runFailure{err})
+	}
 }
 
 type fakeRun struct {
-	ts                 *testscript.TestScript
+	getenv             func(string) string
 	remote, id, change string
 	dir                string
 	temp               string            // the running job's RUNNER_TEMP
@@ -85,7 +129,7 @@ func (r *fakeRun) env(temp string) []string {
 	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
 		"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR", "IS_SANDBOX", "TMPDIR", "WORK",
 		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO"} {
-		if v := r.ts.Getenv(k); v != "" {
+		if v := r.getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
 	}
@@ -95,7 +139,7 @@ func (r *fakeRun) env(temp string) []string {
 func (r *fakeRun) job(name string, job *actionlint.Job) bool {
 	ws := filepath.Join(r.dir, name, "workspace")
 	temp := filepath.Join(r.dir, name, "temp")
-	r.ts.Check(os.MkdirAll(temp, 0o755))
+	r.check(os.MkdirAll(temp, 0o755))
 	r.temp = temp
 	steps := map[string]map[string]string{} // step id -> outputs, plus "outcome"
 	ok := true
@@ -151,7 +195,7 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 		case "actions/download-artifact":
 			return copyDir(filepath.Join(r.dir, "artifacts", with(e, "name")), with(e, "path")) == nil
 		}
-		r.ts.Fatalf("the fake runner does not know the action %s", e.Uses.Value)
+		r.fail("the fake runner does not know the action %s", e.Uses.Value)
 	case *actionlint.ExecRun:
 		if strings.HasPrefix(*label, "install ") {
 			return true // no network: git-ralph and the fake agent are on PATH already
@@ -166,7 +210,7 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", e.Run.Value)
 		cmd.Dir, cmd.Env = ws, env
 		logf, err := os.OpenFile(filepath.Join(r.dir, "log.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		r.ts.Check(err)
+		r.check(err)
 		defer logf.Close()
 		fmt.Fprintf(logf, "## %s\n", *label)
 		cmd.Stdout, cmd.Stderr = logf, logf
@@ -190,7 +234,7 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 		}
 		return err == nil
 	}
-	r.ts.Fatalf("a step that is neither uses: nor run:")
+	r.fail("a step that is neither uses: nor run:")
 	return false
 }
 
@@ -251,7 +295,7 @@ func (r *fakeRun) value(name string, steps map[string]map[string]string) string 
 	case len(f) == 4 && f[0] == "needs" && f[2] == "outputs":
 		return r.outputs[f[1]+"."+f[3]]
 	}
-	r.ts.Fatalf("the fake runner cannot evaluate ${{ %s }}", name)
+	r.fail("the fake runner cannot evaluate ${{ %s }}", name)
 	return ""
 }
 
@@ -264,7 +308,7 @@ func (r *fakeRun) cond(c string, steps map[string]map[string]string, _ bool) boo
 	}
 	m := condForm.FindStringSubmatch(strings.TrimSpace(c))
 	if m == nil {
-		r.ts.Fatalf("the fake runner cannot evaluate if: %s", c)
+		r.fail("the fake runner cannot evaluate if: %s", c)
 	}
 	v := r.value(m[1], steps)
 	return (m[2] == "==") == (v == m[3])
@@ -274,8 +318,7 @@ func (r *fakeRun) git(dir string, args ...string) error {
 	cmd := exec.Command("git", args...)
 	cmd.Dir, cmd.Env = dir, r.env(os.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
-		r.ts.Logf("git %v: %v\n%s", args, err, out)
-		return err
+		return fmt.Errorf("git %v: %w\n%s", args, err, out)
 	}
 	return nil
 }
