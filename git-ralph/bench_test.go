@@ -88,6 +88,66 @@ func BenchmarkLoop40(b *testing.B) {
 	benchReport(b, ralph, bare)
 }
 
+// BenchmarkParallel4 measures what running loops side by side costs: four changes of
+// 10 stories each with `git ralph start --worktree -j 4 a b c d`, against one of them
+// alone with `git ralph start --worktree a`, both in every iteration, from fresh copies,
+// with the instant fake agent. It reports the wall time per story of one loop alone
+// (one-ms/story), of the four together (four-ms/story: the wall time over all 40
+// stories), their ratio (x-one: the goal is at most 1.3 on two cores), and how much
+// longer each of the four loops took than the one alone (wall-x).
+func BenchmarkParallel4(b *testing.B) {
+	const stories = 10
+	changes := []string{"a", "b", "c", "d"}
+	root := b.TempDir()
+	env := append(benchEnv(b, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"))
+	benchWrite(b, filepath.Join(root, "scenario.json"), benchScenario)
+	tmpl := filepath.Join(root, "template")
+	for _, c := range changes {
+		benchMkdir(b, filepath.Join(tmpl, "openspec", "changes", c))
+		benchWrite(b, filepath.Join(tmpl, "openspec", "changes", c, "tasks.md"), benchTasks(stories, false))
+	}
+	benchGit(b, env, tmpl, "init", "-q", "-b", "main")
+	for i := range 50 {
+		benchWrite(b, filepath.Join(tmpl, fmt.Sprintf("file-%02d.txt", i)), strings.Repeat("line\n", i+1))
+	}
+	benchGit(b, env, tmpl, "add", "-A")
+	benchGit(b, env, tmpl, "commit", "-q", "-m", "base")
+
+	var one, four time.Duration
+	b.ResetTimer()
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range 2 { // alternate which goes first
+			if (i+j)%2 == 0 {
+				dir := filepath.Join(root, fmt.Sprintf("one-%d", i))
+				benchCopy(b, tmpl, dir)
+				one += benchTime(func() { benchRalph(b, env, dir, "start", "--worktree", "a") })
+				if got := strings.Count(benchGit(b, env, dir, "log", "--format=%s", "ralph/a"), "checkpoint: "); got != stories {
+					b.Fatalf("%d checkpoints, want %d", got, stories)
+				}
+			} else {
+				dir := filepath.Join(root, fmt.Sprintf("four-%d", i))
+				benchCopy(b, tmpl, dir)
+				four += benchTime(func() {
+					benchRalph(b, env, dir, append([]string{"start", "--worktree", "-j", "4"}, changes...)...)
+				})
+				for _, c := range changes {
+					if got := strings.Count(benchGit(b, env, dir, "log", "--format=%s", "ralph/"+c), "checkpoint: "); got != stories {
+						b.Fatalf("%s: %d checkpoints, want %d", c, got, stories)
+					}
+				}
+			}
+		}
+	}
+	perOne := ms(one) / float64(b.N*stories)
+	perFour := ms(four) / float64(b.N*stories*len(changes))
+	b.ReportMetric(float64(four.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(perOne, "one-ms/story")
+	b.ReportMetric(perFour, "four-ms/story")
+	b.ReportMetric(perFour/perOne, "x-one")
+	b.ReportMetric(float64(four)/float64(one), "wall-x")
+}
+
 // BenchmarkLargeRepo works on a repository of 100 000 files.
 func BenchmarkLargeRepo(b *testing.B) {
 	lr := largeRepo(b)

@@ -45,10 +45,32 @@ func (c *finishCmd) Run(e *env) error {
 
 func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {
 	p := s.Palette()
+	if res.Worktree != "" {
+		printFinishWorktree(s, res, mode)
+		return
+	}
 	if mode == loop.Keep {
 		fmt.Fprintf(s.Err, "%s on %s with its checkpoint commits; the run of %s is finished\n", p.Success("✓"), p.Branch(res.Branch), res.Change)
 		return
 	}
 	fmt.Fprintf(s.Err, "%s the work of %s is on %s as %d uncommitted change(s); %s was deleted (its commits are kept as %s)\n",
 		p.Success("✓"), res.Change, p.Branch(res.Target), res.Files, res.Branch, res.Backup)
+}
+
+// printFinishWorktree says what finish did with a worktree run, and where its worktree is.
+func printFinishWorktree(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {
+	p := s.Palette()
+	if mode == loop.Keep {
+		fmt.Fprintf(s.Err, "%s %s keeps its checkpoint commits; the run of %s is finished\n", p.Success("✓"), p.Branch(res.Branch), res.Change)
+	} else {
+		fmt.Fprintf(s.Err, "%s the work of %s is on %s as %d uncommitted change(s); %s was deleted (its commits are kept as %s)\n",
+			p.Success("✓"), res.Change, p.Branch(res.Target), res.Files, res.Branch, res.Backup)
+	}
+	switch {
+	case res.RemovedWorktree:
+		fmt.Fprintf(s.Err, "removed the worktree %s\n", res.Worktree)
+	case res.KeptWorktree:
+		fmt.Fprintf(s.Err, "%s kept the worktree %s: it has %d uncommitted change(s); remove it yourself once you have looked (git worktree remove %s)\n",
+			p.Warn("!"), res.Worktree, res.KeptChanges, res.Worktree)
+	}
 }

@@ -40,6 +40,12 @@ func (c *listCmd) Run(e *env) error {
 		runText := "-"
 		if ch.Run != nil {
 			runText = ch.Run.Status + " on " + ch.Run.Branch
+			if wt := ch.Run.Worktree; wt != nil {
+				runText += " in " + wt.Path
+				if wt.Missing {
+					runText += " (worktree missing)"
+				}
+			}
 			if ch.Run.CurrentStory != "" {
 				runText += " (story " + ch.Run.CurrentStory + ")"
 			}

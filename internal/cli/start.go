@@ -17,7 +17,7 @@ import (
 )
 
 type startCmd struct {
-	Change        string        `arg:"" help:"The change: a directory under openspec/changes/."`
+	Changes       []string      `arg:"" name:"change" help:"The change: a directory under openspec/changes/. Several need --worktree; they run in parallel."`
 	MaxRetries    int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
 	Timeout       time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
 	IdleTimeout   time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
@@ -28,6 +28,8 @@ type startCmd struct {
 	WaitOnLimit   time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
 	Fresh         bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
 	DryRun        bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
+	Worktree      worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
+	Jobs          int           `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
 
 	// The runner side of a run on GitHub Actions (the workflow 'ci init' writes).
 	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
@@ -45,7 +47,11 @@ retried from the last checkpoint. Run it again to resume after an interrupt.
 
 Every flag can be set in git config (e.g. git config ralph.maxRetries 5); a flag wins.
 ralph.agentArgs adds arguments to the agent command; ralph.promptTemplate names a Go
-text/template file that replaces the built-in prompt.`
+text/template file that replaces the built-in prompt.
+
+With --worktree the loop runs in a linked worktree of its own (default
+../<repo>.ralph/<change>) and your checkout is not touched; "git ralph start
+--worktree -j N a b c" runs several changes at once, each in its own worktree.`
 }
 
 func (c *startCmd) Run(e *env) error {
@@ -60,10 +66,20 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxCost < 0 {
 		return &usageError{msg: "--max-cost must not be negative", hint: "give an amount in US dollars, e.g. 5 or 12.50"}
 	}
+	if err := c.checkParallel(); err != nil {
+		return err
+	}
+	if (c.Adopt || c.RunID != 0 || c.Deadline != 0) && (len(c.Changes) > 1 || c.Worktree.On) {
+		return &usageError{msg: "--adopt, --run-id and --deadline are for one change in a runner's checkout", hint: "run them without --worktree, one change at a time"}
+	}
 	l, err := e.loop()
 	if err != nil {
 		return err
 	}
+	if len(c.Changes) > 1 {
+		return c.runParallel(e, l)
+	}
+	change := c.Changes[0]
 	args, tmpl, err := startConfig(e, l.Repo)
 	if err != nil {
 		return err
@@ -79,21 +95,22 @@ func (c *startCmd) Run(e *env) error {
 	}
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
-		Change: c.Change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
+		Change: change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
 		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
+		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
 	})
 	if err != nil {
 		if sum != nil {
 			printSummary(e.s, sum, false)
 		}
 		if errors.Is(err, loop.ErrDeadline) {
-			return deadlineError(c.Change, err)
+			return deadlineError(change, err)
 		}
 		if errors.Is(err, loop.ErrInterrupted) {
-			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", c.Change, c.Change)}
+			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}
 		}
 		return err
 	}
@@ -195,9 +212,13 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 	s := e.s
 	if s.CanPrompt() {
+		keepText := "keep: stay on " + sum.Branch + " with its checkpoint commits"
+		if sum.Worktree != "" {
+			keepText = "keep: keep " + sum.Branch + " with its checkpoint commits, remove the worktree"
+		}
 		opts := []string{
 			"squash: bring the work back onto " + sum.Original + " as uncommitted changes",
-			"keep: stay on " + sum.Branch + " with its checkpoint commits",
+			keepText,
 			"decide later",
 		}
 		i, err := s.Prompter.Select("Every story is done. What now?", opts[2], opts)
@@ -214,8 +235,12 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 			return nil
 		}
 	}
+	keep := "stay on " + sum.Branch
+	if sum.Worktree != "" {
+		keep = "keep " + sum.Branch + ", remove the worktree"
+	}
 	fmt.Fprintf(s.Err, "next: git ralph finish %s --squash   (the work onto %s, uncommitted)\n", sum.Change, sum.Original)
-	fmt.Fprintf(s.Err, "  or: git ralph finish %s --keep     (stay on %s)\n", sum.Change, sum.Branch)
+	fmt.Fprintf(s.Err, "  or: git ralph finish %s --keep     (%s)\n", sum.Change, keep)
 	return nil
 }
 

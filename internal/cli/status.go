@@ -23,7 +23,7 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if c.Change != "" {
-		if _, err := loop.LoadChange(e.ctx, l.Repo, c.Change); err != nil {
+		if _, err := l.LoadRunChange(e.ctx, c.Change); err != nil {
 			return err
 		}
 	}
@@ -60,9 +60,12 @@ func statusJSON(r *loop.StatusReport) any {
 		Stories    []loop.StoryView `json:"stories"`
 		Learnings  string           `json:"learnings"`
 		Logs       string           `json:"logs"`
+		// WorktreeMissing: the run's worktree directory is gone (start re-creates it).
+		WorktreeMissing bool `json:"worktreeMissing,omitempty"`
 	}
 	o := out{Record: r.Record, Status: r.Status, Running: r.Running, VerifyHook: r.VerifyHook,
-		Stories: []loop.StoryView{}, Learnings: r.Learnings, Logs: r.Logs}
+		Stories: []loop.StoryView{}, Learnings: r.Learnings, Logs: r.Logs,
+		WorktreeMissing: r.Worktree != nil && r.Worktree.Missing}
 	if r.Change != nil {
 		o.Stories = loop.Stories(r.Change)
 	}
@@ -84,6 +87,13 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		branch += " " + p.Fail("— the branch is gone")
 	}
 	kv("branch", branch)
+	if wt := r.Worktree; wt != nil {
+		text := wt.Path
+		if wt.Missing {
+			text += " " + p.Warn("— worktree missing") + " ('git ralph start " + rec.Change + "' re-creates it from the branch)"
+		}
+		kv("worktree", text)
+	}
 	st := r.Status
 	switch {
 	case r.Running:

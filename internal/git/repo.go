@@ -28,6 +28,11 @@ type Repo struct {
 	// Trace, when non-nil, receives "$ git …" for every command (--verbose).
 	Trace io.Writer
 
+	// NoAutoGC runs every git with -c gc.auto=0: a loop's commits must not
+	// start an automatic gc, whose ref maintenance races the loops running in
+	// other worktrees of the repository ("cannot lock ref").
+	NoAutoGC bool
+
 	// Calls counts the git processes started (retries included), so tests
 	// and benchmarks can pin how many invocations an operation costs.
 	Calls atomic.Int64

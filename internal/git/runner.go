@@ -95,7 +95,7 @@ func (r *Repo) run(ctx context.Context, c call) ([]byte, error) {
 			Stderr:   strings.TrimSpace(string(res.stderr)),
 			Err:      res.err,
 		}
-		if attempt >= lockRetries || !indexLockContention(gerr) {
+		if attempt >= lockRetries || !indexLockContention(gerr) && !worktreeBeingMade(gerr) {
 			return nil, gerr
 		}
 		t := time.NewTimer(delay)
@@ -117,6 +117,18 @@ func indexLockContention(e *Error) bool {
 	return e.ExitCode == 128 && strings.Contains(e.Stderr, "index.lock")
 }
 
+// worktreeBeingMade reports whether git died reading the files of a linked worktree
+// that another process is still writing (`git worktree add` writes gitdir, commondir
+// and HEAD one by one, and every git that lists the worktrees — another worktree add,
+// a checkout -B that checks where the branch is checked out — reads them all). git-ralph
+// serializes its own worktree changes; this covers a user's `git worktree add` at the
+// same moment. git dies before doing anything, so trying again is safe. Like
+// indexLockContention, it matches the untranslated path in git's message.
+func worktreeBeingMade(e *Error) bool {
+	return e.ExitCode == 128 && strings.Contains(e.Stderr, "/worktrees/") &&
+		(strings.Contains(e.Stderr, "/commondir") || strings.Contains(e.Stderr, "/gitdir") || strings.Contains(e.Stderr, "/HEAD"))
+}
+
 // runOnce starts one child and waits for it. The context is only checked
 // before the start (see the package doc for why git is not killed).
 func (r *Repo) runOnce(ctx context.Context, c call) result {
@@ -126,6 +138,9 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 	program := c.program
 	if program == "" {
 		program = "git"
+	}
+	if r.NoAutoGC && c.program == "" {
+		c.args = append([]string{"-c", "gc.auto=0"}, c.args...)
 	}
 	cmd := exec.Command(program, c.args...)
 	cmd.Dir = c.dir

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,17 +9,6 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/run"
 )
-
-func gitOut(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // withRemote gives the repository at dir a bare remote "origin" holding main.
 func withRemote(t *testing.T, dir string) string {

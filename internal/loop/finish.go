@@ -26,6 +26,12 @@ type FinishResult struct {
 	Target         string // the branch (or commit) the work landed on, for Squash
 	Backup         string // ref keeping the branch tip, for Squash
 	Files          int    // paths with changes after a squash
+
+	// For a worktree run.
+	Worktree        string // its path
+	RemovedWorktree bool   // it was clean and is gone
+	KeptWorktree    bool   // it had uncommitted changes and was kept
+	KeptChanges     int    // how many
 }
 
 // ResolveRun picks the change a command means: the named one, or the only one with a run.
@@ -81,6 +87,9 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if rec.Status == run.Starting {
 		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
 			"the run of %q never finished starting", change)
+	}
+	if rec.Worktree != nil {
+		return l.finishWorktree(ctx, rec, mode)
 	}
 	if rec.Finishing != nil {
 		if res, err := l.resumeSquash(ctx, rec, mode); res != nil || err != nil {

@@ -67,6 +67,8 @@ type Loop struct {
 	Report Reporter   // required
 	Now    func() time.Time
 
+	// worktree is the linked worktree this Loop works in, for a worktree run.
+	worktree string
 	// taken holds the attempt refs that existed when the loop began working.
 	taken map[string]bool
 	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it

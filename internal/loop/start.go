@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,12 @@ type Options struct {
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
 
+	// Worktree runs the loop in a linked worktree of its own (start --worktree), at
+	// WorktreePath, or where ralph.worktreeDir or the default puts it when that is "".
+	// A run that already has a worktree always resumes in it.
+	Worktree     bool
+	WorktreePath string
+
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
 	Driver agent.Driver
@@ -59,6 +66,7 @@ type Summary struct {
 	CostUSD                  float64
 	CostKnown                bool
 	Checkpoint               string
+	Worktree                 string // the worktree of a worktree run
 
 	// Set by a dry run.
 	DryRun *DryRun
@@ -105,6 +113,10 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	wt, inWT, err := l.checkWhere(ctx, o)
+	if err != nil {
+		return nil, err
+	}
 	if o.DryRun {
 		return l.dryRun(ctx, o, ch, drv)
 	}
@@ -118,6 +130,9 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
 	}
 	defer lock.Unlock()
+	if inWT {
+		return l.startWorktree(ctx, o, drv, wt)
+	}
 
 	rec, err := l.prepare(ctx, o)
 	if err != nil {
@@ -133,7 +148,10 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 
 // preflight checks everything that can be checked before anything changes.
 func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agent.Driver, error) {
-	ch, err := LoadChange(ctx, l.Repo, o.Change)
+	// A worktree run's change is read in its worktree, and the state of this checkout
+	// does not concern it.
+	wtRepo, inWT := l.worktreeRunRepo(ctx, o.Change)
+	ch, err := LoadChange(ctx, wtRepo, o.Change)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,17 +159,10 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		return nil, nil, userErr("write the stories into "+ch.TasksRel+" as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
 			"change %q has no %s", o.Change, path.Base(ch.TasksRel))
 	}
-	if op, err := l.Repo.InProgress(ctx); err != nil {
-		return nil, nil, err
-	} else if op != "" {
-		return nil, nil, userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
-			"a %s is in progress", op)
-	}
-	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
-		return nil, nil, err
-	} else if len(paths) > 0 {
-		return nil, nil, userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
-			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
+	if !inWT {
+		if err := l.checkCheckout(ctx, o); err != nil {
+			return nil, nil, err
+		}
 	}
 	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
 		return nil, nil, userErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
@@ -182,15 +193,6 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		}
 		return nil, nil, &Error{Msg: fmt.Sprintf("agent %q: %s not found on PATH", drv.Name(), drv.Binary()), Hint: hint, Err: err}
 	}
-	branch := BranchName(o.Change)
-	wts, err := l.Repo.WorktreeBranches(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if p, ok := wts[branch]; ok && !samePath(p, l.Repo.Root) {
-		return nil, nil, userErr("finish or remove that worktree first (git worktree remove "+p+")",
-			"branch %s is checked out in another worktree: %s", branch, p)
-	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {
 			return nil, nil, userErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
@@ -201,6 +203,44 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 	}
 	return ch, drv, nil
+}
+
+// checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
+// its work is what a new run starts from.
+func (l *Loop) checkCheckout(ctx context.Context, o Options) error {
+	if op, err := l.Repo.InProgress(ctx); err != nil {
+		return err
+	} else if op != "" {
+		return userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
+			"a %s is in progress", op)
+	}
+	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
+		return err
+	} else if len(paths) > 0 {
+		return userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
+			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
+	}
+	return nil
+}
+
+// checkBranchFree refuses a run whose branch is checked out in a worktree other than
+// the one the loop works in (the user's checkout, or the run's own worktree): git
+// before 2.44 would reset it under whatever works there.
+func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool) error {
+	branch := BranchName(change)
+	wts, err := l.Repo.WorktreeBranches(ctx)
+	if err != nil {
+		return err
+	}
+	here := l.Repo.Root
+	if inWT {
+		here = wt
+	}
+	if p, ok := wts[branch]; ok && !samePath(p, here) && filepath.Clean(p) != filepath.Clean(here) {
+		return userErr("finish or remove that worktree first (git worktree remove "+p+")",
+			"branch %s is checked out in another worktree: %s", branch, p)
+	}
+	return nil
 }
 
 // openOutsideStories is the error for a change whose stories are all complete while
@@ -278,7 +318,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 	return agent.Request{
 		Prompt:      text,
 		Dir:         l.Repo.Root,
-		Env:         env,
+		Env:         append(env, l.worktreeEnv()...),
 		Model:       o.Model,
 		Args:        o.AgentArgs,
 		Timeout:     o.Timeout,

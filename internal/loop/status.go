@@ -24,6 +24,8 @@ type RunView struct {
 	Status       string `json:"status"`
 	Branch       string `json:"branch"`
 	CurrentStory string `json:"currentStory"`
+
+	Worktree *WorktreeState `json:"worktree,omitempty"` // for a worktree run
 }
 
 // ChangeView is one change as `list --json` shows it.
@@ -64,17 +66,19 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 	}
 	out := []ChangeView{}
 	for _, name := range names {
-		ch, err := openspec.Load(l.Repo.Root, name)
+		rec, err := l.Store.Load(name)
+		if err != nil && !errors.Is(err, run.ErrNoRun) {
+			return nil, err
+		}
+		ch, err := l.loadChangeFor(rec, name)
 		if err != nil {
 			return nil, err
 		}
 		d, t := ch.Counts()
 		v := ChangeView{Name: name, CompletedTasks: d, TotalTasks: t, Stories: Stories(ch)}
-		if rec, err := l.Store.Load(name); err == nil {
+		if rec != nil {
 			st, _ := l.EffectiveStatus(rec)
-			v.Run = &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory}
-		} else if !errors.Is(err, run.ErrNoRun) {
-			return nil, err
+			v.Run = &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: worktreeState(rec)}
 		}
 		out = append(out, v)
 	}
@@ -92,6 +96,7 @@ type StatusReport struct {
 	Current    string           // the branch HEAD is on
 	Learnings  string           // path of the learnings file
 	Logs       string           // directory of the attempt logs
+	Worktree   *WorktreeState   // for a worktree run
 }
 
 // Status reports on the run of change (or of the only run). It returns nil, nil when
@@ -118,7 +123,8 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	}
 	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = l.EffectiveStatus(rec)
-	if ch, err := openspec.Load(l.Repo.Root, change); err == nil {
+	r.Worktree = worktreeState(rec)
+	if ch, err := l.loadChangeFor(rec, change); err == nil {
 		r.Change = ch
 	}
 	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {

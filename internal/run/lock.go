@@ -61,3 +61,28 @@ func (s *Store) Held(change string) bool {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return false
 }
+
+// LockWorktrees takes the repository-wide lock that git-ralph processes hold while they
+// add, lock, unlock, prune or remove worktrees, waiting for it. git writes a new
+// worktree's files one by one, and any git that lists the worktrees meanwhile (another
+// loop's `worktree add`, or its `checkout -B`) dies reading a half-made one.
+func (s *Store) LockWorktrees() (*Lock, error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, "worktrees.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Lock{f: f}, nil
+}

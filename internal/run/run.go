@@ -76,9 +76,19 @@ type Record struct {
 	// so that a finish killed half-way is completed by the next one.
 	Finishing *Finishing `json:"finishing,omitempty"`
 
+	// Worktree is set for a run in a linked worktree (start --worktree).
+	Worktree *Worktree `json:"worktree,omitempty"`
+
 	// Remote is set for a run on GitHub Actions: by dispatch on the user's machine, and
 	// by start --adopt --run-id on the runner.
 	Remote *Remote `json:"remote,omitempty"`
+}
+
+// Worktree is where a worktree run works, and where its work goes back to.
+type Worktree struct {
+	Path    string `json:"path"`           // the linked worktree, on the run's branch
+	Created bool   `json:"createdByRalph"` // git-ralph added it (and may remove it when clean)
+	Origin  string `json:"origin"`         // the checkout start ran in: finish --squash lands there
 }
 
 // Remote is where a run on GitHub Actions is and what was last seen of it. The refs

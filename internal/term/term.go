@@ -12,6 +12,7 @@ import (
 	"github.com/cli/go-gh/v2/pkg/prompter"
 	ghterm "github.com/cli/go-gh/v2/pkg/term"
 	"github.com/fatih/color"
+	xterm "golang.org/x/term"
 )
 
 // Streams are the standard streams and what is known about them.
@@ -23,6 +24,7 @@ type Streams struct {
 	StdinTTY, StdoutTTY, StderrTTY bool
 	Color                          bool // colour on stderr (and on stdout when it is a TTY)
 	NeverPrompt                    bool // CI is set, or prompting was turned off
+	ErrWidth                       int  // stderr's width in columns when it is a terminal; 0 if unknown
 
 	// Prompter asks the user; nil means "cannot prompt".
 	Prompter Prompter
@@ -43,6 +45,11 @@ func System() *Streams {
 		StdinTTY:  ghterm.IsTerminal(os.Stdin),
 		StdoutTTY: ghterm.IsTerminal(os.Stdout),
 		StderrTTY: ghterm.IsTerminal(os.Stderr),
+	}
+	if s.StderrTTY {
+		if w, _, err := xterm.GetSize(int(os.Stderr.Fd())); err == nil {
+			s.ErrWidth = w
+		}
 	}
 	s.Color = ghterm.IsColorForced() || (!ghterm.IsColorDisabled() && s.StderrTTY)
 	s.NeverPrompt = os.Getenv("CI") != ""

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/cli/go-gh/v2/pkg/tableprinter"
+
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/parallel"
+)
+
+// worktreeFlag is --worktree or --worktree=PATH: a switch with an optional value.
+type worktreeFlag struct {
+	On   bool
+	Path string
+}
+
+// Decode takes --worktree, or --worktree=PATH (never a separate word: that would read
+// a change name as the path).
+func (w *worktreeFlag) Decode(ctx *kong.DecodeContext) error {
+	w.On = true
+	if ctx.Scan.Peek().Type == kong.FlagValueToken {
+		tok := ctx.Scan.Pop()
+		s, ok := tok.Value.(string)
+		if !ok {
+			return fmt.Errorf("--worktree: expected a path, got %v", tok.Value)
+		}
+		w.Path = s
+	}
+	return nil
+}
+
+// IsBool makes kong accept --worktree without a value.
+func (w *worktreeFlag) IsBool() bool { return true }
+
+// checkParallel checks the flags that only make sense together.
+func (c *startCmd) checkParallel() error {
+	if c.Jobs < 0 {
+		return &usageError{msg: fmt.Sprintf("-j must be 1 or more, not %d", c.Jobs), hint: "it is how many loops run at once"}
+	}
+	if len(c.Changes) < 2 {
+		return nil
+	}
+	if !c.Worktree.On {
+		return &usageError{msg: "several changes need --worktree", hint: "each runs in a worktree of its own: git ralph start --worktree " + strings.Join(c.Changes, " ")}
+	}
+	if c.Worktree.Path != "" {
+		return &usageError{msg: "--worktree=PATH names one worktree, but " + strconv.Itoa(len(c.Changes)) + " changes were given", hint: "choose where they go with 'git config " + loop.WorktreeDirConfig + " DIR' (each change gets DIR/<change>)"}
+	}
+	if c.DryRun {
+		return &usageError{msg: "--dry-run takes one change", hint: "run 'git ralph start <change> --dry-run' for each"}
+	}
+	seen := map[string]bool{}
+	for _, ch := range c.Changes {
+		if seen[ch] {
+			return &usageError{msg: fmt.Sprintf("change %q is given twice", ch), hint: "one loop per change"}
+		}
+		seen[ch] = true
+	}
+	return nil
+}
+
+// runParallel runs one child git-ralph per change, each in its own worktree, at most
+// -j at a time, and ends with a table of how each did.
+func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
+	for _, ch := range c.Changes {
+		if _, err := l.LoadRunChange(e.ctx, ch); err != nil {
+			return err
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find git-ralph's own binary: %w", err)
+	}
+	jobs := make([]parallel.Job, len(c.Changes))
+	for i, ch := range c.Changes {
+		jobs[i] = parallel.Job{Name: ch, Argv: append([]string{exe}, c.childArgs(e, ch)...)}
+	}
+	n := c.Jobs
+	if n == 0 || n > len(jobs) {
+		n = len(jobs)
+	}
+	p := e.s.Palette()
+	fmt.Fprintf(e.s.Err, "%d loops, %d at a time, each in a worktree of its own\n", len(jobs), n)
+	results := parallel.Run(e.ctx, e.kill, jobs, parallel.Options{
+		Max: n, Out: e.s.Err, TTY: e.s.StderrTTY, Width: e.s.ErrWidth, Name: "git-ralph",
+	})
+
+	fmt.Fprintln(e.s.Err)
+	t := tableprinter.New(e.s.Err, e.s.StderrTTY, max(e.s.ErrWidth, 120))
+	t.AddHeader([]string{"CHANGE", "RESULT", "STORIES", "WORKTREE"})
+	var failed, complete []string
+	for _, r := range results {
+		result, stories, wt := "", "-", "-"
+		st, _ := l.Status(context.WithoutCancel(e.ctx), r.Name) // after a Ctrl-C too
+		if st != nil && st.Record.Change == r.Name {
+			if st.Change != nil {
+				done := 0
+				for _, s := range st.Change.Stories {
+					if s.Complete() {
+						done++
+					}
+				}
+				stories = fmt.Sprintf("%d/%d", done, len(st.Change.Stories))
+			}
+			if st.Worktree != nil {
+				wt = st.Worktree.Path
+			}
+			result = st.Status
+			if st.Record.StopReason != "" && st.Status != "complete" {
+				result += ": " + st.Record.StopReason
+			}
+		}
+		switch {
+		case !r.Started:
+			result = "not started"
+		case r.Code == 0:
+			result = p.Success("complete")
+			complete = append(complete, r.Name)
+		case r.Code == 130:
+			result = p.Warn("interrupted")
+		default:
+			if result == "" || strings.HasPrefix(result, "complete") {
+				result = strings.TrimPrefix(r.Last, "error: ")
+			}
+			result = p.Fail(result)
+			failed = append(failed, r.Name)
+		}
+		t.AddField(r.Name)
+		t.AddField(result)
+		t.AddField(stories)
+		t.AddField(wt)
+		t.EndRow()
+	}
+	_ = t.Render()
+	if e.ctx.Err() != nil {
+		return &loop.Error{Msg: "interrupted", Code: 130,
+			Hint: "resume them all with 'git ralph start --worktree " + strings.Join(c.Changes, " ") + "'; 'git ralph list' shows where each stands"}
+	}
+	for _, ch := range complete {
+		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   (one at a time: each lands on the original branch uncommitted)\n", ch)
+	}
+	if len(failed) > 0 {
+		return &loop.Error{Msg: fmt.Sprintf("%d of %d loops did not complete: %s", len(failed), len(results), strings.Join(failed, ", ")),
+			Hint: "'git ralph status " + failed[0] + "' shows why; 'git ralph start " + failed[0] + "' resumes it"}
+	}
+	return nil
+}
+
+// childArgs is the command line of one change's loop: the flags as this command
+// resolved them (from the command line or git config), so every child runs alike.
+func (c *startCmd) childArgs(e *env, change string) []string {
+	args := []string{}
+	if e.verbose {
+		args = append(args, "-v")
+	}
+	args = append(args, "start", change, "--worktree",
+		"--max-retries", strconv.Itoa(c.MaxRetries), "--agent", c.Agent)
+	opt := func(name string, set bool, v string) {
+		if set {
+			args = append(args, name+"="+v)
+		}
+	}
+	dur := func(name string, d time.Duration) { opt(name, d > 0, d.String()) }
+	opt("--model", c.Model != "", c.Model)
+	dur("--timeout", c.Timeout)
+	dur("--idle-timeout", c.IdleTimeout)
+	dur("--verify-timeout", c.VerifyTimeout)
+	dur("--wait-on-limit", c.WaitOnLimit)
+	opt("--max-cost", c.MaxCost > 0, strconv.FormatFloat(c.MaxCost, 'f', -1, 64))
+	if c.Fresh {
+		args = append(args, "--fresh")
+	}
+	return slices.Clip(args)
+}
