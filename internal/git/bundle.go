@@ -333,3 +333,33 @@ func (r *Repo) ReadFile(ctx context.Context, rev, path string) ([]byte, error) {
 	}
 	return r.run(ctx, call{readOnly: true, args: []string{"cat-file", "blob", rev + ":" + path}})
 }
+
+// ObjectTypes returns the type of each object (commit, tree, blob, tag; "" for a
+// missing one), in one git call.
+func (r *Repo) ObjectTypes(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var in bytes.Buffer
+	for _, id := range ids {
+		if !isObjectID(id) {
+			return nil, fmt.Errorf("invalid object id %q", id)
+		}
+		in.WriteString(id + "\n")
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"cat-file", "--batch-check=%(objecttype)"}, stdin: in.Bytes()})
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(ids) {
+		return nil, fmt.Errorf("cat-file answered %d lines for %d objects", len(lines), len(ids))
+	}
+	types := make([]string, len(lines))
+	for i, l := range lines {
+		if !strings.HasSuffix(l, " missing") {
+			types[i] = l
+		}
+	}
+	return types, nil
+}

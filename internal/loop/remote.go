@@ -427,6 +427,19 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	if err := l.Repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
 		return nil, refuse("read the bundle: %v", err)
 	}
+	var ids []string
+	for _, h := range heads {
+		ids = append(ids, h.ID)
+	}
+	types, err := l.Repo.ObjectTypes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range types {
+		if t != "commit" {
+			return nil, refuse("%s is a %s, not a commit", heads[i].Name, orText(t, "missing object"))
+		}
+	}
 	var commits []string
 	for _, h := range heads {
 		if h.Name == prefix+"state" {
