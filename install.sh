@@ -31,6 +31,14 @@ default_prefix() {
 	echo "$HOME/.local"
 }
 
+# install_completion SHELL DIR FILE writes 'git ralph completion SHELL' to DIR/FILE.
+install_completion() {
+	mkdir -p "$2"
+	"$bindir/git-ralph" completion "$1" >"$2/.$3.tmp.$$"
+	mv -f "$2/.$3.tmp.$$" "$2/$3"
+	echo "installed $2/$3"
+}
+
 main() {
 	need_cmd go
 	need_cmd git
@@ -54,6 +62,12 @@ main() {
 	mv -f "$mandir/.git-ralph.1.tmp.$$" "$mandir/git-ralph.1"
 	echo "installed $bindir/git-ralph (PREFIX=$PREFIX)"
 	echo "installed $mandir/git-ralph.1"
+	# Shell completion where each shell looks under $PREFIX/share: bash-completion
+	# loads git-ralph when git's completion asks for _git_ralph; zsh's git completion
+	# calls _git-ralph from $fpath; fish's hands 'git ralph' to git-ralph's completions.
+	install_completion bash "$PREFIX/share/bash-completion/completions" git-ralph
+	install_completion zsh "$PREFIX/share/zsh/site-functions" _git-ralph
+	install_completion fish "$PREFIX/share/fish/vendor_completions.d" git-ralph.fish
 
 	case ":$PATH:" in
 	*":$bindir:"*)

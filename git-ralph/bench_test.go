@@ -388,7 +388,7 @@ func benchBareLoop(b *testing.B, env []string, dir, change string, stories int) 
 	}
 }
 
-func benchRalph(b *testing.B, env []string, dir string, args ...string) string {
+func benchRalph(b testing.TB, env []string, dir string, args ...string) string {
 	b.Helper()
 	cmd := exec.Command("git", append([]string{"ralph"}, args...)...)
 	cmd.Dir, cmd.Env = dir, env

@@ -9,7 +9,7 @@ import (
 )
 
 // TestInstallScript runs install.sh twice into a temporary PREFIX: it installs the
-// binary and the man page, writes nothing else there, is safe to run again, and says
+// binary, the man page and the bash, zsh and fish completions, writes nothing else there, is safe to run again, and says
 // how to put $PREFIX/bin on PATH when it is not.
 func TestInstallScript(t *testing.T) {
 	if testing.Short() {
@@ -50,12 +50,21 @@ func TestInstallScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(files, " "), "bin/git-ralph share/man/man1/git-ralph.1"; got != want {
+	if got, want := strings.Join(files, " "), "bin/git-ralph share/bash-completion/completions/git-ralph share/fish/vendor_completions.d/git-ralph.fish share/man/man1/git-ralph.1 share/zsh/site-functions/_git-ralph"; got != want {
 		t.Errorf("PREFIX holds %q, want %q", got, want)
 	}
 	man, err := os.ReadFile(filepath.Join(prefix, "share/man/man1/git-ralph.1"))
 	if err != nil || !strings.HasPrefix(string(man), ".TH GIT-RALPH 1") {
 		t.Errorf("man page: %v %.40q", err, man)
+	}
+	for file, want := range map[string]string{
+		"share/bash-completion/completions/git-ralph":    "\n_git_ralph ()\n",
+		"share/zsh/site-functions/_git-ralph":            "#compdef git-ralph\n",
+		"share/fish/vendor_completions.d/git-ralph.fish": "complete -c git-ralph ",
+	} {
+		if data, err := os.ReadFile(filepath.Join(prefix, file)); err != nil || !strings.Contains(string(data), want) {
+			t.Errorf("%s: %v, lacks %q", file, err, want)
+		}
 	}
 	out, err := exec.Command(filepath.Join(prefix, "bin/git-ralph"), "--version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "git-ralph ") {

@@ -40,6 +40,7 @@ func TestScript(t *testing.T) {
 		Setup:               hermetic,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":   cmdSnapshot,
+			"htmlcheck":  cmdHTMLCheck,
 			"fakerunner": cmdFakeRunner,
 		},
 	})
@@ -73,6 +74,7 @@ func hermetic(e *testscript.Env) error {
 		"FAKE_AGENT_STATE_DIR":  filepath.Join(e.WorkDir, ".fake-state"),
 		"FAKE_AGENT_RECORD":     filepath.Join(e.WorkDir, "agent-calls.ndjson"),
 		"FAKE_AGENT_FIXED_TIME": "2026-01-02T03:04:05Z",
+		"GIT_RALPH_TEST_CLOCK":  "2026-01-02T03:04:05Z",
 	} {
 		e.Setenv(k, v)
 	}

@@ -4,14 +4,18 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,20 +43,23 @@ type root struct {
 	Verbose bool             `short:"v" env:"GIT_RALPH_VERBOSE" help:"Print every git command that runs."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
-	Start  startCmd  `cmd:"" help:"Start, or resume, the loop over a change's stories."`
-	Status statusCmd `cmd:"" help:"Show where a run stands."`
-	Finish finishCmd `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
-	List   listCmd   `cmd:"" help:"List the repository's changes, their progress and runs."`
-	Hooks  hooksCmd  `cmd:"" help:"Install, remove or list the optional git hooks (pre-commit, pre-push, ralph-verify)."`
-	Hook   hookCmd   `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`
-	Demo   demoCmd   `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
-	Help   helpCmd   `cmd:"" help:"Show help for a command."`
-	CI     ciCmd     `cmd:"" name:"ci" help:"Set up GitHub Actions to run loops: 'ci init' writes the workflow."`
+	Start      startCmd      `cmd:"" help:"Start, or resume, the loop over a change's stories."`
+	Status     statusCmd     `cmd:"" help:"Show where a run stands."`
+	Finish     finishCmd     `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
+	List       listCmd       `cmd:"" help:"List the repository's changes, their progress and runs."`
+	Hooks      hooksCmd      `cmd:"" help:"Install, remove or list the optional git hooks (pre-commit, pre-push, ralph-verify)."`
+	Hook       hookCmd       `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`
+	Demo       demoCmd       `cmd:"" help:"Watch the whole loop run offline on a throwaway repository."`
+	Report     reportCmd     `cmd:"" help:"Write the run's morning report: one self-contained HTML page."`
+	Completion completionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish."`
+	Help       helpCmd       `cmd:"" help:"Show help for a command."`
+	CI         ciCmd         `cmd:"" name:"ci" help:"Set up GitHub Actions to run loops: 'ci init' writes the workflow."`
 
 	Export  exportCmd  `cmd:"" hidden:"" help:"Runner side: write a run's bundle, state and logs for the workflow's artifact."`
 	Publish publishCmd `cmd:"" hidden:"" help:"Runner side: check a run's bundle and push it, all or nothing."`
 
 	Man       manCmd       `cmd:"" hidden:"" help:"Print the man page (roff)."`
+	Complete  completeCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (what the completion scripts call)."`
 	DemoAgent demoAgentCmd `cmd:"" name:"demo-agent" hidden:"" passthrough:"all" help:"The scripted agent of the demo."`
 }
 
@@ -102,8 +109,50 @@ func newParser(r *root, s *term.Streams, exit func(int), repo func() (*git.Repo,
 		kong.Exit(exit),
 		kong.Vars{"version": "git-ralph " + version()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter),
 		kong.Resolvers(configResolver(repo)),
 	)
+}
+
+// helpPrinter is kong's help with one change: a command's usage line shows flags of
+// which exactly one is required as "(--squash | --keep)", not "--squash --keep" as
+// if both were needed.
+func helpPrinter(o kong.HelpOptions, ctx *kong.Context) error {
+	var buf bytes.Buffer
+	out := ctx.Stdout
+	ctx.Stdout = &buf
+	err := kong.DefaultHelpPrinter(o, ctx)
+	ctx.Stdout = out
+	text := buf.String()
+	if n := ctx.Selected(); n != nil {
+		text = strings.Replace(text, "Usage: "+ctx.Model.Name+" "+n.Summary(), "Usage: "+ctx.Model.Name+" "+xorSummary(n), 1)
+	}
+	_, werr := io.WriteString(out, text)
+	return cmp.Or(err, werr)
+}
+
+// xorSummary is n.Summary() with each group of required, mutually exclusive flags
+// written as "(--a | --b)".
+func xorSummary(n *kong.Node) string {
+	s := n.Summary()
+	groups := map[string][]string{}
+	var order []string
+	for _, f := range n.Flags {
+		if !f.Required || len(f.Xor) == 0 {
+			continue
+		}
+		g := f.Xor[0]
+		if groups[g] == nil {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], f.Summary())
+	}
+	for _, g := range order {
+		if fs := groups[g]; len(fs) > 1 {
+			s = strings.Replace(s, strings.Join(fs, " "), "("+strings.Join(fs, " | ")+")", 1)
+		}
+	}
+	return s
 }
 
 func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.Streams) (code int) {
@@ -178,7 +227,29 @@ func (e *env) loop() (*loop.Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loop.New(repo, newReporter(e.s)), nil
+	l := loop.New(repo, newReporter(e.s))
+	if now := testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")); now != nil {
+		l.Now = now
+	}
+	return l, nil
+}
+
+// testClock is the clock of the test suite: GIT_RALPH_TEST_CLOCK=<RFC 3339 time> starts
+// it there, and every reading advances it by one second, so run records, trailers and
+// reports come out the same on every run (like git's own GIT_TEST_DATE_NOW). nil when
+// the variable is unset or not a time.
+func testClock(v string) func() time.Time {
+	t, err := time.Parse(time.RFC3339, v)
+	if v == "" || err != nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
 }
 
 // printErr prints err the way git does ("error: …", then "hint: …" lines) and returns
@@ -206,7 +277,7 @@ func printErr(s *term.Streams, err error) int {
 		}
 	case errors.As(err, &pe):
 		code = 2
-		hints = []string{"see 'git ralph " + commandPath(pe.Context) + " -h'"}
+		hints = []string{"see '" + strings.Join(strings.Fields("git ralph "+commandPath(pe.Context)+" -h"), " ") + "'"}
 	}
 	if code == loop.ExitDeadline {
 		fmt.Fprintln(s.Err, msg)

@@ -67,6 +67,8 @@ func TestHelpGolden(t *testing.T) {
 		{"list", []string{"list", "-h"}},
 		{"demo", []string{"demo", "-h"}},
 		{"hooks", []string{"hooks", "-h"}},
+		{"report", []string{"report", "-h"}},
+		{"completion", []string{"completion", "-h"}},
 		{"help", []string{"help", "-h"}},
 		{"ci-init", []string{"ci", "init", "-h"}},
 	} {
@@ -90,7 +92,7 @@ func TestHelpGolden(t *testing.T) {
 // TestHelpCommandMatchesDashH: `git ralph help <command>` prints what `<command> -h` does.
 func TestHelpCommandMatchesDashH(t *testing.T) {
 	hermetic(t)
-	for _, cmd := range []string{"start", "status", "finish", "list", "demo", "hooks"} {
+	for _, cmd := range []string{"start", "status", "finish", "list", "demo", "hooks", "report", "completion"} {
 		_, want, _ := gitRalph(t, cmd, "-h")
 		code, got, errOut := gitRalph(t, "help", cmd)
 		if code != 0 || got != want {
@@ -136,7 +138,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"finish", "--squash", "--keep"}, 2, "", "error: "},
 		{[]string{"finish"}, 2, "", "error: "},
 		{[]string{"start"}, 2, "", "error: "},
-		{[]string{"no-such-command"}, 2, "", "error: "},
+		{[]string{"no-such-command"}, 2, "", "error: unexpected argument no-such-command\nhint: see 'git ralph -h'\n"},
 		{[]string{"help", "no-such-command"}, 2, "", "error: no command no-such-command"},
 		{[]string{"start", "x", "--max-retries=-1"}, 2, "", "--max-retries must be 0 or more"},
 		{[]string{"start", "x", "--max-cost=-1"}, 2, "", "--max-cost must not be negative"},
@@ -191,7 +193,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no %s section", sec)
 		}
 	}
-	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "help", "ci"}
+	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help", "ci"}
 	for _, c := range visible {
 		if !strings.Contains(out, ".B git ralph "+c+"\n") {
 			t.Errorf("the man page's synopsis does not mention %q", c)
@@ -200,7 +202,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no section for %q", c)
 		}
 	}
-	for _, hidden := range []string{"hook", "man", "demo-agent"} {
+	for _, hidden := range []string{"hook", "man", "demo-agent", "__complete"} {
 		if strings.Contains(out, ".B git ralph "+hidden+"\n") || strings.Contains(out, `.SS "git ralph `+hidden+`"`) {
 			t.Errorf("the man page shows the hidden command %q", hidden)
 		}
@@ -221,7 +223,7 @@ func TestMan(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,help,ci" {
+	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help,ci" {
 		t.Errorf("visible commands are %v; update this test and the help goldens", model)
 	}
 	// every visible flag of start is documented

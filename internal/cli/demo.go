@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -101,6 +102,12 @@ func (c *demoCmd) Run(e *env) error {
 		return err
 	}
 	printFinish(s, res, mode)
+	fmt.Fprintf(s.Err, "\n%s git ralph report\n", p.Dim("$"))
+	reportFile := reportPath(l, demo.Change)
+	if err := writeReport(context.WithoutCancel(e.ctx), l, demo.Change, reportFile); err != nil {
+		return err
+	}
+	fmt.Fprintln(s.Err, reportFile)
 
 	branch := loop.BranchName(demo.Change)
 	logRef := branch
@@ -119,6 +126,7 @@ func (c *demoCmd) Run(e *env) error {
 	say("the repository stays in %s. Try:", dir)
 	fmt.Fprintf(s.Err, "  git -C %s log --oneline %s\n", dir, logRef)
 	fmt.Fprintf(s.Err, "  git -C %s show --stat refs/ralph/%s/attempts/2-1\n", dir, demo.Change)
+	fmt.Fprintf(s.Err, "  open %s in a browser: the run's morning report, made from git after the finish\n", reportFile)
 	fmt.Fprintf(s.Err, "  git ralph status           (in your own repository, while a run is on)\n")
 	fmt.Fprintf(s.Err, "  git ralph start <change>   (in your own OpenSpec repository, with a real agent: Claude Code by default)\n")
 	return nil

@@ -77,11 +77,23 @@ func synopsis(n *kong.Node) string {
 			parts = append(parts, "[<"+p.Name+">]")
 		}
 	}
+	xor := map[string][]string{}
 	for _, f := range n.Flags {
-		if f.Hidden {
-			continue
+		switch {
+		case f.Hidden:
+		case f.Required && len(f.Xor) > 0: // exactly one of the group: "(--squash | --keep)"
+			if xor[f.Xor[0]] == nil {
+				parts = append(parts, "\x00"+f.Xor[0])
+			}
+			xor[f.Xor[0]] = append(xor[f.Xor[0]], f.String())
+		default:
+			parts = append(parts, "["+f.String()+"]")
 		}
-		parts = append(parts, "["+f.String()+"]")
+	}
+	for i, p := range parts {
+		if g, ok := strings.CutPrefix(p, "\x00"); ok {
+			parts[i] = "(" + strings.Join(xor[g], " | ") + ")"
+		}
 	}
 	return strings.Join(parts, " ")
 }

@@ -105,6 +105,7 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		if sum != nil {
 			printSummary(e.s, sum, false)
+			printReport(e, l, change)
 		}
 		if errors.Is(err, loop.ErrDeadline) {
 			return deadlineError(change, err)
@@ -118,6 +119,7 @@ func (c *startCmd) Run(e *env) error {
 		return printDryRun(e.s, sum)
 	}
 	printSummary(e.s, sum, true)
+	printReport(e, l, change)
 	return offerFinish(e, l, sum)
 }
 

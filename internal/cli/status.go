@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
@@ -170,6 +172,11 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	fmt.Fprintln(w)
 	kv("learnings", r.Learnings)
 	kv("logs", r.Logs)
+	if page := filepath.Join(filepath.Dir(r.Logs), "report.html"); fileExists(page) {
+		kv("report", page+"  ('git ralph report "+rec.Change+"' writes it anew)")
+	} else {
+		kv("report", "none yet; 'git ralph report "+rec.Change+"' writes "+page)
+	}
 	fmt.Fprintln(w)
 	nextSteps(w, r)
 }
@@ -182,7 +189,7 @@ func attemptText(a run.Attempt) string {
 	}
 	if a.Agent != "" {
 		s += " [" + a.Agent
-		if a.Model != "" {
+		if a.Model != "" && a.Model != a.Agent { // the demo agent's model is "demo" too
 			s += " " + a.Model
 		}
 		s += "]"
@@ -213,4 +220,9 @@ func shortID(id string) string {
 		return id[:7]
 	}
 	return id
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -326,14 +326,6 @@ func (r *Repo) FetchRefs(ctx context.Context, remote string, refspecs []string) 
 	return err
 }
 
-// ReadFile returns the content of path in rev (rev:path).
-func (r *Repo) ReadFile(ctx context.Context, rev, path string) ([]byte, error) {
-	if err := checkArg("revision", rev); err != nil {
-		return nil, err
-	}
-	return r.run(ctx, call{readOnly: true, args: []string{"cat-file", "blob", rev + ":" + path}})
-}
-
 // ObjectTypes returns the type of each object (commit, tree, blob, tag; "" for a
 // missing one), in one git call.
 func (r *Repo) ObjectTypes(ctx context.Context, ids []string) ([]string, error) {

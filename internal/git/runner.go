@@ -67,6 +67,11 @@ type call struct {
 	// group (SIGINT, then SIGKILL). Only for user code of unbounded
 	// duration; see the package doc.
 	interruptible bool
+	// stdout, when set, receives the child's stdout as it comes instead of
+	// a buffer (run then returns nil output): for output too large to hold,
+	// which the writer bounds. Only for read-only commands, which are never
+	// retried.
+	stdout io.Writer
 }
 
 // result is what one child produced.
@@ -161,6 +166,9 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		cmd.Stdout, cmd.Stderr = stderr, stderr
 	} else {
 		cmd.Stdout, cmd.Stderr = &stdout, stderr
+		if c.stdout != nil {
+			cmd.Stdout = c.stdout
+		}
 	}
 
 	r.trace(program, c)

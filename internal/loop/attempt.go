@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -63,7 +64,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		}
 		if !o.deadlineAt.IsZero() {
 			// No attempt starts that its own timeout could carry past the deadline.
-			if left := o.deadlineAt.Sub(l.now()); left <= 0 || (o.Timeout > 0 && left < o.Timeout) {
+			if left := time.Until(o.deadlineAt); left <= 0 || (o.Timeout > 0 && left < o.Timeout) {
 				return finish(), l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
 			}
 		}
@@ -365,7 +366,8 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if err := l.Repo.AddAll(ctx); err != nil {
 		return "", "", false, err
 	}
-	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, drv, res, o.RunID), git.CommitOptions{AllowEmpty: true})
+	att.Ended = l.now()
+	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, o.RunID), git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
@@ -374,32 +376,48 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		return "", "", false, err
 	}
 	rec.Checkpoint = id
-	att.Outcome, att.Commit, att.Ended = run.OutcomeComplete, id, l.now()
+	att.Outcome, att.Commit = run.OutcomeComplete, id
 	return run.OutcomeComplete, "", false, l.save(rec)
 }
 
 // checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
-func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, drv agent.Driver, res agent.Result, runID int64) string {
+func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, runID int64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
-	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\nRalph-Agent: %s\n", rec.Change, story.ID, att.N, drv.Name())
-	if att.Model != "" {
-		fmt.Fprintf(&b, "Ralph-Model: %s\n", att.Model)
-	}
-	if res.Turns > 0 {
-		fmt.Fprintf(&b, "Ralph-Turns: %d\n", res.Turns)
-	}
-	if res.InputTokens+res.OutputTokens > 0 {
-		fmt.Fprintf(&b, "Ralph-Tokens: %d\n", res.InputTokens+res.OutputTokens)
-	}
-	if res.CostUSD != nil {
-		fmt.Fprintf(&b, "Ralph-Cost-USD: %.4f\n", *res.CostUSD)
-	}
-	fmt.Fprintf(&b, "Ralph-Verify: %s\n", att.Verify)
+	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
+	auditTrailers(&b, att)
 	if runID != 0 {
 		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)
 	}
 	return b.String()
+}
+
+// trailerTime is RFC 3339 to the millisecond: a demo's attempts last less than a second.
+const trailerTime = "2006-01-02T15:04:05.000Z07:00"
+
+// auditTrailers writes what is known of an attempt as trailers, so that a report can
+// be rebuilt from git alone once the run record is gone (git ralph report after finish).
+func auditTrailers(b *strings.Builder, att *run.Attempt) {
+	fmt.Fprintf(b, "Ralph-Agent: %s\n", att.Agent)
+	if att.Model != "" {
+		fmt.Fprintf(b, "Ralph-Model: %s\n", att.Model)
+	}
+	if att.Turns > 0 {
+		fmt.Fprintf(b, "Ralph-Turns: %d\n", att.Turns)
+	}
+	if att.InputTokens+att.OutputTokens > 0 {
+		fmt.Fprintf(b, "Ralph-Tokens: %d\n", att.InputTokens+att.OutputTokens)
+	}
+	if att.CostUSD != nil {
+		fmt.Fprintf(b, "Ralph-Cost-USD: %.4f\n", *att.CostUSD)
+	}
+	if att.Verify != "" {
+		fmt.Fprintf(b, "Ralph-Verify: %s\n", att.Verify)
+	}
+	fmt.Fprintf(b, "Ralph-Started: %s\n", att.Started.UTC().Format(trailerTime))
+	if !att.Ended.IsZero() {
+		fmt.Fprintf(b, "Ralph-Ended: %s\n", att.Ended.UTC().Format(trailerTime))
+	}
 }
 
 // saveAndRestore keeps the attempt's whole worktree under refs/ralph/<change>/attempts/
@@ -407,8 +425,22 @@ func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, 
 // restored: the work stays where the agent left it.
 func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Attempt, reason string) error {
 	ref := attemptRef(rec.Change, att.Story, att.N)
-	msg := fmt.Sprintf("ralph attempt %s-%d: %s\n\nRalph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\nRalph-Outcome: %s\n",
-		att.Story, att.N, firstLine(orText(reason, att.Outcome)), rec.Change, att.Story, att.N, att.Outcome)
+	if att.Ended.IsZero() {
+		att.Ended = l.now()
+	}
+	outcome := att.Outcome
+	if outcome == run.OutcomeRunning {
+		outcome = run.OutcomeInterrupted
+	}
+	// The subject is the reason's first line; the body keeps all of it, then the trailers.
+	var b strings.Builder
+	fmt.Fprintf(&b, "ralph attempt %s-%d: %s\n\n", att.Story, att.N, firstLine(orText(reason, outcome)))
+	if r := strings.TrimSpace(reason); r != "" {
+		b.WriteString(r + "\n\n")
+	}
+	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\nRalph-Outcome: %s\n", rec.Change, att.Story, att.N, outcome)
+	auditTrailers(&b, att)
+	msg := b.String()
 	if _, err := l.Repo.SaveAttempt(ctx, rec.Checkpoint, ref, msg); err != nil {
 		rec.Status, rec.StopReason = run.Failed, "could not save a failed attempt"
 		_ = l.save(rec)
@@ -416,9 +448,6 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
 	}
 	att.Ref = ref
-	if att.Ended.IsZero() {
-		att.Ended = l.now()
-	}
 	if att.Outcome == run.OutcomeRunning {
 		att.Outcome, att.Reason = run.OutcomeInterrupted, reason
 	}

@@ -304,9 +304,12 @@ func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
 		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, short(r.StartCommit)),
 			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, short(local), short(r.StartCommit), short(remoteTip))
 	}
-	data, err := l.Repo.ReadFile(ctx, state, "record.json")
+	data, ok, err := l.Repo.ReadFile(ctx, state, "record.json")
 	if err != nil {
 		return err
+	}
+	if !ok {
+		return userErr("", "the state of run %d has no record.json", r.RunID)
 	}
 	var there run.Record
 	if err := json.Unmarshal(data, &there); err != nil {
@@ -330,7 +333,7 @@ func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	rec.Checkpoint = remoteTip
 	r.LastSeenStatus = "completed"
-	if learned, err := l.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && len(strings.TrimSpace(string(learned))) > 0 {
+	if learned, ok, err := l.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(strings.TrimSpace(string(learned))) > 0 {
 		mine, err := l.Store.EnsureLearnings(rec.Change)
 		if err != nil {
 			return err

@@ -104,7 +104,8 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	}
 	wctx := ctx
 	if o.Deadline > 0 {
-		o.deadlineAt = l.now().Add(o.Deadline)
+		// Wall-clock time, like the job's own limit (l.Now may be a test clock).
+		o.deadlineAt = time.Now().Add(o.Deadline)
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithTimeout(ctx, o.Deadline)
 		defer cancel()
@@ -191,7 +192,12 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		if errors.As(err, &nf) {
 			hint = nf.Hint()
 		}
-		return nil, nil, &Error{Msg: fmt.Sprintf("agent %q: %s not found on PATH", drv.Name(), drv.Binary()), Hint: hint, Err: err}
+		msg := fmt.Sprintf("agent %q: %s not found on PATH", drv.Name(), drv.Binary())
+		if !o.DryRun {
+			return nil, nil, &Error{Msg: msg, Hint: hint, Err: err}
+		}
+		// A preview of the prompt needs no agent: say that it is missing, and go on.
+		l.Report.Warn(msg + "; a real run needs it")
 	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {

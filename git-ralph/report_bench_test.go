@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/report"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// retryScenario fails each story's first attempts (each leaving a file behind, so every
+// saved attempt has a diff) and passes the attempt after them.
+func retryScenario(fails int) string {
+	var runs []string
+	for i := 1; i <= fails; i++ {
+		runs = append(runs, fmt.Sprintf(`{"steps": [
+  {"write": {"path": "story-{{story}}-try-%d.txt", "content": "a try at story {{story}}\n<script>alert(1)</script>\n"}},
+  {"say": "<promise>FAILED: try %d at story {{story}}: the test \"TestStory\" fails</promise>"}]}`, i, i))
+	}
+	runs = append(runs, `{"steps": [
+  {"write": {"path": "story-{{story}}.txt", "content": "the work of story {{story}}\n"}},
+  {"check_story": true},
+  {"say": "<promise>COMPLETE</promise>"}]}`)
+	return `{"by_story": {"*": [` + strings.Join(runs, ",\n") + `]}}`
+}
+
+// makeRun makes a repository with a finished run of stories stories, each passing at
+// its attempt fails+1, with the fake agent and the test clock.
+func makeRun(tb testing.TB, root string, stories, fails int) (dir string, env []string) {
+	tb.Helper()
+	env = append(benchEnv(tb, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"),
+		"GIT_RALPH_TEST_CLOCK=2026-01-02T03:04:05Z")
+	benchWrite(tb, filepath.Join(root, "scenario.json"), retryScenario(fails))
+	dir = filepath.Join(root, "repo")
+	benchMkdir(tb, filepath.Join(dir, "openspec", "changes", "x"))
+	benchGit(tb, env, dir, "init", "-q", "-b", "main")
+	benchWrite(tb, filepath.Join(dir, "openspec", "changes", "x", "tasks.md"), benchTasks(stories, false))
+	benchWrite(tb, filepath.Join(dir, "openspec", "changes", "x", "proposal.md"),
+		"## Why\n\nA run of many stories, each of which fails before it passes.\n")
+	benchGit(tb, env, dir, "add", "-A")
+	benchGit(tb, env, dir, "commit", "-q", "-m", "base")
+	cmdOut := benchRalphT(tb, env, dir, "start", "x", fmt.Sprintf("--max-retries=%d", fails))
+	if !strings.Contains(cmdOut, "report: ") {
+		tb.Fatalf("start did not name the report:\n%s", cmdOut)
+	}
+	return dir, env
+}
+
+// BenchmarkReport100x4 times the report of a run of 100 stories with 4 attempts each
+// (3 failed, saved with their diffs): gathering it from the record and git, rendering
+// it, and the whole `git ralph report` command.
+//
+//	go test ./git-ralph -run '^$' -bench Report -benchtime 5x
+func BenchmarkReport100x4(b *testing.B) {
+	dir, env := makeRun(b, b.TempDir(), 100, 3)
+	ctx := context.Background()
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := run.NewStore(repo.CommonDir)
+	var build, render, command time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		rep, err := report.Build(ctx, repo, store, "x", report.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := report.Render(io.Discard, rep); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		benchRalphT(b, env, dir, "report", "x")
+		command += time.Since(t2)
+		build, render = build+t1.Sub(t0), render+t2.Sub(t1)
+		if rep.Attempts != 400 || len(rep.Stories) != 100 {
+			b.Fatalf("%d attempts in %d stories", rep.Attempts, len(rep.Stories))
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(ms(build)/n, "build-ms")
+	b.ReportMetric(ms(render)/n, "render-ms")
+	b.ReportMetric(ms(command)/n, "command-ms")
+}
+
+func benchRalphT(tb testing.TB, env []string, dir string, args ...string) string {
+	tb.Helper()
+	return benchRalph(tb, env, dir, args...)
+}

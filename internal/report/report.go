@@ -1,0 +1,636 @@
+// Package report builds the morning report of a Ralph loop: one self-contained HTML
+// page with the run's summary, a timeline of its attempts, every story with its
+// attempts, diffs and log tails, and the learnings file.
+//
+// Build gathers the facts. While a run record exists it adds what only the record
+// knows (the attempt under way, the run's status); everything a finished attempt left
+// behind is read from git — the checkpoint commits' trailers, the attempt refs under
+// refs/ralph/<change>/attempts/ and, once finish removed the branch, the backup ref —
+// so the report of a finished run is the report of the run before it finished.
+// Render writes the page; it makes no request of any kind when opened.
+package report
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// Report is everything the page shows.
+type Report struct {
+	Change    string
+	Why       string    // the proposal's "## Why" section
+	Status    string    // running | interrupted | failed: … | complete | finished (…)
+	Source    string    // where the facts came from
+	Generated time.Time // when the report was made
+	Agent     string    // of the newest attempt
+	Model     string
+	Verify    bool // a ralph-verify hook is installed
+	Stories   []Story
+	Learnings string
+	Notes     []string // what was left out, and why
+
+	Done, Total int // stories
+	Attempts    int
+	Tokens      int64
+	Cost        float64
+	CostKnown   bool
+	Start, End  time.Time // first attempt's start, last attempt's end (Generated while one runs)
+}
+
+// Task is one checkbox of a story.
+type Task struct {
+	ID, Text string
+	Done     bool
+}
+
+// Story is one story with its attempts.
+type Story struct {
+	ID, Title  string
+	Tasks      []Task
+	Done       bool
+	Attempts   []Attempt
+	Checkpoint string // the checkpoint commit, "" while not done
+	Diff       *Diff  // the checkpoint's diff
+}
+
+// Attempt is one run of the agent on one story.
+type Attempt struct {
+	Story          string
+	N              int
+	Outcome        string // complete | failed | no-signal | agent-error | timeout | interrupted | running
+	Reason         string
+	Agent, Model   string
+	Turns          int
+	Tokens         int64
+	Cost           *float64
+	Verify         string // passed | failed | skipped | ""
+	Started, Ended time.Time
+	Ref, Commit    string // the saved attempt (failed ones) or the checkpoint (complete)
+	LogTail        string
+	Diff           *Diff // a failed attempt's diff against its checkpoint
+}
+
+// Duration is how long the attempt ran; 0 while it runs or when unknown.
+func (a Attempt) Duration() time.Duration {
+	if a.Started.IsZero() || a.Ended.IsZero() {
+		return 0
+	}
+	return a.Ended.Sub(a.Started)
+}
+
+// Diff is a commit's diff, bounded.
+type Diff struct {
+	Commit  string
+	Stat    string
+	Patch   string
+	Cut     int  // bytes of the patch left out
+	Omitted bool // the whole patch was left out: the report's diff budget was spent
+}
+
+// Limits of the page's size.
+const (
+	DefaultMaxPatch = 128 << 10 // per diff
+	DefaultMaxTotal = 8 << 20   // all diffs of a report
+	logTailLines    = 30
+	logTailBytes    = 16 << 10
+	logLineMax      = 400
+)
+
+// Options tunes Build; the zero value is the defaults.
+type Options struct {
+	MaxPatch int              // bytes of one diff's patch; 0: DefaultMaxPatch
+	MaxTotal int              // bytes of all patches together; 0: DefaultMaxTotal
+	Now      func() time.Time // nil: time.Now
+}
+
+// ErrNoRun is returned by Build when neither a run record nor git knows the change.
+var ErrNoRun = errors.New("no run")
+
+// Runs lists the changes a report can be made of, sorted: those with a run record,
+// and those of which git keeps a branch ralph/<change> or refs under refs/ralph/<change>/.
+func Runs(ctx context.Context, repo *git.Repo, store *run.Store) ([]string, error) {
+	names, err := store.Changes()
+	if err != nil {
+		return nil, err
+	}
+	for _, prefix := range []string{"refs/ralph/", "refs/heads/ralph/"} {
+		refs, err := repo.Refs(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			rest := strings.TrimPrefix(r.Name, prefix)
+			name, _, nested := strings.Cut(rest, "/")
+			if prefix == "refs/ralph/" && !nested || prefix == "refs/heads/ralph/" && nested {
+				continue
+			}
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Build gathers the report of change from its run record (if any), git and the
+// files under the change's state directory.
+func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string, o Options) (*Report, error) {
+	if o.MaxPatch == 0 {
+		o.MaxPatch = DefaultMaxPatch
+	}
+	if o.MaxTotal == 0 {
+		o.MaxTotal = DefaultMaxTotal
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	rep := &Report{Change: change, Generated: o.Now().UTC().Truncate(time.Second)}
+	rec, err := store.Load(change)
+	if err != nil && !errors.Is(err, run.ErrNoRun) {
+		return nil, err
+	}
+	tip, err := tipOf(ctx, repo, change, rec, rep)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil && tip == "" {
+		return nil, ErrNoRun
+	}
+
+	// What git keeps: the checkpoints and the saved attempts.
+	var atts []Attempt
+	var checkpoints []git.Commit
+	commitOf := map[string]git.Commit{} // what Diffs needs: each commit's parents
+	if tip != "" {
+		if checkpoints, err = checkpointsOf(ctx, repo, change, tip, rec); err != nil {
+			return nil, err
+		}
+		for _, c := range checkpoints {
+			atts = append(atts, fromCommit(c, run.OutcomeComplete))
+			commitOf[c.ID] = c
+		}
+	}
+	refs, err := repo.Refs(ctx, "refs/ralph/"+change+"/attempts/")
+	if err != nil {
+		return nil, err
+	}
+	if len(refs) > 0 {
+		ids := make([]string, len(refs))
+		for i, r := range refs {
+			ids[i] = r.ID
+		}
+		commits, err := repo.Commits(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range commits {
+			commitOf[c.ID] = c
+			a := fromCommit(c, "")
+			a.Ref = refs[i].Name
+			if a.Story == "" { // a ref someone made by hand: name it from the ref
+				a.Story, a.N = storyN(strings.TrimPrefix(refs[i].Name, "refs/ralph/"+change+"/attempts/"))
+			}
+			atts = append(atts, a)
+		}
+	}
+	// What only the record knows: the attempt under way, attempts git has no commit of,
+	// and the times of checkpoints made before commits carried them.
+	if rec != nil {
+		atts = mergeRecord(atts, rec)
+		rep.Status, rep.Source = recordStatus(store, rec), "the run record, git and "+store.ChangeDir(change)
+	}
+	if rep.Status == "" {
+		if _, ok, err := repo.ResolveRef(ctx, "refs/heads/ralph/"+change); err != nil {
+			return nil, err
+		} else if ok {
+			rep.Status = "finished (kept on ralph/" + change + ")"
+		} else {
+			rep.Status = "finished (squashed; the branch is kept as " + rep.Source + ")"
+		}
+		rep.Source = "git alone (the run record is gone) and " + store.ChangeDir(change)
+	}
+
+	// The stories, from tasks.md as the newest checkpoint has it.
+	tasks, proposal := readChange(ctx, repo, tip, change)
+	rep.Why = why(proposal)
+	for _, s := range openspec.ParseTasks(tasks).Stories {
+		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
+		for _, t := range s.Tasks {
+			st.Tasks = append(st.Tasks, Task{ID: t.ID, Text: t.Text, Done: t.Done})
+		}
+		rep.Stories = append(rep.Stories, st)
+	}
+	index := map[string]int{}
+	for i, s := range rep.Stories {
+		index[s.ID] = i
+	}
+	slices.SortStableFunc(atts, func(a, b Attempt) int {
+		if a.Story != b.Story {
+			return strings.Compare(a.Story, b.Story)
+		}
+		return a.N - b.N
+	})
+	for _, a := range atts {
+		i, ok := index[a.Story]
+		if !ok { // a story no longer in tasks.md
+			i = len(rep.Stories)
+			index[a.Story] = i
+			rep.Stories = append(rep.Stories, Story{ID: a.Story, Title: "(no longer in tasks.md)"})
+		}
+		a.LogTail = logTail(store.LogPath(change, a.Story, a.N), a.Agent)
+		rep.Stories[i].Attempts = append(rep.Stories[i].Attempts, a)
+		if a.Outcome == run.OutcomeComplete {
+			rep.Stories[i].Checkpoint = a.Commit
+		}
+	}
+
+	if err := addDiffs(ctx, repo, rep, commitOf, o); err != nil {
+		return nil, err
+	}
+	summarize(rep)
+	if b, err := os.ReadFile(store.LearningsPath(change)); err == nil {
+		rep.Learnings = string(b)
+	}
+	if rep.Verify, err = repo.HookExists(ctx, "ralph-verify"); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// tipOf is the commit the run's history ends at: the record's checkpoint, else the
+// branch, else the newest backup (finish --squash made it).
+func tipOf(ctx context.Context, repo *git.Repo, change string, rec *run.Record, rep *Report) (string, error) {
+	if rec != nil {
+		return rec.Checkpoint, nil
+	}
+	id, _, err := repo.ResolveRef(ctx, "refs/heads/ralph/"+change)
+	if err != nil || id != "" {
+		return id, err
+	}
+	backups, err := repo.Refs(ctx, "refs/ralph/"+change+"/backup/")
+	if err != nil || len(backups) == 0 {
+		return "", err
+	}
+	newest := slices.MaxFunc(backups, func(a, b git.Ref) int {
+		return cmpNum(a.Name[strings.LastIndexByte(a.Name, '/')+1:], b.Name[strings.LastIndexByte(b.Name, '/')+1:])
+	})
+	rep.Source = newest.Name
+	return newest.ID, nil
+}
+
+func cmpNum(a, b string) int {
+	x, _ := strconv.ParseInt(a, 10, 64)
+	y, _ := strconv.ParseInt(b, 10, 64)
+	switch {
+	case x != y:
+		if x < y {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// checkpointsOf returns the change's checkpoint commits up to tip, oldest first: from
+// the run's "initial state" commit on.
+func checkpointsOf(ctx context.Context, repo *git.Repo, change, tip string, rec *run.Record) ([]git.Commit, error) {
+	rng, limit := tip, 2000
+	if rec != nil && rec.Initial != "" {
+		rng, limit = rec.Initial+".."+tip, 0
+	}
+	commits, err := repo.Log(ctx, rng, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []git.Commit
+	for _, c := range commits {
+		if c.Subject == "initial state" {
+			break
+		}
+		if c.Trailers["Ralph-Change"] == change && strings.HasPrefix(c.Subject, "checkpoint: ") {
+			out = append(out, c)
+		}
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// fromCommit reads an attempt from the trailers of its commit.
+func fromCommit(c git.Commit, outcome string) Attempt {
+	t := c.Trailers
+	a := Attempt{Story: t["Ralph-Story"], Outcome: orText(t["Ralph-Outcome"], outcome), Agent: t["Ralph-Agent"], Model: t["Ralph-Model"],
+		Verify: t["Ralph-Verify"], Commit: c.ID}
+	a.N, _ = strconv.Atoi(t["Ralph-Attempt"])
+	a.Turns, _ = strconv.Atoi(t["Ralph-Turns"])
+	a.Tokens, _ = strconv.ParseInt(t["Ralph-Tokens"], 10, 64)
+	if v, err := strconv.ParseFloat(t["Ralph-Cost-USD"], 64); err == nil {
+		a.Cost = &v
+	}
+	a.Started, _ = time.Parse(time.RFC3339, t["Ralph-Started"]) // fractions of a second are accepted
+	a.Ended, _ = time.Parse(time.RFC3339, t["Ralph-Ended"])
+	if a.Outcome != run.OutcomeComplete {
+		// The body is the whole reason, then the trailers' paragraph.
+		body := c.Body
+		if i := strings.LastIndex(body, "\n\n"); i >= 0 {
+			a.Reason = strings.TrimSpace(body[:i])
+		} else if !strings.HasPrefix(body, "Ralph-") {
+			a.Reason = strings.TrimSpace(body)
+		}
+		if a.Reason == "" { // written before commits kept the whole reason
+			_, a.Reason, _ = strings.Cut(c.Subject, ": ")
+			if a.Reason == a.Outcome {
+				a.Reason = ""
+			}
+		}
+	}
+	return a
+}
+
+// storyN splits "<story>-<n>".
+func storyN(s string) (string, int) {
+	i := strings.LastIndexByte(s, '-')
+	if i < 0 {
+		return s, 0
+	}
+	n, _ := strconv.Atoi(s[i+1:])
+	return s[:i], n
+}
+
+// mergeRecord adds the record's attempts that git does not have, and fills what older
+// commits did not carry.
+func mergeRecord(atts []Attempt, rec *run.Record) []Attempt {
+	at := map[string]int{}
+	for i, a := range atts {
+		at[a.Story+"\x00"+strconv.Itoa(a.N)] = i
+	}
+	for _, r := range rec.Attempts {
+		ra := Attempt{Story: r.Story, N: r.N, Outcome: r.Outcome, Reason: r.Reason, Agent: r.Agent, Model: r.Model,
+			Turns: r.Turns, Tokens: r.InputTokens + r.OutputTokens, Cost: r.CostUSD, Verify: r.Verify,
+			Started: r.Started.UTC().Truncate(time.Millisecond), Ended: r.Ended.UTC().Truncate(time.Millisecond), Ref: r.Ref, Commit: r.Commit}
+		i, ok := at[r.Story+"\x00"+strconv.Itoa(r.N)]
+		if !ok {
+			if r.Outcome == run.OutcomeComplete || r.Ref != "" {
+				continue // its commit is gone (a rewound branch, a deleted ref): nothing to show
+			}
+			atts = append(atts, ra)
+			continue
+		}
+		if atts[i].Started.IsZero() {
+			atts[i].Started, atts[i].Ended = ra.Started, ra.Ended
+		}
+	}
+	return atts
+}
+
+// recordStatus is the record's status corrected by the lock, as status shows it.
+func recordStatus(store *run.Store, rec *run.Record) string {
+	held := store.Held(rec.Change)
+	switch {
+	case held:
+		return "running"
+	case rec.Status == run.Running || rec.Status == run.Starting:
+		return "interrupted"
+	case rec.Status == run.Failed && rec.StopReason != "":
+		return "failed: " + rec.StopReason
+	}
+	return string(rec.Status)
+}
+
+// readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
+// change that is not in it, as the working tree has them.
+func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte) {
+	dir := "openspec/changes/" + change + "/"
+	tasksRel := dir + "tasks.md"
+	if ch, err := openspec.Load(repo.Root, change); err == nil && ch.TasksRel != "" {
+		tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
+	}
+	read := func(rel string) []byte {
+		if tip != "" {
+			if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
+				return b
+			}
+		}
+		b, _ := os.ReadFile(filepath.Join(repo.Root, filepath.FromSlash(rel)))
+		return b
+	}
+	return read(tasksRel), read(dir + "proposal.md")
+}
+
+// why is the text of the proposal's "## Why" section.
+func why(proposal []byte) string {
+	var b strings.Builder
+	in := false
+	for line := range strings.SplitSeq(string(proposal), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "#") {
+			if in {
+				break
+			}
+			in = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(t, "#")), "why")
+			continue
+		}
+		if in {
+			b.WriteString(line + "\n")
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// logTail is the end of an attempt's log, as the agent spoke it: its words and its
+// tool calls, decoded by the agent's own driver from the log's last bytes, then
+// git-ralph's closing lines. A log no driver can read shows its raw last lines.
+// Every line is bounded.
+func logTail(path, agentName string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	seeked := false
+	if st, err := f.Stat(); err == nil && st.Size() > logTailBytes {
+		if _, err := f.Seek(-logTailBytes, io.SeekEnd); err != nil {
+			return ""
+		}
+		seeked = true
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, logTailBytes))
+	if seeked { // the first line is cut
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		}
+	}
+	data = bytes.ToValidUTF8(data, []byte("?"))
+	lines := transcript(data, agentName)
+	if len(lines) == 0 {
+		lines = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	}
+	if len(lines) > logTailLines {
+		lines = lines[len(lines)-logTailLines:]
+	}
+	for i, l := range lines {
+		if len(l) > logLineMax {
+			lines[i] = strings.ToValidUTF8(l[:logLineMax], "") + " …"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// transcript decodes an agent's log into lines: its text, "↳ Tool summary" for each
+// tool call, and git-ralph's "--- git-ralph: …" lines. nil when the agent is unknown
+// or nothing decodes.
+func transcript(data []byte, agentName string) (lines []string) {
+	if agentName == "demo" {
+		agentName = "claude" // the demo's scripted agent speaks Claude Code's stream-json
+	}
+	drv, err := agent.Lookup(agentName)
+	if err != nil {
+		return nil
+	}
+	c := &collector{}
+	func() {
+		defer func() { _ = recover() }() // a decoder bug must not cost the page
+		_, _ = drv.Decode(bytes.NewReader(data), c)
+	}()
+	if len(c.lines) == 0 {
+		return nil
+	}
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(l, "--- git-ralph: ") {
+			c.lines = append(c.lines, l)
+		}
+	}
+	return c.lines
+}
+
+// collector keeps what a decoder reports, as lines.
+type collector struct{ lines []string }
+
+func (c *collector) Text(t string) {
+	for l := range strings.SplitSeq(strings.TrimRight(t, "\n"), "\n") {
+		c.lines = append(c.lines, l)
+	}
+}
+
+func (c *collector) Tool(name, summary string) {
+	c.lines = append(c.lines, strings.TrimSpace("↳ "+name+" "+summary))
+}
+
+func (c *collector) Terminal() {}
+
+// addDiffs reads every checkpoint's and saved attempt's diff in one git call, within
+// the report's budget.
+func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[string]git.Commit, o Options) error {
+	var commits []git.Commit
+	add := func(id string) {
+		if c, ok := commitOf[id]; ok {
+			commits = append(commits, c)
+		}
+	}
+	for _, s := range rep.Stories {
+		if s.Checkpoint != "" {
+			add(s.Checkpoint)
+		}
+		for _, a := range s.Attempts {
+			if a.Ref != "" && a.Commit != "" {
+				add(a.Commit)
+			}
+		}
+	}
+	diffs, err := repo.Diffs(ctx, commits, o.MaxPatch)
+	if err != nil {
+		return err
+	}
+	total, omitted, cut := 0, 0, 0
+	take := func(id string) *Diff {
+		d, ok := diffs[id]
+		if !ok {
+			return nil
+		}
+		out := &Diff{Commit: id, Stat: d.Stat, Patch: d.Patch, Cut: d.Cut}
+		if d.Cut > 0 {
+			cut++
+		}
+		if total+len(d.Patch) > o.MaxTotal {
+			out.Patch, out.Omitted = "", true
+			omitted++
+		}
+		total += len(out.Patch)
+		return out
+	}
+	for i := range rep.Stories {
+		s := &rep.Stories[i]
+		if s.Checkpoint != "" {
+			s.Diff = take(s.Checkpoint)
+		}
+		for j := range s.Attempts {
+			if a := &s.Attempts[j]; a.Ref != "" && a.Commit != "" {
+				a.Diff = take(a.Commit)
+			}
+		}
+	}
+	if cut > 0 {
+		rep.Notes = append(rep.Notes, strconv.Itoa(cut)+" diff(s) longer than "+kib(o.MaxPatch)+" are cut; 'git show <commit>' shows the whole")
+	}
+	if omitted > 0 {
+		rep.Notes = append(rep.Notes, strconv.Itoa(omitted)+" diff(s) are left out: the page holds at most "+kib(o.MaxTotal)+" of diffs")
+	}
+	return nil
+}
+
+func kib(n int) string { return strconv.Itoa(n>>10) + " KiB" }
+
+// summarize fills the summary line.
+func summarize(rep *Report) {
+	running := false
+	var last time.Time // the start of the attempt whose agent the summary names
+	for _, s := range rep.Stories {
+		rep.Total++
+		if s.Done {
+			rep.Done++
+		}
+		for _, a := range s.Attempts {
+			rep.Attempts++
+			rep.Tokens += a.Tokens
+			if a.Cost != nil {
+				rep.Cost += *a.Cost
+				rep.CostKnown = true
+			}
+			if !a.Started.IsZero() && (rep.Start.IsZero() || a.Started.Before(rep.Start)) {
+				rep.Start = a.Started
+			}
+			if a.Ended.After(rep.End) {
+				rep.End = a.Ended
+			}
+			if a.Outcome == run.OutcomeRunning {
+				running = true
+			}
+			if rep.Agent == "" || !a.Started.Before(last) {
+				rep.Agent, rep.Model, last = a.Agent, a.Model, a.Started
+			}
+		}
+	}
+	if running && rep.Generated.After(rep.End) {
+		rep.End = rep.Generated
+	}
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
