@@ -41,6 +41,7 @@ func TestScript(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":   cmdSnapshot,
 			"htmlcheck":  cmdHTMLCheck,
+			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
 		},
 	})
@@ -89,10 +90,11 @@ func hermetic(e *testscript.Env) error {
 		}
 	}
 	e.Vars = vars
+	hermeticGitHub(e)
 	return nil
 }
 
-// cmdSnapshot writes (or, with "! snapshot", is not used) a description of a
+// cmdSnapshot writes (with -no-remotes: leaving out refs/remotes/) a description of a
 // repository's whole state to a file: every ref, HEAD, the index, and the working
 // tree's content including untracked files. Two snapshots are equal only if nothing
 // changed, which is what "bad input changes nothing" asserts:
@@ -102,8 +104,12 @@ func hermetic(e *testscript.Env) error {
 //	snapshot after.txt
 //	cmp before.txt after.txt
 func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
+	noRemotes := len(args) == 2 && args[0] == "-no-remotes"
+	if noRemotes {
+		args = args[1:]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: snapshot FILE")
+		ts.Fatalf("usage: snapshot [-no-remotes] FILE")
 	}
 	dir := ts.MkAbs(".")
 	run := func(env []string, a ...string) string {
@@ -125,7 +131,12 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "HEAD %s\n", run(nil, "symbolic-ref", "-q", "HEAD"))
 	fmt.Fprintf(&b, "HEAD-id %s\n", run(nil, "rev-parse", "-q", "--verify", "HEAD"))
-	fmt.Fprintf(&b, "refs:\n%s\n", run(nil, "for-each-ref", "--format=%(refname) %(objectname)"))
+	refs := []string{"for-each-ref", "--format=%(refname) %(objectname)"}
+	if noRemotes {
+		// A push updates the remote-tracking refs: "nothing else changed" leaves them out.
+		refs = append(refs, "refs/heads/", "refs/tags/", "refs/ralph/", "refs/stash")
+	}
+	fmt.Fprintf(&b, "refs:\n%s\n", run(nil, refs...))
 	fmt.Fprintf(&b, "index:\n%s\n", run(nil, "ls-files", "-s"))
 	fmt.Fprintf(&b, "status:\n%s\n", run(nil, "status", "--porcelain=v1", "--untracked-files=all"))
 	env := []string{"GIT_INDEX_FILE=" + tmpIndex}

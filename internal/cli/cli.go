@@ -45,7 +45,7 @@ type root struct {
 
 	Start      startCmd      `cmd:"" help:"Start, or resume, the loop over a change's stories."`
 	Status     statusCmd     `cmd:"" help:"Show where a run stands."`
-	Finish     finishCmd     `cmd:"" help:"End a run: --squash the work back onto the original branch, or --keep the branch."`
+	Finish     finishCmd     `cmd:"" help:"End a run: --squash the work back onto the original branch, --keep the branch, or open a --pr."`
 	List       listCmd       `cmd:"" help:"List the repository's changes, their progress and runs."`
 	Hooks      hooksCmd      `cmd:"" help:"Install, remove or list the optional git hooks (pre-commit, pre-push, ralph-verify)."`
 	Hook       hookCmd       `cmd:"" hidden:"" passthrough:"" help:"Run a hook's logic (what the installed hooks call)."`

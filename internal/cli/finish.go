@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
+	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -11,6 +13,12 @@ type finishCmd struct {
 	Change string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
 	Squash bool   `xor:"mode" required:"" help:"Back to the original branch with all the work uncommitted; delete ralph/<change>."`
 	Keep   bool   `xor:"mode" required:"" help:"Stay on ralph/<change> with its checkpoint commits."`
+	PR     bool   `name:"pr" xor:"mode" required:"" help:"Push ralph/<change> and open (or update) its GitHub pull request; back to the original branch."`
+
+	Draft  *bool  `name:"draft" negatable:"" help:"With --pr: open the pull request as a draft (default: git config ralph.prDraft)."`
+	Base   string `name:"base" placeholder:"BRANCH" help:"With --pr: the branch to merge into (default: the branch the run started from)."`
+	Remote string `name:"remote" placeholder:"NAME" help:"With --pr: the git remote to push to (default: git config ralph.remote, the branch's pushRemote, remote.pushDefault, origin)."`
+	Repo   string `name:"repo" placeholder:"[HOST/]OWNER/REPO" help:"With --pr: the GitHub repository of the pull request (default: git config ralph.repo, GH_REPO, the push remote's, or its parent for a fork)."`
 }
 
 // Help is the long help of finish.
@@ -23,13 +31,28 @@ the working tree has uncommitted changes, or when the original branch is gone; i
 squash conflicts, the original branch is left as it was and ralph/<change> intact.
 
 --keep stays on (or switches to) ralph/<change> and forgets the run; the branch keeps
-its checkpoint commits.`
+its checkpoint commits.
+
+--pr pushes ralph/<change> (with --force-with-lease against the tip it last pushed;
+git-ralph's own pre-push guard lets this one push through, your other hooks run) and
+opens its pull request on GitHub, or updates the description of the one already open.
+The token is gh's: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN, or 'gh auth login'.
+Every check runs before anything changes; if the pull request call fails after the
+push, run it again: it only makes the call. Then it switches back to the branch the
+run started from, keeps ralph/<change> (the pull request's head), forgets the run and
+prints the pull request's URL.`
 }
 
 func (c *finishCmd) Run(e *env) error {
 	l, err := e.loop()
 	if err != nil {
 		return err
+	}
+	if c.PR {
+		return c.runPR(e, l)
+	}
+	if c.Draft != nil || c.Base != "" || c.Remote != "" || c.Repo != "" {
+		return &usageError{msg: "--draft, --base, --remote and --repo go with --pr", hint: "see 'git ralph finish -h'"}
 	}
 	mode := loop.Keep
 	if c.Squash {
@@ -55,6 +78,58 @@ func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) 
 	}
 	fmt.Fprintf(s.Err, "%s the work of %s is on %s as %d uncommitted change(s); %s was deleted (its commits are kept as %s)\n",
 		p.Success("✓"), res.Change, p.Branch(res.Target), res.Files, res.Branch, res.Backup)
+}
+
+func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
+	// The config keys are read here rather than as flag defaults, so that --draft,
+	// --remote and --repo given without --pr are a usage error while the keys are not.
+	draft, _, err := l.Repo.ConfigBool(e.ctx, "ralph.prDraft")
+	if err != nil {
+		return fmt.Errorf("git config ralph.prDraft: %w", err)
+	}
+	if c.Draft != nil {
+		draft = *c.Draft
+	}
+	for key, v := range map[string]*string{"ralph.remote": &c.Remote, "ralph.repo": &c.Repo} {
+		if *v == "" {
+			if *v, _, err = l.Repo.Config(e.ctx, key); err != nil {
+				return err
+			}
+		}
+	}
+	res, err := l.FinishPR(e.ctx, c.Change, loop.PROptions{
+		Draft: draft, Base: c.Base, Remote: c.Remote, Repo: c.Repo, EnvRepo: os.Getenv("GH_REPO"),
+		Client: func(host string) (*github.Client, error) {
+			return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	p := e.s.Palette()
+	if res.Pushed {
+		fmt.Fprintf(e.s.Err, "%s pushed %s to %s\n", p.Success("✓"), p.Branch(res.Branch), res.Remote)
+	} else {
+		fmt.Fprintf(e.s.Err, "%s %s on %s is already at its tip\n", p.Success("✓"), p.Branch(res.Branch), res.Remote)
+	}
+	if res.Updated {
+		fmt.Fprintf(e.s.Err, "%s updated the description of pull request #%d in %s (it was already open)\n", p.Success("✓"), res.Number, res.Repo)
+	} else {
+		fmt.Fprintf(e.s.Err, "%s opened pull request #%d in %s: %s into %s\n", p.Success("✓"), res.Number, res.Repo, res.Branch, res.Base)
+	}
+	if res.Stopped != "" {
+		fmt.Fprintf(e.s.Err, "%s the run had stopped (%s): the pull request holds the stories done so far\n", p.Warn("!"), res.Stopped)
+	}
+	if res.Back != "" {
+		fmt.Fprintf(e.s.Err, "%s back on %s; %s is kept (it is the pull request's head); the run of %s is finished\n", p.Success("✓"), p.Branch(res.Back), res.Branch, res.Change)
+	} else {
+		fmt.Fprintf(e.s.Err, "%s %s is kept (it is the pull request's head); the run of %s is finished\n", p.Success("✓"), res.Branch, res.Change)
+	}
+	if res.RemovedWorktree {
+		fmt.Fprintf(e.s.Err, "removed the worktree %s\n", res.Worktree)
+	}
+	fmt.Fprintln(e.s.Out, res.URL)
+	return nil
 }
 
 // printFinishWorktree says what finish did with a worktree run, and where its worktree is.

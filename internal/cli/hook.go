@@ -205,6 +205,7 @@ func (c *hookCmd) prePush(e *env, h *hookSite, args []string) error {
 	return &loop.Error{
 		Msg: fmt.Sprintf("refusing to push %s to %s: ralph/* branches are git ralph's local checkpoints", strings.Join(names, ", "), remote),
 		Hint: "bring the work onto your branch with 'git ralph finish <change> --squash' and push that\n" +
+			"or push it as a pull request: git ralph finish <change> --pr\n" +
 			"or allow pushing them from this repository: git config ralph.allowPush true",
 	}
 }

@@ -210,7 +210,7 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 }
 
 // offerFinish asks, in an interactive terminal, how to finish; otherwise it prints the
-// two commands.
+// commands.
 func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 	s := e.s
 	if s.CanPrompt() {
@@ -243,6 +243,7 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 	}
 	fmt.Fprintf(s.Err, "next: git ralph finish %s --squash   (the work onto %s, uncommitted)\n", sum.Change, sum.Original)
 	fmt.Fprintf(s.Err, "  or: git ralph finish %s --keep     (%s)\n", sum.Change, keep)
+	fmt.Fprintf(s.Err, "  or: git ralph finish %s --pr       (push %s and open a pull request)\n", sum.Change, sum.Branch)
 	return nil
 }
 

@@ -38,7 +38,9 @@ func (c *statusCmd) Run(e *env) error {
 			fmt.Fprintln(e.s.Out, "null")
 			return nil
 		}
-		if c.Change != "" {
+		if f := l.Store.LoadFinished(c.Change); c.Change != "" && f != nil {
+			fmt.Fprintln(e.s.Out, finishedLine(f))
+		} else if c.Change != "" {
 			fmt.Fprintf(e.s.Out, "no run for %s yet; start one with 'git ralph start %s'\n", c.Change, c.Change)
 		} else {
 			fmt.Fprintln(e.s.Out, "no run in this repository; start one with 'git ralph start <change>' ('git ralph list' shows the changes)")
@@ -220,6 +222,17 @@ func shortID(id string) string {
 		return id[:7]
 	}
 	return id
+}
+
+// finishedLine says how the last run of a change ended, for status after finish.
+func finishedLine(f *run.Finished) string {
+	switch f.How {
+	case "pr":
+		return fmt.Sprintf("the run of %s is finished: pull request %s (head %s); start a new one with 'git ralph start %s'", f.Change, f.URL, f.Branch, f.Change)
+	case "keep":
+		return fmt.Sprintf("the run of %s is finished: its work is on %s; start a new one with 'git ralph start %s'", f.Change, f.Branch, f.Change)
+	}
+	return fmt.Sprintf("the run of %s is finished: its work was squashed onto the original branch; start a new one with 'git ralph start %s'", f.Change, f.Change)
 }
 
 func fileExists(path string) bool {

@@ -123,6 +123,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 				return nil, err
 			}
 		}
+		_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "keep", At: l.now()})
 		return res, l.Store.Remove(change)
 	}
 
@@ -197,6 +198,7 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", At: l.now()})
 	return res, l.Store.Remove(rec.Change)
 }
 

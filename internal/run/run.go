@@ -76,6 +76,10 @@ type Record struct {
 	// so that a finish killed half-way is completed by the next one.
 	Finishing *Finishing `json:"finishing,omitempty"`
 
+	// PullRequest is set by finish --pr once it knows where the branch goes, so that a
+	// finish --pr stopped half-way picks up where it stopped.
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+
 	// Worktree is set for a run in a linked worktree (start --worktree).
 	Worktree *Worktree `json:"worktree,omitempty"`
 
@@ -89,6 +93,54 @@ type Worktree struct {
 	Path    string `json:"path"`           // the linked worktree, on the run's branch
 	Created bool   `json:"createdByRalph"` // git-ralph added it (and may remove it when clean)
 	Origin  string `json:"origin"`         // the checkout start ran in: finish --squash lands there
+}
+
+// PullRequest is what finish --pr has done so far.
+type PullRequest struct {
+	Remote string `json:"remote"`           // the git remote pushed to
+	Repo   string `json:"repo"`             // [HOST/]OWNER/REPO the pull request is opened in
+	Pushed string `json:"pushed,omitempty"` // the tip last pushed: the lease of the next push
+	URL    string `json:"url,omitempty"`
+}
+
+// Finished is what is left of a run after finish: enough for status to say how it ended.
+type Finished struct {
+	Change string    `json:"change"`
+	Branch string    `json:"branch"`
+	How    string    `json:"how"`           // squash, keep or pr
+	URL    string    `json:"url,omitempty"` // the pull request, for pr
+	Remote string    `json:"remote,omitempty"`
+	Pushed string    `json:"pushed,omitempty"` // the tip pushed to Remote, for pr: a later run's lease
+	At     time.Time `json:"at"`
+}
+
+func (s *Store) finishedPath(change string) string {
+	return filepath.Join(s.ChangeDir(change), "finished.json")
+}
+
+// SaveFinished records how the run of f.Change ended.
+func (s *Store) SaveFinished(f Finished) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.ChangeDir(f.Change), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(s.finishedPath(f.Change), append(data, '\n'), 0o644)
+}
+
+// LoadFinished returns how the last run of change ended, or nil when none did.
+func (s *Store) LoadFinished(change string) *Finished {
+	data, err := os.ReadFile(s.finishedPath(change))
+	if err != nil {
+		return nil
+	}
+	var f Finished
+	if json.Unmarshal(data, &f) != nil {
+		return nil
+	}
+	return &f
 }
 
 // Remote is where a run on GitHub Actions is and what was last seen of it. The refs

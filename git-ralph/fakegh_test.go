@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-ralph/git-ralph/internal/github/githubtest"
+)
+
+// fakeKey holds a script's fake GitHub in testscript's per-script values.
+type fakeKey struct{}
+
+type fakeHolder struct{ srv *githubtest.Server }
+
+// hermeticGitHub makes sure no script can reach a real GitHub or read the developer's
+// gh setup: no token, gh's config in the work dir, no gh binary, and every proxy a dead
+// loopback port (with a proxy set, Go does not even resolve the target host). `fakegh
+// start` then points plain HTTP at the fake.
+func hermeticGitHub(e *testscript.Env) {
+	for k, v := range map[string]string{
+		"GH_CONFIG_DIR":       filepath.Join(e.WorkDir, ".gh"),
+		"GH_PATH":             "/nonexistent",
+		"HTTPS_PROXY":         "http://127.0.0.1:1",
+		"HTTP_PROXY":          "http://127.0.0.1:1",
+		"GIT_TERMINAL_PROMPT": "0",
+	} {
+		e.Setenv(k, v)
+	}
+	drop := map[string]bool{"GH_TOKEN": true, "GITHUB_TOKEN": true, "GH_ENTERPRISE_TOKEN": true,
+		"GITHUB_ENTERPRISE_TOKEN": true, "GH_HOST": true, "GH_REPO": true, "GH_DEBUG": true,
+		"https_proxy": true, "http_proxy": true, "NO_PROXY": true, "no_proxy": true, "SSL_CERT_FILE": true, "SSL_CERT_DIR": true}
+	vars := e.Vars[:0]
+	for _, kv := range e.Vars {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			vars = append(vars, kv)
+		}
+	}
+	e.Vars = vars
+	h := &fakeHolder{}
+	e.Values[fakeKey{}] = h
+	e.Defer(func() {
+		if h.srv != nil {
+			h.srv.Close()
+		}
+	})
+}
+
+// cmdFakeGH drives the script's fake GitHub (internal/github/githubtest):
+//
+//	fakegh start                              start it; GH_HOST=github.localhost, GH_TOKEN, HTTP_PROXY=<fake>
+//	fakegh tls                                serve HTTPS too (Enterprise hosts): HTTPS_PROXY=<fake>, SSL_CERT_FILE=<its CA>
+//	fakegh repo OWNER/NAME GITDIR [fork-of OWNER/NAME] [default BRANCH]
+//	fakegh pr OWNER/NAME HEAD-OWNER:BRANCH BASE TITLE   an already open pull request
+//	fakegh fail METHOD PATH STATUS [times N] [header NAME VALUE]…   METHOD may be *, PATH a path.Match pattern
+//	fakegh hang METHOD PATH                   serve the next such request, then never answer it
+//	fakegh wait METHOD PATH                   block until such a request was seen
+//	fakegh requests                           print the requests seen: METHOD host/path auth=yes|no status
+//	fakegh tokens                             print the distinct tokens the requests carried
+//	fakegh pulls OWNER/NAME                   print the pull requests
+//	fakegh body OWNER/NAME NUMBER             print a pull request's body
+func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("fakegh cannot be negated")
+	}
+	if len(args) == 0 {
+		ts.Fatalf("usage: fakegh start|tls|repo|pr|fail|hang|wait|requests|pulls|body …")
+	}
+	// Every fakegh sets stdout, empty or not: "fakegh requests" then "! stdout ." asserts
+	// there were none, not whatever an earlier command printed.
+	out := ts.Stdout()
+	h := ts.Value(fakeKey{}).(*fakeHolder)
+	if args[0] != "start" && h.srv == nil {
+		ts.Fatalf("fakegh %s: run 'fakegh start' first", args[0])
+	}
+	s := h.srv
+	split := func(name string) (string, string) {
+		owner, repo, ok := strings.Cut(name, "/")
+		if !ok {
+			ts.Fatalf("fakegh: %q is not OWNER/NAME", name)
+		}
+		return owner, repo
+	}
+	switch args[0] {
+	case "start":
+		h.srv = githubtest.New()
+		ts.Setenv("FAKEGH_URL", h.srv.URL())
+		ts.Setenv("HTTP_PROXY", h.srv.URL())
+		ts.Setenv("GH_HOST", "github.localhost")
+		ts.Setenv("GH_TOKEN", "test-token")
+	case "tls":
+		ca, err := s.EnableTLS()
+		ts.Check(err)
+		path := ts.MkAbs(filepath.Join(ts.Getenv("WORK"), ".fakegh-ca.pem"))
+		ts.Check(os.WriteFile(path, ca, 0o644))
+		ts.Setenv("SSL_CERT_FILE", path)
+		ts.Setenv("HTTPS_PROXY", s.URL())
+	case "repo":
+		if len(args) < 3 {
+			ts.Fatalf("usage: fakegh repo OWNER/NAME GITDIR [fork-of OWNER/NAME] [default BRANCH]")
+		}
+		owner, name := split(args[1])
+		r := githubtest.Repo{Owner: owner, Name: name, GitDir: ts.MkAbs(args[2])}
+		for i := 3; i+1 < len(args); i += 2 {
+			switch args[i] {
+			case "fork-of":
+				r.Parent = args[i+1]
+			case "default":
+				r.DefaultBranch = args[i+1]
+			default:
+				ts.Fatalf("fakegh repo: unknown option %q", args[i])
+			}
+		}
+		s.AddRepo(r)
+	case "pr":
+		if len(args) != 5 {
+			ts.Fatalf("usage: fakegh pr OWNER/NAME HEAD-OWNER:BRANCH BASE TITLE")
+		}
+		owner, name := split(args[1])
+		headOwner, head, _ := strings.Cut(args[2], ":")
+		s.State(func(st *githubtest.State) {
+			for _, r := range st.Repos {
+				if strings.EqualFold(r.Owner, owner) && strings.EqualFold(r.Name, name) {
+					r.Pulls = append(r.Pulls, &githubtest.PullRequest{Number: st.NextPR, Title: args[4], Body: "written by hand",
+						Head: head, HeadOwner: headOwner, Base: args[3], State: "open", Created: 1})
+					st.NextPR++
+					return
+				}
+			}
+			ts.Fatalf("fakegh pr: no repository %s", args[1])
+		})
+	case "fail":
+		if len(args) < 4 {
+			ts.Fatalf("usage: fakegh fail METHOD PATH STATUS [times N] [header NAME VALUE]…")
+		}
+		st, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		o := githubtest.Override{Method: args[1], Path: args[2], Status: st, Header: http.Header{}}
+		if o.Method == "*" {
+			o.Method = ""
+		}
+		for i := 4; i < len(args); {
+			switch {
+			case args[i] == "times" && i+1 < len(args):
+				o.Times, err = strconv.Atoi(args[i+1])
+				ts.Check(err)
+				i += 2
+			case args[i] == "header" && i+2 < len(args):
+				o.Header.Set(args[i+1], args[i+2])
+				i += 3
+			case args[i] == "body" && i+1 < len(args):
+				o.Body = args[i+1]
+				i += 2
+			default:
+				ts.Fatalf("fakegh fail: unknown option %q", args[i])
+			}
+		}
+		s.AddOverride(o)
+	case "hang":
+		if len(args) != 3 {
+			ts.Fatalf("usage: fakegh hang METHOD PATH")
+		}
+		s.AddOverride(githubtest.Override{Method: args[1], Path: args[2], HangAfter: true, Times: 1})
+	case "wait":
+		if len(args) != 3 {
+			ts.Fatalf("usage: fakegh wait METHOD PATH")
+		}
+		if !s.WaitFor(args[1], args[2], time.Minute) {
+			ts.Fatalf("fakegh wait: no %s %s within a minute", args[1], args[2])
+		}
+	case "requests":
+		fmt.Fprint(out, githubtest.Dump(s.Requests()))
+	case "tokens":
+		seen := map[string]bool{}
+		for _, r := range s.Requests() {
+			if !seen[r.Token] {
+				seen[r.Token] = true
+				fmt.Fprintln(out, r.Token)
+			}
+		}
+	case "pulls":
+		owner, name := split(args[1])
+		if len(s.Pulls(owner, name)) == 0 {
+			fmt.Fprintln(out, "no pull requests")
+		}
+		for _, p := range s.Pulls(owner, name) {
+			fmt.Fprintf(out, "#%d %s draft=%v head=%s:%s base=%s updates=%d title=%s\n",
+				p.Number, p.State, p.Draft, p.HeadOwner, p.Head, p.Base, p.UpdatedN, p.Title)
+		}
+	case "body":
+		owner, name := split(args[1])
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		for _, p := range s.Pulls(owner, name) {
+			if p.Number == n {
+				fmt.Fprint(out, p.Body)
+				return
+			}
+		}
+		ts.Fatalf("fakegh body: no pull request #%d in %s", n, args[1])
+	default:
+		ts.Fatalf("fakegh: unknown subcommand %q", args[0])
+	}
+}

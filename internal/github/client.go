@@ -1,0 +1,271 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cli/go-gh/v2/pkg/api"
+	"github.com/cli/go-gh/v2/pkg/auth"
+)
+
+// Options tunes a Client; the zero value is what the git-ralph binary uses.
+type Options struct {
+	// Token authenticates the requests. Empty: go-gh's lookup for the host
+	// (GH_TOKEN/GITHUB_TOKEN for github.com, github.localhost and *.ghe.com;
+	// GH_ENTERPRISE_TOKEN/GITHUB_ENTERPRISE_TOKEN for other hosts; then gh's config,
+	// then `gh auth token`, which reaches the keyring).
+	Token string
+	// Transport carries the requests. Nil: http.DefaultTransport, which honours
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY. In-process tests set one that sends
+	// every request to a fake server.
+	Transport http.RoundTripper
+	// Timeout bounds each request; 0 means one minute.
+	Timeout time.Duration
+	// MaxWait is the longest rate-limit wait the client sits out before it gives up
+	// and returns the *Error; 0 means one minute. Waits add up to at most twice this.
+	MaxWait time.Duration
+	// Sleep waits d or until ctx is done; nil means a real timer. Tests pass a fake
+	// clock.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// UserAgent goes into every request, e.g. "git-ralph/1.2.3".
+	UserAgent string
+}
+
+// Client sends REST requests to one GitHub host. It is safe for sequential use; GitHub
+// asks integrators not to send requests concurrently.
+type Client struct {
+	host string
+	rest *api.RESTClient
+	opts Options
+}
+
+// TokenEnv is the environment variable go-gh reads the token of host from:
+// GH_ENTERPRISE_TOKEN for an Enterprise host, GH_TOKEN for github.com, *.ghe.com and
+// github.localhost.
+func TokenEnv(host string) string {
+	if auth.IsEnterprise(host) {
+		return "GH_ENTERPRISE_TOKEN"
+	}
+	return "GH_TOKEN"
+}
+
+// NoTokenError is returned by New when no token exists for the host.
+type NoTokenError struct{ Host string }
+
+func (e *NoTokenError) Error() string { return "no GitHub token for " + e.Host }
+
+// New returns a client for host (github.com, an Enterprise host, github.localhost).
+// Without Options.Token it looks the token up the way gh does and returns a
+// *NoTokenError when there is none.
+func New(host string, opts Options) (*Client, error) {
+	host = normalizeHost(host)
+	if host == "" {
+		host = DefaultHost
+	}
+	if opts.Token == "" {
+		opts.Token, _ = auth.TokenForHost(host)
+		if opts.Token == "" {
+			return nil, &NoTokenError{Host: host}
+		}
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = time.Minute
+	}
+	if opts.MaxWait == 0 {
+		opts.MaxWait = time.Minute
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	headers := map[string]string{}
+	if opts.UserAgent != "" {
+		headers["User-Agent"] = opts.UserAgent
+	}
+	headers["Accept"] = "application/vnd.github+json"
+	rest, err := api.NewRESTClient(api.ClientOptions{
+		Host:      host,
+		AuthToken: opts.Token,
+		Transport: opts.Transport,
+		Timeout:   opts.Timeout,
+		Headers:   headers,
+		// GH_DEBUG=api shows every request, as it does for gh.
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{host: host, rest: rest, opts: opts}, nil
+}
+
+// REST is go-gh's client underneath, for what Do does not cover (a response's headers,
+// a redirect to follow by hand, a 304). Its errors are go-gh's *api.HTTPError.
+func (c *Client) REST() *api.RESTClient { return c.rest }
+
+// Host is the host the client talks to.
+func (c *Client) Host() string { return c.host }
+
+// Error is GitHub's answer to a request that did not succeed.
+type Error struct {
+	Method, Path string
+	StatusCode   int
+	Message      string   // the API's message, e.g. "Validation Failed"
+	Details      []string // the messages of its errors list, e.g. "No commits between main and ralph/x"
+	// RetryAfter is how long GitHub asked to wait (retry-after, or until
+	// x-ratelimit-reset); set on rate-limit answers only.
+	RetryAfter time.Duration
+	// Scopes are the token's OAuth scopes and AcceptedScopes those the endpoint takes
+	// (classic tokens only: X-OAuth-Scopes, X-Accepted-OAuth-Scopes).
+	Scopes, AcceptedScopes string
+}
+
+// Error reads "POST repos/o/r/pulls: HTTP 422: Validation Failed (No commits …)".
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	if len(e.Details) > 0 {
+		msg += " (" + strings.Join(e.Details, "; ") + ")"
+	}
+	return msg
+}
+
+// RateLimited reports whether GitHub refused the request for its rate limits
+// (429, or 403 with retry-after or an exhausted x-ratelimit-remaining).
+func (e *Error) RateLimited() bool {
+	return e.RetryAfter > 0 || e.StatusCode == http.StatusTooManyRequests
+}
+
+// Text is the API's own words: the details when there are some, else the message.
+func (e *Error) Text() string {
+	if len(e.Details) > 0 {
+		return strings.Join(e.Details, "; ")
+	}
+	return e.Message
+}
+
+// NetworkError is a request that got no answer from GitHub at all.
+type NetworkError struct {
+	Host string
+	Err  error
+}
+
+func (e *NetworkError) Error() string { return "cannot reach " + e.Host + ": " + e.Err.Error() }
+func (e *NetworkError) Unwrap() error { return e.Err }
+
+// StatusOf returns the HTTP status of a GitHub *Error in err's chain, or 0.
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.StatusCode
+	}
+	return 0
+}
+
+// Do sends one REST request: in (if non-nil) is sent as JSON, the answer is decoded into
+// out (if non-nil). path is relative to the API root, e.g. "repos/o/r/pulls?state=open".
+// Rate-limit answers are waited out when GitHub's wait is at most Options.MaxWait;
+// anything else that is not 2xx comes back as an *Error, and no answer at all as a
+// *NetworkError.
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	var waited time.Duration
+	for try := 0; ; try++ {
+		var r io.Reader
+		if body != nil {
+			r = bytes.NewReader(body)
+		}
+		resp, err := c.rest.RequestWithContext(ctx, method, path, r)
+		if err == nil {
+			defer resp.Body.Close()
+			if out == nil || resp.StatusCode == http.StatusNoContent {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				return nil
+			}
+			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+				return fmt.Errorf("%s %s: read GitHub's answer: %w", method, path, err)
+			}
+			return nil
+		}
+		var he *api.HTTPError
+		if !errors.As(err, &he) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &NetworkError{Host: c.host, Err: err}
+		}
+		e := newError(method, path, he, time.Now())
+		if !e.RateLimited() || try >= 3 {
+			return e
+		}
+		wait := e.RetryAfter
+		if wait == 0 {
+			wait = time.Second << try // a 429 without a hint: back off from a second
+		}
+		if wait > c.opts.MaxWait || waited+wait > 2*c.opts.MaxWait {
+			return e
+		}
+		if err := c.opts.Sleep(ctx, wait); err != nil {
+			return err
+		}
+		waited += wait
+	}
+}
+
+func newError(method, path string, he *api.HTTPError, now time.Time) *Error {
+	e := &Error{Method: method, Path: strings.SplitN(path, "?", 2)[0], StatusCode: he.StatusCode}
+	msgs := strings.Split(he.Message, "\n")
+	e.Message = msgs[0]
+	for _, m := range msgs[1:] {
+		if m != "" {
+			e.Details = append(e.Details, m)
+		}
+	}
+	if e.Message == "" || strings.HasPrefix(e.Message, strconv.Itoa(he.StatusCode)+" ") {
+		e.Message = http.StatusText(he.StatusCode)
+	}
+	h := he.Headers
+	e.Scopes, e.AcceptedScopes = h.Get("X-OAuth-Scopes"), h.Get("X-Accepted-OAuth-Scopes")
+	limited := he.StatusCode == http.StatusTooManyRequests || he.StatusCode == http.StatusForbidden
+	if !limited {
+		return e
+	}
+	if s := h.Get("Retry-After"); s != "" {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n >= 0 {
+			e.RetryAfter = time.Duration(n) * time.Second
+			if n == 0 {
+				e.RetryAfter = time.Millisecond // "now", still a rate-limit answer
+			}
+		}
+	} else if h.Get("X-RateLimit-Remaining") == "0" {
+		if n, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			d := time.Unix(n, 0).Sub(now)
+			e.RetryAfter = max(d, time.Second)
+		}
+	}
+	return e
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,418 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// PROptions says where finish --pr sends the branch.
+type PROptions struct {
+	Draft  bool
+	Base   string // the branch the pull request merges into; "" picks one
+	Remote string // the git remote to push to; "" picks one
+	// Repo is [HOST/]OWNER/REPO from --repo or ralph.repo; EnvRepo is GH_REPO. Both ""
+	// means the push remote's URL decides.
+	Repo, EnvRepo string
+	// Client returns a GitHub client for a host (required). The CLI builds it on go-gh's
+	// own token lookup; a *github.NoTokenError says there is no token.
+	Client func(host string) (*github.Client, error)
+}
+
+// PRResult says what finish --pr did.
+type PRResult struct {
+	Change, Branch string
+	URL            string
+	Number         int
+	Updated        bool   // an open pull request existed: its body was updated
+	Pushed         bool   // false when the remote branch already was at the tip
+	Remote         string // the git remote pushed to
+	Repo           string // the repository the pull request is in
+	Base           string
+	Back           string // the branch switched back to; "" when HEAD stayed
+	Stopped        string // the run's status when it was not complete
+	// For a worktree run: its path, and whether it was removed (it was clean).
+	Worktree        string
+	RemovedWorktree bool
+}
+
+// FinishPR pushes ralph/<change> and opens (or updates) its pull request, then switches
+// back to the original branch, keeps the branch, and forgets the run. Every check runs
+// before anything changes; after a successful push a failure leaves the push recorded,
+// so that running it again only makes the pull request call.
+func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+	res, err := l.finishPR(ctx, change, o)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: a started git step finished; a request was abandoned. Whatever was done
+		// is recorded, and a rerun picks up from there.
+		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run 'git ralph finish --pr' again to go on", Err: err}
+	}
+	return res, err
+}
+
+func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+	change, err := l.ResolveRun(change)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := l.Store.Load(change)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := l.Store.Lock(change)
+	if errors.Is(err, run.ErrLocked) {
+		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	again := "git ralph finish " + change + " --pr"
+	if rec.Status == run.Starting {
+		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
+			"the run of %q never finished starting", change)
+	}
+	if rec.Finishing != nil {
+		return nil, userErr("run 'git ralph finish "+change+" --squash' to complete it",
+			"an interrupted 'git ralph finish --squash' of %q is pending", change)
+	}
+
+	// A worktree run: its branch is checked out in its worktree, the user's checkout
+	// never left the original branch. Work from that checkout, even when called from
+	// inside the worktree (which goes away at the end when clean).
+	var wtDirty []git.StatusEntry
+	wtPresent := false
+	if rec.Worktree != nil {
+		wlock, err := l.Store.LockWorktrees()
+		if err != nil {
+			return nil, err
+		}
+		defer wlock.Unlock()
+		if samePath(l.Repo.Root, rec.Worktree.Path) {
+			origin, err := l.originRepo(ctx, rec)
+			if err != nil {
+				return nil, err
+			}
+			ol := *l
+			ol.Repo = origin
+			l = &ol
+		}
+		if wtDirty, wtPresent, err = l.worktreeDirty(ctx, rec); err != nil {
+			return nil, err
+		}
+		if len(wtDirty) > 0 {
+			return nil, userErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, again),
+				"the worktree %s has %d uncommitted change(s)", rec.Worktree.Path, len(wtDirty))
+		}
+	}
+
+	// Preflight: nothing changes until every check has passed.
+	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, userErr("nothing is left to finish; remove the record with 'git ralph start "+change+" --fresh' or start over",
+			"branch %s no longer exists", rec.Branch)
+	}
+	cur, err := l.Repo.CurrentBranch(ctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	back := "" // where HEAD goes at the end: the original branch, or its commit for a detached start
+	switch {
+	case rec.Worktree != nil:
+		// HEAD here was never moved by the run.
+	case rec.Original != "" && cur != rec.Original:
+		if ok, err := l.Repo.BranchExists(ctx, rec.Original); err != nil {
+			return nil, err
+		} else if ok {
+			back = rec.Original
+		}
+	case rec.Original == "" && cur != "":
+		back = rec.OriginalCommit
+	}
+	if back != "" {
+		st, err := l.Repo.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(st) > 0 {
+			what := "commit them on " + rec.Branch + " (they go into the pull request) or stash them"
+			if cur != rec.Branch {
+				what = "commit or stash them"
+			}
+			return nil, userErr(what+", then run '"+again+"' again",
+				"you have uncommitted changes on %s", orDetachedName(cur, ""))
+		}
+	}
+
+	remote, err := l.pushRemote(ctx, rec, o.Remote)
+	if err != nil {
+		return nil, err
+	}
+	urls, err := l.Repo.RemoteURLs(ctx, remote)
+	if errors.Is(err, git.ErrNoRemote) {
+		hint := "pass --remote NAME, or add it: git remote add " + remote + " <url>"
+		return nil, userErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var pushRepo *github.Repo
+	for _, u := range urls {
+		if r, ok := github.RepoFromURL(u); ok {
+			pushRepo = &r
+			break
+		}
+	}
+	explicit := o.Repo
+	if explicit == "" {
+		explicit = o.EnvRepo
+	}
+	var repo github.Repo
+	switch {
+	case explicit != "":
+		host := ""
+		if pushRepo != nil {
+			host = pushRepo.Host
+		}
+		if repo, err = github.ParseRepo(explicit, host); err != nil {
+			return nil, userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+		}
+	case pushRepo != nil:
+		repo = *pushRepo
+	default:
+		return nil, userErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
+			"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
+	}
+	head := pushRepo
+	if head == nil || !strings.EqualFold(head.Host, repo.Host) {
+		head = &repo // a remote GitHub cannot name (a local mirror): the head is in the repository itself
+	}
+
+	client, err := o.Client(repo.Host)
+	var nt *github.NoTokenError
+	if errors.As(err, &nt) {
+		return nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s, then run '%s' again", nt.Host, github.TokenEnv(nt.Host), again),
+			"no GitHub token for %s", nt.Host)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := client.Repository(ctx, repo)
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	if explicit == "" && info.Fork && info.Parent != nil {
+		// As GitHub's own "Compare & pull request" does: a fork's pull request goes to
+		// the repository it was forked from.
+		repo = github.Repo{Host: repo.Host, Owner: info.Parent.Owner.Login, Name: info.Parent.Name}
+		if info.Parent.Owner.Login == "" {
+			if r, err := github.ParseRepo(info.Parent.FullName, repo.Host); err == nil {
+				repo = r
+			}
+		}
+		info = info.Parent
+	}
+	base := o.Base
+	if base == "" {
+		base = rec.Original
+	}
+	if base == "" {
+		base = info.DefaultBranch
+	}
+	if _, err := client.Branch(ctx, repo, base); github.StatusOf(err) == 404 {
+		hint := fmt.Sprintf("open it against another branch: %s --base %s", again, info.DefaultBranch)
+		if o.Base == "" && rec.Original != "" {
+			hint = fmt.Sprintf("push %s first (git push %s %s), or %s", base, remote, base, hint)
+		}
+		return nil, userErr(hint, "branch %s does not exist in %s", base, repo)
+	} else if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+
+	remoteTip, onRemote, err := l.Repo.RemoteBranch(ctx, remote, rec.Branch)
+	if err != nil {
+		return nil, userErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+again+"' again",
+			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error())
+	}
+	pushed := rec.PullRequest
+	if pushed == nil || pushed.Remote != remote {
+		pushed = &run.PullRequest{Remote: remote}
+	}
+	pushed.Repo = repo.String()
+	expect := ""
+	needPush := !onRemote || remoteTip != tip
+	if needPush && onRemote {
+		expect = remoteTip
+		ours := remoteTip == pushed.Pushed
+		if f := l.Store.LoadFinished(change); f != nil && f.Remote == remote && f.Pushed == remoteTip {
+			ours = true // an earlier run's finish --pr pushed it: replace it, as its pull request's new head
+		}
+		if !ours {
+			if anc, _ := l.Repo.IsAncestor(ctx, remoteTip, tip); !anc {
+				return nil, movedErr(rec.Branch, remote, remoteTip, tip, again)
+			}
+		}
+	}
+
+	// Push.
+	res := &PRResult{Change: change, Branch: rec.Branch, Remote: remote, Repo: repo.String(), Base: base}
+	if rec.Status != run.Complete {
+		res.Stopped = string(rec.Status)
+	}
+	if needPush {
+		l.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
+		err := l.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
+			Config: []string{"ralph.allowPush=true"}})
+		if errors.Is(err, git.ErrPushRejected) {
+			now, _, _ := l.Repo.RemoteBranch(ctx, remote, rec.Branch)
+			return nil, movedErr(rec.Branch, remote, now, tip, again)
+		}
+		if err != nil {
+			hint := "nothing was pushed; fix what git says, then run '" + again + "' again"
+			var gerr *git.Error
+			if errors.As(err, &gerr) && gerr.Stderr != "" {
+				hint = "git said:\n" + tail(gerr.Stderr, 5) + "\n" + hint
+			}
+			return nil, &Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
+		}
+		res.Pushed = true
+	}
+	pushed.Pushed = tip
+	rec.PullRequest = pushed
+	if err := l.save(rec); err != nil {
+		return nil, err
+	}
+
+	// The pull request.
+	ch, _ := l.loadChangeFor(rec, change)
+	title, body := PRTitle(ch, change), PRBody(rec, ch)
+	headRef := head.Owner + ":" + rec.Branch
+	pr, err := client.OpenPullRequest(ctx, repo, headRef)
+	if err != nil {
+		return nil, prErr(err, repo, again, rec.Branch, remote)
+	}
+	if pr != nil {
+		l.Report.Step(fmt.Sprintf("updating the description of pull request #%d", pr.Number))
+		if pr, err = client.UpdatePullRequest(ctx, repo, pr.Number, github.PullRequestUpdate{Body: body}); err != nil {
+			return nil, prErr(err, repo, again, rec.Branch, remote)
+		}
+		res.Updated = true
+	} else {
+		req := github.NewPullRequest{Title: title, Head: rec.Branch, Base: base, Body: body, Draft: o.Draft}
+		if !strings.EqualFold(head.FullName(), repo.FullName()) {
+			req.Head = headRef
+		}
+		if pr, err = client.CreatePullRequest(ctx, repo, req); err != nil {
+			return nil, prErr(err, repo, again, rec.Branch, remote)
+		}
+	}
+	res.URL, res.Number = pr.HTMLURL, pr.Number
+	pushed.URL = pr.HTMLURL
+	if err := l.save(rec); err != nil {
+		return nil, err
+	}
+
+	// Back to the original branch; the run's branch stays: it is the pull request's head.
+	if back != "" {
+		if err := l.Repo.Checkout(ctx, back); err != nil {
+			return nil, fmt.Errorf("switch back to %s: %w", back, err)
+		}
+		res.Back = orDetachedName(rec.Original, back)
+	}
+	if rec.Worktree != nil {
+		fr := &FinishResult{}
+		if err := l.removeWorktree(ctx, rec, wtDirty, wtPresent, fr); err != nil {
+			return nil, err
+		}
+		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
+	}
+	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
+	return res, l.Store.Remove(change)
+}
+
+// pushRemote is the remote finish --pr pushes to: the flag (or ralph.remote), the
+// original branch's pushRemote, remote.pushDefault, then origin.
+func (l *Loop) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	keys := []string{"remote.pushDefault"}
+	if rec.Original != "" {
+		keys = append([]string{"branch." + rec.Original + ".pushRemote"}, keys...)
+	}
+	for _, k := range keys {
+		v, ok, err := l.Repo.Config(ctx, k)
+		if err != nil {
+			return "", err
+		}
+		if ok && v != "" {
+			return v, nil
+		}
+	}
+	return "origin", nil
+}
+
+func movedErr(branch, remote, theirs, ours, again string) error {
+	if theirs == "" {
+		theirs = "(gone)"
+	}
+	return userErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
+		"to replace it with yours: git -c ralph.allowPush=true push --force-with-lease=%s:%s %s %s, then run '%s' again",
+		remote, branch, short(ours), branch, theirs, remote, branch, again),
+		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, short(theirs), short(ours))
+}
+
+// apiErr explains a failed GitHub call of the preflight, where nothing has changed.
+func apiErr(err error, repo github.Repo, again string) error {
+	return githubErr(err, repo, again, "nothing was changed; ")
+}
+
+// prErr explains a failed pull request call, made after the push.
+func prErr(err error, repo github.Repo, again, branch, remote string) error {
+	return githubErr(err, repo, again, fmt.Sprintf("%s is pushed to %s; ", branch, remote))
+}
+
+func githubErr(err error, repo github.Repo, again, done string) error {
+	var ge *github.Error
+	var ne *github.NetworkError
+	retry := done + "run '" + again + "' again"
+	e := func(msg, hint string) error { return &Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
+	switch {
+	case errors.As(err, &ne):
+		return e(fmt.Sprintf("cannot reach GitHub at %s: %s", ne.Host, ne.Err.Error()), "check your network connection (and HTTPS_PROXY)")
+	case !errors.As(err, &ge):
+		return err
+	case ge.RateLimited():
+		when := ""
+		if ge.RetryAfter > 0 {
+			when = fmt.Sprintf(" for %s", ge.RetryAfter.Round(1e9))
+		}
+		return e(fmt.Sprintf("GitHub's rate limit for %s is used up%s", repo.Host, when), "wait that long")
+	case ge.StatusCode == 401:
+		return e(fmt.Sprintf("GitHub rejected the token for %s (401 %s)", repo.Host, ge.Text()),
+			fmt.Sprintf("log in again with 'gh auth login --hostname %s', or set a valid token", repo.Host))
+	case ge.StatusCode == 403:
+		return e(fmt.Sprintf("the token for %s may not do this in %s (403 %s)", repo.Host, repo, ge.Text()),
+			"a classic token needs the repo scope (public_repo for a public repository), a fine-grained one Pull requests: read and write\n"+
+				"add it with 'gh auth refresh --hostname "+repo.Host+" --scopes repo', or use another token")
+	case ge.StatusCode == 404:
+		return e(fmt.Sprintf("repository %s not found, or the token for %s cannot see it (404)", repo, repo.Host),
+			"check the name (--repo, git config ralph.repo, GH_REPO, the remote's URL) and the token's access")
+	case ge.StatusCode == 422:
+		return e(fmt.Sprintf("GitHub refused the pull request: %s", ge.Text()), "fix that first")
+	case ge.StatusCode >= 500:
+		return e(fmt.Sprintf("GitHub answered %d %s", ge.StatusCode, ge.Text()), "it is likely passing; try again in a moment")
+	}
+	return e("GitHub answered "+ge.Error(), "see GitHub's message")
+}

@@ -1,0 +1,66 @@
+package loop
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/github/githubtest"
+)
+
+// finish --pr in-process, against the fake GitHub through a transport (github.com, an
+// SSH remote): a first pull request costs 4 API calls and a bounded number of git
+// processes, and leaves HEAD on main with a finished record.
+func TestFinishPRCosts(t *testing.T) {
+	dir := newRepo(t)
+	t.Setenv("GH_CONFIG_DIR", t.TempDir())
+	t.Setenv("GH_PATH", "/nonexistent")
+	bare := filepath.Join(t.TempDir(), "widgets.git")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "--bare", bare)
+	git("remote", "add", "origin", "git@github.com:acme/widgets.git")
+	git("config", "url."+bare+".insteadOf", "git@github.com:acme/widgets.git")
+	git("push", "-q", "origin", "main")
+	l, _ := newLoop(t, dir, &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if _, err := l.Start(t.Context(), Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
+		t.Fatal(err)
+	}
+	srv := githubtest.New()
+	t.Cleanup(srv.Close)
+	srv.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", GitDir: bare})
+	opts := PROptions{Client: func(host string) (*github.Client, error) {
+		if host != "github.com" {
+			t.Errorf("client for %q", host)
+		}
+		return github.New(host, github.Options{Token: "T", Transport: srv.Transport()})
+	}}
+	before := l.Repo.Calls.Load()
+	res, err := l.FinishPR(t.Context(), "c", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := l.Repo.Calls.Load() - before
+	if res.Number != 1 || res.Updated || !res.Pushed || res.Back != "main" || res.Base != "main" {
+		t.Fatalf("result %+v", res)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d API requests, want 4:\n%s", n, githubtest.Dump(srv.Requests()))
+	}
+	// status, branch, remote, URLs, ls-remote, ancestry, push, checkout …: keep it bounded.
+	if calls > 16 {
+		t.Errorf("finish --pr ran %d git processes", calls)
+	}
+	t.Logf("finish --pr: %d git processes, %d API requests", calls, len(srv.Requests()))
+	if l.Store.LoadFinished("c") == nil {
+		t.Error("no finished record")
+	}
+}

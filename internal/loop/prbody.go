@@ -1,0 +1,232 @@
+package loop
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// PRTitle is the pull request's title: the proposal's first "# " heading without the
+// template's "Change: " prefix (OpenSpec's own rule for a change's title), else the
+// change name; the template's "# Proposal" counts as no title.
+func PRTitle(ch *openspec.Change, change string) string {
+	if ch != nil {
+		for line := range strings.SplitSeq(ch.Proposal, "\n") {
+			if t, ok := strings.CutPrefix(strings.TrimRight(line, " \t\r"), "# "); ok {
+				t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "Change:"))
+				if t != "" && !strings.EqualFold(t, "Proposal") {
+					return t
+				}
+				break
+			}
+		}
+	}
+	return change
+}
+
+// proposalWhy returns the body of the proposal's "## Why" section, trimmed.
+func proposalWhy(proposal string) string {
+	var out []string
+	in := false
+	for line := range strings.SplitSeq(proposal, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "#") {
+			if in && headingLevel(trimmed) <= 2 {
+				break
+			}
+			if headingLevel(trimmed) == 2 && strings.EqualFold(strings.TrimSpace(strings.TrimLeft(trimmed, "#")), "Why") {
+				in = true
+				continue
+			}
+		}
+		if in {
+			out = append(out, strings.TrimRight(line, " \t\r"))
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+func headingLevel(s string) int {
+	n := 0
+	for n < len(s) && s[n] == '#' {
+		n++
+	}
+	if n == len(s) || s[n] != ' ' {
+		return 0
+	}
+	return n
+}
+
+// PRBody is the pull request's description (Markdown): why the change exists, the
+// stories with their attempts, verify results and cost, the failed attempts and their
+// reasons, the totals, the agent, and how to look at a kept attempt.
+func PRBody(rec *run.Record, ch *openspec.Change) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	w("## Why\n\n")
+	why := ""
+	if ch != nil {
+		why = proposalWhy(ch.Proposal)
+	}
+	if why == "" {
+		why = fmt.Sprintf("_openspec/changes/%s/proposal.md has no \"Why\" section._", rec.Change)
+	}
+	w("%s\n\n", why)
+
+	w("## Stories\n\n")
+	switch rec.Status {
+	case run.Complete:
+		w("Every story is done: one `checkpoint: <story>` commit each on `%s`.\n\n", rec.Branch)
+	default:
+		reason := string(rec.Status)
+		if rec.StopReason != "" {
+			reason += ": " + rec.StopReason
+		}
+		w("**The run stopped before the end** (%s); the stories marked done have their checkpoint commits on `%s`.\n\n", cell(reason), rec.Branch)
+	}
+	w("| Story | Title | Result | Attempts | Verify | Cost |\n")
+	w("|---|---|---|---:|---|---:|\n")
+	for _, s := range prStories(rec, ch) {
+		w("| %s | %s | %s | %d | %s | %s |\n", cell(s.id), cell(s.title), s.result, s.attempts, s.verify, s.cost)
+	}
+	w("\n")
+
+	var failed []run.Attempt
+	for _, a := range rec.Attempts {
+		if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning {
+			failed = append(failed, a)
+		}
+	}
+	if len(failed) > 0 {
+		w("## Failed attempts\n\n")
+		for _, a := range failed {
+			reason := a.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			w("- `%s-%d` (story %s, attempt %d): %s — %s\n", a.Story, a.N, a.Story, a.N, a.Outcome, cell(firstLineOf(reason)))
+		}
+		w("\n")
+	}
+
+	w("## Totals\n\n")
+	var in, out int64
+	for _, a := range rec.Attempts {
+		in += a.InputTokens
+		out += a.OutputTokens
+	}
+	w("- Attempts: %d (%d failed)\n", len(rec.Attempts), len(failed))
+	w("- Tokens: %s in, %s out\n", thousands(in), thousands(out))
+	if rec.CostKnown {
+		w("- Cost: $%.2f\n", rec.CostUSD)
+	} else {
+		w("- Cost: not reported by the agent\n")
+	}
+	w("- Duration: %s\n", runDuration(rec).Round(time.Second))
+	agent := "`" + rec.Agent + "`"
+	if rec.Model != "" {
+		agent += ", model `" + rec.Model + "`"
+	}
+	w("- Agent: %s\n\n", agent)
+
+	if len(failed) > 0 {
+		a := failed[0]
+		w("## Looking at a failed attempt\n\n")
+		w("Each failed attempt is kept, with everything the agent changed, as a commit under `refs/ralph/%s/attempts/` in the repository the loop ran in (it is not pushed):\n\n", rec.Change)
+		w("```sh\ngit log -p -1 %s\n```\n\n", attemptRef(rec.Change, a.Story, a.N))
+	}
+	w("<sub>Opened by git-ralph from `%s`.</sub>\n", rec.Branch)
+	return b.String()
+}
+
+type prStory struct {
+	id, title, result, verify, cost string
+	attempts                        int
+}
+
+// prStories lists the change's stories (or, without the change, those with attempts),
+// each with what the run's attempts say about it.
+func prStories(rec *run.Record, ch *openspec.Change) []prStory {
+	var out []prStory
+	seen := map[string]bool{}
+	add := func(id, title string, ticked bool) {
+		seen[id] = true
+		s := prStory{id: id, title: title, result: "not started", verify: "–", cost: "–"}
+		atts := rec.AttemptsOf(id)
+		s.attempts = len(atts)
+		var cost float64
+		costKnown := len(atts) > 0
+		for _, a := range atts {
+			if a.CostUSD != nil {
+				cost += *a.CostUSD
+			} else {
+				costKnown = false
+			}
+			if a.Outcome == run.OutcomeComplete {
+				s.result = "done"
+				if a.Verify != "" {
+					s.verify = a.Verify
+				}
+			}
+		}
+		if s.result != "done" && len(atts) > 0 {
+			s.result = "not done"
+		}
+		if ticked && len(atts) == 0 {
+			s.result = "done before the run"
+		}
+		if costKnown {
+			s.cost = fmt.Sprintf("$%.2f", cost)
+		}
+		out = append(out, s)
+	}
+	if ch != nil {
+		for _, s := range ch.Stories {
+			add(s.ID, s.Title, s.Complete())
+		}
+	}
+	for _, a := range rec.Attempts {
+		if !seen[a.Story] {
+			add(a.Story, "", false)
+		}
+	}
+	return out
+}
+
+// runDuration is the time from the run's start to the end of its last attempt.
+func runDuration(rec *run.Record) time.Duration {
+	end := rec.Updated
+	if last := rec.Last(); last != nil && !last.Ended.IsZero() {
+		end = last.Ended
+	}
+	if end.Before(rec.Started) {
+		return 0
+	}
+	return end.Sub(rec.Started)
+}
+
+// cell makes s safe inside a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
