@@ -66,6 +66,9 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh tokens                             print the distinct tokens the requests carried
 //	fakegh pulls OWNER/NAME                   print the pull requests
 //	fakegh body OWNER/NAME NUMBER             print a pull request's body
+//	fakegh workflow OWNER/NAME FILE [STATE]   a workflow file (STATE e.g. disabled_manually)
+//	fakegh no-run-details                     refuse return_run_details, as GHES 3.20 does
+//	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("fakegh cannot be negated")
@@ -205,6 +208,22 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		ts.Fatalf("fakegh body: no pull request #%d in %s", n, args[1])
+	case "workflow":
+		if len(args) < 3 {
+			ts.Fatalf("usage: fakegh workflow OWNER/NAME FILE [STATE]")
+		}
+		owner, name := split(args[1])
+		state := ""
+		if len(args) > 3 {
+			state = args[3]
+		}
+		s.AddWorkflow(owner, name, args[2], state)
+	case "no-run-details":
+		s.State(func(st *githubtest.State) { st.Actions.NoRunDetails = true })
+	case "runs":
+		for _, r := range s.Runs() {
+			fmt.Fprintf(out, "%d %s %s ref=%s branch=%s %s\n", r.ID, r.Repo, r.Workflow, r.Ref, r.Inputs["branch"], r.Title)
+		}
 	default:
 		ts.Fatalf("fakegh: unknown subcommand %q", args[0])
 	}

@@ -71,6 +71,7 @@ func TestHelpGolden(t *testing.T) {
 		{"completion", []string{"completion", "-h"}},
 		{"help", []string{"help", "-h"}},
 		{"ci-init", []string{"ci", "init", "-h"}},
+		{"dispatch", []string{"dispatch", "-h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := gitRalph(t, tc.args...)
@@ -193,7 +194,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no %s section", sec)
 		}
 	}
-	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help", "ci"}
+	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help", "ci", "dispatch"}
 	for _, c := range visible {
 		if !strings.Contains(out, ".B git ralph "+c+"\n") {
 			t.Errorf("the man page's synopsis does not mention %q", c)
@@ -223,7 +224,7 @@ func TestMan(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help,ci" {
+	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help,ci,dispatch" {
 		t.Errorf("visible commands are %v; update this test and the help goldens", model)
 	}
 	// every visible flag of start is documented

@@ -254,6 +254,13 @@ func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	prefix := runsPrefix(rec.Change, r.RunID)
 	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
+	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
+	if _, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+	} else if !published {
+		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+			"run %d of %q has published nothing yet", r.RunID, rec.Change)
+	}
 	if err := l.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
 		return &Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	}

@@ -1,0 +1,92 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The GitHub Actions pieces git-ralph uses to run a loop on a runner (REMOTE.md §2).
+
+// Workflow is a workflow file of a repository.
+type Workflow struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	State string `json:"state"` // active, disabled_manually, disabled_inactivity, …
+}
+
+// WorkflowRun is one run of a workflow.
+type WorkflowRun struct {
+	ID           int64     `json:"id"`
+	DisplayTitle string    `json:"display_title"`
+	Status       string    `json:"status"`     // queued, in_progress, completed, …
+	Conclusion   string    `json:"conclusion"` // success, failure, cancelled, … once completed
+	Event        string    `json:"event"`
+	HeadBranch   string    `json:"head_branch"`
+	HTMLURL      string    `json:"html_url"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+func workflowPath(r Repo, file string) string {
+	return r.path() + "/actions/workflows/" + url.PathEscape(file)
+}
+
+// Workflow returns a workflow by its file name (e.g. ralph.yml); an *Error with status
+// 404 when the default branch has no such file.
+func (c *Client) Workflow(ctx context.Context, r Repo, file string) (*Workflow, error) {
+	var out Workflow
+	if err := c.Do(ctx, http.MethodGet, workflowPath(r, file), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Dispatch is the body of POST …/actions/workflows/{file}/dispatches.
+type Dispatch struct {
+	Ref    string            `json:"ref"`
+	Inputs map[string]string `json:"inputs"`
+	// ReturnRunDetails asks for the run's id in the answer (GitHub since 2026-02;
+	// Enterprise Server 3.20 and older refuse the field).
+	ReturnRunDetails bool `json:"return_run_details,omitempty"`
+}
+
+// DispatchResult is what GitHub says about a dispatched run: nothing (204), or its id
+// and pages when asked for them (200).
+type DispatchResult struct {
+	RunID   int64  `json:"workflow_run_id"`
+	RunURL  string `json:"run_url"`
+	HTMLURL string `json:"html_url"`
+}
+
+// DispatchWorkflow starts a run of a workflow. With d.ReturnRunDetails it retries once
+// without the field when GitHub refuses it (400 or 422 naming it), as Enterprise
+// Server 3.20 does; the result is then empty and the run is found by its title.
+func (c *Client) DispatchWorkflow(ctx context.Context, r Repo, file string, d Dispatch) (DispatchResult, error) {
+	var out DispatchResult
+	err := c.Do(ctx, http.MethodPost, workflowPath(r, file)+"/dispatches", d, &out)
+	var e *Error
+	if errors.As(err, &e) && d.ReturnRunDetails && (e.StatusCode == 400 || e.StatusCode == 422) &&
+		strings.Contains(strings.ToLower(e.Error()+e.Text()), "return_run_details") {
+		d.ReturnRunDetails = false
+		out = DispatchResult{}
+		err = c.Do(ctx, http.MethodPost, workflowPath(r, file)+"/dispatches", d, &out)
+	}
+	return out, err
+}
+
+// DispatchedRuns lists the newest runs of a workflow started by workflow_dispatch (one
+// page of up to 100).
+func (c *Client) DispatchedRuns(ctx context.Context, r Repo, file string) ([]WorkflowRun, error) {
+	q := url.Values{"event": {"workflow_dispatch"}, "per_page": {"100"}}
+	var out struct {
+		Runs []WorkflowRun `json:"workflow_runs"`
+	}
+	if err := c.Do(ctx, http.MethodGet, workflowPath(r, file)+"/runs?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Runs, nil
+}

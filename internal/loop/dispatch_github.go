@@ -1,0 +1,206 @@
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// DispatchRequest is `git ralph dispatch` for one change.
+type DispatchRequest struct {
+	Change     string // required
+	Remote     string // the git remote to push to; "" picks one as finish --pr does
+	Repo       string // [HOST/]OWNER/REPO from --repo or ralph.repo
+	EnvRepo    string // GH_REPO
+	Workflow   string // the workflow file; "" means ralph.yml
+	Ref        string // the branch whose workflow runs; "" means the default branch
+	IncludeWIP bool
+	Agent      string
+	Model      string
+	// Client returns a GitHub client for a host (required).
+	Client func(host string) (*github.Client, error)
+}
+
+// DispatchResult says what dispatch did.
+type DispatchResult struct {
+	Change, Branch, Remote, Repo string
+	RunID                        int64  // 0 when GitHub has not listed the run yet
+	URL                          string // the run's page, when known
+	Pushed                       bool
+	Found                        bool // an earlier, interrupted dispatch had started the run already
+}
+
+// Dispatch runs a change's loop on GitHub Actions (REMOTE.md §5.2): the checks that
+// change nothing (repository, token, the workflow on GitHub), then the git side
+// (PrepareDispatch: record, start commit, push), then the dispatch request, asking for
+// the run's id and, where GitHub cannot say it, finding the run by the nonce in its
+// title. A dispatch that stopped after its push looks for its run first, so a change is
+// never dispatched twice.
+func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
+	if o.Workflow == "" {
+		o.Workflow = "ralph.yml"
+	}
+	again := "git ralph dispatch " + o.Change
+	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
+		return nil, err
+	}
+	cur, err := l.Repo.CurrentBranch(ctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	remote, err := l.pushRemote(ctx, &run.Record{Original: cur}, o.Remote)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := l.dispatchRepo(ctx, remote, o)
+	if err != nil {
+		return nil, err
+	}
+	client, err := o.Client(repo.Host)
+	var nt *github.NoTokenError
+	if errors.As(err, &nt) {
+		return nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s, then run '%s' again", nt.Host, github.TokenEnv(nt.Host), again),
+			"no GitHub token for %s", nt.Host)
+	}
+	if err != nil {
+		return nil, err
+	}
+	wf, err := client.Workflow(ctx, repo, o.Workflow)
+	if github.StatusOf(err) == 404 {
+		return nil, userErr("run 'git ralph ci init', commit .github/workflows/"+o.Workflow+" to the default branch and push it; nothing was changed",
+			"%s has no workflow %s on its default branch", repo, o.Workflow)
+	}
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	if wf.State != "active" {
+		return nil, userErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+o.Workflow+"'; nothing was changed",
+			"the workflow %s of %s is %s", o.Workflow, repo, strings.ReplaceAll(wf.State, "_", " "))
+	}
+	ref := o.Ref
+	if ref == "" {
+		info, err := client.Repository(ctx, repo)
+		if err != nil {
+			return nil, apiErr(err, repo, again)
+		}
+		ref = info.DefaultBranch
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		return nil, err
+	}
+	ds, err := l.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
+		Agent: o.Agent, Model: o.Model,
+		Remote: run.Remote{RepoHost: repo.Host, Owner: repo.Owner, Name: repo.Name, Workflow: o.Workflow, Ref: ref}})
+	if err != nil {
+		return nil, err
+	}
+	rec := ds.Record
+	res := &DispatchResult{Change: o.Change, Branch: rec.Branch, Remote: remote, Repo: repo.String(), Pushed: ds.Pushed}
+	done := fmt.Sprintf("%s is pushed to %s; ", rec.Branch, remote)
+	if ds.Resumed {
+		r, err := l.findRun(ctx, client, repo, rec, 1)
+		if err != nil {
+			return nil, githubErr(err, repo, again, done)
+		}
+		if r != nil {
+			res.RunID, res.URL, res.Found = r.ID, r.HTMLURL, true
+			return res, l.Dispatched(rec, r.ID, r.HTMLURL)
+		}
+	}
+	out, err := client.DispatchWorkflow(ctx, repo, rec.Remote.Workflow, github.Dispatch{Ref: rec.Remote.Ref, ReturnRunDetails: true,
+		Inputs: map[string]string{"change": rec.Change, "branch": rec.Branch, "nonce": rec.Remote.Nonce}})
+	if err != nil {
+		return nil, githubErr(err, repo, again, done)
+	}
+	res.RunID, res.URL = out.RunID, out.HTMLURL
+	if res.RunID == 0 {
+		// 204: GitHub did not say which run; it lists it by its title a little later.
+		if r, err := l.findRun(ctx, client, repo, rec, 5); err == nil && r != nil {
+			res.RunID, res.URL = r.ID, r.HTMLURL
+		}
+	}
+	return res, l.Dispatched(rec, res.RunID, res.URL)
+}
+
+// findRun looks for the run whose title carries rec's nonce, tries times, backing off.
+func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, tries int) (*github.WorkflowRun, error) {
+	mark := "[" + rec.Remote.Nonce + "]"
+	wait := time.Second
+	for i := 0; ; i++ {
+		runs, err := client.DispatchedRuns(ctx, repo, rec.Remote.Workflow)
+		if err != nil {
+			return nil, err
+		}
+		for j := range runs {
+			if strings.Contains(runs[j].DisplayTitle, mark) {
+				return &runs[j], nil
+			}
+		}
+		if i+1 >= tries {
+			return nil, nil
+		}
+		if err := l.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+		wait *= 2
+	}
+}
+
+// dispatchRepo is the GitHub repository dispatch runs the workflow in: --repo or
+// ralph.repo, then GH_REPO, then the push remote's URL.
+func (l *Loop) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
+	urls, err := l.Repo.RemoteURLs(ctx, remote)
+	if errors.Is(err, git.ErrNoRemote) {
+		return github.Repo{}, userErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
+	}
+	if err != nil {
+		return github.Repo{}, err
+	}
+	var pushRepo *github.Repo
+	for _, u := range urls {
+		if r, ok := github.RepoFromURL(u); ok {
+			pushRepo = &r
+			break
+		}
+	}
+	explicit := o.Repo
+	if explicit == "" {
+		explicit = o.EnvRepo
+	}
+	switch {
+	case explicit != "":
+		host := ""
+		if pushRepo != nil {
+			host = pushRepo.Host
+		}
+		r, err := github.ParseRepo(explicit, host)
+		if err != nil {
+			return github.Repo{}, userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+		}
+		return r, nil
+	case pushRepo != nil:
+		return *pushRepo, nil
+	}
+	return github.Repo{}, userErr("name it: git ralph dispatch "+o.Change+" --repo OWNER/REPO (or git config ralph.repo OWNER/REPO); nothing was changed",
+		"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
+}
+
+func newNonce() (string, error) {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
