@@ -67,6 +67,7 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh pulls OWNER/NAME                   print the pull requests
 //	fakegh body OWNER/NAME NUMBER             print a pull request's body
 //	fakegh workflow OWNER/NAME FILE [STATE]   a workflow file (STATE e.g. disabled_manually)
+//	fakegh run ID STATUS [CONCLUSION]         move a run along: queued, in_progress, completed success…
 //	fakegh no-run-details                     refuse return_run_details, as GHES 3.20 does
 //	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
@@ -218,11 +219,24 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			state = args[3]
 		}
 		s.AddWorkflow(owner, name, args[2], state)
+	case "run":
+		if len(args) < 3 {
+			ts.Fatalf("usage: fakegh run ID STATUS [CONCLUSION]")
+		}
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		conclusion := ""
+		if len(args) > 3 {
+			conclusion = args[3]
+		}
+		if !s.SetRun(id, args[2], conclusion) {
+			ts.Fatalf("fakegh run: no run %d", id)
+		}
 	case "no-run-details":
 		s.State(func(st *githubtest.State) { st.Actions.NoRunDetails = true })
 	case "runs":
 		for _, r := range s.Runs() {
-			fmt.Fprintf(out, "%d %s %s ref=%s branch=%s %s\n", r.ID, r.Repo, r.Workflow, r.Ref, r.Inputs["branch"], r.Title)
+			fmt.Fprintf(out, "%d %s %s ref=%s branch=%s %s %s%s\n", r.ID, r.Repo, r.Workflow, r.Ref, r.Inputs["branch"], r.Title, r.Status, strings.TrimSuffix(" "+r.Conclusion, " "))
 		}
 	default:
 		ts.Fatalf("fakegh: unknown subcommand %q", args[0])

@@ -72,6 +72,7 @@ func TestHelpGolden(t *testing.T) {
 		{"help", []string{"help", "-h"}},
 		{"ci-init", []string{"ci", "init", "-h"}},
 		{"dispatch", []string{"dispatch", "-h"}},
+		{"cancel", []string{"cancel", "-h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := gitRalph(t, tc.args...)
@@ -194,7 +195,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no %s section", sec)
 		}
 	}
-	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help", "ci", "dispatch"}
+	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help", "ci", "dispatch", "cancel"}
 	for _, c := range visible {
 		if !strings.Contains(out, ".B git ralph "+c+"\n") {
 			t.Errorf("the man page's synopsis does not mention %q", c)
@@ -224,7 +225,7 @@ func TestMan(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help,ci,dispatch" {
+	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help,ci,dispatch,cancel" {
 		t.Errorf("visible commands are %v; update this test and the help goldens", model)
 	}
 	// every visible flag of start is documented

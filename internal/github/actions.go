@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -89,4 +90,24 @@ func (c *Client) DispatchedRuns(ctx context.Context, r Repo, file string) ([]Wor
 		return nil, err
 	}
 	return out.Runs, nil
+}
+
+// Run returns a workflow run by id.
+func (c *Client) Run(ctx context.Context, r Repo, id int64) (*WorkflowRun, error) {
+	var out WorkflowRun
+	if err := c.Do(ctx, http.MethodGet, r.path()+"/actions/runs/"+strconv.FormatInt(id, 10), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CancelRun asks GitHub to cancel a run (202), or with force to force-cancel it,
+// skipping its always() steps. A run that is already completed is an *Error with
+// status 409.
+func (c *Client) CancelRun(ctx context.Context, r Repo, id int64, force bool) error {
+	what := "/cancel"
+	if force {
+		what = "/force-cancel"
+	}
+	return c.Do(ctx, http.MethodPost, r.path()+"/actions/runs/"+strconv.FormatInt(id, 10)+what, nil, nil)
 }

@@ -204,3 +204,80 @@ func newNonce() (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// RemoteRun is a dispatched run as GitHub shows it.
+type RemoteRun struct {
+	Change string
+	Repo   github.Repo
+	Run    *github.WorkflowRun // nil when GitHub does not list it (yet)
+}
+
+// remoteRun loads the record of a dispatched run and a client for its repository,
+// finding (and recording) the run's id by its nonce when the dispatch could not.
+func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
+	change, err := l.ResolveRun(change)
+	if err != nil {
+		return nil, nil, github.Repo{}, err
+	}
+	rec, err := l.Store.Load(change)
+	if err != nil {
+		return nil, nil, github.Repo{}, err
+	}
+	if rec.Remote == nil || (rec.Status != run.Dispatched && rec.Status != run.Dispatching) {
+		return nil, nil, github.Repo{}, userErr("a loop here stops with Ctrl-C in its terminal; 'git ralph status "+change+"' shows it",
+			"the run of %q is not on GitHub Actions", change)
+	}
+	repo := github.Repo{Host: rec.Remote.RepoHost, Owner: rec.Remote.Owner, Name: rec.Remote.Name}
+	client, err := clientFor(repo.Host)
+	var nt *github.NoTokenError
+	if errors.As(err, &nt) {
+		return nil, nil, repo, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s", nt.Host, github.TokenEnv(nt.Host)),
+			"no GitHub token for %s", nt.Host)
+	}
+	if err != nil {
+		return nil, nil, repo, err
+	}
+	if rec.Remote.RunID == 0 && rec.Remote.Nonce != "" {
+		r, err := l.findRun(ctx, client, repo, rec, 1)
+		if err != nil {
+			return nil, nil, repo, apiErr(err, repo, "git ralph status "+change)
+		}
+		if r != nil {
+			rec.Remote.RunID, rec.Remote.HTMLURL = r.ID, r.HTMLURL
+			if err := l.save(rec); err != nil {
+				return nil, nil, repo, err
+			}
+		}
+	}
+	return rec, client, repo, nil
+}
+
+// CancelResult says what cancel did.
+type CancelResult struct {
+	Change          string
+	RunID           int64
+	URL             string
+	AlreadyComplete bool // GitHub answered 409: the run had ended
+}
+
+// CancelRemote asks GitHub to cancel a change's run (force-cancel with force, which
+// skips the steps that save and publish the work).
+func (l *Loop) CancelRemote(ctx context.Context, change string, force bool, clientFor func(string) (*github.Client, error)) (*CancelResult, error) {
+	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
+	if err != nil {
+		return nil, err
+	}
+	res := &CancelResult{Change: rec.Change, RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	if res.RunID == 0 {
+		return nil, userErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
+	}
+	err = client.CancelRun(ctx, repo, res.RunID, force)
+	if github.StatusOf(err) == 409 {
+		res.AlreadyComplete = true
+		return res, nil
+	}
+	if err != nil {
+		return nil, githubErr(err, repo, "git ralph cancel "+rec.Change, "")
+	}
+	return res, nil
+}

@@ -64,6 +64,9 @@ func (s *Server) actionsRoutes() {
 	s.Handle("GET /repos/{owner}/{repo}/actions/workflows/{file}", s.getWorkflow)
 	s.Handle("POST /repos/{owner}/{repo}/actions/workflows/{file}/dispatches", s.dispatch)
 	s.Handle("GET /repos/{owner}/{repo}/actions/workflows/{file}/runs", s.listRuns)
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}", s.getRun)
+	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/cancel", s.cancelRun)
+	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/force-cancel", s.cancelRun)
 }
 
 func (s *Server) workflow(w http.ResponseWriter, r *http.Request) (*Repo, *Workflow) {
@@ -157,13 +160,69 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		if !strings.EqualFold(run.Repo, rp.Owner+"/"+rp.Name) || run.Workflow != wf.File || (event != "" && event != "workflow_dispatch") {
 			continue
 		}
-		var conclusion any
-		if run.Conclusion != "" {
-			conclusion = run.Conclusion
-		}
-		runs = append(runs, map[string]any{"id": run.ID, "display_title": run.Title, "status": run.Status,
-			"conclusion": conclusion, "event": "workflow_dispatch", "head_branch": run.Ref,
-			"html_url": runHTML(run), "created_at": run.Created.UTC().Format(time.RFC3339)})
+		runs = append(runs, runJSON(run))
 	}
 	JSON(w, 200, map[string]any{"total_count": len(runs), "workflow_runs": runs})
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request) *Run {
+	rp := s.repo(w, r)
+	if rp == nil {
+		return nil
+	}
+	for _, run := range s.state.Actions.Runs {
+		if strings.EqualFold(run.Repo, rp.Owner+"/"+rp.Name) && fmt.Sprint(run.ID) == r.PathValue("id") {
+			return run
+		}
+	}
+	Fail(w, 404, "Not Found")
+	return nil
+}
+
+func runJSON(run *Run) map[string]any {
+	var conclusion any
+	if run.Conclusion != "" {
+		conclusion = run.Conclusion
+	}
+	return map[string]any{"id": run.ID, "display_title": run.Title, "status": run.Status,
+		"conclusion": conclusion, "event": "workflow_dispatch", "head_branch": run.Ref,
+		"html_url": runHTML(run), "created_at": run.Created.UTC().Format(time.RFC3339)}
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if run := s.run(w, r); run != nil {
+		JSON(w, 200, runJSON(run))
+	}
+}
+
+// cancelRun answers 409 for a completed run, as GitHub does; otherwise the run is
+// cancelled at once (a test that wants the always() steps runs them itself).
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.run(w, r)
+	if run == nil {
+		return
+	}
+	if run.Status == "completed" {
+		Fail(w, 409, "Cannot cancel a workflow run that is completed.")
+		return
+	}
+	run.Status, run.Conclusion = "completed", "cancelled"
+	JSON(w, 202, map[string]any{})
+}
+
+// SetRun moves a run along: status, and conclusion once completed.
+func (s *Server) SetRun(id int64, status, conclusion string) bool {
+	found := false
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == id {
+				run.Status, run.Conclusion, found = status, conclusion, true
+			}
+		}
+	})
+	return found
 }
