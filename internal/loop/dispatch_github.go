@@ -281,3 +281,45 @@ func (l *Loop) CancelRemote(ctx context.Context, change string, force bool, clie
 	}
 	return res, nil
 }
+
+// RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
+// remote: the run's status and conclusion, its page, and the branch tip published.
+type RemoteView struct {
+	RunID      int64  `json:"runId"`
+	Status     string `json:"status"`               // queued, in_progress, completed, …; "" while the run is not listed
+	Conclusion string `json:"conclusion,omitempty"` // success, failure, cancelled, timed_out, startup_failure, …
+	URL        string `json:"url,omitempty"`
+	Tip        string `json:"tip,omitempty"` // ralph/<change> on the git remote
+	Error      string `json:"error,omitempty"`
+}
+
+// RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
+// records what it saw. It changes nothing else.
+func (l *Loop) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*RemoteView, error) {
+	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
+	if err != nil {
+		return nil, err
+	}
+	v := &RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	if tip, ok, err := l.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
+		v.Tip = tip
+	}
+	if v.RunID == 0 {
+		return v, nil
+	}
+	r, err := client.Run(ctx, repo, v.RunID)
+	if err != nil {
+		return nil, apiErr(err, repo, "git ralph status "+rec.Change)
+	}
+	v.Status, v.Conclusion = r.Status, r.Conclusion
+	if r.HTMLURL != "" {
+		v.URL = r.HTMLURL
+	}
+	if rec.Remote.LastSeenStatus != r.Status || rec.Remote.LastSeenConclusion != r.Conclusion {
+		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion = r.Status, r.Conclusion
+		if err := l.save(rec); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
