@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -68,6 +70,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh body OWNER/NAME NUMBER             print a pull request's body
 //	fakegh workflow OWNER/NAME FILE [STATE]   a workflow file (STATE e.g. disabled_manually)
 //	fakegh run ID STATUS [CONCLUSION]         move a run along: queued, in_progress, completed success…
+//	fakegh artifact RUNID DIR                 DIR zipped as the run's artifact ralph-RUNID
+//	fakegh expire RUNID                       the run's artifacts expire (410)
 //	fakegh no-run-details                     refuse return_run_details, as GHES 3.20 does
 //	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
@@ -232,6 +236,39 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		if !s.SetRun(id, args[2], conclusion) {
 			ts.Fatalf("fakegh run: no run %d", id)
 		}
+	case "artifact":
+		if len(args) != 3 {
+			ts.Fatalf("usage: fakegh artifact RUNID DIR")
+		}
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		root := ts.MkAbs(args[2])
+		ts.Check(filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			f, err := zw.Create(filepath.ToSlash(rel))
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			_, err = f.Write(b)
+			return err
+		}))
+		ts.Check(zw.Close())
+		if !s.AddArtifact(id, "ralph-"+args[1], buf.Bytes()) {
+			ts.Fatalf("fakegh artifact: no run %d", id)
+		}
+	case "expire":
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		s.ExpireArtifacts(id)
 	case "no-run-details":
 		s.State(func(st *githubtest.State) { st.Actions.NoRunDetails = true })
 	case "runs":

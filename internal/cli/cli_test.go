@@ -73,6 +73,7 @@ func TestHelpGolden(t *testing.T) {
 		{"ci-init", []string{"ci", "init", "-h"}},
 		{"dispatch", []string{"dispatch", "-h"}},
 		{"cancel", []string{"cancel", "-h"}},
+		{"logs", []string{"logs", "-h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := gitRalph(t, tc.args...)
@@ -195,7 +196,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no %s section", sec)
 		}
 	}
-	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help", "ci", "dispatch", "cancel"}
+	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help", "ci", "dispatch", "cancel", "logs"}
 	for _, c := range visible {
 		if !strings.Contains(out, ".B git ralph "+c+"\n") {
 			t.Errorf("the man page's synopsis does not mention %q", c)
@@ -225,7 +226,7 @@ func TestMan(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help,ci,dispatch,cancel" {
+	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help,ci,dispatch,cancel,logs" {
 		t.Errorf("visible commands are %v; update this test and the help goldens", model)
 	}
 	// every visible flag of start is documented

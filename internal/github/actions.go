@@ -3,11 +3,15 @@ package github
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cli/go-gh/v2/pkg/api"
 )
 
 // The GitHub Actions pieces git-ralph uses to run a loop on a runner (REMOTE.md §2).
@@ -110,4 +114,54 @@ func (c *Client) CancelRun(ctx context.Context, r Repo, id int64, force bool) er
 		what = "/force-cancel"
 	}
 	return c.Do(ctx, http.MethodPost, r.path()+"/actions/runs/"+strconv.FormatInt(id, 10)+what, nil, nil)
+}
+
+// Artifact is a file set a run uploaded.
+type Artifact struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Size    int64  `json:"size_in_bytes"`
+	Expired bool   `json:"expired"`
+}
+
+// RunArtifacts lists a run's artifacts called name.
+func (c *Client) RunArtifacts(ctx context.Context, r Repo, runID int64, name string) ([]Artifact, error) {
+	q := url.Values{"name": {name}, "per_page": {"100"}}
+	var out struct {
+		Artifacts []Artifact `json:"artifacts"`
+	}
+	if err := c.Do(ctx, http.MethodGet, r.path()+"/actions/runs/"+strconv.FormatInt(runID, 10)+"/artifacts?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Artifacts, nil
+}
+
+// maxDownload bounds an artifact download.
+const maxDownload = 512 << 20
+
+// DownloadArtifact returns an artifact's zip. GitHub answers with a redirect to a
+// short-lived URL on another host, which is followed without the token; an expired
+// artifact is an *Error with status 410.
+func (c *Client) DownloadArtifact(ctx context.Context, r Repo, id int64) ([]byte, error) {
+	path := r.path() + "/actions/artifacts/" + strconv.FormatInt(id, 10) + "/zip"
+	resp, err := c.rest.RequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		var he *api.HTTPError
+		if errors.As(err, &he) {
+			return nil, newError(http.MethodGet, path, he, time.Now())
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &NetworkError{Host: c.host, Err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err != nil {
+		return nil, &NetworkError{Host: c.host, Err: err}
+	}
+	if len(b) > maxDownload {
+		return nil, fmt.Errorf("artifact %d is larger than %d bytes", id, maxDownload)
+	}
+	return b, nil
 }

@@ -1,11 +1,14 @@
 package loop
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -322,4 +325,75 @@ func (l *Loop) RemoteStatus(ctx context.Context, change string, clientFor func(s
 		}
 	}
 	return v, nil
+}
+
+// LogsResult is what logs found in a run's artifact.
+type LogsResult struct {
+	Change string
+	RunID  int64
+	Files  []string // the artifact's files, e.g. logs/1-2.log, summary.json
+	Name   string   // the file asked for
+	Data   []byte   // its content
+}
+
+// Logs reads a dispatched run's artifact (ralph-<run-id>): the list of its files, or,
+// with attempt ("<story>-<n>"), that attempt's log. An expired artifact is an error
+// that says finish does not need it.
+func (l *Loop) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
+	if attempt != "" && (strings.ContainsAny(attempt, "/\\\x00") || strings.HasPrefix(attempt, ".") || !strings.Contains(attempt, "-")) {
+		return nil, userErr("name an attempt as <story>-<n>, e.g. 1-2 ('git ralph logs "+change+"' lists them)", "invalid attempt %q", attempt)
+	}
+	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
+	if err != nil {
+		return nil, err
+	}
+	res := &LogsResult{Change: rec.Change, RunID: rec.Remote.RunID}
+	if res.RunID == 0 {
+		return nil, userErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
+	}
+	again := "git ralph logs " + rec.Change
+	expired := userErr("finish does not need them: 'git ralph finish "+rec.Change+"' brings the attempts home from git",
+		"the logs of run %d have expired", res.RunID)
+	arts, err := client.RunArtifacts(ctx, repo, res.RunID, fmt.Sprintf("ralph-%d", res.RunID))
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	if len(arts) == 0 {
+		return nil, userErr("the run uploads them when its loop ends; 'git ralph status "+rec.Change+"' shows where it stands",
+			"run %d has no logs yet", res.RunID)
+	}
+	if arts[0].Expired {
+		return nil, expired
+	}
+	data, err := client.DownloadArtifact(ctx, repo, arts[0].ID)
+	if github.StatusOf(err) == 410 {
+		return nil, expired
+	}
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("read the artifact of run %d: %w", res.RunID, err)
+	}
+	want := "logs/" + attempt + ".log"
+	for _, f := range zr.File {
+		res.Files = append(res.Files, f.Name)
+		if attempt != "" && f.Name == want {
+			rc, err := f.Open()
+			if err != nil {
+				return nil, err
+			}
+			res.Data, err = io.ReadAll(io.LimitReader(rc, 64<<20))
+			rc.Close()
+			if err != nil {
+				return nil, err
+			}
+			res.Name = f.Name
+		}
+	}
+	if attempt != "" && res.Name == "" {
+		return nil, userErr("'git ralph logs "+rec.Change+"' lists the logs there are", "run %d has no log of attempt %s", res.RunID, attempt)
+	}
+	return res, nil
 }

@@ -18,6 +18,7 @@ type Actions struct {
 	// NoRunDetails answers a dispatch that asks for return_run_details with 400, as
 	// GitHub Enterprise Server 3.20 and older do.
 	NoRunDetails bool
+	NextArtifact int64
 	// OnDispatch, when set, is called (under the server's lock) with each new run.
 	OnDispatch func(*Run)
 }
@@ -40,6 +41,44 @@ type Run struct {
 	Status     string // queued, in_progress, completed
 	Conclusion string
 	Created    time.Time
+	Artifacts  []*Artifact
+}
+
+// Artifact is a zip a run uploaded; Expired answers 410 on download, as GitHub does
+// after the retention period.
+type Artifact struct {
+	ID      int64
+	Name    string
+	Zip     []byte
+	Expired bool
+}
+
+// AddArtifact attaches a zip to a run.
+func (s *Server) AddArtifact(runID int64, name string, zip []byte) bool {
+	found := false
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == runID {
+				st.Actions.NextArtifact++
+				run.Artifacts = append(run.Artifacts, &Artifact{ID: 5000 + st.Actions.NextArtifact, Name: name, Zip: zip})
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// ExpireArtifacts marks a run's artifacts expired.
+func (s *Server) ExpireArtifacts(runID int64) {
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == runID {
+				for _, a := range run.Artifacts {
+					a.Expired = true
+				}
+			}
+		}
+	})
 }
 
 // AddWorkflow adds a workflow file to a repository.
@@ -67,6 +106,68 @@ func (s *Server) actionsRoutes() {
 	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}", s.getRun)
 	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/cancel", s.cancelRun)
 	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/force-cancel", s.cancelRun)
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts", s.listArtifacts)
+	s.Handle("GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip", s.artifactZip)
+	s.Handle("GET /_blob/artifacts/{id}", s.artifactBlob)
+}
+
+func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.run(w, r)
+	if run == nil {
+		return
+	}
+	name := r.URL.Query().Get("name")
+	out := []map[string]any{}
+	for _, a := range run.Artifacts {
+		if name == "" || a.Name == name {
+			out = append(out, map[string]any{"id": a.ID, "name": a.Name, "size_in_bytes": len(a.Zip), "expired": a.Expired})
+		}
+	}
+	JSON(w, 200, map[string]any{"total_count": len(out), "artifacts": out})
+}
+
+func (s *Server) artifact(id string) *Artifact {
+	for _, run := range s.state.Actions.Runs {
+		for _, a := range run.Artifacts {
+			if fmt.Sprint(a.ID) == id {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// artifactZip redirects to a blob URL, as GitHub does (to a short-lived URL elsewhere).
+func (s *Server) artifactZip(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.repo(w, r) == nil {
+		return
+	}
+	a := s.artifact(r.PathValue("id"))
+	switch {
+	case a == nil:
+		Fail(w, 404, "Not Found")
+	case a.Expired:
+		Fail(w, 410, "Artifact has expired")
+	default:
+		w.Header().Set("Location", "http://"+r.Host+"/_blob/artifacts/"+r.PathValue("id"))
+		w.WriteHeader(http.StatusFound)
+	}
+}
+
+func (s *Server) artifactBlob(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.artifact(r.PathValue("id"))
+	if a == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	_, _ = w.Write(a.Zip)
 }
 
 func (s *Server) workflow(w http.ResponseWriter, r *http.Request) (*Repo, *Workflow) {
