@@ -99,6 +99,26 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 		}
 		ref = info.DefaultBranch
 	}
+	if rec, err := l.Store.Load(o.Change); err != nil || rec.Status != run.Dispatching {
+		// A run of this change already queued or running (dispatched from elsewhere):
+		// the workflow's concurrency group would only queue a second one behind it.
+		runs, err := client.DispatchedRuns(ctx, repo, o.Workflow)
+		if err != nil {
+			return nil, apiErr(err, repo, again)
+		}
+		for _, r := range runs {
+			if r.Status != "completed" && strings.HasPrefix(r.DisplayTitle, "ralph "+o.Change+" [") {
+				return nil, userErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
+					"a run of %q is already %s on GitHub Actions", o.Change, strings.ReplaceAll(r.Status, "_", " "))
+			}
+		}
+		if _, ok, err := l.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
+			return nil, &Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
+		} else if !ok {
+			return nil, userErr("push it first, or name another with --ref; nothing was changed",
+				"branch %s, whose workflow would run, is not on %s", ref, remote)
+		}
+	}
 	nonce, err := newNonce()
 	if err != nil {
 		return nil, err
