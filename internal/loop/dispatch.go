@@ -75,12 +75,8 @@ func (l *Loop) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 			return nil, err
 		}
 		return &DispatchStart{Record: rec, Resumed: true, Pushed: pushed}, nil
-	case rec.Status == run.Dispatched:
-		return nil, userErr("'git ralph status "+o.Change+"' shows it; 'git ralph finish "+o.Change+"' brings it home once it is over",
-			"change %q is already dispatched", o.Change)
 	default:
-		return nil, userErr("finish it first: 'git ralph finish "+o.Change+" --keep' keeps the branch, and dispatch then continues from it",
-			"change %q has a local run (%s)", o.Change, rec.Status)
+		return nil, dispatchRefusal(rec)
 	}
 
 	branch := BranchName(o.Change)
@@ -365,4 +361,15 @@ func appendFile(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// dispatchRefusal is why a change with this record cannot be dispatched (it is not in
+// the middle of a dispatch): it is dispatched already, or it has a local run.
+func dispatchRefusal(rec *run.Record) error {
+	if rec.Status == run.Dispatched {
+		return userErr("'git ralph status "+rec.Change+"' shows it; 'git ralph finish "+rec.Change+"' brings it home once it is over",
+			"change %q is already dispatched", rec.Change)
+	}
+	return userErr("finish it first: 'git ralph finish "+rec.Change+" --keep' keeps the branch, and dispatch then continues from it",
+		"change %q has a local run (%s)", rec.Change, rec.Status)
 }

@@ -55,6 +55,9 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
 	}
+	if rec, err := l.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
+		return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
+	}
 	cur, err := l.Repo.CurrentBranch(ctx)
 	if errors.Is(err, git.ErrDetachedHead) {
 		cur, err = "", nil
