@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ import (
 // TestChaos runs a three-story loop with the fake agent and kills git-ralph with SIGKILL
 // somewhere in it — after a random delay, at the n-th step it takes, or at a named step
 // of an attempt — then runs `git ralph start` again and `git ralph finish --squash`.
+// Half the trials kill git-ralph alone (its agent lives on, orphaned); the other half
+// kill everything at once, as a power loss or the OOM killer would: git-ralph, the git
+// it is running (which leaves its lock files), its hooks, the agent and its children.
 // After every trial it checks what a crash must never break: one "initial state" and one
 // "checkpoint: <id>" per story, in order; the work of every completed story; the user's
 // uncommitted work from before the loop; no lock, no "running" status and no agent left
@@ -39,6 +43,7 @@ import (
 //	go test ./git-ralph -run TestChaos -v                               # 80 trials
 //	CHAOS_TRIALS=500 go test ./git-ralph -run TestChaos -timeout 30m
 //	CHAOS_SEED=7 CHAOS_ONLY=12 go test ./git-ralph -run TestChaos -v    # trial 12 of seed 7 alone
+//	CHAOS_KEEP_GOING=1 …                                                 # do not stop after 3 failures
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills git-ralph at 80 points, about a minute; skipped with -short")
@@ -70,7 +75,7 @@ func TestChaos(t *testing.T) {
 	full := tmpl.calibrate(t)
 	t.Logf("an uninterrupted run takes %v and %d observed steps", full.took.Round(time.Millisecond), full.steps)
 
-	failed, kills := 0, 0
+	failed, kills, inGit := 0, 0, 0
 	for i := range trials {
 		// Each trial draws from its own stream, so CHAOS_ONLY=i replays trial i alone.
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
@@ -85,16 +90,17 @@ func TestChaos(t *testing.T) {
 		})
 		if tr != nil {
 			kills += tr.killed
+			inGit += tr.inGit
 		}
 		if !ok {
 			failed++
 			t.Errorf("trial %d (%s) failed; replay it with CHAOS_SEED=%d CHAOS_ONLY=%d", i, plan, seed, i)
-			if failed >= 3 {
+			if failed >= 3 && os.Getenv("CHAOS_KEEP_GOING") == "" {
 				t.Fatalf("stopping after %d failed trials", failed)
 			}
 		}
 	}
-	t.Logf("%d trials, %d kills", trials, kills)
+	t.Logf("%d trials, %d kills, %d of them inside a running git", trials, kills, inGit)
 }
 
 // TestChaosFinishSquashKilledAtEveryStep: the chaos test found that a finish --squash
@@ -112,9 +118,14 @@ func TestChaosFinishSquashKilledAtEveryStep(t *testing.T) {
 	root := t.TempDir()
 	tmpl := newChaosTemplate(t, root)
 	full := tmpl.calibrate(t)
-	for n := 1; n <= full.finishSteps+1; n++ {
-		t.Run(fmt.Sprintf("step-%d", n), func(t *testing.T) {
-			tr := tmpl.newTrial(t, root, n, chaosPlan{point: "finish", nth: n})
+	for i := 2; i <= 2*(full.finishSteps+1)+1; i++ {
+		n, all := i/2, i%2 == 1 // each step twice: git-ralph killed alone, then everything
+		name := fmt.Sprintf("step-%d", n)
+		if all {
+			name += "-all"
+		}
+		t.Run(name, func(t *testing.T) {
+			tr := tmpl.newTrial(t, root, i, chaosPlan{point: "finish", nth: n, all: all})
 			tr.writeScenario(t)
 			defer tr.cleanup(t)
 			ph := tr.startPhase(t, "start")
@@ -243,6 +254,7 @@ var chaosPoints = []string{
 	"commit-step",   // the n-th git step after the agent's result: add, commit, ref update
 	"restore",       // the n-th git step of saving and restoring a failed attempt
 	"finish",        // the n-th git step of finish --squash
+	"in-git",        // everything, while the n-th git that git-ralph started runs
 }
 
 // pendingFinishFix: finish --squash killed after its merge cannot be finished by running
@@ -268,6 +280,7 @@ type chaosPlan struct {
 	delay time.Duration // for random-delay
 	hooks bool          // install a ralph-verify and a pre-commit hook
 	again time.Duration // when > 0, the first resume is killed too, after this delay
+	all   bool          // kill every process of the run at once, git included, not git-ralph alone
 }
 
 func (p chaosPlan) String() string {
@@ -278,11 +291,16 @@ func (p chaosPlan) String() string {
 	if p.nth > 0 {
 		s += fmt.Sprintf(" step %d", p.nth)
 	}
-	if p.delay > 0 {
+	if p.delay > 0 && p.point == "in-git" {
+		s += " + " + p.delay.String()
+	} else if p.delay > 0 {
 		s += " after " + p.delay.String()
 	}
 	if p.again > 0 {
 		s += ", resume killed after " + p.again.String()
+	}
+	if p.all {
+		s += ", all killed"
 	}
 	return s
 }
@@ -315,10 +333,15 @@ func newChaosPlan(rng *rand.Rand, i int, full chaosCalibration) chaosPlan {
 	case "finish":
 		p.story = ""
 		p.nth = 1 + rng.IntN(full.finishSteps)
+	case "in-git":
+		p.story = ""
+		p.nth = 1 + rng.IntN(full.gits)
+		p.delay = time.Duration(rng.IntN(1000)) * time.Microsecond
 	}
 	if rng.IntN(5) == 0 && p.point != "finish" {
 		p.again = time.Duration(rng.Int64N(int64(full.took))) + time.Millisecond
 	}
+	p.all = rng.IntN(2) == 0 || p.point == "in-git"
 	return p
 }
 
@@ -362,6 +385,7 @@ type chaosCalibration struct {
 	steps       int // observed steps of the whole start
 	newRunSteps int // observed steps before the first attempt
 	finishSteps int // observed steps of finish --squash
+	gits        int // git processes of the whole start that a poller saw
 }
 
 // calibrate runs the loop and finish once without killing anything, to learn how long
@@ -376,7 +400,14 @@ func (c *chaosTemplate) calibrate(t *testing.T) chaosCalibration {
 		defer tr.cleanup(t)
 		start := time.Now()
 		ph := tr.startPhase(t, "start")
+		gits := make(chan int, 1)
+		go func() {
+			n := 0
+			watchGits(ph.ralphPid(), ph.done, func(int) bool { n++; return false })
+			gits <- n
+		}()
 		code, events := ph.wait(t)
+		cal.gits = max(<-gits, 1)
 		cal.took = time.Since(start)
 		if code != 0 {
 			t.Fatalf("an uninterrupted run exited %d:\n%s", code, ph.out.String())
@@ -410,6 +441,9 @@ func (c *chaosTemplate) calibrate(t *testing.T) chaosCalibration {
 		}
 		tr.checkFinished(t)
 	})
+	if testing.Verbose() {
+		t.Logf("calibration: %+v", cal)
+	}
 	if cal.steps == 0 || cal.finishSteps == 0 {
 		t.FailNow()
 	}
@@ -437,6 +471,7 @@ type chaosTrial struct {
 	scenario string
 	kills    []string // what each kill hit, for messages
 	killed   int
+	inGit    int // kills that caught a git (other than `git ralph` itself) running
 }
 
 func (c *chaosTemplate) newTrial(t *testing.T, root string, n int, plan chaosPlan) *chaosTrial {
@@ -559,7 +594,7 @@ func (tr *chaosTrial) run(t *testing.T) {
 		tr.checkAfterKill(t)
 	}
 	if p.again > 0 { // the resume is killed too
-		if tr.startPhase(t, "start").runUntil(t, tr, chaosPlan{point: "random-delay", delay: p.again}) {
+		if tr.startPhase(t, "start").runUntil(t, tr, chaosPlan{point: "random-delay", delay: p.again, all: p.all}) {
 			tr.checkAfterKill(t)
 		}
 	}
@@ -685,10 +720,48 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 	if p.point == "random-delay" {
 		timer = time.After(p.delay)
 	}
+	// in-git: a poller kills everything while the nth git runs, then reports here.
+	inGit := make(chan int, 1)
+	var killing atomic.Bool // the poller has begun to kill: the end that follows is its doing
+	if p.point == "in-git" {
+		go watchGits(ph.ralphPid(), ph.done, func(n int) bool {
+			if n < p.nth {
+				return false
+			}
+			for start := time.Now(); time.Since(start) < p.delay; {
+			}
+			killing.Store(true)
+			inGit <- killTree(ph.cmd.Process.Pid)
+			return true
+		})
+	}
+	inGitKilled := func(gits int) bool {
+		what := p.String() + " (all killed, no git running)"
+		if gits > 0 {
+			tr.inGit++
+			what = fmt.Sprintf("%s (all killed, %d git running)", p.String(), gits)
+		}
+		tr.kills = append(tr.kills, what)
+		tr.killed++
+		<-ph.done
+		ph.w.stop()
+		return true
+	}
 	deadline := time.After(time.Minute)
 	kill := func(what string) bool {
 		pid := ph.ralphPid()
-		if pid == 0 || syscall.Kill(pid, syscall.SIGKILL) != nil {
+		if pid == 0 {
+			return false
+		}
+		if p.all {
+			gits := killTree(ph.cmd.Process.Pid)
+			if gits > 0 {
+				tr.inGit++
+				what += fmt.Sprintf(" (all killed, %d git running)", gits)
+			} else {
+				what += " (all killed)"
+			}
+		} else if syscall.Kill(pid, syscall.SIGKILL) != nil {
 			return false
 		}
 		tr.kills = append(tr.kills, what)
@@ -700,6 +773,9 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 	for {
 		select {
 		case <-ph.done:
+			if killing.Load() {
+				return inGitKilled(<-inGit)
+			}
 			ph.w.stop()
 			if ph.code != 0 {
 				t.Fatalf("git ralph exited %d before the kill point %s (kills: %s):\n%s", ph.code, p, tr.killText(), ph.out.String())
@@ -710,6 +786,8 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 			if kill(p.String()) {
 				return true
 			}
+		case gits := <-inGit:
+			return inGitKilled(gits)
 		case e := <-ph.w.events:
 			switch m.match(e) {
 			case matchKill:
@@ -734,6 +812,90 @@ func (ph *chaosPhase) runUntil(t *testing.T, tr *chaosTrial, p chaosPlan) bool {
 			t.Fatalf("no kill point %s within a minute:\n%s", p, ph.out.String())
 		}
 	}
+}
+
+// killTree kills root and every process below it at once, as a power loss would: it
+// stops them all (SIGSTOP, passes over the tree until no new process shows up), then
+// sends each SIGKILL. git-ralph runs git, and the agent, in process groups of their
+// own, so the tree is walked through /proc rather than signalled by group. It returns
+// how many of the processes were git, not counting root (the `git ralph` wrapper).
+func killTree(root int) (gits int) {
+	seen := map[int]bool{}
+	var all []int
+	for quiet := 0; quiet < 2; {
+		found := false
+		for queue := []int{root}; len(queue) > 0; {
+			pid := queue[0]
+			queue = queue[1:]
+			if !seen[pid] {
+				seen[pid] = true
+				all = append(all, pid)
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+				found = true
+			}
+			queue = append(queue, procChildren(pid)...)
+		}
+		if found {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	for _, pid := range all {
+		if pid != root {
+			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "git" {
+				gits++
+			}
+		}
+	}
+	for _, pid := range all {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return gits
+}
+
+// watchGits polls git-ralph's children and calls seen with n for the n-th git process
+// it sees start, until seen returns true or done is closed. Short gits may be missed.
+func watchGits(ralph int, done <-chan struct{}, seen func(n int) bool) {
+	if ralph == 0 {
+		return
+	}
+	known := map[int]bool{}
+	for n := 0; ; {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		for _, pid := range procChildren(ralph) {
+			if known[pid] {
+				continue
+			}
+			known[pid] = true
+			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "git" {
+				n++
+				if seen(n) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// procChildren lists the children of every thread of pid.
+func procChildren(pid int) []int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var kids []int
+	for _, task := range tasks {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, f := range strings.Fields(string(data)) {
+			if k, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids
 }
 
 type matchResult int
@@ -827,6 +989,11 @@ func (m *matcher) match(e fsEvent) matchResult {
 // a status that says a loop is running.
 func (tr *chaosTrial) checkAfterKill(t *testing.T) {
 	t.Helper()
+	// A child that git-ralph was starting when it died shares the lock until its exec
+	// closes it (the fd is close-on-exec): give it a moment.
+	for i := 0; i < 100 && tr.lockHeld(t); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if tr.lockHeld(t) {
 		t.Errorf("the lock is held after git-ralph was killed (%s)", tr.killText())
 	}
@@ -1002,7 +1169,8 @@ func (tr *chaosTrial) checkAgentsGone(t *testing.T) {
 	}
 }
 
-// checkNoLeftovers checks that no lock file or temporary index of a dead process stays.
+// checkNoLeftovers checks that no lock file or temporary index of a dead process stays,
+// in .git or among the refs.
 func (tr *chaosTrial) checkNoLeftovers(t *testing.T) {
 	t.Helper()
 	entries, _ := os.ReadDir(filepath.Join(tr.repo, ".git"))
@@ -1011,6 +1179,13 @@ func (tr *chaosTrial) checkNoLeftovers(t *testing.T) {
 			t.Errorf(".git/%s is left behind (kills: %s)", e.Name(), tr.killText())
 		}
 	}
+	_ = filepath.WalkDir(filepath.Join(tr.repo, ".git", "refs"), func(p string, e os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".lock") {
+			rel, _ := filepath.Rel(tr.repo, p)
+			t.Errorf("%s is left behind (kills: %s)", rel, tr.killText())
+		}
+		return nil
+	})
 }
 
 func (tr *chaosTrial) fsck(t *testing.T) {

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -21,7 +23,8 @@ import (
 // of external commands, and `claude` / `codex` are the scriptable fake.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-ralph":    func() { os.Exit(cli.Main(os.Args[1:], term.System())) },
+		"git-ralph":    func() { os.Exit(cli.MainTuned(os.Args[1:], term.System(), testTuning)) },
+		"hold-lock":    holdLock,
 		"claude":       fakeagent.Main,
 		"codex":        fakeagent.Main,
 		"gemini":       fakeagent.Main,
@@ -40,6 +43,7 @@ func TestScript(t *testing.T) {
 		Setup:               hermetic,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":   cmdSnapshot,
+			"envfile":    cmdEnvfile,
 			"htmlcheck":  cmdHTMLCheck,
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
@@ -143,4 +147,46 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 	run(env, "add", "-A")
 	fmt.Fprintf(&b, "worktree %s\n", run(env, "write-tree"))
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+}
+
+// testTuning shortens git-ralph's waits in the test binary: a git lock left by a crash
+// is stale after 300ms instead of seconds, and one in use is waited for 1s.
+var testTuning = cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second}
+
+// holdLock is the test binary as "hold-lock FILE PIDFILE RELEASE": a live process that
+// has FILE open, as a running git has its lock. It creates FILE if need be, writes its
+// pid to PIDFILE once the file is open, and exits (leaving FILE behind, as a killed git
+// would) when RELEASE exists, or after 30 seconds.
+func holdLock() {
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: hold-lock FILE PIDFILE RELEASE")
+		os.Exit(2)
+	}
+	f, err := os.OpenFile(os.Args[1], os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	tmp := os.Args[2] + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil || os.Rename(tmp, os.Args[2]) != nil {
+		fmt.Fprintln(os.Stderr, "write pid file:", err)
+		os.Exit(1)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(os.Args[3]); err == nil {
+			return
+		}
+	}
+}
+
+// cmdEnvfile sets an environment variable of the script to a file's content, trimmed:
+//
+//	envfile HOLDER $WORK/holder.pid
+//	stderr 'pid '${HOLDER}' '
+func cmdEnvfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envfile NAME FILE")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
 }

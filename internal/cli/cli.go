@@ -77,9 +77,23 @@ func (e *usageError) Error() string { return e.msg }
 
 // Main runs git-ralph with args and returns the exit code.
 func Main(args []string, s *term.Streams) (code int) {
+	return MainTuned(args, s, Tuning{})
+}
+
+// Tuning holds the waits of git-ralph that tests shorten; the zero value is what
+// git-ralph itself uses.
+type Tuning struct {
+	// LockMinAge and LockWait: how old a git lock file left by a crash must be to be
+	// removed, and how long one in use is waited for (loop.Loop).
+	LockMinAge, LockWait time.Duration
+}
+
+// MainTuned is Main with some waits changed: the test binary's git-ralph shortens
+// them so that scripts do not sleep for seconds.
+func MainTuned(args []string, s *term.Streams, t Tuning) (code int) {
 	ctx, kill, stop := signals()
 	defer stop()
-	return runMain(ctx, kill, args, s)
+	return runMain(ctx, kill, args, s, t)
 }
 
 // signals returns a context cancelled by the first SIGINT, SIGTERM or SIGHUP (a closed
@@ -158,7 +172,7 @@ func xorSummary(n *kong.Node) string {
 	return s
 }
 
-func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.Streams) (code int) {
+func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.Streams, t Tuning) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(exitRequest); ok {
@@ -169,7 +183,7 @@ func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.S
 		}
 	}()
 	var r root
-	env := &env{ctx: ctx, kill: kill, s: s}
+	env := &env{ctx: ctx, kill: kill, s: s, tune: t}
 	parser, err := newParser(&r, s, func(c int) { panic(exitRequest(c)) }, env.findRepo)
 	if err != nil {
 		panic(err) // a broken command model is a bug
@@ -192,6 +206,7 @@ type env struct {
 	s       *term.Streams
 	verbose bool
 	parser  *kong.Kong
+	tune    Tuning
 
 	repo    *git.Repo // found once, by findRepo
 	repoErr error
@@ -231,6 +246,7 @@ func (e *env) loop() (*loop.Loop, error) {
 		return nil, err
 	}
 	l := loop.New(repo, newReporter(e.s))
+	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
 	if now := testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")); now != nil {
 		l.Now = now
 	}

@@ -3,7 +3,10 @@
 package git
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -56,8 +59,19 @@ func interruptOnDone(ctx context.Context, pid int) (stop func()) {
 	}
 }
 
-// processGone reports whether no process with this pid exists. A reused
-// pid counts as alive, which errs on the side of keeping files.
+// processGone reports whether no process with this pid exists, or only its
+// zombie (a killed process whose parent died too waits for init to reap it,
+// which some container inits never do). A reused pid counts as alive, which
+// errs on the side of keeping files.
 func processGone(pid int) bool {
-	return syscall.Kill(pid, 0) == syscall.ESRCH
+	if syscall.Kill(pid, 0) == syscall.ESRCH {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false // no /proc to tell: alive
+	}
+	// "pid (comm) state …"; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
 }

@@ -91,6 +91,12 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if rec.Worktree != nil {
 		return l.finishWorktree(ctx, rec, mode)
 	}
+	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
+		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
+		if err := l.clearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
+			return nil, err
+		}
+	}
 	if rec.Finishing != nil {
 		if res, err := l.resumeSquash(ctx, rec, mode); res != nil || err != nil {
 			return res, err
@@ -116,10 +122,20 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	res := &FinishResult{Change: change, Branch: rec.Branch}
 	if mode == Keep {
 		if cur != rec.Branch {
-			if len(st) > 0 {
+			if len(st) > 0 && rec.Busy != "" && cur != "" {
+				// A switch to the branch was killed half-way (the worktree was clean):
+				// keep what it left, put cur back as it was, and switch again.
+				head, err := l.Repo.Head(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if err := l.restoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
+					return nil, err
+				}
+			} else if len(st) > 0 {
 				return nil, userErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", orDetachedName(cur, ""))
 			}
-			if err := l.Repo.Checkout(ctx, rec.Branch); err != nil {
+			if err := l.busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
 				return nil, err
 			}
 		}
@@ -152,16 +168,17 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if err != nil {
 		return nil, err
 	}
-	// Keep the checkpoints reachable whatever happens next.
-	backup := backupRef(change, l.now())
-	if err := l.Repo.UpdateRef(ctx, backup, tip); err != nil {
-		return nil, err
-	}
-	res.Backup, res.Target = backup, orDetachedName(rec.Original, rec.OriginalCommit)
 	// From here on a kill leaves the work half-way between the branches: the record
-	// says so, and the next finish completes it (resumeSquash).
+	// says so, and the next finish completes it (resumeSquash). It is written before
+	// the backup, so that a git killed in any step of finish is met by a crash-resume.
+	backup := backupRef(change, l.now())
+	res.Backup, res.Target = backup, orDetachedName(rec.Original, rec.OriginalCommit)
 	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
 	if err := l.save(rec); err != nil {
+		return nil, err
+	}
+	// Keep the checkpoints reachable whatever happens next.
+	if err := l.Repo.UpdateRef(ctx, backup, tip); err != nil {
 		return nil, err
 	}
 	if err := l.Repo.Checkout(ctx, target); err != nil {
@@ -227,7 +244,23 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, err
 	}
 	if exists && cur == rec.Branch {
-		// Killed before the switch: nothing moved. Start over.
+		// Killed before the switch, or inside it: a checkout cut short leaves HEAD on
+		// the branch and part of the target's files in the worktree, which was clean
+		// when finish began. Keep that, put the branch's tip back, and start over.
+		st, err := l.Repo.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(st) > 0 {
+			if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+				return nil, err
+			} else if tip != f.Tip {
+				return nil, pending("%s moved since", rec.Branch)
+			}
+			if err := l.restoreAfterCutShort(ctx, rec, rec.Branch, f.Tip, "switch to "+res.Target); err != nil {
+				return nil, err
+			}
+		}
 		rec.Finishing = nil
 		return nil, l.save(rec)
 	}
@@ -276,7 +309,47 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, err
 	}
 	if have != want {
-		return nil, pending("%s has changes other than the work of %s", res.Target, rec.Branch)
+		if rec.Original == "" {
+			return nil, pending("%s has changes other than the work of %s", res.Target, rec.Branch)
+		}
+		// A merge cut short: part of the squash is in the worktree. Keep it, put the
+		// target back as it was (clean) and squash again.
+		if err := l.restoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
+			return nil, err
+		}
+		return l.squash(ctx, rec, res)
 	}
 	return l.squashed(ctx, rec, res)
+}
+
+// restoreAfterCutShort keeps what a git step killed half-way left in the worktree
+// (clean before it) under refs/ralph/<change>/backup/, then puts branch back at id,
+// worktree and index included.
+func (l *Loop) restoreAfterCutShort(ctx context.Context, rec *run.Record, branch, id, step string) error {
+	ref := backupRef(rec.Change, l.now()) + "-worktree"
+	for i := 1; ; i++ {
+		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
+			return err
+		} else if !ok {
+			break
+		}
+		ref = fmt.Sprintf("%s-worktree-%d", backupRef(rec.Change, l.now()), i)
+	}
+	if _, err := l.Repo.SaveAttempt(ctx, id, ref, "left over from an interrupted "+step+" of git ralph finish"); err != nil {
+		return fmt.Errorf("keep the worktree an interrupted finish left: %w", err)
+	}
+	rec.Backups = append(rec.Backups, ref)
+	l.Report.Step(fmt.Sprintf("kept what an interrupted %s left in the worktree as %s", step, ref))
+	if err := l.Repo.Restore(ctx, branch, id); err != nil {
+		return fmt.Errorf("restore %s: %w", branch, err)
+	}
+	return l.save(rec)
+}
+
+// finishCommand is the finish command line for a hint.
+func finishCommand(change string, mode FinishMode) string {
+	if mode == Keep {
+		return "git ralph finish " + change + " --keep"
+	}
+	return "git ralph finish " + change + " --squash"
 }

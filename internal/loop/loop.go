@@ -77,6 +77,10 @@ type Loop struct {
 	// Backoff is the wait before each retry of a transient API error; such retries do
 	// not use a story retry. Nil means 30s, 2m, 10m.
 	Backoff []time.Duration
+
+	// LockMinAge and LockWait tune how a crash-resume tells a stale git lock file
+	// from one in use (git.LockCheck); zero means the defaults, a few seconds each.
+	LockMinAge, LockWait time.Duration
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

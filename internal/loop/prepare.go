@@ -38,6 +38,16 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rec.Status == run.Starting || rec.Status == run.Running || rec.Busy != "" {
+		// A crash-resume: the git that died with git-ralph may have left its locks,
+		// and so may the orphan agent's git once it is stopped.
+		if err := l.stopOrphanAgent(rec); err != nil {
+			return nil, err
+		}
+		if err := l.clearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
+			return nil, err
+		}
+	}
 	if rec.Status == run.Starting {
 		return l.finishStarting(gctx, o, rec)
 	}
@@ -58,12 +68,12 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 		return nil, err
 	}
 	if o.Fresh {
-		if err := l.startOver(gctx, rec); err != nil {
+		if err := l.busy(rec, "start --fresh", func() error { return l.startOver(gctx, rec) }); err != nil {
 			return nil, err
 		}
 	}
 	rec.Agent, rec.Model = o.Agent, o.Model
-	rec.Status, rec.StopReason, rec.PID = run.Running, "", os.Getpid()
+	rec.Status, rec.StopReason, rec.PID, rec.Busy = run.Running, "", os.Getpid(), ""
 	if o.RunID != 0 {
 		markRun(rec, o.RunID)
 	}
@@ -284,6 +294,17 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	if err != nil {
 		return err
 	}
+	if !crashed && dirty && rec.Busy != "" {
+		// A resume after a clean stop was killed while it switched to the branch (the
+		// worktree was clean then): what differs is its half-done checkout. Take the
+		// user's commits as it did, then keep the leftovers and restore, as after a crash.
+		if tip != rec.Checkpoint {
+			if err := l.adoptUserTip(ctx, rec, tip); err != nil {
+				return err
+			}
+		}
+		crashed = true
+	}
 	if !crashed {
 		if dirty {
 			where := orDetachedName(cur, head)
@@ -293,15 +314,20 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 			}
 			return userErr(hint, "you have uncommitted changes on %s", where)
 		}
-		if tip != rec.Checkpoint {
-			if err := l.adoptUserTip(ctx, rec, tip); err != nil {
-				return err
+		if tip == rec.Checkpoint && cur == rec.Branch {
+			return nil
+		}
+		return l.busy(rec, "resume", func() error {
+			if tip != rec.Checkpoint {
+				if err := l.adoptUserTip(ctx, rec, tip); err != nil {
+					return err
+				}
 			}
-		}
-		if cur != rec.Branch {
-			return l.Repo.Checkout(ctx, rec.Branch)
-		}
-		return nil
+			if cur != rec.Branch {
+				return l.Repo.Checkout(ctx, rec.Branch)
+			}
+			return nil
+		})
 	}
 	if !dirty && cur == rec.Branch && head == rec.Checkpoint {
 		return nil

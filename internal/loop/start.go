@@ -139,6 +139,14 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ch == nil {
+		if ch, err = loadStories(ctx, l.Repo, o.Change); err != nil {
+			return nil, err
+		}
+		if ch.Warning != "" {
+			l.Report.Warn(ch.RelDir + ": " + ch.Warning)
+		}
+	}
 	sum, err := l.work(wctx, o, ch, drv, rec)
 	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
 		// The deadline, not the user, stopped the attempt under way; it is saved.
@@ -147,18 +155,44 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	return sum, err
 }
 
+// loadStories is LoadChange for a run: the change must have its tasks file.
+func loadStories(ctx context.Context, repo *git.Repo, change string) (*openspec.Change, error) {
+	ch, err := LoadChange(ctx, repo, change)
+	if err != nil {
+		return nil, err
+	}
+	if !ch.HasTasks {
+		return nil, userErr("write the stories into "+ch.TasksRel+" as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
+			"change %q has no %s", change, path.Base(ch.TasksRel))
+	}
+	return ch, nil
+}
+
+// crashedRun reports whether change has a run that a killed git-ralph left: its record
+// says it was at work and nobody holds its lock. The name is only looked up among the
+// runs listed, never joined into a path.
+func (l *Loop) crashedRun(change string) bool {
+	names, err := l.Store.Changes()
+	if err != nil || !slices.Contains(names, change) || l.Store.Held(change) {
+		return false
+	}
+	rec, err := l.Store.Load(change)
+	return err == nil && (rec.Status == run.Running || rec.Status == run.Starting || rec.Busy != "")
+}
+
 // preflight checks everything that can be checked before anything changes.
 func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agent.Driver, error) {
 	// A worktree run's change is read in its worktree, and the state of this checkout
 	// does not concern it.
 	wtRepo, inWT := l.worktreeRunRepo(ctx, o.Change)
-	ch, err := LoadChange(ctx, wtRepo, o.Change)
+	ch, err := loadStories(ctx, wtRepo, o.Change)
+	if err != nil && !o.DryRun && l.crashedRun(o.Change) {
+		// A git (or an agent) killed half-way may have left the change's files missing
+		// from the worktree: the resume restores the checkpoint, then the change is read.
+		ch, err = nil, nil
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	if !ch.HasTasks {
-		return nil, nil, userErr("write the stories into "+ch.TasksRel+" as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
-			"change %q has no %s", o.Change, path.Base(ch.TasksRel))
 	}
 	if !inWT {
 		if err := l.checkCheckout(ctx, o); err != nil {
@@ -205,7 +239,7 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 				"prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err))
 		}
 	}
-	if ch.Warning != "" {
+	if ch != nil && ch.Warning != "" {
 		l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 	}
 	return ch, drv, nil

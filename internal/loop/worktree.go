@@ -203,7 +203,7 @@ func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, p
 	}
 	// The stories are read from the worktree: the branch's tasks.md is the one the
 	// agent ticks, never the copy in the user's checkout.
-	ch, err := LoadChange(gctx, wl.Repo, o.Change)
+	ch, err := loadStories(gctx, wl.Repo, o.Change)
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,11 @@ type Record struct {
 	// so that a finish killed half-way is completed by the next one.
 	Finishing *Finishing `json:"finishing,omitempty"`
 
+	// Busy names the git step under way while the status alone does not say that one
+	// is (a resume after a clean stop switching back to the branch, finish --keep): a
+	// git killed there may leave its lock files, which the next command then removes.
+	Busy string `json:"busy,omitempty"`
+
 	// PullRequest is set by finish --pr once it knows where the branch goes, so that a
 	// finish --pr stopped half-way picks up where it stopped.
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`

@@ -1,0 +1,395 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LockCheck says which of git's lock files ClearStaleLocks looks for, and how long it
+// waits for one that may still be in use.
+type LockCheck struct {
+	// Branches are short branch names (ralph/x, main) whose ref locks count.
+	Branches []string
+	// RefDirs are ref namespaces (refs/ralph/x) under which every lock counts.
+	RefDirs []string
+
+	// MinAge: a lock younger than this may belong to a git between two of its
+	// writes (git closes a ref lock before it renames it), so it is never stale.
+	// Zero means DefaultLockMinAge.
+	MinAge time.Duration
+	// Wait bounds how long a lock that is in use, or too young, is waited for.
+	// Zero means DefaultLockWait.
+	Wait time.Duration
+	// Poll is the pause between two looks; zero means 100ms.
+	Poll time.Duration
+	// Proc is where the process table is read; "" means /proc. Tests point it at
+	// a directory without one to get the behaviour of systems without /proc.
+	Proc string
+}
+
+// The defaults of LockCheck: "a few seconds".
+const (
+	DefaultLockMinAge = 2 * time.Second
+	DefaultLockWait   = 5 * time.Second
+)
+
+// LockHeldError is returned by ClearStaleLocks when a lock file is in use: a live
+// process has it open, or (Open false) a git process is running in this repository,
+// which may hold a lock it has closed between writes (git commit while the editor is
+// open holds index.lock that way). Nothing was removed.
+type LockHeldError struct {
+	Name    string // the lock as shown to the user, e.g. .git/index.lock
+	Path    string // absolute
+	PID     int    // the process; 0 when the lock was only ever too young
+	Command string // its command line, shortened
+	Open    bool   // the process has the file open
+}
+
+func (e *LockHeldError) Error() string {
+	switch {
+	case e.PID == 0:
+		return fmt.Sprintf("%s keeps being created again", e.Name)
+	case e.Open:
+		return fmt.Sprintf("%s is held by a running process: pid %d (%s)", e.Name, e.PID, e.Command)
+	}
+	return fmt.Sprintf("%s may be in use: git is running in this repository as pid %d (%s)", e.Name, e.PID, e.Command)
+}
+
+// LockUnknownError is returned by ClearStaleLocks where the process table cannot be
+// read (no /proc): whether a git still uses the locks cannot be told, so none is
+// removed.
+type LockUnknownError struct {
+	Names []string // as shown to the user
+	Paths []string // absolute
+}
+
+func (e *LockUnknownError) Error() string {
+	if len(e.Names) == 1 {
+		return fmt.Sprintf("%s exists and git-ralph cannot tell whether a git command still uses it", e.Names[0])
+	}
+	return fmt.Sprintf("%s exist and git-ralph cannot tell whether a git command still uses them", strings.Join(e.Names, ", "))
+}
+
+// RmCommand is the shell command that removes the locks, for the user to run.
+func (e *LockUnknownError) RmCommand() string {
+	q := make([]string, len(e.Paths))
+	for i, p := range e.Paths {
+		q[i] = shellQuote(p)
+	}
+	return "rm " + strings.Join(q, " ")
+}
+
+// lockFile is one lock file found.
+type lockFile struct {
+	name, path string // display name, absolute path
+	real       string // path with symlinks resolved, as /proc shows it
+	info       fs.FileInfo
+}
+
+// ClearStaleLocks removes the lock files a killed git left in this repository: the
+// worktree's index.lock, HEAD.lock and ORIG_HEAD.lock, packed-refs.lock, config.lock,
+// the locks of c.Branches and of every ref under c.RefDirs, and the locks of
+// git-ralph's own temporary indexes. It returns the display names of those removed.
+// Once no lock is in use, the temporary indexes of dead git-ralph processes go too.
+//
+// Only a crash-resume may call it: a lock is removed only when no live process has it
+// open, no git process runs in this repository, and it is older than c.MinAge. A lock
+// in use is waited for up to c.Wait; if it is still in use then, nothing at all is
+// removed and the error is a *LockHeldError. Without a process table (not Linux) no
+// lock is removed: *LockUnknownError.
+func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, error) {
+	minAge, wait, poll, proc := c.MinAge, c.Wait, c.Poll, c.Proc
+	if minAge <= 0 {
+		minAge = DefaultLockMinAge
+	}
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	wait = max(wait, minAge+minAge/2) // a young lock must get the chance to grow old
+	if poll <= 0 {
+		poll = 100 * time.Millisecond
+	}
+	if proc == "" {
+		proc = "/proc"
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		locks, err := r.findLocks(c)
+		if err != nil {
+			return nil, err
+		}
+		if len(locks) == 0 {
+			sweepTempIndexes(r.GitDir)
+			return nil, nil
+		}
+		pt, ok := readProcTable(proc)
+		if !ok {
+			e := &LockUnknownError{}
+			for _, l := range locks {
+				e.Names, e.Paths = append(e.Names, l.name), append(e.Paths, l.path)
+			}
+			return nil, e
+		}
+		var held *LockHeldError
+		young := ""
+		for _, l := range locks {
+			if p, ok := pt.open[l.real]; ok {
+				held = &LockHeldError{Name: l.name, Path: l.path, PID: p.pid, Command: p.cmd, Open: true}
+				break
+			}
+			if time.Since(l.info.ModTime()) < minAge && young == "" {
+				young = l.name
+			}
+		}
+		if held == nil {
+			if p, ok := pt.gitIn(r.realDirs()); ok {
+				held = &LockHeldError{Name: locks[0].name, Path: locks[0].path, PID: p.pid, Command: p.cmd}
+			}
+		}
+		if held == nil && young == "" {
+			removed, err := removeLocks(locks)
+			if err == nil {
+				sweepTempIndexes(r.GitDir)
+			}
+			return removed, err
+		}
+		if !time.Now().Before(deadline) {
+			if held == nil {
+				held = &LockHeldError{Name: young, Path: filepath.Join(r.Root, young)}
+			}
+			return nil, held
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// removeLocks removes locks, each only if it is still the file that was judged stale.
+func removeLocks(locks []lockFile) ([]string, error) {
+	var names []string
+	for _, l := range locks {
+		now, err := os.Lstat(l.path)
+		if err != nil || !os.SameFile(now, l.info) || !now.ModTime().Equal(l.info.ModTime()) {
+			continue // gone, or replaced by a new one since: not ours to remove
+		}
+		if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return names, fmt.Errorf("remove stale lock %s: %w", l.name, err)
+		}
+		names = append(names, l.name)
+	}
+	return names, nil
+}
+
+// findLocks lists the lock files of c that exist now.
+func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
+	var paths []string
+	for _, n := range []string{"index.lock", "HEAD.lock", "ORIG_HEAD.lock"} {
+		paths = append(paths, filepath.Join(r.GitDir, n))
+	}
+	for _, n := range []string{"packed-refs.lock", "config.lock"} {
+		paths = append(paths, filepath.Join(r.CommonDir, n))
+	}
+	for _, b := range c.Branches {
+		if b != "" && checkArg("branch name", b) == nil && !strings.Contains(b, "..") {
+			paths = append(paths, filepath.Join(r.CommonDir, "refs", "heads", filepath.FromSlash(b)+".lock"))
+		}
+	}
+	if entries, err := os.ReadDir(r.GitDir); err == nil {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), tempIndexPrefix) && strings.HasSuffix(e.Name(), ".lock") {
+				paths = append(paths, filepath.Join(r.GitDir, e.Name()))
+			}
+		}
+	}
+	for _, d := range c.RefDirs {
+		if !strings.HasPrefix(d, "refs/") || strings.Contains(d, "..") {
+			continue
+		}
+		root := filepath.Join(r.CommonDir, filepath.FromSlash(d))
+		_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".lock") {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	}
+	var locks []lockFile
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		info, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look for git lock files: %w", err)
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		real := p
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			real = filepath.Join(dir, filepath.Base(p))
+		}
+		locks = append(locks, lockFile{name: r.displayPath(p), path: p, real: real, info: info})
+	}
+	return locks, nil
+}
+
+// displayPath shows p relative to the worktree root when it is inside it
+// (.git/index.lock), else in full.
+func (r *Repo) displayPath(p string) string {
+	if rel, err := filepath.Rel(r.Root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// realDirs are the directories a git working on this repository has as its working
+// directory: the worktree root (git moves there from a subdirectory) and the git
+// directories, with symlinks resolved.
+func (r *Repo) realDirs() []string {
+	var dirs []string
+	for _, d := range []string{r.Root, r.GitDir, r.CommonDir} {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+// procInfo is a live process.
+type procInfo struct {
+	pid int
+	cmd string
+}
+
+// procTable is what the process table says about files and git processes.
+type procTable struct {
+	open map[string]procInfo // file path → a process that has it open
+	gits []gitProc           // git processes, other than this one's ancestors
+}
+
+type gitProc struct {
+	procInfo
+	cwd string
+}
+
+// gitIn returns a git process whose working directory is one of dirs or below.
+func (pt procTable) gitIn(dirs []string) (procInfo, bool) {
+	for _, g := range pt.gits {
+		for _, d := range dirs {
+			if g.cwd == d || strings.HasPrefix(g.cwd, d+string(filepath.Separator)) {
+				return g.procInfo, true
+			}
+		}
+	}
+	return procInfo{}, false
+}
+
+// readProcTable reads every process's open files and the git processes from a
+// Linux-style proc directory. It reports false when there is none. Processes of other
+// users, which cannot be read, are skipped: they cannot write to this repository's
+// locks either, unless they are root, whose git would have to be waited for by hand.
+// This process and its ancestors (the `git ralph` that started it) are left out.
+func readProcTable(proc string) (procTable, bool) {
+	pt := procTable{open: map[string]procInfo{}}
+	selfLink, err := os.Readlink(filepath.Join(proc, "self"))
+	if err != nil {
+		return pt, false
+	}
+	if _, err := os.Stat(filepath.Join(proc, "self", "fd")); err != nil {
+		return pt, false
+	}
+	self, _ := strconv.Atoi(selfLink)
+	skip := map[int]bool{}
+	for pid := self; pid > 1 && !skip[pid]; pid = parentPID(proc, pid) {
+		skip[pid] = true
+	}
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return pt, false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || skip[pid] {
+			continue
+		}
+		dir := filepath.Join(proc, e.Name())
+		fds, err := os.ReadDir(filepath.Join(dir, "fd"))
+		if err != nil {
+			continue
+		}
+		var p *procInfo
+		info := func() procInfo {
+			if p == nil {
+				p = &procInfo{pid: pid, cmd: cmdline(dir)}
+			}
+			return *p
+		}
+		for _, fd := range fds {
+			target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name()))
+			if err == nil && strings.HasSuffix(target, ".lock") {
+				pt.open[target] = info()
+			}
+		}
+		if comm, err := os.ReadFile(filepath.Join(dir, "comm")); err == nil && strings.TrimSpace(string(comm)) == "git" {
+			if cwd, err := os.Readlink(filepath.Join(dir, "cwd")); err == nil {
+				pt.gits = append(pt.gits, gitProc{procInfo: info(), cwd: cwd})
+			}
+		}
+	}
+	return pt, true
+}
+
+// parentPID reads a process's parent from its stat line; 0 when it cannot.
+func parentPID(proc string, pid int) int {
+	stat, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// cmdline is a process's command line, NULs as spaces, shortened for a message.
+func cmdline(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+	if err != nil || len(data) == 0 {
+		if comm, err := os.ReadFile(filepath.Join(dir, "comm")); err == nil {
+			return strings.TrimSpace(string(comm))
+		}
+		return "?"
+	}
+	s := strings.TrimSpace(string(bytes.ReplaceAll(bytes.TrimRight(data, "\x00"), []byte{0}, []byte{' '})))
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:117]) + "..."
+	}
+	return s
+}

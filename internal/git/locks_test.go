@@ -1,0 +1,221 @@
+package git
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// quick keeps the waits of ClearStaleLocks short.
+var quick = LockCheck{
+	Branches: []string{"ralph/x", "main"},
+	RefDirs:  []string{"refs/ralph/x"},
+	MinAge:   50 * time.Millisecond,
+	Wait:     300 * time.Millisecond,
+	Poll:     10 * time.Millisecond,
+}
+
+// touchOld creates a lock file whose last change is a minute ago.
+func touchOld(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func requireProc(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/fd"); err != nil || runtime.GOOS != "linux" {
+		t.Skip("needs a Linux /proc")
+	}
+}
+
+func TestClearStaleLocksRemovesWhatACrashLeft(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	git := filepath.Join(dir, ".git")
+	ours := []string{
+		"index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock", "config.lock",
+		"refs/heads/ralph/x.lock", "refs/heads/main.lock",
+		"refs/ralph/x/attempts/1-2.lock", "refs/ralph/x/backup/17.lock",
+		tempIndexPrefix + "99999999-123.lock",
+	}
+	others := []string{"refs/heads/other.lock", "refs/ralph/y/attempts/1-1.lock", "refs/tags/v1.lock"}
+	for _, p := range append(slices.Clone(ours), others...) {
+		touchOld(t, filepath.Join(git, p))
+	}
+	removed, err := r.ClearStaleLocks(t.Context(), quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range ours {
+		want = append(want, ".git/"+p)
+		if exists(git, p) {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(removed)
+	if !slices.Equal(removed, want) {
+		t.Errorf("removed\n  %v\nwant\n  %v", removed, want)
+	}
+	for _, p := range others {
+		if !exists(git, p) {
+			t.Errorf("%s was removed, but it is no lock of the run", p)
+		}
+	}
+	// Nothing left: nothing to do, no wait.
+	if removed, err := r.ClearStaleLocks(t.Context(), quick); err != nil || len(removed) != 0 {
+		t.Errorf("second call: %v, %v", removed, err)
+	}
+}
+
+func TestClearStaleLocksWaitsForAYoungLock(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, ".git", "index.lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	removed, err := r.ClearStaleLocks(t.Context(), quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(removed, []string{".git/index.lock"}) {
+		t.Errorf("removed %v", removed)
+	}
+	if d := time.Since(start); d < quick.MinAge {
+		t.Errorf("a lock %v old was removed: younger than MinAge %v", d, quick.MinAge)
+	}
+}
+
+func TestClearStaleLocksLeavesAnOpenLock(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	stale := filepath.Join(dir, ".git", "HEAD.lock")
+	touchOld(t, stale)
+	held := filepath.Join(dir, ".git", "index.lock")
+	touchOld(t, held)
+	f, err := os.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A child that has the lock open, as a running git has.
+	cmd := exec.Command("sleep", "30")
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	removed, err := r.ClearStaleLocks(t.Context(), quick)
+	var he *LockHeldError
+	if !errors.As(err, &he) {
+		t.Fatalf("got %v, %v; want a *LockHeldError", removed, err)
+	}
+	if he.PID != cmd.Process.Pid || !he.Open || he.Name != ".git/index.lock" || he.Command != "sleep 30" {
+		t.Errorf("got %+v", he)
+	}
+	if !exists(dir, ".git/index.lock") || !exists(dir, ".git/HEAD.lock") {
+		t.Errorf("a lock was removed while another is held: nothing may change")
+	}
+}
+
+// A git that runs in the repository may hold a lock it has closed (git commit with
+// its editor open holds index.lock that way): no lock is removed while it runs.
+func TestClearStaleLocksLeavesLocksWhileGitRuns(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	touchOld(t, filepath.Join(dir, ".git", "index.lock"))
+	cmd := exec.Command("git", "cat-file", "--batch") // waits on its stdin
+	cmd.Dir = filepath.Join(dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	_, err = r.ClearStaleLocks(t.Context(), quick)
+	var he *LockHeldError
+	if !errors.As(err, &he) || he.PID != cmd.Process.Pid || he.Open {
+		t.Fatalf("got %v; want a *LockHeldError naming git (pid %d)", err, cmd.Process.Pid)
+	}
+	if !exists(dir, ".git/index.lock") {
+		t.Errorf("the lock was removed while git runs in the repository")
+	}
+	stdin.Close()
+	_ = cmd.Wait()
+	if _, err := r.ClearStaleLocks(t.Context(), quick); err != nil || exists(dir, ".git/index.lock") {
+		t.Errorf("after git ended: %v, lock there: %v", err, exists(dir, ".git/index.lock"))
+	}
+}
+
+// Without a process table nothing can tell a stale lock from a live one: none is
+// removed, and the error carries the rm command for the user.
+func TestClearStaleLocksWithoutProc(t *testing.T) {
+	dir, r := newRepo(t)
+	touchOld(t, filepath.Join(dir, ".git", "index.lock"))
+	touchOld(t, filepath.Join(dir, ".git", "refs", "heads", "ralph", "x.lock"))
+	c := quick
+	c.Proc = t.TempDir()
+	_, err := r.ClearStaleLocks(t.Context(), c)
+	var ue *LockUnknownError
+	if !errors.As(err, &ue) {
+		t.Fatalf("got %v; want a *LockUnknownError", err)
+	}
+	if got, want := ue.Error(), ".git/index.lock, .git/refs/heads/ralph/x.lock exist and git-ralph cannot tell whether a git command still uses them"; got != want {
+		t.Errorf("message %q\nwant %q", got, want)
+	}
+	want := "rm " + filepath.Join(dir, ".git", "index.lock") + " " + filepath.Join(dir, ".git", "refs", "heads", "ralph", "x.lock")
+	if got := ue.RmCommand(); got != want {
+		t.Errorf("rm command %q\nwant %q", got, want)
+	}
+	if !exists(dir, ".git/index.lock") {
+		t.Errorf("a lock was removed without a process table")
+	}
+}
+
+func TestParentPID(t *testing.T) {
+	requireProc(t)
+	if got := parentPID("/proc", os.Getpid()); got != os.Getppid() {
+		t.Errorf("parentPID = %d, want %d", got, os.Getppid())
+	}
+}
+
+// A git-ralph killed while it saved an attempt leaves its temporary index; the next
+// crash-resume sweeps it (found by the chaos test: no later save came to sweep it).
+func TestClearStaleLocksSweepsDeadTemporaryIndexes(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	dead := tempIndexPrefix + "99999999-1"
+	touchOld(t, filepath.Join(dir, ".git", dead))
+	live := tempIndexPrefix + strconv.Itoa(os.Getpid()) + "-2"
+	touchOld(t, filepath.Join(dir, ".git", live))
+	removed, err := r.ClearStaleLocks(t.Context(), quick)
+	if err != nil || len(removed) != 0 {
+		t.Fatalf("got %v, %v; want no lock removed", removed, err)
+	}
+	if exists(dir, ".git/"+dead) {
+		t.Errorf("the temporary index of a dead process is left")
+	}
+	if !exists(dir, ".git/"+live) {
+		t.Errorf("the temporary index of a live process was removed")
+	}
+}

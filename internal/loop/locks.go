@@ -1,0 +1,71 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// busy runs git steps with rec.Busy recording them, where the status does not say
+// that git is at work, so that a kill in them is met by a crash-resume (which removes
+// the locks its git left). A step that fails is no crash: Busy is cleared again, and a
+// lock it met stays someone else's. After success the next status saved clears it.
+func (l *Loop) busy(rec *run.Record, name string, step func() error) error {
+	mark := rec.Busy == "" && rec.Status != run.Running && rec.Status != run.Starting
+	if mark {
+		rec.Busy = name
+		if err := l.save(rec); err != nil {
+			return err
+		}
+	}
+	err := step()
+	if err != nil && mark {
+		rec.Busy = ""
+		_ = l.save(rec) // the step's error is the one to report
+	}
+	return err
+}
+
+// clearCrashLocks removes the lock files a crash left behind (a git killed with
+// git-ralph leaves its index.lock or ref lock, and every later git refuses to run)
+// before a crash-resume changes anything. again is the command to run once the user
+// has dealt with a lock in use, for the hint. Only a crash-resume calls it: the record
+// says a run or finish was under way, and the run lock, which we hold, was free. A
+// lock met at any other time is someone else's, and git's own error names it.
+func (l *Loop) clearCrashLocks(ctx context.Context, rec *run.Record, again string) error {
+	branches := []string{rec.Branch}
+	if rec.Original != "" {
+		branches = append(branches, rec.Original)
+	}
+	removed, err := l.Repo.ClearStaleLocks(ctx, git.LockCheck{
+		Branches: branches,
+		RefDirs:  []string{"refs/ralph/" + rec.Change},
+		MinAge:   l.LockMinAge,
+		Wait:     l.LockWait,
+	})
+	for _, name := range removed {
+		l.Report.Step(fmt.Sprintf("removed a stale %s left by a crashed git", name))
+	}
+	return lockError(err, again)
+}
+
+// lockError turns ClearStaleLocks' refusals into errors for the user; again is the
+// command to run once the lock is dealt with.
+func lockError(err error, again string) error {
+	var held *git.LockHeldError
+	var unknown *git.LockUnknownError
+	switch {
+	case errors.As(err, &held) && held.PID == 0:
+		return &Error{Msg: held.Error(), Hint: "a git command may be running in this repository; when it is done, run '" + again + "' again; nothing was changed", Err: err}
+	case errors.As(err, &held) && held.Open:
+		return &Error{Msg: held.Error(), Hint: fmt.Sprintf("let that process end (or end it: kill %d), then run '%s' again; nothing was changed", held.PID, again), Err: err}
+	case errors.As(err, &held):
+		return &Error{Msg: held.Error(), Hint: "let that git command end, then run '" + again + "' again; nothing was changed", Err: err}
+	case errors.As(err, &unknown):
+		return &Error{Msg: unknown.Error(), Hint: "if no git command is running in this repository, remove it: " + unknown.RmCommand() + "\nthen run '" + again + "' again; nothing was changed", Err: err}
+	}
+	return err
+}
