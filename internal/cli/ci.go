@@ -19,11 +19,6 @@ type ciInitCmd struct {
 	Print  bool   `help:"Print the workflow on stdout and write nothing."`
 }
 
-// Help is the long help of ci, which is also what the man page says about it.
-func (c *ciCmd) Help() string {
-	return "git ralph ci init [--agent NAME] [--secret NAME] [--print]\n\n" + ciInitHelp
-}
-
 // Help is the long help of ci init.
 func (c *ciInitCmd) Help() string { return ciInitHelp }
 
