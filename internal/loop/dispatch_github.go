@@ -147,6 +147,11 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	}
 	out, err := client.DispatchWorkflow(ctx, repo, rec.Remote.Workflow, github.Dispatch{Ref: rec.Remote.Ref, ReturnRunDetails: true,
 		Inputs: map[string]string{"change": rec.Change, "branch": rec.Branch, "nonce": rec.Remote.Nonce}})
+	if github.StatusOf(err) == 403 && !isRateLimit(err) {
+		return nil, &Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
+			Hint: "a classic token needs the repo scope, a fine-grained one or an app Actions: read and write\n" +
+				"add it with 'gh auth refresh --hostname " + repo.Host + " --scopes repo', or use another token\n" + done + "run '" + again + "' again", Err: err}
+	}
 	if err != nil {
 		return nil, githubErr(err, repo, again, done)
 	}
@@ -419,4 +424,9 @@ func (l *Loop) Logs(ctx context.Context, change, attempt string, clientFor func(
 		return nil, userErr("'git ralph logs "+rec.Change+"' lists the logs there are", "run %d has no log of attempt %s", res.RunID, attempt)
 	}
 	return res, nil
+}
+
+func isRateLimit(err error) bool {
+	var ge *github.Error
+	return errors.As(err, &ge) && ge.RateLimited()
 }
