@@ -79,6 +79,11 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	}
 	defer lock.Unlock()
 	ctx = context.WithoutCancel(ctx)
+	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
+		if err := l.importRemoteRun(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
 	if rec.Status == run.Starting {
 		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
 			"the run of %q never finished starting", change)
