@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cli/go-gh/v2/pkg/api"
+	"go.yaml.in/yaml/v3"
 )
 
 // The GitHub Actions pieces git-ralph uses to run a loop on a runner (REMOTE.md §2).
@@ -164,4 +166,50 @@ func (c *Client) DownloadArtifact(ctx context.Context, r Repo, id int64) ([]byte
 		return nil, fmt.Errorf("artifact %d is larger than %d bytes", id, maxDownload)
 	}
 	return b, nil
+}
+
+// FileAt returns a file of a repository as it is at a ref (a branch or tag), through
+// the contents API; an *Error with status 404 when the ref has no such file.
+func (c *Client) FileAt(ctx context.Context, r Repo, path, ref string) ([]byte, error) {
+	var out struct {
+		Type     string `json:"type"`
+		Encoding string `json:"encoding"`
+		Content  string `json:"content"`
+	}
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	p := r.path() + "/contents/" + strings.Join(segs, "/") + "?ref=" + url.QueryEscape(ref)
+	if err := c.Do(ctx, http.MethodGet, p, nil, &out); err != nil {
+		return nil, err
+	}
+	if out.Type != "file" || out.Encoding != "base64" {
+		return nil, fmt.Errorf("%s at %s in %s is not a file GitHub returns inline (type %q, encoding %q)", path, ref, r, out.Type, out.Encoding)
+	}
+	return base64.StdEncoding.DecodeString(strings.NewReplacer("\n", "", "\r", "").Replace(out.Content))
+}
+
+// Dispatchable tells whether a workflow file can be started by a workflow_dispatch
+// event: its on: names workflow_dispatch, as a string, in a list or as a key. An error
+// is a file that is not YAML, which GitHub would not run either.
+func Dispatchable(src []byte) (bool, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return false, err
+	}
+	switch v := doc["on"].(type) {
+	case string:
+		return v == "workflow_dispatch", nil
+	case []any:
+		for _, e := range v {
+			if e == "workflow_dispatch" {
+				return true, nil
+			}
+		}
+	case map[string]any:
+		_, ok := v["workflow_dispatch"]
+		return ok, nil
+	}
+	return false, nil
 }

@@ -121,6 +121,9 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 			return nil, userErr("push it first, or name another with --ref; nothing was changed",
 				"branch %s, whose workflow would run, is not on %s", ref, remote)
 		}
+		if err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again); err != nil {
+			return nil, err
+		}
 	}
 	nonce, err := newNonce()
 	if err != nil {
@@ -163,6 +166,43 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 		}
 	}
 	return res, l.Dispatched(rec, res.RunID, res.URL)
+}
+
+// dispatchTrigger checks that the copy of the workflow at ref, the one GitHub would
+// run, has the workflow_dispatch trigger (REMOTE.md §5.8 row 7; GitHub would answer
+// 422). It reads the file through the contents API rather than from the git remote's
+// objects: that is the dispatch repository (which --repo may make another than the
+// push remote's) at exactly the ref GitHub reads, and it needs no fetch here. A token
+// that may not read contents (403) skips the check: the dispatch then says it.
+func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Repo, wf *github.Workflow, file, ref, again string) error {
+	path := wf.Path
+	if path == "" {
+		path = ".github/workflows/" + file
+	}
+	src, err := client.FileAt(ctx, repo, path, ref)
+	switch github.StatusOf(err) {
+	case 0:
+	case 403:
+		return nil
+	case 404:
+		return userErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
+			"branch %s of %s has no %s", ref, repo, path)
+	default:
+		return apiErr(err, repo, again)
+	}
+	if err != nil {
+		return apiErr(err, repo, again)
+	}
+	ok, err := github.Dispatchable(src)
+	if err != nil {
+		return userErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
+			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err))
+	}
+	if !ok {
+		return userErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
+			"%s on branch %s of %s has no workflow_dispatch trigger", path, ref, repo)
+	}
+	return nil
 }
 
 // findRun looks for the run whose title carries rec's nonce, tries times, backing off.

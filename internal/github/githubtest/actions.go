@@ -1,9 +1,12 @@
 package githubtest
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"time"
 )
@@ -109,6 +112,38 @@ func (s *Server) actionsRoutes() {
 	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts", s.listArtifacts)
 	s.Handle("GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip", s.artifactZip)
 	s.Handle("GET /_blob/artifacts/{id}", s.artifactBlob)
+	s.Handle("GET /repos/{owner}/{repo}/contents/{path...}", s.getContents)
+}
+
+// FileAt reads a file of a repository's bare repository at a ref ("" is the default
+// branch); ok is false when there is no such file (or no bare repository).
+func (rp *Repo) FileAt(ref, path string) (data []byte, ok bool) {
+	if rp.GitDir == "" {
+		return nil, false
+	}
+	if ref == "" {
+		ref = rp.DefaultBranch
+	}
+	out, err := exec.Command("git", "--git-dir="+rp.GitDir, "cat-file", "blob", ref+":"+path).Output()
+	return out, err == nil
+}
+
+// getContents is the contents API for a file, from the repository's bare repository,
+// base64 in JSON as GitHub answers by default.
+func (s *Server) getContents(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repo(w, r)
+	if rp == nil {
+		return
+	}
+	data, ok := rp.FileAt(r.URL.Query().Get("ref"), r.PathValue("path"))
+	if !ok {
+		Fail(w, 404, "Not Found")
+		return
+	}
+	JSON(w, 200, map[string]any{"type": "file", "encoding": "base64", "path": r.PathValue("path"),
+		"size": len(data), "content": base64.StdEncoding.EncodeToString(data)})
 }
 
 func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
@@ -225,6 +260,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	}
 	if wf.State != "" && wf.State != "active" {
 		Fail(w, 422, "Workflow is disabled")
+		return
+	}
+	// The copy of the file at the ref is the one that runs (when the bare repository has it).
+	if src, ok := rp.FileAt(body.Ref, ".github/workflows/"+wf.File); ok && !bytes.Contains(src, []byte("workflow_dispatch")) {
+		Fail(w, 422, "Workflow does not have 'workflow_dispatch' trigger")
 		return
 	}
 	run := &Run{ID: a.NextRun, Repo: rp.Owner + "/" + rp.Name, Workflow: wf.File, Ref: body.Ref, Inputs: body.Inputs,
