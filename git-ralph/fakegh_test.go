@@ -19,7 +19,10 @@ import (
 // fakeKey holds a script's fake GitHub in testscript's per-script values.
 type fakeKey struct{}
 
-type fakeHolder struct{ srv *githubtest.Server }
+type fakeHolder struct {
+	srv  *githubtest.Server
+	auto *autoRunner // set by 'fakegh autorun'
+}
 
 // hermeticGitHub makes sure no script can reach a real GitHub or read the developer's
 // gh setup: no token, gh's config in the work dir, no gh binary, and every proxy a dead
@@ -49,6 +52,9 @@ func hermeticGitHub(e *testscript.Env) {
 	h := &fakeHolder{}
 	e.Values[fakeKey{}] = h
 	e.Defer(func() {
+		if h.auto != nil {
+			h.auto.wait(5 * time.Minute) // no runner left working on a removed work dir
+		}
 		if h.srv != nil {
 			h.srv.Close()
 		}
@@ -74,6 +80,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh expire RUNID                       the run's artifacts expire (410)
 //	fakegh no-run-details                     refuse return_run_details, as GHES 3.20 does
 //	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
+//	fakegh autorun                            run each dispatch on the fake runner at once, as GitHub would
+//	fakegh await                              wait (up to 5 min) until every autorun run has completed
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("fakegh cannot be negated")
@@ -274,6 +282,19 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	case "runs":
 		for _, r := range s.Runs() {
 			fmt.Fprintf(out, "%d %s %s ref=%s branch=%s %s %s%s\n", r.ID, r.Repo, r.Workflow, r.Ref, r.Inputs["branch"], r.Title, r.Status, strings.TrimSuffix(" "+r.Conclusion, " "))
+		}
+	case "autorun":
+		fakeAutorun(ts, h)
+	case "await":
+		if h.auto == nil {
+			ts.Fatalf("fakegh await: run 'fakegh autorun' first")
+		}
+		errs, ok := h.auto.wait(5 * time.Minute)
+		if !ok {
+			ts.Fatalf("fakegh await: runs still going after 5 minutes")
+		}
+		if len(errs) > 0 {
+			ts.Fatalf("fakegh await: the fake runner could not run: %s", strings.Join(errs, "; "))
 		}
 	default:
 		ts.Fatalf("fakegh: unknown subcommand %q", args[0])
