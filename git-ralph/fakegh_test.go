@@ -1,8 +1,6 @@
 package main
 
 import (
-	"archive/zip"
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -250,27 +248,9 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		id, err := strconv.ParseInt(args[1], 10, 64)
 		ts.Check(err)
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		root := ts.MkAbs(args[2])
-		ts.Check(filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			f, err := zw.Create(filepath.ToSlash(rel))
-			if err != nil {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			_, err = f.Write(b)
-			return err
-		}))
-		ts.Check(zw.Close())
-		if !s.AddArtifact(id, "ralph-"+args[1], buf.Bytes()) {
+		z, err := zipDir(ts.MkAbs(args[2]))
+		ts.Check(err)
+		if !s.AddArtifact(id, "ralph-"+args[1], z) {
 			ts.Fatalf("fakegh artifact: no run %d", id)
 		}
 	case "expire":

@@ -1,7 +1,6 @@
 package githubtest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Actions is the fake's model of GitHub Actions: workflows, and the runs dispatches
@@ -263,7 +264,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The copy of the file at the ref is the one that runs (when the bare repository has it).
-	if src, ok := rp.FileAt(body.Ref, ".github/workflows/"+wf.File); ok && !bytes.Contains(src, []byte("workflow_dispatch")) {
+	if src, ok := rp.FileAt(body.Ref, ".github/workflows/"+wf.File); ok && !hasDispatchTrigger(src) {
 		Fail(w, 422, "Workflow does not have 'workflow_dispatch' trigger")
 		return
 	}
@@ -281,6 +282,35 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// hasDispatchTrigger is GitHub's view of a workflow file: on: names workflow_dispatch
+// (a string, a list item or a key). Written apart from the client's check on purpose.
+func hasDispatchTrigger(src []byte) bool {
+	var doc struct {
+		On yaml.Node `yaml:"on"`
+	}
+	if yaml.Unmarshal(src, &doc) != nil {
+		return false
+	}
+	on := doc.On
+	switch on.Kind {
+	case yaml.ScalarNode:
+		return on.Value == "workflow_dispatch"
+	case yaml.SequenceNode:
+		for _, n := range on.Content {
+			if n.Value == "workflow_dispatch" {
+				return true
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i < len(on.Content); i += 2 {
+			if on.Content[i].Value == "workflow_dispatch" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func runHTML(run *Run) string {
