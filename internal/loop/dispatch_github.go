@@ -90,6 +90,10 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if err != nil {
 		return nil, apiErr(err, repo, again)
 	}
+	if wf.State == "disabled_fork" {
+		return nil, userErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
+			"workflows are not enabled in %s, a fork", repo)
+	}
 	if wf.State != "active" {
 		return nil, userErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+o.Workflow+"'; nothing was changed",
 			"the workflow %s of %s is %s", o.Workflow, repo, strings.ReplaceAll(wf.State, "_", " "))
