@@ -62,27 +62,12 @@ func (l *Loop) ResolveRun(name string) (string, error) {
 
 // Finish ends the run of change (or of the only run) the way mode says.
 func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*FinishResult, error) {
-	change, err := l.ResolveRun(change)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := l.Store.Load(change)
-	if err != nil {
-		return nil, err
-	}
-	lock, err := l.Store.Lock(change)
-	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
-	}
+	change, rec, lock, err := l.lockRun(change)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Unlock()
 	ctx = context.WithoutCancel(ctx)
-	if rec.Status == run.Starting {
-		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
-			"the run of %q never finished starting", change)
-	}
 	if rec.Worktree != nil {
 		return l.finishWorktree(ctx, rec, mode)
 	}

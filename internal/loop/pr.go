@@ -56,27 +56,12 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 }
 
 func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
-	change, err := l.ResolveRun(change)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := l.Store.Load(change)
-	if err != nil {
-		return nil, err
-	}
-	lock, err := l.Store.Lock(change)
-	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
-	}
+	change, rec, lock, err := l.lockRun(change)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Unlock()
 	again := "git ralph finish " + change + " --pr"
-	if rec.Status == run.Starting {
-		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
-			"the run of %q never finished starting", change)
-	}
 	if rec.Finishing != nil {
 		return nil, userErr("run 'git ralph finish "+change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", change)
@@ -93,14 +78,8 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, err
 		}
 		defer wlock.Unlock()
-		if samePath(l.Repo.Root, rec.Worktree.Path) {
-			origin, err := l.originRepo(ctx, rec)
-			if err != nil {
-				return nil, err
-			}
-			ol := *l
-			ol.Repo = origin
-			l = &ol
+		if l, err = l.fromOrigin(ctx, rec); err != nil {
+			return nil, err
 		}
 		if wtDirty, wtPresent, err = l.worktreeDirty(ctx, rec); err != nil {
 			return nil, err

@@ -467,15 +467,8 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		return nil, err
 	}
 	defer wlock.Unlock()
-	if samePath(l.Repo.Root, rec.Worktree.Path) {
-		// Run from inside the worktree that is about to go: work from the origin.
-		origin, err := l.originRepo(ctx, rec)
-		if err != nil {
-			return nil, err
-		}
-		ol := *l
-		ol.Repo = origin
-		l = &ol
+	if l, err = l.fromOrigin(ctx, rec); err != nil {
+		return nil, err
 	}
 	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	path := rec.Worktree.Path
