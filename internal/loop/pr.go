@@ -50,7 +50,10 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: a started git step finished; a request was abandoned. Whatever was done
 		// is recorded, and a rerun picks up from there.
-		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run 'git ralph finish --pr' again to go on", Err: err}
+		if name, rerr := l.ResolveRun(change); rerr == nil {
+			change = name
+		}
+		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
 	}
 	return res, err
 }
@@ -61,7 +64,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, err
 	}
 	defer lock.Unlock()
-	again := "git ralph finish " + change + " --pr"
+	again := prCommand(change)
 	if rec.Finishing != nil {
 		return nil, userErr("run 'git ralph finish "+change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", change)
@@ -318,6 +321,14 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
 	return res, l.Store.Remove(change)
+}
+
+// prCommand is the finish --pr command line for a hint.
+func prCommand(change string) string {
+	if change == "" {
+		return "git ralph finish --pr"
+	}
+	return "git ralph finish " + change + " --pr"
 }
 
 // pushRemote is the remote finish --pr pushes to: the flag (or ralph.remote), the
