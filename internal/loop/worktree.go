@@ -192,9 +192,10 @@ func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, p
 	if err != nil {
 		return nil, err
 	}
+	wtPath := rec.Worktree.Path // rec is nil after a refused resume
 	defer func() {
 		if wlock, err := l.Store.LockWorktrees(); err == nil {
-			_ = l.Repo.UnlockWorktree(gctx, rec.Worktree.Path)
+			_ = l.Repo.UnlockWorktree(gctx, wtPath)
 			wlock.Unlock()
 		}
 	}()
