@@ -139,14 +139,14 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 			return nil, e
 		}
 		var held *LockHeldError
-		var young *lockFile
+		young, youngPath := "", ""
 		for _, l := range locks {
 			if p, ok := pt.open[l.real]; ok {
 				held = &LockHeldError{Name: l.name, Path: l.path, PID: p.pid, Command: p.cmd, Open: true}
 				break
 			}
-			if time.Since(l.info.ModTime()) < minAge && young == nil {
-				young = &l
+			if time.Since(l.info.ModTime()) < minAge && young == "" {
+				young, youngPath = l.name, l.path
 			}
 		}
 		if held == nil {
@@ -154,7 +154,7 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 				held = &LockHeldError{Name: locks[0].name, Path: locks[0].path, PID: p.pid, Command: p.cmd}
 			}
 		}
-		if held == nil && young == nil {
+		if held == nil && young == "" {
 			removed, err := removeLocks(locks)
 			if err == nil {
 				sweepTempIndexes(r.GitDir)
@@ -163,7 +163,7 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 		}
 		if !time.Now().Before(deadline) {
 			if held == nil {
-				held = &LockHeldError{Name: young.name, Path: young.path}
+				held = &LockHeldError{Name: young, Path: youngPath}
 			}
 			return nil, held
 		}
