@@ -323,14 +323,6 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	return res, l.Store.Remove(change)
 }
 
-// prCommand is the finish --pr command line for a hint.
-func prCommand(change string) string {
-	if change == "" {
-		return "git ralph finish --pr"
-	}
-	return "git ralph finish " + change + " --pr"
-}
-
 // pushRemote is the remote finish --pr pushes to: the flag (or ralph.remote), the
 // original branch's pushRemote, remote.pushDefault, then origin.
 func (l *Loop) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
@@ -405,4 +397,12 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 		return e(fmt.Sprintf("GitHub answered %d %s", ge.StatusCode, ge.Text()), "it is likely passing; try again in a moment")
 	}
 	return e("GitHub answered "+ge.Error(), "see GitHub's message")
+}
+
+// prCommand is the finish --pr command line for a hint.
+func prCommand(change string) string {
+	if change == "" {
+		return "git ralph finish --pr"
+	}
+	return "git ralph finish " + change + " --pr"
 }
