@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -41,23 +39,7 @@ func (l *Loop) ResolveRun(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if name != "" {
-		if slices.Contains(names, name) {
-			return name, nil
-		}
-		hint := "no run exists in this repository; 'git ralph list' shows the changes"
-		if len(names) > 0 {
-			hint = "runs here: " + strings.Join(names, ", ")
-		}
-		return "", userErr(hint, "no run for change %q", name)
-	}
-	switch len(names) {
-	case 0:
-		return "", userErr("start one with 'git ralph start <change>'; 'git ralph list' shows the changes", "no run in this repository")
-	case 1:
-		return names[0], nil
-	}
-	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph status " + names[0] + "'", Code: 2}
+	return PickRun(names, name, "status")
 }
 
 // Finish ends the run of change (or of the only run) the way mode says.
