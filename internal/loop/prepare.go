@@ -88,18 +88,7 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 	gctx := context.WithoutCancel(ctx)
 	branch := BranchName(o.Change)
-	cur, err := l.Repo.CurrentBranch(gctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if cur == branch {
-		return nil, userErr("switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/",
-			"you are on %s, which an earlier run left behind", branch)
-	}
-	head, err := l.Repo.Head(gctx)
+	cur, head, err := l.startPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/")
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +104,26 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// startPoint is where a new run starts from: the current branch ("" when HEAD is
+// detached) and HEAD's commit. Starting from branch itself, which an earlier run left
+// checked out, is refused with hint.
+func (l *Loop) startPoint(ctx context.Context, branch, hint string) (cur, head string, err error) {
+	cur, err = l.Repo.CurrentBranch(ctx)
+	if errors.Is(err, git.ErrDetachedHead) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if cur == branch {
+		return "", "", userErr(hint, "you are on %s, which an earlier run left behind", branch)
+	}
+	if head, err = l.Repo.Head(ctx); err != nil {
+		return "", "", err
+	}
+	return cur, head, nil
 }
 
 // createBranch runs steps 2–4 of a new run from the original HEAD.

@@ -285,18 +285,7 @@ func (l *Loop) newWorktreeRun(ctx context.Context, o Options, path string) (*run
 		return nil, err
 	}
 	branch := BranchName(o.Change)
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if cur == branch {
-		return nil, userErr("switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+" --worktree' again",
-			"you are on %s, which an earlier run left behind", branch)
-	}
-	head, err := l.Repo.Head(ctx)
+	cur, head, err := l.startPoint(ctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+" --worktree' again")
 	if err != nil {
 		return nil, err
 	}
