@@ -377,7 +377,7 @@ func (l *Loop) ensureWorktree(ctx context.Context, rec *run.Record) error {
 		return err
 	}
 	for _, w := range wts {
-		if samePath(w.Path, path) || filepath.Clean(w.Path) == filepath.Clean(path) {
+		if samePath(w.Path, path) {
 			if !w.Prunable {
 				if w.Branch != rec.Branch {
 					return userErr("switch it back with 'git -C "+path+" switch "+rec.Branch+"', then run 'git ralph start "+rec.Change+"' again",
