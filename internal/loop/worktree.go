@@ -401,6 +401,11 @@ func (l *Loop) ensureWorktree(ctx context.Context, rec *run.Record) error {
 		return err
 	}
 	if err := l.checkNewWorktreePath(ctx, path); err != nil {
+		var ue *Error
+		if _, serr := os.Stat(path); serr == nil && rec.Status != run.Starting && errors.As(err, &ue) {
+			// The run resumes at its recorded path whatever --worktree says.
+			ue.Hint = "move it away, then run 'git ralph start " + rec.Change + "' again: the run's worktree is re-created there from " + rec.Branch
+		}
 		return err
 	}
 	if err := l.Repo.AddWorktree(ctx, path, rec.Branch); err != nil {
