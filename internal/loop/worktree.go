@@ -395,7 +395,7 @@ func (l *Loop) ensureWorktree(ctx context.Context, rec *run.Record) error {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(path, ".git")); err == nil {
-		return userErr("look at it, then remove it or point the run elsewhere", "%s holds a checkout git does not list as a worktree of this repository", path)
+		return userErr("look at it and move it away, then run 'git ralph start "+rec.Change+"' again: the run's worktree is re-created there from "+rec.Branch, "%s holds a checkout git does not list as a worktree of this repository", path)
 	}
 	if err := l.Repo.PruneWorktrees(ctx); err != nil {
 		return err
