@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 // of external commands, and `claude` / `codex` are the scriptable fake.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-ralph":    func() { os.Exit(cli.MainTuned(os.Args[1:], term.System(), testTuning)) },
+		"git-ralph":    func() { os.Exit(cli.MainTuned(os.Args[1:], term.System(), testTuning())) },
 		"hold-lock":    holdLock,
 		"claude":       fakeagent.Main,
 		"codex":        fakeagent.Main,
@@ -148,9 +149,32 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
 }
 
-// testTuning shortens git-ralph's waits in the test binary: a git lock left by a crash
-// is stale after 300ms instead of seconds, and one in use is waited for 1s.
-var testTuning = cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second}
+// testTuning is what the test binary's git-ralph changes: a git lock left by a crash
+// is stale after 300ms instead of seconds, one in use is waited for 1s, and the clock
+// is testClock's when GIT_RALPH_TEST_CLOCK is set (hermetic sets it for every script).
+// The variable is read here, in test code: the shipped binary has no such switch.
+func testTuning() cli.Tuning {
+	return cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
+		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK"))}
+}
+
+// testClock is the clock of the test suite: GIT_RALPH_TEST_CLOCK=<RFC 3339 time> starts
+// it there, and every reading advances it by one second, so run records, trailers and
+// reports come out the same on every run (like git's own GIT_TEST_DATE_NOW). nil when
+// the variable is unset or not a time.
+func testClock(v string) func() time.Time {
+	t, err := time.Parse(time.RFC3339, v)
+	if v == "" || err != nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
+}
 
 // holdLock is the test binary as "hold-lock FILE PIDFILE RELEASE": a live process that
 // has FILE open, as a running git has its lock. It creates FILE if need be, writes its

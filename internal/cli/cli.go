@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -73,16 +73,24 @@ func Main(args []string, s *term.Streams) (code int) {
 	return MainTuned(args, s, Tuning{})
 }
 
-// Tuning holds the waits of git-ralph that tests shorten; the zero value is what
-// git-ralph itself uses.
+// Tuning holds what tests change in git-ralph: its waits, its clock and where its
+// GitHub requests go. The zero value is what git-ralph itself uses; the product never
+// fills it in, so no test-only switch ships in the binary.
 type Tuning struct {
 	// LockMinAge and LockWait: how old a git lock file left by a crash must be to be
 	// removed, and how long one in use is waited for (loop.Loop).
 	LockMinAge, LockWait time.Duration
+	// Now, if not nil, is the loop's clock (run records, time trailers, reports): the
+	// test binary's git-ralph passes one that starts at a fixed time, so that commit
+	// ids and reports come out the same on every run. nil is time.Now.
+	Now func() time.Time
+	// GitHubTransport, if not nil, carries finish --pr's GitHub requests: in-process
+	// tests send them to a fake GitHub. nil is the real network.
+	GitHubTransport http.RoundTripper
 }
 
-// MainTuned is Main with some waits changed: the test binary's git-ralph shortens
-// them so that scripts do not sleep for seconds.
+// MainTuned is Main with some waits and the clock changed: the test binary's git-ralph
+// shortens the waits so that scripts do not sleep for seconds, and fixes the clock.
 func MainTuned(args []string, s *term.Streams, t Tuning) (code int) {
 	ctx, kill, stop := signals()
 	defer stop()
@@ -240,28 +248,10 @@ func (e *env) loop() (*loop.Loop, error) {
 	}
 	l := loop.New(repo, newReporter(e.s))
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
-	if now := testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")); now != nil {
-		l.Now = now
+	if e.tune.Now != nil {
+		l.Now = e.tune.Now
 	}
 	return l, nil
-}
-
-// testClock is the clock of the test suite: GIT_RALPH_TEST_CLOCK=<RFC 3339 time> starts
-// it there, and every reading advances it by one second, so run records, trailers and
-// reports come out the same on every run (like git's own GIT_TEST_DATE_NOW). nil when
-// the variable is unset or not a time.
-func testClock(v string) func() time.Time {
-	t, err := time.Parse(time.RFC3339, v)
-	if v == "" || err != nil {
-		return nil
-	}
-	var mu sync.Mutex
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		t = t.Add(time.Second)
-		return t
-	}
 }
 
 // printErr prints err the way git does ("error: …", then "hint: …" lines) and returns

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -70,6 +72,9 @@ func TestHelpGolden(t *testing.T) {
 		{"report", []string{"report", "-h"}},
 		{"completion", []string{"completion", "-h"}},
 		{"help", []string{"help", "-h"}},
+		{"hooks-install", []string{"hooks", "install", "-h"}},
+		{"hooks-uninstall", []string{"hooks", "uninstall", "-h"}},
+		{"hooks-list", []string{"hooks", "list", "-h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := gitRalph(t, tc.args...)
@@ -192,7 +197,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no %s section", sec)
 		}
 	}
-	visible := []string{"start", "status", "finish", "list", "hooks", "demo", "report", "completion", "help"}
+	visible := []string{"start", "status", "finish", "list", "hooks install", "hooks uninstall", "hooks list", "demo", "report", "completion", "help"}
 	for _, c := range visible {
 		if !strings.Contains(out, ".B git ralph "+c+"\n") {
 			t.Errorf("the man page's synopsis does not mention %q", c)
@@ -201,6 +206,22 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no section for %q", c)
 		}
 	}
+	// the synopsis says what -h says: start takes several changes, --draft has a
+	// --no-draft, --worktree may take a path, -j is --jobs, and root flags exist
+	for _, want := range []string{
+		".B git ralph start\n<change> ... [",
+		"[--[no-]draft]",
+		"[--worktree[=PATH]] [-j N | --jobs=N]",
+		"(--squash | --keep | --pr)",
+		".B git ralph\n[-v | --verbose] [--version] <command> [<args>]\n",
+		".B git ralph hooks install\n[<hooks> ...] [--force] [--list]\n",
+		".B git ralph completion\n<shell>\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the man page's synopsis lacks %q", want)
+		}
+	}
+	compareGolden(t, filepath.Join(testdata, "man", "git-ralph.1"), out)
 	for _, hidden := range []string{"hook", "man", "demo-agent", "__complete"} {
 		if strings.Contains(out, ".B git ralph "+hidden+"\n") || strings.Contains(out, `.SS "git ralph `+hidden+`"`) {
 			t.Errorf("the man page shows the hidden command %q", hidden)
@@ -214,21 +235,30 @@ func TestMan(t *testing.T) {
 		t.Fatal(err)
 	}
 	var model []string
-	for _, n := range p.Model.Children {
-		if !n.Hidden {
-			model = append(model, n.Name)
-			if !strings.Contains(out, ".B git ralph "+n.Name+"\n") {
-				t.Errorf("the man page does not mention the command %q", n.Name)
-			}
+	for _, n := range p.Model.Leaves(true) {
+		model = append(model, n.Path())
+		if !strings.Contains(out, ".B git ralph "+n.Path()+"\n") {
+			t.Errorf("the man page does not mention the command %q", n.Path())
+		}
+		if _, err := os.Stat(filepath.Join(testdata, "help", strings.ReplaceAll(n.Path(), " ", "-")+".txt")); err != nil {
+			t.Errorf("no -h golden for %q: add it to TestHelpGolden", n.Path())
 		}
 	}
-	if strings.Join(model, ",") != "start,status,finish,list,hooks,demo,report,completion,help" {
+	if strings.Join(model, ",") != strings.Join(visible, ",") {
 		t.Errorf("visible commands are %v; update this test and the help goldens", model)
 	}
-	// every visible flag of start is documented
-	for _, f := range []string{"--max-retries", "--timeout", "--idle-timeout", "--agent", "--model", "--max-cost", "--fresh", "--dry-run"} {
-		if !strings.Contains(out, f) {
-			t.Errorf("the man page does not mention %s", f)
+	// every visible flag of every command is in the synopsis and has its entry
+	for _, n := range append([]*kong.Node{p.Model.Node}, p.Model.Leaves(true)...) {
+		for _, f := range n.Flags {
+			if f.Hidden {
+				continue
+			}
+			if f.Name != "help" && !strings.Contains(out, synopsisFlag(f)) {
+				t.Errorf("the man page's synopsis of %q lacks %s", n.Path(), synopsisFlag(f))
+			}
+			if !strings.Contains(out, ".B "+manFlag(f)+"\n") {
+				t.Errorf("the man page has no entry for %s of %q", manFlag(f), n.Path())
+			}
 		}
 	}
 	// a line starting with "." or "'" is a roff request: text must never produce one by accident

@@ -80,29 +80,40 @@ func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) 
 		p.Success("✓"), res.Change, p.Branch(res.Target), res.Files, res.Branch, res.Backup)
 }
 
-func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
+// prOptions is where finish --pr goes: the flags, then git config and GH_REPO.
+func (c *finishCmd) prOptions(e *env, l *loop.Loop) (loop.PROptions, error) {
 	// The config keys are read here rather than as flag defaults, so that --draft,
 	// --remote and --repo given without --pr are a usage error while the keys are not.
 	draft, _, err := l.Repo.ConfigBool(e.ctx, "ralph.prDraft")
 	if err != nil {
-		return fmt.Errorf("git config ralph.prDraft: %w", err)
+		return loop.PROptions{}, fmt.Errorf("git config ralph.prDraft: %w", err)
 	}
 	if c.Draft != nil {
 		draft = *c.Draft
 	}
-	for key, v := range map[string]*string{"ralph.remote": &c.Remote, "ralph.repo": &c.Repo} {
+	remote, repo := c.Remote, c.Repo
+	for key, v := range map[string]*string{"ralph.remote": &remote, "ralph.repo": &repo} {
 		if *v == "" {
 			if *v, _, err = l.Repo.Config(e.ctx, key); err != nil {
-				return err
+				return loop.PROptions{}, err
 			}
 		}
 	}
-	res, err := l.FinishPR(e.ctx, c.Change, loop.PROptions{
-		Draft: draft, Base: c.Base, Remote: c.Remote, Repo: c.Repo, EnvRepo: os.Getenv("GH_REPO"),
+	return loop.PROptions{
+		Draft: draft, Base: c.Base, Remote: remote, Repo: repo, EnvRepo: os.Getenv("GH_REPO"),
 		Client: func(host string) (*github.Client, error) {
-			return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
+			return github.New(host, github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport})
 		},
-	})
+	}, nil
+}
+
+// runPR is finish --pr; start's finish offer calls it too.
+func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
+	o, err := c.prOptions(e, l)
+	if err != nil {
+		return err
+	}
+	res, err := l.FinishPR(e.ctx, c.Change, o)
 	if err != nil {
 		return err
 	}

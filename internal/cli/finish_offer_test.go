@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ralph/git-ralph/internal/github/githubtest"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -137,3 +138,110 @@ func TestStartPrintsFinishCommandsWithoutATerminal(t *testing.T) {
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
+
+// githubRemote gives the repository of completeRun an origin whose URL is a GitHub
+// one (https://github.com/acme/widgets.git, rewritten by url.insteadOf to a local bare
+// repository), with main pushed, and a fake GitHub that has the repository. The
+// returned tuning sends git-ralph's GitHub requests to the fake.
+func githubRemote(t *testing.T) (*githubtest.Server, Tuning) {
+	t.Helper()
+	bare := filepath.Join(t.TempDir(), "widgets.git")
+	for _, args := range [][]string{
+		{"init", "-q", "--bare", bare},
+		{"remote", "add", "origin", "https://github.com/acme/widgets.git"},
+		{"config", "url." + bare + ".insteadOf", "https://github.com/acme/widgets.git"},
+		{"push", "-q", "origin", "main"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Setenv("GH_CONFIG_DIR", t.TempDir())
+	t.Setenv("GH_TOKEN", "test-token")
+	for _, k := range []string{"GITHUB_TOKEN", "GH_HOST", "GH_REPO", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	srv := githubtest.New()
+	t.Cleanup(srv.Close)
+	srv.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", GitDir: bare})
+	return srv, Tuning{GitHubTransport: srv.Transport()}
+}
+
+// With a GitHub remote, the offer has a fourth answer, the pull request, placed
+// before "decide later" (still the default); choosing it does what finish --pr does:
+// pushes ralph/c, opens its pull request, and goes back to main keeping ralph/c.
+func TestStartOffersPullRequestWithGitHubRemote(t *testing.T) {
+	completeRun(t)
+	srv, tune := githubRemote(t)
+	p := &fakePrompter{choice: 2}
+	s, errOut := interactive(p)
+	if code := MainTuned([]string{"start", "c"}, s, tune); code != 0 {
+		t.Fatalf("start exited %d:\n%s", code, errOut)
+	}
+	if len(p.options) != 4 || !strings.HasPrefix(p.options[2], "pull request") || p.options[3] != "decide later" {
+		t.Fatalf("options %q", p.options)
+	}
+	if !strings.Contains(p.options[2], "acme/widgets") {
+		t.Errorf("the pull request answer does not name the repository: %q", p.options[2])
+	}
+	pulls := srv.Pulls("acme", "widgets")
+	if len(pulls) != 1 || pulls[0].Head != "ralph/c" || pulls[0].Base != "main" {
+		t.Fatalf("pull requests %+v, want one of ralph/c into main\n%s", pulls, errOut)
+	}
+	if got := gitOut(t, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Errorf("on %s, want main\n%s", got, errOut)
+	}
+	if local, remote := gitOut(t, "rev-parse", "ralph/c"), gitOut(t, "ls-remote", "origin", "refs/heads/ralph/c"); !strings.HasPrefix(remote, local) {
+		t.Errorf("origin has ralph/c at %q, want %s", remote, local)
+	}
+	if _, err := os.Stat(".git/ralph/c/run.json"); err == nil {
+		t.Errorf("the run record is still there after the pull request")
+	}
+	if !strings.Contains(errOut.String(), "opened pull request #1") {
+		t.Errorf("no word of the pull request:\n%s", errOut)
+	}
+}
+
+// "decide later" with a GitHub remote still changes nothing, and nothing is asked of
+// GitHub just to make the offer.
+func TestStartOfferLaterWithGitHubRemoteAsksNothingOfGitHub(t *testing.T) {
+	completeRun(t)
+	srv, tune := githubRemote(t)
+	p := &fakePrompter{choice: 3}
+	s, errOut := interactive(p)
+	if code := MainTuned([]string{"start", "c"}, s, tune); code != 0 {
+		t.Fatalf("start exited %d:\n%s", code, errOut)
+	}
+	if len(p.options) != 4 {
+		t.Fatalf("options %q", p.options)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d request(s) to GitHub for an offer declined", n)
+	}
+	if got := gitOut(t, "symbolic-ref", "--short", "HEAD"); got != "ralph/c" {
+		t.Errorf("on %s, want ralph/c", got)
+	}
+	if _, err := os.Stat(".git/ralph/c/run.json"); err != nil {
+		t.Errorf("decide later removed the run record: %v", err)
+	}
+}
+
+// A remote that is not on GitHub (and no ralph.repo) gets no pull request answer.
+func TestStartOfferNoPullRequestWithoutGitHubRemote(t *testing.T) {
+	dir := completeRun(t)
+	bare := filepath.Join(t.TempDir(), "plain.git")
+	for _, args := range [][]string{{"init", "-q", "--bare", bare}, {"-C", dir, "remote", "add", "origin", bare}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	p := &fakePrompter{choice: 2}
+	s, errOut := interactive(p)
+	if code := Main([]string{"start", "c"}, s); code != 0 {
+		t.Fatalf("start exited %d:\n%s", code, errOut)
+	}
+	if len(p.options) != 3 || p.options[2] != "decide later" {
+		t.Errorf("options %q, want squash, keep, decide later", p.options)
+	}
+}

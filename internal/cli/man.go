@@ -35,31 +35,36 @@ func writeMan(w io.Writer, app *kong.Application) {
 	fmt.Fprintf(w, ".TH GIT-RALPH 1 \"\" \"git-ralph %s\" \"Git Manual\"\n", roff(version()))
 	fmt.Fprintln(w, ".SH NAME\ngit-ralph \\- run a coding agent over an OpenSpec change, story by story")
 	fmt.Fprintln(w, ".SH SYNOPSIS")
-	for _, n := range app.Children {
-		if n.Hidden {
-			continue
+	fmt.Fprintf(w, ".B git ralph\n%s <command> [<args>]\n.br\n", roff(synopsis(app.Node)))
+	for _, n := range app.Leaves(true) {
+		fmt.Fprintf(w, ".B git ralph %s\n", n.Path())
+		if syn := synopsis(n); syn != "" {
+			fmt.Fprintln(w, roff(syn))
 		}
-		fmt.Fprintf(w, ".B git ralph %s\n%s\n.br\n", n.Name, roff(synopsis(n)))
+		fmt.Fprintln(w, ".br")
 	}
 	fmt.Fprintln(w, ".SH DESCRIPTION")
 	fmt.Fprintln(w, roff(`git ralph start <change> reads openspec/changes/<change>/tasks.md, makes a branch ralph/<change> with an "initial state" commit holding your uncommitted work, and runs the agent once per incomplete story (each "##" section with checkbox tasks, and the tasks before the first "##"; its id is the heading's number, as in "## 1. Title" or "## Phase 2: Zsh", else a slug of the title, as "prerequisites"). A story whose agent ends with <promise>COMPLETE</promise> on a line of its own, with all its tasks checked off (and the optional ralph-verify hook passing), becomes a commit "checkpoint: <id>". <promise>FAILED: reason</promise>, no signal, a crash or a timeout fails the attempt: its work is kept under refs/ralph/<change>/attempts/<id>-<n>, the branch is reset to the last checkpoint, and the story is retried with the reason in the next prompt.`))
 	fmt.Fprintln(w, ".PP\nThe agent runs with the flag that lets it edit and run commands unattended (for Claude Code: --dangerously-skip-permissions). Run it only where that is acceptable.")
+	fmt.Fprintln(w, ".SH OPTIONS")
+	fmt.Fprintln(w, "These go before the command, or anywhere after it.")
+	writeManFlags(w, app.Node)
 	fmt.Fprintln(w, ".SH COMMANDS")
-	for _, n := range app.Children {
-		if n.Hidden {
-			continue
-		}
-		fmt.Fprintf(w, ".SS \"git ralph %s\"\n%s\n", n.Name, roff(n.Help))
-		if n.Detail != "" {
-			fmt.Fprintf(w, ".PP\n%s\n", roff(n.Detail))
-		}
-		for _, f := range n.Flags {
-			if f.Hidden {
+	var commands func(nodes []*kong.Node)
+	commands = func(nodes []*kong.Node) {
+		for _, n := range nodes {
+			if n.Hidden {
 				continue
 			}
-			fmt.Fprintf(w, ".TP\n.B %s\n%s\n", roff(f.String()), roff(f.Help))
+			fmt.Fprintf(w, ".SS \"git ralph %s\"\n%s\n", n.Path(), roff(n.Help))
+			if n.Detail != "" {
+				fmt.Fprintf(w, ".PP\n%s\n", roff(n.Detail))
+			}
+			writeManFlags(w, n)
+			commands(n.Children)
 		}
 	}
+	commands(app.Children)
 	fmt.Fprintln(w, ".SH FILES")
 	fmt.Fprintln(w, roff(`<git-common-dir>/ralph/<change>/: run.json (the run record), learnings.md, logs/<story>-<n>.log, lock. Never committed.
 .PP
@@ -68,26 +73,84 @@ refs/ralph/<change>/attempts/<story>-<n>: failed attempts. refs/ralph/<change>/b
 	fmt.Fprintln(w, ".SH SEE ALSO\n.BR git (1),\nthe README of git-ralph.")
 }
 
+// writeManFlags lists n's own visible flags, written as -h writes them.
+func writeManFlags(w io.Writer, n *kong.Node) {
+	for _, f := range n.Flags {
+		if f.Hidden {
+			continue
+		}
+		help := f.Help
+		if len(f.Envs) > 0 {
+			help += " ($" + strings.Join(f.Envs, ", $") + ")"
+		}
+		fmt.Fprintf(w, ".TP\n.B %s\n%s\n", roff(manFlag(f)), roff(help))
+	}
+}
+
+// manFlag is a flag as kong's -h shows it ("-j, --jobs=N", "--[no-]draft"), and a
+// switch with an optional value as "--worktree[=PATH]".
+func manFlag(f *kong.Flag) string {
+	s := longFlag(f)
+	if f.Short != 0 {
+		s = "-" + string(f.Short) + ", " + s
+	}
+	return s
+}
+
+// synopsisFlag is a flag as a synopsis shows it: "[-j N | --jobs=N]", "[--fresh]".
+func synopsisFlag(f *kong.Flag) string {
+	s := longFlag(f)
+	if f.Short != 0 {
+		short := "-" + string(f.Short)
+		if !f.IsBool() && !f.IsCounter() {
+			short += " " + f.FormatPlaceHolder()
+		}
+		s = short + " | " + s
+	}
+	return s
+}
+
+// optionalValue is a switch that may also take a value (--worktree[=PATH]).
+type optionalValue interface{ OptionalValue() string }
+
+func longFlag(f *kong.Flag) string {
+	s := "--" + f.Name
+	switch {
+	case f.IsBool() && f.Tag.Negatable == "_":
+		s = "--[no-]" + f.Name
+	case f.IsBool() && f.Tag.Negatable != "":
+		s += "/" + f.Tag.Negatable
+	}
+	if f.Target.IsValid() && f.Target.CanAddr() {
+		if o, ok := f.Target.Addr().Interface().(optionalValue); ok {
+			return s + "[=" + o.OptionalValue() + "]"
+		}
+	}
+	if !f.IsBool() && !f.IsCounter() {
+		s += "=" + f.FormatPlaceHolder()
+	}
+	return s
+}
+
+// synopsis is the usage of the command n, as its -h usage line has it but with every
+// flag: its arguments ("<change> ..." when it takes several), then its flags, a group
+// of which exactly one is required written "(--squash | --keep)".
 func synopsis(n *kong.Node) string {
 	var parts []string
 	for _, p := range n.Positional {
-		if p.Required {
-			parts = append(parts, "<"+p.Name+">")
-		} else {
-			parts = append(parts, "[<"+p.Name+">]")
-		}
+		parts = append(parts, p.Summary())
 	}
 	xor := map[string][]string{}
 	for _, f := range n.Flags {
 		switch {
-		case f.Hidden:
+		case f.Hidden, f.Name == "help":
 		case f.Required && len(f.Xor) > 0: // exactly one of the group: "(--squash | --keep)"
 			if xor[f.Xor[0]] == nil {
 				parts = append(parts, "\x00"+f.Xor[0])
 			}
-			xor[f.Xor[0]] = append(xor[f.Xor[0]], f.String())
+			xor[f.Xor[0]] = append(xor[f.Xor[0]], synopsisFlag(f))
 		default:
-			parts = append(parts, "["+f.String()+"]")
+			parts = append(parts, "["+synopsisFlag(f)+"]")
 		}
 	}
 	for i, p := range parts {

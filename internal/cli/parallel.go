@@ -40,6 +40,10 @@ func (w *worktreeFlag) Decode(ctx *kong.DecodeContext) error {
 // IsBool makes kong accept --worktree without a value.
 func (w *worktreeFlag) IsBool() bool { return true }
 
+// OptionalValue is the placeholder of the value --worktree may have: the man page
+// writes the flag as --worktree[=PATH].
+func (w *worktreeFlag) OptionalValue() string { return "PATH" }
+
 // checkParallel checks the flags that only make sense together.
 func (c *startCmd) checkParallel() error {
 	if c.Jobs < 0 {

@@ -204,9 +204,21 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 		opts := []string{
 			"squash: bring the work back onto " + sum.Original + " as uncommitted changes",
 			keepText,
-			"decide later",
 		}
-		i, err := s.Prompter.Select("Every story is done. What now?", opts[2], opts)
+		// A pull request is offered when finish --pr would know its GitHub repository
+		// (no network call is made to tell).
+		pr := &finishCmd{Change: sum.Change, PR: true}
+		if o, err := pr.prOptions(e, l); err == nil {
+			if repo, ok, _ := l.PRRepo(e.ctx, sum.Change, o); ok {
+				opts = append(opts, "pull request: push "+sum.Branch+" and open a pull request in "+repo.String())
+			}
+		}
+		opts = append(opts, "decide later")
+		later := len(opts) - 1
+		i, err := s.Prompter.Select("Every story is done. What now?", opts[later], opts)
+		if err == nil && i == 2 && later == 3 {
+			return pr.runPR(e, l)
+		}
 		if err == nil && i < 2 {
 			mode := loop.Squash
 			if i == 1 {

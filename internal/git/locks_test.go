@@ -91,8 +91,8 @@ func TestClearStaleLocksWaitsForAYoungLock(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The age is judged by the file's mtime, which the kernel's coarse clock may set
-	// a tick before the write: measure from it, not from our own clock.
+	// A lock's age is read from its mtime, which the kernel's coarse clock may set a
+	// few milliseconds before time.Now() after the write: measure from the same mtime.
 	info, err := os.Stat(lock)
 	if err != nil {
 		t.Fatal(err)

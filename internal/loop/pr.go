@@ -137,48 +137,9 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		}
 	}
 
-	remote, err := l.pushRemote(ctx, rec, o.Remote)
+	remote, repo, head, explicit, err := l.prTarget(ctx, rec, change, o)
 	if err != nil {
 		return nil, err
-	}
-	urls, err := l.Repo.RemoteURLs(ctx, remote)
-	if errors.Is(err, git.ErrNoRemote) {
-		hint := "pass --remote NAME, or add it: git remote add " + remote + " <url>"
-		return nil, userErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var pushRepo *github.Repo
-	for _, u := range urls {
-		if r, ok := github.RepoFromURL(u); ok {
-			pushRepo = &r
-			break
-		}
-	}
-	explicit := o.Repo
-	if explicit == "" {
-		explicit = o.EnvRepo
-	}
-	var repo github.Repo
-	switch {
-	case explicit != "":
-		host := ""
-		if pushRepo != nil {
-			host = pushRepo.Host
-		}
-		if repo, err = github.ParseRepo(explicit, host); err != nil {
-			return nil, userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
-		}
-	case pushRepo != nil:
-		repo = *pushRepo
-	default:
-		return nil, userErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
-			"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
-	}
-	head := pushRepo
-	if head == nil || !strings.EqualFold(head.Host, repo.Host) {
-		head = &repo // a remote GitHub cannot name (a local mirror): the head is in the repository itself
 	}
 
 	client, err := o.Client(repo.Host)
@@ -321,6 +282,79 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
 	return res, l.Store.Remove(change)
+}
+
+// PRRepo says in which GitHub repository 'git ralph finish <change> --pr' would open
+// the pull request, resolved as finish --pr resolves it before its first request (the
+// push remote's URL, or o.Repo / o.EnvRepo), without a network call: so the fork's
+// parent is not looked up. ok is false when there is none (the push remote is missing
+// or not a GitHub URL, and no repository is named).
+func (l *Loop) PRRepo(ctx context.Context, change string, o PROptions) (repo github.Repo, ok bool, err error) {
+	change, err = l.ResolveRun(change)
+	if err != nil {
+		return github.Repo{}, false, err
+	}
+	rec, err := l.Store.Load(change)
+	if err != nil {
+		return github.Repo{}, false, err
+	}
+	if _, repo, _, _, err = l.prTarget(ctx, rec, change, o); err != nil {
+		var ue *Error
+		if errors.As(err, &ue) {
+			return github.Repo{}, false, nil // what finish --pr would refuse with
+		}
+		return github.Repo{}, false, err
+	}
+	return repo, true, nil
+}
+
+// prTarget resolves where finish --pr goes: the git remote to push to, the GitHub
+// repository of the pull request, the one its head branch is in, and the repository
+// named by --repo, ralph.repo or GH_REPO ("" when the remote's URL decided).
+func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o PROptions) (remote string, repo github.Repo, head *github.Repo, explicit string, err error) {
+	remote, err = l.pushRemote(ctx, rec, o.Remote)
+	if err != nil {
+		return "", github.Repo{}, nil, "", err
+	}
+	urls, err := l.Repo.RemoteURLs(ctx, remote)
+	if errors.Is(err, git.ErrNoRemote) {
+		hint := "pass --remote NAME, or add it: git remote add " + remote + " <url>"
+		return "", github.Repo{}, nil, "", userErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
+	}
+	if err != nil {
+		return "", github.Repo{}, nil, "", err
+	}
+	var pushRepo *github.Repo
+	for _, u := range urls {
+		if r, ok := github.RepoFromURL(u); ok {
+			pushRepo = &r
+			break
+		}
+	}
+	explicit = o.Repo
+	if explicit == "" {
+		explicit = o.EnvRepo
+	}
+	switch {
+	case explicit != "":
+		host := ""
+		if pushRepo != nil {
+			host = pushRepo.Host
+		}
+		if repo, err = github.ParseRepo(explicit, host); err != nil {
+			return "", github.Repo{}, nil, "", userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+		}
+	case pushRepo != nil:
+		repo = *pushRepo
+	default:
+		return "", github.Repo{}, nil, "", userErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
+			"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
+	}
+	head = pushRepo
+	if head == nil || !strings.EqualFold(head.Host, repo.Host) {
+		head = &repo // a remote GitHub cannot name (a local mirror): the head is in the repository itself
+	}
+	return remote, repo, head, explicit, nil
 }
 
 // pushRemote is the remote finish --pr pushes to: the flag (or ralph.remote), the
