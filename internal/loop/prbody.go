@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -108,7 +109,7 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 			if reason == "" {
 				reason = "no reason given"
 			}
-			w("- `%s-%d` (story %s, attempt %d): %s — %s\n", a.Story, a.N, a.Story, a.N, a.Outcome, cell(firstLineOf(reason)))
+			w("- `%s-%d` (story %s, attempt %d): %s — %s\n", a.Story, a.N, a.Story, a.N, a.Outcome, cell(clip(firstLineOf(reason), maxReason)))
 		}
 		w("\n")
 	}
@@ -140,7 +141,40 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 		w("```sh\ngit log -p -1 %s\n```\n\n", attemptRef(rec.Change, a.Story, a.N))
 	}
 	w("<sub>Opened by git-ralph from `%s`.</sub>\n", rec.Branch)
-	return b.String()
+	return fitBody(b.String(), rec.Change)
+}
+
+// maxPRBody is the most characters GitHub takes in a pull request's body; a longer one
+// is refused (422 "body is too long"), after the push, with nothing the user can fix.
+const maxPRBody = 65536
+
+// maxReason is how much of a failed attempt's reason the body shows (an agent's error
+// can be a whole JSON document on one line); the attempt's commit keeps all of it.
+const maxReason = 300
+
+// clip cuts s to at most n characters, marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// fitBody cuts a body longer than GitHub takes at a line end and says where the rest is.
+func fitBody(body, change string) string {
+	if utf8.RuneCountInString(body) <= maxPRBody {
+		return body
+	}
+	note := "\n\n_… cut to GitHub's limit of " + fmt.Sprint(maxPRBody) + " characters; `git ralph report " + change + "` shows all of it._\n"
+	r := []rune(body)[:maxPRBody-utf8.RuneCountInString(note)-len("\n```")]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i]
+	}
+	if strings.Count(cut, "```")%2 == 1 {
+		cut += "\n```" // close a code block the cut left open
+	}
+	return cut + note
 }
 
 type prStory struct {
