@@ -19,7 +19,7 @@ func PRTitle(ch *openspec.Change, change string) string {
 			if t, ok := strings.CutPrefix(strings.TrimRight(line, " \t\r"), "# "); ok {
 				t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "Change:"))
 				if t != "" && !strings.EqualFold(t, "Proposal") {
-					return t
+					return clip(t, maxPRTitle)
 				}
 				break
 			}
@@ -147,6 +147,9 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 // maxPRBody is the most characters GitHub takes in a pull request's body; a longer one
 // is refused (422 "body is too long"), after the push, with nothing the user can fix.
 const maxPRBody = 65536
+
+// maxPRTitle is the most characters GitHub takes in a pull request's title.
+const maxPRTitle = 256
 
 // maxReason is how much of a failed attempt's reason the body shows (an agent's error
 // can be a whole JSON document on one line); the attempt's commit keeps all of it.

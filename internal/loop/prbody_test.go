@@ -69,6 +69,10 @@ func TestPRTitle(t *testing.T) {
 			t.Errorf("PRTitle(%q) = %q, want %q", tc.proposal, got, tc.want)
 		}
 	}
+	long := strings.Repeat("é", 300)
+	if got := PRTitle(&openspec.Change{Proposal: "# " + long}, "x"); utf8.RuneCountInString(got) != maxPRTitle || !strings.HasSuffix(got, "é…") {
+		t.Errorf("a long title is not clipped to GitHub's %d characters: %d", maxPRTitle, utf8.RuneCountInString(got))
+	}
 	if got := PRTitle(nil, "x"); got != "x" {
 		t.Errorf("no change: %q", got)
 	}
