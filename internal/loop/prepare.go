@@ -205,6 +205,13 @@ func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
 	if err := l.Repo.Checkout(ctx, target); err != nil {
 		return // leave everything where it is, the record says where we were
 	}
+	l.dropNewRun(ctx, rec)
+}
+
+// dropNewRun ends a run that could not be made: ralph/<change> goes back to what it
+// was before (its last backup, or no branch at all) and the record goes. Best effort:
+// the caller reports the error that made it give up.
+func (l *Loop) dropNewRun(ctx context.Context, rec *run.Record) {
 	if n := len(rec.Backups); n > 0 {
 		if tip, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
 			_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)

@@ -356,13 +356,8 @@ func (l *Loop) makeWorktreeRun(ctx context.Context, rec *run.Record) error {
 // goes back to what it was, the record goes. The user's checkout was never touched.
 func (l *Loop) rollbackWorktreeStart(ctx context.Context, rec *run.Record) {
 	if tip, ok, _ := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); ok && tip == rec.Initial {
-		if n := len(rec.Backups); n > 0 {
-			if old, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
-				_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, old)
-			}
-		} else {
-			_ = l.Repo.DeleteBranch(ctx, rec.Branch)
-		}
+		l.dropNewRun(ctx, rec)
+		return
 	}
 	_ = l.Store.Remove(rec.Change)
 }
