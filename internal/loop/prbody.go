@@ -28,39 +28,6 @@ func PRTitle(ch *openspec.Change, change string) string {
 	return change
 }
 
-// proposalWhy returns the body of the proposal's "## Why" section, trimmed.
-func proposalWhy(proposal string) string {
-	var out []string
-	in := false
-	for line := range strings.SplitSeq(proposal, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "#") {
-			if in && headingLevel(trimmed) <= 2 {
-				break
-			}
-			if headingLevel(trimmed) == 2 && strings.EqualFold(strings.TrimSpace(strings.TrimLeft(trimmed, "#")), "Why") {
-				in = true
-				continue
-			}
-		}
-		if in {
-			out = append(out, strings.TrimRight(line, " \t\r"))
-		}
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
-}
-
-func headingLevel(s string) int {
-	n := 0
-	for n < len(s) && s[n] == '#' {
-		n++
-	}
-	if n == len(s) || s[n] != ' ' {
-		return 0
-	}
-	return n
-}
-
 // PRBody is the pull request's description (Markdown): why the change exists, the
 // stories with their attempts, verify results and cost, the failed attempts and their
 // reasons, the totals, the agent, and how to look at a kept attempt.
@@ -71,7 +38,7 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 	w("## Why\n\n")
 	why := ""
 	if ch != nil {
-		why = proposalWhy(ch.Proposal)
+		why = openspec.Why(ch.Proposal)
 	}
 	if why == "" {
 		why = fmt.Sprintf("_openspec/changes/%s/proposal.md has no \"Why\" section._", rec.Change)
