@@ -318,7 +318,7 @@ func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o P
 	}
 	urls, err := l.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
-		hint := "pass --remote NAME, or add it: git remote add " + remote + " <url>"
+		hint := "push to another remote with '" + prCommand(change) + " --remote NAME', or add this one: git remote add " + remote + " <url>"
 		return "", github.Repo{}, nil, "", userErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
 	}
 	if err != nil {
@@ -342,7 +342,7 @@ func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o P
 			host = pushRepo.Host
 		}
 		if repo, err = github.ParseRepo(explicit, host); err != nil {
-			return "", github.Repo{}, nil, "", userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+			return "", github.Repo{}, nil, "", userErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
 		}
 	case pushRepo != nil:
 		repo = *pushRepo
