@@ -131,7 +131,8 @@ func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
 
 // checkNewWorktreePath refuses a path for a new worktree run that is inside a work
 // tree of the repository, or exists and is not an empty directory.
-func (l *Loop) checkNewWorktreePath(ctx context.Context, path string) error {
+func (l *Loop) checkNewWorktreePath(ctx context.Context, path, change string) error {
+	again := "git ralph start " + change + " --worktree=PATH"
 	wts, err := l.Repo.Worktrees(ctx)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (l *Loop) checkNewWorktreePath(ctx context.Context, path string) error {
 	}
 	for _, root := range roots {
 		if within(path, root) {
-			return userErr("pick a directory outside the repository: --worktree=PATH, or 'git config "+WorktreeDirConfig+" DIR'",
+			return userErr("pick a directory outside the repository: "+again+", or 'git config "+WorktreeDirConfig+" DIR'",
 				"the worktree %s would be inside %s", path, root)
 		}
 	}
@@ -152,11 +153,11 @@ func (l *Loop) checkNewWorktreePath(ctx context.Context, path string) error {
 		return nil
 	case err != nil:
 		if _, serr := os.Stat(path); serr == nil {
-			return userErr("remove it or pick another path with --worktree=PATH", "%s exists and is not a directory", path)
+			return userErr("remove it, or pick another path: "+again, "%s exists and is not a directory", path)
 		}
 		return fmt.Errorf("read %s: %w", path, err)
 	case len(entries) > 0:
-		return userErr("remove it or pick another path with --worktree=PATH (or 'git config "+WorktreeDirConfig+" DIR')",
+		return userErr("remove it, or pick another path: "+again+" (or 'git config "+WorktreeDirConfig+" DIR')",
 			"%s exists and is not empty", path)
 	}
 	return nil
@@ -281,7 +282,7 @@ func (l *Loop) in(ctx context.Context, path string) (*Loop, error) {
 // newWorktreeRun records a new worktree run and makes it: the record first, so that a
 // crash anywhere is completed by the next start.
 func (l *Loop) newWorktreeRun(ctx context.Context, o Options, path string) (*run.Record, error) {
-	if err := l.checkNewWorktreePath(ctx, path); err != nil {
+	if err := l.checkNewWorktreePath(ctx, path, o.Change); err != nil {
 		return nil, err
 	}
 	branch := BranchName(o.Change)
@@ -395,7 +396,7 @@ func (l *Loop) ensureWorktree(ctx context.Context, rec *run.Record) error {
 	if err := l.Repo.PruneWorktrees(ctx); err != nil {
 		return err
 	}
-	if err := l.checkNewWorktreePath(ctx, path); err != nil {
+	if err := l.checkNewWorktreePath(ctx, path, rec.Change); err != nil {
 		var ue *Error
 		if _, serr := os.Stat(path); serr == nil && rec.Status != run.Starting && errors.As(err, &ue) {
 			// The run resumes at its recorded path whatever --worktree says.
