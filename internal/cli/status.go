@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 
@@ -16,7 +17,7 @@ import (
 
 type statusCmd struct {
 	Change string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
-	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON."`
+	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON; after finish, how the run ended."`
 }
 
 func (c *statusCmd) Run(e *env) error {
@@ -35,6 +36,9 @@ func (c *statusCmd) Run(e *env) error {
 	}
 	if r == nil {
 		if c.JSON {
+			if f := l.Store.LoadFinished(c.Change); c.Change != "" && f != nil {
+				return writeJSON(e, finishedJSON(f))
+			}
 			fmt.Fprintln(e.s.Out, "null")
 			return nil
 		}
@@ -210,6 +214,8 @@ func nextSteps(w io.Writer, r *loop.StatusReport) {
 	switch {
 	case r.Running:
 		fmt.Fprintf(w, "next: wait, or stop it with Ctrl-C in its terminal\n")
+	case r.Record.Finishing != nil:
+		fmt.Fprintf(w, "next: git ralph finish %s --squash   (completes the finish --squash that was interrupted)\n", c)
 	case r.Status == string(run.Complete):
 		fmt.Fprintf(w, "next: git ralph finish %s --squash   or   git ralph finish %s --keep\n", c, c)
 	default:
@@ -224,6 +230,31 @@ func shortID(id string) string {
 	return id
 }
 
+// finishedJSON is status --json of a change whose last run is finished: the change,
+// "status": "finished", the branch, and how it ended (see README, "status --json").
+func finishedJSON(f *run.Finished) any {
+	type how struct {
+		How    string `json:"how"`              // squash, keep or pr
+		At     string `json:"at"`               // RFC 3339
+		Target string `json:"target,omitempty"` // squash: the branch (or commit) the work landed on
+		Backup string `json:"backup,omitempty"` // squash: the ref keeping the branch's commits
+		URL    string `json:"url,omitempty"`    // pr: the pull request
+		Remote string `json:"remote,omitempty"` // pr: the git remote pushed to
+		Pushed string `json:"pushed,omitempty"` // pr: the commit pushed
+	}
+	type out struct {
+		Change   string `json:"change"`
+		Status   string `json:"status"`
+		Running  bool   `json:"running"`
+		Branch   string `json:"branch"`
+		Finished how    `json:"finished"`
+	}
+	return out{Change: f.Change, Status: "finished", Branch: f.Branch, Finished: how{
+		How: f.How, At: f.At.UTC().Format(time.RFC3339), Target: f.Target, Backup: f.Backup,
+		URL: f.URL, Remote: f.Remote, Pushed: f.Pushed,
+	}}
+}
+
 // finishedLine says how the last run of a change ended, for status after finish.
 func finishedLine(f *run.Finished) string {
 	switch f.How {
@@ -231,6 +262,13 @@ func finishedLine(f *run.Finished) string {
 		return fmt.Sprintf("the run of %s is finished: pull request %s (head %s); start a new one with 'git ralph start %s'", f.Change, f.URL, f.Branch, f.Change)
 	case "keep":
 		return fmt.Sprintf("the run of %s is finished: its work is on %s; start a new one with 'git ralph start %s'", f.Change, f.Branch, f.Change)
+	}
+	if f.Target != "" && f.Backup != "" {
+		target := f.Target
+		if len(target) == 40 && strings.Trim(target, "0123456789abcdef") == "" {
+			target = "detached HEAD " + shortID(target)
+		}
+		return fmt.Sprintf("the run of %s is finished: its work was squashed onto %s (its commits are kept as %s); start a new one with 'git ralph start %s'", f.Change, target, f.Backup, f.Change)
 	}
 	return fmt.Sprintf("the run of %s is finished: its work was squashed onto the original branch; start a new one with 'git ralph start %s'", f.Change, f.Change)
 }

@@ -20,6 +20,10 @@ type LockCheck struct {
 	Branches []string
 	// RefDirs are ref namespaces (refs/ralph/x) under which every lock counts.
 	RefDirs []string
+	// Also are other worktrees of the repository whose own locks (index.lock,
+	// HEAD.lock, ORIG_HEAD.lock, temporary indexes) count too, judged together with
+	// this one's: nothing is removed anywhere while any of them is in use.
+	Also []*Repo
 
 	// MinAge: a lock younger than this may belong to a git between two of its
 	// writes (git closes a ref lock before it renames it), so it is never stale.
@@ -127,7 +131,7 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 			return nil, err
 		}
 		if len(locks) == 0 {
-			sweepTempIndexes(r.GitDir)
+			r.sweepAll(c)
 			return nil, nil
 		}
 		pt, ok := readProcTable(proc)
@@ -150,14 +154,18 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 			}
 		}
 		if held == nil {
-			if p, ok := pt.gitIn(r.realDirs()); ok {
+			dirs := r.realDirs()
+			for _, o := range c.Also {
+				dirs = append(dirs, o.realDirs()...)
+			}
+			if p, ok := pt.gitIn(dirs); ok {
 				held = &LockHeldError{Name: locks[0].name, Path: locks[0].path, PID: p.pid, Command: p.cmd}
 			}
 		}
 		if held == nil && young == "" {
 			removed, err := removeLocks(locks)
 			if err == nil {
-				sweepTempIndexes(r.GitDir)
+				r.sweepAll(c)
 			}
 			return removed, err
 		}
@@ -174,6 +182,15 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 			return nil, ctx.Err()
 		case <-t.C:
 		}
+	}
+}
+
+// sweepAll sweeps the temporary indexes of dead git-ralph processes in every worktree c
+// looks at.
+func (r *Repo) sweepAll(c LockCheck) {
+	sweepTempIndexes(r.GitDir)
+	for _, o := range c.Also {
+		sweepTempIndexes(o.GitDir)
 	}
 }
 
@@ -196,8 +213,14 @@ func removeLocks(locks []lockFile) ([]string, error) {
 // findLocks lists the lock files of c that exist now.
 func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
 	var paths []string
-	for _, n := range []string{"index.lock", "HEAD.lock", "ORIG_HEAD.lock"} {
-		paths = append(paths, filepath.Join(r.GitDir, n))
+	gitDirs := []string{r.GitDir}
+	for _, o := range c.Also {
+		gitDirs = append(gitDirs, o.GitDir)
+	}
+	for _, d := range gitDirs {
+		for _, n := range []string{"index.lock", "HEAD.lock", "ORIG_HEAD.lock"} {
+			paths = append(paths, filepath.Join(d, n))
+		}
 	}
 	for _, n := range []string{"packed-refs.lock", "config.lock"} {
 		paths = append(paths, filepath.Join(r.CommonDir, n))
@@ -207,10 +230,12 @@ func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
 			paths = append(paths, filepath.Join(r.CommonDir, "refs", "heads", filepath.FromSlash(b)+".lock"))
 		}
 	}
-	if entries, err := os.ReadDir(r.GitDir); err == nil {
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), tempIndexPrefix) && strings.HasSuffix(e.Name(), ".lock") {
-				paths = append(paths, filepath.Join(r.GitDir, e.Name()))
+	for _, d := range gitDirs {
+		if entries, err := os.ReadDir(d); err == nil {
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), tempIndexPrefix) && strings.HasSuffix(e.Name(), ".lock") {
+					paths = append(paths, filepath.Join(d, e.Name()))
+				}
 			}
 		}
 	}

@@ -258,3 +258,48 @@ func TestClearStaleLocksSweepsDeadTemporaryIndexes(t *testing.T) {
 		t.Errorf("the temporary index of a live process was removed")
 	}
 }
+
+// LockCheck.Also: the locks of another worktree count too, and are judged with this
+// one's: a lock in use there keeps every stale lock here.
+func TestClearStaleLocksAlsoLooksInOtherWorktrees(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	wtDir := filepath.Join(realDir(t, t.TempDir()), "wt")
+	gitT(t, dir, "worktree", "add", "-q", "-b", "ralph/x", wtDir)
+	wt := open(t, wtDir)
+	here := filepath.Join(dir, ".git", "index.lock")
+	there := filepath.Join(wt.GitDir, "index.lock")
+	touchOld(t, here)
+	touchOld(t, there)
+	f, err := os.Open(there)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "30")
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	c := quick
+	c.Also = []*Repo{wt}
+	removed, err := r.ClearStaleLocks(t.Context(), c)
+	var he *LockHeldError
+	if !errors.As(err, &he) || he.Path != there {
+		t.Fatalf("got %v, %v; want a *LockHeldError for %s", removed, err, there)
+	}
+	if _, err := os.Stat(here); err != nil {
+		t.Errorf("the stale lock here was removed while the other worktree's is held")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+
+	removed, err = r.ClearStaleLocks(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(removed)
+	if want := []string{".git/index.lock", ".git/worktrees/wt/index.lock"}; !slices.Equal(removed, want) {
+		t.Errorf("removed %v, want %v", removed, want)
+	}
+}

@@ -177,7 +177,7 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", At: l.now()})
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -242,6 +242,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		if st, err := l.Repo.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
@@ -314,4 +315,13 @@ func finishCommand(change string, mode FinishMode) string {
 		return "git ralph finish " + change + " --keep"
 	}
 	return "git ralph finish " + change + " --squash"
+}
+
+// squashTarget is where finish --squash lands the work, as finished.json records it:
+// the original branch, or the commit (in full) after a detached start.
+func squashTarget(rec *run.Record) string {
+	if rec.Original != "" {
+		return rec.Original
+	}
+	return rec.OriginalCommit
 }

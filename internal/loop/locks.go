@@ -31,11 +31,12 @@ func (l *Loop) busy(rec *run.Record, name string, step func() error) error {
 
 // clearCrashLocks removes the lock files a crash left behind (a git killed with
 // git-ralph leaves its index.lock or ref lock, and every later git refuses to run)
-// before a crash-resume changes anything. again is the command to run once the user
+// before a crash-resume changes anything; also are other worktrees whose own locks
+// count too (a worktree run's). again is the command to run once the user
 // has dealt with a lock in use, for the hint. Only a crash-resume calls it: the record
 // says a run or finish was under way, and the run lock, which we hold, was free. A
 // lock met at any other time is someone else's, and git's own error names it.
-func (l *Loop) clearCrashLocks(ctx context.Context, rec *run.Record, again string) error {
+func (l *Loop) clearCrashLocks(ctx context.Context, rec *run.Record, again string, also ...*git.Repo) error {
 	branches := []string{rec.Branch}
 	if rec.Original != "" {
 		branches = append(branches, rec.Original)
@@ -43,6 +44,7 @@ func (l *Loop) clearCrashLocks(ctx context.Context, rec *run.Record, again strin
 	removed, err := l.Repo.ClearStaleLocks(ctx, git.LockCheck{
 		Branches: branches,
 		RefDirs:  []string{"refs/ralph/" + rec.Change},
+		Also:     also,
 		MinAge:   l.LockMinAge,
 		Wait:     l.LockWait,
 	})

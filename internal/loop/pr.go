@@ -84,12 +84,24 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		if l, err = l.fromOrigin(ctx, rec); err != nil {
 			return nil, err
 		}
+		if crashResumePR(rec) {
+			if err := l.clearWorktreeCrashLocks(ctx, rec, again); err != nil {
+				return nil, err
+			}
+		}
 		if wtDirty, wtPresent, err = l.worktreeDirty(ctx, rec); err != nil {
 			return nil, err
 		}
 		if len(wtDirty) > 0 {
 			return nil, userErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, again),
 				"the worktree %s has %d uncommitted change(s)", rec.Worktree.Path, len(wtDirty))
+		}
+	}
+
+	if rec.Worktree == nil && crashResumePR(rec) {
+		// A crash-resume: a loop or a finish --pr was killed, maybe with a git of its own.
+		if err := l.clearCrashLocks(ctx, rec, again); err != nil {
+			return nil, err
 		}
 	}
 
@@ -215,8 +227,10 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	if needPush {
 		l.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
-		err := l.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
-			Config: []string{"ralph.allowPush=true"}})
+		err := l.busy(rec, "finish --pr", func() error {
+			return l.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
+				Config: []string{"ralph.allowPush=true"}})
+		})
 		if errors.Is(err, git.ErrPushRejected) {
 			now, _, _ := l.Repo.RemoteBranch(ctx, remote, rec.Branch)
 			return nil, movedErr(rec.Branch, remote, now, tip, again)
@@ -233,6 +247,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	pushed.Pushed = tip
 	rec.PullRequest = pushed
+	rec.Busy = "" // no git at work while GitHub is called: a failure there is no crash
 	if err := l.save(rec); err != nil {
 		return nil, err
 	}
@@ -268,20 +283,27 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 
 	// Back to the original branch; the run's branch stays: it is the pull request's head.
 	if back != "" {
-		if err := l.Repo.Checkout(ctx, back); err != nil {
+		if err := l.busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
 		res.Back = orDetachedName(rec.Original, back)
 	}
 	if rec.Worktree != nil {
 		fr := &FinishResult{}
-		if err := l.removeWorktree(ctx, rec, wtDirty, wtPresent, fr); err != nil {
+		if err := l.busy(rec, "finish --pr", func() error { return l.removeWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
 			return nil, err
 		}
 		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
 	}
 	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
 	return res, l.Store.Remove(change)
+}
+
+// crashResumePR reports whether finish --pr meets a run a killed git-ralph left at
+// work: a loop (the record says running; the run lock, which we hold, was free) or a
+// git step of an earlier finish --pr (busy).
+func crashResumePR(rec *run.Record) bool {
+	return rec.Status == run.Running || rec.Busy != ""
 }
 
 // PRRepo says in which GitHub repository 'git ralph finish <change> --pr' would open

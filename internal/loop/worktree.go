@@ -451,7 +451,9 @@ func (l *Loop) changeRoot(rec *run.Record) string {
 // finishWorktree ends a worktree run. --squash lands the work uncommitted on the
 // original branch in the checkout the run started from, then removes the (clean)
 // worktree and the branch; --keep removes the clean worktree and keeps the branch.
-// Nothing is removed with --force: a worktree with changes is kept and named.
+// Nothing is removed with --force: a worktree with changes is kept and named. A
+// crash-resume first removes the stale locks of every checkout involved, and a
+// --squash killed half-way is completed (resumeWorktreeSquash).
 func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
 	wlock, err := l.Store.LockWorktrees()
 	if err != nil {
@@ -463,6 +465,15 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	}
 	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	path := rec.Worktree.Path
+	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
+		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
+		if err := l.clearWorktreeCrashLocks(ctx, rec, finishCommand(rec.Change, mode)); err != nil {
+			return nil, err
+		}
+	}
+	if rec.Finishing != nil {
+		return l.resumeWorktreeSquash(ctx, rec, mode, res)
+	}
 	dirty, present, err := l.worktreeDirty(ctx, rec)
 	if err != nil {
 		return nil, err
@@ -474,9 +485,10 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 			"branch %s no longer exists", rec.Branch)
 	}
 	if mode == Keep {
-		if err := l.removeWorktree(ctx, rec, dirty, present, res); err != nil {
+		if err := l.busy(rec, "finish --keep", func() error { return l.removeWorktree(ctx, rec, dirty, present, res) }); err != nil {
 			return nil, err
 		}
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.now()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if len(dirty) > 0 {
@@ -548,45 +560,19 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 				"the squash would touch %d file(s) changed in %s since the run started: %s", len(later), origin.Root, strings.Join(later, ", "))
 		}
 	}
+	// From here on a kill leaves the work half-way between the branch and the checkout:
+	// the record says so before the first change, and the next finish completes it
+	// (resumeWorktreeSquash).
 	backup := backupRef(rec.Change, l.now())
+	res.Backup, res.Target = backup, target
+	rec.Finishing = &run.Finishing{Tip: tip, Target: head, Backup: backup, Carried: carried, OriginDirty: len(st) > 0}
+	if err := l.save(rec); err != nil {
+		return nil, err
+	}
 	if err := l.Repo.UpdateRef(ctx, backup, tip); err != nil {
 		return nil, err
 	}
-	res.Backup, res.Target = backup, target
-	if err := origin.DropPaths(ctx, carried); err != nil {
-		return nil, err
-	}
-	if err := origin.MergeSquash(ctx, rec.Branch); err != nil {
-		if len(carried) > 0 {
-			return nil, userErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(carried, ", "), backup, short(rec.Initial), err),
-				"squashing %s onto %s in %s failed", rec.Branch, target, origin.Root)
-		}
-		if len(st) == 0 {
-			_ = origin.HardReset(ctx, "HEAD") // it was clean: put it back exactly
-		}
-		_ = l.Repo.DeleteRef(ctx, backup)
-		return nil, userErr(fmt.Sprintf("%s moved on since the run started; %s and its worktree are intact\nmerge by hand in %s: git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish %s --keep",
-			target, rec.Branch, origin.Root, rec.Branch, rec.Change),
-			"squashing %s onto %s conflicts", rec.Branch, target)
-	}
-	if len(st) == 0 {
-		err = origin.MixedReset(ctx)
-	} else {
-		err = origin.ResetPaths(ctx, touched) // leave the user's own staged changes staged
-	}
-	if err != nil {
-		return nil, err
-	}
-	if after, err := origin.Status(ctx); err == nil {
-		res.Files = len(after)
-	}
-	if err := l.removeWorktree(ctx, rec, nil, present, res); err != nil {
-		return nil, err
-	}
-	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
-		return nil, err
-	}
-	return res, l.Store.Remove(rec.Change)
+	return l.squashWorktree(ctx, rec, origin, res, false)
 }
 
 // worktreeDirty returns the uncommitted changes in the run's worktree, and whether the

@@ -107,6 +107,10 @@ type Finished struct {
 	Remote string    `json:"remote,omitempty"`
 	Pushed string    `json:"pushed,omitempty"` // the tip pushed to Remote, for pr: a later run's lease
 	At     time.Time `json:"at"`
+	// For squash: the branch (or commit) the work landed on, and the ref keeping the
+	// branch's commits.
+	Target string `json:"target,omitempty"`
+	Backup string `json:"backup,omitempty"`
 }
 
 func (s *Store) finishedPath(change string) string {
@@ -143,6 +147,12 @@ type Finishing struct {
 	Tip    string `json:"tip"`    // the branch tip being squashed
 	Target string `json:"target"` // the commit the original branch was at
 	Backup string `json:"backup"` // the ref keeping Tip
+
+	// For a worktree run, whose squash lands in the checkout it started from: the
+	// uncommitted files of that checkout the squash brings back (set aside first), and
+	// whether it had uncommitted changes of its own (then only the squash is unstaged).
+	Carried     []string `json:"carried,omitempty"`
+	OriginDirty bool     `json:"originDirty,omitempty"`
 }
 
 // Attempt is one run of the agent on one story.
