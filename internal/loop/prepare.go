@@ -110,10 +110,7 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 // detached) and HEAD's commit. Starting from branch itself, which an earlier run left
 // checked out, is refused with hint.
 func (l *Loop) startPoint(ctx context.Context, branch, hint string) (cur, head string, err error) {
-	cur, err = l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err = l.Repo.Branch(ctx)
 	if err != nil {
 		return "", "", err
 	}
@@ -225,10 +222,7 @@ func (l *Loop) dropNewRun(ctx context.Context, rec *run.Record) {
 // finishStarting completes a new run that crashed before its initial state commit was
 // recorded, from what git shows, never committing onto a branch it did not create.
 func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (*run.Record, error) {
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -276,10 +270,7 @@ func orDetached(rec *run.Record) string {
 // different is the user's doing: uncommitted changes are refused (nothing changes), and
 // commits on the branch become the new checkpoint.
 func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return err
 	}

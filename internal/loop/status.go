@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -135,9 +134,7 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	if r.Branch, err = l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	if cur, err := l.Repo.CurrentBranch(ctx); err == nil {
-		r.Current = cur
-	} else if !errors.Is(err, git.ErrDetachedHead) {
+	if r.Current, err = l.Repo.Branch(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -500,10 +500,7 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		return nil, err
 	}
 	target := orDetachedName(rec.Original, rec.OriginalCommit)
-	cur, err := origin.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := origin.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
