@@ -65,8 +65,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, userErr("nothing is left to finish; remove the record with 'git ralph start "+change+" --fresh' or start over",
-			"branch %s no longer exists", rec.Branch)
+		return nil, branchGone(rec)
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {

@@ -113,3 +113,9 @@ func (l *Loop) fromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
 	ol.Repo = origin
 	return &ol, nil
 }
+
+// branchGone is the error for a run whose branch was deleted: there is nothing to finish.
+func branchGone(rec *run.Record) error {
+	return userErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
+		"branch %s no longer exists", rec.Branch)
+}

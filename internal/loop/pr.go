@@ -111,8 +111,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, err
 	}
 	if !ok {
-		return nil, userErr("nothing is left to finish; remove the record with 'git ralph start "+change+" --fresh' or start over",
-			"branch %s no longer exists", rec.Branch)
+		return nil, branchGone(rec)
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {

@@ -481,8 +481,7 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, userErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
-			"branch %s no longer exists", rec.Branch)
+		return nil, branchGone(rec)
 	}
 	if mode == Keep {
 		if err := l.busy(rec, "finish --keep", func() error { return l.removeWorktree(ctx, rec, dirty, present, res) }); err != nil {
