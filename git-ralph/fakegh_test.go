@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -66,6 +68,12 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh tokens                             print the distinct tokens the requests carried
 //	fakegh pulls OWNER/NAME                   print the pull requests
 //	fakegh body OWNER/NAME NUMBER             print a pull request's body
+//	fakegh workflow OWNER/NAME FILE [STATE]   a workflow file (STATE e.g. disabled_manually)
+//	fakegh run ID STATUS [CONCLUSION]         move a run along: queued, in_progress, completed success…
+//	fakegh artifact RUNID DIR                 DIR zipped as the run's artifact ralph-RUNID
+//	fakegh expire RUNID                       the run's artifacts expire (410)
+//	fakegh no-run-details                     refuse return_run_details, as GHES 3.20 does
+//	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("fakegh cannot be negated")
@@ -205,6 +213,68 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		ts.Fatalf("fakegh body: no pull request #%d in %s", n, args[1])
+	case "workflow":
+		if len(args) < 3 {
+			ts.Fatalf("usage: fakegh workflow OWNER/NAME FILE [STATE]")
+		}
+		owner, name := split(args[1])
+		state := ""
+		if len(args) > 3 {
+			state = args[3]
+		}
+		s.AddWorkflow(owner, name, args[2], state)
+	case "run":
+		if len(args) < 3 {
+			ts.Fatalf("usage: fakegh run ID STATUS [CONCLUSION]")
+		}
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		conclusion := ""
+		if len(args) > 3 {
+			conclusion = args[3]
+		}
+		if !s.SetRun(id, args[2], conclusion) {
+			ts.Fatalf("fakegh run: no run %d", id)
+		}
+	case "artifact":
+		if len(args) != 3 {
+			ts.Fatalf("usage: fakegh artifact RUNID DIR")
+		}
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		root := ts.MkAbs(args[2])
+		ts.Check(filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			f, err := zw.Create(filepath.ToSlash(rel))
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			_, err = f.Write(b)
+			return err
+		}))
+		ts.Check(zw.Close())
+		if !s.AddArtifact(id, "ralph-"+args[1], buf.Bytes()) {
+			ts.Fatalf("fakegh artifact: no run %d", id)
+		}
+	case "expire":
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		s.ExpireArtifacts(id)
+	case "no-run-details":
+		s.State(func(st *githubtest.State) { st.Actions.NoRunDetails = true })
+	case "runs":
+		for _, r := range s.Runs() {
+			fmt.Fprintf(out, "%d %s %s ref=%s branch=%s %s %s%s\n", r.ID, r.Repo, r.Workflow, r.Ref, r.Inputs["branch"], r.Title, r.Status, strings.TrimSuffix(" "+r.Conclusion, " "))
+		}
 	default:
 		ts.Fatalf("fakegh: unknown subcommand %q", args[0])
 	}

@@ -43,10 +43,11 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") != "",
 		Setup:               hermetic,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"snapshot":  cmdSnapshot,
-			"envfile":   cmdEnvfile,
-			"htmlcheck": cmdHTMLCheck,
-			"fakegh":    cmdFakeGH,
+			"snapshot":   cmdSnapshot,
+			"envfile":    cmdEnvfile,
+			"htmlcheck":  cmdHTMLCheck,
+			"fakegh":     cmdFakeGH,
+			"fakerunner": cmdFakeRunner,
 		},
 	})
 }

@@ -53,6 +53,13 @@ type root struct {
 	Report     reportCmd     `cmd:"" help:"Write the run's morning report: one self-contained HTML page."`
 	Completion completionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish."`
 	Help       helpCmd       `cmd:"" help:"Show help for a command."`
+	CI         ciCmd         `cmd:"" name:"ci" help:"Set up GitHub Actions to run loops: 'ci init' writes the workflow."`
+	Dispatch   dispatchCmd   `cmd:"" help:"Run changes' loops on GitHub Actions (the workflow of 'ci init')."`
+	Cancel     cancelCmd     `cmd:"" help:"Cancel a change's run on GitHub Actions."`
+	Logs       logsCmd       `cmd:"" help:"List or print the attempt logs of a change's run on GitHub Actions."`
+
+	Export  exportCmd  `cmd:"" hidden:"" help:"Runner side: write a run's bundle, state and logs for the workflow's artifact."`
+	Publish publishCmd `cmd:"" hidden:"" help:"Runner side: check a run's bundle and push it, all or nothing."`
 
 	Man       manCmd       `cmd:"" hidden:"" help:"Print the man page (roff)."`
 	Complete  completeCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (what the completion scripts call)."`
@@ -280,6 +287,13 @@ func printErr(s *term.Streams, err error) int {
 	case errors.As(err, &pe):
 		code = 2
 		hints = []string{"see '" + strings.Join(strings.Fields("git ralph "+commandPath(pe.Context)+" -h"), " ") + "'"}
+	}
+	if code == loop.ExitDeadline {
+		fmt.Fprintln(s.Err, msg)
+		for _, h := range hints {
+			fmt.Fprintln(s.Err, "hint: "+h)
+		}
+		return code
 	}
 	if code == 130 {
 		fmt.Fprintln(s.Err, "interrupted")

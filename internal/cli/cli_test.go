@@ -75,6 +75,10 @@ func TestHelpGolden(t *testing.T) {
 		{"hooks-install", []string{"hooks", "install", "-h"}},
 		{"hooks-uninstall", []string{"hooks", "uninstall", "-h"}},
 		{"hooks-list", []string{"hooks", "list", "-h"}},
+		{"ci-init", []string{"ci", "init", "-h"}},
+		{"dispatch", []string{"dispatch", "-h"}},
+		{"cancel", []string{"cancel", "-h"}},
+		{"logs", []string{"logs", "-h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := gitRalph(t, tc.args...)
@@ -197,7 +201,7 @@ func TestMan(t *testing.T) {
 			t.Errorf("the man page has no %s section", sec)
 		}
 	}
-	visible := []string{"start", "status", "finish", "list", "hooks install", "hooks uninstall", "hooks list", "demo", "report", "completion", "help"}
+	visible := []string{"start", "status", "finish", "list", "hooks install", "hooks uninstall", "hooks list", "demo", "report", "completion", "help", "ci init", "dispatch", "cancel", "logs"}
 	for _, c := range visible {
 		if !strings.Contains(out, ".B git ralph "+c+"\n") {
 			t.Errorf("the man page's synopsis does not mention %q", c)

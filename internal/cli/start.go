@@ -30,6 +30,11 @@ type startCmd struct {
 	DryRun        bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
 	Worktree      worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
 	Jobs          int           `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
+
+	// The runner side of a run on GitHub Actions (the workflow 'ci init' writes).
+	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
+	RunID    int64         `name:"run-id" hidden:"" help:"The Actions run this loop works for: recorded, and a Ralph-Run trailer on each checkpoint." placeholder:"ID"`
+	Deadline time.Duration `hidden:"" help:"Stop cleanly this long after starting, saving the attempt under way; exit code 75." placeholder:"D"`
 }
 
 // Help is the long help of start.
@@ -53,7 +58,7 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxRetries < 0 {
 		return &usageError{msg: fmt.Sprintf("--max-retries must be 0 or more, not %d", c.MaxRetries), hint: "it counts retries after the first attempt; 0 means one attempt per story"}
 	}
-	for name, d := range map[string]time.Duration{"--timeout": c.Timeout, "--idle-timeout": c.IdleTimeout, "--verify-timeout": c.VerifyTimeout, "--wait-on-limit": c.WaitOnLimit} {
+	for name, d := range map[string]time.Duration{"--timeout": c.Timeout, "--idle-timeout": c.IdleTimeout, "--verify-timeout": c.VerifyTimeout, "--wait-on-limit": c.WaitOnLimit, "--deadline": c.Deadline} {
 		if d < 0 {
 			return &usageError{msg: fmt.Sprintf("%s must not be negative", name), hint: "give a Go duration such as 30m or 1h30m"}
 		}
@@ -63,6 +68,9 @@ func (c *startCmd) Run(e *env) error {
 	}
 	if err := c.checkParallel(); err != nil {
 		return err
+	}
+	if (c.Adopt || c.RunID != 0 || c.Deadline != 0) && (len(c.Changes) > 1 || c.Worktree.On) {
+		return &usageError{msg: "--adopt, --run-id and --deadline are for one change in a runner's checkout", hint: "run them without --worktree, one change at a time"}
 	}
 	l, err := e.loop()
 	if err != nil {
@@ -76,6 +84,11 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Adopt && !c.DryRun {
+		if err := runnerIdentity(e, l.Repo); err != nil {
+			return err
+		}
+	}
 	drv, err := startDriver(e, l.Repo, c.Agent)
 	if err != nil {
 		return err
@@ -86,12 +99,16 @@ func (c *startCmd) Run(e *env) error {
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
+		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
 		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
 	})
 	if err != nil {
 		if sum != nil {
 			printSummary(e.s, sum, false)
 			printReport(e, l, change)
+		}
+		if errors.Is(err, loop.ErrDeadline) {
+			return deadlineError(change, err)
 		}
 		if errors.Is(err, loop.ErrInterrupted) {
 			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 
+	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/term"
@@ -33,6 +35,15 @@ func (c *statusCmd) Run(e *env) error {
 	r, err := l.Status(e.ctx, c.Change)
 	if err != nil {
 		return err
+	}
+	if r != nil && r.Record.Remote != nil && (r.Record.Status == run.Dispatched || r.Record.Status == run.Dispatching) {
+		v, err := l.RemoteStatus(e.ctx, r.Record.Change, func(host string) (*github.Client, error) {
+			return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
+		})
+		if err != nil {
+			v = &loop.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
+		}
+		r.Remote = v
 	}
 	if r == nil {
 		if c.JSON {
@@ -70,6 +81,8 @@ func statusJSON(r *loop.StatusReport) any {
 		Logs       string           `json:"logs"`
 		// WorktreeMissing: the run's worktree directory is gone (start re-creates it).
 		WorktreeMissing bool `json:"worktreeMissing,omitempty"`
+		// Remote: the record's remote, plus what GitHub and the git remote say now.
+		Remote *remoteJSON `json:"remote,omitempty"`
 	}
 	o := out{Record: r.Record, Status: r.Status, Running: r.Running, VerifyHook: r.VerifyHook,
 		Stories: []loop.StoryView{}, Learnings: r.Learnings, Logs: r.Logs,
@@ -77,7 +90,39 @@ func statusJSON(r *loop.StatusReport) any {
 	if r.Change != nil {
 		o.Stories = loop.Stories(r.Change)
 	}
+	if r.Record.Remote != nil {
+		o.Remote = &remoteJSON{Remote: r.Record.Remote, RemoteView: r.Remote}
+	}
 	return o
+}
+
+// remoteJSON is status --json's "remote": the record's fields, and runId, status,
+// conclusion, url and tip as GitHub and the git remote say them now.
+type remoteJSON struct {
+	*run.Remote
+	*loop.RemoteView
+}
+
+// MarshalJSON merges the two, the live view winning (both have runId).
+func (r remoteJSON) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	var parts []any
+	if r.Remote != nil {
+		parts = append(parts, r.Remote)
+	}
+	if r.RemoteView != nil {
+		parts = append(parts, r.RemoteView)
+	}
+	for _, v := range parts {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(m)
 }
 
 func renderStatus(s *term.Streams, r *loop.StatusReport) {
@@ -115,7 +160,28 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	case r.Status == string(run.Complete):
 		st = p.Success("complete")
 	}
+	if rv := r.Remote; rv != nil {
+		st = "on GitHub Actions"
+		switch {
+		case rv.Error != "":
+			st += ": " + p.Warn("cannot ask GitHub: "+rv.Error)
+		case rv.RunID == 0:
+			st += ": " + p.Warn("dispatched; the run is not listed yet")
+		case rv.Status == "completed" && rv.Conclusion == "success":
+			st += fmt.Sprintf(": run %d %s", rv.RunID, p.Success("completed: success"))
+		case rv.Status == "completed":
+			st += fmt.Sprintf(": run %d %s", rv.RunID, p.Fail("completed: "+rv.Conclusion))
+		default:
+			st += fmt.Sprintf(": run %d %s", rv.RunID, rv.Status)
+		}
+		if rv.URL != "" {
+			st += " · " + rv.URL
+		}
+	}
 	kv("status", st)
+	if rv := r.Remote; rv != nil && rv.Tip != "" {
+		kv("published", shortID(rv.Tip)+" on "+rec.Remote.GitRemote)
+	}
 	if rec.Checkpoint != "" {
 		kv("checkpoint", shortID(rec.Checkpoint))
 	}
@@ -212,6 +278,10 @@ func attemptText(a run.Attempt) string {
 func nextSteps(w io.Writer, r *loop.StatusReport) {
 	c := r.Record.Change
 	switch {
+	case r.Remote != nil && r.Remote.Status == "completed":
+		fmt.Fprintf(w, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", c, c, c)
+	case r.Remote != nil:
+		fmt.Fprintf(w, "next: wait for the run (git ralph status %s), or stop it: git ralph cancel %s\n", c, c)
 	case r.Running:
 		fmt.Fprintf(w, "next: wait, or stop it with Ctrl-C in its terminal\n")
 	case r.Record.Finishing != nil:

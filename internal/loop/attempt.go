@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -60,6 +61,12 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
 				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
 					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
+		}
+		if !o.deadlineAt.IsZero() {
+			// No attempt starts that its own timeout could carry past the deadline.
+			if left := time.Until(o.deadlineAt); left <= 0 || (o.Timeout > 0 && left < o.Timeout) {
+				return finish(), l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
+			}
 		}
 		maxAttempts := o.MaxRetries + 1
 		if tries[story.ID] >= maxAttempts {
@@ -360,7 +367,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		return "", "", false, err
 	}
 	att.Ended = l.now()
-	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att), git.CommitOptions{AllowEmpty: true})
+	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, o.RunID), git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
@@ -374,11 +381,14 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 }
 
 // checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
-func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt) string {
+func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, runID int64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
 	auditTrailers(&b, att)
+	if runID != 0 {
+		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)
+	}
 	return b.String()
 }
 

@@ -48,6 +48,11 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	}
 	defer lock.Unlock()
 	ctx = context.WithoutCancel(ctx)
+	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
+		if err := l.importRemoteRun(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
 	if rec.Worktree != nil {
 		return l.finishWorktree(ctx, rec, mode)
 	}

@@ -16,13 +16,23 @@ import (
 func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	rec, err := l.Store.Load(o.Change)
 	if errors.Is(err, run.ErrNoRun) {
-		return l.newRun(ctx, o)
+		if !o.Adopt {
+			return l.newRun(ctx, o)
+		}
+		rec, err = l.adopt(context.WithoutCancel(ctx), o)
 	}
 	if err != nil {
 		return nil, err
 	}
 	// Whatever happens next, git steps must not be cut short by a Ctrl-C.
 	gctx := context.WithoutCancel(ctx)
+	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
+		// A run on GitHub Actions: once it has published, its result comes home and
+		// the loop goes on here from the remote checkpoint.
+		if err := l.importRemoteRun(gctx, rec); err != nil {
+			return nil, err
+		}
+	}
 	branch := rec.Branch
 	exists, err := l.Repo.BranchExists(gctx, branch)
 	if err != nil {
@@ -64,6 +74,9 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	}
 	rec.Agent, rec.Model = o.Agent, o.Model
 	rec.Status, rec.StopReason, rec.PID, rec.Busy = run.Running, "", os.Getpid(), ""
+	if o.RunID != 0 {
+		markRun(rec, o.RunID)
+	}
 	return rec, l.save(rec)
 }
 

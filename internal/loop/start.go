@@ -47,6 +47,13 @@ type Options struct {
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
 	Driver agent.Driver
+
+	// The runner side of a run on GitHub Actions (REMOTE.md §5.5).
+	Adopt    bool          // no record: rebuild it from the branch's commits and trailers
+	RunID    int64         // the Actions run: recorded, and a Ralph-Run trailer on checkpoints
+	Deadline time.Duration // stop cleanly this long after start; 0: no deadline
+
+	deadlineAt time.Time
 }
 
 // Summary is what a finished (or stopped) start reports.
@@ -80,10 +87,28 @@ var ErrInterrupted = &Error{
 	Code: 130,
 }
 
+// ExitDeadline is the exit code of a loop stopped by its --deadline: the run is saved
+// and resumable, not failed.
+const ExitDeadline = 75
+
+// ErrDeadline is returned when the loop stopped at its deadline.
+var ErrDeadline = &Error{
+	Msg:  "stopped at the deadline",
+	Code: ExitDeadline,
+}
+
 // Start runs (or resumes) the loop of one change in the foreground.
 func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if o.Agent == "" {
 		o.Agent = "claude"
+	}
+	wctx := ctx
+	if o.Deadline > 0 {
+		// Wall-clock time, like the job's own limit (l.Now may be a test clock).
+		o.deadlineAt = time.Now().Add(o.Deadline)
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, o.Deadline)
+		defer cancel()
 	}
 	ch, drv, err := l.preflight(ctx, o)
 	if err != nil {
@@ -122,7 +147,12 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 			l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 		}
 	}
-	return l.work(ctx, o, ch, drv, rec)
+	sum, err := l.work(wctx, o, ch, drv, rec)
+	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
+		// The deadline, not the user, stopped the attempt under way; it is saved.
+		return sum, l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
+	}
+	return sum, err
 }
 
 // loadStories is LoadChange for a run: the change must have its tasks file.

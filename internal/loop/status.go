@@ -98,6 +98,7 @@ type StatusReport struct {
 	Learnings  string           // path of the learnings file
 	Logs       string           // directory of the attempt logs
 	Worktree   *WorktreeState   // for a worktree run
+	Remote     *RemoteView      // for a run on GitHub Actions, when asked for (RemoteStatus)
 }
 
 // Status reports on the run of change (or of the only run). It returns nil, nil when

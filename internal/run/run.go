@@ -28,6 +28,12 @@ const (
 	Interrupted Status = "interrupted" // stopped by Ctrl-C or SIGTERM; start resumes it
 	Failed      Status = "failed"      // a story ran out of retries, the cost limit was reached, or the agent cannot run
 	Complete    Status = "complete"    // every story is done; finish is next
+
+	// A run on GitHub Actions (REMOTE.md §5.6). Dispatching is written before anything
+	// is pushed; a crash in it is resolved by the next dispatch or status, which look
+	// for a run with Remote.Nonce and never dispatch twice.
+	Dispatching Status = "dispatching" // the branch may be pushed, the run may not exist yet
+	Dispatched  Status = "dispatched"  // the run exists on GitHub; Remote.RunID may still be unknown
 )
 
 // Attempt outcomes.
@@ -81,6 +87,10 @@ type Record struct {
 
 	// Worktree is set for a run in a linked worktree (start --worktree).
 	Worktree *Worktree `json:"worktree,omitempty"`
+
+	// Remote is set for a run on GitHub Actions: by dispatch on the user's machine, and
+	// by start --adopt --run-id on the runner.
+	Remote *Remote `json:"remote,omitempty"`
 }
 
 // Worktree is where a worktree run works, and where its work goes back to.
@@ -140,6 +150,33 @@ func (s *Store) LoadFinished(change string) *Finished {
 		return nil
 	}
 	return &f
+}
+
+// Remote is where a run on GitHub Actions is and what was last seen of it. The refs
+// of a remote run: the branch refs/heads/ralph/<change> on GitRemote, and under
+// refs/ralph/<change>/runs/<RunID>/ the run's attempts (attempts/<story>-<n>) and its
+// state commit (state: a root commit holding record.json and learnings.md). finish
+// fetches those to the same names locally, beside the local attempts/ and backup/.
+type Remote struct {
+	RepoHost  string `json:"repoHost,omitempty"`  // github.com, or a GHES host
+	Owner     string `json:"owner,omitempty"`     // the repository's owner
+	Name      string `json:"name,omitempty"`      // the repository's name
+	GitRemote string `json:"gitRemote,omitempty"` // the git remote the branch was pushed to
+	Workflow  string `json:"workflow,omitempty"`  // the workflow file, e.g. ralph.yml
+	Ref       string `json:"ref,omitempty"`       // the ref the workflow was dispatched on (the default branch)
+	Nonce     string `json:"nonce,omitempty"`     // in the run's display title; finds a run whose id is unknown
+	RunID     int64  `json:"runId,omitempty"`     // GitHub's workflow run id; 0 while unknown
+	HTMLURL   string `json:"htmlUrl,omitempty"`   // the run's page
+
+	// StartCommit is the branch tip the run started from: pushed by dispatch, and
+	// checked out by the runner. Publish pushes only descendants of it, with a lease
+	// on it; finish refuses a fetched branch that does not descend from it.
+	StartCommit  string    `json:"startCommit,omitempty"`
+	DispatchedAt time.Time `json:"dispatchedAt,omitzero"`
+
+	LastSeenStatus     string `json:"lastSeenStatus,omitempty"`     // queued, in_progress, completed, …
+	LastSeenConclusion string `json:"lastSeenConclusion,omitempty"` // success, failure, cancelled, timed_out, …
+	ETag               string `json:"etag,omitempty"`               // of the last run listing, for a conditional poll
 }
 
 // Finishing is what a finish --squash under way needs to be completed.

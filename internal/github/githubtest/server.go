@@ -52,6 +52,8 @@ type Server struct {
 type State struct {
 	Repos  map[string]*Repo // by "owner/name", lower case
 	NextPR int
+
+	Actions Actions // workflows and their runs (actions.go)
 }
 
 // Repo is a repository of the fake.
@@ -117,7 +119,9 @@ func New() *Server {
 	s := &Server{mux: http.NewServeMux(), seen: make(chan struct{})}
 	s.state.Repos = map[string]*Repo{}
 	s.state.NextPR = 1
+	s.state.Actions = Actions{Workflows: map[string]*Workflow{}, NextRun: 1001}
 	s.routes()
+	s.actionsRoutes()
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }

@@ -55,12 +55,12 @@ func TestHandleExtends(t *testing.T) {
 	s := New()
 	defer s.Close()
 	s.AddRepo(Repo{Owner: "acme", Name: "widgets"})
-	s.Handle("GET /repos/{owner}/{repo}/actions/workflows/{file}", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", func(w http.ResponseWriter, r *http.Request) {
 		var name string
 		s.State(func(st *State) { name = st.Repos[key(r.PathValue("owner"), r.PathValue("repo"))].Name })
-		JSON(w, 200, map[string]any{"path": ".github/workflows/" + r.PathValue("file"), "repo": name})
+		JSON(w, 200, map[string]any{"run": r.PathValue("id"), "repo": name})
 	})
-	r := do(t, s, "GET", "/repos/acme/widgets/actions/workflows/ralph.yml", "", true)
+	r := do(t, s, "GET", "/repos/acme/widgets/actions/runs/7/jobs", "", true)
 	b, _ := io.ReadAll(r.Body)
 	if r.StatusCode != 200 || !strings.Contains(string(b), `"repo":"widgets"`) {
 		t.Fatalf("%d %s", r.StatusCode, b)
@@ -93,5 +93,39 @@ func TestHangAfter(t *testing.T) {
 	s.Close()
 	if err := <-done; err == nil {
 		t.Fatal("a hanging request ended without error")
+	}
+}
+
+// The Actions model: a workflow, a dispatch that returns the run's id (or 204 and a
+// listing for GHES), a run listed by its title, 404 for an unknown workflow and 422 for
+// an unknown ref.
+func TestActions(t *testing.T) {
+	s := New()
+	defer s.Close()
+	s.AddRepo(Repo{Owner: "acme", Name: "widgets", Branches: map[string]string{"main": "1"}})
+	s.AddWorkflow("acme", "widgets", "ralph.yml", "")
+	if r := do(t, s, "GET", "/repos/acme/widgets/actions/workflows/nope.yml", "", true); r.StatusCode != 404 {
+		t.Errorf("unknown workflow: %d", r.StatusCode)
+	}
+	body := `{"ref":"main","inputs":{"change":"x","nonce":"n1"},"return_run_details":true}`
+	r := do(t, s, "POST", "/repos/acme/widgets/actions/workflows/ralph.yml/dispatches", body, true)
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != 200 || !strings.Contains(string(b), `"workflow_run_id":1001`) {
+		t.Fatalf("dispatch: %d %s", r.StatusCode, b)
+	}
+	if r := do(t, s, "POST", "/repos/acme/widgets/actions/workflows/ralph.yml/dispatches", `{"ref":"nope","inputs":{}}`, true); r.StatusCode != 422 {
+		t.Errorf("unknown ref: %d", r.StatusCode)
+	}
+	s.State(func(st *State) { st.Actions.NoRunDetails = true })
+	if r := do(t, s, "POST", "/repos/acme/widgets/actions/workflows/ralph.yml/dispatches", body, true); r.StatusCode != 400 {
+		t.Errorf("GHES with return_run_details: %d", r.StatusCode)
+	}
+	if r := do(t, s, "POST", "/repos/acme/widgets/actions/workflows/ralph.yml/dispatches", `{"ref":"main","inputs":{"change":"y","nonce":"n2"}}`, true); r.StatusCode != 204 {
+		t.Errorf("GHES without it: %d", r.StatusCode)
+	}
+	r = do(t, s, "GET", "/repos/acme/widgets/actions/workflows/ralph.yml/runs?event=workflow_dispatch", "", true)
+	b, _ = io.ReadAll(r.Body)
+	if !strings.Contains(string(b), `"display_title":"ralph y [n2]"`) || !strings.Contains(string(b), `"display_title":"ralph x [n1]"`) {
+		t.Errorf("runs: %s", b)
 	}
 }

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rhysd/actionlint"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdFakeRunner runs the workflow that 'git ralph ci init' wrote, the way a GitHub
+// runner would, on this machine: the fake runner of REMOTE.md §5.9.
+//
+//	fakerunner WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]
+//
+// Each job checks out ralph/CHANGE from REMOTE (a bare repository) into a fresh clone
+// and runs the workflow's own steps in order, with their if: conditions, env: and
+// outputs: each run: body through bash (-eo pipefail, as Actions does), with git-ralph
+// and the fake agents from PATH. What needs the network is emulated: checkout is a
+// clone, setup-go and the install step are skipped, the artifact is a directory. No git
+// identity is set, as on a hosted runner. It writes $WORK/runs/RUN_ID/steps.txt ("job
+// step outcome" lines, then "conclusion X") for the script to compare; it fails only
+// when the workflow holds something it cannot emulate (an unknown action or expression).
+// With CANCEL_ON, the run is cancelled once that file exists while the "loop" step runs:
+// as Actions does, SIGINT to the step's process, SIGTERM a while later if it is still
+// there; then only if: always() steps and jobs run, and the conclusion is cancelled.
+func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 || len(args) > 5 {
+		ts.Fatalf("usage: fakerunner WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]")
+	}
+	src, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	spec := fakeRunSpec{Workflow: src, Remote: ts.MkAbs(args[1]), RunID: args[2], Change: args[3],
+		Dir: filepath.Join(ts.Getenv("WORK"), "runs", args[2]), Getenv: ts.Getenv}
+	if len(args) == 5 {
+		spec.CancelOn = ts.MkAbs(args[4])
+	}
+	conclusion, log, err := runWorkflow(spec)
+	ts.Check(err)
+	ts.Check(os.WriteFile(filepath.Join(spec.Dir, "steps.txt"), []byte(strings.Join(append(log, "conclusion "+conclusion), "\n")+"\n"), 0o644))
+}
+
+// fakeRunSpec is one run of the workflow on the fake runner. The fake GitHub server can
+// start one on dispatch.
+type fakeRunSpec struct {
+	Workflow []byte              // the workflow file
+	Remote   string              // the bare repository that plays GitHub's
+	RunID    string              // GITHUB_RUN_ID
+	Change   string              // inputs.change; inputs.branch is ralph/<change>
+	Dir      string              // where the run's clones, artifact and logs go
+	Getenv   func(string) string // the environment the runner's steps start from
+	CancelOn string              // cancel the run once this file exists ("": never)
+}
+
+// runFailure is how the fake runner gives up on a workflow it cannot emulate.
+type runFailure struct{ err error }
+
+// runWorkflow runs spec's workflow and returns its conclusion (success, failure or
+// cancelled) and one "job step outcome" line per step. err is for a workflow the fake
+// runner cannot emulate, never for a step that failed.
+func runWorkflow(spec fakeRunSpec) (conclusion string, log []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(runFailure)
+			if !ok {
+				panic(p)
+			}
+			err = f.err
+		}
+	}()
+	w, errs := actionlint.Parse(spec.Workflow)
+	if len(errs) > 0 {
+		return "", nil, fmt.Errorf("parse the workflow: %v", errs[0])
+	}
+	r := &fakeRun{getenv: spec.Getenv, remote: spec.Remote, id: spec.RunID, change: spec.Change,
+		dir: spec.Dir, cancelOn: spec.CancelOn, outputs: map[string]string{}}
+	r.check(os.MkdirAll(r.dir, 0o755))
+	conclusion = "success"
+	for _, name := range []string{"loop", "publish"} {
+		job := w.Jobs[name]
+		if job == nil {
+			r.fail("the workflow has no job %q", name)
+		}
+		if (job.If == nil && r.cancelled.Load()) || (job.If != nil && !r.cond(job.If.Value, nil, true)) {
+			r.log = append(r.log, name+" - skipped")
+			continue
+		}
+		if !r.job(name, job) {
+			conclusion = "failure"
+		}
+	}
+	if r.cancelled.Load() {
+		conclusion = "cancelled"
+	}
+	return conclusion, r.log, nil
+}
+
+func (r *fakeRun) fail(format string, args ...any) {
+	panic(runFailure{fmt.Errorf(format, args...)})
+}
+
+func (r *fakeRun) check(err error) {
+	if err != nil {
+		panic(runFailure{err})
+	}
+}
+
+type fakeRun struct {
+	getenv             func(string) string
+	remote, id, change string
+	dir                string
+	temp               string            // the running job's RUNNER_TEMP
+	outputs            map[string]string // "<job>.<output>"
+	log                []string
+	cancelOn           string // cancel the run when this file exists
+	cancelled          atomic.Bool
+}
+
+// env is the environment of every step: the script's, less the git identity.
+func (r *fakeRun) env(temp string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
+		"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR", "IS_SANDBOX", "TMPDIR", "WORK",
+		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO"} {
+		if v := r.getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, "CI=true", "GITHUB_ACTIONS=true", "GITHUB_RUN_ID="+r.id, "RUNNER_TEMP="+temp)
+}
+
+func (r *fakeRun) job(name string, job *actionlint.Job) bool {
+	ws := filepath.Join(r.dir, name, "workspace")
+	temp := filepath.Join(r.dir, name, "temp")
+	r.check(os.MkdirAll(temp, 0o755))
+	r.temp = temp
+	steps := map[string]map[string]string{} // step id -> outputs, plus "outcome"
+	ok := true
+	for i, st := range job.Steps {
+		label := fmt.Sprintf("step%d", i+1)
+		if st.Name != nil {
+			label = st.Name.Value
+		}
+		var cond string
+		if st.If != nil {
+			cond = st.If.Value
+		}
+		outcome := "skipped"
+		if (cond == "" && ok && !r.cancelled.Load()) || (cond != "" && r.cond(cond, steps, ok)) {
+			outcome = "success"
+			if !r.step(st, ws, temp, steps, &label) {
+				outcome, ok = "failure", false
+			}
+		}
+		if st.ID != nil {
+			if steps[st.ID.Value] == nil {
+				steps[st.ID.Value] = map[string]string{}
+			}
+			steps[st.ID.Value]["outcome"] = outcome
+		}
+		r.log = append(r.log, name+" "+strings.ReplaceAll(label, " ", "_")+" "+outcome)
+	}
+	for k, o := range job.Outputs {
+		r.outputs[name+"."+k] = r.expand(o.Value.Value, steps)
+	}
+	return ok
+}
+
+// step runs one step and tells whether it succeeded.
+func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]map[string]string, label *string) bool {
+	with := func(a *actionlint.ExecAction, k string) string {
+		if in := a.Inputs[k]; in != nil {
+			return r.expand(in.Value.Value, steps)
+		}
+		return ""
+	}
+	switch e := st.Exec.(type) {
+	case *actionlint.ExecAction:
+		action, _, _ := strings.Cut(e.Uses.Value, "@")
+		*label = action
+		switch action {
+		case "actions/checkout":
+			return r.git("", "clone", "-q", "-b", with(e, "ref"), r.remote, ws) == nil
+		case "actions/setup-go":
+			return true
+		case "actions/upload-artifact":
+			return copyDir(with(e, "path"), filepath.Join(r.dir, "artifacts", with(e, "name"))) == nil
+		case "actions/download-artifact":
+			return copyDir(filepath.Join(r.dir, "artifacts", with(e, "name")), with(e, "path")) == nil
+		}
+		r.fail("the fake runner does not know the action %s", e.Uses.Value)
+	case *actionlint.ExecRun:
+		if strings.HasPrefix(*label, "install ") {
+			return true // no network: git-ralph and the fake agent are on PATH already
+		}
+		out := filepath.Join(temp, "output-"+strings.ReplaceAll(*label, " ", "_"))
+		env := append(r.env(temp), "GITHUB_OUTPUT="+out, "GITHUB_STEP_SUMMARY="+filepath.Join(r.dir, "summary.md"))
+		if st.Env != nil {
+			for _, v := range st.Env.Vars {
+				env = append(env, v.Name.Value+"="+r.expand(v.Value.Value, steps))
+			}
+		}
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", e.Run.Value)
+		cmd.Dir, cmd.Env = ws, env
+		logf, err := os.OpenFile(filepath.Join(r.dir, "log.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		r.check(err)
+		defer logf.Close()
+		fmt.Fprintf(logf, "## %s\n", *label)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return false
+		}
+		done := make(chan struct{})
+		if *label == "loop" && r.cancelOn != "" {
+			go r.cancelWhen(cmd.Process, done)
+		}
+		err = cmd.Wait()
+		close(done)
+		if b, rerr := os.ReadFile(out); rerr == nil && st.ID != nil {
+			m := map[string]string{}
+			for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+				if k, v, found := strings.Cut(line, "="); found {
+					m[k] = v
+				}
+			}
+			steps[st.ID.Value] = m
+		}
+		return err == nil
+	}
+	r.fail("a step that is neither uses: nor run:")
+	return false
+}
+
+// cancelWhen cancels the run once r.cancelOn exists: SIGINT to the step's process,
+// then SIGTERM after 2 s (Actions waits 7.5 s), as the runner does.
+func (r *fakeRun) cancelWhen(p *os.Process, done <-chan struct{}) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		if _, err := os.Stat(r.cancelOn); err == nil {
+			break
+		}
+	}
+	r.cancelled.Store(true)
+	_ = p.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		_ = p.Signal(syscall.SIGTERM)
+	}
+}
+
+var expr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+
+// expand replaces each ${{ name }} with its value; any other expression is a test failure.
+func (r *fakeRun) expand(s string, steps map[string]map[string]string) string {
+	return expr.ReplaceAllStringFunc(s, func(m string) string {
+		return r.value(expr.FindStringSubmatch(m)[1], steps)
+	})
+}
+
+func (r *fakeRun) value(name string, steps map[string]map[string]string) string {
+	f := strings.Split(name, ".")
+	switch {
+	case name == "inputs.change":
+		return r.change
+	case name == "inputs.branch":
+		return "ralph/" + r.change
+	case name == "inputs.nonce":
+		return "nonce-" + r.id
+	case name == "inputs.ralph_version", name == "inputs.agent_version":
+		return "v0.0.0-test"
+	case name == "github.run_id":
+		return r.id
+	case name == "runner.temp":
+		return r.temp
+	case len(f) == 2 && f[0] == "secrets":
+		return "fake-key-" + f[1]
+	case len(f) == 4 && f[0] == "steps" && f[2] == "outputs":
+		return steps[f[1]][f[3]]
+	case len(f) == 3 && f[0] == "steps" && f[2] == "outcome":
+		return steps[f[1]]["outcome"]
+	case len(f) == 4 && f[0] == "needs" && f[2] == "outputs":
+		return r.outputs[f[1]+"."+f[3]]
+	}
+	r.fail("the fake runner cannot evaluate ${{ %s }}", name)
+	return ""
+}
+
+var condForm = regexp.MustCompile(`^\$\{\{\s*always\(\)\s*&&\s*([a-z_.]+)\s*(==|!=)\s*'([^']*)'\s*\}\}$`)
+
+// cond evaluates the if: forms the workflow uses: always(), and always() && X == 'v' / != 'v'.
+func (r *fakeRun) cond(c string, steps map[string]map[string]string, _ bool) bool {
+	if regexp.MustCompile(`^\$\{\{\s*always\(\)\s*\}\}$`).MatchString(strings.TrimSpace(c)) {
+		return true
+	}
+	m := condForm.FindStringSubmatch(strings.TrimSpace(c))
+	if m == nil {
+		r.fail("the fake runner cannot evaluate if: %s", c)
+	}
+	v := r.value(m[1], steps)
+	return (m[2] == "==") == (v == m[3])
+}
+
+func (r *fakeRun) git(dir string, args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, r.env(os.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %v: %w\n%s", args, err, out)
+	}
+	return nil
+}
+
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}

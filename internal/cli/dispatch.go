@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/loop"
+)
+
+type dispatchCmd struct {
+	Changes    []string `arg:"" name:"change" help:"The changes to run on GitHub Actions, one run each."`
+	Repo       string   `help:"The GitHub repository, [HOST/]OWNER/REPO (ralph.repo; default: GH_REPO, then the remote's URL)." placeholder:"REPO"`
+	Remote     string   `help:"The git remote ralph/<change> is pushed to (ralph.remote; default: the branch's push remote, then origin)." placeholder:"NAME"`
+	Workflow   string   `config:"ralph.workflow" default:"ralph.yml" help:"The workflow file 'ci init' wrote (ralph.workflow; default ${default})." placeholder:"FILE"`
+	Ref        string   `help:"The branch whose copy of the workflow runs (default: the repository's default branch)." placeholder:"BRANCH"`
+	IncludeWIP bool     `name:"include-wip" help:"Send your uncommitted work along in ralph/<change>'s first commit (your work tree is not touched)."`
+}
+
+// Help is the long help of dispatch.
+func (c *dispatchCmd) Help() string {
+	return `Runs each change's loop on GitHub Actions, with the workflow 'git ralph ci init' wrote
+(committed to the default branch). For each change it makes ralph/<change> (its first
+commit is built without touching your work tree, index or HEAD), pushes it, and asks
+GitHub to run the workflow. Nothing changes when a check fails: no token, no workflow,
+a change with uncommitted files (unless --include-wip), a local run of the change.
+A dispatch interrupted after its push finds its run when run again; it never starts a
+second one. Finish a run with 'git ralph finish <change> --squash|--keep' once it is
+over; 'git ralph start <change>' continues a run that stopped, here.`
+}
+
+func (c *dispatchCmd) Run(e *env) error {
+	l, err := e.loop()
+	if err != nil {
+		return err
+	}
+	for key, v := range map[string]*string{"ralph.remote": &c.Remote, "ralph.repo": &c.Repo} {
+		if *v == "" {
+			if *v, _, err = l.Repo.Config(e.ctx, key); err != nil {
+				return err
+			}
+		}
+	}
+	p := e.s.Palette()
+	for i, change := range c.Changes {
+		if i > 0 {
+			// GitHub asks for a second between requests that change things.
+			select {
+			case <-e.ctx.Done():
+				return loop.ErrInterrupted
+			case <-time.After(time.Second):
+			}
+		}
+		res, err := l.Dispatch(e.ctx, loop.DispatchRequest{
+			Change: change, Remote: c.Remote, Repo: c.Repo, EnvRepo: os.Getenv("GH_REPO"),
+			Workflow: c.Workflow, Ref: c.Ref, IncludeWIP: c.IncludeWIP,
+			Client: func(host string) (*github.Client, error) {
+				return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
+			},
+		})
+		if err != nil {
+			return err
+		}
+		what := "dispatched"
+		if res.Found {
+			what = "found the run an interrupted dispatch started for"
+		}
+		run := "run id not known yet: 'git ralph status " + change + "' finds it"
+		if res.RunID != 0 {
+			run = fmt.Sprintf("run %d", res.RunID)
+		}
+		fmt.Fprintf(e.s.Err, "%s %s %s in %s (%s)\n", p.Success("✓"), what, change, res.Repo, run)
+		if res.URL != "" {
+			fmt.Fprintln(e.s.Out, res.URL)
+		}
+	}
+	fmt.Fprintf(e.s.Err, "next: once a run is over, git ralph finish <change> --squash (or --keep)\n")
+	return nil
+}

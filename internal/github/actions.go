@@ -1,0 +1,167 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cli/go-gh/v2/pkg/api"
+)
+
+// The GitHub Actions pieces git-ralph uses to run a loop on a runner (REMOTE.md §2).
+
+// Workflow is a workflow file of a repository.
+type Workflow struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	State string `json:"state"` // active, disabled_manually, disabled_inactivity, …
+}
+
+// WorkflowRun is one run of a workflow.
+type WorkflowRun struct {
+	ID           int64     `json:"id"`
+	DisplayTitle string    `json:"display_title"`
+	Status       string    `json:"status"`     // queued, in_progress, completed, …
+	Conclusion   string    `json:"conclusion"` // success, failure, cancelled, … once completed
+	Event        string    `json:"event"`
+	HeadBranch   string    `json:"head_branch"`
+	HTMLURL      string    `json:"html_url"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+func workflowPath(r Repo, file string) string {
+	return r.path() + "/actions/workflows/" + url.PathEscape(file)
+}
+
+// Workflow returns a workflow by its file name (e.g. ralph.yml); an *Error with status
+// 404 when the default branch has no such file.
+func (c *Client) Workflow(ctx context.Context, r Repo, file string) (*Workflow, error) {
+	var out Workflow
+	if err := c.Do(ctx, http.MethodGet, workflowPath(r, file), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Dispatch is the body of POST …/actions/workflows/{file}/dispatches.
+type Dispatch struct {
+	Ref    string            `json:"ref"`
+	Inputs map[string]string `json:"inputs"`
+	// ReturnRunDetails asks for the run's id in the answer (GitHub since 2026-02;
+	// Enterprise Server 3.20 and older refuse the field).
+	ReturnRunDetails bool `json:"return_run_details,omitempty"`
+}
+
+// DispatchResult is what GitHub says about a dispatched run: nothing (204), or its id
+// and pages when asked for them (200).
+type DispatchResult struct {
+	RunID   int64  `json:"workflow_run_id"`
+	RunURL  string `json:"run_url"`
+	HTMLURL string `json:"html_url"`
+}
+
+// DispatchWorkflow starts a run of a workflow. With d.ReturnRunDetails it retries once
+// without the field when GitHub refuses it (400 or 422 naming it), as Enterprise
+// Server 3.20 does; the result is then empty and the run is found by its title.
+func (c *Client) DispatchWorkflow(ctx context.Context, r Repo, file string, d Dispatch) (DispatchResult, error) {
+	var out DispatchResult
+	err := c.Do(ctx, http.MethodPost, workflowPath(r, file)+"/dispatches", d, &out)
+	var e *Error
+	if errors.As(err, &e) && d.ReturnRunDetails && (e.StatusCode == 400 || e.StatusCode == 422) &&
+		strings.Contains(strings.ToLower(e.Error()+e.Text()), "return_run_details") {
+		d.ReturnRunDetails = false
+		out = DispatchResult{}
+		err = c.Do(ctx, http.MethodPost, workflowPath(r, file)+"/dispatches", d, &out)
+	}
+	return out, err
+}
+
+// DispatchedRuns lists the newest runs of a workflow started by workflow_dispatch (one
+// page of up to 100).
+func (c *Client) DispatchedRuns(ctx context.Context, r Repo, file string) ([]WorkflowRun, error) {
+	q := url.Values{"event": {"workflow_dispatch"}, "per_page": {"100"}}
+	var out struct {
+		Runs []WorkflowRun `json:"workflow_runs"`
+	}
+	if err := c.Do(ctx, http.MethodGet, workflowPath(r, file)+"/runs?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Runs, nil
+}
+
+// Run returns a workflow run by id.
+func (c *Client) Run(ctx context.Context, r Repo, id int64) (*WorkflowRun, error) {
+	var out WorkflowRun
+	if err := c.Do(ctx, http.MethodGet, r.path()+"/actions/runs/"+strconv.FormatInt(id, 10), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CancelRun asks GitHub to cancel a run (202), or with force to force-cancel it,
+// skipping its always() steps. A run that is already completed is an *Error with
+// status 409.
+func (c *Client) CancelRun(ctx context.Context, r Repo, id int64, force bool) error {
+	what := "/cancel"
+	if force {
+		what = "/force-cancel"
+	}
+	return c.Do(ctx, http.MethodPost, r.path()+"/actions/runs/"+strconv.FormatInt(id, 10)+what, nil, nil)
+}
+
+// Artifact is a file set a run uploaded.
+type Artifact struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Size    int64  `json:"size_in_bytes"`
+	Expired bool   `json:"expired"`
+}
+
+// RunArtifacts lists a run's artifacts called name.
+func (c *Client) RunArtifacts(ctx context.Context, r Repo, runID int64, name string) ([]Artifact, error) {
+	q := url.Values{"name": {name}, "per_page": {"100"}}
+	var out struct {
+		Artifacts []Artifact `json:"artifacts"`
+	}
+	if err := c.Do(ctx, http.MethodGet, r.path()+"/actions/runs/"+strconv.FormatInt(runID, 10)+"/artifacts?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Artifacts, nil
+}
+
+// maxDownload bounds an artifact download.
+const maxDownload = 512 << 20
+
+// DownloadArtifact returns an artifact's zip. GitHub answers with a redirect to a
+// short-lived URL on another host, which is followed without the token; an expired
+// artifact is an *Error with status 410.
+func (c *Client) DownloadArtifact(ctx context.Context, r Repo, id int64) ([]byte, error) {
+	path := r.path() + "/actions/artifacts/" + strconv.FormatInt(id, 10) + "/zip"
+	resp, err := c.rest.RequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		var he *api.HTTPError
+		if errors.As(err, &he) {
+			return nil, newError(http.MethodGet, path, he, time.Now())
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &NetworkError{Host: c.host, Err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err != nil {
+		return nil, &NetworkError{Host: c.host, Err: err}
+	}
+	if len(b) > maxDownload {
+		return nil, fmt.Errorf("artifact %d is larger than %d bytes", id, maxDownload)
+	}
+	return b, nil
+}

@@ -1,0 +1,329 @@
+package githubtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Actions is the fake's model of GitHub Actions: workflows, and the runs dispatches
+// made. A test moves runs along itself (Run.Status, Run.Conclusion), or runs the
+// workflow with the fake runner and records the result.
+type Actions struct {
+	Workflows map[string]*Workflow // by "owner/name/file", lower case
+	Runs      []*Run
+	NextRun   int64
+	// NoRunDetails answers a dispatch that asks for return_run_details with 400, as
+	// GitHub Enterprise Server 3.20 and older do.
+	NoRunDetails bool
+	NextArtifact int64
+	// OnDispatch, when set, is called (under the server's lock) with each new run.
+	OnDispatch func(*Run)
+}
+
+// Workflow is a workflow file of a repository.
+type Workflow struct {
+	ID    int64
+	File  string // e.g. ralph.yml
+	State string // "" means active
+}
+
+// Run is a run of a workflow.
+type Run struct {
+	ID         int64
+	Repo       string // owner/name
+	Workflow   string // file
+	Ref        string
+	Inputs     map[string]string
+	Title      string // run-name: ralph <change> [<nonce>]
+	Status     string // queued, in_progress, completed
+	Conclusion string
+	Created    time.Time
+	Artifacts  []*Artifact
+}
+
+// Artifact is a zip a run uploaded; Expired answers 410 on download, as GitHub does
+// after the retention period.
+type Artifact struct {
+	ID      int64
+	Name    string
+	Zip     []byte
+	Expired bool
+}
+
+// AddArtifact attaches a zip to a run.
+func (s *Server) AddArtifact(runID int64, name string, zip []byte) bool {
+	found := false
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == runID {
+				st.Actions.NextArtifact++
+				run.Artifacts = append(run.Artifacts, &Artifact{ID: 5000 + st.Actions.NextArtifact, Name: name, Zip: zip})
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// ExpireArtifacts marks a run's artifacts expired.
+func (s *Server) ExpireArtifacts(runID int64) {
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == runID {
+				for _, a := range run.Artifacts {
+					a.Expired = true
+				}
+			}
+		}
+	})
+}
+
+// AddWorkflow adds a workflow file to a repository.
+func (s *Server) AddWorkflow(owner, name, file, state string) {
+	s.State(func(st *State) {
+		st.Actions.Workflows[key(owner, name)+"/"+strings.ToLower(file)] = &Workflow{ID: int64(100 + len(st.Actions.Workflows)), File: file, State: state}
+	})
+}
+
+// Runs returns a copy of the runs.
+func (s *Server) Runs() []Run {
+	var out []Run
+	s.State(func(st *State) {
+		for _, r := range st.Actions.Runs {
+			out = append(out, *r)
+		}
+	})
+	return out
+}
+
+func (s *Server) actionsRoutes() {
+	s.Handle("GET /repos/{owner}/{repo}/actions/workflows/{file}", s.getWorkflow)
+	s.Handle("POST /repos/{owner}/{repo}/actions/workflows/{file}/dispatches", s.dispatch)
+	s.Handle("GET /repos/{owner}/{repo}/actions/workflows/{file}/runs", s.listRuns)
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}", s.getRun)
+	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/cancel", s.cancelRun)
+	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/force-cancel", s.cancelRun)
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts", s.listArtifacts)
+	s.Handle("GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip", s.artifactZip)
+	s.Handle("GET /_blob/artifacts/{id}", s.artifactBlob)
+}
+
+func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.run(w, r)
+	if run == nil {
+		return
+	}
+	name := r.URL.Query().Get("name")
+	out := []map[string]any{}
+	for _, a := range run.Artifacts {
+		if name == "" || a.Name == name {
+			out = append(out, map[string]any{"id": a.ID, "name": a.Name, "size_in_bytes": len(a.Zip), "expired": a.Expired})
+		}
+	}
+	JSON(w, 200, map[string]any{"total_count": len(out), "artifacts": out})
+}
+
+func (s *Server) artifact(id string) *Artifact {
+	for _, run := range s.state.Actions.Runs {
+		for _, a := range run.Artifacts {
+			if fmt.Sprint(a.ID) == id {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// artifactZip redirects to a blob URL, as GitHub does (to a short-lived URL elsewhere).
+func (s *Server) artifactZip(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.repo(w, r) == nil {
+		return
+	}
+	a := s.artifact(r.PathValue("id"))
+	switch {
+	case a == nil:
+		Fail(w, 404, "Not Found")
+	case a.Expired:
+		Fail(w, 410, "Artifact has expired")
+	default:
+		w.Header().Set("Location", "http://"+r.Host+"/_blob/artifacts/"+r.PathValue("id"))
+		w.WriteHeader(http.StatusFound)
+	}
+}
+
+func (s *Server) artifactBlob(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.artifact(r.PathValue("id"))
+	if a == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	_, _ = w.Write(a.Zip)
+}
+
+func (s *Server) workflow(w http.ResponseWriter, r *http.Request) (*Repo, *Workflow) {
+	rp := s.repo(w, r)
+	if rp == nil {
+		return nil, nil
+	}
+	wf := s.state.Actions.Workflows[key(rp.Owner, rp.Name)+"/"+strings.ToLower(r.PathValue("file"))]
+	if wf == nil {
+		Fail(w, 404, "Not Found")
+	}
+	return rp, wf
+}
+
+func workflowJSON(wf *Workflow) map[string]any {
+	state := wf.State
+	if state == "" {
+		state = "active"
+	}
+	return map[string]any{"id": wf.ID, "name": "ralph", "path": ".github/workflows/" + wf.File, "state": state}
+}
+
+func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, wf := s.workflow(w, r); wf != nil {
+		JSON(w, 200, workflowJSON(wf))
+	}
+}
+
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, wf := s.workflow(w, r)
+	if wf == nil {
+		return
+	}
+	var body struct {
+		Ref              string            `json:"ref"`
+		Inputs           map[string]string `json:"inputs"`
+		ReturnRunDetails *bool             `json:"return_run_details"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		Fail(w, 400, "Problems parsing JSON")
+		return
+	}
+	a := &s.state.Actions
+	if body.ReturnRunDetails != nil && a.NoRunDetails {
+		Fail(w, 400, `Invalid request.\n\n"return_run_details" is not a permitted key.`)
+		return
+	}
+	if _, ok := rp.BranchesOf()[body.Ref]; !ok {
+		Fail(w, 422, "No ref found for: "+body.Ref)
+		return
+	}
+	if wf.State != "" && wf.State != "active" {
+		Fail(w, 422, "Workflow is disabled")
+		return
+	}
+	run := &Run{ID: a.NextRun, Repo: rp.Owner + "/" + rp.Name, Workflow: wf.File, Ref: body.Ref, Inputs: body.Inputs,
+		Title: fmt.Sprintf("ralph %s [%s]", body.Inputs["change"], body.Inputs["nonce"]), Status: "queued", Created: time.Now()}
+	a.NextRun++
+	a.Runs = append(a.Runs, run)
+	if a.OnDispatch != nil {
+		a.OnDispatch(run)
+	}
+	if body.ReturnRunDetails != nil && *body.ReturnRunDetails {
+		JSON(w, 200, map[string]any{"workflow_run_id": run.ID,
+			"run_url":  fmt.Sprintf("https://api.github.com/repos/%s/actions/runs/%d", run.Repo, run.ID),
+			"html_url": runHTML(run)})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func runHTML(run *Run) string {
+	return fmt.Sprintf("https://github.com/%s/actions/runs/%d", run.Repo, run.ID)
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, wf := s.workflow(w, r)
+	if wf == nil {
+		return
+	}
+	event := r.URL.Query().Get("event")
+	runs := []map[string]any{}
+	for i := len(s.state.Actions.Runs) - 1; i >= 0; i-- { // newest first
+		run := s.state.Actions.Runs[i]
+		if !strings.EqualFold(run.Repo, rp.Owner+"/"+rp.Name) || run.Workflow != wf.File || (event != "" && event != "workflow_dispatch") {
+			continue
+		}
+		runs = append(runs, runJSON(run))
+	}
+	JSON(w, 200, map[string]any{"total_count": len(runs), "workflow_runs": runs})
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request) *Run {
+	rp := s.repo(w, r)
+	if rp == nil {
+		return nil
+	}
+	for _, run := range s.state.Actions.Runs {
+		if strings.EqualFold(run.Repo, rp.Owner+"/"+rp.Name) && fmt.Sprint(run.ID) == r.PathValue("id") {
+			return run
+		}
+	}
+	Fail(w, 404, "Not Found")
+	return nil
+}
+
+func runJSON(run *Run) map[string]any {
+	var conclusion any
+	if run.Conclusion != "" {
+		conclusion = run.Conclusion
+	}
+	return map[string]any{"id": run.ID, "display_title": run.Title, "status": run.Status,
+		"conclusion": conclusion, "event": "workflow_dispatch", "head_branch": run.Ref,
+		"html_url": runHTML(run), "created_at": run.Created.UTC().Format(time.RFC3339)}
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if run := s.run(w, r); run != nil {
+		JSON(w, 200, runJSON(run))
+	}
+}
+
+// cancelRun answers 409 for a completed run, as GitHub does; otherwise the run is
+// cancelled at once (a test that wants the always() steps runs them itself).
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.run(w, r)
+	if run == nil {
+		return
+	}
+	if run.Status == "completed" {
+		Fail(w, 409, "Cannot cancel a workflow run that is completed.")
+		return
+	}
+	run.Status, run.Conclusion = "completed", "cancelled"
+	JSON(w, 202, map[string]any{})
+}
+
+// SetRun moves a run along: status, and conclusion once completed.
+func (s *Server) SetRun(id int64, status, conclusion string) bool {
+	found := false
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == id {
+				run.Status, run.Conclusion, found = status, conclusion, true
+			}
+		}
+	})
+	return found
+}
