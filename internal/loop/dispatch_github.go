@@ -58,10 +58,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if rec, err := l.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
 		return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
 	}
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
