@@ -156,6 +156,9 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 			Hint: "a classic token needs the repo scope, a fine-grained one or an app Actions: read and write\n" +
 				"add it with 'gh auth refresh --hostname " + repo.Host + " --scopes repo', or use another token\n" + done + "run '" + again + "' again", Err: err}
 	}
+	if github.StatusOf(err) == 422 {
+		return nil, dispatch422(err, repo, rec.Remote.Workflow, rec.Remote.Ref, done+"run '"+again+"' again")
+	}
 	if err != nil {
 		return nil, githubErr(err, repo, again, done)
 	}
@@ -204,6 +207,25 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 			"%s on branch %s of %s has no workflow_dispatch trigger", path, ref, repo)
 	}
 	return nil
+}
+
+// dispatch422 explains GitHub's 422 to a dispatch that the preflight did not foresee (the
+// ref or the file changed in between): the ref is gone (REMOTE.md §5.8 row 6), or its
+// copy of the workflow lacks the trigger (row 7). The record stays dispatching.
+func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
+	var ge *github.Error
+	text := "Unprocessable Entity"
+	if errors.As(err, &ge) && ge.Text() != "" {
+		text = ge.Text()
+	}
+	hint := "see GitHub's message"
+	switch low := strings.ToLower(text); {
+	case strings.Contains(low, "no ref found"):
+		hint = fmt.Sprintf("push branch %s to %s again, or name another with --ref", ref, repo)
+	case strings.Contains(low, "workflow_dispatch"):
+		hint = fmt.Sprintf("add 'workflow_dispatch' under on: in .github/workflows/%s on %s and push it", file, ref)
+	}
+	return &Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
 }
 
 // findRun looks for the run whose title carries rec's nonce, tries times, backing off.
