@@ -417,6 +417,14 @@ func prErr(err error, repo github.Repo, again, branch, remote string) error {
 	return githubErr(err, repo, again, fmt.Sprintf("%s is pushed to %s; ", branch, remote))
 }
 
+// finePermission names the fine-grained permission a GitHub API path needs.
+func finePermission(path string) string {
+	if strings.Contains(path, "/actions/") {
+		return "Actions: read and write"
+	}
+	return "Pull requests: read and write"
+}
+
 func githubErr(err error, repo github.Repo, again, done string) error {
 	var ge *github.Error
 	var ne *github.NetworkError
@@ -438,7 +446,7 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 			fmt.Sprintf("log in again with 'gh auth login --hostname %s', or set a valid token", repo.Host))
 	case ge.StatusCode == 403:
 		return e(fmt.Sprintf("the token for %s may not do this in %s (403 %s)", repo.Host, repo, ge.Text()),
-			"a classic token needs the repo scope (public_repo for a public repository), a fine-grained one Pull requests: read and write\n"+
+			"a classic token needs the repo scope (public_repo for a public repository), a fine-grained one "+finePermission(ge.Path)+"\n"+
 				"add it with 'gh auth refresh --hostname "+repo.Host+" --scopes repo', or use another token")
 	case ge.StatusCode == 404:
 		return e(fmt.Sprintf("repository %s not found, or the token for %s cannot see it (404)", repo, repo.Host),
