@@ -77,6 +77,7 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
 //	fakegh poll-interval N                    send x-poll-interval: N with the runs listing and a run
 //	fakegh list-delay N|forever               a new run is left out of the runs listing N times (or always)
+//	fakegh show-runs                          every run is in the runs listing from now on
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("fakegh cannot be negated")
@@ -303,6 +304,12 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 		}
 		s.State(func(st *githubtest.State) { st.Actions.ListDelay = n })
+	case "show-runs":
+		s.State(func(st *githubtest.State) {
+			for _, r := range st.Actions.Runs {
+				r.Hidden = 0
+			}
+		})
 	case "no-run-details":
 		s.State(func(st *githubtest.State) { st.Actions.NoRunDetails = true })
 	case "runs":

@@ -56,7 +56,7 @@ func (c *dispatchCmd) Run(e *env) error {
 		if res.Found {
 			what = "found the run an interrupted dispatch started for"
 		}
-		run := "run id not known yet: 'git ralph status " + change + "' finds it"
+		run := "run id pending: GitHub does not list the run yet; 'git ralph status " + change + "' finds it"
 		if res.RunID != 0 {
 			run = fmt.Sprintf("run %d", res.RunID)
 		}

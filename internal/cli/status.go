@@ -237,7 +237,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		case rv.Error != "":
 			st += ": " + p.Warn("cannot ask GitHub: "+rv.Error)
 		case rv.RunID == 0:
-			st += ": " + p.Warn("dispatched; the run is not listed yet")
+			st += ": " + p.Warn("dispatched, run id pending (GitHub does not list the run yet)")
 		case rv.Status == "completed" && rv.Conclusion == "success":
 			st += fmt.Sprintf(": run %d %s", rv.RunID, p.Success("completed: success"))
 		case rv.Status == "completed":
