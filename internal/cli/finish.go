@@ -54,6 +54,8 @@ func (c *finishCmd) Run(e *env) error {
 		if err := c.wait(e, l); err != nil {
 			return err
 		}
+	} else {
+		refreshRemote(e, l, c.Change)
 	}
 	if c.PR {
 		return c.runPR(e, l)
@@ -98,6 +100,21 @@ func (c *finishCmd) wait(e *env, l *loop.Loop) error {
 			Hint: "nothing was changed; the run goes on: 'git ralph finish " + change + " --wait' waits again"}
 	}
 	return err
+}
+
+// refreshRemote asks GitHub, when a dispatched run of change has not been seen
+// completed, where it stands, so that finish can tell a run under way from one that
+// ended without publishing. Best effort: finish itself needs only git.
+func refreshRemote(e *env, l *loop.Loop, change string) {
+	name, err := l.ResolveRun(change)
+	if err != nil {
+		return
+	}
+	rec, err := l.Store.Load(name)
+	if err != nil || rec.Remote == nil || rec.Status != run.Dispatched || rec.Remote.LastSeenStatus == "completed" {
+		return
+	}
+	_, _ = l.RemoteStatus(e.ctx, name, e.github)
 }
 
 func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {

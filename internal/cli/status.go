@@ -95,7 +95,7 @@ func (c *statusCmd) watch(e *env) error {
 	}
 	for _, ch := range changes {
 		if v := views[ch]; v.Conclusion == "startup_failure" || v.Conclusion == "action_required" {
-			fmt.Fprintf(e.s.Err, "next: run %d of %s never ran its loop (%s); see %s, then 'git ralph finish %s' says what to do\n", v.RunID, ch, v.Conclusion, v.URL, ch)
+			fmt.Fprintf(e.s.Err, "next: run %d of %s published nothing (%s); see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", v.RunID, ch, v.Conclusion, v.URL, ch, ch)
 			continue
 		}
 		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
@@ -349,6 +349,8 @@ func attemptText(a run.Attempt) string {
 func nextSteps(w io.Writer, r *loop.StatusReport) {
 	c := r.Record.Change
 	switch {
+	case r.Remote != nil && (r.Remote.Conclusion == "startup_failure" || r.Remote.Conclusion == "action_required"):
+		fmt.Fprintf(w, "next: the run published nothing; see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", r.Remote.URL, c, c)
 	case r.Remote != nil && r.Remote.Status == "completed":
 		fmt.Fprintf(w, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", c, c, c)
 	case r.Remote != nil:

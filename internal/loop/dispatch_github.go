@@ -55,8 +55,12 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
 	}
+	var ended *run.Record // a dispatched run that ended without publishing: replaced
 	if rec, err := l.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
-		return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
+		if !l.redispatchable(ctx, rec) {
+			return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
+		}
+		ended = rec
 	}
 	cur, err := l.Repo.CurrentBranch(ctx)
 	if errors.Is(err, git.ErrDetachedHead) {
@@ -125,6 +129,12 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	nonce, err := newNonce()
 	if err != nil {
 		return nil, err
+	}
+	if ended != nil {
+		l.Report.Step(fmt.Sprintf("run %d of %s ended (%s) without publishing: dispatching it again from %s", ended.Remote.RunID, o.Change, ended.Remote.LastSeenConclusion, ended.Branch))
+		if err := l.Store.Remove(o.Change); err != nil {
+			return nil, err
+		}
 	}
 	ds, err := l.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
 		Agent: o.Agent, Model: o.Model,
