@@ -20,7 +20,10 @@ import (
 // fakeKey holds a script's fake GitHub in testscript's per-script values.
 type fakeKey struct{}
 
-type fakeHolder struct{ srv *githubtest.Server }
+type fakeHolder struct {
+	srv  *githubtest.Server
+	mark int // requests seen at the last "fakegh mark"
+}
 
 // hermeticGitHub makes sure no script can reach a real GitHub or read the developer's
 // gh setup: no token, gh's config in the work dir, no gh binary, and every proxy a dead
@@ -64,7 +67,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh pr OWNER/NAME HEAD-OWNER:BRANCH BASE TITLE   an already open pull request
 //	fakegh fail METHOD PATH STATUS [times N] [header NAME VALUE]…   METHOD may be *, PATH a path.Match pattern
 //	fakegh hang METHOD PATH                   serve the next such request, then never answer it
-//	fakegh wait METHOD PATH [N]               block until such a request (the N-th) was seen
+//	fakegh wait METHOD PATH [N]               block until such a request (the N-th since the last mark) was seen
+//	fakegh mark                               count wait's N from here
 //	fakegh requests                           print the requests seen: METHOD host/path auth=yes|no status
 //	fakegh tokens                             print the distinct tokens the requests carried
 //	fakegh pulls OWNER/NAME                   print the pull requests
@@ -189,7 +193,7 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 			for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
 				seen := 0
-				for _, r := range s.Requests() {
+				for _, r := range s.Requests()[h.mark:] {
 					if ok, _ := path.Match(args[2], r.Path); ok && r.Method == args[1] {
 						seen++
 					}
@@ -304,6 +308,8 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 		}
 		s.State(func(st *githubtest.State) { st.Actions.ListDelay = n })
+	case "mark":
+		h.mark = len(s.Requests())
 	case "show-runs":
 		s.State(func(st *githubtest.State) {
 			for _, r := range st.Actions.Runs {
