@@ -82,6 +82,7 @@ func (c *demoCmd) Run(e *env) error {
 		return err
 	}
 	printSummary(s, sum, true)
+	printReport(e, l, demo.Change) // as start does: the demo shows the real end of a run
 	pause(time.Second)
 	fmt.Fprintf(s.Err, "\n%s git ralph status\n", p.Dim("$"))
 	r, err := l.Status(e.ctx, demo.Change)

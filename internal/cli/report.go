@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/report"
@@ -75,21 +73,7 @@ func reportChange(e *env, l *loop.Loop, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	switch {
-	case name != "" && slices.Contains(names, name):
-		return name, nil
-	case name != "":
-		hint := "git ralph keeps no run of it; 'git ralph list' shows the changes"
-		if len(names) > 0 {
-			hint = "runs here: " + strings.Join(names, ", ")
-		}
-		return "", &loop.Error{Msg: fmt.Sprintf("no run for change %q", name), Hint: hint}
-	case len(names) == 1:
-		return names[0], nil
-	case len(names) == 0:
-		return "", &loop.Error{Msg: "no run in this repository", Hint: "start one with 'git ralph start <change>'; 'git ralph list' shows the changes"}
-	}
-	return "", &loop.Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph report " + names[0] + "'", Code: 2}
+	return loop.PickRun(names, name, "report")
 }
 
 // reportPath is where a change's report is written by default.

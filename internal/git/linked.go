@@ -21,6 +21,8 @@ type Worktree struct {
 func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	args := []string{"worktree", "list", "--porcelain"}
 	sep := byte('\n')
+	// -z (git 2.36) is the only form that survives a newline in a path;
+	// older gits get the line form, which is exact for every other path.
 	if r.atLeast(2, 36) {
 		args = append(args, "-z")
 		sep = 0
@@ -32,6 +34,9 @@ func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	return parseWorktreeList(out, sep), nil
 }
 
+// parseWorktreeList parses `worktree list --porcelain`: per worktree a
+// "worktree <path>" line, then attribute lines such as
+// "branch refs/heads/<name>", then an empty line.
 func parseWorktreeList(out []byte, sep byte) []Worktree {
 	var wts []Worktree
 	var cur *Worktree
@@ -48,8 +53,8 @@ func parseWorktreeList(out []byte, sep byte) []Worktree {
 				cur.Head = value
 			}
 		case "branch":
-			if cur != nil {
-				cur.Branch = strings.TrimPrefix(value, "refs/heads/")
+			if name, ok := strings.CutPrefix(value, "refs/heads/"); ok && cur != nil {
+				cur.Branch = name
 			}
 		case "locked":
 			if cur != nil {

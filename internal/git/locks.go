@@ -143,14 +143,14 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 			return nil, e
 		}
 		var held *LockHeldError
-		young := ""
+		young, youngPath := "", ""
 		for _, l := range locks {
 			if p, ok := pt.open[l.real]; ok {
 				held = &LockHeldError{Name: l.name, Path: l.path, PID: p.pid, Command: p.cmd, Open: true}
 				break
 			}
 			if time.Since(l.info.ModTime()) < minAge && young == "" {
-				young = l.name
+				young, youngPath = l.name, l.path
 			}
 		}
 		if held == nil {
@@ -171,7 +171,7 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 		}
 		if !time.Now().Before(deadline) {
 			if held == nil {
-				held = &LockHeldError{Name: young, Path: filepath.Join(r.Root, young)}
+				held = &LockHeldError{Name: young, Path: youngPath}
 			}
 			return nil, held
 		}

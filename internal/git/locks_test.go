@@ -110,6 +110,38 @@ func TestClearStaleLocksWaitsForAYoungLock(t *testing.T) {
 	}
 }
 
+// A lock that never grows old is named with its own path, also where the git
+// directory is outside the worktree (a linked worktree's .git/worktrees/<name>).
+func TestClearStaleLocksNamesAYoungLockByItsPath(t *testing.T) {
+	requireProc(t)
+	dir, _ := newRepo(t)
+	wt := filepath.Join(realDir(t, t.TempDir()), "w")
+	gitT(t, dir, "worktree", "add", "-q", "-b", "ralph/x", wt)
+	r, err := Open(t.Context(), wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(r.GitDir, "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Hour) // always younger than MinAge
+	if err := os.Chtimes(lock, future, future); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.ClearStaleLocks(t.Context(), quick)
+	var he *LockHeldError
+	if !errors.As(err, &he) || he.PID != 0 {
+		t.Fatalf("got %v; want a *LockHeldError for a young lock", err)
+	}
+	if he.Path != lock {
+		t.Errorf("Path = %q, want %q", he.Path, lock)
+	}
+	if !exists(r.GitDir, "index.lock") {
+		t.Error("the young lock was removed")
+	}
+}
+
 func TestClearStaleLocksLeavesAnOpenLock(t *testing.T) {
 	requireProc(t)
 	dir, r := newRepo(t)

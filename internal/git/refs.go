@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,6 +42,16 @@ func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// Branch is CurrentBranch with a detached HEAD as "" rather than an error: the
+// branch a command comes back to, or none.
+func (r *Repo) Branch(ctx context.Context) (string, error) {
+	branch, err := r.CurrentBranch(ctx)
+	if errors.Is(err, ErrDetachedHead) {
+		return "", nil
+	}
+	return branch, err
 }
 
 // HeadState returns, in one git call, what CurrentBranch and Head return

@@ -214,38 +214,23 @@ func isRenameOrCopy(xy string) bool {
 // git (before 2.44) lets `checkout -B` reset a branch that another
 // worktree has checked out, so callers check here first.
 func (r *Repo) WorktreeBranches(ctx context.Context) (map[string]string, error) {
-	args := []string{"worktree", "list", "--porcelain"}
-	sep := byte('\n')
-	// -z (git 2.36) is the only form that survives a newline in a path;
-	// older gits get the line form, which is exact for every other path.
-	if r.atLeast(2, 36) {
-		args = append(args, "-z")
-		sep = 0
-	}
-	out, err := r.run(ctx, call{readOnly: true, args: args})
+	wts, err := r.Worktrees(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return parseWorktrees(out, sep), nil
+	return worktreeBranches(wts), nil
 }
 
-// parseWorktrees parses `worktree list --porcelain`: per worktree a
-// "worktree <path>" line, then attribute lines such as
-// "branch refs/heads/<name>", then an empty line.
+// parseWorktrees parses `worktree list --porcelain` into WorktreeBranches' map.
 func parseWorktrees(out []byte, sep byte) map[string]string {
+	return worktreeBranches(parseWorktreeList(out, sep))
+}
+
+func worktreeBranches(wts []Worktree) map[string]string {
 	branches := map[string]string{}
-	var path string
-	for line := range bytes.SplitSeq(out, []byte{sep}) {
-		key, value, _ := strings.Cut(string(line), " ")
-		switch key {
-		case "":
-			path = ""
-		case "worktree":
-			path = value
-		case "branch":
-			if name, ok := strings.CutPrefix(value, "refs/heads/"); ok && path != "" {
-				branches[name] = path
-			}
+	for _, w := range wts {
+		if w.Branch != "" {
+			branches[w.Branch] = w.Path
 		}
 	}
 	return branches

@@ -84,10 +84,7 @@ func (l *Loop) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 	if err != nil {
 		return nil, err
 	}
-	cur, err := l.Repo.CurrentBranch(gctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(gctx)
 	if err != nil {
 		return nil, err
 	}

@@ -62,10 +62,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 		}
 		ended = rec
 	}
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,8 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
-	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -41,39 +37,12 @@ func (l *Loop) ResolveRun(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if name != "" {
-		if slices.Contains(names, name) {
-			return name, nil
-		}
-		hint := "no run exists in this repository; 'git ralph list' shows the changes"
-		if len(names) > 0 {
-			hint = "runs here: " + strings.Join(names, ", ")
-		}
-		return "", userErr(hint, "no run for change %q", name)
-	}
-	switch len(names) {
-	case 0:
-		return "", userErr("start one with 'git ralph start <change>'; 'git ralph list' shows the changes", "no run in this repository")
-	case 1:
-		return names[0], nil
-	}
-	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph status " + names[0] + "'", Code: 2}
+	return PickRun(names, name, "status")
 }
 
 // Finish ends the run of change (or of the only run) the way mode says.
 func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*FinishResult, error) {
-	change, err := l.ResolveRun(change)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := l.Store.Load(change)
-	if err != nil {
-		return nil, err
-	}
-	lock, err := l.Store.Lock(change)
-	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
-	}
+	change, rec, lock, err := l.lockRun(change)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +52,6 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		if err := l.importRemoteRun(ctx, rec); err != nil {
 			return nil, err
 		}
-	}
-	if rec.Status == run.Starting {
-		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
-			"the run of %q never finished starting", change)
 	}
 	if rec.Worktree != nil {
 		return l.finishWorktree(ctx, rec, mode)
@@ -105,13 +70,9 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, userErr("nothing is left to finish; remove the record with 'git ralph start "+change+" --fresh' or start over",
-			"branch %s no longer exists", rec.Branch)
+		return nil, branchGone(rec)
 	}
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -236,10 +197,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 	if err != nil {
 		return nil, err
 	}
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,10 +91,7 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		return nil, userErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
-	cur, err := origin.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := origin.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}

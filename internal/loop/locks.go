@@ -71,3 +71,51 @@ func lockError(err error, again string) error {
 	}
 	return err
 }
+
+// lockRun resolves the change a finish means (the named one, or the only run), takes
+// its run lock and loads its record under the lock, so that a loop which ended just
+// before has had its last word. It refuses a run whose loop is at work, or whose start
+// never completed. The caller unlocks.
+func (l *Loop) lockRun(name string) (change string, rec *run.Record, lock *run.Lock, err error) {
+	if change, err = l.ResolveRun(name); err != nil {
+		return "", nil, nil, err
+	}
+	lock, err = l.Store.Lock(change)
+	if errors.Is(err, run.ErrLocked) {
+		return "", nil, nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if rec, err = l.Store.Load(change); err == nil && rec.Status == run.Starting {
+		err = userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
+			"the run of %q never finished starting", change)
+	}
+	if err != nil {
+		lock.Unlock()
+		return "", nil, nil, err
+	}
+	return change, rec, lock, nil
+}
+
+// fromOrigin returns l, or, when l works inside rec's worktree (which a finish may
+// remove), a Loop working in the checkout the worktree run started from. The caller
+// holds the worktrees lock.
+func (l *Loop) fromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
+	if !samePath(l.Repo.Root, rec.Worktree.Path) {
+		return l, nil
+	}
+	origin, err := l.originRepo(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	ol := *l
+	ol.Repo = origin
+	return &ol, nil
+}
+
+// branchGone is the error for a run whose branch was deleted: there is nothing to finish.
+func branchGone(rec *run.Record) error {
+	return userErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
+		"branch %s no longer exists", rec.Branch)
+}

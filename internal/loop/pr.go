@@ -50,33 +50,21 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: a started git step finished; a request was abandoned. Whatever was done
 		// is recorded, and a rerun picks up from there.
-		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run 'git ralph finish --pr' again to go on", Err: err}
+		if name, rerr := l.ResolveRun(change); rerr == nil {
+			change = name
+		}
+		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
 	}
 	return res, err
 }
 
 func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
-	change, err := l.ResolveRun(change)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := l.Store.Load(change)
-	if err != nil {
-		return nil, err
-	}
-	lock, err := l.Store.Lock(change)
-	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
-	}
+	change, rec, lock, err := l.lockRun(change)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Unlock()
-	again := "git ralph finish " + change + " --pr"
-	if rec.Status == run.Starting {
-		return nil, userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
-			"the run of %q never finished starting", change)
-	}
+	again := prCommand(change)
 	if rec.Finishing != nil {
 		return nil, userErr("run 'git ralph finish "+change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", change)
@@ -93,14 +81,8 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, err
 		}
 		defer wlock.Unlock()
-		if samePath(l.Repo.Root, rec.Worktree.Path) {
-			origin, err := l.originRepo(ctx, rec)
-			if err != nil {
-				return nil, err
-			}
-			ol := *l
-			ol.Repo = origin
-			l = &ol
+		if l, err = l.fromOrigin(ctx, rec); err != nil {
+			return nil, err
 		}
 		if crashResumePR(rec) {
 			if err := l.clearWorktreeCrashLocks(ctx, rec, again); err != nil {
@@ -129,13 +111,9 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, err
 	}
 	if !ok {
-		return nil, userErr("nothing is left to finish; remove the record with 'git ralph start "+change+" --fresh' or start over",
-			"branch %s no longer exists", rec.Branch)
+		return nil, branchGone(rec)
 	}
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +336,7 @@ func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o P
 	}
 	urls, err := l.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
-		hint := "pass --remote NAME, or add it: git remote add " + remote + " <url>"
+		hint := "push to another remote with '" + prCommand(change) + " --remote NAME', or add this one: git remote add " + remote + " <url>"
 		return "", github.Repo{}, nil, "", userErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
 	}
 	if err != nil {
@@ -382,7 +360,7 @@ func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o P
 			host = pushRepo.Host
 		}
 		if repo, err = github.ParseRepo(explicit, host); err != nil {
-			return "", github.Repo{}, nil, "", userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+			return "", github.Repo{}, nil, "", userErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
 		}
 	case pushRepo != nil:
 		repo = *pushRepo
@@ -471,4 +449,12 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 		return e(fmt.Sprintf("GitHub answered %d %s", ge.StatusCode, ge.Text()), "it is likely passing; try again in a moment")
 	}
 	return e("GitHub answered "+ge.Error(), "see GitHub's message")
+}
+
+// prCommand is the finish --pr command line for a hint.
+func prCommand(change string) string {
+	if change == "" {
+		return "git ralph finish --pr"
+	}
+	return "git ralph finish " + change + " --pr"
 }

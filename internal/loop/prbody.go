@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -18,46 +19,13 @@ func PRTitle(ch *openspec.Change, change string) string {
 			if t, ok := strings.CutPrefix(strings.TrimRight(line, " \t\r"), "# "); ok {
 				t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "Change:"))
 				if t != "" && !strings.EqualFold(t, "Proposal") {
-					return t
+					return clip(t, maxPRTitle)
 				}
 				break
 			}
 		}
 	}
 	return change
-}
-
-// proposalWhy returns the body of the proposal's "## Why" section, trimmed.
-func proposalWhy(proposal string) string {
-	var out []string
-	in := false
-	for line := range strings.SplitSeq(proposal, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "#") {
-			if in && headingLevel(trimmed) <= 2 {
-				break
-			}
-			if headingLevel(trimmed) == 2 && strings.EqualFold(strings.TrimSpace(strings.TrimLeft(trimmed, "#")), "Why") {
-				in = true
-				continue
-			}
-		}
-		if in {
-			out = append(out, strings.TrimRight(line, " \t\r"))
-		}
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
-}
-
-func headingLevel(s string) int {
-	n := 0
-	for n < len(s) && s[n] == '#' {
-		n++
-	}
-	if n == len(s) || s[n] != ' ' {
-		return 0
-	}
-	return n
 }
 
 // PRBody is the pull request's description (Markdown): why the change exists, the
@@ -70,7 +38,7 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 	w("## Why\n\n")
 	why := ""
 	if ch != nil {
-		why = proposalWhy(ch.Proposal)
+		why = openspec.Why(ch.Proposal)
 	}
 	if why == "" {
 		why = fmt.Sprintf("_openspec/changes/%s/proposal.md has no \"Why\" section._", rec.Change)
@@ -108,7 +76,7 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 			if reason == "" {
 				reason = "no reason given"
 			}
-			w("- `%s-%d` (story %s, attempt %d): %s — %s\n", a.Story, a.N, a.Story, a.N, a.Outcome, cell(firstLineOf(reason)))
+			w("- `%s-%d` (story %s, attempt %d): %s — %s\n", a.Story, a.N, a.Story, a.N, a.Outcome, cell(clip(firstLineOf(reason), maxReason)))
 		}
 		w("\n")
 	}
@@ -140,7 +108,43 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 		w("```sh\ngit log -p -1 %s\n```\n\n", attemptRef(rec.Change, a.Story, a.N))
 	}
 	w("<sub>Opened by git-ralph from `%s`.</sub>\n", rec.Branch)
-	return b.String()
+	return fitBody(b.String(), rec.Change)
+}
+
+// maxPRBody is the most characters GitHub takes in a pull request's body; a longer one
+// is refused (422 "body is too long"), after the push, with nothing the user can fix.
+const maxPRBody = 65536
+
+// maxPRTitle is the most characters GitHub takes in a pull request's title.
+const maxPRTitle = 256
+
+// maxReason is how much of a failed attempt's reason the body shows (an agent's error
+// can be a whole JSON document on one line); the attempt's commit keeps all of it.
+const maxReason = 300
+
+// clip cuts s to at most n characters, marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// fitBody cuts a body longer than GitHub takes at a line end and says where the rest is.
+func fitBody(body, change string) string {
+	if utf8.RuneCountInString(body) <= maxPRBody {
+		return body
+	}
+	note := "\n\n_… cut to GitHub's limit of " + fmt.Sprint(maxPRBody) + " characters; `git ralph report " + change + "` shows all of it._\n"
+	r := []rune(body)[:maxPRBody-utf8.RuneCountInString(note)-len("\n```")]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i]
+	}
+	if strings.Count(cut, "```")%2 == 1 {
+		cut += "\n```" // close a code block the cut left open
+	}
+	return cut + note
 }
 
 type prStory struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -68,6 +69,10 @@ func TestPRTitle(t *testing.T) {
 			t.Errorf("PRTitle(%q) = %q, want %q", tc.proposal, got, tc.want)
 		}
 	}
+	long := strings.Repeat("é", 300)
+	if got := PRTitle(&openspec.Change{Proposal: "# " + long}, "x"); utf8.RuneCountInString(got) != maxPRTitle || !strings.HasSuffix(got, "é…") {
+		t.Errorf("a long title is not clipped to GitHub's %d characters: %d", maxPRTitle, utf8.RuneCountInString(got))
+	}
 	if got := PRTitle(nil, "x"); got != "x" {
 		t.Errorf("no change: %q", got)
 	}
@@ -81,5 +86,31 @@ func TestPRBodyStoppedRun(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}
+	}
+}
+
+// GitHub refuses a pull request body over 65536 characters (422 "body is too long"),
+// which the user could never fix: a long run with long failure reasons (an agent's
+// one-line JSON error) or a long "Why" still gets a body that fits, and says it was cut.
+func TestPRBodyFitsGitHubsLimit(t *testing.T) {
+	rec := &run.Record{Change: "x", Branch: "ralph/x", Status: run.Failed, Agent: "claude"}
+	for i := range 300 {
+		rec.Attempts = append(rec.Attempts, run.Attempt{Story: "1", N: i + 1, Outcome: run.OutcomeFailed,
+			Reason: "agent-error: " + strings.Repeat("{\"é\":\"x|y\"}", 500)})
+	}
+	ch := &openspec.Change{Proposal: "## Why\n\n" + strings.Repeat("A long reason, word after word.\n", 4000)}
+	body := PRBody(rec, ch)
+	if n := utf8.RuneCountInString(body); n > maxPRBody {
+		t.Fatalf("body has %d characters; GitHub takes at most %d", n, maxPRBody)
+	}
+	for _, want := range []string{"## Why", "git ralph report x"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q", want)
+		}
+	}
+	// A short body is left whole.
+	short := PRBody(&run.Record{Change: "x", Branch: "ralph/x", Status: run.Complete}, nil)
+	if strings.Contains(short, "git ralph report") {
+		t.Errorf("a short body says it was cut:\n%s", short)
 	}
 }

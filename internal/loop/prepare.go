@@ -105,18 +105,7 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 	gctx := context.WithoutCancel(ctx)
 	branch := BranchName(o.Change)
-	cur, err := l.Repo.CurrentBranch(gctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if cur == branch {
-		return nil, userErr("switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/",
-			"you are on %s, which an earlier run left behind", branch)
-	}
-	head, err := l.Repo.Head(gctx)
+	cur, head, err := l.startPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/")
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +121,23 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// startPoint is where a new run starts from: the current branch ("" when HEAD is
+// detached) and HEAD's commit. Starting from branch itself, which an earlier run left
+// checked out, is refused with hint.
+func (l *Loop) startPoint(ctx context.Context, branch, hint string) (cur, head string, err error) {
+	cur, err = l.Repo.Branch(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if cur == branch {
+		return "", "", userErr(hint, "you are on %s, which an earlier run left behind", branch)
+	}
+	if head, err = l.Repo.Head(ctx); err != nil {
+		return "", "", err
+	}
+	return cur, head, nil
 }
 
 // createBranch runs steps 2–4 of a new run from the original HEAD.
@@ -213,6 +219,13 @@ func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
 	if err := l.Repo.Checkout(ctx, target); err != nil {
 		return // leave everything where it is, the record says where we were
 	}
+	l.dropNewRun(ctx, rec)
+}
+
+// dropNewRun ends a run that could not be made: ralph/<change> goes back to what it
+// was before (its last backup, or no branch at all) and the record goes. Best effort:
+// the caller reports the error that made it give up.
+func (l *Loop) dropNewRun(ctx context.Context, rec *run.Record) {
 	if n := len(rec.Backups); n > 0 {
 		if tip, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
 			_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)
@@ -226,10 +239,7 @@ func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
 // finishStarting completes a new run that crashed before its initial state commit was
 // recorded, from what git shows, never committing onto a branch it did not create.
 func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (*run.Record, error) {
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -277,10 +287,7 @@ func orDetached(rec *run.Record) string {
 // different is the user's doing: uncommitted changes are refused (nothing changes), and
 // commits on the branch become the new checkpoint.
 func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return err
 	}

@@ -276,7 +276,7 @@ func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool
 	if inWT {
 		here = wt
 	}
-	if p, ok := wts[branch]; ok && !samePath(p, here) && filepath.Clean(p) != filepath.Clean(here) {
+	if p, ok := wts[branch]; ok && !samePath(p, here) {
 		return userErr("finish or remove that worktree first (git worktree remove "+p+")",
 			"branch %s is checked out in another worktree: %s", branch, p)
 	}
@@ -316,8 +316,10 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 	return ch, nil
 }
 
+// samePath reports whether a and b name the same file: equal once cleaned, or (both
+// existing) the same directory by another path, a symlink's say.
 func samePath(a, b string) bool {
-	if a == b {
+	if filepath.Clean(a) == filepath.Clean(b) {
 		return true
 	}
 	sa, err1 := os.Stat(a)

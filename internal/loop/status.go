@@ -3,8 +3,9 @@ package loop
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
-	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -134,10 +135,31 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	if r.Branch, err = l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	if cur, err := l.Repo.CurrentBranch(ctx); err == nil {
-		r.Current = cur
-	} else if !errors.Is(err, git.ErrDetachedHead) {
+	if r.Current, err = l.Repo.Branch(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// PickRun picks the change a command means among the changes with a run (names): the
+// named one, or the only one. command is the git ralph command the hint of "more than
+// one run" suggests. A name is accepted only if it is one of names.
+func PickRun(names []string, name, command string) (string, error) {
+	if name != "" {
+		if slices.Contains(names, name) {
+			return name, nil
+		}
+		hint := "no run exists in this repository; 'git ralph list' shows the changes"
+		if len(names) > 0 {
+			hint = "runs here: " + strings.Join(names, ", ")
+		}
+		return "", userErr(hint, "no run for change %q", name)
+	}
+	switch len(names) {
+	case 0:
+		return "", userErr("start one with 'git ralph start <change>'; 'git ralph list' shows the changes", "no run in this repository")
+	case 1:
+		return names[0], nil
+	}
+	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
 }

@@ -131,7 +131,8 @@ func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
 
 // checkNewWorktreePath refuses a path for a new worktree run that is inside a work
 // tree of the repository, or exists and is not an empty directory.
-func (l *Loop) checkNewWorktreePath(ctx context.Context, path string) error {
+func (l *Loop) checkNewWorktreePath(ctx context.Context, path, change string) error {
+	again := "git ralph start " + change + " --worktree=PATH"
 	wts, err := l.Repo.Worktrees(ctx)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (l *Loop) checkNewWorktreePath(ctx context.Context, path string) error {
 	}
 	for _, root := range roots {
 		if within(path, root) {
-			return userErr("pick a directory outside the repository: --worktree=PATH, or 'git config "+WorktreeDirConfig+" DIR'",
+			return userErr("pick a directory outside the repository: "+again+", or 'git config "+WorktreeDirConfig+" DIR'",
 				"the worktree %s would be inside %s", path, root)
 		}
 	}
@@ -152,11 +153,11 @@ func (l *Loop) checkNewWorktreePath(ctx context.Context, path string) error {
 		return nil
 	case err != nil:
 		if _, serr := os.Stat(path); serr == nil {
-			return userErr("remove it or pick another path with --worktree=PATH", "%s exists and is not a directory", path)
+			return userErr("remove it, or pick another path: "+again, "%s exists and is not a directory", path)
 		}
 		return fmt.Errorf("read %s: %w", path, err)
 	case len(entries) > 0:
-		return userErr("remove it or pick another path with --worktree=PATH (or 'git config "+WorktreeDirConfig+" DIR')",
+		return userErr("remove it, or pick another path: "+again+" (or 'git config "+WorktreeDirConfig+" DIR')",
 			"%s exists and is not empty", path)
 	}
 	return nil
@@ -192,9 +193,10 @@ func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, p
 	if err != nil {
 		return nil, err
 	}
+	wtPath := rec.Worktree.Path // rec is nil after a refused resume
 	defer func() {
 		if wlock, err := l.Store.LockWorktrees(); err == nil {
-			_ = l.Repo.UnlockWorktree(gctx, rec.Worktree.Path)
+			_ = l.Repo.UnlockWorktree(gctx, wtPath)
 			wlock.Unlock()
 		}
 	}()
@@ -280,22 +282,11 @@ func (l *Loop) in(ctx context.Context, path string) (*Loop, error) {
 // newWorktreeRun records a new worktree run and makes it: the record first, so that a
 // crash anywhere is completed by the next start.
 func (l *Loop) newWorktreeRun(ctx context.Context, o Options, path string) (*run.Record, error) {
-	if err := l.checkNewWorktreePath(ctx, path); err != nil {
+	if err := l.checkNewWorktreePath(ctx, path, o.Change); err != nil {
 		return nil, err
 	}
 	branch := BranchName(o.Change)
-	cur, err := l.Repo.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if cur == branch {
-		return nil, userErr("switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+" --worktree' again",
-			"you are on %s, which an earlier run left behind", branch)
-	}
-	head, err := l.Repo.Head(ctx)
+	cur, head, err := l.startPoint(ctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+" --worktree' again")
 	if err != nil {
 		return nil, err
 	}
@@ -366,13 +357,8 @@ func (l *Loop) makeWorktreeRun(ctx context.Context, rec *run.Record) error {
 // goes back to what it was, the record goes. The user's checkout was never touched.
 func (l *Loop) rollbackWorktreeStart(ctx context.Context, rec *run.Record) {
 	if tip, ok, _ := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); ok && tip == rec.Initial {
-		if n := len(rec.Backups); n > 0 {
-			if old, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
-				_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, old)
-			}
-		} else {
-			_ = l.Repo.DeleteBranch(ctx, rec.Branch)
-		}
+		l.dropNewRun(ctx, rec)
+		return
 	}
 	_ = l.Store.Remove(rec.Change)
 }
@@ -387,7 +373,7 @@ func (l *Loop) ensureWorktree(ctx context.Context, rec *run.Record) error {
 		return err
 	}
 	for _, w := range wts {
-		if samePath(w.Path, path) || filepath.Clean(w.Path) == filepath.Clean(path) {
+		if samePath(w.Path, path) {
 			if !w.Prunable {
 				if w.Branch != rec.Branch {
 					return userErr("switch it back with 'git -C "+path+" switch "+rec.Branch+"', then run 'git ralph start "+rec.Change+"' again",
@@ -405,12 +391,17 @@ func (l *Loop) ensureWorktree(ctx context.Context, rec *run.Record) error {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(path, ".git")); err == nil {
-		return userErr("look at it, then remove it or point the run elsewhere", "%s holds a checkout git does not list as a worktree of this repository", path)
+		return userErr("look at it and move it away, then run 'git ralph start "+rec.Change+"' again: the run's worktree is re-created there from "+rec.Branch, "%s holds a checkout git does not list as a worktree of this repository", path)
 	}
 	if err := l.Repo.PruneWorktrees(ctx); err != nil {
 		return err
 	}
-	if err := l.checkNewWorktreePath(ctx, path); err != nil {
+	if err := l.checkNewWorktreePath(ctx, path, rec.Change); err != nil {
+		var ue *Error
+		if _, serr := os.Stat(path); serr == nil && rec.Status != run.Starting && errors.As(err, &ue) {
+			// The run resumes at its recorded path whatever --worktree says.
+			ue.Hint = "move it away, then run 'git ralph start " + rec.Change + "' again: the run's worktree is re-created there from " + rec.Branch
+		}
 		return err
 	}
 	if err := l.Repo.AddWorktree(ctx, path, rec.Branch); err != nil {
@@ -469,15 +460,8 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		return nil, err
 	}
 	defer wlock.Unlock()
-	if samePath(l.Repo.Root, rec.Worktree.Path) {
-		// Run from inside the worktree that is about to go: work from the origin.
-		origin, err := l.originRepo(ctx, rec)
-		if err != nil {
-			return nil, err
-		}
-		ol := *l
-		ol.Repo = origin
-		l = &ol
+	if l, err = l.fromOrigin(ctx, rec); err != nil {
+		return nil, err
 	}
 	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	path := rec.Worktree.Path
@@ -497,8 +481,7 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, userErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
-			"branch %s no longer exists", rec.Branch)
+		return nil, branchGone(rec)
 	}
 	if mode == Keep {
 		if err := l.busy(rec, "finish --keep", func() error { return l.removeWorktree(ctx, rec, dirty, present, res) }); err != nil {
@@ -516,10 +499,7 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		return nil, err
 	}
 	target := orDetachedName(rec.Original, rec.OriginalCommit)
-	cur, err := origin.CurrentBranch(ctx)
-	if errors.Is(err, git.ErrDetachedHead) {
-		cur, err = "", nil
-	}
+	cur, err := origin.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -241,27 +241,24 @@ func uniqueID(id string, seen map[string]bool) string {
 
 // levelOne reports whether line is a level-1 ATX heading ("# Title") and returns its text.
 func levelOne(line string) (ok bool, text string) {
-	line = strings.TrimSuffix(line, "\r")
-	i := 0
-	for i < 3 && i < len(line) && line[i] == ' ' {
-		i++
-	}
-	rest, ok := strings.CutPrefix(line[i:], "#")
-	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return false, ""
-	}
-	return true, jsTrim(rest)
+	return atxHeading(line, "#")
 }
 
 // parseHeading reports whether line is a level-2 heading (`^ {0,3}##(?:[ \t](.*))?$` once
 // one trailing \r is removed) and returns its text, trimmed.
 func parseHeading(line string) (ok bool, text string) {
+	return atxHeading(line, "##")
+}
+
+// atxHeading reports whether line is an ATX heading opened by exactly marker (up to
+// three spaces before it, then a space, a tab or the end) and returns its text, trimmed.
+func atxHeading(line, marker string) (ok bool, text string) {
 	line = strings.TrimSuffix(line, "\r")
 	i := 0
 	for i < 3 && i < len(line) && line[i] == ' ' {
 		i++
 	}
-	rest, ok := strings.CutPrefix(line[i:], "##")
+	rest, ok := strings.CutPrefix(line[i:], marker)
 	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
 		return false, ""
 	}

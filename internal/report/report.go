@@ -226,7 +226,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 
 	// The stories, from tasks.md as the newest checkpoint has it.
 	tasks, proposal := readChange(ctx, repo, tip, change)
-	rep.Why = why(proposal)
+	rep.Why = openspec.Why(string(proposal))
 	for _, s := range openspec.ParseTasks(tasks).Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
 		for _, t := range s.Tasks {
@@ -428,26 +428,6 @@ func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks,
 		return b
 	}
 	return read(tasksRel), read(dir + "proposal.md")
-}
-
-// why is the text of the proposal's "## Why" section.
-func why(proposal []byte) string {
-	var b strings.Builder
-	in := false
-	for line := range strings.SplitSeq(string(proposal), "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "#") {
-			if in {
-				break
-			}
-			in = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(t, "#")), "why")
-			continue
-		}
-		if in {
-			b.WriteString(line + "\n")
-		}
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // logTail is the end of an attempt's log, as the agent spoke it: its words and its
