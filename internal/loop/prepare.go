@@ -29,7 +29,11 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
 		// A run on GitHub Actions: once it has published, its result comes home and
 		// the loop goes on here from the remote checkpoint.
-		if err := l.importRemoteRun(gctx, rec); err != nil {
+		if err := l.importRemoteRun(gctx, rec); errors.Is(err, errNothingPublished) {
+			if err := l.takeBackUnpublished(gctx, rec); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
 			return nil, err
 		}
 	}
