@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ type fakeKey struct{}
 type fakeHolder struct {
 	srv  *githubtest.Server
 	auto *autoRunner // set by 'fakegh autorun'
+	mark int // requests seen at the last "fakegh mark"
 }
 
 // hermeticGitHub makes sure no script can reach a real GitHub or read the developer's
@@ -67,7 +69,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh pr OWNER/NAME HEAD-OWNER:BRANCH BASE TITLE   an already open pull request
 //	fakegh fail METHOD PATH STATUS [times N] [header NAME VALUE]…   METHOD may be *, PATH a path.Match pattern
 //	fakegh hang METHOD PATH                   serve the next such request, then never answer it
-//	fakegh wait METHOD PATH                   block until such a request was seen
+//	fakegh wait METHOD PATH [N]               block until such a request (the N-th since the last mark) was seen
+//	fakegh mark                               count wait's N from here
 //	fakegh requests                           print the requests seen: METHOD host/path auth=yes|no status
 //	fakegh tokens                             print the distinct tokens the requests carried
 //	fakegh pulls OWNER/NAME                   print the pull requests
@@ -80,6 +83,9 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
 //	fakegh autorun                            run each dispatch on the fake runner at once, as GitHub would
 //	fakegh await                              wait (up to 5 min) until every autorun run has completed
+//	fakegh poll-interval N                    send x-poll-interval: N with the runs listing and a run
+//	fakegh list-delay N|forever               a new run is left out of the runs listing N times (or always)
+//	fakegh show-runs                          every run is in the runs listing from now on
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("fakegh cannot be negated")
@@ -183,8 +189,27 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		s.AddOverride(githubtest.Override{Method: args[1], Path: args[2], HangAfter: true, Times: 1})
 	case "wait":
-		if len(args) != 3 {
-			ts.Fatalf("usage: fakegh wait METHOD PATH")
+		if len(args) != 3 && len(args) != 4 {
+			ts.Fatalf("usage: fakegh wait METHOD PATH [N]")
+		}
+		if len(args) == 4 {
+			n, err := strconv.Atoi(args[3])
+			ts.Check(err)
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+				seen := 0
+				for _, r := range s.Requests()[h.mark:] {
+					if ok, _ := path.Match(args[2], r.Path); ok && r.Method == args[1] {
+						seen++
+					}
+				}
+				if seen >= n {
+					break
+				}
+				if time.Now().After(deadline) {
+					ts.Fatalf("fakegh wait: %d of %d %s %s within a minute", seen, n, args[1], args[2])
+				}
+			}
+			break
 		}
 		if !s.WaitFor(args[1], args[2], time.Minute) {
 			ts.Fatalf("fakegh wait: no %s %s within a minute", args[1], args[2])
@@ -257,6 +282,26 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		id, err := strconv.ParseInt(args[1], 10, 64)
 		ts.Check(err)
 		s.ExpireArtifacts(id)
+	case "poll-interval":
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		s.State(func(st *githubtest.State) { st.Actions.PollInterval = n })
+	case "list-delay":
+		n := -1
+		if args[1] != "forever" {
+			var err error
+			n, err = strconv.Atoi(args[1])
+			ts.Check(err)
+		}
+		s.State(func(st *githubtest.State) { st.Actions.ListDelay = n })
+	case "mark":
+		h.mark = len(s.Requests())
+	case "show-runs":
+		s.State(func(st *githubtest.State) {
+			for _, r := range st.Actions.Runs {
+				r.Hidden = 0
+			}
+		})
 	case "no-run-details":
 		s.State(func(st *githubtest.State) { st.Actions.NoRunDetails = true })
 	case "runs":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -156,7 +157,30 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 // The variable is read here, in test code: the shipped binary has no such switch.
 func testTuning() cli.Tuning {
 	return cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
-		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK"))}
+		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))}
+}
+
+// testSleep is the waits of the GitHub polls in the test binary: each wait is written
+// to the file log names ("sleep 7s", when set), then lasts at most 20ms, so that a
+// script asserts what git-ralph waited for (retry-after, x-poll-interval, the second
+// between two dispatches) without waiting for it.
+func testSleep(log string) func(ctx context.Context, d time.Duration) error {
+	return func(ctx context.Context, d time.Duration) error {
+		if log != "" {
+			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintf(f, "sleep %s\n", d)
+				f.Close()
+			}
+		}
+		t := time.NewTimer(min(d, 20*time.Millisecond))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	}
 }
 
 // testClock is the clock of the test suite: GIT_RALPH_TEST_CLOCK=<RFC 3339 time> starts

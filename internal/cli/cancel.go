@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-
-	"github.com/git-ralph/git-ralph/internal/github"
 )
 
 type cancelCmd struct {
@@ -24,9 +22,7 @@ func (c *cancelCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.CancelRemote(e.ctx, c.Change, c.Force, func(host string) (*github.Client, error) {
-		return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
-	})
+	res, err := l.CancelRemote(e.ctx, c.Change, c.Force, e.github)
 	if err != nil {
 		return err
 	}

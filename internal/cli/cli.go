@@ -22,6 +22,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -94,6 +95,10 @@ type Tuning struct {
 	// GitHubTransport, if not nil, carries finish --pr's GitHub requests: in-process
 	// tests send them to a fake GitHub. nil is the real network.
 	GitHubTransport http.RoundTripper
+	// Sleep, if not nil, is every wait of the polls and backoffs that talk to GitHub
+	// (status --watch, finish --wait, dispatch's search for its run, rate limits): the
+	// test binary's logs each wait and sleeps a few milliseconds. nil is a real timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // MainTuned is Main with some waits and the clock changed: the test binary's git-ralph
@@ -219,6 +224,34 @@ type env struct {
 	repo    *git.Repo // found once, by findRepo
 	repoErr error
 	looked  bool
+
+	clients map[string]*github.Client // by host: one per host, so that its spacing holds across commands' requests
+}
+
+// githubLoop is loop() for the commands that poll GitHub: their waits are the tuned ones.
+func (e *env) githubLoop() (*loop.Loop, error) {
+	l, err := e.loop()
+	if err == nil && e.tune.Sleep != nil {
+		l.Sleep = e.tune.Sleep
+	}
+	return l, err
+}
+
+// github returns the GitHub client for host (made once): gh's token, the tuned
+// transport and waits.
+func (e *env) github(host string) (*github.Client, error) {
+	if c, ok := e.clients[host]; ok {
+		return c, nil
+	}
+	c, err := github.New(host, github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport, Sleep: e.tune.Sleep})
+	if err != nil {
+		return nil, err
+	}
+	if e.clients == nil {
+		e.clients = map[string]*github.Client{}
+	}
+	e.clients[host] = c
+	return c, nil
 }
 
 // findRepo locates the repository of the working directory, once: the config resolver
@@ -258,6 +291,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now
 	}
+
 	return l, nil
 }
 

@@ -3,9 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
-	"time"
 
-	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
@@ -31,7 +29,7 @@ over; 'git ralph start <change>' continues a run that stopped, here.`
 }
 
 func (c *dispatchCmd) Run(e *env) error {
-	l, err := e.loop()
+	l, err := e.githubLoop()
 	if err != nil {
 		return err
 	}
@@ -43,21 +41,13 @@ func (c *dispatchCmd) Run(e *env) error {
 		}
 	}
 	p := e.s.Palette()
-	for i, change := range c.Changes {
-		if i > 0 {
-			// GitHub asks for a second between requests that change things.
-			select {
-			case <-e.ctx.Done():
-				return loop.ErrInterrupted
-			case <-time.After(time.Second):
-			}
-		}
+	for _, change := range c.Changes {
+		// GitHub asks for a second between requests that change things: the client
+		// (one per host, e.github) spaces its POSTs across the changes.
 		res, err := l.Dispatch(e.ctx, loop.DispatchRequest{
 			Change: change, Remote: c.Remote, Repo: c.Repo, EnvRepo: os.Getenv("GH_REPO"),
 			Workflow: c.Workflow, Ref: c.Ref, IncludeWIP: c.IncludeWIP,
-			Client: func(host string) (*github.Client, error) {
-				return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
-			},
+			Client: e.github,
 		})
 		if err != nil {
 			return err
@@ -66,7 +56,7 @@ func (c *dispatchCmd) Run(e *env) error {
 		if res.Found {
 			what = "found the run an interrupted dispatch started for"
 		}
-		run := "run id not known yet: 'git ralph status " + change + "' finds it"
+		run := "run id pending: GitHub does not list the run yet; 'git ralph status " + change + "' finds it"
 		if res.RunID != 0 {
 			run = fmt.Sprintf("run %d", res.RunID)
 		}

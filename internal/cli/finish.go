@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -14,6 +15,7 @@ type finishCmd struct {
 	Squash bool   `xor:"mode" required:"" help:"Back to the original branch with all the work uncommitted; delete ralph/<change>."`
 	Keep   bool   `xor:"mode" required:"" help:"Stay on ralph/<change> with its checkpoint commits."`
 	PR     bool   `name:"pr" xor:"mode" required:"" help:"Push ralph/<change> and open (or update) its GitHub pull request; back to the original branch."`
+	Wait   bool   `help:"For a run on GitHub Actions: wait until it has completed (polling as status --watch does), then finish."`
 
 	Draft  *bool  `name:"draft" negatable:"" help:"With --pr: open the pull request as a draft (default: git config ralph.prDraft)."`
 	Base   string `name:"base" placeholder:"BRANCH" help:"With --pr: the branch to merge into (default: the branch the run started from)."`
@@ -48,6 +50,13 @@ func (c *finishCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Wait {
+		if err := c.wait(e, l); err != nil {
+			return err
+		}
+	} else {
+		refreshRemote(e, l, c.Change)
+	}
 	if c.PR {
 		return c.runPR(e, l)
 	}
@@ -64,6 +73,48 @@ func (c *finishCmd) Run(e *env) error {
 	}
 	printFinish(e.s, res, mode)
 	return nil
+}
+
+// wait is finish --wait: for a run on GitHub Actions, poll until it has completed. A
+// local run has nothing to wait for.
+func (c *finishCmd) wait(e *env, l *loop.Loop) error {
+	change, err := l.ResolveRun(c.Change)
+	if err != nil {
+		return err
+	}
+	rec, err := l.Store.Load(change)
+	if err != nil {
+		return err
+	}
+	if rec.Remote == nil || rec.Status != run.Dispatched {
+		return nil
+	}
+	if e.tune.Sleep != nil {
+		l.Sleep = e.tune.Sleep
+	}
+	fmt.Fprintf(e.s.Err, "waiting for the run of %s on GitHub Actions (Ctrl-C stops waiting; the run goes on)\n", change)
+	_, err = l.WatchRemote(e.ctx, loop.WatchOptions{Changes: []string{change}, Client: e.github,
+		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, loop.WatchText(change, v)) }})
+	if err == loop.ErrInterrupted {
+		return &loop.Error{Msg: "interrupted", Code: 130,
+			Hint: "nothing was changed; the run goes on: 'git ralph finish " + change + " --wait' waits again"}
+	}
+	return err
+}
+
+// refreshRemote asks GitHub, when a dispatched run of change has not been seen
+// completed, where it stands, so that finish can tell a run under way from one that
+// ended without publishing. Best effort: finish itself needs only git.
+func refreshRemote(e *env, l *loop.Loop, change string) {
+	name, err := l.ResolveRun(change)
+	if err != nil {
+		return
+	}
+	rec, err := l.Store.Load(name)
+	if err != nil || rec.Remote == nil || rec.Status != run.Dispatched || rec.Remote.LastSeenStatus == "completed" {
+		return
+	}
+	_, _ = l.RemoteStatus(e.ctx, name, e.github)
 }
 
 func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {

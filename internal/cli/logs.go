@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-
-	"github.com/git-ralph/git-ralph/internal/github"
 )
 
 type logsCmd struct {
@@ -25,9 +23,7 @@ func (c *logsCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.Logs(e.ctx, c.Change, c.Attempt, func(host string) (*github.Client, error) {
-		return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
-	})
+	res, err := l.Logs(e.ctx, c.Change, c.Attempt, e.github)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 
-	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/term"
@@ -20,9 +19,13 @@ import (
 type statusCmd struct {
 	Change string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
 	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON; after finish, how the run ended."`
+	Watch  bool   `help:"Follow runs on GitHub Actions (the change's, or every dispatched one) until each has completed, a line per change of state."`
 }
 
 func (c *statusCmd) Run(e *env) error {
+	if c.Watch {
+		return c.watch(e)
+	}
 	l, err := e.loop()
 	if err != nil {
 		return err
@@ -37,9 +40,7 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if r != nil && r.Record.Remote != nil && (r.Record.Status == run.Dispatched || r.Record.Status == run.Dispatching) {
-		v, err := l.RemoteStatus(e.ctx, r.Record.Change, func(host string) (*github.Client, error) {
-			return github.New(host, github.Options{UserAgent: "git-ralph/" + version()})
-		})
+		v, err := l.RemoteStatus(e.ctx, r.Record.Change, e.github)
 		if err != nil {
 			v = &loop.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
@@ -67,6 +68,76 @@ func (c *statusCmd) Run(e *env) error {
 	}
 	renderStatus(e.s, r)
 	return nil
+}
+
+// watch is status --watch: it polls GitHub for the runs on GitHub Actions (the named
+// change's, or every dispatched one), printing a line each time one changes, until
+// every one has completed; Ctrl-C stops it (exit 130), changing nothing.
+func (c *statusCmd) watch(e *env) error {
+	if c.JSON {
+		return &usageError{msg: "--watch and --json cannot go together", hint: "poll 'git ralph status --json' yourself, or drop --json"}
+	}
+	l, err := e.githubLoop()
+	if err != nil {
+		return err
+	}
+	changes, err := watchedChanges(l, c.Change)
+	if err != nil {
+		return err
+	}
+	views, err := l.WatchRemote(e.ctx, loop.WatchOptions{Changes: changes, Client: e.github,
+		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Out, loop.WatchText(change, v)) }})
+	if err == loop.ErrInterrupted {
+		return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
+	}
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		if v := views[ch]; v.Conclusion == "startup_failure" || v.Conclusion == "action_required" {
+			fmt.Fprintf(e.s.Err, "next: run %d of %s published nothing (%s); see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", v.RunID, ch, v.Conclusion, v.URL, ch, ch)
+			continue
+		}
+		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
+	}
+	return nil
+}
+
+// watchedChanges is what status --watch follows: the named change's run, which must be
+// on GitHub Actions, or every dispatched run.
+func watchedChanges(l *loop.Loop, change string) ([]string, error) {
+	remote := func(rec *run.Record) bool {
+		return rec.Remote != nil && (rec.Status == run.Dispatched || rec.Status == run.Dispatching)
+	}
+	if change != "" {
+		name, err := l.ResolveRun(change)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := l.Store.Load(name)
+		if err != nil {
+			return nil, err
+		}
+		if !remote(rec) {
+			return nil, &loop.Error{Msg: fmt.Sprintf("the run of %q is not on GitHub Actions", name),
+				Hint: "--watch follows runs that 'git ralph dispatch' started; 'git ralph status " + name + "' shows this one"}
+		}
+		return []string{name}, nil
+	}
+	names, err := l.Store.Changes()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range names {
+		if rec, err := l.Store.Load(name); err == nil && remote(rec) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &loop.Error{Msg: "no run on GitHub Actions to watch", Hint: "start one with 'git ralph dispatch <change>'"}
+	}
+	return out, nil
 }
 
 // statusJSON is the run record's fields plus the stories as `list --json` gives them.
@@ -166,7 +237,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		case rv.Error != "":
 			st += ": " + p.Warn("cannot ask GitHub: "+rv.Error)
 		case rv.RunID == 0:
-			st += ": " + p.Warn("dispatched; the run is not listed yet")
+			st += ": " + p.Warn("dispatched, run id pending (GitHub does not list the run yet)")
 		case rv.Status == "completed" && rv.Conclusion == "success":
 			st += fmt.Sprintf(": run %d %s", rv.RunID, p.Success("completed: success"))
 		case rv.Status == "completed":
@@ -278,6 +349,8 @@ func attemptText(a run.Attempt) string {
 func nextSteps(w io.Writer, r *loop.StatusReport) {
 	c := r.Record.Change
 	switch {
+	case r.Remote != nil && (r.Remote.Conclusion == "startup_failure" || r.Remote.Conclusion == "action_required"):
+		fmt.Fprintf(w, "next: the run published nothing; see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", r.Remote.URL, c, c)
 	case r.Remote != nil && r.Remote.Status == "completed":
 		fmt.Fprintf(w, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", c, c, c)
 	case r.Remote != nil:

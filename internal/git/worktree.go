@@ -158,6 +158,16 @@ func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
 	return r.worktreeTree(ctx, "")
 }
 
+// IndexTree writes what is staged in the user's index as a tree (git write-tree)
+// and returns its id. The index's content is unchanged.
+func (r *Repo) IndexTree(ctx context.Context) (string, error) {
+	out, err := r.run(ctx, call{args: []string{"write-tree"}})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // worktreeTree builds the tree in a temporary index file (GIT_INDEX_FILE,
 // in GitDir, removed afterwards) seeded with a copy of the user's index,
 // so that `add -A` re-hashes only the files whose stat data changed: in a

@@ -88,14 +88,23 @@ func (c *Client) DispatchWorkflow(ctx context.Context, r Repo, file string, d Di
 // DispatchedRuns lists the newest runs of a workflow started by workflow_dispatch (one
 // page of up to 100).
 func (c *Client) DispatchedRuns(ctx context.Context, r Repo, file string) ([]WorkflowRun, error) {
+	runs, _, err := c.DispatchedRunsIfChanged(ctx, r, file, "")
+	return runs, err
+}
+
+// DispatchedRunsIfChanged is DispatchedRuns as a conditional request: with the ETag of
+// an earlier answer, GitHub says 304 (Poll.NotModified, runs nil) when nothing changed,
+// which does not count against the rate limit.
+func (c *Client) DispatchedRunsIfChanged(ctx context.Context, r Repo, file, etag string) ([]WorkflowRun, Poll, error) {
 	q := url.Values{"event": {"workflow_dispatch"}, "per_page": {"100"}}
 	var out struct {
 		Runs []WorkflowRun `json:"workflow_runs"`
 	}
-	if err := c.Do(ctx, http.MethodGet, workflowPath(r, file)+"/runs?"+q.Encode(), nil, &out); err != nil {
-		return nil, err
+	p, err := c.GetIfChanged(ctx, workflowPath(r, file)+"/runs?"+q.Encode(), etag, &out)
+	if err != nil || p.NotModified {
+		return nil, p, err
 	}
-	return out.Runs, nil
+	return out.Runs, p, nil
 }
 
 // Run returns a workflow run by id.

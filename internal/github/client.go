@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cli/go-gh/v2/pkg/api"
@@ -37,7 +38,14 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// UserAgent goes into every request, e.g. "git-ralph/1.2.3".
 	UserAgent string
+	// Now is the clock that spaces requests that change things a second apart; nil
+	// means time.Now. Tests pass a fake clock that Sleep advances.
+	Now func() time.Time
 }
+
+// MutationGap is how long the client waits between two requests that change
+// something (POST, PATCH, PUT, DELETE), as GitHub asks integrators to.
+const MutationGap = time.Second
 
 // Client sends REST requests to one GitHub host. It is safe for sequential use; GitHub
 // asks integrators not to send requests concurrently.
@@ -45,6 +53,9 @@ type Client struct {
 	host string
 	rest *api.RESTClient
 	opts Options
+
+	mu           sync.Mutex // one request at a time: GitHub asks for serial requests
+	lastMutation time.Time  // when the last POST/PATCH/PUT/DELETE was sent
 }
 
 // TokenEnv is the environment variable go-gh reads the token of host from:
@@ -85,6 +96,13 @@ func New(host string, opts Options) (*Client, error) {
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	transport := opts.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
 	headers := map[string]string{}
 	if opts.UserAgent != "" {
 		headers["User-Agent"] = opts.UserAgent
@@ -93,7 +111,7 @@ func New(host string, opts Options) (*Client, error) {
 	rest, err := api.NewRESTClient(api.ClientOptions{
 		Host:      host,
 		AuthToken: opts.Token,
-		Transport: opts.Transport,
+		Transport: ctxHeaders{transport},
 		Timeout:   opts.Timeout,
 		Headers:   headers,
 		// GH_DEBUG=api shows every request, as it does for gh.
@@ -173,56 +191,130 @@ func StatusOf(err error) int {
 // out (if non-nil). path is relative to the API root, e.g. "repos/o/r/pulls?state=open".
 // Rate-limit answers are waited out when GitHub's wait is at most Options.MaxWait;
 // anything else that is not 2xx comes back as an *Error, and no answer at all as a
-// *NetworkError.
+// *NetworkError. Requests are sent one at a time, and those that change something at
+// least MutationGap apart.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	_, err := c.do(ctx, method, path, in, out, "")
+	return err
+}
+
+// Poll is what a conditional request learnt besides the answer's body.
+type Poll struct {
+	// ETag identifies the answer: send it back to ask "has it changed?".
+	ETag string
+	// NotModified: GitHub answered 304 to the ETag sent; nothing was decoded. Such an
+	// answer does not count against the rate limit.
+	NotModified bool
+	// Interval is GitHub's x-poll-interval: the least time to wait before asking again
+	// (0 when it did not say).
+	Interval time.Duration
+}
+
+// GetIfChanged is a conditional GET: with etag (from an earlier Poll) GitHub answers 304
+// when nothing changed, and out is left alone.
+func (c *Client) GetIfChanged(ctx context.Context, path, etag string, out any) (Poll, error) {
+	return c.do(ctx, http.MethodGet, path, nil, out, etag)
+}
+
+func pollOf(h http.Header, etag string) Poll {
+	p := Poll{ETag: h.Get("ETag")}
+	if p.ETag == "" {
+		p.ETag = etag
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(h.Get("X-Poll-Interval"))); err == nil && n > 0 {
+		p.Interval = time.Duration(n) * time.Second
+	}
+	return p
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any, etag string) (Poll, error) {
 	var body []byte
 	if in != nil {
 		var err error
 		if body, err = json.Marshal(in); err != nil {
-			return err
+			return Poll{}, err
 		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	mutation := method != http.MethodGet && method != http.MethodHead
+	if etag != "" {
+		ctx = context.WithValue(ctx, headersKey{}, map[string]string{"If-None-Match": etag})
 	}
 	var waited time.Duration
 	for try := 0; ; try++ {
+		if mutation && !c.lastMutation.IsZero() {
+			if gap := MutationGap - c.opts.Now().Sub(c.lastMutation); gap > 0 {
+				if err := c.opts.Sleep(ctx, gap); err != nil {
+					return Poll{}, err
+				}
+			}
+		}
 		var r io.Reader
 		if body != nil {
 			r = bytes.NewReader(body)
 		}
 		resp, err := c.rest.RequestWithContext(ctx, method, path, r)
+		if mutation {
+			c.lastMutation = c.opts.Now()
+		}
 		if err == nil {
 			defer resp.Body.Close()
+			p := pollOf(resp.Header, "")
 			if out == nil || resp.StatusCode == http.StatusNoContent {
 				_, _ = io.Copy(io.Discard, resp.Body)
-				return nil
+				return p, nil
 			}
 			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-				return fmt.Errorf("%s %s: read GitHub's answer: %w", method, path, err)
+				return p, fmt.Errorf("%s %s: read GitHub's answer: %w", method, path, err)
 			}
-			return nil
+			return p, nil
 		}
 		var he *api.HTTPError
 		if !errors.As(err, &he) {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return Poll{}, ctx.Err()
 			}
-			return &NetworkError{Host: c.host, Err: err}
+			return Poll{}, &NetworkError{Host: c.host, Err: err}
 		}
-		e := newError(method, path, he, time.Now())
+		if he.StatusCode == http.StatusNotModified && etag != "" {
+			p := pollOf(he.Headers, etag)
+			p.NotModified = true
+			return p, nil
+		}
+		e := newError(method, path, he, c.opts.Now())
 		if !e.RateLimited() || try >= 3 {
-			return e
+			return Poll{}, e
 		}
 		wait := e.RetryAfter
 		if wait == 0 {
 			wait = time.Second << try // a 429 without a hint: back off from a second
 		}
 		if wait > c.opts.MaxWait || waited+wait > 2*c.opts.MaxWait {
-			return e
+			return Poll{}, e
 		}
 		if err := c.opts.Sleep(ctx, wait); err != nil {
-			return err
+			return Poll{}, err
 		}
 		waited += wait
 	}
+}
+
+// headersKey carries extra request headers in a request's context (If-None-Match):
+// go-gh's REST client takes none per request.
+type headersKey struct{}
+
+// ctxHeaders adds the headers of a request's context.
+type ctxHeaders struct{ rt http.RoundTripper }
+
+func (t ctxHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h, ok := r.Context().Value(headersKey{}).(map[string]string); ok {
+		r = r.Clone(r.Context())
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.rt.RoundTrip(r)
 }
 
 func newError(method, path string, he *api.HTTPError, now time.Time) *Error {

@@ -251,8 +251,7 @@ func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	if _, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
 		return &Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	} else if !published {
-		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
-			"run %d of %q has published nothing yet", r.RunID, rec.Change)
+		return l.unpublished(rec)
 	}
 	if err := l.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
 		return &Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}

@@ -55,8 +55,12 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
 	}
+	var ended *run.Record // a dispatched run that ended without publishing: replaced
 	if rec, err := l.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
-		return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
+		if !l.redispatchable(ctx, rec) {
+			return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
+		}
+		ended = rec
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
@@ -130,6 +134,12 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if err != nil {
 		return nil, err
 	}
+	if ended != nil {
+		l.Report.Step(fmt.Sprintf("run %d of %s ended (%s) without publishing: dispatching it again from %s", ended.Remote.RunID, o.Change, ended.Remote.LastSeenConclusion, ended.Branch))
+		if err := l.Store.Remove(o.Change); err != nil {
+			return nil, err
+		}
+	}
 	ds, err := l.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
 		Agent: o.Agent, Model: o.Model,
 		Remote: run.Remote{RepoHost: repo.Host, Owner: repo.Owner, Name: repo.Name, Workflow: o.Workflow, Ref: ref}})
@@ -140,7 +150,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	res := &DispatchResult{Change: o.Change, Branch: rec.Branch, Remote: remote, Repo: repo.String(), Pushed: ds.Pushed}
 	done := fmt.Sprintf("%s is pushed to %s; ", rec.Branch, remote)
 	if ds.Resumed {
-		r, err := l.findRun(ctx, client, repo, rec, 1)
+		r, err := l.findRun(ctx, client, repo, rec, 0)
 		if err != nil {
 			return nil, githubErr(err, repo, again, done)
 		}
@@ -165,7 +175,8 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	res.RunID, res.URL = out.RunID, out.HTMLURL
 	if res.RunID == 0 {
 		// 204: GitHub did not say which run; it lists it by its title a little later.
-		if r, err := l.findRun(ctx, client, repo, rec, 5); err == nil && r != nil {
+		// Not found in FindRunFor: the run id stays pending, status keeps looking.
+		if r, err := l.findRun(ctx, client, repo, rec, FindRunFor); err == nil && r != nil {
 			res.RunID, res.URL = r.ID, r.HTMLURL
 		}
 	}
@@ -228,27 +239,35 @@ func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
 	return &Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
 }
 
-// findRun looks for the run whose title carries rec's nonce, tries times, backing off.
-func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, tries int) (*github.WorkflowRun, error) {
+// FindRunFor is how long dispatch looks for a run GitHub did not name (a 204): the
+// listing is asked again after 1s, 2s, 4s, … at most 30s apart (REMOTE.md §5.2).
+const FindRunFor = 2 * time.Minute
+
+// findRun looks for the run whose title carries rec's nonce: once, then again with
+// backoff for as long as patience, with conditional listings (an unchanged one is a
+// 304, which does not count against the rate limit).
+func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
 	mark := "[" + rec.Remote.Nonce + "]"
-	wait := time.Second
-	for i := 0; ; i++ {
-		runs, err := client.DispatchedRuns(ctx, repo, rec.Remote.Workflow)
+	wait, waited, etag := time.Second, time.Duration(0), ""
+	for {
+		runs, p, err := client.DispatchedRunsIfChanged(ctx, repo, rec.Remote.Workflow, etag)
 		if err != nil {
 			return nil, err
 		}
+		etag = p.ETag
 		for j := range runs {
 			if strings.Contains(runs[j].DisplayTitle, mark) {
 				return &runs[j], nil
 			}
 		}
-		if i+1 >= tries {
+		if waited+wait > patience {
 			return nil, nil
 		}
 		if err := l.sleep(ctx, wait); err != nil {
 			return nil, err
 		}
-		wait *= 2
+		waited += wait
+		wait = min(2*wait, 30*time.Second)
 	}
 }
 
@@ -332,7 +351,7 @@ func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(stri
 		return nil, nil, repo, err
 	}
 	if rec.Remote.RunID == 0 && rec.Remote.Nonce != "" {
-		r, err := l.findRun(ctx, client, repo, rec, 1)
+		r, err := l.findRun(ctx, client, repo, rec, 0)
 		if err != nil {
 			return nil, nil, repo, apiErr(err, repo, "git ralph status "+change)
 		}

@@ -124,6 +124,10 @@ func backupRef(change string, t time.Time) string {
 	return fmt.Sprintf("refs/ralph/%s/backup/%d", change, t.Unix())
 }
 
+func stagedRef(change string, t time.Time) string {
+	return fmt.Sprintf("refs/ralph/%s/staged/%d", change, t.Unix())
+}
+
 func short(id string) string {
 	if len(id) > 7 {
 		return id[:7]

@@ -29,7 +29,11 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
 		// A run on GitHub Actions: once it has published, its result comes home and
 		// the loop goes on here from the remote checkpoint.
-		if err := l.importRemoteRun(gctx, rec); err != nil {
+		if err := l.importRemoteRun(gctx, rec); errors.Is(err, errNothingPublished) {
+			if err := l.takeBackUnpublished(gctx, rec); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -138,6 +142,9 @@ func (l *Loop) startPoint(ctx context.Context, branch, hint string) (cur, head s
 
 // createBranch runs steps 2–4 of a new run from the original HEAD.
 func (l *Loop) createBranch(ctx context.Context, rec *run.Record) error {
+	if err := l.keepStaged(ctx, rec); err != nil {
+		return err
+	}
 	if err := l.backupBranch(ctx, rec); err != nil {
 		return err
 	}
@@ -145,6 +152,43 @@ func (l *Loop) createBranch(ctx context.Context, rec *run.Record) error {
 		return fmt.Errorf("create branch %s: %w", rec.Branch, err)
 	}
 	return l.commitInitial(ctx, rec)
+}
+
+// keepStaged keeps what the user had staged, when it differs from HEAD, as a commit
+// under refs/ralph/<change>/staged/<unix-seconds> before anything changes. "initial
+// state" records the work tree, so a file staged and then edited again would otherwise
+// keep only its newer version; its staged one would be left unreferenced.
+func (l *Loop) keepStaged(ctx context.Context, rec *run.Record) error {
+	index, err := l.Repo.IndexTree(ctx)
+	if err != nil {
+		return fmt.Errorf("read the index: %w", err)
+	}
+	head, err := l.Repo.TreeOf(ctx, rec.OriginalCommit)
+	if err != nil {
+		return err
+	}
+	if index == head {
+		return nil
+	}
+	msg := fmt.Sprintf("staged changes before git ralph start\n\nRalph-Change: %s\n", rec.Change)
+	id, err := l.Repo.CommitTree(ctx, index, []string{rec.OriginalCommit}, msg)
+	if err != nil {
+		return fmt.Errorf("keep the staged changes: %w", err)
+	}
+	ref := stagedRef(rec.Change, rec.Started)
+	for i := 1; ; i++ {
+		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
+			return err
+		} else if !ok {
+			break
+		}
+		ref = fmt.Sprintf("%s-%d", stagedRef(rec.Change, rec.Started), i)
+	}
+	if err := l.Repo.UpdateRef(ctx, ref, id); err != nil {
+		return fmt.Errorf("keep the staged changes: %w", err)
+	}
+	l.Report.Step(fmt.Sprintf("kept what you had staged as %s (\"initial state\" holds the work tree)", ref))
+	return nil
 }
 
 // backupBranch keeps the tip of an existing ralph/<change> under refs/ralph/<change>/backup/.

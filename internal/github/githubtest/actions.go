@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,12 @@ type Actions struct {
 	NextArtifact int64
 	// OnDispatch, when set, is called (under the server's lock) with each new run.
 	OnDispatch func(*Run)
+	// ListDelay hides a new run from the runs listing for that many listings (-1:
+	// for ever), as GitHub lists a dispatched run only a little later.
+	ListDelay int
+	// PollInterval, when set, is sent as x-poll-interval (seconds) with the runs
+	// listing and a run.
+	PollInterval int
 }
 
 // Workflow is a workflow file of a repository.
@@ -46,6 +53,8 @@ type Run struct {
 	Conclusion string
 	Created    time.Time
 	Artifacts  []*Artifact
+	// Hidden is how many more listings leave the run out (-1: all of them).
+	Hidden int
 }
 
 // Artifact is a zip a run uploaded; Expired answers 410 on download, as GitHub does
@@ -269,7 +278,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run := &Run{ID: a.NextRun, Repo: rp.Owner + "/" + rp.Name, Workflow: wf.File, Ref: body.Ref, Inputs: body.Inputs,
-		Title: fmt.Sprintf("ralph %s [%s]", body.Inputs["change"], body.Inputs["nonce"]), Status: "queued", Created: time.Now()}
+		Title: fmt.Sprintf("ralph %s [%s]", body.Inputs["change"], body.Inputs["nonce"]), Status: "queued", Created: time.Now(),
+		Hidden: a.ListDelay}
 	a.NextRun++
 	a.Runs = append(a.Runs, run)
 	if a.OnDispatch != nil {
@@ -331,9 +341,31 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		if !strings.EqualFold(run.Repo, rp.Owner+"/"+rp.Name) || run.Workflow != wf.File || (event != "" && event != "workflow_dispatch") {
 			continue
 		}
+		if run.Hidden != 0 {
+			if run.Hidden > 0 {
+				run.Hidden--
+			}
+			continue
+		}
 		runs = append(runs, runJSON(run))
 	}
-	JSON(w, 200, map[string]any{"total_count": len(runs), "workflow_runs": runs})
+	s.conditional(w, r, map[string]any{"total_count": len(runs), "workflow_runs": runs})
+}
+
+// conditional answers v with an ETag, or 304 when the request's If-None-Match is that
+// ETag (GitHub's conditional requests), and x-poll-interval when the test set one.
+func (s *Server) conditional(w http.ResponseWriter, r *http.Request, v any) {
+	b, _ := json.Marshal(v)
+	tag := fmt.Sprintf(`W/"%x"`, sha256.Sum256(b))
+	w.Header().Set("ETag", tag)
+	if n := s.state.Actions.PollInterval; n > 0 {
+		w.Header().Set("X-Poll-Interval", fmt.Sprint(n))
+	}
+	if r.Header.Get("If-None-Match") == tag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	JSON(w, 200, v)
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) *Run {
@@ -364,7 +396,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if run := s.run(w, r); run != nil {
-		JSON(w, 200, runJSON(run))
+		s.conditional(w, r, runJSON(run))
 	}
 }
 

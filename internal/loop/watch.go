@@ -1,0 +1,223 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// Watching runs on GitHub Actions politely (REMOTE.md §2.6, §5.3): one conditional
+// listing per repository and workflow per round, whatever the number of runs (an
+// unchanged listing is a 304, which does not count against the rate limit), at least
+// WatchInterval apart and never sooner than GitHub's x-poll-interval; a rate limit is
+// waited out as GitHub says (retry-after, else a minute, doubling).
+
+// WatchInterval is the least time between two rounds of a watch.
+const WatchInterval = 10 * time.Second
+
+// WatchOptions are the inputs of WatchRemote.
+type WatchOptions struct {
+	// Changes are the dispatched runs to watch (required).
+	Changes []string
+	// Client returns a GitHub client for a host (required).
+	Client func(host string) (*github.Client, error)
+	// Interval is the least time between rounds; 0 means WatchInterval.
+	Interval time.Duration
+	// Update, if set, is called with a run's view each time it changes, and once for
+	// every run in the first round.
+	Update func(change string, v *RemoteView)
+}
+
+// watched is one run of a watch.
+type watched struct {
+	rec  *run.Record
+	repo github.Repo
+	key  string // host/owner/name/workflow: the listing it is in
+	last *RemoteView
+}
+
+// WatchRemote polls GitHub until every run of o.Changes is completed, and returns their
+// last views, by change. Ctrl-C (ctx done) returns ErrInterrupted; the records then
+// hold what was seen last. It changes nothing but those records (the run id found by
+// its nonce, the last status and conclusion seen).
+func (l *Loop) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*RemoteView, error) {
+	if o.Interval <= 0 {
+		o.Interval = WatchInterval
+	}
+	var runs []*watched
+	clients := map[string]*github.Client{}
+	etags := map[string]string{}
+	for _, change := range o.Changes {
+		rec, client, repo, err := l.remoteRun(ctx, change, o.Client)
+		if err != nil {
+			return nil, interrupted(ctx, err)
+		}
+		clients[repo.Host] = client
+		runs = append(runs, &watched{rec: rec, repo: repo,
+			key: strings.ToLower(repo.String() + "/" + rec.Remote.Workflow)})
+	}
+	limited := 0 // rate-limit answers in a row
+	for {
+		wait := o.Interval
+		listings := map[string][]github.WorkflowRun{}
+		var rateWait time.Duration
+		for _, w := range runs {
+			if _, done := listings[w.key]; done || rateWait > 0 {
+				continue
+			}
+			client := clients[w.repo.Host]
+			list, p, err := client.DispatchedRunsIfChanged(ctx, w.repo, w.rec.Remote.Workflow, etags[w.key])
+			if d, ok := retryWait(err, limited); ok {
+				rateWait = d
+				continue
+			}
+			if err != nil {
+				return nil, interrupted(ctx, apiErr(err, w.repo, "git ralph status --watch"))
+			}
+			etags[w.key] = p.ETag
+			wait = max(wait, p.Interval)
+			if p.NotModified {
+				list = nil // the views of the last round stand
+			}
+			listings[w.key] = list
+		}
+		if rateWait > 0 {
+			limited++
+			if err := l.sleep(ctx, rateWait); err != nil {
+				return nil, ErrInterrupted
+			}
+			continue
+		}
+		limited = 0
+		allDone := true
+		for _, w := range runs {
+			list, listed := listings[w.key]
+			v, err := l.watchView(ctx, w, list, listed && list != nil, clients[w.repo.Host])
+			if err != nil {
+				return nil, interrupted(ctx, err)
+			}
+			if w.last == nil || *v != *w.last {
+				w.last = v
+				if o.Update != nil {
+					o.Update(w.rec.Change, v)
+				}
+			}
+			allDone = allDone && w.last.Status == "completed"
+		}
+		if allDone {
+			out := map[string]*RemoteView{}
+			for _, w := range runs {
+				out[w.rec.Change] = w.last
+			}
+			return out, nil
+		}
+		if err := l.sleep(ctx, wait); err != nil {
+			return nil, ErrInterrupted
+		}
+	}
+}
+
+// watchView is a run's view this round: from the fresh listing when there is one (the
+// run found by its id, or by the nonce in its title, which is then recorded), else
+// what the last round saw. A run the listing no longer holds (more than 100 newer
+// ones) is asked for by its id.
+func (l *Loop) watchView(ctx context.Context, w *watched, list []github.WorkflowRun, fresh bool, client *github.Client) (*RemoteView, error) {
+	rec := w.rec
+	if !fresh && w.last != nil {
+		return w.last, nil
+	}
+	var found *github.WorkflowRun
+	for i := range list {
+		r := &list[i]
+		if (rec.Remote.RunID != 0 && r.ID == rec.Remote.RunID) ||
+			(rec.Remote.RunID == 0 && rec.Remote.Nonce != "" && strings.Contains(r.DisplayTitle, "["+rec.Remote.Nonce+"]")) {
+			found = r
+			break
+		}
+	}
+	if found == nil && rec.Remote.RunID != 0 {
+		r, err := client.Run(ctx, w.repo, rec.Remote.RunID)
+		if err != nil {
+			return nil, apiErr(err, w.repo, "git ralph status "+rec.Change)
+		}
+		found = r
+	}
+	v := &RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	if found != nil {
+		v.RunID, v.Status, v.Conclusion = found.ID, found.Status, found.Conclusion
+		if found.HTMLURL != "" {
+			v.URL = found.HTMLURL
+		}
+	}
+	if w.last != nil {
+		v.Tip = w.last.Tip
+	}
+	if w.last == nil || v.Status != w.last.Status {
+		// The branch on the remote moves when the run publishes, at its end.
+		if tip, ok, err := l.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
+			v.Tip = tip
+		}
+	}
+	changed := false
+	if v.RunID != 0 && rec.Remote.RunID == 0 {
+		rec.Remote.RunID, rec.Remote.HTMLURL, changed = v.RunID, v.URL, true
+	}
+	if found != nil && (rec.Remote.LastSeenStatus != v.Status || rec.Remote.LastSeenConclusion != v.Conclusion) {
+		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion, changed = v.Status, v.Conclusion, true
+	}
+	if changed {
+		if err := l.save(rec); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// retryWait says how long to wait before asking again after err, when err is a rate
+// limit or GitHub being unavailable for a moment: retry-after, else a minute, doubling
+// with each such answer in a row (at most 16 minutes).
+func retryWait(err error, inRow int) (time.Duration, bool) {
+	var ge *github.Error
+	if !errors.As(err, &ge) || !(ge.RateLimited() || ge.StatusCode == 502 || ge.StatusCode == 503) {
+		return 0, false
+	}
+	if ge.RetryAfter > 0 {
+		return ge.RetryAfter, true
+	}
+	return time.Minute << min(inRow, 4), true
+}
+
+// interrupted turns the error of a watch cut short by Ctrl-C into ErrInterrupted.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	return err
+}
+
+// RemoteDone reports whether a dispatched run's record says GitHub last saw it
+// completed, and how.
+func RemoteDone(rec *run.Record) (bool, string) {
+	if rec.Remote == nil {
+		return false, ""
+	}
+	return rec.Remote.LastSeenStatus == "completed", rec.Remote.LastSeenConclusion
+}
+
+// WatchText is one line about a run's view, for status --watch and finish --wait.
+func WatchText(change string, v *RemoteView) string {
+	switch {
+	case v.RunID == 0:
+		return change + ": dispatched, run id pending (GitHub does not list the run yet)"
+	case v.Status == "completed":
+		return fmt.Sprintf("%s: run %d completed: %s", change, v.RunID, v.Conclusion)
+	case v.Status == "":
+		return fmt.Sprintf("%s: run %d", change, v.RunID)
+	}
+	return fmt.Sprintf("%s: run %d %s", change, v.RunID, v.Status)
+}
