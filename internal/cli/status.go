@@ -45,6 +45,9 @@ func (c *statusCmd) Run(e *env) error {
 			v = &loop.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
 		r.Remote = v
+		if ch := l.PublishedChange(e.ctx, r, v.Tip); ch != nil {
+			r.Change, r.Published = ch, true
+		}
 	}
 	if r == nil {
 		if c.JSON {
@@ -252,6 +255,15 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	kv("status", st)
 	if rv := r.Remote; rv != nil && rv.Tip != "" {
 		kv("published", shortID(rv.Tip)+" on "+rec.Remote.GitRemote)
+		if r.Published {
+			done := 0
+			for _, sv := range loop.Stories(r.Change) {
+				if sv.Complete {
+					done++
+				}
+			}
+			kv("stories", fmt.Sprintf("%d/%d done on %s/%s", done, len(r.Change.Stories), rec.Remote.GitRemote, rec.Branch))
+		}
 	}
 	if rec.Checkpoint != "" {
 		kv("checkpoint", shortID(rec.Checkpoint))

@@ -99,6 +99,7 @@ type StatusReport struct {
 	Logs       string           // directory of the attempt logs
 	Worktree   *WorktreeState   // for a worktree run
 	Remote     *RemoteView      // for a run on GitHub Actions, when asked for (RemoteStatus)
+	Published  bool             // Change is as the remote run published it (PublishedChange)
 }
 
 // Status reports on the run of change (or of the only run). It returns nil, nil when
@@ -162,4 +163,31 @@ func PickRun(names []string, name, command string) (string, error) {
 		return names[0], nil
 	}
 	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
+}
+
+// PublishedChange is the change as the run on GitHub Actions published it: its tasks
+// file read at tip (ralph/<change> on the git remote, as ls-remote saw it), so that a
+// remote run's stories show done/total as its checkpoints ticked them. The tip's
+// objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
+// tree or index changes. It returns nil when the tip has no tasks file or cannot be
+// fetched (status then shows the stories as they are here).
+func (l *Loop) PublishedChange(ctx context.Context, r *StatusReport, tip string) *openspec.Change {
+	rec := r.Record
+	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
+		return nil
+	}
+	path := r.Change.TasksRel
+	data, ok, err := l.Repo.ReadFile(ctx, tip, path)
+	if err == nil && !ok {
+		if l.Repo.FetchRefs(ctx, rec.Remote.GitRemote, []string{tip}) != nil {
+			return nil
+		}
+		data, ok, err = l.Repo.ReadFile(ctx, tip, path)
+	}
+	if err != nil || !ok {
+		return nil
+	}
+	ch := *r.Change
+	ch.HasTasks, ch.Tasks = true, openspec.ParseTasks(data)
+	return &ch
 }
