@@ -21,7 +21,7 @@ type fakeKey struct{}
 type fakeHolder struct {
 	srv  *githubtest.Server
 	auto *autoRunner // set by 'fakegh autorun'
-	mark int // requests seen at the last "fakegh mark"
+	mark int         // requests seen at the last "fakegh mark"
 }
 
 // hermeticGitHub makes sure no script can reach a real GitHub or read the developer's
@@ -71,6 +71,7 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh hang METHOD PATH                   serve the next such request, then never answer it
 //	fakegh wait METHOD PATH [N]               block until such a request (the N-th since the last mark) was seen
 //	fakegh mark                               count wait's N from here
+//	fakegh step RUNID JOB STEP                make STEP of JOB the one running (earlier ones succeeded)
 //	fakegh requests                           print the requests seen: METHOD host/path auth=yes|no status
 //	fakegh tokens                             print the distinct tokens the requests carried
 //	fakegh pulls OWNER/NAME                   print the pull requests
@@ -266,6 +267,15 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if !s.SetRun(id, args[2], conclusion) {
 			ts.Fatalf("fakegh run: no run %d", id)
+		}
+	case "step":
+		if len(args) != 4 {
+			ts.Fatalf("usage: fakegh step RUNID JOB STEP")
+		}
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		if !s.SetStep(id, args[2], args[3]) {
+			ts.Fatalf("fakegh step: no run %d", id)
 		}
 	case "artifact":
 		if len(args) != 3 {

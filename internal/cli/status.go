@@ -247,6 +247,12 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 			st += fmt.Sprintf(": run %d %s", rv.RunID, p.Fail("completed: "+rv.Conclusion))
 		default:
 			st += fmt.Sprintf(": run %d %s", rv.RunID, rv.Status)
+			if rv.Job != "" {
+				st += ", job " + rv.Job
+				if rv.Step != "" {
+					st += ", step " + rv.Step
+				}
+			}
 		}
 		if rv.URL != "" {
 			st += " · " + rv.URL

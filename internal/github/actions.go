@@ -116,6 +116,52 @@ func (c *Client) Run(ctx context.Context, r Repo, id int64) (*WorkflowRun, error
 	return &out, nil
 }
 
+// Job is a job of a workflow run, with its steps.
+type Job struct {
+	ID         int64     `json:"id"`
+	Name       string    `json:"name"`
+	Status     string    `json:"status"`     // queued, in_progress, completed, …
+	Conclusion string    `json:"conclusion"` // once completed
+	Steps      []JobStep `json:"steps"`
+}
+
+// JobStep is a step of a job.
+type JobStep struct {
+	Name       string `json:"name"`
+	Number     int    `json:"number"`
+	Status     string `json:"status"`
+	Conclusion string `json:"conclusion"`
+}
+
+// RunJobs lists the jobs of a run's latest attempt (one page of up to 100).
+func (c *Client) RunJobs(ctx context.Context, r Repo, id int64) ([]Job, error) {
+	q := url.Values{"filter": {"latest"}, "per_page": {"100"}}
+	var out struct {
+		Jobs []Job `json:"jobs"`
+	}
+	if err := c.Do(ctx, http.MethodGet, r.path()+"/actions/runs/"+strconv.FormatInt(id, 10)+"/jobs?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Jobs, nil
+}
+
+// CurrentStep names the job and step a run is at: the first job in progress and its
+// first step in progress (or, between steps, the job alone); "" when none is.
+func CurrentStep(jobs []Job) (job, step string) {
+	for _, j := range jobs {
+		if j.Status != "in_progress" {
+			continue
+		}
+		for _, s := range j.Steps {
+			if s.Status == "in_progress" {
+				return j.Name, s.Name
+			}
+		}
+		return j.Name, ""
+	}
+	return "", ""
+}
+
 // CancelRun asks GitHub to cancel a run (202), or with force to force-cancel it,
 // skipping its always() steps. A run that is already completed is an *Error with
 // status 409.

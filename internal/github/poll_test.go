@@ -155,3 +155,40 @@ func TestConditionalListing(t *testing.T) {
 		t.Fatalf("changed listing: %v %+v %v", runs, p3, err)
 	}
 }
+
+// TestRunJobs: the jobs of a run and the step in progress, as the fake's SetStep moves
+// them (earlier jobs and steps completed, later steps queued).
+func TestRunJobs(t *testing.T) {
+	srv, c, repo, _, _ := politeClient(t)
+	ctx := t.Context()
+	res, err := c.DispatchWorkflow(ctx, repo, "ralph.yml", github.Dispatch{Ref: "main", Inputs: map[string]string{"change": "x", "nonce": "n1"}, ReturnRunDetails: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.RunJobs(ctx, repo, res.RunID)
+	if err != nil || len(jobs) != 0 {
+		t.Fatalf("a queued run's jobs: %v %v", jobs, err)
+	}
+	if j, s := github.CurrentStep(jobs); j != "" || s != "" {
+		t.Fatalf("CurrentStep of no jobs = %q %q", j, s)
+	}
+	srv.SetStep(res.RunID, "loop", "Check out")
+	srv.SetStep(res.RunID, "loop", "Run the loop")
+	if jobs, err = c.RunJobs(ctx, repo, res.RunID); err != nil || len(jobs) != 1 || len(jobs[0].Steps) != 2 {
+		t.Fatalf("jobs = %+v, %v", jobs, err)
+	}
+	if st := jobs[0].Steps[0]; st.Status != "completed" || st.Conclusion != "success" || st.Number != 1 {
+		t.Errorf("first step = %+v", st)
+	}
+	if j, s := github.CurrentStep(jobs); j != "loop" || s != "Run the loop" {
+		t.Errorf("CurrentStep = %q %q", j, s)
+	}
+	srv.SetStep(res.RunID, "publish", "Push")
+	jobs, _ = c.RunJobs(ctx, repo, res.RunID)
+	if j, s := github.CurrentStep(jobs); j != "publish" || s != "Push" || jobs[0].Conclusion != "success" {
+		t.Errorf("CurrentStep = %q %q; jobs %+v", j, s, jobs)
+	}
+	if _, err := c.RunJobs(ctx, repo, 99); github.StatusOf(err) != 404 {
+		t.Errorf("jobs of an unknown run: %v", err)
+	}
+}

@@ -404,6 +404,8 @@ type RemoteView struct {
 	URL        string `json:"url,omitempty"`
 	Tip        string `json:"tip,omitempty"` // ralph/<change> on the git remote
 	Error      string `json:"error,omitempty"`
+	Job        string `json:"job,omitempty"`  // the job in progress, while the run is
+	Step       string `json:"step,omitempty"` // and its step in progress
 }
 
 // RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
@@ -427,6 +429,12 @@ func (l *Loop) RemoteStatus(ctx context.Context, change string, clientFor func(s
 	v.Status, v.Conclusion = r.Status, r.Conclusion
 	if r.HTMLURL != "" {
 		v.URL = r.HTMLURL
+	}
+	if r.Status == "in_progress" {
+		// Best effort: the step is a nicety, the run's status is the answer.
+		if jobs, err := client.RunJobs(ctx, repo, r.ID); err == nil {
+			v.Job, v.Step = github.CurrentStep(jobs)
+		}
 	}
 	if rec.Remote.LastSeenStatus != r.Status || rec.Remote.LastSeenConclusion != r.Conclusion {
 		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion = r.Status, r.Conclusion

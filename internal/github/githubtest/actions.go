@@ -55,6 +55,104 @@ type Run struct {
 	Artifacts  []*Artifact
 	// Hidden is how many more listings leave the run out (-1: all of them).
 	Hidden int
+	// Jobs are the run's jobs and their steps (GET …/runs/{id}/jobs); a test sets
+	// them with SetStep.
+	Jobs []*Job
+}
+
+// Job is a job of a run, with its steps.
+type Job struct {
+	ID         int64
+	Name       string
+	Status     string // queued, in_progress, completed
+	Conclusion string
+	Steps      []*Step
+}
+
+// Step is a step of a job.
+type Step struct {
+	Name       string
+	Status     string
+	Conclusion string
+}
+
+// SetStep makes step the one running in job of a run: the job (added if new) and the
+// step (added if new) go in_progress, the steps before it and the jobs before it
+// completed with success, the steps after it queued.
+func (s *Server) SetStep(runID int64, job, step string) bool {
+	found := false
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID != runID {
+				continue
+			}
+			found = true
+			var j *Job
+			for _, x := range run.Jobs {
+				if x.Name == job {
+					j = x
+				}
+			}
+			if j == nil {
+				j = &Job{ID: run.ID*10 + int64(len(run.Jobs)) + 1, Name: job}
+				run.Jobs = append(run.Jobs, j)
+			}
+			for _, x := range run.Jobs {
+				if x == j {
+					break
+				}
+				x.Status, x.Conclusion = "completed", "success"
+				for _, st := range x.Steps {
+					st.Status, st.Conclusion = "completed", "success"
+				}
+			}
+			j.Status, j.Conclusion = "in_progress", ""
+			i := 0
+			for i < len(j.Steps) && j.Steps[i].Name != step {
+				i++
+			}
+			if i == len(j.Steps) {
+				j.Steps = append(j.Steps, &Step{Name: step})
+			}
+			for k, x := range j.Steps {
+				switch {
+				case k < i:
+					x.Status, x.Conclusion = "completed", "success"
+				case k == i:
+					x.Status, x.Conclusion = "in_progress", ""
+				default:
+					x.Status, x.Conclusion = "queued", ""
+				}
+			}
+		}
+	})
+	return found
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.run(w, r)
+	if run == nil {
+		return
+	}
+	jobs := []any{}
+	for _, j := range run.Jobs {
+		steps := []any{}
+		for n, st := range j.Steps {
+			steps = append(steps, map[string]any{"name": st.Name, "number": n + 1, "status": st.Status, "conclusion": nullable(st.Conclusion)})
+		}
+		jobs = append(jobs, map[string]any{"id": j.ID, "run_id": run.ID, "name": j.Name, "status": j.Status,
+			"conclusion": nullable(j.Conclusion), "steps": steps})
+	}
+	JSON(w, 200, map[string]any{"total_count": len(jobs), "jobs": jobs})
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // Artifact is a zip a run uploaded; Expired answers 410 on download, as GitHub does
@@ -117,6 +215,7 @@ func (s *Server) actionsRoutes() {
 	s.Handle("POST /repos/{owner}/{repo}/actions/workflows/{file}/dispatches", s.dispatch)
 	s.Handle("GET /repos/{owner}/{repo}/actions/workflows/{file}/runs", s.listRuns)
 	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}", s.getRun)
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", s.listJobs)
 	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/cancel", s.cancelRun)
 	s.Handle("POST /repos/{owner}/{repo}/actions/runs/{id}/force-cancel", s.cancelRun)
 	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts", s.listArtifacts)

@@ -55,12 +55,12 @@ func TestHandleExtends(t *testing.T) {
 	s := New()
 	defer s.Close()
 	s.AddRepo(Repo{Owner: "acme", Name: "widgets"})
-	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/timing", func(w http.ResponseWriter, r *http.Request) {
 		var name string
 		s.State(func(st *State) { name = st.Repos[key(r.PathValue("owner"), r.PathValue("repo"))].Name })
 		JSON(w, 200, map[string]any{"run": r.PathValue("id"), "repo": name})
 	})
-	r := do(t, s, "GET", "/repos/acme/widgets/actions/runs/7/jobs", "", true)
+	r := do(t, s, "GET", "/repos/acme/widgets/actions/runs/7/timing", "", true)
 	b, _ := io.ReadAll(r.Body)
 	if r.StatusCode != 200 || !strings.Contains(string(b), `"repo":"widgets"`) {
 		t.Fatalf("%d %s", r.StatusCode, b)
