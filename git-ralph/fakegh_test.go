@@ -72,7 +72,7 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh wait METHOD PATH [N]               block until such a request (the N-th since the last mark) was seen
 //	fakegh mark                               count wait's N from here
 //	fakegh step RUNID JOB STEP                make STEP of JOB the one running (earlier ones succeeded)
-//	fakegh requests                           print the requests seen: METHOD host/path auth=yes|no status
+//	fakegh requests [since-mark]              print the requests seen (since the last mark): METHOD host/path auth=yes|no status
 //	fakegh tokens                             print the distinct tokens the requests carried
 //	fakegh pulls OWNER/NAME                   print the pull requests
 //	fakegh body OWNER/NAME NUMBER             print a pull request's body
@@ -216,7 +216,11 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("fakegh wait: no %s %s within a minute", args[1], args[2])
 		}
 	case "requests":
-		fmt.Fprint(out, githubtest.Dump(s.Requests()))
+		reqs := s.Requests()
+		if len(args) > 1 && args[1] == "since-mark" {
+			reqs = reqs[h.mark:]
+		}
+		fmt.Fprint(out, githubtest.Dump(reqs))
 	case "tokens":
 		seen := map[string]bool{}
 		for _, r := range s.Requests() {

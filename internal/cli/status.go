@@ -34,6 +34,14 @@ func (c *statusCmd) Run(e *env) error {
 		if _, err := l.LoadRunChange(e.ctx, c.Change); err != nil {
 			return err
 		}
+	} else if !c.JSON {
+		names, err := l.Store.Changes()
+		if err != nil {
+			return err
+		}
+		if len(names) > 1 {
+			return overview(e, l, names)
+		}
 	}
 	r, err := l.Status(e.ctx, c.Change)
 	if err != nil {
@@ -103,6 +111,80 @@ func (c *statusCmd) watch(e *env) error {
 		}
 		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
 	}
+	return nil
+}
+
+// overview is plain status with several runs: a line per run, local, worktree or on
+// GitHub Actions, with its stories done/total. The runs on GitHub Actions are asked
+// for with one runs listing per repository and workflow (loop.RemoteViews).
+func overview(e *env, l *loop.Loop, names []string) error {
+	var remote []string
+	for _, name := range names {
+		if rec, err := l.Store.Load(name); err == nil && rec.Remote != nil && (rec.Status == run.Dispatched || rec.Status == run.Dispatching) {
+			remote = append(remote, name)
+		}
+	}
+	views := map[string]*loop.RemoteView{}
+	if len(remote) > 0 {
+		var err error
+		if views, err = l.RemoteViews(e.ctx, remote, e.github); err != nil {
+			return err
+		}
+	}
+	p := e.s.Palette()
+	t := tableprinter.New(e.s.Out, e.s.StdoutTTY, 120)
+	t.AddHeader([]string{"CHANGE", "WHERE", "STATUS", "STORIES", "BRANCH"})
+	for _, name := range names {
+		r, err := l.Status(e.ctx, name)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			continue
+		}
+		where, st := "here", r.Status
+		if r.Running {
+			st = p.Success("running") + fmt.Sprintf(" (pid %d)", r.Record.PID)
+		}
+		if r.Worktree != nil {
+			where = "worktree " + r.Worktree.Path
+			if r.Worktree.Missing {
+				where += " (missing)"
+			}
+		}
+		if v := views[name]; v != nil {
+			r.Remote = v
+			where = "GitHub Actions"
+			st = loop.WatchText(name, v)
+			st = strings.TrimPrefix(st, name+": ")
+			if v.Error != "" {
+				st = p.Warn("cannot ask GitHub: " + v.Error)
+			}
+			if ch := l.PublishedChange(e.ctx, r, v.Tip); ch != nil {
+				r.Change = ch
+			}
+		}
+		stories := "-"
+		if r.Change != nil {
+			done := 0
+			for _, sv := range loop.Stories(r.Change) {
+				if sv.Complete {
+					done++
+				}
+			}
+			stories = fmt.Sprintf("%d/%d", done, len(r.Change.Stories))
+		}
+		t.AddField(name, tableprinter.WithTruncate(nil))
+		t.AddField(where)
+		t.AddField(st)
+		t.AddField(stories)
+		t.AddField(r.Record.Branch, tableprinter.WithTruncate(nil))
+		t.EndRow()
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.s.Out, "\nnext: git ralph status <change>   (one run in full, e.g. git ralph status %s)\n", names[0])
 	return nil
 }
 

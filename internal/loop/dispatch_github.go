@@ -340,13 +340,7 @@ func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(stri
 		return nil, nil, github.Repo{}, userErr("a loop here stops with Ctrl-C in its terminal; 'git ralph status "+change+"' shows it",
 			"the run of %q is not on GitHub Actions", change)
 	}
-	repo := github.Repo{Host: rec.Remote.RepoHost, Owner: rec.Remote.Owner, Name: rec.Remote.Name}
-	client, err := clientFor(repo.Host)
-	var nt *github.NoTokenError
-	if errors.As(err, &nt) {
-		return nil, nil, repo, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s", nt.Host, github.TokenEnv(nt.Host)),
-			"no GitHub token for %s", nt.Host)
-	}
+	repo, client, err := remoteClient(rec, clientFor)
 	if err != nil {
 		return nil, nil, repo, err
 	}
@@ -363,6 +357,18 @@ func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(stri
 		}
 	}
 	return rec, client, repo, nil
+}
+
+// remoteClient is the repository of a dispatched run's record and a client for its host.
+func remoteClient(rec *run.Record, clientFor func(string) (*github.Client, error)) (github.Repo, *github.Client, error) {
+	repo := github.Repo{Host: rec.Remote.RepoHost, Owner: rec.Remote.Owner, Name: rec.Remote.Name}
+	client, err := clientFor(repo.Host)
+	var nt *github.NoTokenError
+	if errors.As(err, &nt) {
+		return repo, nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s", nt.Host, github.TokenEnv(nt.Host)),
+			"no GitHub token for %s", nt.Host)
+	}
+	return repo, client, err
 }
 
 // CancelResult says what cancel did.

@@ -221,3 +221,54 @@ func WatchText(change string, v *RemoteView) string {
 	}
 	return fmt.Sprintf("%s: run %d %s", change, v.RunID, v.Status)
 }
+
+// RemoteViews asks GitHub once where the dispatched runs of changes stand, for plain
+// `status` of several runs: one runs listing per repository and workflow (not one
+// GET per run), joined to the records by run id or nonce as WatchRemote does, plus one
+// ls-remote per run for its published tip. A run the listing no longer holds is asked
+// for by id. A repository GitHub cannot be asked about gives its runs' views an Error
+// rather than failing the others. It changes nothing but the records (a run id found,
+// the last status seen).
+func (l *Loop) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*RemoteView, error) {
+	out := map[string]*RemoteView{}
+	listings := map[string][]github.WorkflowRun{}
+	failed := map[string]error{}
+	for _, change := range changes {
+		rec, err := l.Store.Load(change)
+		if err != nil {
+			return nil, err
+		}
+		if rec.Remote == nil {
+			continue
+		}
+		fail := func(err error) {
+			out[change] = &RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL, Error: err.Error()}
+		}
+		repo, client, err := remoteClient(rec, clientFor)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		w := &watched{rec: rec, repo: repo, key: strings.ToLower(repo.String() + "/" + rec.Remote.Workflow)}
+		if err := failed[w.key]; err != nil {
+			fail(err)
+			continue
+		}
+		list, listed := listings[w.key]
+		if !listed {
+			if list, err = client.DispatchedRuns(ctx, repo, rec.Remote.Workflow); err != nil {
+				failed[w.key] = apiErr(err, repo, "git ralph status "+change)
+				fail(failed[w.key])
+				continue
+			}
+			listings[w.key] = list
+		}
+		v, err := l.watchView(ctx, w, list, true, client)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		out[change] = v
+	}
+	return out, nil
+}
