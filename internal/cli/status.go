@@ -17,7 +17,7 @@ import (
 )
 
 type statusCmd struct {
-	Change string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
+	Change string `arg:"" optional:"" help:"The change; left out, the only run, or a line per run when there are several."`
 	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON; after finish, how the run ended."`
 	Watch  bool   `help:"Follow runs on GitHub Actions (the change's, or every dispatched one) until each has completed, a line per change of state."`
 }
