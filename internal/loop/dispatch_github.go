@@ -74,12 +74,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if err != nil {
 		return nil, err
 	}
-	client, err := o.Client(repo.Host)
-	var nt *github.NoTokenError
-	if errors.As(err, &nt) {
-		return nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s, then run '%s' again", nt.Host, github.TokenEnv(nt.Host), again),
-			"no GitHub token for %s", nt.Host)
-	}
+	client, err := githubClient(o.Client, repo.Host, again)
 	if err != nil {
 		return nil, err
 	}
@@ -362,12 +357,7 @@ func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(stri
 // remoteClient is the repository of a dispatched run's record and a client for its host.
 func remoteClient(rec *run.Record, clientFor func(string) (*github.Client, error)) (github.Repo, *github.Client, error) {
 	repo := github.Repo{Host: rec.Remote.RepoHost, Owner: rec.Remote.Owner, Name: rec.Remote.Name}
-	client, err := clientFor(repo.Host)
-	var nt *github.NoTokenError
-	if errors.As(err, &nt) {
-		return repo, nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s", nt.Host, github.TokenEnv(nt.Host)),
-			"no GitHub token for %s", nt.Host)
-	}
+	client, err := githubClient(clientFor, repo.Host, "")
 	return repo, client, err
 }
 
