@@ -1,9 +1,11 @@
 package github_test
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -128,4 +130,39 @@ func (to rewriteTo) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.URL.Scheme, r.URL.Host = "http", strings.TrimPrefix(string(to), "http://")
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// An Enterprise host's next page keeps /api/v3 and HTTPS, and its downloads go to the
+// blob host over HTTPS without the token.
+func TestEnterprisePagesAndLogs(t *testing.T) {
+	srv, _, repo := fixture(t)
+	ca, err := srv.EnableTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	proxy, _ := url.Parse(srv.URL())
+	c, err := github.New("ghe.example.com", github.Options{Token: "E1", Transport: &http.Transport{Proxy: http.ProxyURL(proxy),
+		TLSClientConfig: newTLSConfig(pool)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.Host = "ghe.example.com"
+	addRun(srv, 7)
+	for range 150 {
+		srv.AddArtifact(7, "ralph-7", []byte("z"))
+	}
+	srv.SetRunLogs(7, []byte("PK-logs"))
+	arts, err := c.RunArtifacts(t.Context(), repo, 7, "ralph-7")
+	if err != nil || len(arts) != 150 {
+		t.Fatalf("%d artifacts, %v", len(arts), err)
+	}
+	if got, err := c.RunLogs(t.Context(), repo, 7); err != nil || string(got) != "PK-logs" {
+		t.Fatalf("RunLogs = %q, %v", got, err)
+	}
+	reqs := srv.Requests()
+	if last := reqs[len(reqs)-1]; last.Host != githubtest.BlobHost || last.Auth || last.Status != 200 {
+		t.Fatalf("the blob request: %+v", last)
+	}
 }
