@@ -79,7 +79,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh workflow OWNER/NAME FILE [STATE]   a workflow file (STATE e.g. disabled_manually)
 //	fakegh run ID STATUS [CONCLUSION]         move a run along: queued, in_progress, completed success…
 //	fakegh artifact RUNID DIR                 DIR zipped as the run's artifact ralph-RUNID
-//	fakegh expire RUNID                       the run's artifacts expire (410)
+//	fakegh expire RUNID [artifact]            the run's artifacts and its logs expire (410); artifact: only the artifacts
+//	fakegh runlogs RUNID DIR                  DIR zipped as the run's own logs (GET …/runs/RUNID/logs)
 //	fakegh no-run-details                     refuse return_run_details, as GHES 3.20 does
 //	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
 //	fakegh autorun                            run each dispatch on the fake runner at once, as GitHub would
@@ -296,6 +297,20 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		id, err := strconv.ParseInt(args[1], 10, 64)
 		ts.Check(err)
 		s.ExpireArtifacts(id)
+		if len(args) < 3 || args[2] != "artifact" {
+			s.ExpireRunLogs(id)
+		}
+	case "runlogs":
+		if len(args) != 3 {
+			ts.Fatalf("usage: fakegh runlogs RUNID DIR")
+		}
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		z, err := zipDir(ts.MkAbs(args[2]))
+		ts.Check(err)
+		if !s.SetRunLogs(id, z) {
+			ts.Fatalf("fakegh runlogs: no run %d", id)
+		}
 	case "poll-interval":
 		n, err := strconv.Atoi(args[1])
 		ts.Check(err)

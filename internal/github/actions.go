@@ -181,16 +181,23 @@ type Artifact struct {
 	Expired bool   `json:"expired"`
 }
 
-// RunArtifacts lists a run's artifacts called name.
+// RunArtifacts lists a run's artifacts called name, following GitHub's pages (at most
+// MaxPages of 100).
 func (c *Client) RunArtifacts(ctx context.Context, r Repo, runID int64, name string) ([]Artifact, error) {
 	q := url.Values{"name": {name}, "per_page": {"100"}}
-	var out struct {
-		Artifacts []Artifact `json:"artifacts"`
-	}
-	if err := c.Do(ctx, http.MethodGet, r.path()+"/actions/runs/"+strconv.FormatInt(runID, 10)+"/artifacts?"+q.Encode(), nil, &out); err != nil {
+	var all []Artifact
+	err := c.GetPages(ctx, r.path()+"/actions/runs/"+strconv.FormatInt(runID, 10)+"/artifacts?"+q.Encode(), func(dec func(any) error) error {
+		var out struct {
+			Artifacts []Artifact `json:"artifacts"`
+		}
+		err := dec(&out)
+		all = append(all, out.Artifacts...)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	return out.Artifacts, nil
+	return all, nil
 }
 
 // maxDownload bounds an artifact download.
@@ -200,7 +207,22 @@ const maxDownload = 512 << 20
 // short-lived URL on another host, which is followed without the token; an expired
 // artifact is an *Error with status 410.
 func (c *Client) DownloadArtifact(ctx context.Context, r Repo, id int64) ([]byte, error) {
-	path := r.path() + "/actions/artifacts/" + strconv.FormatInt(id, 10) + "/zip"
+	return c.download(ctx, r.path()+"/actions/artifacts/"+strconv.FormatInt(id, 10)+"/zip", fmt.Sprintf("artifact %d", id))
+}
+
+// RunLogs returns the zip of a run's own logs (one file per job, and a folder per job
+// with one file per step when GitHub kept them). GitHub redirects to a short-lived URL
+// on another host, which is followed without the token; expired logs are an *Error
+// with status 410, a run without logs (not finished yet) one with 404.
+func (c *Client) RunLogs(ctx context.Context, r Repo, runID int64) ([]byte, error) {
+	return c.download(ctx, r.path()+"/actions/runs/"+strconv.FormatInt(runID, 10)+"/logs", fmt.Sprintf("the logs of run %d", runID))
+}
+
+// download GETs a zip GitHub answers with a redirect to a blob host. go-gh adds the
+// token only to hosts of the API's domain, so the blob host never sees it.
+func (c *Client) download(ctx context.Context, path, what string) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	resp, err := c.rest.RequestWithContext(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		var he *api.HTTPError
@@ -218,7 +240,7 @@ func (c *Client) DownloadArtifact(ctx context.Context, r Repo, id int64) ([]byte
 		return nil, &NetworkError{Host: c.host, Err: err}
 	}
 	if len(b) > maxDownload {
-		return nil, fmt.Errorf("artifact %d is larger than %d bytes", id, maxDownload)
+		return nil, fmt.Errorf("%s: larger than %d bytes", what, maxDownload)
 	}
 	return b, nil
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -208,6 +210,8 @@ type Poll struct {
 	// Interval is GitHub's x-poll-interval: the least time to wait before asking again
 	// (0 when it did not say).
 	Interval time.Duration
+	// next is the Link header's rel="next" URL ("" on the last page).
+	next string
 }
 
 // GetIfChanged is a conditional GET: with etag (from an earlier Poll) GitHub answers 304
@@ -217,7 +221,7 @@ func (c *Client) GetIfChanged(ctx context.Context, path, etag string, out any) (
 }
 
 func pollOf(h http.Header, etag string) Poll {
-	p := Poll{ETag: h.Get("ETag")}
+	p := Poll{ETag: h.Get("ETag"), next: nextLink(h.Get("Link"))}
 	if p.ETag == "" {
 		p.ETag = etag
 	}
@@ -349,6 +353,63 @@ func newError(method, path string, he *api.HTTPError, now time.Time) *Error {
 		}
 	}
 	return e
+}
+
+// nextLink returns the rel="next" URL of a Link header, e.g.
+// `<https://api.github.com/repositories/1/…?page=2>; rel="next", <…>; rel="last"`.
+func nextLink(h string) string {
+	for part := range strings.SplitSeq(h, ",") {
+		u, params, ok := strings.Cut(part, ";")
+		if !ok {
+			continue
+		}
+		u = strings.TrimSpace(u)
+		if !strings.HasPrefix(u, "<") || !strings.HasSuffix(u, ">") {
+			continue
+		}
+		for p := range strings.SplitSeq(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(k, "rel") && slices.Contains(strings.Fields(strings.Trim(v, `"`)), "next") {
+				return u[1 : len(u)-1]
+			}
+		}
+	}
+	return ""
+}
+
+// MaxPages bounds how many pages GetPages follows.
+const MaxPages = 10
+
+// GetPages GETs path and the pages GitHub's Link header names after it (at most
+// MaxPages, and only on the API's own host, so the token never goes elsewhere),
+// calling page with each answer's body to decode.
+func (c *Client) GetPages(ctx context.Context, path string, page func(dec func(out any) error) error) error {
+	for n := 0; path != ""; n++ {
+		if n == MaxPages {
+			return fmt.Errorf("GET %s: more than %d pages", strings.SplitN(path, "?", 2)[0], MaxPages)
+		}
+		var raw json.RawMessage
+		p, err := c.do(ctx, http.MethodGet, path, nil, &raw, "")
+		if err != nil {
+			return err
+		}
+		if err := page(func(out any) error { return json.Unmarshal(raw, out) }); err != nil {
+			return err
+		}
+		if p.next != "" {
+			u, err := url.Parse(p.next)
+			if err != nil || !sameDomain(u.Hostname(), c.host) {
+				return fmt.Errorf("GET %s: GitHub's next page is not on %s: %q", strings.SplitN(path, "?", 2)[0], c.host, p.next)
+			}
+		}
+		path = p.next
+	}
+	return nil
+}
+
+func sameDomain(host, domain string) bool {
+	host, domain = strings.ToLower(host), strings.ToLower(domain)
+	return host == domain || strings.HasSuffix(host, "."+domain)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -448,6 +448,10 @@ type LogsResult struct {
 	Files  []string // the artifact's files, e.g. logs/1-2.log, summary.json
 	Name   string   // the file asked for
 	Data   []byte   // its content
+	// JobLog is set when the run left no artifact to read (its loop job ended before
+	// the export step) or the artifact expired: Data is then the loop step's log from
+	// the run's own logs instead (joblog.go).
+	JobLog *JobLog
 }
 
 // Logs reads a dispatched run's artifact (ralph-<run-id>): the list of its files, or,
@@ -472,12 +476,8 @@ func (l *Loop) Logs(ctx context.Context, change, attempt string, clientFor func(
 	if err != nil {
 		return nil, apiErr(err, repo, again)
 	}
-	if len(arts) == 0 {
-		return nil, userErr("the run uploads them when its loop ends; 'git ralph status "+rec.Change+"' shows where it stands",
-			"run %d has no logs yet", res.RunID)
-	}
-	if arts[0].Expired {
-		return nil, expired
+	if len(arts) == 0 || arts[0].Expired {
+		return l.jobLog(ctx, client, repo, res, attempt, len(arts) > 0, expired)
 	}
 	data, err := client.DownloadArtifact(ctx, repo, arts[0].ID)
 	if github.StatusOf(err) == 410 {

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +55,10 @@ type Run struct {
 	Conclusion string
 	Created    time.Time
 	Artifacts  []*Artifact
+	// Logs is the zip GET …/runs/{id}/logs redirects to (nil: 404, as for a run that
+	// left no logs); LogsExpired answers 410, as GitHub does after the retention period.
+	Logs        []byte
+	LogsExpired bool
 	// Hidden is how many more listings leave the run out (-1: all of them).
 	Hidden int
 	// Jobs are the run's jobs and their steps (GET …/runs/{id}/jobs); a test sets
@@ -221,6 +227,8 @@ func (s *Server) actionsRoutes() {
 	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts", s.listArtifacts)
 	s.Handle("GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip", s.artifactZip)
 	s.Handle("GET /_blob/artifacts/{id}", s.artifactBlob)
+	s.Handle("GET /repos/{owner}/{repo}/actions/runs/{id}/logs", s.runLogs)
+	s.Handle("GET /_blob/runs/{id}/logs", s.runLogsBlob)
 	s.Handle("GET /repos/{owner}/{repo}/contents/{path...}", s.getContents)
 }
 
@@ -269,7 +277,47 @@ func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 			out = append(out, map[string]any{"id": a.ID, "name": a.Name, "size_in_bytes": len(a.Zip), "expired": a.Expired})
 		}
 	}
-	JSON(w, 200, map[string]any{"total_count": len(out), "artifacts": out})
+	total := len(out)
+	JSON(paginate(w, r, &out), 200, map[string]any{"total_count": total, "artifacts": out})
+}
+
+// paginate cuts items to the page the request asks for (page, per_page: 30 by
+// default, at most 100, as GitHub does) and sets the Link header GitHub sends: next,
+// last, first and prev, as absolute URLs on the host and scheme the request came in on.
+func paginate[T any](w http.ResponseWriter, r *http.Request, items *[]T) http.ResponseWriter {
+	q := r.URL.Query()
+	per, err := strconv.Atoi(q.Get("per_page"))
+	if err != nil || per <= 0 {
+		per = 30
+	}
+	per = min(per, 100)
+	page, err := strconv.Atoi(q.Get("page"))
+	if err != nil || page <= 0 {
+		page = 1
+	}
+	n := len(*items)
+	last := max(1, (n+per-1)/per)
+	lo, hi := min((page-1)*per, n), min(page*per, n)
+	*items = (*items)[lo:hi]
+	link := func(p int, rel string) string {
+		q.Set("page", strconv.Itoa(p))
+		u := url.URL{Scheme: "http", Host: r.Host, Path: r.Header.Get(apiPrefixHeader) + r.URL.Path, RawQuery: q.Encode()}
+		if r.TLS != nil {
+			u.Scheme = "https"
+		}
+		return fmt.Sprintf("<%s>; rel=%q", u.String(), rel)
+	}
+	var links []string
+	if page < last {
+		links = append(links, link(page+1, "next"), link(last, "last"))
+	}
+	if page > 1 {
+		links = append(links, link(1, "first"), link(page-1, "prev"))
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	return w
 }
 
 func (s *Server) artifact(id string) *Artifact {
@@ -297,9 +345,76 @@ func (s *Server) artifactZip(w http.ResponseWriter, r *http.Request) {
 	case a.Expired:
 		Fail(w, 410, "Artifact has expired")
 	default:
-		w.Header().Set("Location", "http://"+r.Host+"/_blob/artifacts/"+r.PathValue("id"))
-		w.WriteHeader(http.StatusFound)
+		redirectToBlob(w, r, "/_blob/artifacts/"+r.PathValue("id"))
 	}
+}
+
+// BlobHost is the host the fake's downloads redirect to: outside the API's domain, as
+// GitHub's are (a storage host with a signed URL), so a client that follows the
+// redirect must not send the token there.
+const BlobHost = "blob.localhost"
+
+func redirectToBlob(w http.ResponseWriter, r *http.Request, path string) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	w.Header().Set("Location", scheme+"://"+BlobHost+path)
+	w.WriteHeader(http.StatusFound)
+}
+
+// SetRunLogs gives a run the zip of its logs (see Run.Logs).
+func (s *Server) SetRunLogs(runID int64, zip []byte) bool {
+	found := false
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == runID {
+				run.Logs, found = zip, true
+			}
+		}
+	})
+	return found
+}
+
+// ExpireRunLogs makes a run's logs answer 410.
+func (s *Server) ExpireRunLogs(runID int64) {
+	s.State(func(st *State) {
+		for _, run := range st.Actions.Runs {
+			if run.ID == runID {
+				run.LogsExpired = true
+			}
+		}
+	})
+}
+
+// runLogs is GET …/runs/{id}/logs: 302 to a blob URL, as GitHub answers, 410 once
+// expired, 404 when the run has none.
+func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.run(w, r)
+	switch {
+	case run == nil:
+	case run.LogsExpired:
+		Fail(w, 410, "Gone")
+	case run.Logs == nil:
+		Fail(w, 404, "Not Found")
+	default:
+		redirectToBlob(w, r, fmt.Sprintf("/_blob/runs/%d/logs", run.ID))
+	}
+}
+
+func (s *Server) runLogsBlob(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, run := range s.state.Actions.Runs {
+		if fmt.Sprint(run.ID) == r.PathValue("id") && run.Logs != nil && !run.LogsExpired {
+			w.Header().Set("Content-Type", "application/zip")
+			_, _ = w.Write(run.Logs)
+			return
+		}
+	}
+	http.NotFound(w, r)
 }
 
 func (s *Server) artifactBlob(w http.ResponseWriter, r *http.Request) {

@@ -229,6 +229,10 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
+// apiPrefixHeader carries the /api/v3 prefix serve strips from an Enterprise request to
+// the handlers that build URLs (Link headers).
+const apiPrefixHeader = "X-Githubtest-Api-Prefix"
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		s.connect(w, r)
@@ -244,6 +248,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		r.URL.Path = p
 		r.URL.RawPath = ""
+		r.Header.Set(apiPrefixHeader, "/api/v3")
 	}
 	auth := r.Header.Get("Authorization")
 	req := Request{Method: r.Method, Host: r.Host, Path: p, Query: r.URL.RawQuery, Body: string(body),
