@@ -21,7 +21,7 @@ type fakeKey struct{}
 type fakeHolder struct {
 	srv  *githubtest.Server
 	auto *autoRunner // set by 'fakegh autorun'
-	mark int // requests seen at the last "fakegh mark"
+	mark int         // requests seen at the last "fakegh mark"
 }
 
 // hermeticGitHub makes sure no script can reach a real GitHub or read the developer's

@@ -74,12 +74,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if err != nil {
 		return nil, err
 	}
-	client, err := o.Client(repo.Host)
-	var nt *github.NoTokenError
-	if errors.As(err, &nt) {
-		return nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s, then run '%s' again", nt.Host, github.TokenEnv(nt.Host), again),
-			"no GitHub token for %s", nt.Host)
-	}
+	client, err := githubClient(o.Client, repo.Host, again)
 	if err != nil {
 		return nil, err
 	}
@@ -341,12 +336,7 @@ func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(stri
 			"the run of %q is not on GitHub Actions", change)
 	}
 	repo := github.Repo{Host: rec.Remote.RepoHost, Owner: rec.Remote.Owner, Name: rec.Remote.Name}
-	client, err := clientFor(repo.Host)
-	var nt *github.NoTokenError
-	if errors.As(err, &nt) {
-		return nil, nil, repo, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s", nt.Host, github.TokenEnv(nt.Host)),
-			"no GitHub token for %s", nt.Host)
-	}
+	client, err := githubClient(clientFor, repo.Host, "")
 	if err != nil {
 		return nil, nil, repo, err
 	}

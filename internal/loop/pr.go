@@ -150,12 +150,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, err
 	}
 
-	client, err := o.Client(repo.Host)
-	var nt *github.NoTokenError
-	if errors.As(err, &nt) {
-		return nil, userErr(fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s, then run '%s' again", nt.Host, github.TokenEnv(nt.Host), again),
-			"no GitHub token for %s", nt.Host)
-	}
+	client, err := githubClient(o.Client, repo.Host, again)
 	if err != nil {
 		return nil, err
 	}
@@ -465,4 +460,19 @@ func prCommand(change string) string {
 		return "git ralph finish --pr"
 	}
 	return "git ralph finish " + change + " --pr"
+}
+
+// githubClient makes the client for host, turning "no token" into the error that says
+// how to log in; again, when not "", is the command to run afterwards.
+func githubClient(clientFor func(host string) (*github.Client, error), host, again string) (*github.Client, error) {
+	client, err := clientFor(host)
+	var nt *github.NoTokenError
+	if errors.As(err, &nt) {
+		hint := fmt.Sprintf("log in with 'gh auth login --hostname %s', or set %s", nt.Host, github.TokenEnv(nt.Host))
+		if again != "" {
+			hint += fmt.Sprintf(", then run '%s' again", again)
+		}
+		return nil, userErr(hint, "no GitHub token for %s", nt.Host)
+	}
+	return client, err
 }
