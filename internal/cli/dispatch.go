@@ -14,6 +14,7 @@ type dispatchCmd struct {
 	Workflow   string   `config:"ralph.workflow" default:"ralph.yml" help:"The workflow file 'ci init' wrote (ralph.workflow; default ${default})." placeholder:"FILE"`
 	Ref        string   `help:"The branch whose copy of the workflow runs (default: the repository's default branch)." placeholder:"BRANCH"`
 	IncludeWIP bool     `name:"include-wip" help:"Send your uncommitted work along in ralph/<change>'s first commit (your work tree is not touched)."`
+	Wait       bool     `help:"Then wait until every run has completed (polling as status --watch does) and print the finish commands; Ctrl-C stops waiting, the runs go on."`
 }
 
 // Help is the long help of dispatch.
@@ -25,7 +26,9 @@ GitHub to run the workflow. Nothing changes when a check fails: no token, no wor
 a change with uncommitted files (unless --include-wip), a local run of the change.
 A dispatch interrupted after its push finds its run when run again; it never starts a
 second one. Finish a run with 'git ralph finish <change> --squash|--keep' once it is
-over; 'git ralph start <change>' continues a run that stopped, here.`
+over; 'git ralph start <change>' continues a run that stopped, here. --wait follows the
+runs until each has completed, as 'git ralph status --watch' does, then prints those
+commands; Ctrl-C stops waiting (exit 130) and leaves the runs going.`
 }
 
 func (c *dispatchCmd) Run(e *env) error {
@@ -41,6 +44,7 @@ func (c *dispatchCmd) Run(e *env) error {
 		}
 	}
 	p := e.s.Palette()
+	var dispatched []string
 	for _, change := range c.Changes {
 		// GitHub asks for a second between requests that change things: the client
 		// (one per host, e.github) spaces its POSTs across the changes.
@@ -64,7 +68,34 @@ func (c *dispatchCmd) Run(e *env) error {
 		if res.URL != "" {
 			fmt.Fprintln(e.s.Out, res.URL)
 		}
+		dispatched = append(dispatched, change)
+	}
+	if c.Wait {
+		return waitDispatched(e, l, dispatched)
 	}
 	fmt.Fprintf(e.s.Err, "next: once a run is over, git ralph finish <change> --squash (or --keep)\n")
+	return nil
+}
+
+// waitDispatched is dispatch --wait: follow the runs just dispatched until each has
+// completed, with status --watch's polling, then say how to finish each.
+func waitDispatched(e *env, l *loop.Loop, changes []string) error {
+	fmt.Fprintf(e.s.Err, "waiting for the runs on GitHub Actions (Ctrl-C stops waiting; the runs go on)\n")
+	views, err := l.WatchRemote(e.ctx, loop.WatchOptions{Changes: changes, Client: e.github,
+		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, loop.WatchText(change, v)) }})
+	if err == loop.ErrInterrupted {
+		return &loop.Error{Msg: "interrupted", Code: 130,
+			Hint: "the runs go on: 'git ralph status --watch' follows them again"}
+	}
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		if v := views[ch]; v.Conclusion == "startup_failure" || v.Conclusion == "action_required" {
+			fmt.Fprintf(e.s.Err, "next: run %d of %s published nothing (%s); see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", v.RunID, ch, v.Conclusion, v.URL, ch, ch)
+			continue
+		}
+		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
+	}
 	return nil
 }

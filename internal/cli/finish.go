@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -16,6 +17,8 @@ type finishCmd struct {
 	Keep   bool   `xor:"mode" required:"" help:"Stay on ralph/<change> with its checkpoint commits."`
 	PR     bool   `name:"pr" xor:"mode" required:"" help:"Push ralph/<change> and open (or update) its GitHub pull request; back to the original branch."`
 	Wait   bool   `help:"For a run on GitHub Actions: wait until it has completed (polling as status --watch does), then finish."`
+	Cancel bool   `help:"For a run on GitHub Actions: cancel it, wait until it has completed, then bring home what it published."`
+	Prune  bool   `name:"prune-remote" help:"For a run on GitHub Actions: once finished, delete ralph/<change> and the run's refs on the git remote (with a lease: never a tip pushed there since)."`
 
 	Draft  *bool  `name:"draft" negatable:"" help:"With --pr: open the pull request as a draft (default: git config ralph.prDraft)."`
 	Base   string `name:"base" placeholder:"BRANCH" help:"With --pr: the branch to merge into (default: the branch the run started from)."`
@@ -42,7 +45,13 @@ The token is gh's: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN, or 'gh auth logi
 Every check runs before anything changes; if the pull request call fails after the
 push, run it again: it only makes the call. Then it switches back to the branch the
 run started from, keeps ralph/<change> (the pull request's head), forgets the run and
-prints the pull request's URL.`
+prints the pull request's URL.
+
+For a run on GitHub Actions, finish refuses until the run has published; --wait waits
+for it, and --cancel cancels it first (the loop saves its attempt, the run publishes
+what it has) and waits. --prune-remote (with --squash or --keep) then deletes
+ralph/<change> and refs/ralph/<change>/runs/<run-id>/ on the git remote, all or none,
+each only if it is still where the run left it; the run's refs stay here.`
 }
 
 func (c *finishCmd) Run(e *env) error {
@@ -50,7 +59,22 @@ func (c *finishCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if c.Wait {
+	var prune *loop.PruneTarget
+	if c.Prune || c.Cancel {
+		if c.Prune && c.PR {
+			return &usageError{msg: "--prune-remote does not go with --pr (ralph/<change> is the pull request's head)", hint: "see 'git ralph finish -h'"}
+		}
+		if prune, err = l.RemotePruneTarget(c.Change); err != nil {
+			return err
+		}
+		c.Change = prune.Change
+	}
+	if c.Cancel {
+		if err := c.cancel(e, l); err != nil {
+			return err
+		}
+	}
+	if c.Wait || c.Cancel {
 		if err := c.wait(e, l); err != nil {
 			return err
 		}
@@ -72,6 +96,41 @@ func (c *finishCmd) Run(e *env) error {
 		return err
 	}
 	printFinish(e.s, res, mode)
+	if c.Prune {
+		return c.prune(e, l, prune)
+	}
+	return nil
+}
+
+// cancel is finish --cancel: ask GitHub to cancel the run (a run already over is left
+// as it is); wait then follows it to its end.
+func (c *finishCmd) cancel(e *env, l *loop.Loop) error {
+	res, err := l.CancelRemote(e.ctx, c.Change, false, e.github)
+	if err != nil {
+		return err
+	}
+	p := e.s.Palette()
+	if res.AlreadyComplete {
+		fmt.Fprintf(e.s.Err, "%s run %d of %s is already completed; nothing to cancel\n", p.Success("✓"), res.RunID, res.Change)
+	} else {
+		fmt.Fprintf(e.s.Err, "%s asked GitHub to cancel run %d of %s\n", p.Success("✓"), res.RunID, res.Change)
+	}
+	return nil
+}
+
+// prune is finish --prune-remote, once the finish is done.
+func (c *finishCmd) prune(e *env, l *loop.Loop, t *loop.PruneTarget) error {
+	res, err := l.PruneRemote(context.WithoutCancel(e.ctx), t)
+	if err != nil {
+		return err
+	}
+	p := e.s.Palette()
+	if len(res.Deleted) == 0 {
+		fmt.Fprintf(e.s.Err, "%s nothing of run %d of %s to delete on %s\n", p.Success("✓"), t.RunID, t.Change, res.Remote)
+		return nil
+	}
+	fmt.Fprintf(e.s.Err, "%s deleted %d ref(s) on %s: %s and the run's refs (kept here under refs/ralph/%s/runs/%d/)\n",
+		p.Success("✓"), len(res.Deleted), res.Remote, t.Branch, t.Change, t.RunID)
 	return nil
 }
 
