@@ -90,12 +90,6 @@ func waitDispatched(e *env, l *loop.Loop, changes []string) error {
 	if err != nil {
 		return err
 	}
-	for _, ch := range changes {
-		if v := views[ch]; v.Conclusion == "startup_failure" || v.Conclusion == "action_required" {
-			fmt.Fprintf(e.s.Err, "next: run %d of %s published nothing (%s); see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", v.RunID, ch, v.Conclusion, v.URL, ch, ch)
-			continue
-		}
-		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
-	}
+	printWatchedNext(e, changes, views)
 	return nil
 }

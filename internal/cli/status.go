@@ -104,13 +104,7 @@ func (c *statusCmd) watch(e *env) error {
 	if err != nil {
 		return err
 	}
-	for _, ch := range changes {
-		if v := views[ch]; v.Conclusion == "startup_failure" || v.Conclusion == "action_required" {
-			fmt.Fprintf(e.s.Err, "next: run %d of %s published nothing (%s); see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", v.RunID, ch, v.Conclusion, v.URL, ch, ch)
-			continue
-		}
-		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
-	}
+	printWatchedNext(e, changes, views)
 	return nil
 }
 
@@ -519,4 +513,16 @@ func finishedLine(f *run.Finished) string {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// printWatchedNext says, after a watch (status --watch, dispatch --wait), what to do
+// with each completed run: finish it, or, when it published nothing, dispatch or start.
+func printWatchedNext(e *env, changes []string, views map[string]*loop.RemoteView) {
+	for _, ch := range changes {
+		if v := views[ch]; v.Conclusion == "startup_failure" || v.Conclusion == "action_required" {
+			fmt.Fprintf(e.s.Err, "next: run %d of %s published nothing (%s); see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", v.RunID, ch, v.Conclusion, v.URL, ch, ch)
+			continue
+		}
+		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
+	}
 }
