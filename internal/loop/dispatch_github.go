@@ -276,30 +276,16 @@ func (l *Loop) dispatchRepo(ctx context.Context, remote string, o DispatchReques
 	if err != nil {
 		return github.Repo{}, err
 	}
-	var pushRepo *github.Repo
-	for _, u := range urls {
-		if r, ok := github.RepoFromURL(u); ok {
-			pushRepo = &r
-			break
-		}
-	}
 	explicit := o.Repo
 	if explicit == "" {
 		explicit = o.EnvRepo
 	}
-	switch {
-	case explicit != "":
-		host := ""
-		if pushRepo != nil {
-			host = pushRepo.Host
-		}
-		r, err := github.ParseRepo(explicit, host)
-		if err != nil {
-			return github.Repo{}, userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
-		}
-		return r, nil
-	case pushRepo != nil:
-		return *pushRepo, nil
+	repo, _, found, err := githubRepoOf(urls, explicit)
+	if err != nil {
+		return github.Repo{}, userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+	}
+	if found {
+		return repo, nil
 	}
 	return github.Repo{}, userErr("name it: git ralph dispatch "+o.Change+" --repo OWNER/REPO (or git config ralph.repo OWNER/REPO); nothing was changed",
 		"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])

@@ -337,29 +337,15 @@ func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o P
 	if err != nil {
 		return "", github.Repo{}, nil, "", err
 	}
-	var pushRepo *github.Repo
-	for _, u := range urls {
-		if r, ok := github.RepoFromURL(u); ok {
-			pushRepo = &r
-			break
-		}
-	}
 	explicit = o.Repo
 	if explicit == "" {
 		explicit = o.EnvRepo
 	}
-	switch {
-	case explicit != "":
-		host := ""
-		if pushRepo != nil {
-			host = pushRepo.Host
-		}
-		if repo, err = github.ParseRepo(explicit, host); err != nil {
-			return "", github.Repo{}, nil, "", userErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
-		}
-	case pushRepo != nil:
-		repo = *pushRepo
-	default:
+	repo, pushRepo, found, err := githubRepoOf(urls, explicit)
+	if err != nil {
+		return "", github.Repo{}, nil, "", userErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
+	}
+	if !found {
 		return "", github.Repo{}, nil, "", userErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
 			"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
 	}
@@ -475,4 +461,30 @@ func githubClient(clientFor func(host string) (*github.Client, error), host, aga
 		return nil, userErr(hint, "no GitHub token for %s", nt.Host)
 	}
 	return client, err
+}
+
+// githubRepoOf resolves the GitHub repository for a push remote whose URLs are urls:
+// explicit ([HOST/]OWNER/REPO from --repo, ralph.repo or GH_REPO; its host defaults to
+// the remote's) wins, then the first URL that names a GitHub repository. pushRepo is the
+// repository the remote's URL names, nil when none does; found is false when neither
+// decides; err is an explicit name that does not parse.
+func githubRepoOf(urls []string, explicit string) (repo github.Repo, pushRepo *github.Repo, found bool, err error) {
+	for _, u := range urls {
+		if r, ok := github.RepoFromURL(u); ok {
+			pushRepo = &r
+			break
+		}
+	}
+	switch {
+	case explicit != "":
+		host := ""
+		if pushRepo != nil {
+			host = pushRepo.Host
+		}
+		repo, err = github.ParseRepo(explicit, host)
+		return repo, pushRepo, err == nil, err
+	case pushRepo != nil:
+		return *pushRepo, pushRepo, true, nil
+	}
+	return github.Repo{}, nil, false, nil
 }
