@@ -126,7 +126,7 @@ type fakeRun struct {
 // env is the environment of every step: the script's, less the git identity.
 func (r *fakeRun) env(temp string) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
+	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_ALLOW_PROTOCOL",
 		"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR", "IS_SANDBOX", "TMPDIR", "WORK",
 		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO"} {
 		if v := r.getenv(k); v != "" {
