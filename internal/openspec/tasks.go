@@ -21,7 +21,8 @@ type (
 // it (else "Tasks"). Sections without tasks are not stories.
 func ParseTasks(data []byte) Tasks {
 	var t Tasks
-	seen := map[string]bool{}
+	seen, seenLegacy := map[string]bool{}, map[string]bool{}
+	sub := ""        // the deepest "###"-or-lower heading above the task in its story
 	var cur Story    // the section being read; Line 0 before the first "##" heading
 	heading := ""    // the text of cur's heading; for the preamble, the "#" heading nearest above its first task
 	preamble := true // no level-2 heading yet
@@ -34,6 +35,10 @@ func ParseTasks(data []byte) Tasks {
 		}
 		id, title := storyName(heading)
 		cur.ID, cur.Title = uniqueID(id, seen), title
+		legacy, _ := tasklist.LegacyStoryName(heading)
+		if legacy = uniqueID(legacy, seenLegacy); legacy != cur.ID {
+			cur.LegacyID = legacy
+		}
 		t.Stories = append(t.Stories, cur)
 	}
 	n := 0
@@ -41,7 +46,11 @@ func ParseTasks(data []byte) Tasks {
 		n++
 		if ok, text := parseHeading(line); ok {
 			flush()
-			cur, heading, preamble = Story{Line: n}, text, false
+			cur, heading, preamble, sub = Story{Line: n}, text, false, ""
+			continue
+		}
+		if lv, text := tasklist.HeadingLevel(line); lv >= 3 {
+			sub = text
 			continue
 		}
 		if preamble && len(cur.Tasks) == 0 {
@@ -50,7 +59,7 @@ func ParseTasks(data []byte) Tasks {
 				continue
 			}
 		}
-		desc, done, ok := matchTask(line)
+		desc, done, odd, ok := matchBox(line)
 		if !ok {
 			continue
 		}
@@ -59,7 +68,7 @@ func ParseTasks(data []byte) Tasks {
 			t.Done++
 		}
 		id, text := splitID(desc)
-		cur.Tasks = append(cur.Tasks, Task{ID: id, Text: text, Done: done, Line: n})
+		cur.Tasks = append(cur.Tasks, Task{ID: id, Text: text, Done: done, Line: n, Box: odd, Heading: sub})
 	}
 	flush()
 	return t
@@ -96,42 +105,52 @@ func atxHeading(line, marker string) (ok bool, text string) { return tasklist.AT
 // with JavaScript semantics: \s is isJSSpace, the box character is one UTF-16 unit
 // and '.' stops at \r, U+2028 and U+2029. line holds no '\n'.
 func matchTask(line string) (desc string, done, ok bool) {
+	desc, done, _, ok = matchBox(line)
+	return desc, done, ok
+}
+
+// matchBox is matchTask that also returns what an open box holds when it is not
+// blank ("~", "-"), "" otherwise.
+func matchBox(line string) (desc string, done bool, odd string, ok bool) {
 	i := skipSpace(line, 0)
 	if i < len(line) && strings.IndexByte("-*+", line[i]) >= 0 {
 		i++
 	} else {
 		d := len(line[i:]) - len(strings.TrimLeft(line[i:], "0123456789"))
 		if d == 0 || d > 9 || i+d >= len(line) || (line[i+d] != '.' && line[i+d] != ')') {
-			return "", false, false
+			return "", false, "", false
 		}
 		i += d + 1
 	}
 	i = skipSpace(line, i)
 	if i >= len(line) || line[i] != '[' {
-		return "", false, false
+		return "", false, "", false
 	}
 	j := skipSpace(line, i+1)
 	box := j < len(line) && line[j] != ']' // a non-space character in the box
 	if box {
 		r, size := utf8.DecodeRuneInString(line[j:])
 		if r > 0xFFFF { // two UTF-16 units: [^\]\s]? cannot take it
-			return "", false, false
+			return "", false, "", false
 		}
 		done = r == 'x' || r == 'X'
+		if !done {
+			odd = string(r)
+		}
 		j = skipSpace(line, j+size)
 	}
 	if j >= len(line) || line[j] != ']' {
-		return "", false, false
+		return "", false, "", false
 	}
 	// (?![([]) applies to the first branch; a box of one or more spaces may use the second.
 	if j+1 < len(line) && (line[j+1] == '(' || line[j+1] == '[') && (box || j == i+1) {
-		return "", false, false
+		return "", false, "", false
 	}
 	desc = line[skipSpace(line, j+1):]
 	if k := strings.IndexFunc(desc, func(r rune) bool { return r == '\r' || r == '\u2028' || r == '\u2029' }); k >= 0 {
 		desc = desc[:k]
 	}
-	return jsTrim(desc), done, true
+	return jsTrim(desc), done, odd, true
 }
 
 var taskIDRE = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`)

@@ -10,6 +10,16 @@ import (
 // storyWords may stand before a heading's number: "## Phase 2: Zsh" is story 2.
 var storyWords = []string{"phase", "step", "stage", "part", "milestone", "story"}
 
+// LegacyStoryName is StoryName with LegacySlug: the id a run started before
+// 2026-11-26 gave the heading.
+func LegacyStoryName(text string) (id, title string) {
+	id, title = StoryName(text)
+	if id == Slug(text) {
+		id = LegacySlug(text)
+	}
+	return id, title
+}
+
 // StoryName returns a story's id and title from its heading text. The id is the
 // heading's number (after an optional word such as Phase), else a slug of the text;
 // the title is the text without that number and the separator after it.
@@ -46,9 +56,33 @@ func isAlnum(c byte) bool {
 const MaxSlug = 40
 
 // Slug turns a heading into an id: lower-case ASCII letters, digits and single dashes,
-// at most MaxSlug characters; accented Latin letters lose their accents. A heading with
-// nothing to keep (only punctuation or another script) gives "story".
+// at most MaxSlug characters, cut at the end of a word when it is longer; accented Latin
+// letters lose their accents. A heading with nothing to keep (only punctuation or another
+// script) gives "story".
 func Slug(text string) string {
+	s := slugAll(text)
+	if len(s) > MaxSlug {
+		if i := strings.LastIndexByte(s[:MaxSlug+1], '-'); i > 0 {
+			return s[:i]
+		}
+		return s[:MaxSlug] // one word longer than MaxSlug
+	}
+	return s
+}
+
+// LegacySlug is Slug as git-ralph cut it before 2026-11-26: at exactly MaxSlug bytes,
+// mid-word ("phase-d-capability-resolver-storagepicke"). Runs started then recorded such
+// ids; Tasks.KeepIDs lets them resume under the ids they began with.
+func LegacySlug(text string) string {
+	s := slugAll(text)
+	if len(s) > MaxSlug {
+		s = strings.TrimRight(s[:MaxSlug], "-")
+	}
+	return s
+}
+
+// slugAll is the whole slug of text, uncut; "story" when nothing is left.
+func slugAll(text string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(text) {
@@ -65,14 +99,10 @@ func Slug(text string) string {
 			dash = true
 		}
 	}
-	s := b.String()
-	if len(s) > MaxSlug {
-		s = strings.TrimRight(s[:MaxSlug], "-")
-	}
-	if s == "" {
+	if b.Len() == 0 {
 		return "story"
 	}
-	return s
+	return b.String()
 }
 
 // foldLatin maps the accented lower-case Latin letters of Latin-1 and Latin Extended-A

@@ -31,6 +31,9 @@ type Story struct {
 	Title string
 	Line  int // 1-based line of the heading; 0 when there is none
 	Tasks []Task
+	// LegacyID is the id a run started before 2026-11-26 gave the story, when it differs
+	// from ID (a long title's slug was then cut mid-word); see KeepIDs.
+	LegacyID string
 }
 
 // Counts returns the number of done tasks and of all tasks in the story.
@@ -74,6 +77,21 @@ func (t Tasks) OpenOutsideStories() int {
 		open -= len(s.OpenTasks())
 	}
 	return open
+}
+
+// KeepIDs gives back their old ids to the stories whose LegacyID is among known (the
+// story ids a run recorded) while their new ID is not: a run started before slugs were
+// cut at word ends resumes under the ids its record, refs and checkpoints carry.
+func (t *Tasks) KeepIDs(known []string) {
+	has := map[string]bool{}
+	for _, id := range known {
+		has[id] = true
+	}
+	for i, s := range t.Stories {
+		if s.LegacyID != "" && has[s.LegacyID] && !has[s.ID] {
+			t.Stories[i].ID, t.Stories[i].LegacyID = s.LegacyID, ""
+		}
+	}
 }
 
 // NextStory returns the first incomplete story in run order.
