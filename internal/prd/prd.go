@@ -84,7 +84,7 @@ func Parse(data []byte) (*PRD, error) {
 		}
 		id = tasklist.UniqueID(id, seen)
 		done := u.Passes == true
-		s := tasklist.Story{ID: id, Title: strings.TrimSpace(u.Title)}
+		s := tasklist.Story{ID: id, Title: strings.TrimSpace(u.Title), Description: strings.TrimSpace(u.Description)}
 		if s.Title == "" {
 			s.Title = rawID
 		}

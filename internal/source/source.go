@@ -110,6 +110,9 @@ func (s *Source) Reload() error {
 	}
 	s.HasTasks, s.Tasks = true, t
 	s.Tasks.KeepIDs(s.keep)
+	if s.Kind == Plan { // the plan is its own document: shown as it stands now
+		s.Docs = []Doc{{Title: "Plan", Path: s.TasksRel, Content: string(data)}}
+	}
 	return nil
 }
 

@@ -7,7 +7,11 @@
 // plan, prd) parse their files into these types.
 package tasklist
 
-import "strings"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Task is one checkbox line (or, for prd.json, one acceptance criterion).
 type Task struct {
@@ -31,6 +35,9 @@ type Story struct {
 	Title string
 	Line  int // 1-based line of the heading; 0 when there is none
 	Tasks []Task
+	// Description is what the source says of the story beyond its title (a prd.json
+	// entry's description), "" when it says nothing.
+	Description string
 	// LegacyID is the id a run started before 2026-11-26 gave the story, when it differs
 	// from ID (a long title's slug was then cut mid-word); see KeepIDs.
 	LegacyID string
@@ -135,3 +142,39 @@ func IsJSSpace(r rune) bool {
 
 // Trim is JavaScript's String.prototype.trim.
 func Trim(s string) string { return strings.TrimFunc(s, IsJSSpace) }
+
+// maxNamed is how many open tasks a failure reason names.
+const maxNamed = 5
+
+// OpenList says which of tasks are open, for a failure reason: how many, and the ids
+// (or line numbers) of at most the first five, so that a story of 32 open tasks does not
+// print 32 ids in every hint. "" when none is open.
+func OpenList(tasks []Task) string {
+	var names []string
+	n := 0
+	for _, t := range tasks {
+		if t.Done {
+			continue
+		}
+		n++
+		name := t.ID
+		if name == "" && t.Line > 0 {
+			name = "line " + strconv.Itoa(t.Line)
+		}
+		if name == "" {
+			name = strconv.Quote(t.Text)
+		}
+		if len(names) < maxNamed && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "1 task (" + names[0] + ") is"
+	case n <= maxNamed:
+		return strconv.Itoa(n) + " tasks (" + strings.Join(names, ", ") + ") are"
+	}
+	return strconv.Itoa(n) + " tasks (" + strings.Join(names, ", ") + " and " + strconv.Itoa(n-len(names)) + " more) are"
+}
