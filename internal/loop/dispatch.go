@@ -116,12 +116,12 @@ func (l *Loop) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 		}
 	}
 	remote := o.Remote
-	remote.GitRemote, remote.Nonce, remote.DispatchedAt = o.GitRemote, o.Nonce, l.now()
+	remote.GitRemote, remote.Nonce, remote.DispatchedAt = o.GitRemote, o.Nonce, l.Time()
 	rec = &run.Record{
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
-		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: l.now(), Remote: &remote,
+		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: l.Time(), Remote: &remote,
 	}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	if !exists {
@@ -133,7 +133,7 @@ func (l *Loop) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 		l.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, short(tip), orDetached(rec)))
 	}
 	rec.Checkpoint, rec.Remote.StartCommit = tip, tip
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	pushed, err := l.pushStart(gctx, rec)
@@ -226,7 +226,7 @@ func errText(err error) string {
 func (l *Loop) Dispatched(rec *run.Record, runID int64, url string) error {
 	rec.Status = run.Dispatched
 	rec.Remote.RunID, rec.Remote.HTMLURL = runID, url
-	return l.save(rec)
+	return l.Save(rec)
 }
 
 // importRemoteRun brings home the result of a run on GitHub Actions once it has
@@ -344,7 +344,7 @@ func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
 		}
 	}
 	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, short(remoteTip), rec.Status, len(there.Attempts)))
-	return l.save(rec)
+	return l.Save(rec)
 }
 
 func appendFile(path string, data []byte) error {

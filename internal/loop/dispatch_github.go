@@ -258,7 +258,7 @@ func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.R
 		if waited+wait > patience {
 			return nil, nil
 		}
-		if err := l.sleep(ctx, wait); err != nil {
+		if err := l.Wait(ctx, wait); err != nil {
 			return nil, err
 		}
 		waited += wait
@@ -332,7 +332,7 @@ func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(stri
 		}
 		if r != nil {
 			rec.Remote.RunID, rec.Remote.HTMLURL = r.ID, r.HTMLURL
-			if err := l.save(rec); err != nil {
+			if err := l.Save(rec); err != nil {
 				return nil, nil, repo, err
 			}
 		}
@@ -377,19 +377,6 @@ func (l *Loop) CancelRemote(ctx context.Context, change string, force bool, clie
 	return res, nil
 }
 
-// RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
-// remote: the run's status and conclusion, its page, and the branch tip published.
-type RemoteView struct {
-	RunID      int64  `json:"runId"`
-	Status     string `json:"status"`               // queued, in_progress, completed, …; "" while the run is not listed
-	Conclusion string `json:"conclusion,omitempty"` // success, failure, cancelled, timed_out, startup_failure, …
-	URL        string `json:"url,omitempty"`
-	Tip        string `json:"tip,omitempty"` // ralph/<change> on the git remote
-	Error      string `json:"error,omitempty"`
-	Job        string `json:"job,omitempty"`  // the job in progress, while the run is
-	Step       string `json:"step,omitempty"` // and its step in progress
-}
-
 // RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
 // records what it saw. It changes nothing else.
 func (l *Loop) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*RemoteView, error) {
@@ -420,7 +407,7 @@ func (l *Loop) RemoteStatus(ctx context.Context, change string, clientFor func(s
 	}
 	if rec.Remote.LastSeenStatus != r.Status || rec.Remote.LastSeenConclusion != r.Conclusion {
 		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion = r.Status, r.Conclusion
-		if err := l.save(rec); err != nil {
+		if err := l.Save(rec); err != nil {
 			return nil, err
 		}
 	}

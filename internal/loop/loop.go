@@ -94,7 +94,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (l *Loop) sleep(ctx context.Context, d time.Duration) error {
+// Wait waits d or until ctx is done (then it returns ctx.Err()), with l.Sleep when set.
+func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
 	if l.Sleep != nil {
 		return l.Sleep(ctx, d)
 	}
@@ -116,7 +117,8 @@ func New(repo *git.Repo, rep Reporter) *Loop {
 // BranchName is the branch a change's loop works on.
 func BranchName(change string) string { return "ralph/" + change }
 
-func attemptRef(change, story string, n int) string {
+// AttemptRef is the ref that keeps attempt n at story of change.
+func AttemptRef(change, story string, n int) string {
 	return fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, story, n)
 }
 
@@ -135,15 +137,17 @@ func short(id string) string {
 	return id
 }
 
-func (l *Loop) now() time.Time {
+// Time is the loop's clock: l.Now, else the wall clock.
+func (l *Loop) Time() time.Time {
 	if l.Now == nil {
 		return time.Now()
 	}
 	return l.Now()
 }
 
-func (l *Loop) save(rec *run.Record) error {
-	if err := l.Store.Save(rec, l.now()); err != nil {
+// Save writes rec, stamped with the loop's clock.
+func (l *Loop) Save(rec *run.Record) error {
+	if err := l.Store.Save(rec, l.Time()); err != nil {
 		return fmt.Errorf("save run record: %w", err)
 	}
 	return nil

@@ -59,7 +59,7 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 }
 
 func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
-	change, rec, lock, err := l.lockRun(change)
+	change, rec, lock, err := l.LockRun(change)
 	if err != nil {
 		return nil, err
 	}
@@ -81,15 +81,15 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, err
 		}
 		defer wlock.Unlock()
-		if l, err = l.fromOrigin(ctx, rec); err != nil {
+		if l, err = l.FromOrigin(ctx, rec); err != nil {
 			return nil, err
 		}
 		if crashResumePR(rec) {
-			if err := l.clearWorktreeCrashLocks(ctx, rec, again); err != nil {
+			if err := l.ClearWorktreeCrashLocks(ctx, rec, again); err != nil {
 				return nil, err
 			}
 		}
-		if wtDirty, wtPresent, err = l.worktreeDirty(ctx, rec); err != nil {
+		if wtDirty, wtPresent, err = l.WorktreeDirty(ctx, rec); err != nil {
 			return nil, err
 		}
 		if len(wtDirty) > 0 {
@@ -100,7 +100,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 
 	if rec.Worktree == nil && crashResumePR(rec) {
 		// A crash-resume: a loop or a finish --pr was killed, maybe with a git of its own.
-		if err := l.clearCrashLocks(ctx, rec, again); err != nil {
+		if err := l.ClearCrashLocks(ctx, rec, again); err != nil {
 			return nil, err
 		}
 	}
@@ -111,7 +111,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, err
 	}
 	if !ok {
-		return nil, branchGone(rec)
+		return nil, BranchGone(rec)
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
@@ -218,7 +218,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	if needPush {
 		l.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
-		err := l.busy(rec, "finish --pr", func() error {
+		err := l.Busy(rec, "finish --pr", func() error {
 			return l.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
 				Config: []string{"ralph.allowPush=true"}})
 		})
@@ -239,12 +239,12 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	pushed.Pushed = tip
 	rec.PullRequest = pushed
 	rec.Busy = "" // no git at work while GitHub is called: a failure there is no crash
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 
 	// The pull request.
-	ch, _ := l.loadChangeFor(rec, change)
+	ch, _ := l.LoadChangeFor(rec, change)
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
@@ -268,25 +268,25 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	res.URL, res.Number = pr.HTMLURL, pr.Number
 	pushed.URL = pr.HTMLURL
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 
 	// Back to the original branch; the run's branch stays: it is the pull request's head.
 	if back != "" {
-		if err := l.busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
+		if err := l.Busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
 		res.Back = orDetachedName(rec.Original, back)
 	}
 	if rec.Worktree != nil {
 		fr := &FinishResult{}
-		if err := l.busy(rec, "finish --pr", func() error { return l.removeWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
+		if err := l.Busy(rec, "finish --pr", func() error { return l.RemoveWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
 			return nil, err
 		}
 		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
+	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.Time()})
 	return res, l.Store.Remove(change)
 }
 

@@ -105,7 +105,7 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 		a := failed[0]
 		w("## Looking at a failed attempt\n\n")
 		w("Each failed attempt is kept, with everything the agent changed, as a commit under `refs/ralph/%s/attempts/` in the repository the loop ran in (it is not pushed):\n\n", rec.Change)
-		w("```sh\ngit log -p -1 %s\n```\n\n", attemptRef(rec.Change, a.Story, a.N))
+		w("```sh\ngit log -p -1 %s\n```\n\n", AttemptRef(rec.Change, a.Story, a.N))
 	}
 	w("<sub>Opened by git-ralph from `%s`.</sub>\n", rec.Branch)
 	return fitBody(b.String(), rec.Change)

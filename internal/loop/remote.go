@@ -82,36 +82,24 @@ func (l *Loop) adopt(ctx context.Context, o Options) (*run.Record, error) {
 	rec := &run.Record{
 		Change: o.Change, Branch: branch, Original: original, OriginalCommit: base,
 		Initial: initial.ID, Checkpoint: tip, Status: run.Interrupted, StopReason: "adopted",
-		Agent: o.Agent, Model: o.Model, Started: l.now(),
+		Agent: o.Agent, Model: o.Model, Started: l.Time(),
 	}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, short(tip), n, short(initial.ID), orDetached(rec)))
 	return rec, nil
 }
 
-// markRun records the Actions run a runner works for. A new run id starts from the
+// MarkRun records the Actions run a runner works for. A new run id starts from the
 // checkpoint the runner has now.
-func markRun(rec *run.Record, id int64) {
+func MarkRun(rec *run.Record, id int64) {
 	if rec.Remote == nil {
 		rec.Remote = &run.Remote{}
 	}
 	if rec.Remote.RunID != id {
 		rec.Remote.RunID, rec.Remote.StartCommit = id, rec.Checkpoint
 	}
-}
-
-func isHex(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdef", c) {
-			return false
-		}
-	}
-	return true
 }
 
 // ExportOptions are the inputs of export.
@@ -160,20 +148,11 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 		return nil, err
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
-	if rec.Status == run.Running || rec.Status == run.Starting {
-		if err := l.stopOrphanAgent(rec); err != nil {
-			return nil, err
-		}
-		if err := l.resume(gctx, rec); err != nil {
-			return nil, err
-		}
-		rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the loop was killed", 0
-		if err := l.save(rec); err != nil {
-			return nil, err
-		}
+	if err := l.SaveKilled(gctx, rec); err != nil {
+		return nil, err
 	}
-	markRun(rec, o.RunID)
-	if err := l.save(rec); err != nil {
+	MarkRun(rec, o.RunID)
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	branchRef := "refs/heads/" + rec.Branch

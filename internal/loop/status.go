@@ -71,7 +71,7 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 		if err != nil && !errors.Is(err, run.ErrNoRun) {
 			return nil, err
 		}
-		ch, err := l.loadChangeFor(rec, name)
+		ch, err := l.LoadChangeFor(rec, name)
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +84,19 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
+// remote: the run's status and conclusion, its page, and the branch tip published.
+type RemoteView struct {
+	RunID      int64  `json:"runId"`
+	Status     string `json:"status"`               // queued, in_progress, completed, …; "" while the run is not listed
+	Conclusion string `json:"conclusion,omitempty"` // success, failure, cancelled, timed_out, startup_failure, …
+	URL        string `json:"url,omitempty"`
+	Tip        string `json:"tip,omitempty"` // ralph/<change> on the git remote
+	Error      string `json:"error,omitempty"`
+	Job        string `json:"job,omitempty"`  // the job in progress, while the run is
+	Step       string `json:"step,omitempty"` // and its step in progress
 }
 
 // StatusReport is everything `git ralph status` shows.
@@ -127,7 +140,7 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = l.EffectiveStatus(rec)
 	r.Worktree = worktreeState(rec)
-	if ch, err := l.loadChangeFor(rec, change); err == nil {
+	if ch, err := l.LoadChangeFor(rec, change); err == nil {
 		r.Change = ch
 	}
 	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
@@ -190,4 +203,16 @@ func (l *Loop) PublishedChange(ctx context.Context, r *StatusReport, tip string)
 	ch := *r.Change
 	ch.HasTasks, ch.Tasks = true, openspec.ParseTasks(data)
 	return &ch
+}
+
+func isHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }

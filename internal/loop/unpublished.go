@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -14,9 +13,6 @@ import (
 // is on the remote but the start commit dispatch pushed. finish then says so and
 // changes nothing; dispatch may send the change again, and start goes on here from the
 // start commit.
-
-// errNothingPublished marks the error of a run that ended without publishing.
-var errNothingPublished = errors.New("the run ended without publishing")
 
 // unpublished is the error of importRemoteRun for a run that has published nothing:
 // still under way as far as anyone here knows, or, when GitHub was last seen saying it
@@ -41,28 +37,7 @@ func (l *Loop) unpublished(rec *run.Record) error {
 		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + short(r.StartCommit) + ")\n" +
 			"dispatch it again: git ralph dispatch " + rec.Change + "\n" +
 			"or run it here: git ralph start " + rec.Change,
-		Err: errNothingPublished}
-}
-
-// takeBackUnpublished makes the record of a run that ended without publishing a local
-// one at the start commit, for start to go on from: the local branch is where dispatch
-// made it (created again if it was deleted; commits made on it since are start's to
-// take as the checkpoint, as after any stop).
-func (l *Loop) takeBackUnpublished(ctx context.Context, rec *run.Record) error {
-	r := rec.Remote
-	ref := "refs/heads/" + rec.Branch
-	if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-		return err
-	} else if !ok {
-		if err := l.Repo.CreateRef(ctx, ref, r.StartCommit); err != nil {
-			return err
-		}
-	}
-	rec.Status = run.Interrupted
-	rec.StopReason = fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion)
-	rec.Checkpoint = r.StartCommit
-	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, short(r.StartCommit)))
-	return l.save(rec)
+		Err: ErrNothingPublished}
 }
 
 // redispatchable reports whether a dispatched record belongs to a run that ended

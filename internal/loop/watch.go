@@ -88,7 +88,7 @@ func (l *Loop) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*Rem
 		}
 		if rateWait > 0 {
 			limited++
-			if err := l.sleep(ctx, rateWait); err != nil {
+			if err := l.Wait(ctx, rateWait); err != nil {
 				return nil, ErrInterrupted
 			}
 			continue
@@ -116,7 +116,7 @@ func (l *Loop) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*Rem
 			}
 			return out, nil
 		}
-		if err := l.sleep(ctx, wait); err != nil {
+		if err := l.Wait(ctx, wait); err != nil {
 			return nil, ErrInterrupted
 		}
 	}
@@ -171,7 +171,7 @@ func (l *Loop) watchView(ctx context.Context, w *watched, list []github.Workflow
 		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion, changed = v.Status, v.Conclusion, true
 	}
 	if changed {
-		if err := l.save(rec); err != nil {
+		if err := l.Save(rec); err != nil {
 			return nil, err
 		}
 	}
