@@ -23,6 +23,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -287,6 +288,7 @@ func (e *env) loop() (*loop.Loop, error) {
 		return nil, err
 	}
 	l := loop.New(repo, newReporter(e.s))
+	l.Remote = githubflow.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now

@@ -66,6 +66,9 @@ type Loop struct {
 	Store  *run.Store // required
 	Report Reporter   // required
 	Now    func() time.Time
+	// Remote brings home runs made on GitHub Actions and adopts them on a runner; nil
+	// refuses them.
+	Remote RemoteRuns
 
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string

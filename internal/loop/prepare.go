@@ -529,3 +529,14 @@ func (l *Loop) takeBackUnpublished(ctx context.Context, rec *run.Record) error {
 	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, short(r.StartCommit)))
 	return l.Save(rec)
 }
+
+// MarkRun records the Actions run a runner works for. A new run id starts from the
+// checkpoint the runner has now.
+func MarkRun(rec *run.Record, id int64) {
+	if rec.Remote == nil {
+		rec.Remote = &run.Remote{}
+	}
+	if rec.Remote.RunID != id {
+		rec.Remote.RunID, rec.Remote.StartCommit = id, rec.Checkpoint
+	}
+}

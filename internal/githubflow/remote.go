@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -33,8 +34,8 @@ const maxAdoptWalk = 10000
 // commit, and the original branch and commit come from that commit's Ralph-Original and
 // Ralph-Base trailers (dispatch writes them), else from its parent. Attempts start from
 // none; tasks.md at the tip says which stories are done.
-func (l *Loop) adopt(ctx context.Context, o Options) (*run.Record, error) {
-	branch := BranchName(o.Change)
+func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
+	branch := loop.BranchName(o.Change)
 	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return nil, err
@@ -91,17 +92,6 @@ func (l *Loop) adopt(ctx context.Context, o Options) (*run.Record, error) {
 	return rec, nil
 }
 
-// MarkRun records the Actions run a runner works for. A new run id starts from the
-// checkpoint the runner has now.
-func MarkRun(rec *run.Record, id int64) {
-	if rec.Remote == nil {
-		rec.Remote = &run.Remote{}
-	}
-	if rec.Remote.RunID != id {
-		rec.Remote.RunID, rec.Remote.StartCommit = id, rec.Checkpoint
-	}
-}
-
 // ExportOptions are the inputs of export.
 type ExportOptions struct {
 	Change string // required
@@ -125,8 +115,8 @@ const LogCap = 1 << 20
 // attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
 // cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
 // says running, nobody holds the lock) has its leftovers saved as an attempt first.
-func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
-	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
+func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
+	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
 	}
 	if o.RunID <= 0 {
@@ -151,7 +141,7 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	if err := l.SaveKilled(gctx, rec); err != nil {
 		return nil, err
 	}
-	MarkRun(rec, o.RunID)
+	loop.MarkRun(rec, o.RunID)
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
@@ -217,7 +207,7 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 
 // stateCommit makes a root commit holding the record and the learnings: the run's
 // state, small enough for git, brought home by finish.
-func (l *Loop) stateCommit(ctx context.Context, rec *run.Record) (string, error) {
+func (l *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error) {
 	recJSON, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return "", err
@@ -246,7 +236,7 @@ func (l *Loop) stateCommit(ctx context.Context, rec *run.Record) (string, error)
 }
 
 // exportLogs copies each attempt log into dir, keeping the last LogCap bytes.
-func (l *Loop) exportLogs(change, dir string) ([]string, error) {
+func (l *Flow) exportLogs(change, dir string) ([]string, error) {
 	src := filepath.Join(l.Store.ChangeDir(change), "logs")
 	entries, err := os.ReadDir(src)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -350,9 +340,9 @@ const maxStateFile = 8 << 20
 // token cannot push one, and the agent must not be able to change what runs with the
 // repository's secrets); then one atomic push, with a lease on the branch at o.Start
 // and hooks off. Anything wrong: an error, and nothing is pushed.
-func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, error) {
+func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, error) {
 	res := &PublishResult{}
-	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || l.Repo.CheckBranchName(ctx, BranchName(o.Change)) != nil {
+	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || l.Repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
 		return nil, userErr("", "invalid change name %q", o.Change)
 	}
 	if o.RunID <= 0 {
@@ -369,7 +359,7 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	if err != nil {
 		return nil, refuse("%s is not a readable bundle: %v", o.Bundle, err)
 	}
-	branchRef := "refs/heads/" + BranchName(o.Change)
+	branchRef := "refs/heads/" + loop.BranchName(o.Change)
 	prefix := runsPrefix(o.Change, o.RunID)
 	seen := map[string]bool{}
 	var bad []string
@@ -442,7 +432,7 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		if res.WorkflowPatch, err = l.Repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
 			return nil, err
 		}
-		return res, &Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
+		return res, &loop.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
 			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
 	}
 	req := git.AtomicPush{Remote: o.Remote, Lease: map[string]string{branchRef: o.Start}}
@@ -462,10 +452,10 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 			detail = tail(ge.Stderr, 10)
 		}
 		if now, ok, lerr := l.Repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
-			return nil, &Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
+			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
 				Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
 		}
-		return nil, &Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
+		return nil, &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
 	}
 	return res, nil
 }
@@ -478,13 +468,13 @@ func orNone(id string) string {
 }
 
 // refuse is publish's error for a bundle it will not push.
-func refuse(format string, args ...any) *Error {
-	return &Error{Msg: "refusing to publish: " + fmt.Sprintf(format, args...), Hint: "nothing was pushed"}
+func refuse(format string, args ...any) *loop.Error {
+	return &loop.Error{Msg: "refusing to publish: " + fmt.Sprintf(format, args...), Hint: "nothing was pushed"}
 }
 
 // checkState accepts a state commit: a root commit whose tree is record.json and
 // learnings.md, both small files.
-func (l *Loop) checkState(ctx context.Context, id string) error {
+func (l *Flow) checkState(ctx context.Context, id string) error {
 	cs, err := l.Repo.Log(ctx, id, 1)
 	if err != nil || len(cs) != 1 {
 		return refuse("the state ref is not a commit")
@@ -514,7 +504,7 @@ func (l *Loop) checkState(ctx context.Context, id string) error {
 
 // changedWorkflows returns a commit among tips (or their history since start) whose
 // .github/workflows differs from start's, or "".
-func (l *Loop) changedWorkflows(ctx context.Context, start string, tips []string) (string, error) {
+func (l *Flow) changedWorkflows(ctx context.Context, start string, tips []string) (string, error) {
 	if len(tips) == 0 {
 		return "", nil
 	}

@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"archive/zip"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -47,12 +48,12 @@ type DispatchResult struct {
 // the run's id and, where GitHub cannot say it, finding the run by the nonce in its
 // title. A dispatch that stopped after its push looks for its run first, so a change is
 // never dispatched twice.
-func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
+func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
 	if o.Workflow == "" {
 		o.Workflow = "ralph.yml"
 	}
 	again := "git ralph dispatch " + o.Change
-	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
+	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
 	}
 	var ended *run.Record // a dispatched run that ended without publishing: replaced
@@ -116,7 +117,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 			}
 		}
 		if _, ok, err := l.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
+			return nil, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
 		} else if !ok {
 			return nil, userErr("push it first, or name another with --ref; nothing was changed",
 				"branch %s, whose workflow would run, is not on %s", ref, remote)
@@ -157,7 +158,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	out, err := client.DispatchWorkflow(ctx, repo, rec.Remote.Workflow, github.Dispatch{Ref: rec.Remote.Ref, ReturnRunDetails: true,
 		Inputs: map[string]string{"change": rec.Change, "branch": rec.Branch, "nonce": rec.Remote.Nonce}})
 	if github.StatusOf(err) == 403 && !isRateLimit(err) {
-		return nil, &Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
+		return nil, &loop.Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
 			Hint: "a classic token needs the repo scope, a fine-grained one or an app Actions: read and write\n" +
 				"add it with 'gh auth refresh --hostname " + repo.Host + " --scopes repo', or use another token\n" + done + "run '" + again + "' again", Err: err}
 	}
@@ -231,7 +232,7 @@ func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
 	case strings.Contains(low, "workflow_dispatch"):
 		hint = fmt.Sprintf("add 'workflow_dispatch' under on: in .github/workflows/%s on %s and push it", file, ref)
 	}
-	return &Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
+	return &loop.Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
 }
 
 // FindRunFor is how long dispatch looks for a run GitHub did not name (a 204): the
@@ -241,7 +242,7 @@ const FindRunFor = 2 * time.Minute
 // findRun looks for the run whose title carries rec's nonce: once, then again with
 // backoff for as long as patience, with conditional listings (an unchanged one is a
 // 304, which does not count against the rate limit).
-func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
+func (l *Flow) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
 	mark := "[" + rec.Remote.Nonce + "]"
 	wait, waited, etag := time.Second, time.Duration(0), ""
 	for {
@@ -268,7 +269,7 @@ func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.R
 
 // dispatchRepo is the GitHub repository dispatch runs the workflow in: --repo or
 // ralph.repo, then GH_REPO, then the push remote's URL.
-func (l *Loop) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
+func (l *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
 	urls, err := l.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
 		return github.Repo{}, userErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
@@ -308,7 +309,7 @@ type RemoteRun struct {
 
 // remoteRun loads the record of a dispatched run and a client for its repository,
 // finding (and recording) the run's id by its nonce when the dispatch could not.
-func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
+func (l *Flow) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
 	change, err := l.ResolveRun(change)
 	if err != nil {
 		return nil, nil, github.Repo{}, err
@@ -357,7 +358,7 @@ type CancelResult struct {
 
 // CancelRemote asks GitHub to cancel a change's run (force-cancel with force, which
 // skips the steps that save and publish the work).
-func (l *Loop) CancelRemote(ctx context.Context, change string, force bool, clientFor func(string) (*github.Client, error)) (*CancelResult, error) {
+func (l *Flow) CancelRemote(ctx context.Context, change string, force bool, clientFor func(string) (*github.Client, error)) (*CancelResult, error) {
 	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
 	if err != nil {
 		return nil, err
@@ -379,12 +380,12 @@ func (l *Loop) CancelRemote(ctx context.Context, change string, force bool, clie
 
 // RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
 // records what it saw. It changes nothing else.
-func (l *Loop) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*RemoteView, error) {
+func (l *Flow) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*loop.RemoteView, error) {
 	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
 	if err != nil {
 		return nil, err
 	}
-	v := &RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	v := &loop.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
 	if tip, ok, err := l.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
 		v.Tip = tip
 	}
@@ -430,7 +431,7 @@ type LogsResult struct {
 // Logs reads a dispatched run's artifact (ralph-<run-id>): the list of its files, or,
 // with attempt ("<story>-<n>"), that attempt's log. An expired artifact is an error
 // that says finish does not need it.
-func (l *Loop) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
+func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
 	if attempt != "" && (strings.ContainsAny(attempt, "/\\\x00") || strings.HasPrefix(attempt, ".") || !strings.Contains(attempt, "-")) {
 		return nil, userErr("name an attempt as <story>-<n>, e.g. 1-2 ('git ralph logs "+change+"' lists them)", "invalid attempt %q", attempt)
 	}

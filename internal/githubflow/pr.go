@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -45,7 +46,7 @@ type PRResult struct {
 // back to the original branch, keeps the branch, and forgets the run. Every check runs
 // before anything changes; after a successful push a failure leaves the push recorded,
 // so that running it again only makes the pull request call.
-func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+func (l *Flow) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
 	res, err := l.finishPR(ctx, change, o)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: a started git step finished; a request was abandoned. Whatever was done
@@ -53,12 +54,12 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		if name, rerr := l.ResolveRun(change); rerr == nil {
 			change = name
 		}
-		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
+		return nil, &loop.Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
 	}
 	return res, err
 }
 
-func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
 	change, rec, lock, err := l.LockRun(change)
 	if err != nil {
 		return nil, err
@@ -81,9 +82,11 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, err
 		}
 		defer wlock.Unlock()
-		if l, err = l.FromOrigin(ctx, rec); err != nil {
+		ol, err := l.FromOrigin(ctx, rec)
+		if err != nil {
 			return nil, err
 		}
+		l = On(ol)
 		if crashResumePR(rec) {
 			if err := l.ClearWorktreeCrashLocks(ctx, rec, again); err != nil {
 				return nil, err
@@ -111,7 +114,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, err
 	}
 	if !ok {
-		return nil, BranchGone(rec)
+		return nil, loop.BranchGone(rec)
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
@@ -232,7 +235,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			if errors.As(err, &gerr) && gerr.Stderr != "" {
 				hint = "git said:\n" + tail(gerr.Stderr, 5) + "\n" + hint
 			}
-			return nil, &Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
+			return nil, &loop.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
 		}
 		res.Pushed = true
 	}
@@ -280,7 +283,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		res.Back = orDetachedName(rec.Original, back)
 	}
 	if rec.Worktree != nil {
-		fr := &FinishResult{}
+		fr := &loop.FinishResult{}
 		if err := l.Busy(rec, "finish --pr", func() error { return l.RemoveWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
 			return nil, err
 		}
@@ -302,7 +305,7 @@ func crashResumePR(rec *run.Record) bool {
 // push remote's URL, or o.Repo / o.EnvRepo), without a network call: so the fork's
 // parent is not looked up. ok is false when there is none (the push remote is missing
 // or not a GitHub URL, and no repository is named).
-func (l *Loop) PRRepo(ctx context.Context, change string, o PROptions) (repo github.Repo, ok bool, err error) {
+func (l *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo github.Repo, ok bool, err error) {
 	change, err = l.ResolveRun(change)
 	if err != nil {
 		return github.Repo{}, false, err
@@ -312,7 +315,7 @@ func (l *Loop) PRRepo(ctx context.Context, change string, o PROptions) (repo git
 		return github.Repo{}, false, err
 	}
 	if _, repo, _, _, err = l.prTarget(ctx, rec, change, o); err != nil {
-		var ue *Error
+		var ue *loop.Error
 		if errors.As(err, &ue) {
 			return github.Repo{}, false, nil // what finish --pr would refuse with
 		}
@@ -324,7 +327,7 @@ func (l *Loop) PRRepo(ctx context.Context, change string, o PROptions) (repo git
 // prTarget resolves where finish --pr goes: the git remote to push to, the GitHub
 // repository of the pull request, the one its head branch is in, and the repository
 // named by --repo, ralph.repo or GH_REPO ("" when the remote's URL decided).
-func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o PROptions) (remote string, repo github.Repo, head *github.Repo, explicit string, err error) {
+func (l *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o PROptions) (remote string, repo github.Repo, head *github.Repo, explicit string, err error) {
 	remote, err = l.pushRemote(ctx, rec, o.Remote)
 	if err != nil {
 		return "", github.Repo{}, nil, "", err
@@ -358,7 +361,7 @@ func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o P
 
 // pushRemote is the remote finish --pr pushes to: the flag (or ralph.remote), the
 // original branch's pushRemote, remote.pushDefault, then origin.
-func (l *Loop) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
+func (l *Flow) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
@@ -410,7 +413,7 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 	var ge *github.Error
 	var ne *github.NetworkError
 	retry := done + "run '" + again + "' again"
-	e := func(msg, hint string) error { return &Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
+	e := func(msg, hint string) error { return &loop.Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
 	switch {
 	case errors.As(err, &ne):
 		return e(fmt.Sprintf("cannot reach GitHub at %s: %s", ne.Host, ne.Err.Error()), "check your network connection (and HTTPS_PROXY)")

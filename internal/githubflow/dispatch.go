@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -43,8 +44,8 @@ type DispatchStart struct {
 // of ralph/<change> with a temporary index (the user's work tree, index and HEAD are
 // untouched) or takes the branch's tip when it exists, and pushes the branch with a
 // lease, git-ralph's own pre-push hook let through and the user's hooks run.
-func (l *Loop) PrepareDispatch(ctx context.Context, o DispatchOptions) (*DispatchStart, error) {
-	ch, err := LoadChange(ctx, l.Repo, o.Change)
+func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*DispatchStart, error) {
+	ch, err := loop.LoadChange(ctx, l.Repo, o.Change)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +80,7 @@ func (l *Loop) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 		return nil, dispatchRefusal(rec)
 	}
 
-	branch := BranchName(o.Change)
+	branch := loop.BranchName(o.Change)
 	tip, exists, err := l.Repo.ResolveRef(gctx, "refs/heads/"+branch)
 	if err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ func (l *Loop) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 // startCommit makes ralph/<change>'s first commit: "initial state" on HEAD, with the
 // uncommitted work when wip (built in a temporary index), and the trailers start
 // --adopt reads on the runner.
-func (l *Loop) startCommit(ctx context.Context, rec *run.Record, wip bool) (string, error) {
+func (l *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (string, error) {
 	var tree string
 	var err error
 	if wip {
@@ -176,12 +177,12 @@ func (l *Loop) startCommit(ctx context.Context, rec *run.Record, wip bool) (stri
 // pushStart pushes ralph/<change> at the start commit unless the remote has it there
 // already. The lease: the remote branch absent, or at a commit the start contains (a
 // branch an earlier run left, which this one continues).
-func (l *Loop) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
+func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 	r := rec.Remote
 	ref := "refs/heads/" + rec.Branch
 	now, ok, err := l.Repo.RemoteRef(ctx, r.GitRemote, ref)
 	if err != nil {
-		return false, &Error{Msg: fmt.Sprintf("cannot read %s from %s", rec.Branch, r.GitRemote), Hint: firstLine(errText(err)), Err: err}
+		return false, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", rec.Branch, r.GitRemote), Hint: firstLine(errText(err)), Err: err}
 	}
 	if ok && now == r.StartCommit {
 		return false, nil
@@ -205,7 +206,7 @@ func (l *Loop) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 		Hooks:    true, Config: []string{"ralph.allowPush=true"},
 	})
 	if err != nil {
-		return false, &Error{Msg: fmt.Sprintf("the push of %s to %s was refused", rec.Branch, r.GitRemote),
+		return false, &loop.Error{Msg: fmt.Sprintf("the push of %s to %s was refused", rec.Branch, r.GitRemote),
 			Hint: errText(err) + "\nnothing was dispatched; run 'git ralph dispatch " + rec.Change + "' again once that is fixed", Err: err}
 	}
 	l.Report.Step(fmt.Sprintf("pushed %s (%s) to %s", rec.Branch, short(r.StartCommit), r.GitRemote))
@@ -223,7 +224,7 @@ func errText(err error) string {
 
 // Dispatched records that GitHub accepted the dispatch; runID is 0 when GitHub did not
 // say (the run is then found by its nonce later).
-func (l *Loop) Dispatched(rec *run.Record, runID int64, url string) error {
+func (l *Flow) Dispatched(rec *run.Record, runID int64, url string) error {
 	rec.Status = run.Dispatched
 	rec.Remote.RunID, rec.Remote.HTMLURL = runID, url
 	return l.Save(rec)
@@ -236,7 +237,7 @@ func (l *Loop) Dispatched(rec *run.Record, runID int64, url string) error {
 // branch (refusing if it moved since the dispatch), and takes the run's record and
 // learnings from its state commit. The record is then an ordinary local one: finish
 // squashes or keeps it, and start continues a run that stopped.
-func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
+func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	r := rec.Remote
 	if rec.Status == run.Dispatching || r == nil {
 		return userErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
@@ -249,12 +250,12 @@ func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
 	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
 	if _, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
-		return &Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+		return &loop.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	} else if !published {
 		return l.unpublished(rec)
 	}
 	if err := l.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
-		return &Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+		return &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	}
 	state, ok, err := l.Repo.ResolveRef(ctx, prefix+"state")
 	if err != nil {

@@ -1,9 +1,10 @@
-package loop
+package githubflow
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -17,7 +18,7 @@ import (
 // unpublished is the error of importRemoteRun for a run that has published nothing:
 // still under way as far as anyone here knows, or, when GitHub was last seen saying it
 // completed (status and status --watch record it; finish asks first), over for good.
-func (l *Loop) unpublished(rec *run.Record) error {
+func (l *Flow) unpublished(rec *run.Record) error {
 	r := rec.Remote
 	if r.LastSeenStatus != "completed" {
 		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
@@ -33,16 +34,16 @@ func (l *Loop) unpublished(rec *run.Record) error {
 	if r.HTMLURL != "" {
 		why += " (" + r.HTMLURL + ")"
 	}
-	return &Error{Msg: fmt.Sprintf("run %d of %q ended (%s) without publishing anything", r.RunID, rec.Change, orText(r.LastSeenConclusion, "no conclusion")),
+	return &loop.Error{Msg: fmt.Sprintf("run %d of %q ended (%s) without publishing anything", r.RunID, rec.Change, orText(r.LastSeenConclusion, "no conclusion")),
 		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + short(r.StartCommit) + ")\n" +
 			"dispatch it again: git ralph dispatch " + rec.Change + "\n" +
 			"or run it here: git ralph start " + rec.Change,
-		Err: ErrNothingPublished}
+		Err: loop.ErrNothingPublished}
 }
 
 // redispatchable reports whether a dispatched record belongs to a run that ended
 // without publishing, which dispatch may replace.
-func (l *Loop) redispatchable(ctx context.Context, rec *run.Record) bool {
+func (l *Flow) redispatchable(ctx context.Context, rec *run.Record) bool {
 	r := rec.Remote
 	if rec.Status != run.Dispatched || r == nil || r.RunID == 0 || r.LastSeenStatus != "completed" {
 		return false
