@@ -2,13 +2,15 @@ package githubflow
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+	"time"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -230,136 +232,6 @@ func (l *Flow) Dispatched(rec *run.Record, runID int64, url string) error {
 	return l.Save(rec)
 }
 
-// importRemoteRun brings home the result of a run on GitHub Actions once it has
-// published (REMOTE.md §5.4 steps 2–5): it fetches ralph/<change> to
-// refs/remotes/<remote>/ralph/<change> and the run's refs to the same names here,
-// checks the fetched branch descends from the start commit, fast-forwards the local
-// branch (refusing if it moved since the dispatch), and takes the run's record and
-// learnings from its state commit. The record is then an ordinary local one: finish
-// squashes or keeps it, and start continues a run that stopped.
-func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
-	r := rec.Remote
-	if rec.Status == run.Dispatching || r == nil {
-		return userErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
-			"the dispatch of %q did not complete", rec.Change)
-	}
-	if r.RunID == 0 {
-		return userErr("'git ralph status "+rec.Change+"' looks for it", "the Actions run of %q is not known yet", rec.Change)
-	}
-	prefix := runsPrefix(rec.Change, r.RunID)
-	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
-	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
-	if _, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
-		return &loop.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
-	} else if !published {
-		return l.unpublished(rec)
-	}
-	if err := l.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
-		return &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
-	}
-	state, ok, err := l.Repo.ResolveRef(ctx, prefix+"state")
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
-			"run %d of %q has published nothing yet", r.RunID, rec.Change)
-	}
-	remoteTip, ok, err := l.Repo.ResolveRef(ctx, tracking)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return userErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
-	}
-	if in, err := l.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
-		return err
-	} else if !in {
-		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", short(r.StartCommit), tracking),
-			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, short(remoteTip), short(r.StartCommit))
-	}
-	localRef := "refs/heads/" + rec.Branch
-	local, exists, err := l.Repo.ResolveRef(ctx, localRef)
-	if err != nil {
-		return err
-	}
-	switch {
-	case !exists:
-		if err := l.Repo.CreateRef(ctx, localRef, remoteTip); err != nil {
-			return err
-		}
-	case local == remoteTip:
-	case local == r.StartCommit:
-		wts, err := l.Repo.WorktreeBranches(ctx)
-		if err != nil {
-			return err
-		}
-		if p, on := wts[rec.Branch]; on {
-			return userErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
-		}
-		if err := l.Repo.UpdateRef(ctx, localRef, remoteTip); err != nil {
-			return err
-		}
-	default:
-		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, short(r.StartCommit)),
-			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, short(local), short(r.StartCommit), short(remoteTip))
-	}
-	data, ok, err := l.Repo.ReadFile(ctx, state, "record.json")
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return userErr("", "the state of run %d has no record.json", r.RunID)
-	}
-	var there run.Record
-	if err := json.Unmarshal(data, &there); err != nil {
-		return fmt.Errorf("read the record of run %d: %w", r.RunID, err)
-	}
-	for _, a := range there.Attempts {
-		if a.Ref != "" {
-			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
-		}
-		a.Log = "" // in the run's artifact, not here
-		rec.Attempts = append(rec.Attempts, a)
-	}
-	rec.CostUSD += there.CostUSD
-	rec.CostKnown = rec.CostKnown || there.CostKnown
-	rec.Status, rec.StopReason, rec.CurrentStory = there.Status, there.StopReason, there.CurrentStory
-	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
-		rec.Status = run.Interrupted
-	}
-	if rec.Initial == "" {
-		rec.Initial = there.Initial
-	}
-	rec.Checkpoint = remoteTip
-	r.LastSeenStatus = "completed"
-	if learned, ok, err := l.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(strings.TrimSpace(string(learned))) > 0 {
-		mine, err := l.Store.EnsureLearnings(rec.Change)
-		if err != nil {
-			return err
-		}
-		if mine != string(learned) {
-			if err := appendFile(l.Store.LearningsPath(rec.Change), learned); err != nil {
-				return err
-			}
-		}
-	}
-	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, short(remoteTip), rec.Status, len(there.Attempts)))
-	return l.Save(rec)
-}
-
-func appendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // dispatchRefusal is why a change with this record cannot be dispatched (it is not in
 // the middle of a dispatch): it is dispatched already, or it has a local run.
 func dispatchRefusal(rec *run.Record) error {
@@ -369,4 +241,291 @@ func dispatchRefusal(rec *run.Record) error {
 	}
 	return userErr("finish it first: 'git ralph finish "+rec.Change+" --keep' keeps the branch, and dispatch then continues from it",
 		"change %q has a local run (%s)", rec.Change, rec.Status)
+}
+
+// DispatchRequest is `git ralph dispatch` for one change.
+type DispatchRequest struct {
+	Change     string // required
+	Remote     string // the git remote to push to; "" picks one as finish --pr does
+	Repo       string // [HOST/]OWNER/REPO from --repo or ralph.repo
+	EnvRepo    string // GH_REPO
+	Workflow   string // the workflow file; "" means ralph.yml
+	Ref        string // the branch whose workflow runs; "" means the default branch
+	IncludeWIP bool
+	Agent      string
+	Model      string
+	// Client returns a GitHub client for a host (required).
+	Client func(host string) (*github.Client, error)
+}
+
+// DispatchResult says what dispatch did.
+type DispatchResult struct {
+	Change, Branch, Remote, Repo string
+	RunID                        int64  // 0 when GitHub has not listed the run yet
+	URL                          string // the run's page, when known
+	Pushed                       bool
+	Found                        bool // an earlier, interrupted dispatch had started the run already
+}
+
+// Dispatch runs a change's loop on GitHub Actions (REMOTE.md §5.2): the checks that
+// change nothing (repository, token, the workflow on GitHub), then the git side
+// (PrepareDispatch: record, start commit, push), then the dispatch request, asking for
+// the run's id and, where GitHub cannot say it, finding the run by the nonce in its
+// title. A dispatch that stopped after its push looks for its run first, so a change is
+// never dispatched twice.
+func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
+	if o.Workflow == "" {
+		o.Workflow = "ralph.yml"
+	}
+	again := "git ralph dispatch " + o.Change
+	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
+		return nil, err
+	}
+	var ended *run.Record // a dispatched run that ended without publishing: replaced
+	if rec, err := l.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
+		if !l.redispatchable(ctx, rec) {
+			return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
+		}
+		ended = rec
+	}
+	cur, err := l.Repo.Branch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := l.pushRemote(ctx, &run.Record{Original: cur}, o.Remote)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := l.dispatchRepo(ctx, remote, o)
+	if err != nil {
+		return nil, err
+	}
+	client, err := githubClient(o.Client, repo.Host, again)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := client.Workflow(ctx, repo, o.Workflow)
+	if github.StatusOf(err) == 404 {
+		return nil, userErr("run 'git ralph ci init', commit .github/workflows/"+o.Workflow+" to the default branch and push it; nothing was changed",
+			"%s has no workflow %s on its default branch", repo, o.Workflow)
+	}
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	if wf.State == "disabled_fork" {
+		return nil, userErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
+			"workflows are not enabled in %s, a fork", repo)
+	}
+	if wf.State != "active" {
+		return nil, userErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+o.Workflow+"'; nothing was changed",
+			"the workflow %s of %s is %s", o.Workflow, repo, strings.ReplaceAll(wf.State, "_", " "))
+	}
+	ref := o.Ref
+	if ref == "" {
+		info, err := client.Repository(ctx, repo)
+		if err != nil {
+			return nil, apiErr(err, repo, again)
+		}
+		ref = info.DefaultBranch
+	}
+	if rec, err := l.Store.Load(o.Change); err != nil || rec.Status != run.Dispatching {
+		// A run of this change already queued or running (dispatched from elsewhere):
+		// the workflow's concurrency group would only queue a second one behind it.
+		runs, err := client.DispatchedRuns(ctx, repo, o.Workflow)
+		if err != nil {
+			return nil, apiErr(err, repo, again)
+		}
+		for _, r := range runs {
+			if r.Status != "completed" && strings.HasPrefix(r.DisplayTitle, "ralph "+o.Change+" [") {
+				return nil, userErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
+					"a run of %q is already %s on GitHub Actions", o.Change, strings.ReplaceAll(r.Status, "_", " "))
+			}
+		}
+		if _, ok, err := l.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
+			return nil, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
+		} else if !ok {
+			return nil, userErr("push it first, or name another with --ref; nothing was changed",
+				"branch %s, whose workflow would run, is not on %s", ref, remote)
+		}
+		if err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again); err != nil {
+			return nil, err
+		}
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		return nil, err
+	}
+	if ended != nil {
+		l.Report.Step(fmt.Sprintf("run %d of %s ended (%s) without publishing: dispatching it again from %s", ended.Remote.RunID, o.Change, ended.Remote.LastSeenConclusion, ended.Branch))
+		if err := l.Store.Remove(o.Change); err != nil {
+			return nil, err
+		}
+	}
+	ds, err := l.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
+		Agent: o.Agent, Model: o.Model,
+		Remote: run.Remote{RepoHost: repo.Host, Owner: repo.Owner, Name: repo.Name, Workflow: o.Workflow, Ref: ref}})
+	if err != nil {
+		return nil, err
+	}
+	rec := ds.Record
+	res := &DispatchResult{Change: o.Change, Branch: rec.Branch, Remote: remote, Repo: repo.String(), Pushed: ds.Pushed}
+	done := fmt.Sprintf("%s is pushed to %s; ", rec.Branch, remote)
+	if ds.Resumed {
+		r, err := l.findRun(ctx, client, repo, rec, 0)
+		if err != nil {
+			return nil, githubErr(err, repo, again, done)
+		}
+		if r != nil {
+			res.RunID, res.URL, res.Found = r.ID, r.HTMLURL, true
+			return res, l.Dispatched(rec, r.ID, r.HTMLURL)
+		}
+	}
+	out, err := client.DispatchWorkflow(ctx, repo, rec.Remote.Workflow, github.Dispatch{Ref: rec.Remote.Ref, ReturnRunDetails: true,
+		Inputs: map[string]string{"change": rec.Change, "branch": rec.Branch, "nonce": rec.Remote.Nonce}})
+	if github.StatusOf(err) == 403 && !isRateLimit(err) {
+		return nil, &loop.Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
+			Hint: "a classic token needs the repo scope, a fine-grained one or an app Actions: read and write\n" +
+				"add it with 'gh auth refresh --hostname " + repo.Host + " --scopes repo', or use another token\n" + done + "run '" + again + "' again", Err: err}
+	}
+	if github.StatusOf(err) == 422 {
+		return nil, dispatch422(err, repo, rec.Remote.Workflow, rec.Remote.Ref, done+"run '"+again+"' again")
+	}
+	if err != nil {
+		return nil, githubErr(err, repo, again, done)
+	}
+	res.RunID, res.URL = out.RunID, out.HTMLURL
+	if res.RunID == 0 {
+		// 204: GitHub did not say which run; it lists it by its title a little later.
+		// Not found in FindRunFor: the run id stays pending, status keeps looking.
+		if r, err := l.findRun(ctx, client, repo, rec, FindRunFor); err == nil && r != nil {
+			res.RunID, res.URL = r.ID, r.HTMLURL
+		}
+	}
+	return res, l.Dispatched(rec, res.RunID, res.URL)
+}
+
+// dispatchTrigger checks that the copy of the workflow at ref, the one GitHub would
+// run, has the workflow_dispatch trigger (REMOTE.md §5.8 row 7; GitHub would answer
+// 422). It reads the file through the contents API rather than from the git remote's
+// objects: that is the dispatch repository (which --repo may make another than the
+// push remote's) at exactly the ref GitHub reads, and it needs no fetch here. A token
+// that may not read contents (403) skips the check: the dispatch then says it.
+func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Repo, wf *github.Workflow, file, ref, again string) error {
+	path := wf.Path
+	if path == "" {
+		path = ".github/workflows/" + file
+	}
+	src, err := client.FileAt(ctx, repo, path, ref)
+	switch github.StatusOf(err) {
+	case 0:
+	case 403:
+		return nil
+	case 404:
+		return userErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
+			"branch %s of %s has no %s", ref, repo, path)
+	default:
+		return apiErr(err, repo, again)
+	}
+	if err != nil {
+		return apiErr(err, repo, again)
+	}
+	ok, err := github.Dispatchable(src)
+	if err != nil {
+		return userErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
+			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err))
+	}
+	if !ok {
+		return userErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
+			"%s on branch %s of %s has no workflow_dispatch trigger", path, ref, repo)
+	}
+	return nil
+}
+
+// dispatch422 explains GitHub's 422 to a dispatch that the preflight did not foresee (the
+// ref or the file changed in between): the ref is gone (REMOTE.md §5.8 row 6), or its
+// copy of the workflow lacks the trigger (row 7). The record stays dispatching.
+func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
+	var ge *github.Error
+	text := "Unprocessable Entity"
+	if errors.As(err, &ge) && ge.Text() != "" {
+		text = ge.Text()
+	}
+	hint := "see GitHub's message"
+	switch low := strings.ToLower(text); {
+	case strings.Contains(low, "no ref found"):
+		hint = fmt.Sprintf("push branch %s to %s again, or name another with --ref", ref, repo)
+	case strings.Contains(low, "workflow_dispatch"):
+		hint = fmt.Sprintf("add 'workflow_dispatch' under on: in .github/workflows/%s on %s and push it", file, ref)
+	}
+	return &loop.Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
+}
+
+// FindRunFor is how long dispatch looks for a run GitHub did not name (a 204): the
+// listing is asked again after 1s, 2s, 4s, … at most 30s apart (REMOTE.md §5.2).
+const FindRunFor = 2 * time.Minute
+
+// findRun looks for the run whose title carries rec's nonce: once, then again with
+// backoff for as long as patience, with conditional listings (an unchanged one is a
+// 304, which does not count against the rate limit).
+func (l *Flow) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
+	mark := "[" + rec.Remote.Nonce + "]"
+	wait, waited, etag := time.Second, time.Duration(0), ""
+	for {
+		runs, p, err := client.DispatchedRunsIfChanged(ctx, repo, rec.Remote.Workflow, etag)
+		if err != nil {
+			return nil, err
+		}
+		etag = p.ETag
+		for j := range runs {
+			if strings.Contains(runs[j].DisplayTitle, mark) {
+				return &runs[j], nil
+			}
+		}
+		if waited+wait > patience {
+			return nil, nil
+		}
+		if err := l.Wait(ctx, wait); err != nil {
+			return nil, err
+		}
+		waited += wait
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// dispatchRepo is the GitHub repository dispatch runs the workflow in: --repo or
+// ralph.repo, then GH_REPO, then the push remote's URL.
+func (l *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
+	urls, err := l.Repo.RemoteURLs(ctx, remote)
+	if errors.Is(err, git.ErrNoRemote) {
+		return github.Repo{}, userErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
+	}
+	if err != nil {
+		return github.Repo{}, err
+	}
+	explicit := o.Repo
+	if explicit == "" {
+		explicit = o.EnvRepo
+	}
+	repo, _, found, err := githubRepoOf(urls, explicit)
+	if err != nil {
+		return github.Repo{}, userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+	}
+	if found {
+		return repo, nil
+	}
+	return github.Repo{}, userErr("name it: git ralph dispatch "+o.Change+" --repo OWNER/REPO (or git config ralph.repo OWNER/REPO); nothing was changed",
+		"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
+}
+
+func newNonce() (string, error) {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func isRateLimit(err error) bool {
+	var ge *github.Error
+	return errors.As(err, &ge) && ge.RateLimited()
 }

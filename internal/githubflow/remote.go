@@ -1,525 +1,203 @@
 package githubflow
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// The runner side of a run on GitHub Actions (REMOTE.md §5.5): start --adopt rebuilds
-// the record in a fresh clone, export hands the run over as a bundle, and publish checks
-// that bundle in a job the agent never ran in and pushes it.
+// A dispatched run seen from here: status, cancel and logs ask GitHub about the run a
+// record names (watch.go watches several).
 
-// runsPrefix is where one Actions run's refs live, on the remote and, after finish, here.
-func runsPrefix(change string, runID int64) string {
-	return fmt.Sprintf("refs/ralph/%s/runs/%d/", change, runID)
+// RemoteRun is a dispatched run as GitHub shows it.
+type RemoteRun struct {
+	Change string
+	Repo   github.Repo
+	Run    *github.WorkflowRun // nil when GitHub does not list it (yet)
 }
 
-// maxAdoptWalk bounds the walk from the branch tip back to its initial state commit.
-const maxAdoptWalk = 10000
-
-// adopt rebuilds a lost (or never written) run record from the branch: the tip is the
-// checkpoint, the "initial state" commit on its first-parent line is the initial
-// commit, and the original branch and commit come from that commit's Ralph-Original and
-// Ralph-Base trailers (dispatch writes them), else from its parent. Attempts start from
-// none; tasks.md at the tip says which stories are done.
-func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
-	branch := loop.BranchName(o.Change)
-	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+branch)
+// remoteRun loads the record of a dispatched run and a client for its repository,
+// finding (and recording) the run's id by its nonce when the dispatch could not.
+func (l *Flow) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
+	change, err := l.ResolveRun(change)
 	if err != nil {
-		return nil, err
+		return nil, nil, github.Repo{}, err
 	}
-	if !ok {
-		return nil, userErr("--adopt continues a run from its branch: fetch "+branch+" first, or run 'git ralph start "+o.Change+"' without --adopt",
-			"there is no run of %q and no branch %s to adopt", o.Change, branch)
+	rec, err := l.Store.Load(change)
+	if err != nil {
+		return nil, nil, github.Repo{}, err
 	}
-	id, n := tip, 0
-	var initial git.Commit
-	for ; ; n++ {
-		cs, err := l.Repo.Log(ctx, id, 1)
+	if rec.Remote == nil || (rec.Status != run.Dispatched && rec.Status != run.Dispatching) {
+		return nil, nil, github.Repo{}, userErr("a loop here stops with Ctrl-C in its terminal; 'git ralph status "+change+"' shows it",
+			"the run of %q is not on GitHub Actions", change)
+	}
+	repo, client, err := remoteClient(rec, clientFor)
+	if err != nil {
+		return nil, nil, repo, err
+	}
+	if rec.Remote.RunID == 0 && rec.Remote.Nonce != "" {
+		r, err := l.findRun(ctx, client, repo, rec, 0)
 		if err != nil {
-			return nil, err
+			return nil, nil, repo, apiErr(err, repo, "git ralph status "+change)
 		}
-		if len(cs) == 0 {
-			return nil, fmt.Errorf("read commit %s", short(id))
-		}
-		c := cs[0]
-		if c.Subject == "initial state" {
-			if other := c.Trailers["Ralph-Change"]; other != "" && other != o.Change {
-				return nil, userErr("run 'git ralph start "+other+" --adopt' for that change", "%s starts from the initial state of change %q", branch, other)
+		if r != nil {
+			rec.Remote.RunID, rec.Remote.HTMLURL = r.ID, r.HTMLURL
+			if err := l.Save(rec); err != nil {
+				return nil, nil, repo, err
 			}
-			initial = c
-			break
 		}
-		if len(c.Parents) == 0 || n >= maxAdoptWalk {
-			return nil, userErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
-				"%s has no \"initial state\" commit to adopt the run from", branch)
-		}
-		id = c.Parents[0]
 	}
-	base := initial.Trailers["Ralph-Base"]
-	if base == "" && len(initial.Parents) > 0 {
-		base = initial.Parents[0]
-	}
-	if !isHex(base) {
-		return nil, userErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
-			"the initial state commit %s of %s does not say which commit it started from", short(initial.ID), branch)
-	}
-	original := initial.Trailers["Ralph-Original"]
-	if original != "" && l.Repo.CheckBranchName(ctx, original) != nil {
-		original = ""
-	}
-	rec := &run.Record{
-		Change: o.Change, Branch: branch, Original: original, OriginalCommit: base,
-		Initial: initial.ID, Checkpoint: tip, Status: run.Interrupted, StopReason: "adopted",
-		Agent: o.Agent, Model: o.Model, Started: l.Time(),
-	}
-	if err := l.Save(rec); err != nil {
-		return nil, err
-	}
-	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, short(tip), n, short(initial.ID), orDetached(rec)))
-	return rec, nil
+	return rec, client, repo, nil
 }
 
-// ExportOptions are the inputs of export.
-type ExportOptions struct {
-	Change string // required
-	RunID  int64  // required
-	Out    string // required: the directory to write (the artifact)
+// remoteClient is the repository of a dispatched run's record and a client for its host.
+func remoteClient(rec *run.Record, clientFor func(string) (*github.Client, error)) (github.Repo, *github.Client, error) {
+	repo := github.Repo{Host: rec.Remote.RepoHost, Owner: rec.Remote.Owner, Name: rec.Remote.Name}
+	client, err := githubClient(clientFor, repo.Host, "")
+	return repo, client, err
 }
 
-// ExportResult says what export wrote.
-type ExportResult struct {
-	Bundle string    // <Out>/ralph.bundle
-	Refs   []git.Ref // what the bundle carries, as the remote will name them
-	Start  string    // the prerequisite commit of the bundle; "" for a full bundle
-	Logs   []string  // the log files written under <Out>/logs
+// CancelResult says what cancel did.
+type CancelResult struct {
+	Change          string
+	RunID           int64
+	URL             string
+	AlreadyComplete bool // GitHub answered 409: the run had ended
 }
 
-// LogCap is how much of the end of each attempt's log export keeps for the artifact.
-const LogCap = 1 << 20
-
-// Export writes the run's work to o.Out for the artifact: ralph.bundle with
-// refs/heads/ralph/<change> and, renamed to refs/ralph/<change>/runs/<run-id>/, every
-// attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
-// cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
-// says running, nobody holds the lock) has its leftovers saved as an attempt first.
-func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
-	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
-		return nil, err
-	}
-	if o.RunID <= 0 {
-		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
-	}
-	lock, err := l.Store.Lock(o.Change)
-	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("export once the loop has stopped", "a loop is running for change %q", o.Change)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
-	}
-	defer lock.Unlock()
-	rec, err := l.Store.Load(o.Change)
-	if errors.Is(err, run.ErrNoRun) {
-		return nil, userErr("run the loop first: git ralph start "+o.Change+" --adopt", "change %q has no run to export", o.Change)
-	}
+// CancelRemote asks GitHub to cancel a change's run (force-cancel with force, which
+// skips the steps that save and publish the work).
+func (l *Flow) CancelRemote(ctx context.Context, change string, force bool, clientFor func(string) (*github.Client, error)) (*CancelResult, error) {
+	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
 	if err != nil {
 		return nil, err
 	}
-	gctx := context.WithoutCancel(ctx) // a started git step always finishes
-	if err := l.SaveKilled(gctx, rec); err != nil {
-		return nil, err
+	res := &CancelResult{Change: rec.Change, RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	if res.RunID == 0 {
+		return nil, userErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
 	}
-	loop.MarkRun(rec, o.RunID)
-	if err := l.Save(rec); err != nil {
-		return nil, err
-	}
-	branchRef := "refs/heads/" + rec.Branch
-	tip, ok, err := l.Repo.ResolveRef(gctx, branchRef)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, userErr("", "the run of %q has lost its branch %s", o.Change, rec.Branch)
-	}
-	prefix := runsPrefix(o.Change, o.RunID)
-	res := &ExportResult{Refs: []git.Ref{{Name: branchRef, ID: tip}}}
-	attempts, err := l.Repo.Refs(gctx, "refs/ralph/"+o.Change+"/attempts/")
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range attempts {
-		name := prefix + "attempts/" + strings.TrimPrefix(a.Name, "refs/ralph/"+o.Change+"/attempts/")
-		if err := l.Repo.UpdateRef(gctx, name, a.ID); err != nil {
-			return nil, err
-		}
-		res.Refs = append(res.Refs, git.Ref{Name: name, ID: a.ID})
-	}
-	state, err := l.stateCommit(gctx, rec)
-	if err != nil {
-		return nil, fmt.Errorf("make the state commit: %w", err)
-	}
-	if err := l.Repo.UpdateRef(gctx, prefix+"state", state); err != nil {
-		return nil, err
-	}
-	res.Refs = append(res.Refs, git.Ref{Name: prefix + "state", ID: state})
-
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, err
-	}
-	res.Bundle = filepath.Join(o.Out, "ralph.bundle")
-	var exclude []string
-	if s := rec.Remote.StartCommit; s != "" {
-		if in, err := l.Repo.IsAncestor(gctx, s, tip); err != nil {
-			return nil, err
-		} else if in {
-			exclude, res.Start = []string{s}, s // the publish job's checkout has it
-		}
-	}
-	if res.Start == tip {
-		// Nothing new on the branch: a bundle cannot carry a ref to a commit it
-		// leaves out, and the remote has the branch there already.
-		res.Refs = res.Refs[1:]
-	}
-	var names []string
-	for _, r := range res.Refs {
-		names = append(names, r.Name)
-	}
-	if err := l.Repo.CreateBundle(gctx, res.Bundle, names, exclude); err != nil {
-		return nil, fmt.Errorf("create bundle: %w", err)
-	}
-	if res.Logs, err = l.exportLogs(o.Change, filepath.Join(o.Out, "logs")); err != nil {
-		return nil, err
-	}
-	return res, writeSummary(filepath.Join(o.Out, "summary.json"), rec, res)
-}
-
-// stateCommit makes a root commit holding the record and the learnings: the run's
-// state, small enough for git, brought home by finish.
-func (l *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error) {
-	recJSON, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	learnings, err := os.ReadFile(l.Store.LearningsPath(rec.Change))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	var entries []git.TreeEntry
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"learnings.md", learnings}, {"record.json", append(recJSON, '\n')}} {
-		id, err := l.Repo.HashObject(ctx, f.data)
-		if err != nil {
-			return "", err
-		}
-		entries = append(entries, git.TreeEntry{Mode: "100644", Type: "blob", ID: id, Name: f.name})
-	}
-	tree, err := l.Repo.MakeTree(ctx, entries)
-	if err != nil {
-		return "", err
-	}
-	msg := fmt.Sprintf("ralph run %d of %s: %s\n\nRalph-Change: %s\nRalph-Run: %d\n", rec.Remote.RunID, rec.Change, rec.Status, rec.Change, rec.Remote.RunID)
-	return l.Repo.CommitTree(ctx, tree, nil, msg)
-}
-
-// exportLogs copies each attempt log into dir, keeping the last LogCap bytes.
-func (l *Flow) exportLogs(change, dir string) ([]string, error) {
-	src := filepath.Join(l.Store.ChangeDir(change), "logs")
-	entries, err := os.ReadDir(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	err = client.CancelRun(ctx, repo, res.RunID, force)
+	if github.StatusOf(err) == 409 {
+		res.AlreadyComplete = true
+		return res, nil
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".log") {
-			continue
-		}
-		dst := filepath.Join(dir, e.Name())
-		if err := copyTail(filepath.Join(src, e.Name()), dst, LogCap); err != nil {
-			return nil, err
-		}
-		out = append(out, dst)
-	}
-	return out, nil
-}
-
-// copyTail copies the last max bytes of src to dst, saying how much was cut.
-func copyTail(src, dst string, max int64) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if cut := fi.Size() - max; cut > 0 {
-		if _, err := in.Seek(cut, io.SeekStart); err != nil {
-			out.Close()
-			return err
-		}
-		fmt.Fprintf(out, "[git-ralph: the first %d bytes of this log were cut]\n", cut)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// summary is summary.json in the artifact: what a person or a tool needs without git.
-type summary struct {
-	Change     string        `json:"change"`
-	RunID      int64         `json:"runId"`
-	Status     string        `json:"status"`
-	StopReason string        `json:"stopReason,omitempty"`
-	Start      string        `json:"startCommit,omitempty"`
-	Refs       []git.Ref     `json:"refs"`
-	Attempts   []run.Attempt `json:"attempts"`
-}
-
-func writeSummary(path string, rec *run.Record, res *ExportResult) error {
-	atts := rec.Attempts
-	if atts == nil {
-		atts = []run.Attempt{}
-	}
-	b, err := json.MarshalIndent(summary{Change: rec.Change, RunID: rec.Remote.RunID, Status: string(rec.Status),
-		StopReason: rec.StopReason, Start: rec.Remote.StartCommit, Refs: res.Refs, Attempts: atts}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-// PublishOptions are the inputs of publish.
-type PublishOptions struct {
-	Change string // required
-	RunID  int64  // required
-	Bundle string // required: the bundle export wrote
-	Start  string // required: the commit the run started from, from a source the agent could not touch
-	Remote string // the remote to push to; "" means origin
-}
-
-// PublishResult says what publish pushed, or why not.
-type PublishResult struct {
-	Pushed []git.Ref // the remote's ref names and the ids they were set to
-	// WorkflowPatch is the change to .github/workflows that made publish refuse.
-	WorkflowPatch string
-}
-
-// maxStateFile bounds each file of the state commit.
-const maxStateFile = 8 << 20
-
-// Publish checks a bundle from the loop's job and pushes it: only
-// refs/heads/ralph/<change> and refs/ralph/<change>/runs/<run-id>/{attempts/*,state};
-// every commit descending from o.Start; no change under .github/workflows (the job's
-// token cannot push one, and the agent must not be able to change what runs with the
-// repository's secrets); then one atomic push, with a lease on the branch at o.Start
-// and hooks off. Anything wrong: an error, and nothing is pushed.
-func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, error) {
-	res := &PublishResult{}
-	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || l.Repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
-		return nil, userErr("", "invalid change name %q", o.Change)
-	}
-	if o.RunID <= 0 {
-		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "publish needs a run id")
-	}
-	if o.Remote == "" {
-		o.Remote = "origin"
-	}
-	start, ok, err := l.Repo.ResolveRef(ctx, o.Start)
-	if err != nil || !ok || !isHex(o.Start) || start != o.Start {
-		return nil, userErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
-	}
-	heads, err := l.Repo.BundleHeads(ctx, o.Bundle)
-	if err != nil {
-		return nil, refuse("%s is not a readable bundle: %v", o.Bundle, err)
-	}
-	branchRef := "refs/heads/" + loop.BranchName(o.Change)
-	prefix := runsPrefix(o.Change, o.RunID)
-	seen := map[string]bool{}
-	var bad []string
-	for _, h := range heads {
-		rest, inRun := strings.CutPrefix(h.Name, prefix)
-		allowed := h.Name == branchRef || (inRun && (rest == "state" ||
-			(strings.HasPrefix(rest, "attempts/") && len(rest) > len("attempts/") && !strings.Contains(rest[len("attempts/"):], "/"))))
-		if !allowed || seen[h.Name] || !isHex(h.ID) {
-			bad = append(bad, h.Name)
-		}
-		seen[h.Name] = true
-	}
-	if len(bad) > 0 {
-		return nil, refuse("the bundle carries refs publish does not push: %s (allowed: %s and %s{attempts/*,state})", strings.Join(bad, ", "), branchRef, prefix)
-	}
-	if len(heads) == 0 {
-		return nil, refuse("the bundle carries no refs")
-	}
-	if err := l.Repo.VerifyBundle(ctx, o.Bundle); err != nil {
-		return nil, refuse("the bundle does not apply to this repository: %v", err)
-	}
-	// Fetch into a namespace of its own: nothing the bundle holds is trusted yet.
-	quarantine := fmt.Sprintf("refs/ralph-publish/%d/", o.RunID)
-	var specs []string
-	for _, h := range heads {
-		specs = append(specs, "+"+h.Name+":"+quarantine+strings.TrimPrefix(h.Name, "refs/"))
-	}
-	defer func() {
-		refs, _ := l.Repo.Refs(context.WithoutCancel(ctx), quarantine)
-		for _, r := range refs {
-			_ = l.Repo.DeleteRef(context.WithoutCancel(ctx), r.Name)
-		}
-	}()
-	if err := l.Repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
-		return nil, refuse("read the bundle: %v", err)
-	}
-	var ids []string
-	for _, h := range heads {
-		ids = append(ids, h.ID)
-	}
-	types, err := l.Repo.ObjectTypes(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i, t := range types {
-		if t != "commit" {
-			return nil, refuse("%s is a %s, not a commit", heads[i].Name, orText(t, "missing object"))
-		}
-	}
-	var commits []string
-	for _, h := range heads {
-		if h.Name == prefix+"state" {
-			if err := l.checkState(ctx, h.ID); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		in, err := l.Repo.IsAncestor(ctx, o.Start, h.ID)
-		if err != nil {
-			return nil, refuse("%s is not a commit: %v", h.Name, err)
-		}
-		if !in {
-			return nil, refuse("%s (%s) does not descend from the commit the run started from, %s", h.Name, short(h.ID), short(o.Start))
-		}
-		commits = append(commits, h.ID)
-	}
-	if bad, err := l.changedWorkflows(ctx, o.Start, commits); err != nil {
-		return nil, err
-	} else if bad != "" {
-		if res.WorkflowPatch, err = l.Repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
-			return nil, err
-		}
-		return res, &loop.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
-			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
-	}
-	req := git.AtomicPush{Remote: o.Remote, Lease: map[string]string{branchRef: o.Start}}
-	if !seen[branchRef] {
-		// Nothing new on the branch; pushing it where it is still checks that nobody
-		// moved it during the run.
-		req.Refspecs = append(req.Refspecs, o.Start+":"+branchRef)
-	}
-	for _, h := range heads {
-		req.Refspecs = append(req.Refspecs, h.ID+":"+h.Name)
-		res.Pushed = append(res.Pushed, h)
-	}
-	if err := l.Repo.PushAtomic(ctx, req); err != nil {
-		var ge *git.Error
-		detail := err.Error()
-		if errors.As(err, &ge) {
-			detail = tail(ge.Stderr, 10)
-		}
-		if now, ok, lerr := l.Repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
-			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
-				Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
-		}
-		return nil, &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
+		return nil, githubErr(err, repo, "git ralph cancel "+rec.Change, "")
 	}
 	return res, nil
 }
 
-func orNone(id string) string {
-	if id == "" {
-		return "nothing"
-	}
-	return short(id)
-}
-
-// refuse is publish's error for a bundle it will not push.
-func refuse(format string, args ...any) *loop.Error {
-	return &loop.Error{Msg: "refusing to publish: " + fmt.Sprintf(format, args...), Hint: "nothing was pushed"}
-}
-
-// checkState accepts a state commit: a root commit whose tree is record.json and
-// learnings.md, both small files.
-func (l *Flow) checkState(ctx context.Context, id string) error {
-	cs, err := l.Repo.Log(ctx, id, 1)
-	if err != nil || len(cs) != 1 {
-		return refuse("the state ref is not a commit")
-	}
-	if len(cs[0].Parents) != 0 {
-		return refuse("the state commit %s has parents", short(id))
-	}
-	entries, err := l.Repo.ListTree(ctx, id)
+// RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
+// records what it saw. It changes nothing else.
+func (l *Flow) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*loop.RemoteView, error) {
+	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name)
-		if e.Type != "blob" || e.Mode != "100644" {
-			return refuse("the state commit holds %s, which is not a plain file", e.Name)
-		}
-		if e.Size < 0 || e.Size > maxStateFile {
-			return refuse("the state commit's %s is %d bytes, more than %d", e.Name, e.Size, maxStateFile)
+	v := &loop.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	if tip, ok, err := l.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
+		v.Tip = tip
+	}
+	if v.RunID == 0 {
+		return v, nil
+	}
+	r, err := client.Run(ctx, repo, v.RunID)
+	if err != nil {
+		return nil, apiErr(err, repo, "git ralph status "+rec.Change)
+	}
+	v.Status, v.Conclusion = r.Status, r.Conclusion
+	if r.HTMLURL != "" {
+		v.URL = r.HTMLURL
+	}
+	if r.Status == "in_progress" {
+		// Best effort: the step is a nicety, the run's status is the answer.
+		if jobs, err := client.RunJobs(ctx, repo, r.ID); err == nil {
+			v.Job, v.Step = github.CurrentStep(jobs)
 		}
 	}
-	if !slices.Equal(names, []string{"learnings.md", "record.json"}) {
-		return refuse("the state commit holds %s, not record.json and learnings.md", strings.Join(names, ", "))
-	}
-	return nil
-}
-
-// changedWorkflows returns a commit among tips (or their history since start) whose
-// .github/workflows differs from start's, or "".
-func (l *Flow) changedWorkflows(ctx context.Context, start string, tips []string) (string, error) {
-	if len(tips) == 0 {
-		return "", nil
-	}
-	commits, err := l.Repo.RevList(ctx, tips, []string{start})
-	if err != nil {
-		return "", err
-	}
-	ids, err := l.Repo.PathIDs(ctx, append([]string{start}, commits...), ".github/workflows")
-	if err != nil {
-		return "", err
-	}
-	for i, c := range commits {
-		if ids[i+1] != ids[0] {
-			return c, nil
+	if rec.Remote.LastSeenStatus != r.Status || rec.Remote.LastSeenConclusion != r.Conclusion {
+		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion = r.Status, r.Conclusion
+		if err := l.Save(rec); err != nil {
+			return nil, err
 		}
 	}
-	return "", nil
+	return v, nil
+}
+
+// LogsResult is what logs found in a run's artifact.
+type LogsResult struct {
+	Change string
+	RunID  int64
+	Files  []string // the artifact's files, e.g. logs/1-2.log, summary.json
+	Name   string   // the file asked for
+	Data   []byte   // its content
+	// JobLog is set when the run left no artifact to read (its loop job ended before
+	// the export step) or the artifact expired: Data is then the loop step's log from
+	// the run's own logs instead (joblog.go).
+	JobLog *JobLog
+}
+
+// Logs reads a dispatched run's artifact (ralph-<run-id>): the list of its files, or,
+// with attempt ("<story>-<n>"), that attempt's log. An expired artifact is an error
+// that says finish does not need it.
+func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
+	if attempt != "" && (strings.ContainsAny(attempt, "/\\\x00") || strings.HasPrefix(attempt, ".") || !strings.Contains(attempt, "-")) {
+		return nil, userErr("name an attempt as <story>-<n>, e.g. 1-2 ('git ralph logs "+change+"' lists them)", "invalid attempt %q", attempt)
+	}
+	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
+	if err != nil {
+		return nil, err
+	}
+	res := &LogsResult{Change: rec.Change, RunID: rec.Remote.RunID}
+	if res.RunID == 0 {
+		return nil, userErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
+	}
+	again := "git ralph logs " + rec.Change
+	expired := userErr("finish does not need them: 'git ralph finish "+rec.Change+"' brings the attempts home from git",
+		"the logs of run %d have expired", res.RunID)
+	arts, err := client.RunArtifacts(ctx, repo, res.RunID, fmt.Sprintf("ralph-%d", res.RunID))
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	if len(arts) == 0 || arts[0].Expired {
+		return l.jobLog(ctx, client, repo, res, attempt, len(arts) > 0, expired)
+	}
+	data, err := client.DownloadArtifact(ctx, repo, arts[0].ID)
+	if github.StatusOf(err) == 410 {
+		return nil, expired
+	}
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("read the artifact of run %d: %w", res.RunID, err)
+	}
+	want := "logs/" + attempt + ".log"
+	for _, f := range zr.File {
+		res.Files = append(res.Files, f.Name)
+		if attempt != "" && f.Name == want {
+			rc, err := f.Open()
+			if err != nil {
+				return nil, err
+			}
+			res.Data, err = io.ReadAll(io.LimitReader(rc, 64<<20))
+			rc.Close()
+			if err != nil {
+				return nil, err
+			}
+			res.Name = f.Name
+		}
+	}
+	if attempt != "" && res.Name == "" {
+		return nil, userErr("'git ralph logs "+rec.Change+"' lists the logs there are", "run %d has no log of attempt %s", res.RunID, attempt)
+	}
+	return res, nil
 }
