@@ -54,7 +54,7 @@ func (c *statusCmd) Run(e *env) error {
 			v = &loop.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
 		r.Remote = v
-		if ch := l.PublishedChange(e.ctx, r, v.Tip); ch != nil {
+		if ch := githubflow.On(l).PublishedChange(e.ctx, r, v.Tip); ch != nil {
 			r.Change, r.Published = ch, true
 		}
 	}
@@ -155,7 +155,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 			if v.Error != "" {
 				st = p.Warn("cannot ask GitHub: " + v.Error)
 			}
-			if ch := l.PublishedChange(e.ctx, r, v.Tip); ch != nil {
+			if ch := githubflow.On(l).PublishedChange(e.ctx, r, v.Tip); ch != nil {
 				r.Change = ch
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -200,4 +201,31 @@ func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(
 		return nil, userErr("'git ralph logs "+rec.Change+"' lists the logs there are", "run %d has no log of attempt %s", res.RunID, attempt)
 	}
 	return res, nil
+}
+
+// PublishedChange is the change as the run on GitHub Actions published it: its tasks
+// file read at tip (ralph/<change> on the git remote, as ls-remote saw it), so that a
+// remote run's stories show done/total as its checkpoints ticked them. The tip's
+// objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
+// tree or index changes. It returns nil when the tip has no tasks file or cannot be
+// fetched (status then shows the stories as they are here).
+func (l *Flow) PublishedChange(ctx context.Context, r *loop.StatusReport, tip string) *openspec.Change {
+	rec := r.Record
+	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
+		return nil
+	}
+	path := r.Change.TasksRel
+	data, ok, err := l.Repo.ReadFile(ctx, tip, path)
+	if err == nil && !ok {
+		if l.Repo.FetchRefs(ctx, rec.Remote.GitRemote, []string{tip}) != nil {
+			return nil
+		}
+		data, ok, err = l.Repo.ReadFile(ctx, tip, path)
+	}
+	if err != nil || !ok {
+		return nil
+	}
+	ch := *r.Change
+	ch.HasTasks, ch.Tasks = true, openspec.ParseTasks(data)
+	return &ch
 }
