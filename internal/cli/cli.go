@@ -1,6 +1,7 @@
 // Package cli is the command line of git-ralph: the kong root, one file per command,
 // and Main, the only place that prints errors and picks the exit code. Commands are thin:
-// flags in, a call into internal/loop, output rendered.
+// flags in, a call into internal/loop (the local loop) or internal/githubflow (the GitHub
+// workflows), output rendered.
 package cli
 
 import (

@@ -15,8 +15,9 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// The git side of `git ralph dispatch` (REMOTE.md §5.2 steps 1–4): everything before
-// and after the request that asks GitHub to run the workflow, which the caller makes.
+// `git ralph dispatch` (REMOTE.md §5.2): the git side first (steps 1–4: PrepareDispatch
+// and Dispatched, everything before and after the request), then Dispatch, which makes
+// the request that asks GitHub to run the workflow.
 
 // DispatchOptions are the git side of a dispatch.
 type DispatchOptions struct {

@@ -1,3 +1,23 @@
+// Package githubflow holds git-ralph's GitHub workflows, built on the local loop
+// (internal/loop) and the GitHub client (internal/github), one file each:
+//
+//   - pr.go, prbody.go: finish --pr pushes the run's branch and opens or updates its
+//     pull request, with a body written from the run;
+//   - dispatch.go: dispatch makes and pushes the start commit, asks GitHub to run the
+//     workflow and finds the run again by its nonce;
+//   - remote.go, watch.go, joblog.go: a dispatched run seen from here: status,
+//     status --watch and dispatch --wait, cancel, logs (the artifact's, else the job's);
+//   - home.go: finish and start of a dispatched run bring its published result home;
+//   - prune.go: finish --prune-remote deletes the run's refs on the remote;
+//   - runner.go: the runner's side: start --adopt, export and publish.
+//
+// Every workflow hangs off Flow, which embeds the *loop.Loop whose record, locks, clock
+// and reporter it shares. The loop reaches back only through loop.RemoteRuns (Runs), so
+// this package depends on internal/loop and never the reverse.
+//
+// It never prints (progress goes to the loop's Reporter, failures come back as
+// *loop.Error), runs git only through internal/git and talks to GitHub only through
+// internal/github. Only internal/cli imports it.
 package githubflow
 
 import (

@@ -1,9 +1,17 @@
-// Package loop is the orchestrator of the Ralph loop: it is the only package that knows
-// the whole story of a run — preflight, the initial state commit, attempts, checkpoints,
-// saving and restoring failed attempts, resuming, and finishing.
+// Package loop is one run of the Ralph loop in a working tree: preflight, the initial
+// state commit, attempts, checkpoints, saving and restoring failed attempts, resuming,
+// finish --squash and --keep, status and list; and the same run in a linked worktree of
+// its own (start --worktree: worktree.go, finishwt.go), which Start and Finish branch
+// into at every step.
 //
 // It never prints. Progress goes through a Reporter (internal/term implements it), and
 // failures come back as errors, most of them *Error with a hint for the user.
+//
+// It knows nothing of GitHub and must not import internal/github or internal/githubflow,
+// where the GitHub workflows (finish --pr, dispatch, remote runs, the runner's side) are
+// built on this package. Where a run made on GitHub Actions meets the loop (start
+// --adopt on a runner; start and finish of a dispatched run at home) the loop calls
+// through Loop.Remote, a RemoteRuns the CLI sets.
 package loop
 
 import (
