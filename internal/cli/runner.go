@@ -67,11 +67,11 @@ and runs no hook.`
 }
 
 func (c *publishCmd) Run(e *env) error {
-	l, err := e.loop()
+	repo, err := e.openRepo()
 	if err != nil {
 		return err
 	}
-	res, err := githubflow.On(l).Publish(e.ctx, githubflow.PublishOptions{Change: c.Change, RunID: c.RunID, Bundle: c.Bundle, Start: c.Start, Remote: c.Remote})
+	res, err := githubflow.Publish(e.ctx, repo, githubflow.PublishOptions{Change: c.Change, RunID: c.RunID, Bundle: c.Bundle, Start: c.Start, Remote: c.Remote})
 	if res != nil && res.WorkflowPatch != "" {
 		fmt.Fprint(e.s.Out, res.WorkflowPatch)
 		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {

@@ -97,7 +97,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	pubDir := filepath.Join(t.TempDir(), "publish")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, pubDir)
 	pl, _ := newLoop(t, pubDir, clock)
-	if _, err := pl.Publish(t.Context(), PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: start}); err != nil {
+	if _, err := Publish(t.Context(), pl.Repo, PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: start}); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	runnerTip := gitOut(t, loopDir, "rev-parse", "ralph/c")
@@ -182,7 +182,7 @@ func remoteRun(t *testing.T, dir, bare string, l *Flow, maxRetries int, results 
 	pubDir := filepath.Join(t.TempDir(), "publish")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, pubDir)
 	pl, _ := newLoop(t, pubDir, clock)
-	if _, err := pl.Publish(t.Context(), PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: ds.Record.Remote.StartCommit}); err != nil {
+	if _, err := Publish(t.Context(), pl.Repo, PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: ds.Record.Remote.StartCommit}); err != nil {
 		t.Fatal(err)
 	}
 	return ds.Record.Remote.StartCommit

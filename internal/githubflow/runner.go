@@ -339,10 +339,12 @@ const maxStateFile = 8 << 20
 // every commit descending from o.Start; no change under .github/workflows (the job's
 // token cannot push one, and the agent must not be able to change what runs with the
 // repository's secrets); then one atomic push, with a lease on the branch at o.Start
-// and hooks off. Anything wrong: an error, and nothing is pushed.
-func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, error) {
+// and hooks off. Anything wrong: an error, and nothing is pushed. It takes the
+// repository alone: the publish job has no run record, and trusts nothing but its own
+// checkout and the bundle it checks.
+func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishResult, error) {
 	res := &PublishResult{}
-	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || l.Repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
+	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
 		return nil, userErr("", "invalid change name %q", o.Change)
 	}
 	if o.RunID <= 0 {
@@ -351,11 +353,11 @@ func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	if o.Remote == "" {
 		o.Remote = "origin"
 	}
-	start, ok, err := l.Repo.ResolveRef(ctx, o.Start)
+	start, ok, err := repo.ResolveRef(ctx, o.Start)
 	if err != nil || !ok || !isHex(o.Start) || start != o.Start {
 		return nil, userErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
 	}
-	heads, err := l.Repo.BundleHeads(ctx, o.Bundle)
+	heads, err := repo.BundleHeads(ctx, o.Bundle)
 	if err != nil {
 		return nil, refuse("%s is not a readable bundle: %v", o.Bundle, err)
 	}
@@ -378,7 +380,7 @@ func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	if len(heads) == 0 {
 		return nil, refuse("the bundle carries no refs")
 	}
-	if err := l.Repo.VerifyBundle(ctx, o.Bundle); err != nil {
+	if err := repo.VerifyBundle(ctx, o.Bundle); err != nil {
 		return nil, refuse("the bundle does not apply to this repository: %v", err)
 	}
 	// Fetch into a namespace of its own: nothing the bundle holds is trusted yet.
@@ -388,19 +390,19 @@ func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		specs = append(specs, "+"+h.Name+":"+quarantine+strings.TrimPrefix(h.Name, "refs/"))
 	}
 	defer func() {
-		refs, _ := l.Repo.Refs(context.WithoutCancel(ctx), quarantine)
+		refs, _ := repo.Refs(context.WithoutCancel(ctx), quarantine)
 		for _, r := range refs {
-			_ = l.Repo.DeleteRef(context.WithoutCancel(ctx), r.Name)
+			_ = repo.DeleteRef(context.WithoutCancel(ctx), r.Name)
 		}
 	}()
-	if err := l.Repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
+	if err := repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
 		return nil, refuse("read the bundle: %v", err)
 	}
 	var ids []string
 	for _, h := range heads {
 		ids = append(ids, h.ID)
 	}
-	types, err := l.Repo.ObjectTypes(ctx, ids)
+	types, err := repo.ObjectTypes(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -412,12 +414,12 @@ func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	var commits []string
 	for _, h := range heads {
 		if h.Name == prefix+"state" {
-			if err := l.checkState(ctx, h.ID); err != nil {
+			if err := checkState(ctx, repo, h.ID); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		in, err := l.Repo.IsAncestor(ctx, o.Start, h.ID)
+		in, err := repo.IsAncestor(ctx, o.Start, h.ID)
 		if err != nil {
 			return nil, refuse("%s is not a commit: %v", h.Name, err)
 		}
@@ -426,10 +428,10 @@ func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		}
 		commits = append(commits, h.ID)
 	}
-	if bad, err := l.changedWorkflows(ctx, o.Start, commits); err != nil {
+	if bad, err := changedWorkflows(ctx, repo, o.Start, commits); err != nil {
 		return nil, err
 	} else if bad != "" {
-		if res.WorkflowPatch, err = l.Repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
+		if res.WorkflowPatch, err = repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
 			return nil, err
 		}
 		return res, &loop.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
@@ -445,13 +447,13 @@ func (l *Flow) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		req.Refspecs = append(req.Refspecs, h.ID+":"+h.Name)
 		res.Pushed = append(res.Pushed, h)
 	}
-	if err := l.Repo.PushAtomic(ctx, req); err != nil {
+	if err := repo.PushAtomic(ctx, req); err != nil {
 		var ge *git.Error
 		detail := err.Error()
 		if errors.As(err, &ge) {
 			detail = tail(ge.Stderr, 10)
 		}
-		if now, ok, lerr := l.Repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
+		if now, ok, lerr := repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
 			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
 				Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
 		}
@@ -474,15 +476,15 @@ func refuse(format string, args ...any) *loop.Error {
 
 // checkState accepts a state commit: a root commit whose tree is record.json and
 // learnings.md, both small files.
-func (l *Flow) checkState(ctx context.Context, id string) error {
-	cs, err := l.Repo.Log(ctx, id, 1)
+func checkState(ctx context.Context, repo *git.Repo, id string) error {
+	cs, err := repo.Log(ctx, id, 1)
 	if err != nil || len(cs) != 1 {
 		return refuse("the state ref is not a commit")
 	}
 	if len(cs[0].Parents) != 0 {
 		return refuse("the state commit %s has parents", short(id))
 	}
-	entries, err := l.Repo.ListTree(ctx, id)
+	entries, err := repo.ListTree(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -504,15 +506,15 @@ func (l *Flow) checkState(ctx context.Context, id string) error {
 
 // changedWorkflows returns a commit among tips (or their history since start) whose
 // .github/workflows differs from start's, or "".
-func (l *Flow) changedWorkflows(ctx context.Context, start string, tips []string) (string, error) {
+func changedWorkflows(ctx context.Context, repo *git.Repo, start string, tips []string) (string, error) {
 	if len(tips) == 0 {
 		return "", nil
 	}
-	commits, err := l.Repo.RevList(ctx, tips, []string{start})
+	commits, err := repo.RevList(ctx, tips, []string{start})
 	if err != nil {
 		return "", err
 	}
-	ids, err := l.Repo.PathIDs(ctx, append([]string{start}, commits...), ".github/workflows")
+	ids, err := repo.PathIDs(ctx, append([]string{start}, commits...), ".github/workflows")
 	if err != nil {
 		return "", err
 	}
