@@ -132,6 +132,7 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
 	}
+	RecordSource(rec, o.srcKind, o.srcArg, o.StoryLevel)
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}

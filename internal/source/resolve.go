@@ -27,10 +27,9 @@ func Resolve(root, cwd, arg string, o Options) (*Source, error) {
 	if name, ok := strings.CutPrefix(arg, "speckit:"); ok {
 		return resolveFeature(root, name, true)
 	}
-	switch ext := strings.ToLower(filepath.Ext(arg)); ext {
-	case ".md", ".json":
+	if IsPath(arg) {
 		k := Plan
-		if ext == ".json" {
+		if strings.ToLower(filepath.Ext(arg)) == ".json" {
 			k = PRD
 		}
 		rel, err := inside(root, cwd, arg)
@@ -63,6 +62,12 @@ func Resolve(root, cwd, arg string, o Options) (*Source, error) {
 		}
 	}
 	return nil, unknown(arg, changes, features)
+}
+
+// IsPath reports whether Resolve reads arg as the path of a plan or a prd.json.
+func IsPath(arg string) bool {
+	ext := strings.ToLower(filepath.Ext(arg))
+	return (ext == ".md" || ext == ".json") && !strings.HasPrefix(arg, "openspec:") && !strings.HasPrefix(arg, "speckit:")
 }
 
 // resolveFeature opens the spec-kit feature name or, when it is only digits, the one

@@ -65,6 +65,7 @@ type Source struct {
 	Docs  []Doc           // the source's documents, in the order the prompt names them
 	Specs []openspec.Spec // an OpenSpec change's delta specs
 	Why   string          // a few lines on why the work is done (a PR body's opening), "" if none
+	Title string          // a title for the whole work (a pull request's), "" if none
 	// Notes are things the user and the agent should know before a story starts (a
 	// spec-kit checklist with open items); the prompt and the dry run show them.
 	Notes []string
@@ -173,11 +174,22 @@ func openOpenSpec(root, name string) (*Source, error) {
 		}
 		return nil, err
 	}
+	return FromChange(ch), nil
+}
+
+// FromChange is the source of a loaded OpenSpec change.
+func FromChange(ch *openspec.Change) *Source {
+	name := ch.Name
 	s := &Source{Kind: OpenSpec, Name: name, Arg: name, RelDir: ch.RelDir, TasksPath: ch.TasksPath, TasksRel: ch.TasksRel,
 		Warning: ch.Warning, HasTasks: ch.HasTasks, Tasks: ch.Tasks, Specs: ch.Specs, Why: openspec.Why(ch.Proposal),
 		DoneMark: "[x]", parse: func(b []byte) (tasklist.Tasks, error) { return openspec.ParseTasks(b), nil }}
 	s.Docs = []Doc{{"Proposal", ch.RelDir + "/proposal.md", ch.Proposal}, {"Design", ch.RelDir + "/design.md", ch.Design}}
-	return s, nil
+	// OpenSpec's own rule for a change's title: the proposal's first "# " heading
+	// without the template's "Change: " prefix; "# Proposal" is no title.
+	if t := firstHeading(ch.Proposal); !strings.EqualFold(t, "Proposal") {
+		s.Title = strings.TrimSpace(strings.TrimPrefix(t, "Change:"))
+	}
+	return s
 }
 
 func openSpecKit(root, name string) (*Source, error) {
@@ -207,6 +219,7 @@ func openSpecKit(root, name string) (*Source, error) {
 		}
 	}
 	s.Why = firstParagraph(f.Spec)
+	s.Title = strings.TrimSpace(strings.TrimPrefix(firstHeading(f.Spec), "Feature Specification:"))
 	return s, s.Reload()
 }
 
@@ -261,13 +274,14 @@ func openFile(root string, k Kind, rel string, o Options) (*Source, error) {
 		s.Name, s.DoneMark = base, "[x]"
 		s.parse = func(b []byte) (tasklist.Tasks, error) { return plan.Parse(b, level), nil }
 		s.Why = firstParagraph(string(data))
+		s.Title = firstHeading(string(data))
 	case PRD:
 		p, err := prd.Parse(data)
 		if err != nil {
 			return nil, &Error{Msg: fmt.Sprintf("%s: %v", rel, err), Hint: "fix the file (snarktank/ralph's prd.json: {\"branchName\", \"userStories\": [{\"id\", \"title\", \"acceptanceCriteria\", \"priority\", \"passes\"}]})"}
 		}
 		s.Name = prdName(p.BranchName, dir, base)
-		s.Why = p.Description
+		s.Why, s.Title = p.Description, p.Project
 		s.want = p.IDs
 		s.parse = func(b []byte) (tasklist.Tasks, error) {
 			p, err := prd.Parse(b)
@@ -305,6 +319,30 @@ func prdName(branch, dir, base string) string {
 		return filepath.Base(dir)
 	}
 	return base
+}
+
+// firstHeading is the text of a markdown document's first "# " heading (only the
+// first: a document whose first one is empty has none), "".
+func firstHeading(doc string) string {
+	for line := range strings.SplitSeq(doc, "\n") {
+		if t, ok := strings.CutPrefix(strings.TrimRight(line, " \t\r"), "# "); ok {
+			return strings.TrimSpace(t)
+		}
+	}
+	return ""
+}
+
+// WithTasks is s with its tasks read from data (the tracked file as a commit has it),
+// by s's own parser; the ids s keeps are kept.
+func (s *Source) WithTasks(data []byte) (*Source, error) {
+	t, err := s.parse(data)
+	if err != nil {
+		return nil, err
+	}
+	c := *s
+	c.HasTasks, c.Tasks = true, t
+	c.Tasks.KeepIDs(s.keep)
+	return &c, nil
 }
 
 // firstParagraph is the first paragraph of prose of a markdown document (not a heading,
