@@ -26,6 +26,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // Report is everything the page shows.
@@ -224,10 +225,21 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		rep.Source = "git alone (the run record is gone) and " + store.ChangeDir(change)
 	}
 
-	// The stories, from tasks.md as the newest checkpoint has it.
-	tasks, proposal := readChange(ctx, repo, tip, change)
-	rep.Why = openspec.Why(string(proposal))
-	for _, s := range openspec.ParseTasks(tasks).Stories {
+	// The stories, from the tracked file as the newest checkpoint has it, read as the
+	// run's source reads it (the record says which, else the checkpoints' trailers).
+	kind, arg, level := source.OpenSpec, "", 0
+	if rec != nil {
+		kind, arg, level = source.Kind(rec.Source), rec.SourceArg, rec.StoryLevel
+	} else if len(checkpoints) > 0 {
+		t := checkpoints[len(checkpoints)-1].Trailers
+		kind, arg = source.Kind(t["Ralph-Source"]), t["Ralph-Source-Arg"]
+	}
+	tasks, proposal := readChange(ctx, repo, tip, change, kind, arg)
+	parsed, _ := source.ParseAs(kind, tasks, level)
+	if kind == "" || kind == source.OpenSpec {
+		rep.Why = openspec.Why(string(proposal))
+	}
+	for _, s := range parsed.Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
 		for _, t := range s.Tasks {
 			st.Tasks = append(st.Tasks, Task{ID: t.ID, Text: t.Text, Done: t.Done})
@@ -412,11 +424,13 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 
 // readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
 // change that is not in it, as the working tree has them.
-func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte) {
+func readChange(ctx context.Context, repo *git.Repo, tip, change string, kind source.Kind, arg string) (tasks, proposal []byte) {
 	dir := "openspec/changes/" + change + "/"
-	tasksRel := dir + "tasks.md"
-	if ch, err := openspec.Load(repo.Root, change); err == nil && ch.TasksRel != "" {
-		tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
+	tasksRel := source.TrackedPath(kind, change, arg)
+	if kind == "" || kind == source.OpenSpec {
+		if ch, err := openspec.Load(repo.Root, change); err == nil && ch.TasksRel != "" {
+			tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
+		}
 	}
 	read := func(rel string) []byte {
 		if tip != "" {

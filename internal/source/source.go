@@ -389,3 +389,33 @@ func (s *Source) Runnable() error {
 	}[s.Kind]
 	return &Error{Msg: fmt.Sprintf("%s has no task", s.TasksRel), Hint: hint}
 }
+
+// ParseAs reads data, a tracked file as a commit has it, as a source of kind k does
+// (storyLevel for a plan), without the file: for a report built from git alone.
+func ParseAs(k Kind, data []byte, storyLevel int) (tasklist.Tasks, error) {
+	switch k {
+	case SpecKit:
+		return speckit.ParseTasks(data), nil
+	case Plan:
+		return plan.Parse(data, storyLevel), nil
+	case PRD:
+		p, err := prd.Parse(data)
+		if err != nil {
+			return tasklist.Tasks{}, err
+		}
+		return p.Tasks, nil
+	}
+	return openspec.ParseTasks(data), nil
+}
+
+// TrackedPath is the tracked file of a run named name of kind k, relative to the top
+// level (arg: a plan's or a prd.json's path), for a report built from git alone.
+func TrackedPath(k Kind, name, arg string) string {
+	switch k {
+	case SpecKit:
+		return "specs/" + name + "/tasks.md"
+	case Plan, PRD:
+		return arg
+	}
+	return "openspec/changes/" + name + "/tasks.md"
+}
