@@ -105,6 +105,10 @@ func resolveFeature(root, name string, explicit bool) (*Source, error) {
 
 // unknown is the error for a name that is neither a change nor a feature.
 func unknown(name string, changes, features []string) error {
+	if len(features) == 0 && len(changes) > 0 { // an OpenSpec repository: OpenSpec's words
+		e := &openspec.UnknownChangeError{Name: name, Known: changes}
+		return &Error{Msg: e.Error(), Hint: e.Hint()}
+	}
 	var have []string
 	if len(changes) > 0 {
 		have = append(have, "OpenSpec changes: "+strings.Join(changes, ", "))
