@@ -42,7 +42,8 @@ type startCmd struct {
 // Help is the long help of start.
 func (c *startCmd) Help() string {
 	return `Makes the branch ralph/<change> with an "initial state" commit holding your uncommitted
-work, then runs the agent once per incomplete story of tasks.md. A story whose agent ends
+work, then runs the agent once per incomplete story of tasks.md (a spec-kit feature's
+tasks.md, a markdown plan or a prd.json are run the same way). A story whose agent ends
 with <promise>COMPLETE</promise> (and whose tasks are all checked off) becomes a commit
 "checkpoint: <story>". A failed attempt is kept under refs/ralph/<change>/attempts/ and
 retried from the last checkpoint. Run it again to resume after an interrupt.
