@@ -172,46 +172,49 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (*source.Source, boo
 		arg = o.Change
 	}
 	so := source.Options{StoryLevel: o.StoryLevel}
-	cwd := o.Cwd
+	// A bare name of a worktree run is read where that run works (its change may exist
+	// only there); a path is taken from where the command runs.
+	repo, cwd := l.Repo, o.Cwd
 	if cwd == "" {
 		cwd = l.Repo.Root
 	}
-	name := arg
+	if !source.IsPath(arg) {
+		if r, in := l.worktreeRunRepo(ctx, arg); in {
+			repo, cwd = r, r.Root
+		}
+	}
 	var s *source.Source
 	var err error
-	if o.srcKind != "" { // resolved before: reopen it (in the worktree, say)
-		s, err = l.reopen(ctx, l.Repo, *o)
-		name = o.Change
-	} else if source.IsPath(arg) {
-		if s, err = l.findSource(ctx, l.Repo, cwd, arg, so); err != nil {
-			return nil, false, err
-		}
-		name = s.Name
-	}
-	wtRepo, inWT := l.worktreeRunRepo(ctx, name)
-	switch {
-	case err != nil:
-	case s == nil:
-		s, err = l.findSource(ctx, wtRepo, wtRepo.Root, arg, so)
-		if err != nil && o.Adopt && l.runRecord(arg) == nil {
+	if o.srcKind != "" { // resolved before: reopen it
+		s, err = l.reopen(ctx, repo, *o)
+	} else {
+		s, err = l.findSource(ctx, repo, cwd, arg, so)
+		if err != nil && o.Adopt && !source.IsPath(arg) && l.runRecord(arg) == nil {
 			// the runner: the branch's initial state commit says which file it runs
-			if found, ok := l.initialSource(ctx, wtRepo, arg); ok {
+			if found, ok := l.initialSource(ctx, repo, arg); ok {
 				s, err = found, nil
 			}
 		}
-	case inWT && !samePath(wtRepo.Root, l.Repo.Root):
-		s, err = source.Open(wtRepo.Root, s.Kind, s.Arg, so)
-		if err != nil {
-			err = sourceErr(err)
-		} else if rec := l.runRecord(s.Name); rec != nil {
+	}
+	if err != nil {
+		if !source.IsPath(arg) {
+			o.Change = arg
+		}
+		_, inWT := l.worktreeRunRepo(ctx, o.Change)
+		return nil, inWT, err
+	}
+	// The run works in a worktree: the copy the agent ticks is the worktree's.
+	wtRepo, inWT := l.worktreeRunRepo(ctx, s.Name)
+	if inWT && !samePath(wtRepo.Root, repo.Root) {
+		if s, err = source.Open(wtRepo.Root, s.Kind, s.Arg, so); err != nil {
+			return nil, inWT, sourceErr(err)
+		}
+		if rec := l.runRecord(s.Name); rec != nil {
 			s.KeepIDs(recordedIDs(rec))
 		}
 	}
-	if err == nil {
-		err = runnable(s)
-	}
-	if err != nil {
-		o.Change = name
+	if err := runnable(s); err != nil {
+		o.Change = s.Name
 		return nil, inWT, err
 	}
 	o.Change, o.srcKind, o.srcArg = s.Name, s.Kind, s.Arg
