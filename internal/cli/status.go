@@ -14,6 +14,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -281,7 +282,14 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	rec := r.Record
 	w := s.Out
 	kv := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
-	kv("change", p.Bold(rec.Change)+"  (openspec/changes/"+rec.Change+")")
+	where := "openspec/changes/" + rec.Change
+	switch {
+	case r.Change != nil && r.Change.Kind != source.OpenSpec:
+		where = r.Change.Kind.Noun() + " " + r.Change.TasksRel
+	case rec.SourceArg != "":
+		where = source.Kind(rec.Source).Noun() + " " + rec.SourceArg
+	}
+	kv("change", p.Bold(rec.Change)+"  ("+where+")")
 	from := rec.Original
 	if from == "" {
 		from = "detached HEAD " + shortID(rec.OriginalCommit)
