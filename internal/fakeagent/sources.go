@@ -32,6 +32,7 @@ func tickSource(kind string, content []byte, story string) (*taskEdit, error) {
 
 // tickBoxes replaces the box of every open task of story with mark.
 func tickBoxes(content []byte, t tasklist.Tasks, story, mark string) (*taskEdit, error) {
+	t.KeepIDs([]string{story})
 	s, ok := t.Story(story)
 	if !ok {
 		return nil, fmt.Errorf("no story %q in the tasks file", story)

@@ -236,6 +236,11 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	}
 	tasks, proposal := readChange(ctx, repo, tip, change, kind, arg)
 	parsed, _ := source.ParseAs(kind, tasks, level)
+	var known []string // a run recorded before slugs ended at a word keeps its ids
+	for _, a := range atts {
+		known = append(known, a.Story)
+	}
+	parsed.KeepIDs(known)
 	if kind == "" || kind == source.OpenSpec {
 		rep.Why = openspec.Why(string(proposal))
 	}
