@@ -33,6 +33,7 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if c.Change != "" {
+		c.Change = l.RunNameOf(c.Change) // a plan's or a prd's path names its run
 		if _, err := l.LoadRunChange(e.ctx, c.Change); err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -210,3 +212,31 @@ func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (
 // ResolvedSource is the source Start resolved: its kind and, for a plan or a prd.json,
 // the tracked file (githubflow's adopt records them).
 func (o Options) ResolvedSource() (source.Kind, string) { return o.srcKind, o.srcArg }
+
+// RunNameOf is the run name of arg: arg itself, unless it is the path of a plan or a
+// prd.json (from the current directory, or from the top level) that a run records; then
+// that run's name. So `git ralph status docs/plans/x.md` finds the run "x".
+func (l *Loop) RunNameOf(arg string) string {
+	if !source.IsPath(arg) {
+		return arg
+	}
+	var rels []string
+	if cwd, err := os.Getwd(); err == nil {
+		if abs, err := filepath.Abs(filepath.Join(cwd, arg)); err == nil {
+			if rel, err := filepath.Rel(l.Repo.Root, abs); err == nil {
+				rels = append(rels, filepath.ToSlash(rel))
+			}
+		}
+	}
+	rels = append(rels, filepath.ToSlash(filepath.Clean(arg)))
+	names, err := l.Store.Changes()
+	if err != nil {
+		return arg
+	}
+	for _, n := range names {
+		if rec, err := l.Store.Load(n); err == nil && rec.SourceArg != "" && slices.Contains(rels, rec.SourceArg) {
+			return n
+		}
+	}
+	return arg
+}
