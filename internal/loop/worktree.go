@@ -114,7 +114,11 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 // worktree run (whose change may exist nowhere else), else this checkout.
 func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source, error) {
 	repo, _ := l.worktreeRunRepo(ctx, change)
-	return l.findSource(ctx, repo, repo.Root, change, source.Options{})
+	cwd := repo.Root
+	if wd, err := os.Getwd(); err == nil && source.IsPath(change) {
+		cwd = wd // a path is taken from where the command runs
+	}
+	return l.findSource(ctx, repo, cwd, change, source.Options{})
 }
 
 // mainWorktree is the path of the repository's main worktree.
