@@ -174,16 +174,20 @@ const (
 )
 
 // SourceTrailers are the initial state commit's trailer lines for rec's source, "" for
-// an OpenSpec change or a spec-kit feature (their run name finds them).
+// an OpenSpec change (its run name finds it, as it always did).
 func SourceTrailers(rec *run.Record) string {
-	if rec.SourceArg == "" {
+	switch {
+	case rec.Source == "":
 		return ""
+	case rec.SourceArg == "":
+		return trailerSource + ": " + rec.Source + "\n"
 	}
 	return trailerSource + ": " + rec.Source + "\n" + trailerSourceArg + ": " + rec.SourceArg + "\n"
 }
 
 // initialSource reads the source of the run name from the trailers of the "initial
-// state" commit of its branch (start --adopt on a runner: no record yet).
+// state" commit of its branch (start --adopt on a runner: no record yet): a plan's or a
+// prd.json's path, or that a name shared by a change and a feature is the feature.
 func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (*source.Source, bool) {
 	if strings.HasPrefix(name, "-") || repo.CheckBranchName(ctx, BranchName(name)) != nil {
 		return nil, false
@@ -197,7 +201,10 @@ func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (
 			continue
 		}
 		kind, arg := source.Kind(c.Trailers[trailerSource]), c.Trailers[trailerSourceArg]
-		if c.Trailers["Ralph-Change"] != name || kind != source.Plan && kind != source.PRD || arg == "" {
+		if kind == source.SpecKit {
+			arg = name // a feature that is also an OpenSpec change's name: the trailer says which
+		}
+		if c.Trailers["Ralph-Change"] != name || kind != source.Plan && kind != source.PRD && kind != source.SpecKit || arg == "" {
 			return nil, false
 		}
 		s, err := source.Open(repo.Root, kind, arg, source.Options{})
