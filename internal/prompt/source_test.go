@@ -170,3 +170,16 @@ func TestOpenSpecFixes(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecKitPromptBare: a feature with tasks.md only says so, and names no document.
+func TestSpecKitPromptBare(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "specs/007-bare/tasks.md", "## Phase 1: Setup\n- [ ] T001 a\n")
+	_, got := sourcePrompt(t, root, "007-bare", "", "")
+	if !strings.Contains(got, "The feature's documents are in specs/007-bare/: tasks.md only, so far.\n") {
+		t.Errorf("the prompt of a bare feature:\n%s", got)
+	}
+	if strings.Contains(got, "Before you start") || strings.Contains(got, "<spec>") {
+		t.Error("notes or documents that do not exist")
+	}
+}
