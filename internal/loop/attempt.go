@@ -338,6 +338,9 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, ch.TasksRel), true, nil
 	}
 	if open := s.OpenTasks(); len(open) > 0 {
+		if ch.Kind == source.PRD {
+			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s's \"passes\" is not true in %s", story.ID, ch.TasksRel), true, nil
+		}
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but %s still open in %s", tasklist.OpenList(open), ch.TasksRel), true, nil
 	}
 	if head != rec.Checkpoint {
