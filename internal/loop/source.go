@@ -247,3 +247,15 @@ func (l *Loop) RunNameOf(arg string) string {
 	}
 	return arg
 }
+
+// checkTracked refuses a tracked file git ignores (and does not track): the "initial
+// state" and checkpoint commits would leave it out, and a failed attempt's ticks would
+// survive the reset to the checkpoint, making a story look done that never was.
+func checkTracked(ctx context.Context, repo *git.Repo, s *source.Source) error {
+	ignored, err := repo.Ignored(ctx, s.TasksRel)
+	if err != nil || !ignored {
+		return err
+	}
+	return userErr("track it ('git add -f "+s.TasksRel+"' and commit) or take it out of .gitignore, then start again",
+		"%s is ignored by git: its ticks could be neither committed nor undone after a failed attempt", s.TasksRel)
+}

@@ -217,6 +217,14 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (*source.Source, boo
 		o.Change = s.Name
 		return nil, inWT, err
 	}
+	where := repo
+	if inWT {
+		where = wtRepo
+	}
+	if err := checkTracked(ctx, where, s); err != nil {
+		o.Change = s.Name
+		return nil, inWT, err
+	}
 	o.Change, o.srcKind, o.srcArg = s.Name, s.Kind, s.Arg
 	return s, inWT, nil
 }
