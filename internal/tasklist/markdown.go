@@ -21,10 +21,19 @@ func ATXHeading(line, marker string) (ok bool, text string) {
 // HeadingLevel returns the level (1–6) and text of an ATX heading line, 0 for any
 // other line.
 func HeadingLevel(line string) (level int, text string) {
-	for n := 1; n <= 6; n++ {
-		if ok, t := ATXHeading(line, strings.Repeat("#", n)); ok {
-			return n, stripClosing(t)
-		}
+	i := 0
+	for i < 3 && i < len(line) && line[i] == ' ' {
+		i++
+	}
+	n := 0
+	for i+n < len(line) && line[i+n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 {
+		return 0, ""
+	}
+	if ok, t := ATXHeading(line, line[i:i+n]); ok {
+		return n, stripClosing(t)
 	}
 	return 0, ""
 }
