@@ -490,7 +490,7 @@ func plain(stories []Story) []Story {
 		s.LegacyID = ""
 		s.Tasks = append([]Task(nil), s.Tasks...)
 		for i := range s.Tasks {
-			s.Tasks[i].Box, s.Tasks[i].Heading = "", ""
+			s.Tasks[i].Box, s.Tasks[i].Heading, s.Tasks[i].Indent = "", "", 0
 		}
 		out = append(out, s)
 	}

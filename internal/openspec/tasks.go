@@ -68,7 +68,7 @@ func ParseTasks(data []byte) Tasks {
 			t.Done++
 		}
 		id, text := splitID(desc)
-		cur.Tasks = append(cur.Tasks, Task{ID: id, Text: text, Done: done, Line: n, Box: odd, Heading: sub})
+		cur.Tasks = append(cur.Tasks, Task{ID: id, Text: text, Done: done, Line: n, Box: odd, Heading: sub, Indent: tasklist.IndentOf(line)})
 	}
 	flush()
 	return t

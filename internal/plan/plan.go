@@ -98,7 +98,7 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 			if done {
 				t.Done++
 			}
-			cur.Tasks = append(cur.Tasks, tasklist.Task{Text: desc, Done: done, Line: n, Heading: sub})
+			cur.Tasks = append(cur.Tasks, tasklist.Task{Text: desc, Done: done, Line: n, Heading: sub, Indent: tasklist.IndentOf(line)})
 		}
 	}
 	flush()

@@ -135,6 +135,18 @@ func Render(tmplPath string, d Data) (string, error) {
 			return out
 		},
 		"join": strings.Join,
+		// nest is the indent that shows a task under the task it is a sub-task of: two
+		// spaces per level, the levels told apart by how far the file indents them.
+		"nest": func(ts []tasklist.Task, i int) string {
+			var levels []int // indents of the open enclosing tasks, outermost first
+			for _, t := range ts[:i+1] {
+				for len(levels) > 0 && levels[len(levels)-1] >= t.Indent {
+					levels = levels[:len(levels)-1]
+				}
+				levels = append(levels, t.Indent)
+			}
+			return strings.Repeat("  ", len(levels)-1)
+		},
 		// tag is a document title as an XML-ish tag: "Data model" is <data-model>.
 		"tag": func(title string) string { return strings.ReplaceAll(strings.ToLower(title), " ", "-") },
 	})

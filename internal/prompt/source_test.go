@@ -162,7 +162,7 @@ func TestOpenSpecFixes(t *testing.T) {
 	_, got := sourcePrompt(t, root, "cli", "", "")
 	golden(t, "openspec-fixes.golden", got)
 	for _, want := range []string{
-		"  (Task 0.1: Parse the flags)\n- [x] 0.1.1 Add the flag set\n- [~] 0.1.2 Validate durations\n- [ ] reject negative values\n  (Task 0.2: Wire the command)\n- [-] 0.2.1",
+		"  (Task 0.1: Parse the flags)\n- [x] 0.1.1 Add the flag set\n- [~] 0.1.2 Validate durations\n  - [ ] reject negative values\n  (Task 0.2: Wire the command)\n- [-] 0.2.1",
 		"Boxes such as [~], [-] are shown as written; git-ralph counts them as open",
 	} {
 		if !strings.Contains(got, want) {

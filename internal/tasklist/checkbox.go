@@ -131,7 +131,7 @@ func ParseMarkdown(data []byte, r Rules) Tasks {
 		if done {
 			t.Done++
 		}
-		task := Task{Text: desc, Done: done, Line: n, Heading: sub}
+		task := Task{Text: desc, Done: done, Line: n, Heading: sub, Indent: IndentOf(line)}
 		if r.TaskID != nil {
 			task.ID, task.Text = r.TaskID(desc)
 		}

@@ -22,6 +22,9 @@ type Task struct {
 	// Box is what the box holds when it is neither empty nor x/X ("~", "-"): such a task
 	// is open (OpenSpec counts it so) and the prompt shows it as written. "" otherwise.
 	Box string
+	// Indent is the width of the white space before the list marker (a tab counts 4):
+	// the prompt nests a sub-task under the task above it.
+	Indent int
 	// Heading is the text of the deepest heading below the story's own one that the task
 	// sits under ("Task 0.1: Parse the flags"), "" when there is none: it gives the
 	// task's sub-bullets their meaning in the prompt.
@@ -177,4 +180,20 @@ func OpenList(tasks []Task) string {
 		return strconv.Itoa(n) + " tasks (" + strings.Join(names, ", ") + ") are"
 	}
 	return strconv.Itoa(n) + " tasks (" + strings.Join(names, ", ") + " and " + strconv.Itoa(n-len(names)) + " more) are"
+}
+
+// IndentOf is the width of the white space that starts line, a tab counting 4.
+func IndentOf(line string) int {
+	w := 0
+	for _, c := range line {
+		switch c {
+		case ' ':
+			w++
+		case '\t':
+			w += 4
+		default:
+			return w
+		}
+	}
+	return w
 }
