@@ -77,7 +77,7 @@ type Source struct {
 	DoneMark string
 
 	parse func([]byte) (tasklist.Tasks, error)
-	ids   func([]byte) []string // prd: the story ids every attempt must keep
+	ids   func([]byte) []string // prd: the story ids of the file parse just read
 	want  []string
 	keep  []string
 }
@@ -283,20 +283,16 @@ func openFile(root string, k Kind, rel string, o Options) (*Source, error) {
 		s.Name = prdName(p.BranchName, dir, base)
 		s.Why, s.Title = p.Description, p.Project
 		s.want = p.IDs
+		var last []string // the ids of the file parse read last: it is decoded once
 		s.parse = func(b []byte) (tasklist.Tasks, error) {
 			p, err := prd.Parse(b)
 			if err != nil {
 				return tasklist.Tasks{}, err
 			}
+			last = p.IDs
 			return p.Tasks, nil
 		}
-		s.ids = func(b []byte) []string {
-			p, err := prd.Parse(b)
-			if err != nil {
-				return nil
-			}
-			return p.IDs
-		}
+		s.ids = func([]byte) []string { return last }
 		progress := "progress.txt"
 		if dir != "." {
 			progress = dir + "/progress.txt"
