@@ -72,6 +72,7 @@ type Data struct {
 	Learnings        string
 	StoryDescription string // what a prd.json says of the story, "" for other sources
 	Why              string // what the source says of the whole work (a prd's description), "" if nothing
+	DoneMark         string // how the agent marks a task done: "[x]", spec-kit's "[X]"; "" for a prd
 	Attempt          int    // 1-based
 	MaxAttempts      int
 	Reason           string // why the previous attempt failed, "" when there is none to pass on

@@ -13,7 +13,7 @@ func ForSource(s *source.Source, story tasklist.Story, learningsPath, learnings 
 		Source: string(s.Kind), Noun: s.Kind.Noun(), Change: s.Name, ChangeDir: s.RelDir, TasksPath: s.TasksRel,
 		Story: story, Stories: s.Stories, Specs: s.Specs, Notes: s.Notes,
 		LearningsPath: learningsPath, Learnings: learnings, StoryDescription: story.Description,
-		Attempt: attempt, MaxAttempts: maxAttempts, Reason: reason, Why: s.Why,
+		Attempt: attempt, MaxAttempts: maxAttempts, Reason: reason, Why: s.Why, DoneMark: s.DoneMark,
 	}
 	if s.Learnings != "" {
 		d.LearningsPath, d.LearningsInRepo = s.Learnings, true
