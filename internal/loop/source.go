@@ -81,6 +81,7 @@ func OpenRun(root string, rec *run.Record) (*source.Source, error) {
 	if err != nil {
 		return nil, sourceErr(err)
 	}
+	s.Name = rec.Change // a prd.json whose branchName changed since is still this run's
 	s.KeepIDs(recordedIDs(rec))
 	return s, nil
 }

@@ -284,10 +284,14 @@ func openFile(root string, k Kind, rel string, o Options) (*Source, error) {
 		s.Why, s.Title = p.Description, p.Project
 		s.want = p.IDs
 		var last []string // the ids of the file parse read last: it is decoded once
+		branch := p.BranchName
 		s.parse = func(b []byte) (tasklist.Tasks, error) {
 			p, err := prd.Parse(b)
 			if err != nil {
 				return tasklist.Tasks{}, err
+			}
+			if p.BranchName != branch { // the run is named after it
+				return tasklist.Tasks{}, fmt.Errorf("its branchName changed from %q to %q", branch, p.BranchName)
 			}
 			last = p.IDs
 			return p.Tasks, nil

@@ -161,10 +161,11 @@ func TestPRDReload(t *testing.T) {
 	}
 	path := filepath.Join(root, "scripts", "ralph", "prd.json")
 	for _, tc := range []struct{ content, reason string }{
-		{`{"userStories": [{"id": "US-001", "passes": true}, {"id": "US-002", "passes": true}]}`, ""},
-		{`{"userStories": [{"id": "US-001", "passes": true}, `, "not valid JSON"},
-		{`{"userStories": [{"id": "US-001", "passes": true}]}`, "removed US-002"},
-		{`{"userStories": [{"id": "US-001"}, {"id": "US-002"}, {"id": "US-003"}]}`, "added US-003"},
+		{`{"branchName": "ralph/task-priority", "userStories": [{"id": "US-001", "passes": true}, {"id": "US-002", "passes": true}]}`, ""},
+		{`{"branchName": "ralph/task-priority", "userStories": [{"id": "US-001", "passes": true}, `, "not valid JSON"},
+		{`{"branchName": "ralph/task-priority", "userStories": [{"id": "US-001", "passes": true}]}`, "removed US-002"},
+		{`{"branchName": "ralph/task-priority", "userStories": [{"id": "US-001"}, {"id": "US-002"}, {"id": "US-003"}]}`, "added US-003"},
+		{`{"branchName": "ralph/other", "userStories": [{"id": "US-001"}, {"id": "US-002"}]}`, `its branchName changed from "ralph/task-priority" to "ralph/other"`},
 	} {
 		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 			t.Fatal(err)
