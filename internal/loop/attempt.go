@@ -329,7 +329,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if err := ch.Reload(); err != nil {
 		var broken *source.BrokenError
 		if errors.As(err, &broken) {
-			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but left %s broken: %s; keep it valid JSON with the same story ids", broken.File, broken.Reason), true, nil
+			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but left %s broken: %s; keep it valid JSON, with the same story ids and branchName", broken.File, broken.Reason), true, nil
 		}
 		return "", "", false, err
 	}
