@@ -103,9 +103,10 @@ type Request struct {
 	// FormatText ("" means the same) or FormatClaudeStreamJSON.
 	Format string
 
-	// lastMessage is the file codex writes its final message to
-	// (--output-last-message); Run sets it to a temporary file.
-	lastMessage string
+	// outputFile is the file the CLI writes what its stream lacks to (codex
+	// --output-last-message: the final answer; copilot --usage-output-file:
+	// the token counts); Run sets it to a temporary file (see outputFiler).
+	outputFile string
 }
 
 // Result is what one run of an agent came to. Decode fills in the fields that

@@ -491,7 +491,7 @@ func TestArgv(t *testing.T) {
 		t.Errorf("custom from Request: %q", got)
 	}
 	// Codex gets the file Run made.
-	got = Codex{}.Argv(Request{lastMessage: "/tmp/x.txt"})
+	got = Codex{}.Argv(Request{outputFile: "/tmp/x.txt"})
 	if i := slices.Index(got, "--output-last-message"); i < 0 || got[i+1] != "/tmp/x.txt" {
 		t.Errorf("codex: %q", got)
 	}

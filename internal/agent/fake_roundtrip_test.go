@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +17,8 @@ func runFake(t *testing.T, d Driver, scenario string) Result {
 	t.Helper()
 	t.Chdir(t.TempDir())
 	req := Request{Model: ""}
-	if _, ok := d.(lastMessageWriter); ok {
-		req.lastMessage = filepath.Join(t.TempDir(), "last.txt")
+	if _, ok := d.(outputFiler); ok {
+		req.outputFile = filepath.Join(t.TempDir(), "output-file")
 	}
 	argv := d.Argv(req)
 	env := map[string]string{"FAKE_AGENT_SCENARIO_JSON": scenario, "AMP_API_KEY": "k",
@@ -31,10 +30,8 @@ func runFake(t *testing.T, d Driver, scenario string) Result {
 		t.Fatal(err)
 	}
 	res.ExitCode, res.Stderr = code, errb.String()
-	if lm, ok := d.(lastMessageWriter); ok {
-		if data, err := os.ReadFile(req.lastMessage); err == nil {
-			lm.withLastMessage(&res, string(data))
-		}
+	if of, ok := d.(outputFiler); ok {
+		of.readOutputFile(&res, req.outputFile)
 	}
 	if dg, ok := d.(Diagnoser); ok {
 		dg.Diagnose(&res)
