@@ -684,3 +684,27 @@ func TestPreflight(t *testing.T) {
 		t.Errorf("LookPath(Custom{}) = %v", err)
 	}
 }
+
+func TestReports(t *testing.T) {
+	for _, tc := range []struct {
+		d            Driver
+		req          Request
+		cost, tokens bool
+	}{
+		{Claude{}, Request{}, true, true},
+		{OpenCode{}, Request{}, true, true},
+		{Codex{}, Request{}, false, true},
+		{Gemini{}, Request{}, false, true},
+		{Amp{}, Request{}, false, true},
+		{Copilot{}, Request{}, false, true},
+		{Qwen{}, Request{}, false, true},
+		{Cursor{}, Request{}, false, false},
+		{Custom{}, Request{Command: []string{"x"}}, false, false},
+		{Custom{}, Request{Command: []string{"x"}, Format: FormatClaudeStreamJSON}, true, true},
+	} {
+		cost, tokens := Reports(tc.d, tc.req)
+		if cost != tc.cost || tokens != tc.tokens {
+			t.Errorf("Reports(%s %+v) = %v, %v; want %v, %v", tc.d.Name(), tc.req.Format, cost, tokens, tc.cost, tc.tokens)
+		}
+	}
+}
