@@ -34,6 +34,13 @@ type step struct {
 
 type script struct {
 	Steps []step `json:"steps"`
+	// Cases replace Steps for a conversation whose request body contains If
+	// (the first case that matches): a story's title, "Why the previous
+	// attempt failed" in a retry's prompt.
+	Cases []struct {
+		If    string `json:"if"`
+		Steps []step `json:"steps"`
+	} `json:"cases,omitempty"`
 	// Fail answers every request with this HTTP status and body (a provider
 	// that is down, a rate limit, a rejected key).
 	Fail     int    `json:"fail,omitempty"`
@@ -135,16 +142,23 @@ func handle(w http.ResponseWriter, r *http.Request) {
 		helper = helper || strings.Contains(string(body), h)
 	}
 	if len(req.Tools) > 0 && !helper {
+		steps := sc.Steps
+		for _, c := range sc.Cases {
+			if strings.Contains(string(body), c.If) {
+				steps = c.Steps
+				break
+			}
+		}
 		k := 0
 		for _, m := range req.Messages {
 			if m.Role == "assistant" {
 				k++
 			}
 		}
-		if k < len(sc.Steps) {
-			st = sc.Steps[k]
-		} else if len(sc.Steps) > 0 {
-			st = sc.Steps[len(sc.Steps)-1]
+		if k < len(steps) {
+			st = steps[k]
+		} else if len(steps) > 0 {
+			st = steps[len(steps)-1]
 		}
 	}
 	reply(w, req, st, n)
