@@ -22,7 +22,7 @@ git -C "$REPO" config user.name "Ralph Test"; git -C "$REPO" config user.email r
 git -C "$REPO" add -A; git -C "$REPO" commit -qm base
 sed "s#REPO#$REPO#g" "$SCRIPT" > "$LAB/loop-script.json"
 NS="unshare -n"; [ "$(id -u)" = 0 ] || NS="unshare -rn"
-export AGENT REPO HOMEDIR OUT LAB
+export AGENT REPO HOMEDIR OUT LAB MAX_TOKENS="${MAX_TOKENS:-1000000}"
 $NS sh -c '
 ip link set lo up
 "$LAB/model" -script "$LAB/loop-script.json" -log "$OUT.requests.jsonl" -port-file "$LAB/port" >/dev/null 2>"$OUT.model.err" &
@@ -35,7 +35,7 @@ case $AGENT in
 copilot) E="$E COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:$PORT/v1 COPILOT_PROVIDER_API_KEY=sk-loopback"; M=gpt-4.1 ;;
 qwen) E="$E OPENAI_API_KEY=sk-loopback OPENAI_BASE_URL=http://127.0.0.1:$PORT/v1 OPENAI_MODEL=qwen3-coder-plus"; M=qwen3-coder-plus ;;
 esac
-env -i $E git ralph start greet --agent $AGENT --model $M --max-tokens 1000000 >"$OUT.stdout" 2>"$OUT.stderr" || echo "exit $?" >>"$OUT.stderr"
+env -i $E git ralph start greet --agent $AGENT --model $M --max-tokens ${MAX_TOKENS:-1000000} >"$OUT.stdout" 2>"$OUT.stderr" || echo "exit $?" >>"$OUT.stderr"
 env -i $E git log --format="%h %s%n%b" > "$OUT.log"
 env -i $E git ralph status greet > "$OUT.status" 2>&1 || true
 env -i $E git ralph status greet --json > "$OUT.status.json" 2>&1 || true
