@@ -236,6 +236,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 			&Error{Msg: fmt.Sprintf("start agent %s: %v", drv.Name(), runErr), Hint: "check the agent command and ralph.agentArgs", Err: runErr})
 	}
 	att.Turns, att.InputTokens, att.OutputTokens, att.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
+	att.PremiumRequests = res.PremiumRequests
 	if res.Model != "" {
 		att.Model = res.Model
 	}
