@@ -2,7 +2,9 @@ package agent
 
 import (
 	"io"
+	"slices"
 	"strings"
+	"time"
 )
 
 // Qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code) headlessly:
@@ -27,7 +29,9 @@ import (
 //
 // Authentication is the user's: OPENAI_API_KEY with OPENAI_BASE_URL and
 // OPENAI_MODEL (any OpenAI-compatible endpoint), or what ~/.qwen/settings.json
-// selects. Without either it exits 1 at once ("No auth type is selected").
+// selects. Without either it prints at once an error result whose
+// error.message says "No auth type is selected" and exits 1; that is an
+// authentication failure (Result.Fatal).
 type Qwen struct{}
 
 var _ Diagnoser = Qwen{}
@@ -70,7 +74,7 @@ func (Qwen) Diagnose(res *Result) {
 		return
 	}
 	switch {
-	case strings.Contains(res.Stderr, "No auth type is selected"):
+	case strings.Contains(res.Stderr, qwenNoAuth):
 		res.Class, res.Fatal = ClassAuth, qwenNoAuthFatal
 	case strings.Contains(res.Stderr, "Unknown argument"):
 		res.Fatal = qwenArgsFatal + ": " + oneLine(lineWith(res.Stderr, "Unknown argument"), 200)
@@ -84,10 +88,18 @@ func (Qwen) Diagnose(res *Result) {
 // Decode reads qwen's stream-json to the end, as Claude.Decode does (the
 // outcome from the result line only), counting input tokens as qwen does.
 func (Qwen) Decode(r io.Reader, ev Events) (Result, error) {
-	return decodeClaudeStream(r, ev, claudeFlavor{
+	res, err := decodeClaudeStream(r, ev, claudeFlavor{
 		authFatal: qwenAuthFatal, billingFatal: qwenBillingFatal, modelFatal: qwenModelFatal, inputHasCache: true,
 	})
+	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, qwenNoAuth) }) {
+		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = ClassAuth, qwenNoAuthFatal, 0, time.Time{}
+	}
+	return res, err
 }
+
+// qwenNoAuth is how qwen says no authentication is configured (its result's
+// error.message, or stderr in the text format).
+const qwenNoAuth = "No auth type is selected"
 
 // lineWith returns the first line of s that contains sub, trimmed; "" when
 // none does. (yargs prints its usage around the error line.)

@@ -31,6 +31,15 @@ func TestQwenDecodeRecorded(t *testing.T) {
 			errors: []string{"[API Error: 401 Incorrect API key provided: sk-loop***back.]"}, class: ClassAuth, fatal: true,
 			turns: 1, cost: -1, session: "cc174c22-085f-4292-87b0-8d526e4eb73a", model: "qwen3-coder-plus", texts: 1, terminals: 1,
 			text: "[API Error: 401 Incorrect API key provided: sk-loop***back.]"}},
+		// No authentication configured: an error result on stdout, at once.
+		{"qwen-stream-json-no-auth.ndjson", driverWant{saw: true, isError: true,
+			errors: []string{"No auth type is selected. Please configure an auth type (e.g. via settings or `--auth-type`) before running in non-interactive mode."},
+			class:  ClassAuth, fatal: true, cost: -1, session: "4400bb66-4d52-405c-8861-01b4b28e070b", terminals: 1}},
+		// The base URL on a closed port: fetch failed, after retries.
+		{"qwen-stream-json-provider-unreachable.ndjson", driverWant{saw: true, isError: true,
+			errors: []string{"[API Error: Connection error. (cause: fetch failed)]"}, class: ClassTransient,
+			turns: 1, cost: -1, session: "d8bdd8ce-e3aa-4fa8-ba0f-825a4d7be78c", model: "qwen3-coder-plus", texts: 1, terminals: 1,
+			text: "[API Error: Connection error. (cause: fetch failed)]"}},
 		{"qwen-stream-json-api-error-500.ndjson", driverWant{saw: true, isError: true,
 			errors: []string{"[API Error: 500 The server had an error while processing your request.]"}, class: ClassTransient,
 			turns: 1, cost: -1, session: "f039916d-06ac-4975-86e0-be16127cea51", model: "qwen3-coder-plus", texts: 1, terminals: 1,

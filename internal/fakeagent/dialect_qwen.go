@@ -174,7 +174,9 @@ func (q *qwenAgent) finish() int {
 	return 0
 }
 
-// qwen without any authentication stops before any event; a provider
+// qwen without any authentication prints at once an error result whose
+// error.message says so (qwen-stream-json-no-auth.ndjson; the text format:
+// stderr); a provider
 // failure, after its retries, is an assistant message with the API error as
 // its text and an error_during_execution result carrying error.message, exit
 // 1 (qwen-stream-json-provider-401.ndjson). The limit wordings are OpenAI's.
@@ -183,7 +185,15 @@ func (q *qwenAgent) early(fs *failSpec) bool { return fs.Kind == failAuth && fs.
 
 func (q *qwenAgent) fail(fs *failSpec) int {
 	if fs.Kind == failAuth && fs.Status == 0 {
-		fmt.Fprintln(q.f.stderr, fs.text(qwenNoAuth))
+		msg := fs.text(qwenNoAuth)
+		if q.format == "stream-json" || q.format == "json" {
+			q.f.out.json(obj{{"type", "result"}, {"subtype", "error_during_execution"}, {"uuid", q.f.ids.next()},
+				{"session_id", q.sid}, {"is_error", true}, {"duration_ms", 0}, {"duration_api_ms", 0}, {"num_turns", 0},
+				{"usage", obj{{"input_tokens", 0}, {"output_tokens", 0}}}, {"permission_denials", []any{}},
+				{"error", obj{{"message", msg}}}})
+		} else {
+			fmt.Fprintln(q.f.stderr, msg)
+		}
 		return 1
 	}
 	var status int
@@ -212,15 +222,14 @@ func (q *qwenAgent) fail(fs *failSpec) int {
 
 // qwenNoAuth is what qwen 0.24.4 says on stderr with no authentication
 // configured.
-const qwenNoAuth = "No auth type is selected. Please configure an auth type (e.g. via settings or --auth-type) before running in non-interactive mode."
+const qwenNoAuth = "No auth type is selected. Please configure an auth type (e.g. via settings or `--auth-type`) before running in non-interactive mode."
 
 // qwenChecks emulates the refusal without any authentication: no
-// OPENAI_API_KEY (the fake knows no other).
+// OPENAI_API_KEY (the fake knows no other) ends the run as an auth failure
+// without a status does.
 func (f *fake) qwenChecks() {
 	if f.env("OPENAI_API_KEY") == "" && f.cli.authType == "" {
-		if fs := f.script.Fail; fs == nil || fs.Kind != failAuth {
-			f.cli.errCode, f.cli.errMsg = 1, qwenNoAuth+"\n"
-		}
+		f.script.Fail = &failSpec{Kind: failAuth}
 	}
 }
 

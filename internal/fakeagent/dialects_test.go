@@ -154,6 +154,7 @@ func TestOtherDialectShapes(t *testing.T) {
 		{dialectQwen, `{"steps":[{"write":{"path":"hello.txt","content":"hello\n"}},
 			{"bash":"true"},{"say":"<promise>COMPLETE</promise>"}]}`, "qwen-stream-json-complete.ndjson", 6, nil},
 		{dialectQwen, `{"fail":{"kind":"auth","status":401}}`, "qwen-stream-json-provider-401.ndjson", 2, nil},
+		{dialectQwen, `{"fail":{"kind":"auth"}}`, "qwen-stream-json-no-auth.ndjson", 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sample, func(t *testing.T) {

@@ -204,8 +204,9 @@
 //	copilot   session.error {errorType, message, statusCode} and a result with exitCode 1; exit 1.
 //	          auth: before any output, "Error: No authentication information found." and exit 1
 //	qwen      an assistant message "[API Error: <status> …]" and an error_during_execution result
-//	          with error.message; exit 1. auth without a status: before any output, "No auth type
-//	          is selected…" and exit 1; with a status (401), the API error
+//	          with error.message; exit 1. auth without a status: at once, only such a result whose
+//	          message is "No auth type is selected…" (text format: on stderr), exit 1; with a
+//	          status (401), the API error
 //
 // The limit messages and Amp's and Cursor's failures follow the vendors'
 // documented wording: no capture of them exists.
@@ -250,8 +251,8 @@
 //     COPILOT_MODEL, the scenario's) it exits 1 ("BYOK providers require an
 //     explicit model"). Without --allow-all-tools (--allow-all, --yolo,
 //     COPILOT_ALLOW_ALL) write and bash steps are denied and not run.
-//   - qwen: without OPENAI_API_KEY (or --auth-type) it exits 1 ("No auth type
-//     is selected"). Without --yolo (or --approval-mode yolo) write and bash
+//   - qwen: without OPENAI_API_KEY (or --auth-type) it ends as the auth
+//     failure without a status does ("No auth type is selected", exit 1). Without --yolo (or --approval-mode yolo) write and bash
 //     steps are declined and not run (auto-edit allows the file steps); -m,
 //     then OPENAI_MODEL, sets the model.
 //   - cursor: without --trust it exits 1 (a headless run cannot answer the
