@@ -50,8 +50,27 @@ type Copilot struct{}
 
 var (
 	_ Diagnoser   = Copilot{}
+	_ Preflighter = Copilot{}
 	_ outputFiler = Copilot{}
 )
+
+// Preflight refuses a custom provider (COPILOT_PROVIDER_BASE_URL) without a
+// model: copilot would refuse every attempt ("BYOK providers require an
+// explicit model"). The model may come from --model, COPILOT_MODEL,
+// COPILOT_PROVIDER_MODEL_ID or ralph.agentArgs.
+func (Copilot) Preflight(req Request, env []string) error {
+	if envValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
+		envValue(env, "COPILOT_MODEL") != "" || envValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
+		return nil
+	}
+	for _, a := range req.Args {
+		if a == "--model" || strings.HasPrefix(a, "--model=") {
+			return nil
+		}
+	}
+	return &PreflightError{Agent: "copilot", Msg: "a custom provider (COPILOT_PROVIDER_BASE_URL) needs a model, and none is set",
+		Fix: "give one with --model M (or 'git config ralph.model M', or COPILOT_MODEL)"}
+}
 
 // Name returns "copilot".
 func (Copilot) Name() string { return "copilot" }

@@ -136,3 +136,23 @@ func TestDecodeLoopLogs(t *testing.T) {
 		}
 	}
 }
+
+func TestCopilotPreflight(t *testing.T) {
+	byok := []string{"COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1"}
+	for _, tc := range []struct {
+		req  Request
+		env  []string
+		fail bool
+	}{
+		{Request{}, nil, false},
+		{Request{}, byok, true},
+		{Request{Model: "gpt-4.1"}, byok, false},
+		{Request{Args: []string{"--model=gpt-4.1"}}, byok, false},
+		{Request{}, append(byok, "COPILOT_MODEL=gpt-4.1"), false},
+	} {
+		err := Copilot{}.Preflight(tc.req, tc.env)
+		if (err != nil) != tc.fail {
+			t.Errorf("Preflight(%+v, %q) = %v", tc.req, tc.env, err)
+		}
+	}
+}
