@@ -210,8 +210,12 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 	if done {
 		head = p.Success("done")
 	}
-	fmt.Fprintf(s.Err, "%s: %d of %d stories completed this run · %d attempt(s) · %s · cost %s\n",
-		head, sum.Stories, sum.Total, sum.Attempts, sum.Duration.Round(time.Second), cost)
+	tokens := ""
+	if sum.TokensKnown {
+		tokens = " · " + thousands(sum.Tokens) + " tokens"
+	}
+	fmt.Fprintf(s.Err, "%s: %d of %d stories completed this run · %d attempt(s) · %s · cost %s%s\n",
+		head, sum.Stories, sum.Total, sum.Attempts, sum.Duration.Round(time.Second), cost, tokens)
 }
 
 // offerFinish asks, in an interactive terminal, how to finish; otherwise it prints the
