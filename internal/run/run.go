@@ -51,20 +51,28 @@ const (
 // Record is the run record: the truth about a run. The checkpoint id lives here, never
 // re-read from HEAD, because the agent may have moved HEAD.
 type Record struct {
-	Version        int     `json:"version"`
-	Change         string  `json:"change"`
-	Branch         string  `json:"branch"`
-	Original       string  `json:"originalBranch"` // "" when HEAD was detached
-	OriginalCommit string  `json:"originalCommit"`
-	Initial        string  `json:"initialCommit,omitempty"`
-	Checkpoint     string  `json:"checkpoint,omitempty"`
-	Status         Status  `json:"status"`
-	StopReason     string  `json:"stopReason,omitempty"`
-	CurrentStory   string  `json:"currentStory,omitempty"`
-	Agent          string  `json:"agent"`
-	Model          string  `json:"model,omitempty"`
-	CostUSD        float64 `json:"costUSD"`
-	CostKnown      bool    `json:"costKnown"`
+	Version        int       `json:"version"`
+	Change         string    `json:"change"`
+	Branch         string    `json:"branch"`
+	Original       string    `json:"originalBranch"` // "" when HEAD was detached
+	OriginalCommit string    `json:"originalCommit"`
+	Initial        string    `json:"initialCommit,omitempty"`
+	Checkpoint     string    `json:"checkpoint,omitempty"`
+	Status         Status    `json:"status"`
+	StopReason     string    `json:"stopReason,omitempty"`
+	CurrentStory   string    `json:"currentStory,omitempty"`
+	Agent          string    `json:"agent"`
+	Model          string    `json:"model,omitempty"`
+	CostUSD        float64   `json:"costUSD"`
+	CostKnown      bool      `json:"costKnown"`
+	PID            int       `json:"pid,omitempty"`
+	AgentPID       int       `json:"agentPID,omitempty"`
+	AgentStart     uint64    `json:"agentStart,omitempty"`
+	Backups        []string  `json:"backups,omitempty"`
+	Started        time.Time `json:"started"`
+	Updated        time.Time `json:"updated"`
+	Attempts       []Attempt `json:"attempts"`
+
 	// Tokens is what the agent reported of this run, resumes included: input
 	// (cache reads counted as the agent counts them) plus output, summed over
 	// the attempts; TokensKnown says some attempt reported any.
@@ -72,15 +80,8 @@ type Record struct {
 	TokensKnown bool  `json:"tokensKnown"`
 	// MaxCost and MaxTokens are the budget the last start ran with (--max-cost,
 	// --max-tokens or their git config); 0 when none.
-	MaxCost    float64   `json:"maxCost,omitempty"`
-	MaxTokens  int64     `json:"maxTokens,omitempty"`
-	PID        int       `json:"pid,omitempty"`
-	AgentPID   int       `json:"agentPID,omitempty"`
-	AgentStart uint64    `json:"agentStart,omitempty"`
-	Backups    []string  `json:"backups,omitempty"`
-	Started    time.Time `json:"started"`
-	Updated    time.Time `json:"updated"`
-	Attempts   []Attempt `json:"attempts"`
+	MaxCost   float64 `json:"maxCost,omitempty"`
+	MaxTokens int64   `json:"maxTokens,omitempty"`
 
 	// Finishing is set while finish --squash moves the work onto the original branch,
 	// so that a finish killed half-way is completed by the next one.
@@ -204,26 +205,27 @@ type Finishing struct {
 
 // Attempt is one run of the agent on one story.
 type Attempt struct {
-	Story        string   `json:"story"`
-	N            int      `json:"n"`
-	Outcome      string   `json:"outcome"`
-	Reason       string   `json:"reason,omitempty"`
-	PassOn       bool     `json:"passOn,omitempty"` // the reason goes into the next prompt
-	Ref          string   `json:"ref,omitempty"`
-	Commit       string   `json:"commit,omitempty"`
-	Log          string   `json:"log,omitempty"`
-	Agent        string   `json:"agent,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	Turns        int      `json:"turns,omitempty"`
-	InputTokens  int64    `json:"inputTokens,omitempty"`
-	OutputTokens int64    `json:"outputTokens,omitempty"`
-	CostUSD      *float64 `json:"costUSD,omitempty"`
+	Story        string    `json:"story"`
+	N            int       `json:"n"`
+	Outcome      string    `json:"outcome"`
+	Reason       string    `json:"reason,omitempty"`
+	PassOn       bool      `json:"passOn,omitempty"` // the reason goes into the next prompt
+	Ref          string    `json:"ref,omitempty"`
+	Commit       string    `json:"commit,omitempty"`
+	Log          string    `json:"log,omitempty"`
+	Agent        string    `json:"agent,omitempty"`
+	Model        string    `json:"model,omitempty"`
+	Turns        int       `json:"turns,omitempty"`
+	InputTokens  int64     `json:"inputTokens,omitempty"`
+	OutputTokens int64     `json:"outputTokens,omitempty"`
+	CostUSD      *float64  `json:"costUSD,omitempty"`
+	Verify       string    `json:"verify,omitempty"` // passed | failed | skipped
+	Started      time.Time `json:"started"`
+	Ended        time.Time `json:"ended,omitzero"`
+
 	// PremiumRequests is what Copilot CLI counted against the account's
 	// premium-request allowance (not dollars).
-	PremiumRequests float64   `json:"premiumRequests,omitempty"`
-	Verify          string    `json:"verify,omitempty"` // passed | failed | skipped
-	Started         time.Time `json:"started"`
-	Ended           time.Time `json:"ended,omitzero"`
+	PremiumRequests float64 `json:"premiumRequests,omitempty"`
 }
 
 // ErrNoRun is returned by Load when the change has no run record.
