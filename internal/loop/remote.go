@@ -136,7 +136,8 @@ const LogCap = 1 << 20
 // refs/heads/ralph/<change> and, renamed to refs/ralph/<change>/runs/<run-id>/, every
 // attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
 // cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
-// says running, nobody holds the lock) has its leftovers saved as an attempt first.
+// says running, nobody holds the lock) has its leftovers saved as an attempt first; a
+// loop still running is waited for, then stopped (lockAfterLoop).
 func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
 	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
@@ -144,9 +145,10 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	if o.RunID <= 0 {
 		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
 	}
-	lock, err := l.Store.Lock(o.Change)
-	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("export once the loop has stopped", "a loop is running for change %q", o.Change)
+	lock, err := l.lockAfterLoop(ctx, o.Change)
+	var ue *Error
+	if errors.As(err, &ue) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
@@ -161,7 +163,18 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
 	if rec.Status == run.Running || rec.Status == run.Starting {
+		// The loop was killed: its agent may live on, still writing, and so may a git
+		// it ran (each has a process group of its own, which the runner's kill does
+		// not reach); a git it killed half-way left its lock files. The agent is
+		// stopped, a git in use is waited for as long as a loop would be.
 		if err := l.stopOrphanAgent(rec); err != nil {
+			return nil, err
+		}
+		wait := l.LockWait
+		l.LockWait = max(orDuration(wait, git.DefaultLockWait), orDuration(l.StopWait, DefaultStopWait))
+		err := l.clearCrashLocks(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out))
+		l.LockWait = wait
+		if err != nil {
 			return nil, err
 		}
 		if err := l.resume(gctx, rec); err != nil {
