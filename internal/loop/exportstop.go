@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -20,13 +21,13 @@ const (
 	DefaultKillWait = 15 * time.Second
 )
 
-// lockAfterLoop takes the change's lock for export. If a loop holds it, it waits for
+// LockAfterLoop takes the change's lock for export. If a loop holds it, it waits for
 // that loop to end (StopWait), then sends it SIGINT (the loop saves the attempt under
 // way and exits, as on Ctrl-C; it stops its agent itself), waits KillWait, and kills
 // it; the crash-resume then saves what it left. Only the process the kernel names as
 // the lock's holder, and that the run record names as the loop, is ever signalled:
 // any other holder (a finish, another export) is waited for, then refused.
-func (l *Loop) lockAfterLoop(ctx context.Context, change string) (*run.Lock, error) {
+func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, error) {
 	lock, err := l.Store.Lock(change)
 	if !errors.Is(err, run.ErrLocked) {
 		return lock, err
@@ -80,6 +81,16 @@ func (l *Loop) waitLock(ctx context.Context, change string, d time.Duration) (*r
 			return nil, err
 		}
 	}
+}
+
+// clearKilledLoopLocks is ClearCrashLocks after a loop was killed: a git it ran may
+// live on (it has a process group of its own, which a runner's kill of the loop does
+// not reach) and is waited for as long as a loop would be (StopWait), not a few seconds.
+func (l *Loop) clearKilledLoopLocks(ctx context.Context, rec *run.Record, again string) error {
+	wait := l.LockWait
+	l.LockWait = max(orDuration(wait, git.DefaultLockWait), orDuration(l.StopWait, DefaultStopWait))
+	defer func() { l.LockWait = wait }()
+	return l.ClearCrashLocks(ctx, rec, again)
 }
 
 func orDuration(d, def time.Duration) time.Duration {
