@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -115,6 +116,47 @@ type fakeRunSpec struct {
 	CancelOn string              // cancel the run once this file exists ("": never)
 	KillOn   string              // kill the loop step's tree at once when this file exists ("": never)
 	Timing   runnerTiming        // the zero value is githubTiming
+	Control  *runControl         // cancels the run from outside, as GitHub's cancel API does; nil: none
+}
+
+// runControl cancels a run on the fake runner from outside: what GitHub does when it
+// is asked to cancel (or force-cancel) a run. A cancel before the run starts applies
+// from its start.
+type runControl struct {
+	mu  sync.Mutex
+	run *fakeRun
+	req int // 0 none, 1 cancel, 2 force-cancel
+}
+
+// Cancel asks for the run to be cancelled; force: force-cancelled (the step's tree is
+// killed at once and nothing more runs, if: always() or not).
+func (c *runControl) Cancel(force bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.req = max(c.req, 1)
+	if force {
+		c.req = 2
+	}
+	if c.run != nil {
+		c.run.request(c.req)
+	}
+}
+
+func (c *runControl) attach(r *fakeRun) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.run = r
+	if c.req > 0 {
+		r.request(c.req)
+	}
+}
+
+// request cancels the run (1) or force-cancels it (2).
+func (r *fakeRun) request(req int) {
+	r.cancel()
+	if req == 2 {
+		r.forceNow.Store(true)
+	}
 }
 
 // runFailure is how the fake runner gives up on a workflow it cannot emulate.
@@ -143,6 +185,9 @@ func runWorkflow(spec fakeRunSpec) (conclusion string, log []string, err error) 
 	r := &fakeRun{getenv: spec.Getenv, remote: spec.Remote, id: spec.RunID, change: spec.Change,
 		dir: spec.Dir, cancelOn: spec.CancelOn, killOn: spec.KillOn, timing: spec.Timing, outputs: map[string]string{}}
 	r.check(os.MkdirAll(r.dir, 0o755))
+	if spec.Control != nil {
+		spec.Control.attach(r)
+	}
 	conclusion = "success"
 	failed := false
 	for _, name := range []string{"loop", "publish"} {
@@ -191,6 +236,7 @@ type fakeRun struct {
 	jobEnd             time.Time    // the running job's timeout; zero: none
 	jobTimedOut        atomic.Bool  // the running job's timeout expired
 	timedOut           bool         // some job's did
+	forceNow           atomic.Bool  // force-cancelled: everything ends now
 }
 
 // cancel marks the run cancelled (once) and starts the force-termination clock.
@@ -212,10 +258,11 @@ func (r *fakeRun) forceAt() time.Time {
 	return time.Time{}
 }
 
-// forced tells whether the run is past its force-termination: nothing more runs.
+// forced tells whether the run is past its force-termination (or force-cancelled):
+// nothing more runs.
 func (r *fakeRun) forced() bool {
 	t := r.forceAt()
-	return !t.IsZero() && !time.Now().Before(t)
+	return r.forceNow.Load() || (!t.IsZero() && !time.Now().Before(t))
 }
 
 // env is the environment of every step: the script's, less the git identity.
@@ -250,6 +297,9 @@ func (r *fakeRun) job(name string, job *actionlint.Job) bool {
 	ok := true
 	for i, st := range job.Steps {
 		label := fmt.Sprintf("step%d", i+1)
+		if a, ok := st.Exec.(*actionlint.ExecAction); ok {
+			label, _, _ = strings.Cut(a.Uses.Value, "@")
+		}
 		if st.Name != nil {
 			label = st.Name.Value
 		}
@@ -361,6 +411,7 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 // -kill-on's file (the loop step) or at the force-termination of a cancelled run.
 func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-chan struct{}) {
 	start := time.Now()
+	cancelledBefore := r.cancelled.Load() // an if: always() step after a cancel is not stopped by it
 	exists := func(p string) bool {
 		_, err := os.Stat(p)
 		return p != "" && err == nil
@@ -377,7 +428,7 @@ func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-ch
 		case <-tick.C:
 		}
 		now := time.Now()
-		if f := r.forceAt(); !killed && !f.IsZero() && !now.Before(f) {
+		if !killed && r.forced() {
 			stepKill(pid, true)
 			killed = true
 		}
@@ -390,6 +441,7 @@ func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-ch
 			switch {
 			case loop && exists(r.cancelOn):
 				r.cancel()
+			case !cancelledBefore && r.cancelled.Load():
 			case timeout > 0 && now.Sub(start) >= timeout:
 			case !r.jobEnd.IsZero() && !now.Before(r.jobEnd) && !r.jobTimedOut.Load():
 				r.jobTimedOut.Store(true)
