@@ -17,7 +17,7 @@ import (
 // attempt under way has written 100 MB (issue 19): from the SIGINT to the loop's exit
 // (save-ms: the attempt committed under refs/ralph/, the work tree put back at the
 // checkpoint), then export (export-ms: the bundle the artifact carries, bundle-MB its
-// size); and the same attempt when the loop is killed with SIGKILL instead, saved by
+// size), then publish from a fresh clone to a bare remote (publish-ms); and the same attempt when the loop is killed with SIGKILL instead, saved by
 // export as the resume after a crash does (crash-export-ms). GitHub gives the step 7.5s
 // after its SIGINT before SIGTERM, 10s before the kill, and everything 5 minutes.
 // Wall-clock time depends on what else the machine runs; the *-cpu-ms metrics are the
@@ -48,6 +48,8 @@ func BenchmarkCancelSave100MB(b *testing.B) {
 			b.ReportMetric(ms(sum.exportCPU)/n, "export-cpu-ms")
 			b.ReportMetric(ms(crash.export)/n, "crash-export-ms")
 			b.ReportMetric(ms(crash.exportCPU)/n, "crash-export-cpu-ms")
+			b.ReportMetric(ms(sum.publish)/n, "publish-ms")
+			b.ReportMetric(ms(sum.publishCPU)/n, "publish-cpu-ms")
 			b.ReportMetric(float64(sum.bundle)/n/(1<<20), "bundle-MB")
 		})
 	}
@@ -55,19 +57,20 @@ func BenchmarkCancelSave100MB(b *testing.B) {
 
 // cancelTimes are the times of one cancel (or their sums): wall clock and processor.
 type cancelTimes struct {
-	save, saveCPU, export, exportCPU time.Duration
-	bundle                           int64
+	save, saveCPU, export, exportCPU, publish, publishCPU time.Duration
+	bundle                                                int64
 }
 
 func (t *cancelTimes) add(u cancelTimes) {
 	t.save, t.saveCPU, t.export, t.exportCPU = t.save+u.save, t.saveCPU+u.saveCPU, t.export+u.export, t.exportCPU+u.exportCPU
+	t.publish, t.publishCPU = t.publish+u.publish, t.publishCPU+u.publishCPU
 	t.bundle += u.bundle
 }
 
-// benchCancel runs a one-story loop whose agent runs write and then hangs, stops the
-// loop (SIGINT, or SIGKILL with kill) and exports the run; it returns how long the
-// loop took to exit after the SIGINT (none with kill), how long export took, and the
-// size of the bundle.
+// benchCancel adopts a one-story run as a runner does, whose agent runs write and then
+// hangs, stops the loop (SIGINT, or SIGKILL with kill), exports the run and publishes
+// it; it returns how long the loop took to exit after the SIGINT (none with kill), how
+// long export and publish took, and the size of the bundle.
 func benchCancel(b *testing.B, write string, kill bool) (t cancelTimes) {
 	b.Helper()
 	root := b.TempDir()
@@ -80,8 +83,16 @@ func benchCancel(b *testing.B, write string, kill bool) (t cancelTimes) {
 	benchWrite(b, filepath.Join(dir, "openspec", "changes", "x", "tasks.md"), benchTasks(1, false))
 	benchGit(b, env, dir, "add", "-A")
 	benchGit(b, env, dir, "commit", "-q", "-m", "base")
+	// As on a runner: dispatch pushed ralph/x at its initial state commit, the job
+	// cloned it and adopts the run.
+	remote := filepath.Join(root, "remote.git")
+	benchGit(b, env, root, "init", "-q", "--bare", remote)
+	benchGit(b, env, dir, "switch", "-q", "-c", "ralph/x")
+	benchGit(b, env, dir, "commit", "-q", "--allow-empty", "-m", "initial state", "--trailer", "Ralph-Change: x", "--trailer", "Ralph-Original: main")
+	benchGit(b, env, dir, "push", "-q", remote, "main", "ralph/x")
+	start := strings.TrimSpace(benchGit(b, env, dir, "rev-parse", "HEAD"))
 
-	loop := exec.Command("git-ralph", "start", "x", "--run-id", "1")
+	loop := exec.Command("git-ralph", "start", "x", "--adopt", "--run-id", "1")
 	loop.Dir, loop.Env = dir, env
 	var out bytes.Buffer
 	loop.Stdout, loop.Stderr = &out, &out
@@ -128,6 +139,20 @@ func benchCancel(b *testing.B, write string, kill bool) (t cancelTimes) {
 		b.Fatal(err)
 	}
 	t.bundle = fi.Size()
+	// The publish job: a fresh clone checks the bundle and pushes it.
+	pub := filepath.Join(root, "publish")
+	benchGit(b, env, root, "clone", "-q", "-b", "ralph/x", remote, pub)
+	publish := exec.Command("git-ralph", "publish", "x", "--run-id", "1", "--bundle", filepath.Join(art, "ralph.bundle"), "--start", start)
+	publish.Dir, publish.Env = pub, env
+	t.publish = benchTime(func() {
+		if msg, err := publish.CombinedOutput(); err != nil {
+			b.Fatalf("publish: %v\n%s", err, msg)
+		}
+	})
+	t.publishCPU = publish.ProcessState.UserTime() + publish.ProcessState.SystemTime()
+	if refs := benchGit(b, env, root, "--git-dir", remote, "for-each-ref", "--format=%(refname)", "refs/ralph/x/runs/1/attempts/"); !strings.Contains(refs, "attempts/1-1") {
+		b.Fatalf("the attempt was not published: %q", refs)
+	}
 	return t
 }
 
