@@ -407,8 +407,9 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 
 // supervise watches a running step, whose process is pid, until done is closed, and
 // stops it as the runner would: on the run's cancel (-cancel-on's file, for the loop
-// step), on the step's timeout (0: none) or the job's; it kills its tree at once on
-// -kill-on's file (the loop step) or at the force-termination of a cancelled run.
+// step; runControl, for any step that began before it), on the step's timeout (0:
+// none) or the job's; it kills its tree at once on -kill-on's file (the loop step), a
+// force-cancel, or at the force-termination of a cancelled run.
 func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-chan struct{}) {
 	start := time.Now()
 	cancelledBefore := r.cancelled.Load() // an if: always() step after a cancel is not stopped by it
