@@ -128,6 +128,12 @@ main() {
 	fi
 	here=$(cd "$(dirname "$0")" && pwd)
 	[ -f "$here/go.mod" ] || err "run me from a git-ralph checkout"
+	case "$PREFIX" in
+	/*) ;;
+	*) # relative to where install.sh was run: the build runs in the checkout, and
+		# a relative directory must never go into PATH
+		mkdir -p "$PREFIX" && PREFIX=$(cd "$PREFIX" && pwd) ;;
+	esac
 
 	version=$(git -C "$here" describe --tags --always --dirty 2>/dev/null || echo dev)
 	bindir="$PREFIX/bin"

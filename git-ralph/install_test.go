@@ -345,3 +345,38 @@ func readmeSetupLine(t *testing.T) string {
 	cmd, _, _ := strings.Cut(first, "#")
 	return strings.TrimSpace(cmd)
 }
+
+// TestInstallScriptRelativePrefix: PREFIX=rel, from a directory other than the checkout,
+// installs into rel under that directory (the build runs in the checkout) and puts its
+// absolute bin on PATH: a relative directory in PATH would be looked up from wherever the
+// user stands.
+func TestInstallScriptRelativePrefix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	script, err := filepath.Abs("../install.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, cwd := t.TempDir(), t.TempDir()
+	rel := fmt.Sprintf("prefix-%d", os.Getpid()) // a name the checkout does not hold
+	t.Cleanup(func() { os.RemoveAll(filepath.Join("..", rel)) })
+	cmd := exec.Command("sh", script)
+	cmd.Dir = cwd
+	cmd.Env = installEnv(t, home, "/usr/bin:/bin:"+filepath.Dir(goBinary(t)), rel, "SHELL=/bin/sh")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("PREFIX=rel install.sh: %v\n%s", err, out)
+	}
+	abs := filepath.Join(cwd, rel)
+	if _, err := os.Stat(filepath.Join(abs, "bin", "git-ralph")); err != nil {
+		t.Errorf("git-ralph not installed under %s: %v\n%s", abs, err, out)
+	}
+	profile, _ := os.ReadFile(filepath.Join(home, ".profile"))
+	if !strings.Contains(string(profile), `export PATH="`+abs+`/bin:${PATH}"`) || strings.Contains(string(profile), `"`+rel+`/bin`) {
+		t.Errorf("~/.profile does not put %s/bin on PATH:\n%s", abs, profile)
+	}
+	if _, err := os.Stat(filepath.Join("..", rel)); err == nil {
+		t.Errorf("install.sh wrote %s/ into the checkout", rel)
+	}
+}
