@@ -94,6 +94,11 @@ add_to_path() {
 	fi
 	block=$(path_block "$bindir")
 	if [ -f "$file" ] && grep -qxF "$marker_begin" "$file"; then
+		if ! awk -v b="$marker_begin" -v e="$marker_end" '$0==b{f=1} f&&$0==e{ok=1} END{exit !ok}' "$file"; then
+			# without its end line, everything after the block's start would go with it
+			echo "$file has a git-ralph PATH block without its end line: add $bindir to PATH there yourself"
+			return
+		fi
 		old=$(awk -v b="$marker_begin" -v e="$marker_end" '$0==b{f=1} f{print} $0==e{f=0}' "$file")
 		if [ "$old" = "$block" ]; then
 			echo "$file already puts $bindir on PATH"

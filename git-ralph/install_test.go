@@ -380,3 +380,29 @@ func TestInstallScriptRelativePrefix(t *testing.T) {
 		t.Errorf("install.sh wrote %s/ into the checkout", rel)
 	}
 }
+
+// TestInstallScriptKeepsABrokenBlock: a start-up file whose git-ralph block has lost its
+// end line (the user deleted part of it) is left as it is, with a word saying so:
+// replacing the block would take everything after its first line with it.
+func TestInstallScriptKeepsABrokenBlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	home := t.TempDir()
+	profile := "# the user's own\n# >>> git-ralph PATH >>> (added by git-ralph install.sh; delete this block to undo)\n" +
+		"export PATH=\"/old/bin:$PATH\"\nexport EDITOR=vi\nalias ll='ls -l'\n"
+	writeFile(t, filepath.Join(home, ".profile"), profile)
+	prefix := t.TempDir()
+	cmd := exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, home, "/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix, "SHELL=/bin/sh")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(home, ".profile")); string(got) != profile {
+		t.Errorf("~/.profile changed:\n%s\nwant it as it was:\n%s", got, profile)
+	}
+	if !strings.Contains(string(out), "without its end line: add "+prefix+"/bin to PATH there yourself") {
+		t.Errorf("install.sh does not say why it left ~/.profile alone:\n%s", out)
+	}
+}
