@@ -162,6 +162,10 @@ main() {
 	install_completion fish "$PREFIX/share/fish/vendor_completions.d" git-ralph.fish
 
 	if on_path "$bindir"; then
+		found=$(command -v git-ralph 2>/dev/null || true)
+		if [ -n "$found" ] && [ ! "$found" -ef "$bindir/git-ralph" ]; then
+			echo "note: $found comes before $bindir on your PATH, so 'git ralph' runs that one; remove it, or put $bindir first"
+		fi
 		git ralph --version
 	else
 		case "$bindir" in

@@ -406,3 +406,34 @@ func TestInstallScriptKeepsABrokenBlock(t *testing.T) {
 		t.Errorf("install.sh does not say why it left ~/.profile alone:\n%s", out)
 	}
 }
+
+// TestInstallScriptSaysWhatShadowsIt: with $PREFIX/bin on PATH but an older git-ralph in
+// a directory before it, install.sh says that 'git ralph' runs that one (its version line
+// would otherwise be the older binary's, with no word why).
+func TestInstallScriptSaysWhatShadowsIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	prefix, shadow := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(shadow, "git-ralph"), []byte("#!/bin/sh\necho 'git-ralph old'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(prefix, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, t.TempDir(), shadow+":"+prefix+"/bin:/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	if want := "note: " + shadow + "/git-ralph comes before " + prefix + "/bin on your PATH"; !strings.Contains(string(out), want) {
+		t.Errorf("install.sh does not say %q:\n%s", want, out)
+	}
+	// and no note where the installed one is the one found
+	cmd = exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, t.TempDir(), prefix+"/bin:"+shadow+":/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "note:") {
+		t.Errorf("install.sh with its own git-ralph first: %v\n%s", err, out)
+	}
+}
