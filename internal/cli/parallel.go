@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/parallel"
+	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 // worktreeFlag is --worktree or --worktree=PATH: a switch with an optional value.
@@ -119,7 +120,7 @@ func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 			}
 			result = st.Status
 			if st.Record.StopReason != "" && st.Status != "complete" {
-				result += ": " + st.Record.StopReason
+				result += ": " + term.Inert(st.Record.StopReason)
 			}
 		}
 		switch {
