@@ -180,6 +180,9 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	dur("--verify-timeout", c.VerifyTimeout)
 	dur("--wait-on-limit", c.WaitOnLimit)
 	opt("--max-cost", c.MaxCost > 0, strconv.FormatFloat(c.MaxCost, 'f', -1, 64))
+	for _, name := range c.AgentEnvKeep {
+		args = append(args, "--agent-env-keep="+name)
+	}
 	if c.Fresh {
 		args = append(args, "--fresh")
 	}

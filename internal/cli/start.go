@@ -22,6 +22,7 @@ type startCmd struct {
 	Timeout       time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
 	IdleTimeout   time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
 	Agent         string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor or custom (ralph.agent; default ${default})." placeholder:"NAME"`
+	AgentEnvKeep  []string      `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this GitHub token in the agent's environment: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, which it loses otherwise; repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
 	Model         string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
 	MaxCost       float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
 	VerifyTimeout time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
@@ -66,6 +67,11 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxCost < 0 {
 		return &usageError{msg: "--max-cost must not be negative", hint: "give an amount in US dollars, e.g. 5 or 12.50"}
 	}
+	for _, name := range c.AgentEnvKeep {
+		if !agent.IsSecretEnv(name) {
+			return &usageError{msg: fmt.Sprintf("--agent-env-keep %q: only %s are taken from the agent's environment", name, strings.Join(agent.SecretEnv, ", ")), hint: "every other variable reaches the agent already; name one of those to keep it"}
+		}
+	}
 	if err := c.checkParallel(); err != nil {
 		return err
 	}
@@ -95,7 +101,7 @@ func (c *startCmd) Run(e *env) error {
 	}
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
-		Change: change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
+		Change: change, Agent: c.Agent, Model: c.Model, AgentArgs: args, AgentEnvKeep: c.AgentEnvKeep,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,

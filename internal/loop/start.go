@@ -21,10 +21,13 @@ import (
 
 // Options are the inputs of `git ralph start`.
 type Options struct {
-	Change         string
-	Agent          string // driver name; "" means claude
-	Model          string
-	AgentArgs      []string
+	Change    string
+	Agent     string // driver name; "" means claude
+	Model     string
+	AgentArgs []string
+	// AgentEnvKeep names the secrets (agent.SecretEnv) the agent keeps in its
+	// environment; the others are removed from it.
+	AgentEnvKeep   []string
 	MaxRetries     int
 	Timeout        time.Duration
 	IdleTimeout    time.Duration
@@ -363,6 +366,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 		Env:         append(env, l.worktreeEnv()...),
 		Model:       o.Model,
 		Args:        o.AgentArgs,
+		KeepEnv:     o.AgentEnvKeep,
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
 		Grace:       o.Grace,
