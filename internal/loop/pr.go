@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -112,6 +113,14 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	if !ok {
 		return nil, branchGone(rec)
+	}
+	// The change's files go into the pull request's title and body: one that may not
+	// be read stops it here, before anything is pushed.
+	if _, err := l.loadChangeFor(rec, change); err != nil {
+		var refused *repofile.RefusedError
+		if errors.As(err, &refused) {
+			return nil, changeFileErr(err)
+		}
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {

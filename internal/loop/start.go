@@ -16,6 +16,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/prompt"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -306,7 +307,7 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 		return nil, &Error{Msg: unk.Error(), Hint: unk.Hint(), Err: err}
 	}
 	if err != nil {
-		return nil, err
+		return nil, changeFileErr(err)
 	}
 	if strings.HasPrefix(name, "-") { // it would read as an option to the commands it is passed to
 		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
@@ -317,6 +318,18 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 			"change name %q cannot be used in a branch name", name)
 	}
 	return ch, nil
+}
+
+// changeFileErr turns a change file that repofile refused to read (a symlink out of
+// the repository, a FIFO, a device) into an error naming it, with what to do.
+func changeFileErr(err error) error {
+	var refused *repofile.RefusedError
+	if errors.As(err, &refused) {
+		return &Error{Msg: refused.Error(),
+			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
+			Err:  err}
+	}
+	return err
 }
 
 // samePath reports whether a and b name the same file: equal once cleaned, or (both

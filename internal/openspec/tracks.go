@@ -31,8 +31,19 @@ func tracksFile(root, dir string) (file, warning string) {
 		return "tasks.md", fmt.Sprintf("schema name %q is not valid; reading tasks.md", name)
 	}
 	var data []byte
-	for _, d := range schemaDirs(root) {
-		if data, err = os.ReadFile(filepath.Join(d, name, "schema.yaml")); err == nil {
+	for i, d := range schemaDirs(root) {
+		file := filepath.Join(d, name, "schema.yaml")
+		if i == 0 { // the repository's own: only a regular file inside it
+			var ok bool
+			if data, ok, err = readFile(root, file); err != nil {
+				return "tasks.md", fmt.Sprintf("%v; reading tasks.md", err)
+			} else if ok {
+				break
+			}
+			data = nil
+			continue
+		}
+		if data, err = os.ReadFile(file); err == nil {
 			break
 		}
 	}
@@ -79,7 +90,7 @@ func tracksFile(root, dir string) (file, warning string) {
 func schemaName(root, dir string) (string, error) {
 	for _, p := range []string{filepath.Join(dir, ".openspec.yaml"), filepath.Join(root, "openspec", "config.yaml"),
 		filepath.Join(root, "openspec", "config.yml")} {
-		data, ok, err := readFile(p)
+		data, ok, err := readFile(root, p)
 		if err != nil {
 			return "", err
 		}
