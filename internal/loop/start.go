@@ -307,7 +307,7 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 		return nil, &Error{Msg: unk.Error(), Hint: unk.Hint(), Err: err}
 	}
 	if err != nil {
-		return nil, changeFileErr(err)
+		return nil, ChangeFileErr(err)
 	}
 	if strings.HasPrefix(name, "-") { // it would read as an option to the commands it is passed to
 		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
@@ -320,9 +320,9 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 	return ch, nil
 }
 
-// changeFileErr turns a change file that repofile refused to read (a symlink out of
+// ChangeFileErr turns a change file that repofile refused to read (a symlink out of
 // the repository, a FIFO, a device) into an error naming it, with what to do.
-func changeFileErr(err error) error {
+func ChangeFileErr(err error) error {
 	var refused *repofile.RefusedError
 	if errors.As(err, &refused) {
 		return &Error{Msg: refused.Error(),
