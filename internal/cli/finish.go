@@ -154,7 +154,9 @@ func (c *finishCmd) wait(e *env, l *loop.Loop) error {
 	}
 	fmt.Fprintf(e.s.Err, "waiting for the run of %s on GitHub Actions (Ctrl-C stops waiting; the run goes on)\n", change)
 	_, err = githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: []string{change}, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v))) }})
+		Update: func(change string, v *loop.RemoteView) {
+			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
+		}})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130,
 			Hint: "nothing was changed; the run goes on: 'git ralph finish " + change + " --wait' waits again"}

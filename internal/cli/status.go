@@ -98,7 +98,9 @@ func (c *statusCmd) watch(e *env) error {
 		return err
 	}
 	views, err := githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Out, term.Inert(githubflow.WatchText(change, v))) }})
+		Update: func(change string, v *loop.RemoteView) {
+			fmt.Fprintln(e.s.Out, term.Inert(githubflow.WatchText(change, v)))
+		}})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
 	}
