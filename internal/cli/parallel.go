@@ -183,6 +183,9 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	for _, name := range c.AgentEnvKeep {
 		args = append(args, "--agent-env-keep="+name)
 	}
+	if c.AllowRefChanges {
+		args = append(args, "--allow-ref-changes")
+	}
 	if c.Fresh {
 		args = append(args, "--fresh")
 	}

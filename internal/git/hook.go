@@ -81,6 +81,11 @@ func (r *Repo) HooksDir(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
+// PinHooksDir makes dir the hooks directory every later git of this Repo runs with
+// (core.hooksPath): the loop pins the one it recorded before an attempt, after
+// restoring a config the agent had pointed elsewhere.
+func (r *Repo) PinHooksDir(dir string) { r.setHooksDir(dir) }
+
 func (r *Repo) pinnedHooksDir() string {
 	r.hooksMu.Lock()
 	defer r.hooksMu.Unlock()

@@ -78,6 +78,10 @@ type Loop struct {
 	// refuses them.
 	Remote RemoteRuns
 
+	// resumeTamper is what a crash-resume found the agent had changed of the trust
+	// surface ("tampered: …"), for the attempt the crash cut short; "" when nothing.
+	resumeTamper string
+
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string
 	// taken holds the attempt refs that existed when the loop began working.

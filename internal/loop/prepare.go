@@ -51,6 +51,11 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 		if err := l.ClearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
 			return nil, err
 		}
+		// Before git-ralph's git reads anything of the work tree: the surface as it
+		// was before the attempt the crash cut short.
+		if l.resumeTamper, err = l.resumeSurface(gctx, rec); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Status == run.Starting {
 		return l.finishStarting(gctx, o, rec)
@@ -93,6 +98,10 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record) error {
 		return nil
 	}
 	if err := l.stopOrphanAgent(rec); err != nil {
+		return err
+	}
+	var err error
+	if l.resumeTamper, err = l.resumeSurface(ctx, rec); err != nil {
 		return err
 	}
 	if err := l.resume(ctx, rec); err != nil {
@@ -399,6 +408,10 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 		})
 	}
 	if !dirty && cur == rec.Branch && head == rec.Checkpoint {
+		if a := rec.Last(); l.resumeTamper != "" && a != nil && a.Outcome == run.OutcomeRunning {
+			a.Outcome, a.Reason, a.PassOn, a.Ended = run.OutcomeFailed, l.resumeTamper, true, l.Time()
+			return l.Save(rec)
+		}
 		return nil
 	}
 	if !dirty && cur == rec.Branch && tip != rec.Checkpoint {
@@ -413,6 +426,10 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	att, err := l.leftoverAttempt(ctx, rec, story)
 	if err != nil {
 		return err
+	}
+	if l.resumeTamper != "" {
+		att.Outcome, att.Reason, att.PassOn = run.OutcomeFailed, l.resumeTamper, true
+		return l.saveAndRestore(ctx, rec, att, l.resumeTamper)
 	}
 	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
 }

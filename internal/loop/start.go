@@ -39,6 +39,10 @@ type Options struct {
 	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
 	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
 
+	// AllowRefChanges turns off the ref part of the trust surface (--allow-ref-changes):
+	// the agent may manage branches and tags. Config and hooks stay watched.
+	AllowRefChanges bool
+
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
 
