@@ -387,15 +387,16 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		if err := putFile(c.then); err != nil {
 			return lines, err
 		}
-		verb := "restored"
+		verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
+			"deleted": "deleted it", "created": "created it"}[c.What]
 		if !c.then.Exists {
 			verb = "removed"
 		}
-		line := fmt.Sprintf("%s %s, which the agent %s", verb, c.Name(repo.Root), c.What)
+		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
 		if kept != "" {
-			line += " (its version is kept as " + kept + ")"
+			line += "; its version is kept as " + kept
 		}
-		lines = append(lines, line)
+		lines = append(lines, line+")")
 	}
 	return lines, nil
 }
