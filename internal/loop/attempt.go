@@ -360,8 +360,11 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		l.Report.Step("folded the agent's own commits into the checkpoint")
 	}
 	// Once more, right before the gate: a process the agent left behind may have
-	// rewritten a hook since the first look. The gate runs the hooks as recorded.
-	if tampered, err := l.checkSurface(ctx, snap, rec, att); err != nil {
+	// rewritten a hook since the first look. The gate runs the hooks as recorded. Files
+	// only (no git): the refs do not decide what the gate runs.
+	files := *snap
+	files.NoRefs = true
+	if tampered, err := l.checkSurface(ctx, &files, rec, att); err != nil {
 		return "", "", false, err
 	} else if tampered != "" {
 		return run.OutcomeFailed, tampered, true, nil
