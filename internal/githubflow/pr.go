@@ -108,6 +108,11 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, err
 		}
 	}
+	// A loop killed during an attempt: the surface as it was before it, first (the
+	// push remote and the repository come from the config).
+	if err := l.CheckCrashedSurface(ctx, rec, again); err != nil {
+		return nil, err
+	}
 
 	// Preflight: nothing changes until every check has passed.
 	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)

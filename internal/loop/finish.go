@@ -61,6 +61,9 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		if err := l.ClearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
 			return nil, err
 		}
+		if err := l.CheckCrashedSurface(ctx, rec, finishCommand(change, mode)); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Finishing != nil {
 		if res, err := l.resumeSquash(ctx, rec, mode); res != nil || err != nil {

@@ -81,6 +81,8 @@ type Loop struct {
 	// resumeTamper is what a crash-resume found the agent had changed of the trust
 	// surface ("tampered: …"), for the attempt the crash cut short; "" when nothing.
 	resumeTamper string
+	// configTampered: a config file was among what the agent changed and was restored.
+	configTampered bool
 
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string

@@ -76,6 +76,14 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if err := l.resume(gctx, rec); err != nil {
 		return nil, err
 	}
+	if l.configTampered {
+		// Its settings came from the agent's config: saved and restored, it stops here.
+		rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the agent had changed the repository's config; restored", 0
+		if err := l.Save(rec); err != nil {
+			return nil, err
+		}
+		return nil, errReadAgain(o.Change, "git ralph start "+o.Change)
+	}
 	if o.Fresh {
 		if err := l.Busy(rec, "start --fresh", func() error { return l.startOver(gctx, rec) }); err != nil {
 			return nil, err

@@ -42,6 +42,7 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 	if len(changes) == 0 {
 		return "", nil
 	}
+	l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)
 	defer l.Repo.PinHooksDir(snap.HooksDir)
 	id := fmt.Sprintf("%s-%d", att.Story, att.N)
 	lines, err := surface.Restore(ctx, l.Repo, changes,
@@ -55,6 +56,30 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 			Err:  err}
 	}
 	return surface.Reason(changes, l.Repo.Root) + "; leave git refs, git config and hooks as they are", nil
+}
+
+// errReadAgain is the error of a command that found, on a crash-resume, that the agent
+// had changed the repository's config: its settings (ralph.* keys among them) were read
+// from the agent's config before it was restored, so it stops and is run again.
+func errReadAgain(change, again string) error {
+	return userErr("run '"+again+"' again: it reads its settings from the restored config",
+		"the agent had changed the config of this repository during the attempt a crash cut short of %q; it is restored", change)
+}
+
+// CheckCrashedSurface is the check a finish makes of a run whose loop was killed during an
+// attempt: the surface saved before it is compared and restored, and when the config
+// had changed the finish stops, to be run again.
+func (l *Loop) CheckCrashedSurface(ctx context.Context, rec *run.Record, again string) error {
+	if rec.Status != run.Running {
+		return nil
+	}
+	if _, err := l.resumeSurface(ctx, rec); err != nil {
+		return err
+	}
+	if l.configTampered {
+		return errReadAgain(rec.Change, again)
+	}
+	return nil
 }
 
 // dropSurface forgets the snapshot of an attempt that has been checked.

@@ -308,6 +308,17 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) ([]Change, error
 	return changes, nil
 }
 
+// ConfigChanged reports whether any of changes is to a config file (not a hook, not
+// info/): the settings git-ralph read before it restored them were the agent's.
+func ConfigChanged(changes []Change, s *Snapshot) bool {
+	for _, c := range changes {
+		if c.File != "" && filepath.Dir(c.File) != filepath.Clean(s.HooksDir) && filepath.Base(filepath.Dir(c.File)) != "info" {
+			return true
+		}
+	}
+	return false
+}
+
 // Reason is "tampered: <each ref or file that changed>", paths shown relative to root.
 func Reason(changes []Change, root string) string {
 	parts := make([]string, len(changes))
