@@ -122,6 +122,9 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	if !ok {
 		return nil, loop.BranchGone(rec)
 	}
+	if err := l.CheckOriginal(ctx, l.Repo, rec, false, again); err != nil {
+		return nil, err
+	}
 	// The change's files go into the pull request's title and body: one that may not
 	// be read stops it here, before anything is pushed.
 	if _, err := l.LoadChangeFor(rec, change); err != nil {

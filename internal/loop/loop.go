@@ -77,6 +77,9 @@ type Loop struct {
 	// Remote brings home runs made on GitHub Actions and adopts them on a runner; nil
 	// refuses them.
 	Remote RemoteRuns
+	// OntoMoved lets finish --squash and --pr go on when the original branch no longer
+	// points where the run recorded it (finish --onto-moved).
+	OntoMoved bool
 
 	// resumeTamper is what a crash-resume found the agent had changed of the trust
 	// surface ("tampered: …"), for the attempt the crash cut short; "" when nothing.
