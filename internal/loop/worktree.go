@@ -470,6 +470,9 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		if err := l.ClearWorktreeCrashLocks(ctx, rec, finishCommand(rec.Change, mode)); err != nil {
 			return nil, err
 		}
+		if err := l.CheckCrashedSurface(ctx, rec, finishCommand(rec.Change, mode)); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Finishing != nil {
 		return l.resumeWorktreeSquash(ctx, rec, mode, res)
