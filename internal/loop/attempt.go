@@ -112,6 +112,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			transient[story.ID]++
 			tries[story.ID]-- // a transient API error does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent's API failed for a passing reason; trying again in %s (%d of %d, not counted as a retry)", d, transient[story.ID], len(steps)))
+			l.lastSurface = nil // the user may change refs while we wait
 			if err := l.Wait(ctx, d); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}
@@ -133,6 +134,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			}
 			tries[story.ID]-- // waiting out a limit does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent hit a usage or rate limit; waiting until %s (Ctrl-C stops; 'git ralph start %s' resumes)", until.Format("15:04:05 MST"), o.Change))
+			l.lastSurface = nil // the user may change refs while we wait
 			if err := l.Wait(ctx, until.Sub(now)); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}
@@ -241,6 +243,10 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	if err != nil {
 		return "", res, err
 	}
+	l.lastSurface = snap // the next attempt's refs are those this check left
+	// Checked: a crash from here on is no crash during the agent's attempt, and a
+	// snapshot left on disk would be stale by the next one.
+	l.dropSurface(rec.Change)
 	if runErr != nil {
 		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.Time()
 		return "", res, l.stop(rec, run.Failed, "the agent could not be started",
@@ -274,7 +280,6 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 			return "", agent.Result{}, err
 		}
 	}
-	l.dropSurface(rec.Change)
 	if outcome == run.OutcomeComplete {
 		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, short(rec.Checkpoint)))
 		return outcome, res, nil

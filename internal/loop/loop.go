@@ -22,6 +22,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // Reporter receives a loop's progress as it happens.
@@ -86,6 +87,9 @@ type Loop struct {
 	resumeTamper string
 	// configTampered: a config file was among what the agent changed and was restored.
 	configTampered bool
+	// lastSurface is the snapshot of the attempt checked last, whose refs the next
+	// attempt's starts from; nil after a wait (the user may have changed them).
+	lastSurface *surface.Snapshot
 
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string

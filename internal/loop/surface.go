@@ -19,9 +19,18 @@ func (l *Loop) surfacePath(change string) string {
 	return filepath.Join(l.Store.ChangeDir(change), "surface.json")
 }
 
-// takeSurface records the surface before an attempt and saves it.
+// takeSurface records the surface before an attempt and saves it. Right after another
+// attempt's check (no wait in between) the refs are those the check left, which spares
+// a for-each-ref per story; the files are read anew every time.
 func (l *Loop) takeSurface(ctx context.Context, o Options, rec *run.Record) (*surface.Snapshot, error) {
-	snap, err := surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, NoRefs: o.AllowRefChanges, Shared: l.worktree != ""})
+	var snap *surface.Snapshot
+	var err error
+	if prev := l.lastSurface; prev != nil {
+		snap, err = surface.TakeAfter(ctx, l.Repo, prev)
+	} else {
+		snap, err = surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, NoRefs: o.AllowRefChanges, Shared: l.worktree != ""})
+	}
+	l.lastSurface = nil
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
 	}

@@ -46,6 +46,44 @@ type Snapshot struct {
 	Refs     []git.RefEntry `json:"refs,omitempty"`
 	Files    []File         `json:"files"`
 	HooksDir string         `json:"hooksDir"`
+
+	// checked is what the last Compare saw of the watched refs, and restored what
+	// Restore put back; Next derives the refs after the check from them.
+	checked  []git.RefEntry
+	reported map[string]bool
+	compared bool
+}
+
+// Next returns the watched refs as they are once the last Compare and the Restore of its
+// changes are done: as recorded, except, in a Shared run, the changes let be.
+func (s *Snapshot) Next() []git.RefEntry {
+	if s.NoRefs || !s.compared {
+		return nil
+	}
+	if !s.Shared {
+		return slices.Clone(s.Refs)
+	}
+	// Shared: what Compare saw, with what it reported (and Restore put back) as recorded.
+	recorded := map[string]git.RefEntry{}
+	for _, r := range s.Refs {
+		recorded[r.Name] = r
+	}
+	seen := map[string]bool{}
+	var out []git.RefEntry
+	for _, r := range s.checked {
+		seen[r.Name] = true
+		if then, ok := recorded[r.Name]; ok && s.reported[r.Name] {
+			r = then
+		}
+		out = append(out, r)
+	}
+	for _, r := range s.Refs {
+		if !seen[r.Name] && s.reported[r.Name] { // deleted, then recreated
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b git.RefEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // File is one watched file as it was.
@@ -59,11 +97,29 @@ type File struct {
 
 // Take records the surface of repo now.
 func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
+	return take(ctx, repo, o, nil)
+}
+
+// TakeAfter records the surface of repo now, its refs as prev's check left them
+// (prev.Next): an attempt that follows another at once spares the for-each-ref, since
+// nothing but git-ralph (whose own refs are not watched) ran in between. After a wait,
+// use Take.
+func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot) (*Snapshot, error) {
+	refs := prev.Next()
+	if refs == nil {
+		refs = []git.RefEntry{}
+	}
+	return take(ctx, repo, prev.Options, refs)
+}
+
+func take(ctx context.Context, repo *git.Repo, o Options, refs []git.RefEntry) (*Snapshot, error) {
 	s := &Snapshot{Options: o}
 	if !o.NoRefs {
-		refs, err := watchedRefs(ctx, repo, o)
-		if err != nil {
-			return nil, err
+		if refs == nil {
+			var err error
+			if refs, err = watchedRefs(ctx, repo, o); err != nil {
+				return nil, err
+			}
 		}
 		s.Refs = refs
 	}
@@ -231,13 +287,20 @@ type Change struct {
 }
 
 // Compare returns what differs now from s, in a stable order: refs, then files.
-func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) ([]Change, error) {
-	var changes []Change
+func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Change, err error) {
 	if !s.NoRefs {
 		now, err := watchedRefs(ctx, repo, s.Options)
 		if err != nil {
 			return nil, err
 		}
+		s.checked, s.reported, s.compared = now, map[string]bool{}, true
+		defer func() {
+			for _, c := range changes {
+				if c.Ref != "" {
+					s.reported[c.Ref] = true
+				}
+			}
+		}()
 		byName := map[string]git.RefEntry{}
 		for _, r := range now {
 			byName[r.Name] = r

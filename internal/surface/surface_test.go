@@ -191,3 +191,46 @@ func TestSaveLoad(t *testing.T) {
 		t.Errorf("Load(missing) = %v, %v", s, err)
 	}
 }
+
+// In a Shared run, the refs the next snapshot starts from (TakeAfter) are the ones the
+// check left: what it let be as it is now, what it put back as recorded.
+func TestTakeAfterShared(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x", Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "tag", "-d", "v1")
+	run(t, dir, "commit", "-q", "--allow-empty", "-m", "forward") // main moves forward
+	run(t, dir, "branch", "mine")
+	changes, err := snap.Compare(ctx, r)
+	if err != nil || Reason(changes, r.Root) != "tampered: refs/tags/v1 deleted" {
+		t.Fatalf("Compare = %q, %v", Reason(changes, r.Root), err)
+	}
+	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	next, err := TakeAfter(ctx, r, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changes, err := next.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("right after the check, Compare = %q, %v; want nothing", Reason(changes, r.Root), err)
+	}
+	fresh, err := Take(ctx, r, Options{Change: "x", Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := refNames(next.Refs), refNames(fresh.Refs); got != want {
+		t.Errorf("TakeAfter's refs\n  %s\nwant what for-each-ref says\n  %s", got, want)
+	}
+}
+
+func refNames(refs []git.RefEntry) string {
+	var b strings.Builder
+	for _, r := range refs {
+		b.WriteString(r.Name + "=" + r.ID + "->" + r.Symref + "\n")
+	}
+	return b.String()
+}
