@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 
 // repo makes an isolated repository with one commit, a branch, a tag, a symbolic ref,
 // a hook and a config file included from the repository, and opens it.
-func repo(t *testing.T) (string, *git.Repo) {
+func repo(t testing.TB) (string, *git.Repo) {
 	t.Helper()
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
@@ -43,7 +44,7 @@ func repo(t *testing.T) (string, *git.Repo) {
 	return dir, r
 }
 
-func run(t *testing.T, dir string, args ...string) string {
+func run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -54,7 +55,7 @@ func run(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func write(t *testing.T, path, content string, mode os.FileMode) {
+func write(t testing.TB, path, content string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -233,4 +234,33 @@ func refNames(refs []git.RefEntry) string {
 		b.WriteString(r.Name + "=" + r.ID + "->" + r.Symref + "\n")
 	}
 	return b.String()
+}
+
+// BenchmarkCheck is what the surface costs an attempt after the first: the snapshot
+// before it (files read, refs from the last check) and the check after it (one
+// for-each-ref, the files read again), in a repository with 200 branches and git's
+// sample hooks.
+func BenchmarkCheck(b *testing.B) {
+	dir, r := repo(b)
+	for i := range 200 {
+		run(b, dir, "branch", fmt.Sprintf("b%03d", i))
+	}
+	ctx := b.Context()
+	prev, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := prev.Compare(ctx, r); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		snap, err := TakeAfter(ctx, r, prev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+			b.Fatal(changes, err)
+		}
+		prev = snap
+	}
 }
