@@ -1,6 +1,6 @@
 // Package surface holds the trust surface of a run: what the agent must not change
 // during an attempt, recorded right before it and compared right after it. That is
-// every ref outside the run's own (refs/heads/ralph/<change> and refs/ralph/<change>/),
+// every ref outside git-ralph's own namespaces (refs/heads/ralph/* and refs/ralph/*),
 // the repository's config (config, config.worktree, and the files they include that
 // live in the repository), the hooks in effect (names, contents, modes) and
 // info/attributes and info/exclude. Restore puts back exactly what was recorded and
@@ -235,8 +235,11 @@ func (f File) same(g File) bool {
 	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data)
 }
 
-// watchedRefs lists the refs the agent must not change: all but the run's own and the
-// branches checked out in another worktree (someone works there).
+// watchedRefs lists the refs the agent must not change: all but git-ralph's own
+// namespaces (refs/heads/ralph/* and refs/ralph/*: this run's are the agent's to change,
+// and other changes' runs are changed at any moment by the git-ralph processes that run,
+// finish or dispatch them, which a check here cannot tell from an agent) and the branches
+// checked out in another worktree (someone works there).
 func watchedRefs(ctx context.Context, repo *git.Repo, o Options) ([]git.RefEntry, error) {
 	all, err := repo.AllRefs(ctx)
 	if err != nil {
@@ -254,10 +257,9 @@ func watchedRefs(ctx context.Context, repo *git.Repo, o Options) ([]git.RefEntry
 			}
 		}
 	}
-	own := "refs/heads/ralph/" + o.Change
 	var refs []git.RefEntry
 	for _, r := range all {
-		if r.Name == own || strings.HasPrefix(r.Name, "refs/ralph/"+o.Change+"/") || elsewhere[r.Name] {
+		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") || elsewhere[r.Name] {
 			continue
 		}
 		refs = append(refs, r)
