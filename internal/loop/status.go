@@ -61,17 +61,22 @@ func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
 
 // List returns every change of the repository with its progress and run.
 func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
-	names, err := openspec.ListChanges(l.Repo.Root)
+	here, err := openspec.List(l.Repo.Root)
 	if err != nil {
 		return nil, err
 	}
-	out := []ChangeView{}
-	for _, name := range names {
+	out := make([]ChangeView, 0, len(here.Names))
+	for _, name := range here.Names {
 		rec, err := l.Store.Load(name)
 		if err != nil && !errors.Is(err, run.ErrNoRun) {
 			return nil, err
 		}
-		ch, err := l.loadChangeFor(rec, name)
+		var ch *openspec.Change
+		if rec != nil && l.changeRoot(rec) != l.Repo.Root {
+			ch, err = l.loadChangeFor(rec, name) // a worktree run: from its own checkout
+		} else {
+			ch, err = here.Load(name)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -94,14 +94,42 @@ func ListChanges(root string) ([]string, error) {
 // ListChanges(root); otherwise Load returns an *UnknownChangeError. A change without
 // tasks.md loads with HasTasks false.
 func Load(root, name string) (*Change, error) {
+	l, err := List(root)
+	if err != nil {
+		return nil, err
+	}
+	return l.Load(name)
+}
+
+// Listing is the change directories of one repository, read once: loading every change
+// of a repository through it reads openspec/changes once, not once per change (which
+// made `list` over a thousand changes quadratic).
+type Listing struct {
+	Root  string
+	Names []string // as ListChanges returns them
+	known map[string]bool
+}
+
+// List reads the change directories of the repository at root.
+func List(root string) (*Listing, error) {
 	names, err := ListChanges(root)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(names, name) { // never join an unlisted name into a path
-		return nil, &UnknownChangeError{Name: name, Known: names}
+	known := make(map[string]bool, len(names))
+	for _, n := range names {
+		known[n] = true
 	}
-	return loadDir(root, "openspec/changes/"+name, name)
+	return &Listing{Root: root, Names: names, known: known}, nil
+}
+
+// Load reads the change name, which must be one of l.Names; otherwise it returns an
+// *UnknownChangeError.
+func (l *Listing) Load(name string) (*Change, error) {
+	if !l.known[name] { // never join an unlisted name into a path
+		return nil, &UnknownChangeError{Name: name, Known: l.Names}
+	}
+	return loadDir(l.Root, "openspec/changes/"+name, name)
 }
 
 // loadDir reads the change in <root>/<relDir>; relDir is trusted.
