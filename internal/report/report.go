@@ -126,6 +126,10 @@ func Runs(ctx context.Context, repo *git.Repo, store *run.Store) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		seen[n] = true
+	}
 	for _, prefix := range []string{"refs/ralph/", "refs/heads/ralph/"} {
 		refs, err := repo.Refs(ctx, prefix)
 		if err != nil {
@@ -137,7 +141,8 @@ func Runs(ctx context.Context, repo *git.Repo, store *run.Store) ([]string, erro
 			if prefix == "refs/ralph/" && !nested || prefix == "refs/heads/ralph/" && nested {
 				continue
 			}
-			if !slices.Contains(names, name) {
+			if !seen[name] { // a map: a run has many attempt refs, a repository many runs
+				seen[name] = true
 				names = append(names, name)
 			}
 		}
