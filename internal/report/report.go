@@ -79,8 +79,9 @@ type Attempt struct {
 	Verify         string // passed | failed | skipped | ""
 	Started, Ended time.Time
 	Ref, Commit    string // the saved attempt (failed ones) or the checkpoint (complete)
-	LogTail        string
-	Diff           *Diff // a failed attempt's diff against its checkpoint
+	LogTail        string // the end of its log, "" when there is none or the page's room for logs is used up
+	Log            string // the whole log on disk (absolute), "" when there is none
+	Diff           *Diff  // a failed attempt's diff against its checkpoint
 }
 
 // Duration is how long the attempt ran; 0 while it runs or when unknown.
@@ -100,19 +101,23 @@ type Diff struct {
 	Omitted bool // the whole patch was left out: the report's diff budget was spent
 }
 
-// Limits of the page's size.
+// Limits of the page's size: with them the page of a day-long run (500 stories of 4
+// attempts, 20 MB of logs) stays under 5 MB (BenchmarkReport500x4).
 const (
 	DefaultMaxPatch = 128 << 10 // per diff
-	DefaultMaxTotal = 8 << 20   // all diffs of a report
+	DefaultMaxTotal = 2 << 20   // all diffs of a report
+	DefaultMaxLogs  = 1 << 20   // all log tails of a report
 	logTailLines    = 30
 	logTailBytes    = 16 << 10
 	logLineMax      = 400
+	reasonMax       = 2000 // bytes of an attempt's reason on the page
 )
 
 // Options tunes Build; the zero value is the defaults.
 type Options struct {
 	MaxPatch int              // bytes of one diff's patch; 0: DefaultMaxPatch
 	MaxTotal int              // bytes of all patches together; 0: DefaultMaxTotal
+	MaxLogs  int              // bytes of all log tails together; 0: DefaultMaxLogs
 	Now      func() time.Time // nil: time.Now
 }
 
@@ -159,6 +164,9 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	}
 	if o.MaxTotal == 0 {
 		o.MaxTotal = DefaultMaxTotal
+	}
+	if o.MaxLogs == 0 {
+		o.MaxLogs = DefaultMaxLogs
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -256,13 +264,16 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			index[a.Story] = i
 			rep.Stories = append(rep.Stories, Story{ID: a.Story, Title: "(no longer in tasks.md)"})
 		}
-		a.LogTail = logTail(store.LogPath(change, a.Story, a.N), a.Agent)
+		if len(a.Reason) > reasonMax {
+			a.Reason = strings.ToValidUTF8(a.Reason[:reasonMax], "") + " …"
+		}
 		rep.Stories[i].Attempts = append(rep.Stories[i].Attempts, a)
 		if a.Outcome == run.OutcomeComplete {
 			rep.Stories[i].Checkpoint = a.Commit
 		}
 	}
 
+	addLogs(rep, store, change, o.MaxLogs)
 	if err := addDiffs(ctx, repo, rep, commitOf, o); err != nil {
 		return nil, err
 	}
@@ -435,20 +446,69 @@ func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks,
 	return read(tasksRel), read(dir + "proposal.md")
 }
 
+// addLogs links every attempt's log on disk and puts the ends of the logs on the page
+// within max bytes: first of the attempts that did not complete, newest first (what a
+// reader looks into), then of the complete ones, newest first. The logs are read only
+// until the room is used up, so a long run's report does not read every log.
+func addLogs(rep *Report, store *run.Store, change string, max int) {
+	var atts []*Attempt
+	for i := range rep.Stories {
+		for j := range rep.Stories[i].Attempts {
+			atts = append(atts, &rep.Stories[i].Attempts[j])
+		}
+	}
+	slices.SortStableFunc(atts, func(a, b *Attempt) int {
+		if ac, bc := a.Outcome == run.OutcomeComplete, b.Outcome == run.OutcomeComplete; ac != bc {
+			if ac {
+				return 1
+			}
+			return -1
+		}
+		return b.Started.Compare(a.Started)
+	})
+	total, left := 0, 0
+	for _, a := range atts {
+		path := store.LogPath(change, a.Story, a.N)
+		if total >= max {
+			if _, err := os.Stat(path); err == nil {
+				a.Log = path
+				left++
+			}
+			continue
+		}
+		tail, ok := logTail(path, a.Agent)
+		if !ok {
+			continue
+		}
+		a.Log = path
+		if total+len(tail) > max {
+			left++
+			total = max // the rest only link their logs
+			continue
+		}
+		a.LogTail = tail
+		total += len(tail)
+	}
+	if left > 0 {
+		rep.Notes = append(rep.Notes, strconv.Itoa(left)+" log tail(s) are left out: the page holds at most "+kib(max)+
+			" of logs; each attempt links its whole log on disk")
+	}
+}
+
 // logTail is the end of an attempt's log, as the agent spoke it: its words and its
 // tool calls, decoded by the agent's own driver from the log's last bytes, then
 // git-ralph's closing lines. A log no driver can read shows its raw last lines.
 // Every line is bounded.
-func logTail(path, agentName string) string {
+func logTail(path, agentName string) (tail string, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	defer f.Close()
 	seeked := false
 	if st, err := f.Stat(); err == nil && st.Size() > logTailBytes {
 		if _, err := f.Seek(-logTailBytes, io.SeekEnd); err != nil {
-			return ""
+			return "", true
 		}
 		seeked = true
 	}
@@ -471,7 +531,7 @@ func logTail(path, agentName string) string {
 			lines[i] = strings.ToValidUTF8(l[:logLineMax], "") + " …"
 		}
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines, "\n"), true
 }
 
 // transcript decodes an agent's log into lines: its text, "↳ Tool summary" for each
