@@ -28,7 +28,9 @@ import (
 // works on a generated repository of 100 000 files (made once per benchmark run in a
 // temporary directory, never committed): `git ralph status` against `git status`, one
 // checkpoint against `git add -A && git commit`, and a whole run's per-story cost
-// against the bare loop. Each reports ralph-ms, bare-ms and their ratio (x-bare).
+// against the bare loop. Each reports ralph-ms, bare-ms and their ratio (x-bare);
+// BenchmarkLoop40 also git-ralph's own time per story (own-ms/story: the difference) and
+// the processes it starts per story (procs/story, the agent included).
 
 // benchStories is the fake agent's work for every story: write a file, tick the
 // story's tasks, say COMPLETE.
@@ -86,6 +88,37 @@ func BenchmarkLoop40(b *testing.B) {
 		bare += benchTime(func() { benchBareLoop(b, env, dir, "x", stories) })
 	}
 	benchReport(b, ralph, bare)
+	// git-ralph's own time per story: all but what the bare loop also does (the agent,
+	// add and commit); and the processes it starts per story, from a --verbose run.
+	b.ReportMetric(ms(ralph-bare)/float64(b.N*stories), "own-ms/story")
+	dir := filepath.Join(root, "verbose")
+	benchCopy(b, tmpl, dir)
+	b.ReportMetric(procsPerStory(b, benchRalph(b, env, dir, "start", "x", "--verbose")), "procs/story")
+}
+
+// procsPerStory is the mean number of processes git-ralph starts per story in a
+// --verbose trace: the commands it traces ("$ …") between one attempt line and the
+// next, plus the agent. The first and last stories, which carry the run's set-up and
+// ending, are left out.
+func procsPerStory(tb testing.TB, trace string) float64 {
+	tb.Helper()
+	var counts []int
+	for _, line := range strings.Split(trace, "\n") {
+		switch {
+		case attemptLine.MatchString(line):
+			counts = append(counts, 1) // the agent
+		case strings.HasPrefix(line, "$ ") && len(counts) > 0:
+			counts[len(counts)-1]++
+		}
+	}
+	if len(counts) < 3 {
+		tb.Fatalf("%d attempts in the trace:\n%s", len(counts), trace)
+	}
+	sum := 0
+	for _, n := range counts[1 : len(counts)-1] {
+		sum += n
+	}
+	return float64(sum) / float64(len(counts)-2)
 }
 
 // BenchmarkParallel4 measures what running loops side by side costs: four changes of
