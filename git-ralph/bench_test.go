@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,25 +73,33 @@ func BenchmarkLoop40(b *testing.B) {
 	benchGit(b, env, tmpl, "add", "-A")
 	benchGit(b, env, tmpl, "commit", "-q", "-m", "base")
 
-	var ralph, bare time.Duration
+	var ralph, bare, ralphCPU, bareCPU time.Duration
 	b.ResetTimer()
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		dir := filepath.Join(root, fmt.Sprintf("ralph-%d", i))
 		benchCopy(b, tmpl, dir)
+		c := cpuTime(b)
 		ralph += benchTime(func() { benchRalph(b, env, dir, "start", "x") })
+		ralphCPU += cpuTime(b) - c
 		if got := strings.Count(benchGit(b, env, dir, "log", "--format=%s"), "checkpoint: "); got != stories {
 			b.Fatalf("%d checkpoints, want %d", got, stories)
 		}
 
 		dir = filepath.Join(root, fmt.Sprintf("bare-%d", i))
 		benchCopy(b, tmpl, dir)
+		c = cpuTime(b)
 		bare += benchTime(func() { benchBareLoop(b, env, dir, "x", stories) })
+		bareCPU += cpuTime(b) - c
 	}
 	benchReport(b, ralph, bare)
 	// git-ralph's own time per story: all but what the bare loop also does (the agent,
-	// add and commit); and the processes it starts per story, from a --verbose run.
+	// add and commit), in wall time and in CPU time (the agent's and git's included on
+	// both sides: robust under load); and the processes it starts per story, from a
+	// --verbose run.
 	b.ReportMetric(ms(ralph-bare)/float64(b.N*stories), "own-ms/story")
+	b.ReportMetric(ms(ralphCPU-bareCPU)/float64(b.N*stories), "own-cpu-ms/story")
+	b.ReportMetric(ms(bareCPU)/float64(b.N*stories), "bare-cpu-ms/story")
 	dir := filepath.Join(root, "verbose")
 	benchCopy(b, tmpl, dir)
 	b.ReportMetric(procsPerStory(b, benchRalph(b, env, dir, "start", "x", "--verbose")), "procs/story")
@@ -572,4 +581,20 @@ func benchWriteExec(tb testing.TB, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// cpuTime is the CPU time (user and system) this process and its waited-for children
+// have used so far. Differences of it measure a step's CPU cost, which the load of a
+// shared machine leaves about as it is while it stretches the wall time many times.
+func cpuTime(tb testing.TB) time.Duration {
+	tb.Helper()
+	var self, children syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &self); err != nil {
+		tb.Fatal(err)
+	}
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children); err != nil {
+		tb.Fatal(err)
+	}
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime)
 }
