@@ -467,7 +467,7 @@ func shortID(id string) string {
 }
 
 // finishedJSON is status --json of a change whose last run is finished: the change,
-// "status": "finished", the branch, and how it ended (see README, "status --json").
+// "status": "finished", the branch, and how it ended (see the manual, internal/manual, "status --json").
 func finishedJSON(f *run.Finished) any {
 	type how struct {
 		How    string `json:"how"`              // squash, keep or pr
