@@ -273,10 +273,19 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		}
 	}
 
-	addLogs(rep, store, change, o.MaxLogs)
-	if err := addDiffs(ctx, repo, rep, commitOf, o); err != nil {
+	// The log ends are read and decoded here while git computes the diffs: the two
+	// largest costs of a long run's report, side by side on two cores. They write
+	// different fields of the attempts.
+	logNote := make(chan string, 1)
+	go func() { logNote <- addLogs(rep, store, change, o.MaxLogs) }()
+	diffNotes, err := addDiffs(ctx, repo, rep, commitOf, o)
+	if note := <-logNote; note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	if err != nil {
 		return nil, err
 	}
+	rep.Notes = append(rep.Notes, diffNotes...)
 	summarize(rep)
 	if b, err := os.ReadFile(store.LearningsPath(change)); err == nil {
 		rep.Learnings = string(b)
@@ -449,8 +458,9 @@ func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks,
 // addLogs links every attempt's log on disk and puts the ends of the logs on the page
 // within max bytes: first of the attempts that did not complete, newest first (what a
 // reader looks into), then of the complete ones, newest first. The logs are read only
-// until the room is used up, so a long run's report does not read every log.
-func addLogs(rep *Report, store *run.Store, change string, max int) {
+// until the room is used up, so a long run's report does not read every log. It returns
+// the note saying how many were left out, "" for none.
+func addLogs(rep *Report, store *run.Store, change string, max int) string {
 	var atts []*Attempt
 	for i := range rep.Stories {
 		for j := range rep.Stories[i].Attempts {
@@ -489,10 +499,11 @@ func addLogs(rep *Report, store *run.Store, change string, max int) {
 		a.LogTail = tail
 		total += len(tail)
 	}
-	if left > 0 {
-		rep.Notes = append(rep.Notes, strconv.Itoa(left)+" log tail(s) are left out: the page holds at most "+kib(max)+
-			" of logs; each attempt links its whole log on disk")
+	if left == 0 {
+		return ""
 	}
+	return strconv.Itoa(left) + " log tail(s) are left out: the page holds at most " + kib(max) +
+		" of logs; each attempt links its whole log on disk"
 }
 
 // logTail is the end of an attempt's log, as the agent spoke it: its words and its
@@ -577,8 +588,8 @@ func (c *collector) Tool(name, summary string) {
 func (c *collector) Terminal() {}
 
 // addDiffs reads every checkpoint's and saved attempt's diff in one git call, within
-// the report's budget.
-func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[string]git.Commit, o Options) error {
+// the report's budget. It returns the notes saying what was cut or left out.
+func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[string]git.Commit, o Options) (notes []string, err error) {
 	var commits []git.Commit
 	add := func(id string) {
 		if c, ok := commitOf[id]; ok {
@@ -589,15 +600,15 @@ func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[str
 		if s.Checkpoint != "" {
 			add(s.Checkpoint)
 		}
-		for _, a := range s.Attempts {
-			if a.Ref != "" && a.Commit != "" {
+		for j := range s.Attempts { // by pointer: addLogs writes other fields meanwhile
+			if a := &s.Attempts[j]; a.Ref != "" && a.Commit != "" {
 				add(a.Commit)
 			}
 		}
 	}
 	diffs, err := repo.Diffs(ctx, commits, o.MaxPatch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	total, omitted, cut := 0, 0, 0
 	take := func(id string) *Diff {
@@ -628,12 +639,12 @@ func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[str
 		}
 	}
 	if cut > 0 {
-		rep.Notes = append(rep.Notes, strconv.Itoa(cut)+" diff(s) longer than "+kib(o.MaxPatch)+" are cut; 'git show <commit>' shows the whole")
+		notes = append(notes, strconv.Itoa(cut)+" diff(s) longer than "+kib(o.MaxPatch)+" are cut; 'git show <commit>' shows the whole")
 	}
 	if omitted > 0 {
-		rep.Notes = append(rep.Notes, strconv.Itoa(omitted)+" diff(s) are left out: the page holds at most "+kib(o.MaxTotal)+" of diffs")
+		notes = append(notes, strconv.Itoa(omitted)+" diff(s) are left out: the page holds at most "+kib(o.MaxTotal)+" of diffs")
 	}
-	return nil
+	return notes, nil
 }
 
 func kib(n int) string { return strconv.Itoa(n>>10) + " KiB" }

@@ -81,7 +81,9 @@ func TestAddLogsWithinRoom(t *testing.T) {
 		rep.Stories = append(rep.Stories, s)
 	}
 	rep.Stories[0].Attempts = append(rep.Stories[0].Attempts, Attempt{Story: "1", N: 3, Outcome: run.OutcomeRunning}) // no log yet
-	addLogs(rep, store, "c", 350)
+	if note := addLogs(rep, store, "c", 350); note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
 	var got []string
 	for _, s := range rep.Stories {
 		for _, a := range s.Attempts {
