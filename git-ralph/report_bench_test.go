@@ -17,12 +17,12 @@ import (
 )
 
 // retryScenario fails each story's first attempts (each leaving a file behind, so every
-// saved attempt has a diff) and passes the attempt after them. With logBytes, each
-// attempt first says about that many bytes of text, in lines of 200 bytes.
-func retryScenario(fails, logBytes int) string {
+// saved attempt has a diff) and passes the attempt after them. With logLines, each
+// attempt first says that many lines of progress (about 450 bytes of log each).
+func retryScenario(fails, logLines int) string {
 	flood := ""
-	if logBytes > 0 {
-		flood = fmt.Sprintf(`{"flood": {"bytes": %d, "line_bytes": 200}},`, logBytes)
+	if logLines > 0 {
+		flood = fmt.Sprintf(`{"spam_lines": {"count": %d, "text": "Working on story {{story}}: reading the code, running the tests, looking at what failed."}},`, logLines)
 	}
 	var runs []string
 	for i := 1; i <= fails; i++ {
@@ -43,12 +43,12 @@ func makeRun(tb testing.TB, root string, stories, fails int) (dir string, env []
 	return makeRunLogs(tb, root, stories, fails, 0)
 }
 
-// makeRunLogs is makeRun with about logBytes of agent text in each attempt's log.
-func makeRunLogs(tb testing.TB, root string, stories, fails, logBytes int) (dir string, env []string) {
+// makeRunLogs is makeRun with logLines lines of agent text in each attempt's log.
+func makeRunLogs(tb testing.TB, root string, stories, fails, logLines int) (dir string, env []string) {
 	tb.Helper()
 	env = append(benchEnv(tb, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"),
 		"GIT_RALPH_TEST_CLOCK=2026-01-02T03:04:05Z")
-	benchWrite(tb, filepath.Join(root, "scenario.json"), retryScenario(fails, logBytes))
+	benchWrite(tb, filepath.Join(root, "scenario.json"), retryScenario(fails, logLines))
 	dir = filepath.Join(root, "repo")
 	benchMkdir(tb, filepath.Join(dir, "openspec", "changes", "x"))
 	benchGit(tb, env, dir, "init", "-q", "-b", "main")
@@ -109,8 +109,9 @@ func benchRalphT(tb testing.TB, env []string, dir string, args ...string) string
 }
 
 // BenchmarkReport500x4 is the report of a day-long run: 500 stories of 4 attempts (3
-// failed, saved with their diffs), each attempt's log about 10 KB (4,000 bytes of agent
-// text in stream-json: 20 MB in all). The page must be built in under a second and stay under 5 MB: it reports
+// failed, saved with their diffs), each attempt's log about 10 KB (13 lines of agent
+// text in stream-json: 20 MB in all). The page must be built in under a second and
+// stay under 5 MB: it reports
 // build-ms, render-ms, command-ms (the whole `git ralph report`) and page-MB, the CPU
 // time of building and of the command (git's included; robust under load), and the
 // same page without the room for logs (unbounded-: what it was before).
@@ -118,7 +119,7 @@ func benchRalphT(tb testing.TB, env []string, dir string, args ...string) string
 //
 //	go test ./git-ralph -run '^$' -bench Report500 -benchtime 3x -timeout 30m
 func BenchmarkReport500x4(b *testing.B) {
-	dir, env := makeRunLogs(b, b.TempDir(), 500, 3, 4000)
+	dir, env := makeRunLogs(b, b.TempDir(), 500, 3, 13)
 	ctx := context.Background()
 	repo, err := git.Open(ctx, dir)
 	if err != nil {
