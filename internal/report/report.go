@@ -15,11 +15,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -619,7 +622,7 @@ func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[str
 			}
 		}
 	}
-	diffs, err := repo.Diffs(ctx, commits, o.MaxPatch)
+	diffs, err := diffsSplit(ctx, repo, commits, o.MaxPatch)
 	if err != nil {
 		return nil, err
 	}
@@ -659,6 +662,35 @@ func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[str
 	}
 	return notes, nil
 }
+
+// diffsSplit is repo.Diffs in up to one git process per CPU, each on a part of commits,
+// side by side: one diff-tree over the 2,000 commits of a long run is the report's
+// longest step, and it uses one core.
+func diffsSplit(ctx context.Context, repo *git.Repo, commits []git.Commit, maxPatch int) (map[string]git.Diff, error) {
+	parts := min(runtime.NumCPU(), len(commits)/diffsPerPart)
+	if parts <= 1 {
+		return repo.Diffs(ctx, commits, maxPatch)
+	}
+	results := make([]map[string]git.Diff, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		part := commits[i*len(commits)/parts : (i+1)*len(commits)/parts]
+		wg.Go(func() { results[i], errs[i] = repo.Diffs(ctx, part, maxPatch) })
+	}
+	wg.Wait()
+	out := map[string]git.Diff{}
+	for i, r := range results {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		maps.Copy(out, r)
+	}
+	return out, nil
+}
+
+// diffsPerPart is the fewest commits worth a git process of their own in diffsSplit.
+const diffsPerPart = 200
 
 func kib(n int) string { return strconv.Itoa(n>>10) + " KiB" }
 
