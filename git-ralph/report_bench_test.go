@@ -109,7 +109,7 @@ func benchRalphT(tb testing.TB, env []string, dir string, args ...string) string
 }
 
 // BenchmarkReport500x4 is the report of a day-long run: 500 stories of 4 attempts (3
-// failed, saved with their diffs), each attempt's log about 10 KB (13 lines of agent
+// failed, saved with their diffs), each attempt's log about 10 KB (6 lines of agent
 // text in stream-json: 20 MB in all). The page must be built in under a second and
 // stay under 5 MB: it reports
 // build-ms, render-ms, command-ms (the whole `git ralph report`) and page-MB, the CPU
@@ -119,7 +119,7 @@ func benchRalphT(tb testing.TB, env []string, dir string, args ...string) string
 //
 //	go test ./git-ralph -run '^$' -bench Report500 -benchtime 3x -timeout 30m
 func BenchmarkReport500x4(b *testing.B) {
-	dir, env := makeRunLogs(b, b.TempDir(), 500, 3, 13)
+	dir, env := makeRunLogs(b, b.TempDir(), 500, 3, 6)
 	ctx := context.Background()
 	repo, err := git.Open(ctx, dir)
 	if err != nil {
