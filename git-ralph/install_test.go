@@ -247,6 +247,9 @@ func TestInstallReadmeAsNewUser(t *testing.T) {
 			t.Skipf("runs the README's set-up line as a throwaway user, which needs %s: not checked here", tool)
 		}
 	}
+	// Its build from nothing (the new user's empty Go cache) takes a minute of both
+	// cores: run it beside the scripts, not before them.
+	t.Parallel()
 	line := readmeSetupLine(t)
 	if !strings.HasPrefix(line, "./install.sh") {
 		t.Fatalf("the README's first set-up line is %q", line)
