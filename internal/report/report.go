@@ -43,7 +43,11 @@ type Report struct {
 	Verify    bool // a ralph-verify hook is installed
 	Stories   []Story
 	Learnings string
-	Notes     []string // what was left out, and why
+	// LearningsPath is the learnings file; LearningsCut the bytes of its beginning
+	// left out of Learnings (the page shows its last maxLearnings bytes).
+	LearningsPath string
+	LearningsCut  int64
+	Notes         []string // what was left out, and why
 
 	Done, Total int // stories
 	Attempts    int
@@ -123,7 +127,9 @@ const (
 	logTailLines    = 30
 	logTailBytes    = 16 << 10
 	logLineMax      = 400
-	reasonMax       = 2000 // bytes of an attempt's reason on the page
+	reasonMax       = 2000      // bytes of an attempt's reason on the page
+	maxLearnings    = 256 << 10 // bytes of the learnings file on the page: its end
+	maxWhy          = 16 << 10  // bytes of the proposal's "Why" on the page
 )
 
 // Options tunes Build; the zero value is the defaults.
@@ -253,7 +259,9 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 
 	// The stories, from tasks.md as the newest checkpoint has it.
 	tasks, proposal := readChange(ctx, repo, tip, change)
-	rep.Why = openspec.Why(string(proposal))
+	if rep.Why = openspec.Why(string(proposal)); len(rep.Why) > maxWhy {
+		rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
+	}
 	for _, s := range openspec.ParseTasks(tasks).Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
 		for _, t := range s.Tasks {
@@ -301,9 +309,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	}
 	rep.Notes = append(rep.Notes, diffNotes...)
 	summarize(rep)
-	if b, err := os.ReadFile(store.LearningsPath(change)); err == nil {
-		rep.Learnings = string(b)
-	}
+	rep.Learnings, rep.LearningsPath, rep.LearningsCut = learnings(store.LearningsPath(change))
 	if rep.Verify, err = repo.HookExists(ctx, "ralph-verify"); err != nil {
 		return nil, err
 	}
@@ -469,6 +475,34 @@ func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks,
 		return b
 	}
 	return read(tasksRel), read(dir + "proposal.md")
+}
+
+// learnings reads the end of the learnings file at path: at most maxLearnings bytes,
+// from a line's start, and how many bytes before them were left out. The agent writes
+// the file; a file of any size makes a page of bounded size.
+func learnings(path string) (text, shown string, cut int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return "", "", 0
+	}
+	if st.Size() > maxLearnings {
+		if _, err := f.Seek(-maxLearnings, io.SeekEnd); err != nil {
+			return "", "", 0
+		}
+		cut = st.Size() - maxLearnings
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxLearnings))
+	if cut > 0 {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data, cut = data[i+1:], cut+int64(i+1)
+		}
+	}
+	return string(data), path, cut
 }
 
 // addLogs links every attempt's log on disk and puts the ends of the logs on the page

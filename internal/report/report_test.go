@@ -110,3 +110,32 @@ func TestAddLogsWithinRoom(t *testing.T) {
 		t.Errorf("the page does not link a left-out log: no %s", want)
 	}
 }
+
+// TestLearningsBounded: the page shows the end of a learnings file of any size, from a
+// line's start, and how much of its beginning it left out; a small file whole.
+func TestLearningsBounded(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.md")
+	if err := os.WriteFile(small, []byte("- use the router\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if text, path, cut := learnings(small); text != "- use the router\n" || path != small || cut != 0 {
+		t.Errorf("small file: %q %q %d", text, path, cut)
+	}
+	big := filepath.Join(dir, "big.md")
+	var b strings.Builder
+	for i := 0; b.Len() < 3*maxLearnings; i++ {
+		fmt.Fprintf(&b, "- learning %d: keep the tests fast\n", i)
+	}
+	if err := os.WriteFile(big, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, _, cut := learnings(big)
+	if len(text) > maxLearnings || !strings.HasPrefix(text, "- learning ") || !strings.HasSuffix(b.String(), text) ||
+		cut+int64(len(text)) != int64(b.Len()) {
+		t.Errorf("big file: %d bytes shown from %.30q, %d cut of %d", len(text), text, cut, b.Len())
+	}
+	if text, _, _ := learnings(filepath.Join(dir, "missing.md")); text != "" {
+		t.Errorf("a missing file has learnings")
+	}
+}
