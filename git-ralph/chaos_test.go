@@ -40,13 +40,13 @@ import (
 // git-ralph create in .git (index.lock, ref locks, the temporary index of a saved
 // attempt, each write of the run record).
 //
-//	go test ./git-ralph -run TestChaos -v                               # 80 trials
+//	go test ./git-ralph -run TestChaos -v                               # 26 trials: each point twice
 //	CHAOS_TRIALS=500 go test ./git-ralph -run TestChaos -timeout 30m
 //	CHAOS_SEED=7 CHAOS_ONLY=12 go test ./git-ralph -run TestChaos -v    # trial 12 of seed 7 alone
 //	CHAOS_KEEP_GOING=1 …                                                 # do not stop after 3 failures
 func TestChaos(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills git-ralph at 80 points, about a minute; skipped with -short")
+		t.Skip("kills git-ralph at 26 points, about 25 seconds; skipped with -short")
 	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("CHAOS_SEED"); s != "" {
@@ -56,7 +56,7 @@ func TestChaos(t *testing.T) {
 		}
 		seed = v
 	}
-	trials := 80
+	trials := 2 * len(chaosPoints) // small by default (the suite's time); CHAOS_TRIALS raises it
 	if s := os.Getenv("CHAOS_TRIALS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil {

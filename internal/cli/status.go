@@ -134,14 +134,12 @@ func overview(e *env, l *loop.Loop, names []string) error {
 	// Stop reasons and remote states are the agent's or a remote record's text.
 	t := tableprinter.New(term.NewInertWriter(e.s.Out), e.s.StdoutTTY, 120)
 	t.AddHeader([]string{"CHANGE", "WHERE", "STATUS", "STORIES", "BRANCH"})
-	for _, name := range names {
-		r, err := l.Status(e.ctx, name)
-		if err != nil {
-			return err
-		}
-		if r == nil {
-			continue
-		}
+	runs, err := l.Summaries(names)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		name := r.Record.Change
 		where, st := "here", r.Status
 		if r.Running {
 			st = p.Success("running") + fmt.Sprintf(" (pid %d)", r.Record.PID)

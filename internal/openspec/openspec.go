@@ -98,27 +98,65 @@ func ListChanges(root string) ([]string, error) {
 // ListChanges(root); otherwise Load returns an *UnknownChangeError. A change without
 // tasks.md loads with HasTasks false.
 func Load(root, name string) (*Change, error) {
+	l, err := List(root)
+	if err != nil {
+		return nil, err
+	}
+	return l.Load(name)
+}
+
+// Listing is the change directories of one repository, read once: loading every change
+// of a repository through it reads openspec/changes once, not once per change (which
+// made `list` over a thousand changes quadratic).
+type Listing struct {
+	Root  string
+	Names []string // as ListChanges returns them
+	known map[string]bool
+	sc    *schemas
+}
+
+// List reads the change directories of the repository at root.
+func List(root string) (*Listing, error) {
 	names, err := ListChanges(root)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(names, name) { // never join an unlisted name into a path
-		return nil, &UnknownChangeError{Name: name, Known: names}
+	known := make(map[string]bool, len(names))
+	for _, n := range names {
+		known[n] = true
 	}
-	return loadDir(root, "openspec/changes/"+name, name)
+	return &Listing{Root: root, Names: names, known: known, sc: newSchemas()}, nil
 }
 
-// loadDir reads the change in <root>/<relDir>; relDir is trusted.
-func loadDir(root, relDir, name string) (*Change, error) {
+// Load reads the change name, which must be one of l.Names; otherwise it returns an
+// *UnknownChangeError.
+func (l *Listing) Load(name string) (*Change, error) { return l.load(name, true) }
+
+// LoadTasks is Load without the proposal, design and specs: what `list` shows.
+func (l *Listing) LoadTasks(name string) (*Change, error) { return l.load(name, false) }
+
+func (l *Listing) load(name string, full bool) (*Change, error) {
+	if !l.known[name] { // never join an unlisted name into a path
+		return nil, &UnknownChangeError{Name: name, Known: l.Names}
+	}
+	return loadDir(l.sc, l.Root, "openspec/changes/"+name, name, full)
+}
+
+// loadDir reads the change in <root>/<relDir>; relDir is trusted. Only its tasks file
+// unless full.
+func loadDir(sc *schemas, root, relDir, name string, full bool) (*Change, error) {
 	dir, err := filepath.Abs(filepath.Join(root, filepath.FromSlash(relDir)))
 	if err != nil {
 		return nil, err
 	}
-	tracks, warning := tracksFile(root, dir)
+	tracks, warning := sc.tracksFile(root, dir)
 	c := &Change{Name: name, Dir: dir, RelDir: relDir, TasksPath: filepath.Join(dir, filepath.FromSlash(tracks)),
 		TasksRel: relDir + "/" + tracks, Warning: warning, root: root}
 	if err := c.Reload(); err != nil {
 		return nil, err
+	}
+	if !full {
+		return c, nil
 	}
 	for path, dst := range map[string]*string{"proposal.md": &c.Proposal, "design.md": &c.Design} {
 		data, _, err := readFile(root, filepath.Join(dir, path))

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +46,15 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"kib":     func(n int) string { return kib(n) },
 	"hasCost": func(a Attempt) bool { return a.Cost != nil },
 	"cost":    func(a Attempt) string { return money(*a.Cost) },
+	"fileURL": fileURL,
 }).Parse(pageText))
+
+// fileURL is the file: URL of an absolute path on this machine (an attempt's log),
+// every byte that needs it percent-encoded by net/url, so the URL cannot leave the
+// attribute or name another scheme.
+func fileURL(path string) template.URL {
+	return template.URL((&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()) //nolint:gosec // built by net/url from a path
+}
 
 // Render writes the report as one self-contained HTML page.
 func Render(w io.Writer, rep *Report) error {
