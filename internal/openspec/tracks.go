@@ -60,8 +60,19 @@ func schemaTracks(root, name string) (file, warning string) {
 		return "tasks.md", fmt.Sprintf("schema name %q is not valid; reading tasks.md", name)
 	}
 	var data []byte
-	for _, d := range schemaDirs(root) {
-		if data, err = os.ReadFile(filepath.Join(d, name, "schema.yaml")); err == nil {
+	for i, d := range schemaDirs(root) {
+		file := filepath.Join(d, name, "schema.yaml")
+		if i == 0 { // the repository's own: only a regular file inside it
+			var ok bool
+			if data, ok, err = readFile(root, file); err != nil {
+				return "tasks.md", fmt.Sprintf("%v; reading tasks.md", err)
+			} else if ok {
+				break
+			}
+			data = nil
+			continue
+		}
+		if data, err = os.ReadFile(file); err == nil {
 			break
 		}
 	}
@@ -137,7 +148,7 @@ func projectSchema(root string) (string, error) {
 
 // schemaIn is the schema the YAML file p names, "" when p is missing or names none.
 func schemaIn(root, p string) (string, error) {
-	data, ok, err := readFile(p)
+	data, ok, err := readFile(root, p)
 	if err != nil || !ok {
 		return "", err
 	}

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
@@ -15,7 +17,22 @@ import (
 )
 
 //go:embed report.html.tmpl
-var pageText string
+var pageTemplate string
+
+// pageText is the template with its CSP allowing the page's one script (the
+// expand/collapse buttons) by its hash, and no other script: no 'unsafe-inline', so a
+// script that got into the page some other way would not run. The hash is computed
+// here from the template's own script element, so editing the script cannot make the
+// policy stale.
+var pageText = func() string {
+	_, rest, ok1 := strings.Cut(pageTemplate, "<script>")
+	script, _, ok2 := strings.Cut(rest, "</script>")
+	if !ok1 || !ok2 || strings.Contains(script, "{{") {
+		panic("report.html.tmpl: one <script> element of constant text expected")
+	}
+	sum := sha256.Sum256([]byte(script))
+	return strings.Replace(pageTemplate, "'sha256-SCRIPT_HASH'", "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
+}()
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur":     dur,

@@ -28,6 +28,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -258,7 +259,10 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	}
 
 	// The stories, from tasks.md as the newest checkpoint has it.
-	tasks, proposal := readChange(ctx, repo, tip, change)
+	tasks, proposal, err := readChange(ctx, repo, tip, change)
+	if err != nil {
+		return nil, err
+	}
 	if rep.Why = openspec.Why(string(proposal)); len(rep.Why) > maxWhy {
 		rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
 	}
@@ -458,23 +462,39 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 }
 
 // readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
-// change that is not in it, as the working tree has them.
-func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte) {
+// change that is not in it, as the working tree has them. A working-tree file that is
+// not a regular file inside the repository (a symlink out of it, a FIFO) is an error
+// naming it (*repofile.RefusedError): its content would go into the report.
+func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte, err error) {
 	dir := "openspec/changes/" + change + "/"
 	tasksRel := dir + "tasks.md"
-	if ch, err := openspec.Load(repo.Root, change); err == nil && ch.TasksRel != "" {
+	ch, err := openspec.Load(repo.Root, change)
+	var refused *repofile.RefusedError
+	if errors.As(err, &refused) {
+		return nil, nil, err
+	}
+	if err == nil && ch.TasksRel != "" {
 		tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
 	}
-	read := func(rel string) []byte {
+	read := func(rel string) ([]byte, error) {
 		if tip != "" {
 			if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
-				return b
+				return b, nil
 			}
 		}
-		b, _ := os.ReadFile(filepath.Join(repo.Root, filepath.FromSlash(rel)))
-		return b
+		b, _, err := repofile.Read(repo.Root, filepath.Join(repo.Root, filepath.FromSlash(rel)))
+		if errors.As(err, &refused) {
+			return nil, err
+		}
+		return b, nil
 	}
-	return read(tasksRel), read(dir + "proposal.md")
+	if tasks, err = read(tasksRel); err != nil {
+		return nil, nil, err
+	}
+	if proposal, err = read(dir + "proposal.md"); err != nil {
+		return nil, nil, err
+	}
+	return tasks, proposal, nil
 }
 
 // learnings reads the end of the learnings file at path: at most maxLearnings bytes,
