@@ -14,6 +14,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -23,13 +24,16 @@ import (
 type Options struct {
 	// Change is the run name. Start sets it from Arg when Arg is given: the change, the
 	// spec-kit feature, or the path of a plan or a prd.json, as SPEC §2b resolves it.
-	Change         string
-	Arg            string
-	Cwd            string // where a relative path in Arg starts from; "" for the top level
-	StoryLevel     int    // a plan's --story-level (ralph.storyLevel); 0 for the default
-	Agent          string // driver name; "" means claude
-	Model          string
-	AgentArgs      []string
+	Change     string
+	Arg        string
+	Cwd        string // where a relative path in Arg starts from; "" for the top level
+	StoryLevel int    // a plan's --story-level (ralph.storyLevel); 0 for the default
+	Agent      string // driver name; "" means claude
+	Model      string
+	AgentArgs  []string
+	// AgentEnvKeep names the secrets (agent.SecretEnv) the agent keeps in its
+	// environment; the others are removed from it.
+	AgentEnvKeep   []string
 	MaxRetries     int
 	Timeout        time.Duration
 	IdleTimeout    time.Duration
@@ -40,6 +44,10 @@ type Options struct {
 	PromptTemplate string          // path of a text/template file; "" for the embedded one
 	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
 	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
+
+	// AllowRefChanges turns off the ref part of the trust surface (--allow-ref-changes):
+	// the agent may manage branches and tags. Config and hooks stay watched.
+	AllowRefChanges bool
 
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
@@ -391,6 +399,18 @@ func openOutsideStories(ch *source.Source) error {
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
 }
 
+// ChangeFileErr turns a change file that repofile refused to read (a symlink out of
+// the repository, a FIFO, a device) into an error naming it, with what to do.
+func ChangeFileErr(err error) error {
+	var refused *repofile.RefusedError
+	if errors.As(err, &refused) {
+		return &Error{Msg: refused.Error(),
+			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
+			Err:  err}
+	}
+	return err
+}
+
 // samePath reports whether a and b name the same file: equal once cleaned, or (both
 // existing) the same directory by another path, a symlink's say.
 func samePath(a, b string) bool {
@@ -438,6 +458,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 		Env:         append(env, l.worktreeEnv()...),
 		Model:       o.Model,
 		Args:        o.AgentArgs,
+		KeepEnv:     o.AgentEnvKeep,
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
 		Grace:       o.Grace,
