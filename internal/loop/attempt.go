@@ -92,9 +92,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		}
 		tries[story.ID]++
 		sum.Attempts++
-		if b, err := os.ReadFile(l.learningsFile(ch)); err == nil {
-			learnings = string(b)
-		}
+		learnings = l.readLearnings(ch)
 		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err

@@ -7,18 +7,18 @@ import (
 	"testing"
 )
 
-// TestParsersAreLeaves: the parsers and this package read files and nothing else: none
-// imports git, the loop, the agent or GitHub code, and the parsers do not import the
-// source package above them.
+// TestParsersAreLeaves: the parsers and this package read files (through repofile) and
+// nothing else: none imports git, the loop, the agent or GitHub code, and the parsers do
+// not import the source package above them.
 func TestParsersAreLeaves(t *testing.T) {
 	const module = "github.com/git-ralph/git-ralph/internal/"
 	allowed := map[string][]string{
 		"tasklist": {},
-		"openspec": {"tasklist"},
-		"speckit":  {"tasklist"},
+		"openspec": {"tasklist", "repofile"},
+		"speckit":  {"tasklist", "repofile"},
 		"plan":     {"tasklist"},
 		"prd":      {"tasklist"},
-		"source":   {"tasklist", "openspec", "speckit", "plan", "prd"},
+		"source":   {"tasklist", "repofile", "openspec", "speckit", "plan", "prd"},
 	}
 	for pkg, ok := range allowed {
 		p, err := build.ImportDir(filepath.Join("..", pkg), 0)

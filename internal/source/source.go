@@ -19,6 +19,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/plan"
 	"github.com/git-ralph/git-ralph/internal/prd"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/speckit"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
@@ -76,6 +77,7 @@ type Source struct {
 	// prd.json (passes: true).
 	DoneMark string
 
+	root  string // the top level the files are read under
 	parse func([]byte) (tasklist.Tasks, error)
 	ids   func([]byte) []string // prd: the story ids of the file parse just read
 	want  []string
@@ -92,13 +94,13 @@ type Doc struct {
 // Reload re-reads the tracked file: the agent ticks boxes as it works. For a prd.json
 // that is no longer valid JSON, or whose story ids changed, it returns a *BrokenError.
 func (s *Source) Reload() error {
-	data, err := os.ReadFile(s.TasksPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		s.HasTasks, s.Tasks = false, tasklist.Tasks{}
-		return nil
-	}
+	data, ok, err := repofile.Read(s.root, s.TasksPath) // a regular file inside the repository only
 	if err != nil {
 		return err
+	}
+	if !ok {
+		s.HasTasks, s.Tasks = false, tasklist.Tasks{}
+		return nil
 	}
 	t, err := s.parse(data)
 	if err != nil {
@@ -183,6 +185,9 @@ func FromChange(ch *openspec.Change) *Source {
 	s := &Source{Kind: OpenSpec, Name: name, Arg: name, RelDir: ch.RelDir, TasksPath: ch.TasksPath, TasksRel: ch.TasksRel,
 		Warning: ch.Warning, HasTasks: ch.HasTasks, Tasks: ch.Tasks, Specs: ch.Specs, Why: openspec.Why(ch.Proposal),
 		DoneMark: "[x]", parse: func(b []byte) (tasklist.Tasks, error) { return openspec.ParseTasks(b), nil }}
+	if ch.Dir != "" { // the top level: the change's directory without its relative path
+		s.root = filepath.Clean(strings.TrimSuffix(ch.Dir, filepath.FromSlash(ch.RelDir)))
+	}
 	s.Docs = []Doc{{"Proposal", ch.RelDir + "/proposal.md", ch.Proposal}, {"Design", ch.RelDir + "/design.md", ch.Design}}
 	// OpenSpec's own rule for a change's title: the proposal's first "# " heading
 	// without the template's "Change: " prefix; "# Proposal" is no title.
@@ -201,7 +206,7 @@ func openSpecKit(root, name string) (*Source, error) {
 		}
 		return nil, err
 	}
-	s := &Source{Kind: SpecKit, Name: name, Arg: name, RelDir: f.RelDir, TasksPath: f.TasksPath, TasksRel: f.TasksRel,
+	s := &Source{Kind: SpecKit, Name: name, Arg: name, RelDir: f.RelDir, TasksPath: f.TasksPath, TasksRel: f.TasksRel, root: root,
 		DoneMark: "[X]", parse: func(b []byte) (tasklist.Tasks, error) { return speckit.ParseTasks(b), nil }}
 	for _, d := range f.Docs {
 		doc := Doc{Title: docTitle(d), Path: d}
@@ -262,10 +267,13 @@ func openFile(root string, k Kind, rel string, o Options) (*Source, error) {
 			Hint: "git-ralph runs a tracked file that is in the repository itself, not a symlink or a directory"}
 	}
 	dir := filepath.ToSlash(filepath.Dir(rel))
-	s := &Source{Kind: k, Arg: rel, RelDir: dir, TasksPath: path, TasksRel: rel, HasTasks: true}
-	data, err := os.ReadFile(path)
+	s := &Source{Kind: k, Arg: rel, RelDir: dir, TasksPath: path, TasksRel: rel, HasTasks: true, root: root}
+	data, ok, err := repofile.Read(root, path)
 	if err != nil {
-		return nil, err
+		return nil, &Error{Msg: err.Error(), Hint: "git-ralph runs a file that is in the repository itself"}
+	}
+	if !ok {
+		return nil, &Error{Msg: fmt.Sprintf("%s: no such file", rel), Hint: "give the path of a file in this repository"}
 	}
 	base := strings.TrimSuffix(filepath.Base(rel), filepath.Ext(rel))
 	switch k {
@@ -301,8 +309,8 @@ func openFile(root string, k Kind, rel string, o Options) (*Source, error) {
 		if dir != "." {
 			progress = dir + "/progress.txt"
 		}
-		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(progress))); err == nil && fi.Mode().IsRegular() {
-			s.Learnings = progress
+		if _, ok, err := repofile.Read(root, filepath.Join(root, filepath.FromSlash(progress))); err == nil && ok {
+			s.Learnings = progress // read into every prompt: a regular file inside the repository only
 		}
 	}
 	return s, s.Reload()

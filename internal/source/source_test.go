@@ -185,3 +185,36 @@ func TestPRDReload(t *testing.T) {
 		}
 	}
 }
+
+// TestSymlinksOut: a file that would go into the prompt is read only when it is a
+// regular file inside the repository: a spec-kit spec.md linked out of it is refused, a
+// progress.txt linked out is no learnings file, a tasks.md linked out is refused.
+func TestSymlinksOut(t *testing.T) {
+	root := repo(t)
+	secret := filepath.Join(t.TempDir(), "id_ed25519")
+	write(t, filepath.Dir(secret), "id_ed25519", "PRIVATE KEY\n")
+	write(t, root, "specs/009-linked/tasks.md", "## Phase 1: A\n- [ ] T001 a\n")
+	if err := os.Symlink(secret, filepath.Join(root, "specs", "009-linked", "spec.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(root, root, "009-linked", Options{}); err == nil || !strings.Contains(err.Error(), "outside the repository") {
+		t.Errorf("a spec.md linked out of the repository: %v", err)
+	}
+	if err := os.Remove(filepath.Join(root, "scripts", "ralph", "progress.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(root, "scripts", "ralph", "progress.txt")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Resolve(root, root, "scripts/ralph/prd.json", Options{})
+	if err != nil || s.Learnings != "" {
+		t.Errorf("a progress.txt linked out: learnings %q, %v", s.Learnings, err)
+	}
+	write(t, root, "specs/010-tasks-out/spec.md", "# s\n")
+	if err := os.Symlink(secret, filepath.Join(root, "specs", "010-tasks-out", "tasks.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(root, root, "speckit:010-tasks-out", Options{}); err == nil || strings.Contains(err.Error(), "PRIVATE") {
+		t.Errorf("a tasks.md linked out of the repository: %v", err)
+	}
+}

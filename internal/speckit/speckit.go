@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
@@ -128,7 +129,11 @@ func Load(root, name string) (*Feature, error) {
 		return nil, &NoTasksError{Name: name}
 	}
 	for _, doc := range []string{"spec.md", "plan.md", "research.md", "data-model.md", "quickstart.md"} {
-		if data, err := os.ReadFile(filepath.Join(dir, doc)); err == nil {
+		data, ok, err := repofile.Read(root, filepath.Join(dir, doc))
+		if err != nil {
+			return nil, err // a symlink out of the repository: it would go into the prompt
+		}
+		if ok {
 			f.Docs = append(f.Docs, rel+"/"+doc)
 			switch doc {
 			case "spec.md":
@@ -143,16 +148,16 @@ func Load(root, name string) (*Feature, error) {
 			f.Docs = append(f.Docs, rel+"/"+sub+"/")
 		}
 	}
-	if isFile(filepath.Join(root, ".specify", "memory", "constitution.md")) {
+	if _, ok, _ := repofile.Read(root, filepath.Join(root, ".specify", "memory", "constitution.md")); ok {
 		f.Docs = append(f.Docs, ".specify/memory/constitution.md")
 	}
-	f.Checklists, err = checklists(dir, rel)
+	f.Checklists, err = checklists(root, dir, rel)
 	return f, err
 }
 
 // checklists counts the boxes of every checklists/*.md, as the checklist gate of
 // /speckit.implement does ("- [ ]", "- [x]", "- [X]"; unchecked is "- [ ]").
-func checklists(dir, rel string) ([]Checklist, error) {
+func checklists(root, dir, rel string) ([]Checklist, error) {
 	entries, err := os.ReadDir(filepath.Join(dir, "checklists"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -165,9 +170,12 @@ func checklists(dir, rel string) ([]Checklist, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, "checklists", e.Name()))
+		data, ok, err := repofile.Read(root, filepath.Join(dir, "checklists", e.Name()))
 		if err != nil {
 			return nil, err
+		}
+		if !ok {
+			continue
 		}
 		c := Checklist{Path: rel + "/checklists/" + e.Name()}
 		var fences tasklist.Fences
