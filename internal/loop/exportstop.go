@@ -39,10 +39,15 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, err
 		return lock, err
 	}
 	running := userErr("export once the loop has stopped", "a loop is running for change %q", change)
+	if testHookAfterStopWait != nil {
+		testHookAfterStopWait()
+	}
 	pid = l.Store.Holder(change)
 	rec, err := l.Store.Load(change)
 	if pid <= 1 || err != nil || rec.PID != pid {
-		return nil, running
+		// The holder may have ended between the wait and Holder (which then says 0):
+		// one more try before refusing.
+		return l.lockOrRefuse(change, running)
 	}
 	l.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))
 	if err := syscall.Kill(pid, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -52,7 +57,7 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, err
 		return lock, err
 	}
 	if now := l.Store.Holder(change); now != pid {
-		return nil, running
+		return l.lockOrRefuse(change, running)
 	}
 	l.Report.Warn(fmt.Sprintf("the loop (pid %d) did not stop within %s; killing it, and saving what it left", pid, killWait))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -63,6 +68,20 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, err
 		return lock, err
 	}
 	return nil, running
+}
+
+// testHookAfterStopWait, set by tests, runs between the end of StopWait and the look
+// at the holder: where a loop that ends just then is seen.
+var testHookAfterStopWait func()
+
+// lockOrRefuse tries the change's lock once more: the holder seen a moment ago may
+// just have ended. Still held: refused.
+func (l *Loop) lockOrRefuse(change string, refused error) (*run.Lock, error) {
+	lock, err := l.Store.Lock(change)
+	if errors.Is(err, run.ErrLocked) {
+		return nil, refused
+	}
+	return lock, err
 }
 
 // waitLock tries the change's lock until it is free (the lock), d has passed (nil, nil)

@@ -63,6 +63,24 @@ func TestLockAfterLoopLeavesOtherHolders(t *testing.T) {
 	}
 }
 
+// TestLockAfterLoopHolderEndsAfterTheWait: a loop that ends just after StopWait
+// (Holder then says 0) leaves the lock to export, which takes it rather than refuse.
+func TestLockAfterLoopHolderEndsAfterTheWait(t *testing.T) {
+	rep := &recorder{}
+	l := &Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond}
+	held, err := l.Store.Lock("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testHookAfterStopWait = func() { held.Unlock() }
+	defer func() { testHookAfterStopWait = nil }()
+	lock, err := l.LockAfterLoop(context.Background(), "c")
+	if err != nil || lock == nil {
+		t.Fatalf("LockAfterLoop after the loop ended: %v, %v; want the lock", lock, err)
+	}
+	lock.Unlock()
+}
+
 // TestClearKilledLoopLocksWaitsForItsGit: after a loop was killed, a git it ran (in a
 // process group of its own, which the kill did not reach) may still be at work in the
 // repository; its locks are waited for as long as a loop would be (StopWait), not
