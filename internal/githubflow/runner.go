@@ -123,7 +123,7 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	if o.RunID <= 0 {
 		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
 	}
-	lock, err := l.LockAfterLoop(ctx, o.Change)
+	lock, err := l.LockAfterLoop(ctx, o.Change, o.RunID)
 	var ue *loop.Error
 	if errors.As(err, &ue) {
 		return nil, err
