@@ -97,6 +97,9 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		if err != nil {
 			return finish(), err
 		}
+		if reason, err := unreported(o, drv, res, story.ID); err != nil {
+			return finish(), l.stop(rec, run.Budget, reason, err)
+		}
 		if outcome == run.OutcomeComplete {
 			sum.Stories++
 			continue
@@ -495,4 +498,27 @@ func orText(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+// unreported stops a run whose budget cannot cap it: start refuses an agent that
+// reports no cost (tokens) for --max-cost (--max-tokens), but a custom agent speaking
+// Claude's stream-json may leave it out (Qwen Code's results carry tokens only), and an
+// agent may report 0 tokens. An attempt whose agent gave its result (not a passing API
+// error or a limit) without the figure stops the run rather than let it go on uncapped.
+func unreported(o Options, drv agent.Driver, res agent.Result, story string) (string, error) {
+	if !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit {
+		return "", nil
+	}
+	again := "then run 'git ralph start " + o.Change + "' to go on"
+	switch {
+	case o.MaxCost > 0 && res.CostUSD == nil:
+		return "the agent reported no cost, so --max-cost cannot cap it",
+			userErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
+				"agent %q reported no cost for story %s, so --max-cost could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
+	case o.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
+		return "the agent reported no tokens, so --max-tokens cannot cap it",
+			userErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
+				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
+	}
+	return "", nil
 }
