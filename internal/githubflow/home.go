@@ -99,17 +99,7 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	if err := json.Unmarshal(data, &there); err != nil {
 		return fmt.Errorf("read the record of run %d: %w", r.RunID, err)
 	}
-	for _, a := range there.Attempts {
-		if a.Ref != "" {
-			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
-		}
-		a.Log = "" // in the run's artifact, not here
-		rec.Attempts = append(rec.Attempts, a)
-	}
-	rec.CostUSD += there.CostUSD
-	rec.CostKnown = rec.CostKnown || there.CostKnown
-	rec.Tokens += there.Tokens
-	rec.TokensKnown = rec.TokensKnown || there.TokensKnown
+	addRemoteRun(rec, &there, prefix)
 	rec.Status, rec.StopReason, rec.CurrentStory = there.Status, there.StopReason, there.CurrentStory
 	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
 		rec.Status = run.Interrupted
@@ -132,6 +122,23 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, short(remoteTip), rec.Status, len(there.Attempts)))
 	return l.Save(rec)
+}
+
+// addRemoteRun adds to rec what the run on GitHub did (there, from its state commit):
+// its attempts, their refs renamed under prefix and their logs left in the artifact,
+// its cost and its tokens.
+func addRemoteRun(rec, there *run.Record, prefix string) {
+	for _, a := range there.Attempts {
+		if a.Ref != "" {
+			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
+		}
+		a.Log = "" // in the run's artifact, not here
+		rec.Attempts = append(rec.Attempts, a)
+	}
+	rec.CostUSD += there.CostUSD
+	rec.CostKnown = rec.CostKnown || there.CostKnown
+	rec.Tokens += there.Tokens
+	rec.TokensKnown = rec.TokensKnown || there.TokensKnown
 }
 
 func appendFile(path string, data []byte) error {
