@@ -128,6 +128,9 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 // its attempts, their refs renamed under prefix and their logs left in the artifact,
 // its cost and its tokens.
 func addRemoteRun(rec, there *run.Record, prefix string) {
+	// Either record may be older than the sums: each brings its own attempts' tokens.
+	rec.SumOldTokens()
+	there.SumOldTokens()
 	for _, a := range there.Attempts {
 		if a.Ref != "" {
 			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")

@@ -38,15 +38,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		l.taken[r.Name] = true
 	}
 	rec.MaxCost, rec.MaxTokens = o.MaxCost, o.MaxTokens
-	if !rec.TokensKnown {
-		// A record written before git-ralph summed the tokens: its attempts have them.
-		for _, a := range rec.Attempts {
-			if n := a.InputTokens + a.OutputTokens; n > 0 {
-				rec.Tokens += n
-				rec.TokensKnown = true
-			}
-		}
-	}
+	rec.SumOldTokens()
 	finish := func() *Summary {
 		sum.Duration = l.Time().Sub(start)
 		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
