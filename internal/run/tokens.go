@@ -14,3 +14,9 @@ func (r *Record) SumOldTokens() {
 		}
 	}
 }
+
+// IsRemote says the run is on GitHub Actions: dispatched (or being dispatched) and
+// not yet brought home.
+func (r *Record) IsRemote() bool {
+	return r.Remote != nil && (r.Status == Dispatched || r.Status == Dispatching)
+}
