@@ -418,7 +418,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	kv("cost", cost+" so far")
 	tokens := "n/a"
 	if rec.TokensKnown {
-		tokens = thousands(rec.Tokens)
+		tokens = loop.Thousands(rec.Tokens)
 	}
 	kv("tokens", tokens+" so far")
 	if b := budgetText(rec); b != "" {
@@ -607,20 +607,11 @@ func printWatchedNext(e *env, changes []string, views map[string]*loop.RemoteVie
 func budgetText(rec *run.Record) string {
 	var parts []string
 	if rec.MaxTokens > 0 {
-		parts = append(parts, fmt.Sprintf("%s of %s tokens (%d%%)", thousands(rec.Tokens), thousands(rec.MaxTokens),
+		parts = append(parts, fmt.Sprintf("%s of %s tokens (%d%%)", loop.Thousands(rec.Tokens), loop.Thousands(rec.MaxTokens),
 			rec.Tokens*100/rec.MaxTokens))
 	}
 	if rec.MaxCost > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f of $%s", rec.CostUSD, strconv.FormatFloat(rec.MaxCost, 'f', -1, 64)))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// thousands writes n with thousands separators: 1,250,000.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -67,9 +67,9 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
 		}
 		if o.MaxTokens > 0 && rec.Tokens >= o.MaxTokens {
-			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", count(o.MaxTokens)),
+			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", Thousands(o.MaxTokens)),
 				userErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has used %s tokens, the budget is %s", count(rec.Tokens), count(o.MaxTokens)))
+					"this run has used %s tokens, the budget is %s", Thousands(rec.Tokens), Thousands(o.MaxTokens)))
 		}
 		if !o.deadlineAt.IsZero() {
 			// No attempt starts that its own timeout could carry past the deadline.
@@ -171,8 +171,8 @@ func (l *Loop) exhausted(rec *run.Record, story openspec.Story, n int) error {
 // dollars prints an amount as the user gave it (0.015, not 0.01 or 0.0150).
 func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// count writes n with thousands separators: 1,250,000.
-func count(n int64) string {
+// Thousands writes n with thousands separators: 1,250,000.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
