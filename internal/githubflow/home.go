@@ -76,8 +76,8 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	if in, err := l.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
 		return err
 	} else if !in {
-		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", short(r.StartCommit), tracking),
-			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, short(remoteTip), short(r.StartCommit))
+		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
+			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, loop.Short(remoteTip), loop.Short(r.StartCommit))
 	}
 	localRef := "refs/heads/" + rec.Branch
 	local, exists, err := l.Repo.ResolveRef(ctx, localRef)
@@ -102,8 +102,8 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 			return err
 		}
 	default:
-		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, short(r.StartCommit)),
-			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, short(local), short(r.StartCommit), short(remoteTip))
+		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
+			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, loop.Short(local), loop.Short(r.StartCommit), loop.Short(remoteTip))
 	}
 	addRemoteRun(rec, there, prefix)
 	rec.Status, rec.StopReason, rec.CurrentStory = there.Status, there.StopReason, there.CurrentStory
@@ -126,7 +126,7 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 			}
 		}
 	}
-	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, short(remoteTip), rec.Status, len(there.Attempts)))
+	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, loop.Short(remoteTip), rec.Status, len(there.Attempts)))
 	return l.Save(rec)
 }
 
@@ -235,7 +235,7 @@ func (l *Flow) unpublished(rec *run.Record) error {
 		why += " (" + r.HTMLURL + ")"
 	}
 	return &loop.Error{Msg: fmt.Sprintf("run %d of %q ended (%s) without publishing anything", r.RunID, rec.Change, orText(r.LastSeenConclusion, "no conclusion")),
-		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + short(r.StartCommit) + ")\n" +
+		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + loop.Short(r.StartCommit) + ")\n" +
 			"dispatch it again: git ralph dispatch " + rec.Change + "\n" +
 			"or run it here: git ralph start " + rec.Change,
 		Err: loop.ErrNothingPublished}

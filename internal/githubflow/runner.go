@@ -52,7 +52,7 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 			return nil, err
 		}
 		if len(cs) == 0 {
-			return nil, fmt.Errorf("read commit %s", short(id))
+			return nil, fmt.Errorf("read commit %s", loop.Short(id))
 		}
 		c := cs[0]
 		if c.Subject == "initial state" {
@@ -74,7 +74,7 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 	}
 	if !isHex(base) {
 		return nil, userErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
-			"the initial state commit %s of %s does not say which commit it started from", short(initial.ID), branch)
+			"the initial state commit %s of %s does not say which commit it started from", loop.Short(initial.ID), branch)
 	}
 	original := initial.Trailers["Ralph-Original"]
 	if original != "" && l.Repo.CheckBranchName(ctx, original) != nil {
@@ -88,7 +88,7 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
-	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, short(tip), n, short(initial.ID), orDetached(rec)))
+	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OrDetached(rec)))
 	return rec, nil
 }
 
@@ -207,7 +207,7 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 // run's names, with a state commit saying interrupted and why; no ref or record here
 // changes.
 func (l *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Record, why string) (*ExportResult, error) {
-	l.Report.Warn("export is partial: " + why + "; exporting the last checkpoint " + short(rec.Checkpoint) +
+	l.Report.Warn("export is partial: " + why + "; exporting the last checkpoint " + loop.Short(rec.Checkpoint) +
 		" and the attempts already saved, not what the loop was doing after it")
 	if rec.Checkpoint == "" {
 		return nil, userErr("", "the run of %q has no checkpoint to export", o.Change)
@@ -506,7 +506,7 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 			return nil, refuse("%s is not a commit: %v", h.Name, err)
 		}
 		if !in {
-			return nil, refuse("%s (%s) does not descend from the commit the run started from, %s", h.Name, short(h.ID), short(o.Start))
+			return nil, refuse("%s (%s) does not descend from the commit the run started from, %s", h.Name, loop.Short(h.ID), loop.Short(o.Start))
 		}
 		commits = append(commits, h.ID)
 	}
@@ -533,10 +533,10 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 		var ge *git.Error
 		detail := err.Error()
 		if errors.As(err, &ge) {
-			detail = tail(ge.Stderr, 10)
+			detail = loop.Tail(ge.Stderr, 10)
 		}
 		if now, ok, lerr := repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
-			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
+			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), loop.Short(o.Start)),
 				Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
 		}
 		return nil, &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
@@ -548,7 +548,7 @@ func orNone(id string) string {
 	if id == "" {
 		return "nothing"
 	}
-	return short(id)
+	return loop.Short(id)
 }
 
 // refuse is publish's error for a bundle it will not push.
@@ -564,7 +564,7 @@ func checkState(ctx context.Context, repo *git.Repo, id string) error {
 		return refuse("the state ref is not a commit")
 	}
 	if len(cs[0].Parents) != 0 {
-		return refuse("the state commit %s has parents", short(id))
+		return refuse("the state commit %s has parents", loop.Short(id))
 	}
 	entries, err := repo.ListTree(ctx, id)
 	if err != nil {
