@@ -223,7 +223,8 @@ func (l *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Reco
 		remote.RunID, remote.StartCommit = o.RunID, ""
 	}
 	cp.Remote = &remote
-	cp.Status, cp.StopReason, cp.PID = run.Interrupted, "export was partial: "+why, 0
+	// home takes a reason of valid UTF-8 only; git's messages may name paths that are not
+	cp.Status, cp.StopReason, cp.PID = run.Interrupted, strings.ToValidUTF8("export was partial: "+why, "?"), 0
 	prefix := runsPrefix(o.Change, o.RunID)
 	res := &ExportResult{Partial: why, Refs: []git.Ref{{Name: "refs/heads/" + rec.Branch, ID: rec.Checkpoint}}}
 	attempts, err := l.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
