@@ -97,29 +97,43 @@ type File struct {
 
 // Take records the surface of repo now.
 func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
-	return take(ctx, repo, o, nil)
+	return take(ctx, repo, o)
 }
 
-// TakeAfter records the surface of repo now, its refs as prev's check left them
-// (prev.Next): an attempt that follows another at once spares the for-each-ref, since
-// nothing but git-ralph (whose own refs are not watched) ran in between. After a wait,
-// use Take.
-func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot) (*Snapshot, error) {
-	refs := prev.Next()
-	if refs == nil {
-		refs = []git.RefEntry{}
+// TakeAfter records the surface for the attempt that follows prev's, as prev's check
+// and restore left it, without reading it again: refs as prev.Next says, files as prev
+// recorded them (Restore put them back byte for byte). Between two attempts only
+// git-ralph's own git runs, and that git can still run a program the agent planted where
+// no -c override reaches (a clean filter in the config of a repository it nested in the
+// work tree, run by the submodule status that add -A and status make): reading the files
+// anew would make what such a program wrote the next attempt's record, and the gate
+// would run it. Carried, it is a difference the next check finds and restores.
+// freshRefs reads the refs anew (after a wait the user may have moved them); the files
+// are carried still, since git-ralph's git ran before the wait.
+func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
+	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Files: slices.Clone(prev.Files)}
+	if prev.NoRefs {
+		return s, nil
 	}
-	return take(ctx, repo, prev.Options, refs)
+	if !freshRefs {
+		if s.Refs = prev.Next(); s.Refs == nil {
+			s.Refs = []git.RefEntry{}
+		}
+		return s, nil
+	}
+	var err error
+	if s.Refs, err = watchedRefs(ctx, repo, prev.Options); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-func take(ctx context.Context, repo *git.Repo, o Options, refs []git.RefEntry) (*Snapshot, error) {
+func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	s := &Snapshot{Options: o}
 	if !o.NoRefs {
-		if refs == nil {
-			var err error
-			if refs, err = watchedRefs(ctx, repo, o); err != nil {
-				return nil, err
-			}
+		refs, err := watchedRefs(ctx, repo, o)
+		if err != nil {
+			return nil, err
 		}
 		s.Refs = refs
 	}

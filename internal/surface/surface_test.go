@@ -212,7 +212,7 @@ func TestTakeAfterShared(t *testing.T) {
 	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	next, err := TakeAfter(ctx, r, snap)
+	next, err := TakeAfter(ctx, r, snap, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func BenchmarkCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		snap, err := TakeAfter(ctx, r, prev)
+		snap, err := TakeAfter(ctx, r, prev, false)
 		if err != nil {
 			b.Fatal(err)
 		}
