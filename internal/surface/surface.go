@@ -153,7 +153,8 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 }
 
 // filePaths are the watched files: the config files and what they include inside the
-// repository, info/attributes and info/exclude, and every file in the hooks directory.
+// repository, info/attributes and info/exclude, a linked worktree's .git file and
+// commondir, and every file in the hooks directory.
 func filePaths(repo *git.Repo, hooks string) []string {
 	paths := []string{filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree")}
 	if repo.GitDir != repo.CommonDir {
@@ -167,6 +168,12 @@ func filePaths(repo *git.Repo, hooks string) []string {
 		}
 	}
 	paths = append(paths, filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"))
+	if repo.GitDir != repo.CommonDir {
+		// A linked worktree: where its repository is (the .git file in the work tree,
+		// commondir beside its git directory). git-ralph's git pins both; the user's
+		// git in that worktree reads them.
+		paths = append(paths, filepath.Join(repo.Root, ".git"), filepath.Join(repo.GitDir, "commondir"))
+	}
 	if entries, err := os.ReadDir(hooks); err == nil {
 		for _, e := range entries {
 			if !e.IsDir() {
