@@ -142,7 +142,7 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 		return nil, err
 	}
 	s.HooksDir = hooks
-	for _, p := range filePaths(repo, hooks) {
+	for _, p := range filePaths(repo, hooks, o.NoRefs) {
 		f, err := readFile(p)
 		if err != nil {
 			return nil, err
@@ -153,9 +153,10 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 }
 
 // filePaths are the watched files: the config files and what they include inside the
-// repository, info/attributes and info/exclude, a linked worktree's .git file and
-// commondir, and every file in the hooks directory.
-func filePaths(repo *git.Repo, hooks string) []string {
+// repository, info/attributes and info/exclude, the stash list (logs/refs/stash) unless
+// refs are not watched, a linked worktree's .git file and commondir, and every file in
+// the hooks directory.
+func filePaths(repo *git.Repo, hooks string, noRefs bool) []string {
 	paths := []string{filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree")}
 	if repo.GitDir != repo.CommonDir {
 		paths = append(paths, filepath.Join(repo.GitDir, "config.worktree"))
@@ -168,6 +169,12 @@ func filePaths(repo *git.Repo, hooks string) []string {
 		}
 	}
 	paths = append(paths, filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"))
+	if !noRefs {
+		// The stash list is refs/stash's reflog: restoring the ref alone brings back
+		// no entry of it (update-ref writes no reflog outside refs/heads), so after a
+		// "git stash clear" every stash of the user's would be lost.
+		paths = append(paths, filepath.Join(repo.CommonDir, "logs", "refs", "stash"))
+	}
 	if repo.GitDir != repo.CommonDir {
 		// A linked worktree: where its repository is (the .git file in the work tree,
 		// commondir beside its git directory). git-ralph's git pins both; the user's
