@@ -2,8 +2,8 @@
 // during an attempt, recorded right before it and compared right after it. That is
 // every ref outside git-ralph's own namespaces (refs/heads/ralph/* and refs/ralph/*),
 // the repository's config (config, config.worktree, and the files they include that
-// live in the repository), the hooks in effect (names, contents, modes) and
-// info/attributes and info/exclude. Restore puts back exactly what was recorded and
+// live in the repository), the user's global config, the hooks in effect (names,
+// contents, modes) and info/attributes and info/exclude. Restore puts back exactly what was recorded and
 // keeps what the agent made: refs under refs/ralph/<change>/tampered/<attempt>/, files
 // in the run's state directory.
 //
@@ -153,7 +153,7 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 }
 
 // filePaths are the watched files: the config files and what they include inside the
-// repository, info/attributes and info/exclude, the stash list (logs/refs/stash) unless
+// repository, the user's global config files and what they include, info/attributes and info/exclude, the stash list (logs/refs/stash) unless
 // refs are not watched, a linked worktree's .git file and commondir, and every file in
 // the hooks directory.
 func filePaths(repo *git.Repo, hooks string, noRefs bool) []string {
@@ -161,10 +161,18 @@ func filePaths(repo *git.Repo, hooks string, noRefs bool) []string {
 	if repo.GitDir != repo.CommonDir {
 		paths = append(paths, filepath.Join(repo.GitDir, "config.worktree"))
 	}
+	// The user's global config is git config too, which git-ralph's git reads (a clean
+	// filter planted there runs in its add -A); what it includes is the user's wherever
+	// it lives.
+	global := globalConfigs()
+	paths = append(paths, global...)
 	for i := 0; i < len(paths) && i < 32; i++ { // includes of includes, bounded
 		for _, inc := range includes(paths[i]) {
-			if inside(repo, inc) && !slices.Contains(paths, inc) {
+			if (inside(repo, inc) || slices.Contains(global, paths[i])) && !slices.Contains(paths, inc) {
 				paths = append(paths, inc)
+				if slices.Contains(global, paths[i]) {
+					global = append(global, inc)
+				}
 			}
 		}
 	}
@@ -189,6 +197,26 @@ func filePaths(repo *git.Repo, hooks string, noRefs bool) []string {
 		}
 	}
 	return paths
+}
+
+// globalConfigs are the files git reads as the user's global config: GIT_CONFIG_GLOBAL
+// when set, else ~/.gitconfig and $XDG_CONFIG_HOME/git/config (~/.config/git/config).
+func globalConfigs() []string {
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		if g == os.DevNull {
+			return nil
+		}
+		return []string{filepath.Clean(g)}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	return []string{filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config")}
 }
 
 // inside reports whether path is in the repository: its git directories or work tree.
