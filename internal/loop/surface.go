@@ -54,7 +54,9 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 		return "", nil
 	}
 	l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)
-	defer l.Repo.PinHooksDir(snap.HooksDir)
+	// Before Restore's git: after a crash the repository was opened with the agent's
+	// config, whose core.hooksPath may be the agent's.
+	l.Repo.PinHooksDir(snap.HooksDir)
 	id := fmt.Sprintf("%s-%d", att.Story, att.N)
 	lines, err := surface.Restore(ctx, l.Repo, changes,
 		"refs/ralph/"+rec.Change+"/tampered/"+id+"/", filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id))

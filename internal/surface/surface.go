@@ -460,10 +460,10 @@ func (c Change) Name(root string) string {
 	return c.File
 }
 
-// Restore puts back what changes undid: refs to their recorded values (deleted ones
+// Restore puts back what changes undid: files byte for byte with their modes (the agent's
+// version kept under keepDir), then refs to their recorded values (deleted ones
 // recreated; created ones, and the agent's value of a moved one, kept first under
-// keepRefs + the ref's name without "refs/"), files byte for byte with their modes (the
-// agent's version kept under keepDir). It returns one line per restored thing.
+// keepRefs + the ref's name without "refs/"). It returns one line per restored thing.
 func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, keepDir string) ([]string, error) {
 	var lines []string
 	keepRef := func(r git.RefEntry) (string, error) {
@@ -472,6 +472,30 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		}
 		name := keepRefs + strings.TrimPrefix(r.Name, "refs/")
 		return name, repo.SetRef(ctx, name, r.ID)
+	}
+	// Files first: the git that puts refs back runs hooks (reference-transaction) and
+	// reads the config, which must be the recorded ones by then, not the agent's.
+	for _, c := range changes {
+		if c.File == "" {
+			continue
+		}
+		kept, err := keepFile(c.NowFile, c.File, keepDir)
+		if err != nil {
+			return lines, err
+		}
+		if err := putFile(c.then); err != nil {
+			return lines, err
+		}
+		verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
+			"deleted": "deleted it", "created": "created it"}[c.What]
+		if !c.then.Exists {
+			verb = "removed"
+		}
+		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
+		if kept != "" {
+			line += "; its version is kept as " + kept
+		}
+		lines = append(lines, line+")")
 	}
 	for _, c := range changes {
 		if c.Ref == "" {
@@ -507,28 +531,6 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 			line += ")"
 			lines = append(lines, line)
 		}
-	}
-	for _, c := range changes {
-		if c.File == "" {
-			continue
-		}
-		kept, err := keepFile(c.NowFile, c.File, keepDir)
-		if err != nil {
-			return lines, err
-		}
-		if err := putFile(c.then); err != nil {
-			return lines, err
-		}
-		verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
-			"deleted": "deleted it", "created": "created it"}[c.What]
-		if !c.then.Exists {
-			verb = "removed"
-		}
-		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
-		if kept != "" {
-			line += "; its version is kept as " + kept
-		}
-		lines = append(lines, line+")")
 	}
 	return lines, nil
 }
