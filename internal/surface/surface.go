@@ -242,9 +242,12 @@ func includes(config string) []string {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {
-			name, _, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
+			name, rest, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
 			section = strings.ToLower(strings.Fields(name + " ")[0])
-			continue
+			// git takes a key on the section's line too: "[include] path = x".
+			if line = strings.TrimSpace(rest); line == "" {
+				continue
+			}
 		}
 		if section != "include" && section != "includeif" {
 			continue
@@ -253,7 +256,7 @@ func includes(config string) []string {
 		if !ok || !strings.EqualFold(strings.TrimSpace(k), "path") {
 			continue
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"`)
+		v = configValue(v)
 		switch {
 		case v == "":
 			continue
@@ -266,6 +269,24 @@ func includes(config string) []string {
 		out = append(out, filepath.Clean(v))
 	}
 	return out
+}
+
+// configValue is a config value as git reads it, for a path: a quoted part taken
+// as it is, a comment (# or ;) outside quotes dropped, surrounding space trimmed.
+func configValue(v string) string {
+	var b strings.Builder
+	quoted := false
+	for _, r := range strings.TrimSpace(v) {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case !quoted && (r == '#' || r == ';'):
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 func readFile(path string) (File, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -262,5 +263,21 @@ func BenchmarkCheck(b *testing.B) {
 			b.Fatal(changes, err)
 		}
 		prev = snap
+	}
+}
+
+// git takes a key on the same line as its section ("[include] path = x"), and a comment
+// after a value: an included file written so is watched like any other.
+func TestIncludesSameLine(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config")
+	data := "[core]\n\tbare = false\n[include] path = ../a.config\n[includeIf \"gitdir:/x/\"]path=b.config ; the work one\n[include]\n\tpath = \"c.config\" # quoted\n"
+	if err := os.WriteFile(config, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := includes(config)
+	want := []string{filepath.Join(filepath.Dir(dir), "a.config"), filepath.Join(dir, "b.config"), filepath.Join(dir, "c.config")}
+	if !slices.Equal(got, want) {
+		t.Errorf("includes = %q, want %q", got, want)
 	}
 }
