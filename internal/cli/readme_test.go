@@ -203,21 +203,25 @@ func TestManualDocumentsEveryKey(t *testing.T) {
 }
 
 // TestManualReadsCleanly: groff reads the whole page without a warning (lines it cannot
-// adjust at its width aside), so no markdown or escape leaks into what man shows.
+// adjust at its width aside), on a UTF-8 device and on an ASCII one, so no markdown or
+// escape leaks into what man shows, and no character is missing in a C locale.
 func TestManualReadsCleanly(t *testing.T) {
 	out := manPage(t)
 	groff, err := exec.LookPath("groff")
 	if err != nil {
 		t.Skip("groff is not installed: the page is not checked by a roff")
 	}
-	cmd := exec.Command(groff, "-man", "-Tutf8", "-ww", "-Wbreak", "-z")
-	cmd.Stdin = strings.NewReader(out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
-		t.Errorf("groff: %v\n%s", err, stderr.String())
+	// a UTF-8 terminal, and one without (man in the C locale): no glyph may be missing
+	for _, device := range []string{"-Tutf8", "-Tascii"} {
+		cmd := exec.Command(groff, "-man", device, "-ww", "-Wbreak", "-z")
+		cmd.Stdin = strings.NewReader(out)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+			t.Errorf("groff %s: %v\n%s", device, err, stderr.String())
+		}
 	}
-	cmd = exec.Command(groff, "-man", "-Tascii", "-P-c", "-P-b", "-P-u")
+	cmd := exec.Command(groff, "-man", "-Tascii", "-P-c", "-P-b", "-P-u")
 	cmd.Stdin = strings.NewReader(out)
 	text, err := cmd.Output()
 	if err != nil {

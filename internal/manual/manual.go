@@ -287,15 +287,23 @@ func cells(row string) []string {
 	return append(out, strings.TrimSpace(cur.String()))
 }
 
-// Escape makes text safe for roff: a backslash is printed, not an escape, and a
-// character outside ASCII is written as its \[uXXXX] escape, which every roff reads
-// whether or not the page goes through preconv first.
+// Escape makes text safe for roff: a backslash is printed, not an escape; a "-" is
+// \- (a minus sign: an option's dashes, which roff must not break a line after and
+// which copy as ASCII); the punctuation the manual uses is written as the glyphs roff
+// knows by name, which every device has or falls back from (a terminal without UTF-8
+// shows "--" for an em dash); and any other character outside ASCII as \[uXXXX], which
+// needs no preconv but shows only on a UTF-8 device (TestManualReadsCleanly refuses
+// those an ASCII device lacks).
 func Escape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		switch {
+		switch g, ok := glyphs[r]; {
 		case r == '\\':
 			b.WriteString(`\e`)
+		case r == '-':
+			b.WriteString(`\-`)
+		case ok:
+			b.WriteString(g)
 		case r > 127:
 			fmt.Fprintf(&b, `\[u%04X]`, r)
 		default:
@@ -303,6 +311,12 @@ func Escape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+var glyphs = map[rune]string{
+	'…': "...", '—': `\(em`, '–': `\(en`, '×': `\(mu`, '→': `\(->`, '←': `\(<-`,
+	'≤': `\(<=`, '≥': `\(>=`, '“': `\(lq`, '”': `\(rq`, '‘': `\(oq`, '’': `\(cq`,
+	'\u00a0': `\~`, '─': "-", '│': "|", '├': "|", '└': "`",
 }
 
 // controlSafe keeps a line that starts with "." or "'" from being a roff request.
@@ -331,7 +345,7 @@ func inline(s string) string {
 		switch {
 		case s[i] == '`':
 			if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
-				b.WriteString(`\fB` + Escape(s[i+1:i+1+j]) + `\fR`)
+				b.WriteString(`\fB` + codeSpan(s[i+1:i+1+j]) + `\fR`)
 				i += j + 2
 				continue
 			}
@@ -359,6 +373,16 @@ func inline(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// codeSpan is a code span's text, escaped; a short one's spaces do not break, so that
+// "git ralph -h" stays on one line.
+func codeSpan(s string) string {
+	s = Escape(s)
+	if len(s) <= 40 && !strings.Contains(s, "\n") {
+		s = strings.ReplaceAll(s, " ", `\~`)
+	}
+	return s
 }
 
 var linkRE = regexp.MustCompile(`^\[([^\]]+)\]\(([^)\s]+)\)`)
