@@ -151,6 +151,10 @@ main() {
 	install_completion fish "$PREFIX/share/fish/vendor_completions.d" git-ralph.fish
 
 	if on_path "$bindir"; then
+		found=$(command -v git-ralph || true)
+		if [ "$found" != "$bindir/git-ralph" ]; then
+			echo "warning: 'git ralph' runs $found, which comes before $bindir on your PATH"
+		fi
 		git ralph --version
 	else
 		case "$bindir" in

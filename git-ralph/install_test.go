@@ -352,3 +352,25 @@ func readmeSetupLine(t *testing.T) string {
 	cmd, _, _ := strings.Cut(first, "#")
 	return strings.TrimSpace(cmd)
 }
+
+// TestInstallScriptWarnsOfAnotherGitRalph: when another git-ralph comes first on PATH,
+// install.sh says so instead of letting 'git ralph' quietly run the old one.
+func TestInstallScriptWarnsOfAnotherGitRalph(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	other, prefix := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(other, "git-ralph"), "#!/bin/sh\necho an older git-ralph\n")
+	if err := os.Chmod(filepath.Join(other, "git-ralph"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, t.TempDir(), other+":"+prefix+"/bin:/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	if want := "warning: 'git ralph' runs " + other + "/git-ralph, which comes before " + prefix + "/bin on your PATH"; !strings.Contains(string(out), want) {
+		t.Errorf("install.sh does not warn %q:\n%s", want, out)
+	}
+}
