@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		"opencode":     fakeagent.Main,
 		"amp":          fakeagent.Main,
 		"cursor-agent": fakeagent.Main,
+		"copilot":      fakeagent.Main,
+		"qwen":         fakeagent.Main,
 	})
 }
 

@@ -59,6 +59,9 @@ var agents = []Agent{
 	{Name: "amp", Package: "@sourcegraph/amp", KeyEnv: "AMP_API_KEY"},
 	{Name: "claude", Package: "@anthropic-ai/claude-code", KeyEnv: "ANTHROPIC_API_KEY"},
 	{Name: "codex", Package: "@openai/codex", KeyEnv: "OPENAI_API_KEY"},
+	// A fine-grained token with the Copilot Requests permission: the runner's own
+	// GITHUB_TOKEN cannot use Copilot, and GitHub keeps GITHUB_* secret names.
+	{Name: "copilot", Package: "@github/copilot", KeyEnv: "COPILOT_GITHUB_TOKEN"},
 	{Name: "gemini", Package: "@google/gemini-cli", KeyEnv: "GEMINI_API_KEY"},
 	{Name: "opencode", Package: "opencode-ai", KeyEnv: "ANTHROPIC_API_KEY"},
 }

@@ -391,6 +391,11 @@ func checkConfigValue(target any, v string) error {
 		if err != nil {
 			return errors.New("a whole number")
 		}
+	case int64:
+		_, err = strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return errors.New("a whole number")
+		}
 	case float64:
 		_, err = strconv.ParseFloat(v, 64)
 		if err != nil {

@@ -501,6 +501,7 @@ func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
 		return fmt.Errorf("reset %s to its initial state: %w", rec.Branch, err)
 	}
 	rec.Checkpoint, rec.Attempts, rec.CostUSD, rec.CostKnown, rec.CurrentStory = rec.Initial, nil, 0, false, ""
+	rec.Tokens, rec.TokensKnown = 0, false
 	rec.Started = l.Time()
 	l.Report.Step(fmt.Sprintf("started %s over from its initial state %s", rec.Branch, short(rec.Initial)))
 	return l.Save(rec)
