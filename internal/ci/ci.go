@@ -210,6 +210,15 @@ func Write(root string, content []byte) (Action, error) {
 	return action, os.Rename(tmp.Name(), p)
 }
 
+// Outdated tells whether a workflow file is one git-ralph wrote before its loop step ran
+// the binary itself: its loop step runs 'exec git ralph start', which makes git the
+// step's process. A cancelled run of it loses the story under way (the runner's kill
+// reaches git, not the loop, which goes on holding the run while export gives up);
+// ci init replaces it.
+func Outdated(content []byte) bool {
+	return Ours(content) && bytes.Contains(content, []byte("run: exec git ralph start "))
+}
+
 // Ours tells whether a workflow file is git-ralph's: its first line starts with Marker.
 func Ours(content []byte) bool {
 	first, _, _ := bytes.Cut(content, []byte("\n"))
