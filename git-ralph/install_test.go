@@ -353,24 +353,94 @@ func readmeSetupLine(t *testing.T) string {
 	return strings.TrimSpace(cmd)
 }
 
-// TestInstallScriptWarnsOfAnotherGitRalph: when another git-ralph comes first on PATH,
-// install.sh says so instead of letting 'git ralph' quietly run the old one.
-func TestInstallScriptWarnsOfAnotherGitRalph(t *testing.T) {
+// TestInstallScriptRelativePrefix: PREFIX=rel, from a directory other than the checkout,
+// installs into rel under that directory (the build runs in the checkout) and puts its
+// absolute bin on PATH: a relative directory in PATH would be looked up from wherever the
+// user stands.
+func TestInstallScriptRelativePrefix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
-	other, prefix := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(other, "git-ralph"), "#!/bin/sh\necho an older git-ralph\n")
-	if err := os.Chmod(filepath.Join(other, "git-ralph"), 0o755); err != nil {
+	script, err := filepath.Abs("../install.sh")
+	if err != nil {
 		t.Fatal(err)
 	}
+	home, cwd := t.TempDir(), t.TempDir()
+	rel := fmt.Sprintf("prefix-%d", os.Getpid()) // a name the checkout does not hold
+	t.Cleanup(func() { os.RemoveAll(filepath.Join("..", rel)) })
+	cmd := exec.Command("sh", script)
+	cmd.Dir = cwd
+	cmd.Env = installEnv(t, home, "/usr/bin:/bin:"+filepath.Dir(goBinary(t)), rel, "SHELL=/bin/sh")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("PREFIX=rel install.sh: %v\n%s", err, out)
+	}
+	abs := filepath.Join(cwd, rel)
+	if _, err := os.Stat(filepath.Join(abs, "bin", "git-ralph")); err != nil {
+		t.Errorf("git-ralph not installed under %s: %v\n%s", abs, err, out)
+	}
+	profile, _ := os.ReadFile(filepath.Join(home, ".profile"))
+	if !strings.Contains(string(profile), `export PATH="`+abs+`/bin:${PATH}"`) || strings.Contains(string(profile), `"`+rel+`/bin`) {
+		t.Errorf("~/.profile does not put %s/bin on PATH:\n%s", abs, profile)
+	}
+	if _, err := os.Stat(filepath.Join("..", rel)); err == nil {
+		t.Errorf("install.sh wrote %s/ into the checkout", rel)
+	}
+}
+
+// TestInstallScriptKeepsABrokenBlock: a start-up file whose git-ralph block has lost its
+// end line (the user deleted part of it) is left as it is, with a word saying so:
+// replacing the block would take everything after its first line with it.
+func TestInstallScriptKeepsABrokenBlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	home := t.TempDir()
+	profile := "# the user's own\n# >>> git-ralph PATH >>> (added by git-ralph install.sh; delete this block to undo)\n" +
+		"export PATH=\"/old/bin:$PATH\"\nexport EDITOR=vi\nalias ll='ls -l'\n"
+	writeFile(t, filepath.Join(home, ".profile"), profile)
+	prefix := t.TempDir()
 	cmd := exec.Command("sh", "../install.sh")
-	cmd.Env = installEnv(t, t.TempDir(), other+":"+prefix+"/bin:/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	cmd.Env = installEnv(t, home, "/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix, "SHELL=/bin/sh")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("install.sh: %v\n%s", err, out)
 	}
-	if want := "warning: 'git ralph' runs " + other + "/git-ralph, which comes before " + prefix + "/bin on your PATH"; !strings.Contains(string(out), want) {
-		t.Errorf("install.sh does not warn %q:\n%s", want, out)
+	if got, _ := os.ReadFile(filepath.Join(home, ".profile")); string(got) != profile {
+		t.Errorf("~/.profile changed:\n%s\nwant it as it was:\n%s", got, profile)
+	}
+	if !strings.Contains(string(out), "without its end line: add "+prefix+"/bin to PATH there yourself") {
+		t.Errorf("install.sh does not say why it left ~/.profile alone:\n%s", out)
+	}
+}
+
+// TestInstallScriptSaysWhatShadowsIt: with $PREFIX/bin on PATH but an older git-ralph in
+// a directory before it, install.sh says that 'git ralph' runs that one (its version line
+// would otherwise be the older binary's, with no word why).
+func TestInstallScriptSaysWhatShadowsIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	prefix, shadow := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(shadow, "git-ralph"), []byte("#!/bin/sh\necho 'git-ralph old'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(prefix, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, t.TempDir(), shadow+":"+prefix+"/bin:/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	if want := "note: " + shadow + "/git-ralph comes before " + prefix + "/bin on your PATH"; !strings.Contains(string(out), want) {
+		t.Errorf("install.sh does not say %q:\n%s", want, out)
+	}
+	// and no note where the installed one is the one found
+	cmd = exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, t.TempDir(), prefix+"/bin:"+shadow+":/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "note:") {
+		t.Errorf("install.sh with its own git-ralph first: %v\n%s", err, out)
 	}
 }
