@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -19,6 +20,7 @@ func TestInstallScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel() // a cold build takes most of a minute: let the scripts run meanwhile
 	prefix := t.TempDir()
 	home := t.TempDir()
 	// Go's own caches are the only thing install.sh may write outside PREFIX; keep
@@ -31,6 +33,8 @@ func TestInstallScript(t *testing.T) {
 	if len(caches) != 3 {
 		t.Fatalf("go env: %q", goEnv)
 	}
+	installing.Lock()
+	defer installing.Unlock()
 	for i := range 2 {
 		cmd := exec.Command("sh", "../install.sh", "--no-modify-path")
 		cmd.Env = append(os.Environ(), "PREFIX="+prefix, "HOME="+home, "PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t)),
@@ -79,6 +83,10 @@ func TestInstallScript(t *testing.T) {
 	}
 }
 
+// installing is held while install.sh runs: the install tests run in parallel with the
+// rest, one at a time, so that the second build finds the first one's in Go's cache.
+var installing sync.Mutex
+
 func goBinary(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("go")
@@ -95,6 +103,7 @@ func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel()
 	goEnv, err := exec.Command(goBinary(t), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +114,8 @@ func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
 	if err := os.Mkdir(gobin, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	installing.Lock()
+	defer installing.Unlock()
 	cmd := exec.Command("sh", "../install.sh")
 	cmd.Env = append(os.Environ(), "PREFIX=", "HOME="+t.TempDir(), "GOBIN="+gobin,
 		"PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t))+":"+gobin,
@@ -236,6 +247,9 @@ func TestInstallReadmeAsNewUser(t *testing.T) {
 			t.Skipf("runs the README's set-up line as a throwaway user, which needs %s: not checked here", tool)
 		}
 	}
+	// Its build from nothing (the new user's empty Go cache) takes a minute of both
+	// cores: run it beside the scripts, not before them.
+	t.Parallel()
 	line := readmeSetupLine(t)
 	if !strings.HasPrefix(line, "./install.sh") {
 		t.Fatalf("the README's first set-up line is %q", line)

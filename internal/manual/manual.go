@@ -292,8 +292,7 @@ func cells(row string) []string {
 // which copy as ASCII); the punctuation the manual uses is written as the glyphs roff
 // knows by name, which every device has or falls back from (a terminal without UTF-8
 // shows "--" for an em dash); and any other character outside ASCII as \[uXXXX], which
-// needs no preconv but shows only on a UTF-8 device (TestManualReadsCleanly refuses
-// those an ASCII device lacks).
+// needs no preconv, with a stand-in for other devices (Fallbacks).
 func Escape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -312,6 +311,34 @@ func Escape(s string) string {
 	}
 	return b.String()
 }
+
+// Fallbacks are the .fchar requests that give each \[uXXXX] character of page a
+// stand-in for a device that lacks it (man in a C locale renders with the ASCII device):
+// "<U+241B>" unless a better one is known. A device that has the glyph uses it; mandoc
+// ignores the request.
+func Fallbacks(page string) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, m := range uniRE.FindAllStringSubmatch(page, -1) {
+		if seen[m[1]] {
+			continue
+		}
+		seen[m[1]] = true
+		var r rune
+		fmt.Sscanf(m[1], "%X", &r)
+		stand := fallbacks[r]
+		if stand == "" {
+			stand = "<U+" + m[1] + ">"
+		}
+		fmt.Fprintf(&b, ".fchar \\[u%s] %s\n", m[1], stand)
+	}
+	return b.String()
+}
+
+var (
+	uniRE     = regexp.MustCompile(`\\\[u([0-9A-F]{4,6})\]`)
+	fallbacks = map[rune]string{'µ': "u", '✓': "OK", '✗': "x", '·': "-", '↳': "->", '�': "?"}
+)
 
 var glyphs = map[rune]string{
 	'…': "...", '—': `\(em`, '–': `\(en`, '×': `\(mu`, '→': `\(->`, '←': `\(<-`,

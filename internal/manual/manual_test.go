@@ -83,3 +83,13 @@ func TestRenderRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbacks: each character written as \[uXXXX] gets one stand-in for a device
+// without it, a known one where there is one.
+func TestFallbacks(t *testing.T) {
+	page := Escape("ESC as ␛, 90 µs, ␛ again, → and … are named")
+	want := ".fchar \\[u241B] <U+241B>\n.fchar \\[u00B5] u\n"
+	if got := Fallbacks(page); got != want {
+		t.Errorf("Fallbacks(%q) = %q, want %q", page, got, want)
+	}
+}
