@@ -100,9 +100,10 @@ type lockFile struct {
 
 // ClearStaleLocks removes the lock files a killed git left in this repository: the
 // worktree's index.lock, HEAD.lock, ORIG_HEAD.lock and MERGE_RR.lock,
-// packed-refs.lock, config.lock, the locks of c.Branches and of every ref under
-// c.RefDirs, and the locks of git-ralph's own temporary indexes; and the one tempfile
-// git keeps beside a lock under a fixed name, packed-refs.new (see leftoverNames). It
+// packed-refs.lock, config.lock, the auto maintenance's locks, the locks of c.Branches
+// and of every ref under c.RefDirs, and the locks of git-ralph's own temporary
+// indexes; and the one tempfile git keeps beside a lock under a fixed name,
+// packed-refs.new (see commonLeftovers). It
 // returns the display names of those removed. Once no lock is in use, the temporary
 // indexes of dead git-ralph processes go too.
 //
@@ -230,6 +231,15 @@ var (
 		"packed-refs.new",  // the rewrite of packed-refs under packed-refs.lock
 		"packed-refs.lock", // every ref deletion (branch -D, update-ref -d)
 		"config.lock",      // config --local, branch -D (its branch.<name> section)
+		// The auto maintenance that commit, merge and fetch start (git maintenance run
+		// --auto, a child git) takes objects/maintenance.lock every time, even with
+		// gc.auto=0: left behind, no maintenance ever runs again, silently. When it
+		// does run a gc: gc.pid.lock, gc.log.lock (held through a detached gc), the
+		// commit-graph's lock, and pack-refs' packed-refs.lock and .new.
+		"objects/maintenance.lock",
+		"gc.pid.lock",
+		"gc.log.lock",
+		"objects/info/commit-graph.lock",
 	}
 )
 
@@ -252,7 +262,7 @@ func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
 		}
 	}
 	for _, n := range commonLeftovers {
-		paths = append(paths, filepath.Join(r.CommonDir, n))
+		paths = append(paths, filepath.Join(r.CommonDir, filepath.FromSlash(n)))
 	}
 	for _, b := range c.Branches {
 		if b != "" && checkArg("branch name", b) == nil && !strings.Contains(b, "..") {

@@ -51,6 +51,7 @@ func TestClearStaleLocksRemovesWhatACrashLeft(t *testing.T) {
 	ours := []string{
 		"index.lock", "HEAD.lock", "ORIG_HEAD.lock", "MERGE_RR.lock",
 		"packed-refs.lock", "packed-refs.new", "config.lock",
+		"objects/maintenance.lock", "gc.pid.lock", "gc.log.lock", "objects/info/commit-graph.lock",
 		"refs/heads/ralph/x.lock", "refs/heads/main.lock",
 		"refs/ralph/x/attempts/1-2.lock", "refs/ralph/x/backup/17.lock",
 		tempIndexPrefix + "99999999-123.lock",
