@@ -905,7 +905,13 @@ func killTree(root int) (gits int) {
 			}
 		}
 	}
-	for _, pid := range all {
+	// Children before their parents: a process group whose leader's parent dies while
+	// its members are stopped is sent SIGHUP and SIGCONT by the kernel (orphaned
+	// process group), and a git that gets them runs its signal handler, which removes
+	// its lock files and packed-refs.new: no power loss does that. Killed leaves first,
+	// every process is gone before its parent (found because git branch -D, stopped
+	// inside its packed-refs rewrite, cleaned up after itself).
+	for _, pid := range slices.Backward(all) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	return gits
