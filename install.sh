@@ -1,9 +1,27 @@
 #!/bin/sh
 # install.sh: build git-ralph from this checkout with the local Go toolchain and install
-# it, with its man page, under $PREFIX (default: $HOME/.local, or, when its bin is not on
-# PATH, a prefix whose bin is: Go's install directory or a writable /usr/local). Writes
-# nothing outside $PREFIX (Go's own build caches aside) and is safe to run again.
+# it, with its man page and shell completion, under $PREFIX (default: $HOME/.local, or,
+# when its bin is not on PATH, a prefix whose bin is: Go's install directory or a
+# writable /usr/local). When $PREFIX/bin is not on PATH, it adds it to PATH in a marked
+# block of the shell start-up files (--no-modify-path: it only says how). --demo then
+# runs 'git ralph demo' with the binary just installed. Writes nothing else outside
+# $PREFIX (Go's own build caches aside) and is safe to run again.
 set -eu
+
+usage() {
+	cat <<'USAGE'
+usage: ./install.sh [--demo] [--no-modify-path]
+
+Builds git-ralph from this checkout and installs it, its man page and its shell
+completion under $PREFIX (PREFIX=... ./install.sh picks it; default: $HOME/.local, or a
+prefix whose bin is already on PATH).
+
+  --demo             then run 'git ralph demo' with the git-ralph just installed
+  --no-modify-path   do not add $PREFIX/bin to PATH in your shell's start-up files
+                     (~/.profile; ~/.bash_profile or ~/.bash_login if you have one;
+                     ~/.zshenv for zsh); only say how
+USAGE
+}
 
 err() { echo "install.sh: $*" >&2; exit 1; }
 need_cmd() { command -v "$1" >/dev/null 2>&1 || err "need '$1' (not found on PATH)"; }
@@ -39,7 +57,70 @@ install_completion() {
 	echo "installed $2/$3"
 }
 
+# The block that puts $bindir on PATH in a start-up file, between two marker lines, so
+# that a rerun finds it and replaces it instead of adding a second one.
+marker_begin='# >>> git-ralph PATH >>> (added by git-ralph install.sh; delete this block to undo)'
+marker_end='# <<< git-ralph PATH <<<'
+path_block() {
+	printf '%s\n' "$marker_begin"
+	printf 'case ":${PATH}:" in *":%s:"*) ;; *) export PATH="%s:${PATH}" ;; esac\n' "$1" "$1"
+	printf '%s\n' "$marker_end"
+}
+
+# startup_files are the files a login shell of this user reads that should carry the
+# block: ~/.profile (sh, dash, ksh, and bash unless it has its own), bash's own login
+# file when there is one, and ~/.zshenv for a zsh user.
+startup_files() {
+	echo "$HOME/.profile"
+	if [ -f "$HOME/.bash_profile" ]; then
+		echo "$HOME/.bash_profile"
+	elif [ -f "$HOME/.bash_login" ]; then
+		echo "$HOME/.bash_login"
+	fi
+	case "${SHELL:-}" in
+	*/zsh) echo "$HOME/.zshenv" ;;
+	*) [ ! -f "$HOME/.zshenv" ] || echo "$HOME/.zshenv" ;;
+	esac
+}
+
+# add_to_path FILE writes the PATH block into FILE: appended when FILE has none, replaced
+# in place when it has another (a different prefix), left alone when it has this one.
+# The file is rewritten through itself, so a symlinked dotfile stays a symlink.
+add_to_path() {
+	file=$1
+	if { [ -e "$file" ] && [ ! -w "$file" ]; } || { [ ! -e "$file" ] && [ ! -w "$(dirname "$file")" ]; }; then
+		echo "cannot write $file: add $bindir to PATH there yourself"
+		return
+	fi
+	block=$(path_block "$bindir")
+	if [ -f "$file" ] && grep -qxF "$marker_begin" "$file"; then
+		old=$(awk -v b="$marker_begin" -v e="$marker_end" '$0==b{f=1} f{print} $0==e{f=0}' "$file")
+		if [ "$old" = "$block" ]; then
+			echo "$file already puts $bindir on PATH"
+			return
+		fi
+		rest=$(awk -v b="$marker_begin" -v e="$marker_end" '$0==b{f=1;next} f&&$0==e{f=0;next} !f{print}' "$file")
+		printf '%s\n%s\n' "$rest" "$block" >"$file"
+	else
+		if [ -s "$file" ] && [ -n "$(tail -c 1 "$file")" ]; then
+			echo >>"$file"
+		fi
+		printf '%s\n' "$block" >>"$file"
+	fi
+	echo "added $bindir to PATH in $file (a block marked git-ralph; ./install.sh --no-modify-path skips this)"
+}
+
 main() {
+	demo=false
+	modify_path=true
+	for arg in "$@"; do
+		case "$arg" in
+		--demo) demo=true ;;
+		--no-modify-path) modify_path=false ;;
+		-h | --help) usage; exit 0 ;;
+		*) usage >&2; echo "install.sh: unknown argument '$arg'" >&2; exit 2 ;;
+		esac
+	done
 	need_cmd go
 	need_cmd git
 	if [ -z "${PREFIX:-}" ]; then
@@ -69,17 +150,27 @@ main() {
 	install_completion zsh "$PREFIX/share/zsh/site-functions" _git-ralph
 	install_completion fish "$PREFIX/share/fish/vendor_completions.d" git-ralph.fish
 
-	case ":$PATH:" in
-	*":$bindir:"*)
-		git ralph --version ;;
-	*)
+	if on_path "$bindir"; then
+		git ralph --version
+	else
+		case "$bindir" in
+		*[\"\\\$\`]*) modify_path=false ;; # not a path to write into a shell file
+		esac
+		if $modify_path; then
+			startup_files | while IFS= read -r f; do add_to_path "$f"; done
+			echo "'git ralph' works in your next login shell. For this shell:"
+		else
+			echo
+			echo "$bindir is not on your PATH. Add it, e.g. in ~/.profile:"
+			echo "    export PATH=\"$bindir:\$PATH\""
+			echo "then 'git ralph --version' works. For this shell only:"
+		fi
+		echo "    export PATH=\"$bindir:\$PATH\""
+	fi
+	if $demo; then
 		echo
-		echo "$bindir is not on your PATH. Add it, e.g. in ~/.profile:"
-		echo "    export PATH=\"$bindir:\$PATH\""
-		echo "then 'git ralph --version' works. For this shell only:"
-		echo "    export PATH=\"$bindir:\$PATH\""
-		;;
-	esac
+		PATH="$bindir:$PATH" "$bindir/git-ralph" demo
+	fi
 }
 
 main "$@"

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,9 +11,10 @@ import (
 	"testing"
 )
 
-// TestInstallScript runs install.sh twice into a temporary PREFIX: it installs the
-// binary, the man page and the bash, zsh and fish completions, writes nothing else there, is safe to run again, and says
-// how to put $PREFIX/bin on PATH when it is not.
+// TestInstallScript runs install.sh --no-modify-path twice into a temporary PREFIX: it
+// installs the binary, the man page and the bash, zsh and fish completions, writes
+// nothing else there nor in HOME, is safe to run again, and says how to put
+// $PREFIX/bin on PATH when it is not.
 func TestInstallScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
@@ -28,7 +32,7 @@ func TestInstallScript(t *testing.T) {
 		t.Fatalf("go env: %q", goEnv)
 	}
 	for i := range 2 {
-		cmd := exec.Command("sh", "../install.sh")
+		cmd := exec.Command("sh", "../install.sh", "--no-modify-path")
 		cmd.Env = append(os.Environ(), "PREFIX="+prefix, "HOME="+home, "PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t)),
 			"GOCACHE="+caches[0], "GOMODCACHE="+caches[1], "GOPATH="+caches[2], "XDG_CONFIG_HOME="+t.TempDir())
 		out, err := cmd.CombinedOutput()
@@ -115,4 +119,229 @@ func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
 	if strings.Contains(string(out), "not on your PATH") {
 		t.Errorf("install.sh says its bin is not on PATH:\n%s", out)
 	}
+}
+
+// installEnv is the environment of an install.sh run: HOME, PATH and PREFIX as given,
+// Go's own caches the real ones (so that the build stays warm and HOME holds only what
+// install.sh writes there).
+func installEnv(t *testing.T, home, path, prefix string, extra ...string) []string {
+	t.Helper()
+	goEnv, err := exec.Command(goBinary(t), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caches := strings.Fields(string(goEnv))
+	env := []string{"HOME=" + home, "PATH=" + path, "PREFIX=" + prefix, "GOCACHE=" + caches[0],
+		"GOMODCACHE=" + caches[1], "GOPATH=" + caches[2], "XDG_CONFIG_HOME=" + t.TempDir(), "GOFLAGS=-buildvcs=false",
+		"GIT_CONFIG_NOSYSTEM=1", "GOTOOLCHAIN=local"}
+	return append(env, extra...)
+}
+
+// TestInstallScriptAddsToPath: with $PREFIX/bin not on PATH, install.sh adds it in a
+// marked block to ~/.profile, to bash's own login file when the user has one, and to
+// ~/.zshenv for a zsh user, keeping what they held and saying which file it changed;
+// a second run changes nothing, a run with another PREFIX replaces the block, and a
+// login shell then finds git-ralph.
+func TestInstallScriptAddsToPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".profile"), "# the user's own\nexport EDITOR=vi") // no final newline
+	writeFile(t, filepath.Join(home, ".bash_profile"), ". ~/.profile\n")
+	path := "/usr/bin:/bin:" + filepath.Dir(goBinary(t))
+	files := []string{".profile", ".bash_profile", ".zshenv"}
+	run := func(prefix string) string {
+		t.Helper()
+		cmd := exec.Command("sh", "../install.sh")
+		cmd.Env = installEnv(t, home, path, prefix, "SHELL=/bin/zsh")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("install.sh: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	check := func(prefix string) {
+		t.Helper()
+		for _, f := range files {
+			data, err := os.ReadFile(filepath.Join(home, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(data), "# >>> git-ralph PATH >>>"); n != 1 {
+				t.Errorf("%s holds %d git-ralph blocks:\n%s", f, n, data)
+			}
+			if !strings.Contains(string(data), `export PATH="`+prefix+`/bin:${PATH}"`) {
+				t.Errorf("%s does not put %s/bin on PATH:\n%s", f, prefix, data)
+			}
+		}
+		profile, _ := os.ReadFile(filepath.Join(home, ".profile"))
+		if !strings.HasPrefix(string(profile), "# the user's own\nexport EDITOR=vi\n# >>> git-ralph PATH >>>") {
+			t.Errorf(".profile lost what it held:\n%s", profile)
+		}
+		// a login shell, as the next one the user opens: ~/.profile, then git ralph
+		sh := exec.Command("sh", "-c", `. "$HOME/.profile" && . "$HOME/.profile" && echo "$PATH" && git ralph --version`)
+		sh.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+		out, err := sh.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "git-ralph ") {
+			t.Errorf("a login shell does not find git ralph: %v\n%s", err, out)
+		}
+		if strings.Count(string(out), prefix+"/bin") != 1 {
+			t.Errorf("reading ~/.profile twice puts %s/bin on PATH %d times: %s", prefix, strings.Count(string(out), prefix+"/bin"), out)
+		}
+	}
+	prefix := t.TempDir()
+	out := run(prefix)
+	for _, f := range files {
+		if !strings.Contains(out, "added "+prefix+"/bin to PATH in "+filepath.Join(home, f)) {
+			t.Errorf("install.sh does not say it changed %s:\n%s", f, out)
+		}
+	}
+	check(prefix)
+	if out := run(prefix); strings.Contains(out, "added ") || !strings.Contains(out, "already puts") {
+		t.Errorf("a second run changed a start-up file:\n%s", out)
+	}
+	check(prefix)
+	other := t.TempDir()
+	run(other)
+	check(other)
+	if entries, _ := os.ReadDir(home); len(entries) != len(files) {
+		t.Errorf("HOME holds %v; install.sh writes only the start-up files there", entries)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInstallReadmeAsNewUser runs the README's first set-up line, taken from the README,
+// as a new non-root user would: a throwaway account (useradd, with the distribution's
+// start-up files), a fresh HOME, the login PATH of /etc/login.defs plus Go's bin and
+// nothing git-ralph installs into, in a checkout of their own. The demo must run, and the
+// user's next login shell must find git ralph. Needs root and useradd; it builds
+// git-ralph from nothing (the user's own Go caches), offline: the modules come from a
+// copy of this machine's module download cache, served as a file:// GOPROXY.
+func TestInstallReadmeAsNewUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates a user and builds git-ralph from nothing; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("runs the README's set-up line as a throwaway non-root user, which needs root (useradd): not checked here")
+	}
+	for _, tool := range []string{"useradd", "userdel", "runuser", "chown"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("runs the README's set-up line as a throwaway user, which needs %s: not checked here", tool)
+		}
+	}
+	line := readmeSetupLine(t)
+	if !strings.HasPrefix(line, "./install.sh") {
+		t.Fatalf("the README's first set-up line is %q", line)
+	}
+
+	dir, err := os.MkdirTemp("", "git-ralph-newuser-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("grnew%d", os.Getpid()%1000000)
+	home := filepath.Join(dir, name)
+	if out, err := exec.Command("useradd", "-m", "-d", home, "-s", "/bin/bash", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("userdel", "-r", name).CombinedOutput(); err != nil {
+			t.Logf("userdel %s: %v\n%s", name, err, out)
+		}
+	})
+
+	// the user's checkout: this one's files, as their clone would hold them
+	checkout := filepath.Join(home, "git-ralph")
+	list, err := exec.Command("git", "-C", "..", "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join("..", f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the work tree
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := os.Stat(filepath.Join("..", f))
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(checkout, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(checkout, f), data, info.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Go's modules, offline: the download cache served as a file:// proxy
+	modcache, err := exec.Command(goBinary(t), "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := filepath.Join(dir, "goproxy")
+	if out, err := exec.Command("cp", "-R", filepath.Join(strings.TrimSpace(string(modcache)), "cache", "download"), proxy).CombinedOutput(); err != nil {
+		t.Fatalf("copy the module download cache: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"chmod", "-R", "a+rX", proxy}, {"chown", "-R", name + ":", checkout}} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", args, err, out)
+		}
+	}
+
+	env := []string{"HOME=" + home, "USER=" + name, "LOGNAME=" + name, "SHELL=/bin/bash", "LANG=C.UTF-8",
+		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games:" + filepath.Dir(goBinary(t)),
+		"GOPROXY=file://" + proxy, "GOSUMDB=off", "GOTOOLCHAIN=local", "GIT_CONFIG_NOSYSTEM=1",
+		"TMPDIR=" + home} // the demo's repository goes with the user
+	cmd := exec.Command("runuser", append([]string{"-u", name, "--", "env", "-i"}, append(env, "sh", "-c", line)...)...)
+	cmd.Dir = checkout
+	out, err := cmd.CombinedOutput()
+	t.Logf("$ %s\n%s", line, out)
+	if err != nil {
+		t.Fatalf("the README's first set-up line failed for a new user: %v", err)
+	}
+	for _, want := range []string{
+		"installed " + home + "/.local/bin/git-ralph",
+		"added " + home + "/.local/bin to PATH in " + home + "/.profile",
+		"demo: a throwaway repository",
+		"✓ story 3: checkpoint",
+		"$ git ralph finish --squash",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	// the user's next login shell
+	login := exec.Command("runuser", "-l", name, "-c", "git ralph --version")
+	if out, err := login.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "git-ralph ") {
+		t.Errorf("git ralph --version in the user's next login shell: %v\n%s", err, out)
+	}
+}
+
+// readmeSetupLine is the first command of the README's set-up block, its comment dropped.
+func readmeSetupLine(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(data), "\n## Set up\n")
+	if !ok {
+		t.Fatal(`the README has no "## Set up" section`)
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	if !ok {
+		t.Fatal("the README's set-up has no sh block")
+	}
+	first, _, _ := strings.Cut(block, "\n")
+	cmd, _, _ := strings.Cut(first, "#")
+	return strings.TrimSpace(cmd)
 }

@@ -24,7 +24,7 @@ const (
 // Custom drives an agent of the user's own: ralph.agentCommand, an argv that
 // git-ralph runs directly, never through a shell. It is how git-ralph runs
 // an agent it has no driver for, and how a user tries prompts and loop logic
-// with a script. The contract (documented in the README, "Custom agents"):
+// with a script. The contract (documented in the manual, internal/manual, "Custom agents"):
 //
 //   - The command runs in the repository root, in its own process group, with
 //     the prompt on stdin (closed after it) and RALPH_AGENT=1, RALPH_CHANGE,
@@ -82,7 +82,7 @@ func (c Custom) check() error {
 
 // customCommandHint tells how to configure a custom agent.
 const customCommandHint = "set it with 'git config ralph.agentCommand \"path/to/agent --flag\"' " +
-	"(split like a shell would, never run through one); see the README, \"Custom agents\""
+	"(split like a shell would, never run through one); see \"Custom agents\" in git ralph --help"
 
 // Name returns "custom".
 func (Custom) Name() string { return "custom" }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 )
 
 type cancelCmd struct {
@@ -22,7 +24,7 @@ func (c *cancelCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.CancelRemote(e.ctx, c.Change, c.Force, e.github)
+	res, err := githubflow.On(l).CancelRemote(e.ctx, c.Change, c.Force, e.github)
 	if err != nil {
 		return err
 	}

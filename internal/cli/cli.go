@@ -1,6 +1,7 @@
 // Package cli is the command line of git-ralph: the kong root, one file per command,
 // and Main, the only place that prints errors and picks the exit code. Commands are thin:
-// flags in, a call into internal/loop, output rendered.
+// flags in, a call into internal/loop (the local loop) or internal/githubflow (the GitHub
+// workflows), output rendered.
 package cli
 
 import (
@@ -23,6 +24,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -287,6 +289,7 @@ func (e *env) loop() (*loop.Loop, error) {
 		return nil, err
 	}
 	l := loop.New(repo, newReporter(e.s))
+	l.Remote = githubflow.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
@@ -48,7 +49,7 @@ func (c *dispatchCmd) Run(e *env) error {
 	for _, change := range c.Changes {
 		// GitHub asks for a second between requests that change things: the client
 		// (one per host, e.github) spaces its POSTs across the changes.
-		res, err := l.Dispatch(e.ctx, loop.DispatchRequest{
+		res, err := githubflow.On(l).Dispatch(e.ctx, githubflow.DispatchRequest{
 			Change: change, Remote: c.Remote, Repo: c.Repo, EnvRepo: os.Getenv("GH_REPO"),
 			Workflow: c.Workflow, Ref: c.Ref, IncludeWIP: c.IncludeWIP,
 			Client: e.github,
@@ -81,8 +82,8 @@ func (c *dispatchCmd) Run(e *env) error {
 // completed, with status --watch's polling, then say how to finish each.
 func waitDispatched(e *env, l *loop.Loop, changes []string) error {
 	fmt.Fprintf(e.s.Err, "waiting for the runs on GitHub Actions (Ctrl-C stops waiting; the runs go on)\n")
-	views, err := l.WatchRemote(e.ctx, loop.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, loop.WatchText(change, v)) }})
+	views, err := githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
+		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, githubflow.WatchText(change, v)) }})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130,
 			Hint: "the runs go on: 'git ralph status --watch' follows them again"}

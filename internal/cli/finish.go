@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/term"
@@ -59,12 +60,12 @@ func (c *finishCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var prune *loop.PruneTarget
+	var prune *githubflow.PruneTarget
 	if c.Prune || c.Cancel {
 		if c.Prune && c.PR {
 			return &usageError{msg: "--prune-remote does not go with --pr (ralph/<change> is the pull request's head)", hint: "see 'git ralph finish -h'"}
 		}
-		if prune, err = l.RemotePruneTarget(c.Change); err != nil {
+		if prune, err = githubflow.On(l).RemotePruneTarget(c.Change); err != nil {
 			return err
 		}
 		c.Change = prune.Change
@@ -105,7 +106,7 @@ func (c *finishCmd) Run(e *env) error {
 // cancel is finish --cancel: ask GitHub to cancel the run (a run already over is left
 // as it is); wait then follows it to its end.
 func (c *finishCmd) cancel(e *env, l *loop.Loop) error {
-	res, err := l.CancelRemote(e.ctx, c.Change, false, e.github)
+	res, err := githubflow.On(l).CancelRemote(e.ctx, c.Change, false, e.github)
 	if err != nil {
 		return err
 	}
@@ -119,8 +120,8 @@ func (c *finishCmd) cancel(e *env, l *loop.Loop) error {
 }
 
 // prune is finish --prune-remote, once the finish is done.
-func (c *finishCmd) prune(e *env, l *loop.Loop, t *loop.PruneTarget) error {
-	res, err := l.PruneRemote(context.WithoutCancel(e.ctx), t)
+func (c *finishCmd) prune(e *env, l *loop.Loop, t *githubflow.PruneTarget) error {
+	res, err := githubflow.On(l).PruneRemote(context.WithoutCancel(e.ctx), t)
 	if err != nil {
 		return err
 	}
@@ -152,8 +153,8 @@ func (c *finishCmd) wait(e *env, l *loop.Loop) error {
 		l.Sleep = e.tune.Sleep
 	}
 	fmt.Fprintf(e.s.Err, "waiting for the run of %s on GitHub Actions (Ctrl-C stops waiting; the run goes on)\n", change)
-	_, err = l.WatchRemote(e.ctx, loop.WatchOptions{Changes: []string{change}, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, loop.WatchText(change, v)) }})
+	_, err = githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: []string{change}, Client: e.github,
+		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, githubflow.WatchText(change, v)) }})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130,
 			Hint: "nothing was changed; the run goes on: 'git ralph finish " + change + " --wait' waits again"}
@@ -173,7 +174,7 @@ func refreshRemote(e *env, l *loop.Loop, change string) {
 	if err != nil || rec.Remote == nil || rec.Status != run.Dispatched || rec.Remote.LastSeenStatus == "completed" {
 		return
 	}
-	_, _ = l.RemoteStatus(e.ctx, name, e.github)
+	_, _ = githubflow.On(l).RemoteStatus(e.ctx, name, e.github)
 }
 
 func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {
@@ -191,12 +192,12 @@ func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) 
 }
 
 // prOptions is where finish --pr goes: the flags, then git config and GH_REPO.
-func (c *finishCmd) prOptions(e *env, l *loop.Loop) (loop.PROptions, error) {
+func (c *finishCmd) prOptions(e *env, l *loop.Loop) (githubflow.PROptions, error) {
 	// The config keys are read here rather than as flag defaults, so that --draft,
 	// --remote and --repo given without --pr are a usage error while the keys are not.
 	draft, _, err := l.Repo.ConfigBool(e.ctx, "ralph.prDraft")
 	if err != nil {
-		return loop.PROptions{}, fmt.Errorf("git config ralph.prDraft: %w", err)
+		return githubflow.PROptions{}, fmt.Errorf("git config ralph.prDraft: %w", err)
 	}
 	if c.Draft != nil {
 		draft = *c.Draft
@@ -205,11 +206,11 @@ func (c *finishCmd) prOptions(e *env, l *loop.Loop) (loop.PROptions, error) {
 	for key, v := range map[string]*string{"ralph.remote": &remote, "ralph.repo": &repo} {
 		if *v == "" {
 			if *v, _, err = l.Repo.Config(e.ctx, key); err != nil {
-				return loop.PROptions{}, err
+				return githubflow.PROptions{}, err
 			}
 		}
 	}
-	return loop.PROptions{
+	return githubflow.PROptions{
 		Draft: draft, Base: c.Base, Remote: remote, Repo: repo, EnvRepo: os.Getenv("GH_REPO"),
 		Client: func(host string) (*github.Client, error) {
 			return github.New(host, github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport})
@@ -223,7 +224,7 @@ func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.FinishPR(e.ctx, c.Change, o)
+	res, err := githubflow.On(l).FinishPR(e.ctx, c.Change, o)
 	if err != nil {
 		return err
 	}

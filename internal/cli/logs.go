@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 )
 
 type logsCmd struct {
@@ -27,7 +29,7 @@ func (c *logsCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.Logs(e.ctx, c.Change, c.Attempt, e.github)
+	res, err := githubflow.On(l).Logs(e.ctx, c.Change, c.Attempt, e.github)
 	if err != nil {
 		return err
 	}

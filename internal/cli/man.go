@@ -6,20 +6,26 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/git-ralph/git-ralph/internal/manual"
 )
 
 type manCmd struct{}
 
-// Run prints git-ralph(1) in roff, generated from the command model so that it cannot
-// drift from -h. install.sh writes it to $PREFIX/share/man/man1/git-ralph.1, which is
+// Run prints git-ralph(1) in roff: the manual's sections (internal/manual) around the
+// command reference, which is generated from the command model so that it cannot drift
+// from -h. install.sh writes it to $PREFIX/share/man/man1/git-ralph.1, which is
 // what `git ralph --help` (rewritten by git into `git help ralph`) opens.
 func (c *manCmd) Run(e *env) error {
-	writeMan(e.s.Out, e.parser.Model)
-	return nil
+	sections, err := manual.Sections()
+	if err != nil {
+		return err
+	}
+	return writeMan(e.s.Out, e.parser.Model, sections)
 }
 
 func roff(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\e`)
+	s = manual.Escape(s)
 	var b strings.Builder
 	for _, line := range strings.Split(s, "\n") {
 		if strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'") {
@@ -31,8 +37,12 @@ func roff(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func writeMan(w io.Writer, app *kong.Application) {
+// writeMan writes git-ralph(1): the name and synopsis, the manual's DESCRIPTION, the
+// command reference generated from the command model (OPTIONS, COMMANDS), then the
+// manual's other sections in their order (internal/manual).
+func writeMan(w io.Writer, app *kong.Application, sections []manual.Section) error {
 	fmt.Fprintf(w, ".TH GIT-RALPH 1 \"\" \"git-ralph %s\" \"Git Manual\"\n", roff(version()))
+	fmt.Fprintln(w, ".nh\n.ad l") // no hyphenation, ragged right: flags and paths stay whole
 	fmt.Fprintln(w, ".SH NAME\ngit-ralph \\- run a coding agent over an OpenSpec change, story by story")
 	fmt.Fprintln(w, ".SH SYNOPSIS")
 	fmt.Fprintf(w, ".B git ralph\n%s <command> [<args>]\n.br\n", roff(synopsis(app.Node)))
@@ -43,9 +53,13 @@ func writeMan(w io.Writer, app *kong.Application) {
 		}
 		fmt.Fprintln(w, ".br")
 	}
-	fmt.Fprintln(w, ".SH DESCRIPTION")
-	fmt.Fprintln(w, roff(`git ralph start <change> reads openspec/changes/<change>/tasks.md, makes a branch ralph/<change> with an "initial state" commit holding your uncommitted work, and runs the agent once per incomplete story (each "##" section with checkbox tasks, and the tasks before the first "##"; its id is the heading's number, as in "## 1. Title" or "## Phase 2: Zsh", else a slug of the title, as "prerequisites"). A story whose agent ends with <promise>COMPLETE</promise> on a line of its own, with all its tasks checked off (and the optional ralph-verify hook passing), becomes a commit "checkpoint: <id>". <promise>FAILED: reason</promise>, no signal, a crash or a timeout fails the attempt: its work is kept under refs/ralph/<change>/attempts/<id>-<n>, the branch is reset to the last checkpoint, and the story is retried with the reason in the next prompt.`))
-	fmt.Fprintln(w, ".PP\nThe agent runs with the flag that lets it edit and run commands unattended (for Claude Code: --dangerously-skip-permissions). Run it only where that is acceptable.")
+	for _, s := range sections {
+		if s.Title == "DESCRIPTION" {
+			if err := s.WriteRoff(w); err != nil {
+				return err
+			}
+		}
+	}
 	fmt.Fprintln(w, ".SH OPTIONS")
 	fmt.Fprintln(w, "These go before the command, or anywhere after it.")
 	writeManFlags(w, app.Node)
@@ -65,12 +79,14 @@ func writeMan(w io.Writer, app *kong.Application) {
 		}
 	}
 	commands(app.Children)
-	fmt.Fprintln(w, ".SH FILES")
-	fmt.Fprintln(w, roff(`<git-common-dir>/ralph/<change>/: run.json (the run record), learnings.md, logs/<story>-<n>.log, lock. Never committed.
-.PP
-refs/ralph/<change>/attempts/<story>-<n>: failed attempts. refs/ralph/<change>/backup/<time>: earlier branch tips.`))
-	fmt.Fprintln(w, ".SH EXIT STATUS\n0 done; 1 the loop stopped on a failure or an operation failed; 2 usage error; 130 interrupted.")
-	fmt.Fprintln(w, ".SH SEE ALSO\n.BR git (1),\nthe README of git-ralph.")
+	for _, s := range sections {
+		if s.Title != "DESCRIPTION" {
+			if err := s.WriteRoff(w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeManFlags lists n's own visible flags, written as -h writes them.

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
@@ -32,7 +33,7 @@ func (c *exportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.Export(e.ctx, loop.ExportOptions{Change: c.Change, RunID: c.RunID, Out: c.Out})
+	res, err := githubflow.On(l).Export(e.ctx, githubflow.ExportOptions{Change: c.Change, RunID: c.RunID, Out: c.Out})
 	if err != nil {
 		return err
 	}
@@ -66,11 +67,11 @@ and runs no hook.`
 }
 
 func (c *publishCmd) Run(e *env) error {
-	l, err := e.loop()
+	repo, err := e.openRepo()
 	if err != nil {
 		return err
 	}
-	res, err := l.Publish(e.ctx, loop.PublishOptions{Change: c.Change, RunID: c.RunID, Bundle: c.Bundle, Start: c.Start, Remote: c.Remote})
+	res, err := githubflow.Publish(e.ctx, repo, githubflow.PublishOptions{Change: c.Change, RunID: c.RunID, Bundle: c.Bundle, Start: c.Start, Remote: c.Remote})
 	if res != nil && res.WorkflowPatch != "" {
 		fmt.Fprint(e.s.Out, res.WorkflowPatch)
 		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -226,7 +227,7 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 		// (no network call is made to tell).
 		pr := &finishCmd{Change: sum.Change, PR: true}
 		if o, err := pr.prOptions(e, l); err == nil {
-			if repo, ok, _ := l.PRRepo(e.ctx, sum.Change, o); ok {
+			if repo, ok, _ := githubflow.On(l).PRRepo(e.ctx, sum.Change, o); ok {
 				opts = append(opts, "pull request: push "+sum.Branch+" and open a pull request in "+repo.String())
 			}
 		}

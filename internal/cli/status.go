@@ -11,6 +11,7 @@ import (
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 
+	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/term"
@@ -48,12 +49,12 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if r != nil && r.Record.Remote != nil && (r.Record.Status == run.Dispatched || r.Record.Status == run.Dispatching) {
-		v, err := l.RemoteStatus(e.ctx, r.Record.Change, e.github)
+		v, err := githubflow.On(l).RemoteStatus(e.ctx, r.Record.Change, e.github)
 		if err != nil {
 			v = &loop.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
 		r.Remote = v
-		if ch := l.PublishedChange(e.ctx, r, v.Tip); ch != nil {
+		if ch := githubflow.On(l).PublishedChange(e.ctx, r, v.Tip); ch != nil {
 			r.Change, r.Published = ch, true
 		}
 	}
@@ -96,8 +97,8 @@ func (c *statusCmd) watch(e *env) error {
 	if err != nil {
 		return err
 	}
-	views, err := l.WatchRemote(e.ctx, loop.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Out, loop.WatchText(change, v)) }})
+	views, err := githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
+		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Out, githubflow.WatchText(change, v)) }})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
 	}
@@ -121,7 +122,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 	views := map[string]*loop.RemoteView{}
 	if len(remote) > 0 {
 		var err error
-		if views, err = l.RemoteViews(e.ctx, remote, e.github); err != nil {
+		if views, err = githubflow.On(l).RemoteViews(e.ctx, remote, e.github); err != nil {
 			return err
 		}
 	}
@@ -149,12 +150,12 @@ func overview(e *env, l *loop.Loop, names []string) error {
 		if v := views[name]; v != nil {
 			r.Remote = v
 			where = "GitHub Actions"
-			st = loop.WatchText(name, v)
+			st = githubflow.WatchText(name, v)
 			st = strings.TrimPrefix(st, name+": ")
 			if v.Error != "" {
 				st = p.Warn("cannot ask GitHub: " + v.Error)
 			}
-			if ch := l.PublishedChange(e.ctx, r, v.Tip); ch != nil {
+			if ch := githubflow.On(l).PublishedChange(e.ctx, r, v.Tip); ch != nil {
 				r.Change = ch
 			}
 		}
@@ -468,7 +469,7 @@ func shortID(id string) string {
 }
 
 // finishedJSON is status --json of a change whose last run is finished: the change,
-// "status": "finished", the branch, and how it ended (see README, "status --json").
+// "status": "finished", the branch, and how it ended (see the manual, internal/manual, "status --json").
 func finishedJSON(f *run.Finished) any {
 	type how struct {
 		How    string `json:"how"`              // squash, keep or pr

@@ -19,7 +19,7 @@ import (
 // work runs attempts until every story is complete, a story runs out of retries, the
 // cost limit is passed, the agent cannot run, or the user interrupts.
 func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record) (*Summary, error) {
-	start := l.now()
+	start := l.Time()
 	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: orDetached(rec), Total: len(ch.Stories)}
 	tries := map[string]int{}     // attempts per story in this invocation
 	transient := map[string]int{} // transient API errors retried per story
@@ -38,7 +38,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		l.taken[r.Name] = true
 	}
 	finish := func() *Summary {
-		sum.Duration = l.now().Sub(start)
+		sum.Duration = l.Time().Sub(start)
 		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
 		return sum
 	}
@@ -55,7 +55,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 				return finish(), l.stop(rec, run.Failed, "open tasks outside every story", err)
 			}
 			rec.Status, rec.CurrentStory, rec.PID = run.Complete, "", 0
-			return finish(), l.save(rec)
+			return finish(), l.Save(rec)
 		}
 		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
 			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
@@ -95,11 +95,11 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			transient[story.ID]++
 			tries[story.ID]-- // a transient API error does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent's API failed for a passing reason; trying again in %s (%d of %d, not counted as a retry)", d, transient[story.ID], len(steps)))
-			if err := l.sleep(ctx, d); err != nil {
+			if err := l.Wait(ctx, d); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}
 		case agent.ClassLimit:
-			now := l.now()
+			now := l.Time()
 			until := res.RetryTime(now)
 			if o.WaitOnLimit <= 0 {
 				reason := "the agent hit a usage or rate limit"
@@ -116,7 +116,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			}
 			tries[story.ID]-- // waiting out a limit does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent hit a usage or rate limit; waiting until %s (Ctrl-C stops; 'git ralph start %s' resumes)", until.Format("15:04:05 MST"), o.Change))
-			if err := l.sleep(ctx, until.Sub(now)); err != nil {
+			if err := l.Wait(ctx, until.Sub(now)); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}
 		}
@@ -126,7 +126,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 // stop records why the loop stopped and returns err.
 func (l *Loop) stop(rec *run.Record, st run.Status, reason string, err error) error {
 	rec.Status, rec.StopReason, rec.PID = st, reason, 0
-	if serr := l.save(rec); serr != nil {
+	if serr := l.Save(rec); serr != nil {
 		return serr
 	}
 	return err
@@ -167,7 +167,7 @@ func firstLine(s string) string {
 func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record,
 	story openspec.Story, index, try int, learnings string) (string, agent.Result, error) {
 	n := nextAttemptN(rec, story.ID)
-	for l.taken[attemptRef(o.Change, story.ID, n)] {
+	for l.taken[AttemptRef(o.Change, story.ID, n)] {
 		n++ // a crash after saving an attempt but before recording it
 	}
 	text, err := l.render(o, ch, story, learnings, lastReason(rec, story.ID), try)
@@ -177,10 +177,10 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	logPath := l.Store.LogPath(o.Change, story.ID, n)
 	rec.Attempts = append(rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: logPath,
-		Agent: drv.Name(), Model: o.Model, Started: l.now(),
+		Agent: drv.Name(), Model: o.Model, Started: l.Time(),
 	})
 	rec.CurrentStory, rec.Status, rec.PID = story.ID, run.Running, os.Getpid()
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return "", agent.Result{}, err
 	}
 	att := rec.Last()
@@ -200,13 +200,13 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	req.Sink = sink{l.Report}
 	req.OnStart = func(pid int, start uint64) {
 		rec.AgentPID, rec.AgentStart = pid, start
-		_ = l.save(rec)
+		_ = l.Save(rec)
 	}
 	res, runErr := agent.Run(ctx, drv, req)
 	logf.Close()
 	rec.AgentPID, rec.AgentStart = 0, 0
 	if runErr != nil {
-		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.now()
+		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.Time()
 		return "", res, l.stop(rec, run.Failed, "the agent could not be started",
 			&Error{Msg: fmt.Sprintf("start agent %s: %v", drv.Name(), runErr), Hint: "check the agent command and ralph.agentArgs", Err: runErr})
 	}
@@ -366,7 +366,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if err := l.Repo.AddAll(ctx); err != nil {
 		return "", "", false, err
 	}
-	att.Ended = l.now()
+	att.Ended = l.Time()
 	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, o.RunID), git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
@@ -377,7 +377,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	}
 	rec.Checkpoint = id
 	att.Outcome, att.Commit = run.OutcomeComplete, id
-	return run.OutcomeComplete, "", false, l.save(rec)
+	return run.OutcomeComplete, "", false, l.Save(rec)
 }
 
 // checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
@@ -424,9 +424,9 @@ func auditTrailers(b *strings.Builder, att *run.Attempt) {
 // and then puts the branch back at the recorded checkpoint. If saving fails, nothing is
 // restored: the work stays where the agent left it.
 func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Attempt, reason string) error {
-	ref := attemptRef(rec.Change, att.Story, att.N)
+	ref := AttemptRef(rec.Change, att.Story, att.N)
 	if att.Ended.IsZero() {
-		att.Ended = l.now()
+		att.Ended = l.Time()
 	}
 	outcome := att.Outcome
 	if outcome == run.OutcomeRunning {
@@ -443,7 +443,7 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 	msg := b.String()
 	if _, err := l.Repo.SaveAttempt(ctx, rec.Checkpoint, ref, msg); err != nil {
 		rec.Status, rec.StopReason = run.Failed, "could not save a failed attempt"
-		_ = l.save(rec)
+		_ = l.Save(rec)
 		return &Error{Msg: "could not save the failed attempt: " + err.Error(),
 			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
 	}
@@ -451,7 +451,7 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 	if att.Outcome == run.OutcomeRunning {
 		att.Outcome, att.Reason = run.OutcomeInterrupted, reason
 	}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return err
 	}
 	if err := l.Repo.Restore(ctx, rec.Branch, rec.Checkpoint); err != nil {

@@ -42,7 +42,7 @@ func (l *Loop) ResolveRun(name string) (string, error) {
 
 // Finish ends the run of change (or of the only run) the way mode says.
 func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*FinishResult, error) {
-	change, rec, lock, err := l.lockRun(change)
+	change, rec, lock, err := l.LockRun(change)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	}
 	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
 		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
-		if err := l.clearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
+		if err := l.ClearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
 			return nil, err
 		}
 	}
@@ -70,7 +70,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, branchGone(rec)
+		return nil, BranchGone(rec)
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
@@ -96,11 +96,11 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 			} else if len(st) > 0 {
 				return nil, userErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", orDetachedName(cur, ""))
 			}
-			if err := l.busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
+			if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
 				return nil, err
 			}
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "keep", At: l.now()})
+		_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "keep", At: l.Time()})
 		return res, l.Store.Remove(change)
 	}
 
@@ -132,10 +132,10 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	// From here on a kill leaves the work half-way between the branches: the record
 	// says so, and the next finish completes it (resumeSquash). It is written before
 	// the backup, so that a git killed in any step of finish is met by a crash-resume.
-	backup := backupRef(change, l.now())
+	backup := backupRef(change, l.Time())
 	res.Backup, res.Target = backup, orDetachedName(rec.Original, rec.OriginalCommit)
 	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	// Keep the checkpoints reachable whatever happens next.
@@ -157,7 +157,7 @@ func (l *Loop) squash(ctx context.Context, rec *run.Record, res *FinishResult) (
 		_ = l.Repo.Checkout(ctx, rec.Branch)
 		_ = l.Repo.DeleteRef(ctx, res.Backup)
 		rec.Finishing = nil
-		_ = l.save(rec)
+		_ = l.Save(rec)
 		return nil, userErr(fmt.Sprintf("%s moved on since the run started; %s is intact and you are back on it\nmerge by hand: git switch %s && git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish --keep",
 			res.Target, rec.Branch, res.Target, rec.Branch),
 			"squashing %s onto %s conflicts", rec.Branch, res.Target)
@@ -176,7 +176,7 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -220,7 +220,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 			}
 		}
 		rec.Finishing = nil
-		return nil, l.save(rec)
+		return nil, l.Save(rec)
 	}
 	head, err := l.Repo.Head(ctx)
 	if err != nil {
@@ -238,7 +238,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		if st, err := l.Repo.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
@@ -285,14 +285,14 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 // (clean before it) under refs/ralph/<change>/backup/, then puts branch back at id,
 // worktree and index included.
 func (l *Loop) restoreAfterCutShort(ctx context.Context, rec *run.Record, branch, id, step string) error {
-	ref := backupRef(rec.Change, l.now()) + "-worktree"
+	ref := backupRef(rec.Change, l.Time()) + "-worktree"
 	for i := 1; ; i++ {
 		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
 			return err
 		} else if !ok {
 			break
 		}
-		ref = fmt.Sprintf("%s-worktree-%d", backupRef(rec.Change, l.now()), i)
+		ref = fmt.Sprintf("%s-worktree-%d", backupRef(rec.Change, l.Time()), i)
 	}
 	if _, err := l.Repo.SaveAttempt(ctx, id, ref, "left over from an interrupted "+step+" of git ralph finish"); err != nil {
 		return fmt.Errorf("keep the worktree an interrupted finish left: %w", err)
@@ -302,7 +302,7 @@ func (l *Loop) restoreAfterCutShort(ctx context.Context, rec *run.Record, branch
 	if err := l.Repo.Restore(ctx, branch, id); err != nil {
 		return fmt.Errorf("restore %s: %w", branch, err)
 	}
-	return l.save(rec)
+	return l.Save(rec)
 }
 
 // finishCommand is the finish command line for a hint.

@@ -24,7 +24,7 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 		if err := origin.MergeSquash(ctx, rec.Branch); err != nil {
 			rec.Finishing = nil
 			if len(f.Carried) > 0 {
-				_ = l.save(rec)
+				_ = l.Save(rec)
 				return nil, userErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, short(rec.Initial), err),
 					"squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root)
 			}
@@ -32,7 +32,7 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 				_ = origin.HardReset(ctx, "HEAD") // it was clean: put it back exactly
 			}
 			_ = l.Repo.DeleteRef(ctx, f.Backup)
-			_ = l.save(rec)
+			_ = l.Save(rec)
 			return nil, userErr(fmt.Sprintf("%s moved on since the run started; %s and its worktree are intact\nmerge by hand in %s: git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish %s --keep",
 				res.Target, rec.Branch, origin.Root, rec.Branch, rec.Change),
 				"squashing %s onto %s conflicts", rec.Branch, res.Target)
@@ -54,17 +54,17 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 	if after, err := origin.Status(ctx); err == nil {
 		res.Files = len(after)
 	}
-	dirty, present, err := l.worktreeDirty(ctx, rec)
+	dirty, present, err := l.WorktreeDirty(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.removeWorktree(ctx, rec, dirty, present, res); err != nil {
+	if err := l.RemoveWorktree(ctx, rec, dirty, present, res); err != nil {
 		return nil, err
 	}
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -115,7 +115,7 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		if worktreeState(rec).Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.now()})
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
@@ -124,7 +124,7 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		return nil, pending("%s moved since", rec.Branch)
 	}
 	// The worktree was clean when the finish began; changes there now are someone's.
-	if dirty, _, err := l.worktreeDirty(ctx, rec); err != nil {
+	if dirty, _, err := l.WorktreeDirty(ctx, rec); err != nil {
 		return nil, err
 	} else if len(dirty) > 0 {
 		return nil, userErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
@@ -196,10 +196,10 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 	return l.squashWorktree(ctx, rec, origin, res, false)
 }
 
-// clearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
+// ClearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
 // left in this checkout, in the checkout the run started from (where finish --squash
 // merges) and in the run's worktree, judged all together.
-func (l *Loop) clearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
+func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
 	var repos []*git.Repo
 	if origin, err := l.originRepo(ctx, rec); err == nil && !samePath(origin.Root, l.Repo.Root) {
 		repos = append(repos, origin)
@@ -210,7 +210,7 @@ func (l *Loop) clearWorktreeCrashLocks(ctx context.Context, rec *run.Record, aga
 			repos = append(repos, wt)
 		}
 	}
-	return l.clearCrashLocks(ctx, rec, again, repos...)
+	return l.ClearCrashLocks(ctx, rec, again, repos...)
 }
 
 // quoteArgs quotes each of args for a shell, joined by spaces.

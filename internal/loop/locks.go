@@ -9,34 +9,34 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// busy runs git steps with rec.Busy recording them, where the status does not say
+// Busy runs git steps with rec.Busy recording them, where the status does not say
 // that git is at work, so that a kill in them is met by a crash-resume (which removes
 // the locks its git left). A step that fails is no crash: Busy is cleared again, and a
 // lock it met stays someone else's. After success the next status saved clears it.
-func (l *Loop) busy(rec *run.Record, name string, step func() error) error {
+func (l *Loop) Busy(rec *run.Record, name string, step func() error) error {
 	mark := rec.Busy == "" && rec.Status != run.Running && rec.Status != run.Starting
 	if mark {
 		rec.Busy = name
-		if err := l.save(rec); err != nil {
+		if err := l.Save(rec); err != nil {
 			return err
 		}
 	}
 	err := step()
 	if err != nil && mark {
 		rec.Busy = ""
-		_ = l.save(rec) // the step's error is the one to report
+		_ = l.Save(rec) // the step's error is the one to report
 	}
 	return err
 }
 
-// clearCrashLocks removes the lock files a crash left behind (a git killed with
+// ClearCrashLocks removes the lock files a crash left behind (a git killed with
 // git-ralph leaves its index.lock or ref lock, and every later git refuses to run)
 // before a crash-resume changes anything; also are other worktrees whose own locks
 // count too (a worktree run's). again is the command to run once the user
 // has dealt with a lock in use, for the hint. Only a crash-resume calls it: the record
 // says a run or finish was under way, and the run lock, which we hold, was free. A
 // lock met at any other time is someone else's, and git's own error names it.
-func (l *Loop) clearCrashLocks(ctx context.Context, rec *run.Record, again string, also ...*git.Repo) error {
+func (l *Loop) ClearCrashLocks(ctx context.Context, rec *run.Record, again string, also ...*git.Repo) error {
 	branches := []string{rec.Branch}
 	if rec.Original != "" {
 		branches = append(branches, rec.Original)
@@ -72,11 +72,11 @@ func lockError(err error, again string) error {
 	return err
 }
 
-// lockRun resolves the change a finish means (the named one, or the only run), takes
+// LockRun resolves the change a finish means (the named one, or the only run), takes
 // its run lock and loads its record under the lock, so that a loop which ended just
 // before has had its last word. It refuses a run whose loop is at work, or whose start
 // never completed. The caller unlocks.
-func (l *Loop) lockRun(name string) (change string, rec *run.Record, lock *run.Lock, err error) {
+func (l *Loop) LockRun(name string) (change string, rec *run.Record, lock *run.Lock, err error) {
 	if change, err = l.ResolveRun(name); err != nil {
 		return "", nil, nil, err
 	}
@@ -98,10 +98,10 @@ func (l *Loop) lockRun(name string) (change string, rec *run.Record, lock *run.L
 	return change, rec, lock, nil
 }
 
-// fromOrigin returns l, or, when l works inside rec's worktree (which a finish may
+// FromOrigin returns l, or, when l works inside rec's worktree (which a finish may
 // remove), a Loop working in the checkout the worktree run started from. The caller
 // holds the worktrees lock.
-func (l *Loop) fromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
+func (l *Loop) FromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
 	if !samePath(l.Repo.Root, rec.Worktree.Path) {
 		return l, nil
 	}
@@ -114,8 +114,8 @@ func (l *Loop) fromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
 	return &ol, nil
 }
 
-// branchGone is the error for a run whose branch was deleted: there is nothing to finish.
-func branchGone(rec *run.Record) error {
+// BranchGone is the error for a run whose branch was deleted: there is nothing to finish.
+func BranchGone(rec *run.Record) error {
 	return userErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
 		"branch %s no longer exists", rec.Branch)
 }

@@ -1,9 +1,17 @@
-// Package loop is the orchestrator of the Ralph loop: it is the only package that knows
-// the whole story of a run — preflight, the initial state commit, attempts, checkpoints,
-// saving and restoring failed attempts, resuming, and finishing.
+// Package loop is one run of the Ralph loop in a working tree: preflight, the initial
+// state commit, attempts, checkpoints, saving and restoring failed attempts, resuming,
+// finish --squash and --keep, status and list; and the same run in a linked worktree of
+// its own (start --worktree: worktree.go, finishwt.go), which Start and Finish branch
+// into at every step.
 //
 // It never prints. Progress goes through a Reporter (internal/term implements it), and
 // failures come back as errors, most of them *Error with a hint for the user.
+//
+// It knows nothing of GitHub and must not import internal/github or internal/githubflow,
+// where the GitHub workflows (finish --pr, dispatch, remote runs, the runner's side) are
+// built on this package. Where a run made on GitHub Actions meets the loop (start
+// --adopt on a runner; start and finish of a dispatched run at home) the loop calls
+// through Loop.Remote, a RemoteRuns the CLI sets.
 package loop
 
 import (
@@ -66,6 +74,9 @@ type Loop struct {
 	Store  *run.Store // required
 	Report Reporter   // required
 	Now    func() time.Time
+	// Remote brings home runs made on GitHub Actions and adopts them on a runner; nil
+	// refuses them.
+	Remote RemoteRuns
 
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string
@@ -94,7 +105,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (l *Loop) sleep(ctx context.Context, d time.Duration) error {
+// Wait waits d or until ctx is done (then it returns ctx.Err()), with l.Sleep when set.
+func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
 	if l.Sleep != nil {
 		return l.Sleep(ctx, d)
 	}
@@ -116,7 +128,8 @@ func New(repo *git.Repo, rep Reporter) *Loop {
 // BranchName is the branch a change's loop works on.
 func BranchName(change string) string { return "ralph/" + change }
 
-func attemptRef(change, story string, n int) string {
+// AttemptRef is the ref that keeps attempt n at story of change.
+func AttemptRef(change, story string, n int) string {
 	return fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, story, n)
 }
 
@@ -135,15 +148,17 @@ func short(id string) string {
 	return id
 }
 
-func (l *Loop) now() time.Time {
+// Time is the loop's clock: l.Now, else the wall clock.
+func (l *Loop) Time() time.Time {
 	if l.Now == nil {
 		return time.Now()
 	}
 	return l.Now()
 }
 
-func (l *Loop) save(rec *run.Record) error {
-	if err := l.Store.Save(rec, l.now()); err != nil {
+// Save writes rec, stamped with the loop's clock.
+func (l *Loop) Save(rec *run.Record) error {
+	if err := l.Store.Save(rec, l.Time()); err != nil {
 		return fmt.Errorf("save run record: %w", err)
 	}
 	return nil

@@ -29,7 +29,7 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
 		// A run on GitHub Actions: once it has published, its result comes home and
 		// the loop goes on here from the remote checkpoint.
-		if err := l.importRemoteRun(gctx, rec); errors.Is(err, errNothingPublished) {
+		if err := l.importRemoteRun(gctx, rec); errors.Is(err, ErrNothingPublished) {
 			if err := l.takeBackUnpublished(gctx, rec); err != nil {
 				return nil, err
 			}
@@ -48,7 +48,7 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 		if err := l.stopOrphanAgent(rec); err != nil {
 			return nil, err
 		}
-		if err := l.clearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
+		if err := l.ClearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
 			return nil, err
 		}
 	}
@@ -72,16 +72,34 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 		return nil, err
 	}
 	if o.Fresh {
-		if err := l.busy(rec, "start --fresh", func() error { return l.startOver(gctx, rec) }); err != nil {
+		if err := l.Busy(rec, "start --fresh", func() error { return l.startOver(gctx, rec) }); err != nil {
 			return nil, err
 		}
 	}
 	rec.Agent, rec.Model = o.Agent, o.Model
 	rec.Status, rec.StopReason, rec.PID, rec.Busy = run.Running, "", os.Getpid(), ""
 	if o.RunID != 0 {
-		markRun(rec, o.RunID)
+		MarkRun(rec, o.RunID)
 	}
-	return rec, l.save(rec)
+	return rec, l.Save(rec)
+}
+
+// SaveKilled settles the run of a loop that was killed (the record says running or
+// starting; the caller holds the lock, so nobody runs it): the orphan agent is stopped,
+// what the attempt left is saved as an attempt and the branch restored, and the record
+// says interrupted. Any other record is left as it is.
+func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record) error {
+	if rec.Status != run.Running && rec.Status != run.Starting {
+		return nil
+	}
+	if err := l.stopOrphanAgent(rec); err != nil {
+		return err
+	}
+	if err := l.resume(ctx, rec); err != nil {
+		return err
+	}
+	rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the loop was killed", 0
+	return l.Save(rec)
 }
 
 // stopOrphanAgent kills the agent a crashed git-ralph left running, identified by pid
@@ -109,12 +127,12 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := l.now()
+	now := l.Time()
 	rec := &run.Record{
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
 	}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	if err := l.createBranch(gctx, rec); err != nil {
@@ -202,21 +220,21 @@ func (l *Loop) backupBranch(ctx context.Context, rec *run.Record) error {
 			return nil
 		}
 	}
-	ref := backupRef(rec.Change, l.now())
+	ref := backupRef(rec.Change, l.Time())
 	for i := 1; ; i++ {
 		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
 			return err
 		} else if !ok {
 			break
 		}
-		ref = fmt.Sprintf("%s-%d", backupRef(rec.Change, l.now()), i)
+		ref = fmt.Sprintf("%s-%d", backupRef(rec.Change, l.Time()), i)
 	}
 	if err := l.Repo.UpdateRef(ctx, ref, tip); err != nil {
 		return fmt.Errorf("back up %s: %w", rec.Branch, err)
 	}
 	rec.Backups = append(rec.Backups, ref)
 	l.Report.Step(fmt.Sprintf("kept the old %s (%s) as %s", rec.Branch, short(tip), ref))
-	return l.save(rec)
+	return l.Save(rec)
 }
 
 // commitInitial commits whatever the user had uncommitted as "initial state" on the
@@ -237,7 +255,7 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 			"the \"initial state\" commit was refused")
 	}
 	rec.Initial, rec.Checkpoint, rec.Status = id, id, run.Running
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return err
 	}
 	from := rec.Original
@@ -309,7 +327,7 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 			"an interrupted start of %q is pending, but HEAD moved since", o.Change)
 	}
 	rec.Status, rec.PID = run.Running, os.Getpid()
-	return rec, l.save(rec)
+	return rec, l.Save(rec)
 }
 
 func orDetached(rec *run.Record) string {
@@ -368,7 +386,7 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 		if tip == rec.Checkpoint && cur == rec.Branch {
 			return nil
 		}
-		return l.busy(rec, "resume", func() error {
+		return l.Busy(rec, "resume", func() error {
 			if tip != rec.Checkpoint {
 				if err := l.adoptUserTip(ctx, rec, tip); err != nil {
 					return err
@@ -418,11 +436,11 @@ func (l *Loop) adoptCheckpoint(ctx context.Context, rec *run.Record, tip string)
 		return false, nil
 	}
 	if a := rec.Last(); a != nil && a.Story == rec.CurrentStory && a.Outcome == run.OutcomeRunning {
-		a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.now()
+		a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.Time()
 	}
 	l.Report.Step(fmt.Sprintf("recorded checkpoint %s for story %s, made just before the last run stopped", short(tip), rec.CurrentStory))
 	rec.Checkpoint = tip
-	return true, l.save(rec)
+	return true, l.Save(rec)
 }
 
 // adoptUserTip takes a branch the user moved after a clean stop (commits made by hand,
@@ -434,7 +452,7 @@ func (l *Loop) adoptUserTip(ctx context.Context, rec *run.Record, tip string) er
 		return err
 	}
 	if !contains {
-		ref := backupRef(rec.Change, l.now())
+		ref := backupRef(rec.Change, l.Time())
 		if err := l.Repo.UpdateRef(ctx, ref, rec.Checkpoint); err != nil {
 			return err
 		}
@@ -443,7 +461,7 @@ func (l *Loop) adoptUserTip(ctx context.Context, rec *run.Record, tip string) er
 	}
 	l.Report.Step(fmt.Sprintf("continuing from %s as it is now (%s)", rec.Branch, short(tip)))
 	rec.Checkpoint = tip
-	return l.save(rec)
+	return l.Save(rec)
 }
 
 // leftoverAttempt returns the record's running attempt at story, or a new one. An
@@ -451,15 +469,15 @@ func (l *Loop) adoptUserTip(ctx context.Context, rec *run.Record, tip string) er
 // reused: the leftovers get a ref of their own, so nothing saved is ever overwritten.
 func (l *Loop) leftoverAttempt(ctx context.Context, rec *run.Record, story string) (*run.Attempt, error) {
 	if a := rec.Last(); a != nil && a.Story == story && a.Outcome == run.OutcomeRunning {
-		_, saved, err := l.Repo.ResolveRef(ctx, attemptRef(rec.Change, a.Story, a.N))
+		_, saved, err := l.Repo.ResolveRef(ctx, AttemptRef(rec.Change, a.Story, a.N))
 		if err != nil || !saved {
 			return a, err
 		}
-		a.Outcome, a.Ref, a.Ended = run.OutcomeInterrupted, attemptRef(rec.Change, a.Story, a.N), l.now()
+		a.Outcome, a.Ref, a.Ended = run.OutcomeInterrupted, AttemptRef(rec.Change, a.Story, a.N), l.Time()
 	}
 	n := nextAttemptN(rec, story)
 	for {
-		_, taken, err := l.Repo.ResolveRef(ctx, attemptRef(rec.Change, story, n))
+		_, taken, err := l.Repo.ResolveRef(ctx, AttemptRef(rec.Change, story, n))
 		if err != nil {
 			return nil, err
 		}
@@ -468,7 +486,7 @@ func (l *Loop) leftoverAttempt(ctx context.Context, rec *run.Record, story strin
 		}
 		n++
 	}
-	rec.Attempts = append(rec.Attempts, run.Attempt{Story: story, N: n, Outcome: run.OutcomeRunning, Started: l.now()})
+	rec.Attempts = append(rec.Attempts, run.Attempt{Story: story, N: n, Outcome: run.OutcomeRunning, Started: l.Time()})
 	return rec.Last(), nil
 }
 
@@ -483,7 +501,42 @@ func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
 		return fmt.Errorf("reset %s to its initial state: %w", rec.Branch, err)
 	}
 	rec.Checkpoint, rec.Attempts, rec.CostUSD, rec.CostKnown, rec.CurrentStory = rec.Initial, nil, 0, false, ""
-	rec.Started = l.now()
+	rec.Started = l.Time()
 	l.Report.Step(fmt.Sprintf("started %s over from its initial state %s", rec.Branch, short(rec.Initial)))
-	return l.save(rec)
+	return l.Save(rec)
+}
+
+// ErrNothingPublished marks the error of a run that ended without publishing.
+var ErrNothingPublished = errors.New("the run ended without publishing")
+
+// takeBackUnpublished makes the record of a run that ended without publishing a local
+// one at the start commit, for start to go on from: the local branch is where dispatch
+// made it (created again if it was deleted; commits made on it since are start's to
+// take as the checkpoint, as after any stop).
+func (l *Loop) takeBackUnpublished(ctx context.Context, rec *run.Record) error {
+	r := rec.Remote
+	ref := "refs/heads/" + rec.Branch
+	if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
+		return err
+	} else if !ok {
+		if err := l.Repo.CreateRef(ctx, ref, r.StartCommit); err != nil {
+			return err
+		}
+	}
+	rec.Status = run.Interrupted
+	rec.StopReason = fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion)
+	rec.Checkpoint = r.StartCommit
+	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, short(r.StartCommit)))
+	return l.Save(rec)
+}
+
+// MarkRun records the Actions run a runner works for. A new run id starts from the
+// checkpoint the runner has now.
+func MarkRun(rec *run.Record, id int64) {
+	if rec.Remote == nil {
+		rec.Remote = &run.Remote{}
+	}
+	if rec.Remote.RunID != id {
+		rec.Remote.RunID, rec.Remote.StartCommit = id, rec.Checkpoint
+	}
 }

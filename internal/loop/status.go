@@ -71,7 +71,7 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 		if err != nil && !errors.Is(err, run.ErrNoRun) {
 			return nil, err
 		}
-		ch, err := l.loadChangeFor(rec, name)
+		ch, err := l.LoadChangeFor(rec, name)
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +86,20 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 	return out, nil
 }
 
+// RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
+// remote: the run's status and conclusion, its page, and the branch tip published.
+// internal/githubflow fills it in; it is declared here because StatusReport carries it.
+type RemoteView struct {
+	RunID      int64  `json:"runId"`
+	Status     string `json:"status"`               // queued, in_progress, completed, …; "" while the run is not listed
+	Conclusion string `json:"conclusion,omitempty"` // success, failure, cancelled, timed_out, startup_failure, …
+	URL        string `json:"url,omitempty"`
+	Tip        string `json:"tip,omitempty"` // ralph/<change> on the git remote
+	Error      string `json:"error,omitempty"`
+	Job        string `json:"job,omitempty"`  // the job in progress, while the run is
+	Step       string `json:"step,omitempty"` // and its step in progress
+}
+
 // StatusReport is everything `git ralph status` shows.
 type StatusReport struct {
 	Record     *run.Record
@@ -98,7 +112,7 @@ type StatusReport struct {
 	Learnings  string           // path of the learnings file
 	Logs       string           // directory of the attempt logs
 	Worktree   *WorktreeState   // for a worktree run
-	Remote     *RemoteView      // for a run on GitHub Actions, when asked for (RemoteStatus)
+	Remote     *RemoteView      // for a run on GitHub Actions, when asked for (githubflow.Flow.RemoteStatus)
 	Published  bool             // Change is as the remote run published it (PublishedChange)
 }
 
@@ -127,7 +141,7 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = l.EffectiveStatus(rec)
 	r.Worktree = worktreeState(rec)
-	if ch, err := l.loadChangeFor(rec, change); err == nil {
+	if ch, err := l.LoadChangeFor(rec, change); err == nil {
 		r.Change = ch
 	}
 	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
@@ -163,31 +177,4 @@ func PickRun(names []string, name, command string) (string, error) {
 		return names[0], nil
 	}
 	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
-}
-
-// PublishedChange is the change as the run on GitHub Actions published it: its tasks
-// file read at tip (ralph/<change> on the git remote, as ls-remote saw it), so that a
-// remote run's stories show done/total as its checkpoints ticked them. The tip's
-// objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
-// tree or index changes. It returns nil when the tip has no tasks file or cannot be
-// fetched (status then shows the stories as they are here).
-func (l *Loop) PublishedChange(ctx context.Context, r *StatusReport, tip string) *openspec.Change {
-	rec := r.Record
-	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
-		return nil
-	}
-	path := r.Change.TasksRel
-	data, ok, err := l.Repo.ReadFile(ctx, tip, path)
-	if err == nil && !ok {
-		if l.Repo.FetchRefs(ctx, rec.Remote.GitRemote, []string{tip}) != nil {
-			return nil
-		}
-		data, ok, err = l.Repo.ReadFile(ctx, tip, path)
-	}
-	if err != nil || !ok {
-		return nil
-	}
-	ch := *r.Change
-	ch.HasTasks, ch.Tasks = true, openspec.ParseTasks(data)
-	return &ch
 }

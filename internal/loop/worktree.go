@@ -292,10 +292,10 @@ func (l *Loop) newWorktreeRun(ctx context.Context, o Options, path string) (*run
 	}
 	rec := &run.Record{
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
-		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: l.now(), PID: os.Getpid(),
+		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: l.Time(), PID: os.Getpid(),
 		Worktree: &run.Worktree{Path: path, Created: true, Origin: l.Repo.Root},
 	}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	if err := l.makeWorktreeRun(ctx, rec); err != nil {
@@ -316,7 +316,7 @@ func (l *Loop) makeWorktreeRun(ctx context.Context, rec *run.Record) error {
 			return fmt.Errorf("commit the initial state: %w", err)
 		}
 		rec.Initial = id
-		if err := l.save(rec); err != nil {
+		if err := l.Save(rec); err != nil {
 			return err
 		}
 	}
@@ -342,7 +342,7 @@ func (l *Loop) makeWorktreeRun(ctx context.Context, rec *run.Record) error {
 		return err
 	}
 	rec.Checkpoint, rec.Status = rec.Initial, run.Running
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return err
 	}
 	from := rec.Original
@@ -460,34 +460,34 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		return nil, err
 	}
 	defer wlock.Unlock()
-	if l, err = l.fromOrigin(ctx, rec); err != nil {
+	if l, err = l.FromOrigin(ctx, rec); err != nil {
 		return nil, err
 	}
 	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	path := rec.Worktree.Path
 	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
 		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
-		if err := l.clearWorktreeCrashLocks(ctx, rec, finishCommand(rec.Change, mode)); err != nil {
+		if err := l.ClearWorktreeCrashLocks(ctx, rec, finishCommand(rec.Change, mode)); err != nil {
 			return nil, err
 		}
 	}
 	if rec.Finishing != nil {
 		return l.resumeWorktreeSquash(ctx, rec, mode, res)
 	}
-	dirty, present, err := l.worktreeDirty(ctx, rec)
+	dirty, present, err := l.WorktreeDirty(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, branchGone(rec)
+		return nil, BranchGone(rec)
 	}
 	if mode == Keep {
-		if err := l.busy(rec, "finish --keep", func() error { return l.removeWorktree(ctx, rec, dirty, present, res) }); err != nil {
+		if err := l.Busy(rec, "finish --keep", func() error { return l.RemoveWorktree(ctx, rec, dirty, present, res) }); err != nil {
 			return nil, err
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.now()})
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if len(dirty) > 0 {
@@ -559,10 +559,10 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	// From here on a kill leaves the work half-way between the branch and the checkout:
 	// the record says so before the first change, and the next finish completes it
 	// (resumeWorktreeSquash).
-	backup := backupRef(rec.Change, l.now())
+	backup := backupRef(rec.Change, l.Time())
 	res.Backup, res.Target = backup, target
 	rec.Finishing = &run.Finishing{Tip: tip, Target: head, Backup: backup, Carried: carried, OriginDirty: len(st) > 0}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	if err := l.Repo.UpdateRef(ctx, backup, tip); err != nil {
@@ -571,9 +571,9 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	return l.squashWorktree(ctx, rec, origin, res, false)
 }
 
-// worktreeDirty returns the uncommitted changes in the run's worktree, and whether the
+// WorktreeDirty returns the uncommitted changes in the run's worktree, and whether the
 // worktree is there at all.
-func (l *Loop) worktreeDirty(ctx context.Context, rec *run.Record) ([]git.StatusEntry, bool, error) {
+func (l *Loop) WorktreeDirty(ctx context.Context, rec *run.Record) ([]git.StatusEntry, bool, error) {
 	if worktreeState(rec).Missing {
 		return nil, false, nil
 	}
@@ -585,9 +585,9 @@ func (l *Loop) worktreeDirty(ctx context.Context, rec *run.Record) ([]git.Status
 	return st, true, err
 }
 
-// removeWorktree removes the run's worktree if it is clean; a worktree with changes is
+// RemoveWorktree removes the run's worktree if it is clean; a worktree with changes is
 // kept (res.KeptWorktree says so). A deleted one is pruned from git's list.
-func (l *Loop) removeWorktree(ctx context.Context, rec *run.Record, dirty []git.StatusEntry, present bool, res *FinishResult) error {
+func (l *Loop) RemoveWorktree(ctx context.Context, rec *run.Record, dirty []git.StatusEntry, present bool, res *FinishResult) error {
 	path := rec.Worktree.Path
 	if !present {
 		return l.Repo.PruneWorktrees(ctx)
@@ -630,8 +630,8 @@ func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, erro
 	return repo, nil
 }
 
-// loadChangeFor loads a change for display from where its run works.
-func (l *Loop) loadChangeFor(rec *run.Record, name string) (*openspec.Change, error) {
+// LoadChangeFor loads a change for display from where its run works.
+func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*openspec.Change, error) {
 	root := l.Repo.Root
 	if rec != nil {
 		root = l.changeRoot(rec)

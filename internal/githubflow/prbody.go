@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -105,7 +106,7 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 		a := failed[0]
 		w("## Looking at a failed attempt\n\n")
 		w("Each failed attempt is kept, with everything the agent changed, as a commit under `refs/ralph/%s/attempts/` in the repository the loop ran in (it is not pushed):\n\n", rec.Change)
-		w("```sh\ngit log -p -1 %s\n```\n\n", attemptRef(rec.Change, a.Story, a.N))
+		w("```sh\ngit log -p -1 %s\n```\n\n", loop.AttemptRef(rec.Change, a.Story, a.N))
 	}
 	w("<sub>Opened by git-ralph from `%s`.</sub>\n", rec.Branch)
 	return fitBody(b.String(), rec.Change)

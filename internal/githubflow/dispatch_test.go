@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -74,7 +75,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	}
 	// not published yet: finish refuses and changes nothing
 	before = userState(t, dir)
-	if _, err := l.Finish(t.Context(), "c", Squash); err == nil || !strings.Contains(err.Error(), "has published nothing yet") {
+	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), "has published nothing yet") {
 		t.Fatalf("Finish before publish: %v", err)
 	}
 	if after := userState(t, dir); after != before {
@@ -85,7 +86,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, rrep := newLoop(t, loopDir, clock)
-	if _, err := rl.Start(t.Context(), Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: 1,
+	if _, err := rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: 1,
 		Driver: scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`, resultComplete)}); err != nil {
 		t.Fatalf("runner Start: %v\n%s", err, rrep.text())
 	}
@@ -96,7 +97,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	pubDir := filepath.Join(t.TempDir(), "publish")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, pubDir)
 	pl, _ := newLoop(t, pubDir, clock)
-	if _, err := pl.Publish(t.Context(), PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: start}); err != nil {
+	if _, err := Publish(t.Context(), pl.Repo, PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: start}); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	runnerTip := gitOut(t, loopDir, "rev-parse", "ralph/c")
@@ -105,7 +106,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := l.Finish(t.Context(), "c", Squash)
+	res, err := l.Finish(t.Context(), "c", loop.Squash)
 	if err != nil {
 		t.Fatalf("Finish: %v\n%s", err, rep.text())
 	}
@@ -160,7 +161,7 @@ const resultFailed = `{"type":"result","subtype":"success","is_error":false,"num
 
 // remoteRun dispatches change c of dir (git side), runs it on a "runner" with the given
 // agent results and publishes it to bare; it returns the start commit.
-func remoteRun(t *testing.T, dir, bare string, l *Loop, maxRetries int, results ...string) string {
+func remoteRun(t *testing.T, dir, bare string, l *Flow, maxRetries int, results ...string) string {
 	t.Helper()
 	ds, err := l.PrepareDispatch(t.Context(), DispatchOptions{Change: "c", GitRemote: "origin", Nonce: "n1"})
 	if err != nil {
@@ -173,7 +174,7 @@ func remoteRun(t *testing.T, dir, bare string, l *Loop, maxRetries int, results 
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, _ := newLoop(t, loopDir, clock)
-	_, _ = rl.Start(t.Context(), Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: maxRetries, Driver: scriptAgent(t, results...)})
+	_, _ = rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: maxRetries, Driver: scriptAgent(t, results...)})
 	out := filepath.Join(t.TempDir(), "artifact")
 	if _, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out}); err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ func remoteRun(t *testing.T, dir, bare string, l *Loop, maxRetries int, results 
 	pubDir := filepath.Join(t.TempDir(), "publish")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, pubDir)
 	pl, _ := newLoop(t, pubDir, clock)
-	if _, err := pl.Publish(t.Context(), PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: ds.Record.Remote.StartCommit}); err != nil {
+	if _, err := Publish(t.Context(), pl.Repo, PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: ds.Record.Remote.StartCommit}); err != nil {
 		t.Fatal(err)
 	}
 	return ds.Record.Remote.StartCommit
@@ -203,7 +204,7 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	// the user committed on ralph/c meanwhile
 	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", gitOut(t, dir, "commit-tree", "-p", start, "-m", "mine", start+"^{tree}"))
 	before := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
-	if _, err := l.Finish(t.Context(), "c", Keep); err == nil || !strings.Contains(err.Error(), "moved here since the dispatch") {
+	if _, err := l.Finish(t.Context(), "c", loop.Keep); err == nil || !strings.Contains(err.Error(), "moved here since the dispatch") {
 		t.Fatalf("Finish with a moved local branch: %v", err)
 	}
 	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
@@ -215,7 +216,7 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	other := gitOut(t, dir, "commit-tree", "-m", "unrelated", start+"^{tree}")
 	gitOut(t, dir, "push", "-q", "-f", "--no-verify", "origin", other+":refs/heads/ralph/c")
 	before = userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
-	if _, err := l.Finish(t.Context(), "c", Keep); err == nil || !strings.Contains(err.Error(), "does not descend from the commit the run started from") {
+	if _, err := l.Finish(t.Context(), "c", loop.Keep); err == nil || !strings.Contains(err.Error(), "does not descend from the commit the run started from") {
 		t.Fatalf("Finish over a pushed-over remote: %v", err)
 	}
 	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
@@ -231,7 +232,7 @@ func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 	bare := withRemote(t, dir)
 	l, rep := newLoop(t, dir, &fakeClock{now: time.Now()})
 	start := remoteRun(t, dir, bare, l, 0, resultFailed)
-	if _, err := l.Start(t.Context(), Options{Change: "c", MaxRetries: 0, Driver: scriptAgent(t, resultComplete)}); err != nil {
+	if _, err := l.Start(t.Context(), loop.Options{Change: "c", MaxRetries: 0, Driver: scriptAgent(t, resultComplete)}); err != nil {
 		t.Fatalf("local Start: %v\n%s", err, rep.text())
 	}
 	rec, err := l.Store.Load("c")
@@ -260,14 +261,14 @@ func TestRemoteFinishKeepsTheLocalGuards(t *testing.T) {
 	base := gitOut(t, dir, "rev-parse", "main")
 	gitOut(t, dir, "switch", "-q", "--detach")
 	gitOut(t, dir, "branch", "-q", "-D", "main")
-	if _, err := l.Finish(t.Context(), "c", Squash); err == nil || !strings.Contains(err.Error(), "the original branch main no longer exists") {
+	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), "the original branch main no longer exists") {
 		t.Fatalf("Finish without the original branch: %v", err)
 	}
 	if got := gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/"); got != "refs/heads/ralph/c" {
 		t.Errorf("branches after the refusal: %q", got)
 	}
 	gitOut(t, dir, "branch", "-q", "main", base)
-	if _, err := l.Finish(t.Context(), "c", Squash); err != nil {
+	if _, err := l.Finish(t.Context(), "c", loop.Squash); err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
 	if got := gitOut(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {

@@ -1,21 +1,248 @@
-package loop
+package githubflow
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
+
+// `git ralph dispatch` (REMOTE.md §5.2): the git side first (steps 1–4: PrepareDispatch
+// and Dispatched, everything before and after the request), then Dispatch, which makes
+// the request that asks GitHub to run the workflow.
+
+// DispatchOptions are the git side of a dispatch.
+type DispatchOptions struct {
+	Change     string // required
+	GitRemote  string // required: the remote ralph/<change> is pushed to
+	Nonce      string // required: goes into the run's title, to find the run again
+	IncludeWIP bool   // put uncommitted work into the start commit
+	Agent      string
+	Model      string
+	// Remote holds what the caller resolved about the GitHub side: host, owner, name,
+	// workflow, ref. GitRemote, Nonce and the rest are filled in here.
+	Remote run.Remote
+}
+
+// DispatchStart is what PrepareDispatch did.
+type DispatchStart struct {
+	Record *run.Record
+	// Resumed: the record was already dispatching (a dispatch that crashed after
+	// writing it). The caller must look for a run with Record.Remote.Nonce before it
+	// dispatches again, so that a change is never dispatched twice.
+	Resumed bool
+	Pushed  bool // the branch was pushed now (false: the remote already had it)
+}
+
+// PrepareDispatch checks what can be checked in git and changes nothing if a check
+// fails; then it writes the record (status dispatching) first, builds the start commit
+// of ralph/<change> with a temporary index (the user's work tree, index and HEAD are
+// untouched) or takes the branch's tip when it exists, and pushes the branch with a
+// lease, git-ralph's own pre-push hook let through and the user's hooks run.
+func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*DispatchStart, error) {
+	ch, err := loop.LoadChange(ctx, l.Repo, o.Change)
+	if err != nil {
+		return nil, err
+	}
+	if !ch.HasTasks {
+		return nil, userErr("write the stories into "+ch.RelDir+"/tasks.md first", "change %q has no tasks.md", o.Change)
+	}
+	if o.GitRemote == "" || o.Nonce == "" || strings.ContainsAny(o.Nonce, " []\n") {
+		return nil, fmt.Errorf("dispatch %q: a remote and a nonce are required", o.Change)
+	}
+	lock, err := l.Store.Lock(o.Change)
+	if errors.Is(err, run.ErrLocked) {
+		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q here", o.Change)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
+	}
+	defer lock.Unlock()
+	gctx := context.WithoutCancel(ctx)
+	rec, err := l.Store.Load(o.Change)
+	switch {
+	case errors.Is(err, run.ErrNoRun):
+		rec = nil
+	case err != nil:
+		return nil, err
+	case rec.Status == run.Dispatching:
+		pushed, err := l.pushStart(gctx, rec)
+		if err != nil {
+			return nil, err
+		}
+		return &DispatchStart{Record: rec, Resumed: true, Pushed: pushed}, nil
+	default:
+		return nil, dispatchRefusal(rec)
+	}
+
+	branch := loop.BranchName(o.Change)
+	tip, exists, err := l.Repo.ResolveRef(gctx, "refs/heads/"+branch)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := l.Repo.Branch(gctx)
+	if err != nil {
+		return nil, err
+	}
+	head, err := l.Repo.Head(gctx)
+	if errors.Is(err, git.ErrNoCommits) {
+		return nil, userErr("make a first commit, then dispatch again", "the repository has no commits yet")
+	} else if err != nil {
+		return nil, err
+	}
+	if !exists {
+		if cur == branch {
+			return nil, userErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
+		}
+		if !o.IncludeWIP {
+			st, err := l.Repo.Status(gctx)
+			if err != nil {
+				return nil, err
+			}
+			var dirty []string
+			for _, e := range st {
+				if strings.HasPrefix(e.Path, ch.RelDir+"/") {
+					dirty = append(dirty, e.Path)
+				}
+			}
+			if len(dirty) > 0 {
+				return nil, userErr("commit them, or dispatch with --include-wip to send your uncommitted work along",
+					"the change has uncommitted files: %s", strings.Join(dirty, ", "))
+			}
+		}
+	}
+	remote := o.Remote
+	remote.GitRemote, remote.Nonce, remote.DispatchedAt = o.GitRemote, o.Nonce, l.Time()
+	rec = &run.Record{
+		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
+		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: l.Time(), Remote: &remote,
+	}
+	if err := l.Save(rec); err != nil {
+		return nil, err
+	}
+	if !exists {
+		if tip, err = l.startCommit(gctx, rec, o.IncludeWIP); err != nil {
+			_ = l.Store.Remove(o.Change)
+			return nil, err
+		}
+		rec.Initial = tip
+		l.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, short(tip), orDetached(rec)))
+	}
+	rec.Checkpoint, rec.Remote.StartCommit = tip, tip
+	if err := l.Save(rec); err != nil {
+		return nil, err
+	}
+	pushed, err := l.pushStart(gctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	return &DispatchStart{Record: rec, Pushed: pushed}, nil
+}
+
+// startCommit makes ralph/<change>'s first commit: "initial state" on HEAD, with the
+// uncommitted work when wip (built in a temporary index), and the trailers start
+// --adopt reads on the runner.
+func (l *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (string, error) {
+	var tree string
+	var err error
+	if wip {
+		tree, err = l.Repo.WorktreeTree(ctx)
+	} else {
+		tree, err = l.Repo.TreeOf(ctx, rec.OriginalCommit)
+	}
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "initial state\n\nRalph-Change: %s\n", rec.Change)
+	if rec.Original != "" {
+		fmt.Fprintf(&b, "Ralph-Original: %s\n", rec.Original)
+	}
+	fmt.Fprintf(&b, "Ralph-Base: %s\nRalph-Dispatch: %s\n", rec.OriginalCommit, rec.Remote.Nonce)
+	id, err := l.Repo.CommitTree(ctx, tree, []string{rec.OriginalCommit}, b.String())
+	if err != nil {
+		return "", err
+	}
+	if err := l.Repo.CreateRef(ctx, "refs/heads/"+rec.Branch, id); err != nil {
+		return "", fmt.Errorf("create %s: %w", rec.Branch, err)
+	}
+	return id, nil
+}
+
+// pushStart pushes ralph/<change> at the start commit unless the remote has it there
+// already. The lease: the remote branch absent, or at a commit the start contains (a
+// branch an earlier run left, which this one continues).
+func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
+	r := rec.Remote
+	ref := "refs/heads/" + rec.Branch
+	now, ok, err := l.Repo.RemoteRef(ctx, r.GitRemote, ref)
+	if err != nil {
+		return false, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", rec.Branch, r.GitRemote), Hint: firstLine(errText(err)), Err: err}
+	}
+	if ok && now == r.StartCommit {
+		return false, nil
+	}
+	if ok {
+		if _, have, _ := l.Repo.ResolveRef(ctx, now); !have {
+			return false, userErr("fetch it (git fetch "+r.GitRemote+" "+rec.Branch+") and look: finish or delete it before dispatching again",
+				"%s on %s is at %s, which you do not have", rec.Branch, r.GitRemote, short(now))
+		}
+		if in, err := l.Repo.IsAncestor(ctx, now, r.StartCommit); err != nil {
+			return false, err
+		} else if !in {
+			return false, userErr("bring it home first (git fetch "+r.GitRemote+" "+rec.Branch+"), or delete it on the remote",
+				"%s on %s has commits that %s does not", rec.Branch, r.GitRemote, short(r.StartCommit))
+		}
+	}
+	err = l.Repo.PushAtomic(ctx, git.AtomicPush{
+		Remote:   r.GitRemote,
+		Lease:    map[string]string{ref: now},
+		Refspecs: []string{r.StartCommit + ":" + ref},
+		Hooks:    true, Config: []string{"ralph.allowPush=true"},
+	})
+	if err != nil {
+		return false, &loop.Error{Msg: fmt.Sprintf("the push of %s to %s was refused", rec.Branch, r.GitRemote),
+			Hint: errText(err) + "\nnothing was dispatched; run 'git ralph dispatch " + rec.Change + "' again once that is fixed", Err: err}
+	}
+	l.Report.Step(fmt.Sprintf("pushed %s (%s) to %s", rec.Branch, short(r.StartCommit), r.GitRemote))
+	return true, nil
+}
+
+// errText is git's own words for a failed git command, else the error.
+func errText(err error) string {
+	var ge *git.Error
+	if errors.As(err, &ge) && ge.Stderr != "" {
+		return tail(ge.Stderr, 10)
+	}
+	return err.Error()
+}
+
+// Dispatched records that GitHub accepted the dispatch; runID is 0 when GitHub did not
+// say (the run is then found by its nonce later).
+func (l *Flow) Dispatched(rec *run.Record, runID int64, url string) error {
+	rec.Status = run.Dispatched
+	rec.Remote.RunID, rec.Remote.HTMLURL = runID, url
+	return l.Save(rec)
+}
+
+// dispatchRefusal is why a change with this record cannot be dispatched (it is not in
+// the middle of a dispatch): it is dispatched already, or it has a local run.
+func dispatchRefusal(rec *run.Record) error {
+	if rec.Status == run.Dispatched {
+		return userErr("'git ralph status "+rec.Change+"' shows it; 'git ralph finish "+rec.Change+"' brings it home once it is over",
+			"change %q is already dispatched", rec.Change)
+	}
+	return userErr("finish it first: 'git ralph finish "+rec.Change+" --keep' keeps the branch, and dispatch then continues from it",
+		"change %q has a local run (%s)", rec.Change, rec.Status)
+}
 
 // DispatchRequest is `git ralph dispatch` for one change.
 type DispatchRequest struct {
@@ -47,12 +274,12 @@ type DispatchResult struct {
 // the run's id and, where GitHub cannot say it, finding the run by the nonce in its
 // title. A dispatch that stopped after its push looks for its run first, so a change is
 // never dispatched twice.
-func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
+func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
 	if o.Workflow == "" {
 		o.Workflow = "ralph.yml"
 	}
 	again := "git ralph dispatch " + o.Change
-	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
+	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
 	}
 	var ended *run.Record // a dispatched run that ended without publishing: replaced
@@ -116,7 +343,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 			}
 		}
 		if _, ok, err := l.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
+			return nil, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
 		} else if !ok {
 			return nil, userErr("push it first, or name another with --ref; nothing was changed",
 				"branch %s, whose workflow would run, is not on %s", ref, remote)
@@ -157,7 +384,7 @@ func (l *Loop) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	out, err := client.DispatchWorkflow(ctx, repo, rec.Remote.Workflow, github.Dispatch{Ref: rec.Remote.Ref, ReturnRunDetails: true,
 		Inputs: map[string]string{"change": rec.Change, "branch": rec.Branch, "nonce": rec.Remote.Nonce}})
 	if github.StatusOf(err) == 403 && !isRateLimit(err) {
-		return nil, &Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
+		return nil, &loop.Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
 			Hint: "a classic token needs the repo scope, a fine-grained one or an app Actions: read and write\n" +
 				"add it with 'gh auth refresh --hostname " + repo.Host + " --scopes repo', or use another token\n" + done + "run '" + again + "' again", Err: err}
 	}
@@ -231,7 +458,7 @@ func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
 	case strings.Contains(low, "workflow_dispatch"):
 		hint = fmt.Sprintf("add 'workflow_dispatch' under on: in .github/workflows/%s on %s and push it", file, ref)
 	}
-	return &Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
+	return &loop.Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
 }
 
 // FindRunFor is how long dispatch looks for a run GitHub did not name (a 204): the
@@ -241,7 +468,7 @@ const FindRunFor = 2 * time.Minute
 // findRun looks for the run whose title carries rec's nonce: once, then again with
 // backoff for as long as patience, with conditional listings (an unchanged one is a
 // 304, which does not count against the rate limit).
-func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
+func (l *Flow) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
 	mark := "[" + rec.Remote.Nonce + "]"
 	wait, waited, etag := time.Second, time.Duration(0), ""
 	for {
@@ -258,7 +485,7 @@ func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.R
 		if waited+wait > patience {
 			return nil, nil
 		}
-		if err := l.sleep(ctx, wait); err != nil {
+		if err := l.Wait(ctx, wait); err != nil {
 			return nil, err
 		}
 		waited += wait
@@ -268,7 +495,7 @@ func (l *Loop) findRun(ctx context.Context, client *github.Client, repo github.R
 
 // dispatchRepo is the GitHub repository dispatch runs the workflow in: --repo or
 // ralph.repo, then GH_REPO, then the push remote's URL.
-func (l *Loop) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
+func (l *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
 	urls, err := l.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
 		return github.Repo{}, userErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
@@ -297,205 +524,6 @@ func newNonce() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b), nil
-}
-
-// RemoteRun is a dispatched run as GitHub shows it.
-type RemoteRun struct {
-	Change string
-	Repo   github.Repo
-	Run    *github.WorkflowRun // nil when GitHub does not list it (yet)
-}
-
-// remoteRun loads the record of a dispatched run and a client for its repository,
-// finding (and recording) the run's id by its nonce when the dispatch could not.
-func (l *Loop) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
-	change, err := l.ResolveRun(change)
-	if err != nil {
-		return nil, nil, github.Repo{}, err
-	}
-	rec, err := l.Store.Load(change)
-	if err != nil {
-		return nil, nil, github.Repo{}, err
-	}
-	if rec.Remote == nil || (rec.Status != run.Dispatched && rec.Status != run.Dispatching) {
-		return nil, nil, github.Repo{}, userErr("a loop here stops with Ctrl-C in its terminal; 'git ralph status "+change+"' shows it",
-			"the run of %q is not on GitHub Actions", change)
-	}
-	repo, client, err := remoteClient(rec, clientFor)
-	if err != nil {
-		return nil, nil, repo, err
-	}
-	if rec.Remote.RunID == 0 && rec.Remote.Nonce != "" {
-		r, err := l.findRun(ctx, client, repo, rec, 0)
-		if err != nil {
-			return nil, nil, repo, apiErr(err, repo, "git ralph status "+change)
-		}
-		if r != nil {
-			rec.Remote.RunID, rec.Remote.HTMLURL = r.ID, r.HTMLURL
-			if err := l.save(rec); err != nil {
-				return nil, nil, repo, err
-			}
-		}
-	}
-	return rec, client, repo, nil
-}
-
-// remoteClient is the repository of a dispatched run's record and a client for its host.
-func remoteClient(rec *run.Record, clientFor func(string) (*github.Client, error)) (github.Repo, *github.Client, error) {
-	repo := github.Repo{Host: rec.Remote.RepoHost, Owner: rec.Remote.Owner, Name: rec.Remote.Name}
-	client, err := githubClient(clientFor, repo.Host, "")
-	return repo, client, err
-}
-
-// CancelResult says what cancel did.
-type CancelResult struct {
-	Change          string
-	RunID           int64
-	URL             string
-	AlreadyComplete bool // GitHub answered 409: the run had ended
-}
-
-// CancelRemote asks GitHub to cancel a change's run (force-cancel with force, which
-// skips the steps that save and publish the work).
-func (l *Loop) CancelRemote(ctx context.Context, change string, force bool, clientFor func(string) (*github.Client, error)) (*CancelResult, error) {
-	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
-	if err != nil {
-		return nil, err
-	}
-	res := &CancelResult{Change: rec.Change, RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
-	if res.RunID == 0 {
-		return nil, userErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
-	}
-	err = client.CancelRun(ctx, repo, res.RunID, force)
-	if github.StatusOf(err) == 409 {
-		res.AlreadyComplete = true
-		return res, nil
-	}
-	if err != nil {
-		return nil, githubErr(err, repo, "git ralph cancel "+rec.Change, "")
-	}
-	return res, nil
-}
-
-// RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
-// remote: the run's status and conclusion, its page, and the branch tip published.
-type RemoteView struct {
-	RunID      int64  `json:"runId"`
-	Status     string `json:"status"`               // queued, in_progress, completed, …; "" while the run is not listed
-	Conclusion string `json:"conclusion,omitempty"` // success, failure, cancelled, timed_out, startup_failure, …
-	URL        string `json:"url,omitempty"`
-	Tip        string `json:"tip,omitempty"` // ralph/<change> on the git remote
-	Error      string `json:"error,omitempty"`
-	Job        string `json:"job,omitempty"`  // the job in progress, while the run is
-	Step       string `json:"step,omitempty"` // and its step in progress
-}
-
-// RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
-// records what it saw. It changes nothing else.
-func (l *Loop) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*RemoteView, error) {
-	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
-	if err != nil {
-		return nil, err
-	}
-	v := &RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
-	if tip, ok, err := l.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
-		v.Tip = tip
-	}
-	if v.RunID == 0 {
-		return v, nil
-	}
-	r, err := client.Run(ctx, repo, v.RunID)
-	if err != nil {
-		return nil, apiErr(err, repo, "git ralph status "+rec.Change)
-	}
-	v.Status, v.Conclusion = r.Status, r.Conclusion
-	if r.HTMLURL != "" {
-		v.URL = r.HTMLURL
-	}
-	if r.Status == "in_progress" {
-		// Best effort: the step is a nicety, the run's status is the answer.
-		if jobs, err := client.RunJobs(ctx, repo, r.ID); err == nil {
-			v.Job, v.Step = github.CurrentStep(jobs)
-		}
-	}
-	if rec.Remote.LastSeenStatus != r.Status || rec.Remote.LastSeenConclusion != r.Conclusion {
-		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion = r.Status, r.Conclusion
-		if err := l.save(rec); err != nil {
-			return nil, err
-		}
-	}
-	return v, nil
-}
-
-// LogsResult is what logs found in a run's artifact.
-type LogsResult struct {
-	Change string
-	RunID  int64
-	Files  []string // the artifact's files, e.g. logs/1-2.log, summary.json
-	Name   string   // the file asked for
-	Data   []byte   // its content
-	// JobLog is set when the run left no artifact to read (its loop job ended before
-	// the export step) or the artifact expired: Data is then the loop step's log from
-	// the run's own logs instead (joblog.go).
-	JobLog *JobLog
-}
-
-// Logs reads a dispatched run's artifact (ralph-<run-id>): the list of its files, or,
-// with attempt ("<story>-<n>"), that attempt's log. An expired artifact is an error
-// that says finish does not need it.
-func (l *Loop) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
-	if attempt != "" && (strings.ContainsAny(attempt, "/\\\x00") || strings.HasPrefix(attempt, ".") || !strings.Contains(attempt, "-")) {
-		return nil, userErr("name an attempt as <story>-<n>, e.g. 1-2 ('git ralph logs "+change+"' lists them)", "invalid attempt %q", attempt)
-	}
-	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
-	if err != nil {
-		return nil, err
-	}
-	res := &LogsResult{Change: rec.Change, RunID: rec.Remote.RunID}
-	if res.RunID == 0 {
-		return nil, userErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
-	}
-	again := "git ralph logs " + rec.Change
-	expired := userErr("finish does not need them: 'git ralph finish "+rec.Change+"' brings the attempts home from git",
-		"the logs of run %d have expired", res.RunID)
-	arts, err := client.RunArtifacts(ctx, repo, res.RunID, fmt.Sprintf("ralph-%d", res.RunID))
-	if err != nil {
-		return nil, apiErr(err, repo, again)
-	}
-	if len(arts) == 0 || arts[0].Expired {
-		return l.jobLog(ctx, client, repo, res, attempt, len(arts) > 0, expired)
-	}
-	data, err := client.DownloadArtifact(ctx, repo, arts[0].ID)
-	if github.StatusOf(err) == 410 {
-		return nil, expired
-	}
-	if err != nil {
-		return nil, apiErr(err, repo, again)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, fmt.Errorf("read the artifact of run %d: %w", res.RunID, err)
-	}
-	want := "logs/" + attempt + ".log"
-	for _, f := range zr.File {
-		res.Files = append(res.Files, f.Name)
-		if attempt != "" && f.Name == want {
-			rc, err := f.Open()
-			if err != nil {
-				return nil, err
-			}
-			res.Data, err = io.ReadAll(io.LimitReader(rc, 64<<20))
-			rc.Close()
-			if err != nil {
-				return nil, err
-			}
-			res.Name = f.Name
-		}
-	}
-	if attempt != "" && res.Name == "" {
-		return nil, userErr("'git ralph logs "+rec.Change+"' lists the logs there are", "run %d has no log of attempt %s", res.RunID, attempt)
-	}
-	return res, nil
 }
 
 func isRateLimit(err error) bool {

@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -33,8 +34,8 @@ const maxAdoptWalk = 10000
 // commit, and the original branch and commit come from that commit's Ralph-Original and
 // Ralph-Base trailers (dispatch writes them), else from its parent. Attempts start from
 // none; tasks.md at the tip says which stories are done.
-func (l *Loop) adopt(ctx context.Context, o Options) (*run.Record, error) {
-	branch := BranchName(o.Change)
+func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
+	branch := loop.BranchName(o.Change)
 	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return nil, err
@@ -82,36 +83,13 @@ func (l *Loop) adopt(ctx context.Context, o Options) (*run.Record, error) {
 	rec := &run.Record{
 		Change: o.Change, Branch: branch, Original: original, OriginalCommit: base,
 		Initial: initial.ID, Checkpoint: tip, Status: run.Interrupted, StopReason: "adopted",
-		Agent: o.Agent, Model: o.Model, Started: l.now(),
+		Agent: o.Agent, Model: o.Model, Started: l.Time(),
 	}
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, short(tip), n, short(initial.ID), orDetached(rec)))
 	return rec, nil
-}
-
-// markRun records the Actions run a runner works for. A new run id starts from the
-// checkpoint the runner has now.
-func markRun(rec *run.Record, id int64) {
-	if rec.Remote == nil {
-		rec.Remote = &run.Remote{}
-	}
-	if rec.Remote.RunID != id {
-		rec.Remote.RunID, rec.Remote.StartCommit = id, rec.Checkpoint
-	}
-}
-
-func isHex(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdef", c) {
-			return false
-		}
-	}
-	return true
 }
 
 // ExportOptions are the inputs of export.
@@ -137,8 +115,8 @@ const LogCap = 1 << 20
 // attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
 // cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
 // says running, nobody holds the lock) has its leftovers saved as an attempt first.
-func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
-	if _, err := LoadChange(ctx, l.Repo, o.Change); err != nil {
+func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
+	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
 	}
 	if o.RunID <= 0 {
@@ -160,20 +138,11 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 		return nil, err
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
-	if rec.Status == run.Running || rec.Status == run.Starting {
-		if err := l.stopOrphanAgent(rec); err != nil {
-			return nil, err
-		}
-		if err := l.resume(gctx, rec); err != nil {
-			return nil, err
-		}
-		rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the loop was killed", 0
-		if err := l.save(rec); err != nil {
-			return nil, err
-		}
+	if err := l.SaveKilled(gctx, rec); err != nil {
+		return nil, err
 	}
-	markRun(rec, o.RunID)
-	if err := l.save(rec); err != nil {
+	loop.MarkRun(rec, o.RunID)
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 	branchRef := "refs/heads/" + rec.Branch
@@ -238,7 +207,7 @@ func (l *Loop) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 
 // stateCommit makes a root commit holding the record and the learnings: the run's
 // state, small enough for git, brought home by finish.
-func (l *Loop) stateCommit(ctx context.Context, rec *run.Record) (string, error) {
+func (l *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error) {
 	recJSON, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return "", err
@@ -267,7 +236,7 @@ func (l *Loop) stateCommit(ctx context.Context, rec *run.Record) (string, error)
 }
 
 // exportLogs copies each attempt log into dir, keeping the last LogCap bytes.
-func (l *Loop) exportLogs(change, dir string) ([]string, error) {
+func (l *Flow) exportLogs(change, dir string) ([]string, error) {
 	src := filepath.Join(l.Store.ChangeDir(change), "logs")
 	entries, err := os.ReadDir(src)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -370,10 +339,12 @@ const maxStateFile = 8 << 20
 // every commit descending from o.Start; no change under .github/workflows (the job's
 // token cannot push one, and the agent must not be able to change what runs with the
 // repository's secrets); then one atomic push, with a lease on the branch at o.Start
-// and hooks off. Anything wrong: an error, and nothing is pushed.
-func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, error) {
+// and hooks off. Anything wrong: an error, and nothing is pushed. It takes the
+// repository alone: the publish job has no run record, and trusts nothing but its own
+// checkout and the bundle it checks.
+func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishResult, error) {
 	res := &PublishResult{}
-	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || l.Repo.CheckBranchName(ctx, BranchName(o.Change)) != nil {
+	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
 		return nil, userErr("", "invalid change name %q", o.Change)
 	}
 	if o.RunID <= 0 {
@@ -382,15 +353,15 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	if o.Remote == "" {
 		o.Remote = "origin"
 	}
-	start, ok, err := l.Repo.ResolveRef(ctx, o.Start)
+	start, ok, err := repo.ResolveRef(ctx, o.Start)
 	if err != nil || !ok || !isHex(o.Start) || start != o.Start {
 		return nil, userErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
 	}
-	heads, err := l.Repo.BundleHeads(ctx, o.Bundle)
+	heads, err := repo.BundleHeads(ctx, o.Bundle)
 	if err != nil {
 		return nil, refuse("%s is not a readable bundle: %v", o.Bundle, err)
 	}
-	branchRef := "refs/heads/" + BranchName(o.Change)
+	branchRef := "refs/heads/" + loop.BranchName(o.Change)
 	prefix := runsPrefix(o.Change, o.RunID)
 	seen := map[string]bool{}
 	var bad []string
@@ -409,7 +380,7 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	if len(heads) == 0 {
 		return nil, refuse("the bundle carries no refs")
 	}
-	if err := l.Repo.VerifyBundle(ctx, o.Bundle); err != nil {
+	if err := repo.VerifyBundle(ctx, o.Bundle); err != nil {
 		return nil, refuse("the bundle does not apply to this repository: %v", err)
 	}
 	// Fetch into a namespace of its own: nothing the bundle holds is trusted yet.
@@ -419,19 +390,19 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		specs = append(specs, "+"+h.Name+":"+quarantine+strings.TrimPrefix(h.Name, "refs/"))
 	}
 	defer func() {
-		refs, _ := l.Repo.Refs(context.WithoutCancel(ctx), quarantine)
+		refs, _ := repo.Refs(context.WithoutCancel(ctx), quarantine)
 		for _, r := range refs {
-			_ = l.Repo.DeleteRef(context.WithoutCancel(ctx), r.Name)
+			_ = repo.DeleteRef(context.WithoutCancel(ctx), r.Name)
 		}
 	}()
-	if err := l.Repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
+	if err := repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
 		return nil, refuse("read the bundle: %v", err)
 	}
 	var ids []string
 	for _, h := range heads {
 		ids = append(ids, h.ID)
 	}
-	types, err := l.Repo.ObjectTypes(ctx, ids)
+	types, err := repo.ObjectTypes(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -443,12 +414,12 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 	var commits []string
 	for _, h := range heads {
 		if h.Name == prefix+"state" {
-			if err := l.checkState(ctx, h.ID); err != nil {
+			if err := checkState(ctx, repo, h.ID); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		in, err := l.Repo.IsAncestor(ctx, o.Start, h.ID)
+		in, err := repo.IsAncestor(ctx, o.Start, h.ID)
 		if err != nil {
 			return nil, refuse("%s is not a commit: %v", h.Name, err)
 		}
@@ -457,13 +428,13 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		}
 		commits = append(commits, h.ID)
 	}
-	if bad, err := l.changedWorkflows(ctx, o.Start, commits); err != nil {
+	if bad, err := changedWorkflows(ctx, repo, o.Start, commits); err != nil {
 		return nil, err
 	} else if bad != "" {
-		if res.WorkflowPatch, err = l.Repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
+		if res.WorkflowPatch, err = repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
 			return nil, err
 		}
-		return res, &Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
+		return res, &loop.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
 			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
 	}
 	req := git.AtomicPush{Remote: o.Remote, Lease: map[string]string{branchRef: o.Start}}
@@ -476,17 +447,17 @@ func (l *Loop) Publish(ctx context.Context, o PublishOptions) (*PublishResult, e
 		req.Refspecs = append(req.Refspecs, h.ID+":"+h.Name)
 		res.Pushed = append(res.Pushed, h)
 	}
-	if err := l.Repo.PushAtomic(ctx, req); err != nil {
+	if err := repo.PushAtomic(ctx, req); err != nil {
 		var ge *git.Error
 		detail := err.Error()
 		if errors.As(err, &ge) {
 			detail = tail(ge.Stderr, 10)
 		}
-		if now, ok, lerr := l.Repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
-			return nil, &Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
+		if now, ok, lerr := repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
+			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
 				Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
 		}
-		return nil, &Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
+		return nil, &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
 	}
 	return res, nil
 }
@@ -499,21 +470,21 @@ func orNone(id string) string {
 }
 
 // refuse is publish's error for a bundle it will not push.
-func refuse(format string, args ...any) *Error {
-	return &Error{Msg: "refusing to publish: " + fmt.Sprintf(format, args...), Hint: "nothing was pushed"}
+func refuse(format string, args ...any) *loop.Error {
+	return &loop.Error{Msg: "refusing to publish: " + fmt.Sprintf(format, args...), Hint: "nothing was pushed"}
 }
 
 // checkState accepts a state commit: a root commit whose tree is record.json and
 // learnings.md, both small files.
-func (l *Loop) checkState(ctx context.Context, id string) error {
-	cs, err := l.Repo.Log(ctx, id, 1)
+func checkState(ctx context.Context, repo *git.Repo, id string) error {
+	cs, err := repo.Log(ctx, id, 1)
 	if err != nil || len(cs) != 1 {
 		return refuse("the state ref is not a commit")
 	}
 	if len(cs[0].Parents) != 0 {
 		return refuse("the state commit %s has parents", short(id))
 	}
-	entries, err := l.Repo.ListTree(ctx, id)
+	entries, err := repo.ListTree(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -535,15 +506,15 @@ func (l *Loop) checkState(ctx context.Context, id string) error {
 
 // changedWorkflows returns a commit among tips (or their history since start) whose
 // .github/workflows differs from start's, or "".
-func (l *Loop) changedWorkflows(ctx context.Context, start string, tips []string) (string, error) {
+func changedWorkflows(ctx context.Context, repo *git.Repo, start string, tips []string) (string, error) {
 	if len(tips) == 0 {
 		return "", nil
 	}
-	commits, err := l.Repo.RevList(ctx, tips, []string{start})
+	commits, err := repo.RevList(ctx, tips, []string{start})
 	if err != nil {
 		return "", err
 	}
-	ids, err := l.Repo.PathIDs(ctx, append([]string{start}, commits...), ".github/workflows")
+	ids, err := repo.PathIDs(ctx, append([]string{start}, commits...), ".github/workflows")
 	if err != nil {
 		return "", err
 	}

@@ -1,10 +1,11 @@
-package loop
+package githubflow
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -23,7 +24,7 @@ type PruneTarget struct {
 // GitHub Actions, or one a finish has brought home from there (that finish was killed
 // before it completed: the same command again completes it, and prunes). It changes
 // nothing.
-func (l *Loop) RemotePruneTarget(change string) (*PruneTarget, error) {
+func (l *Flow) RemotePruneTarget(change string) (*PruneTarget, error) {
 	name, err := l.ResolveRun(change)
 	if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ type PruneResult struct {
 // each with a lease on the tip finish brought home (the remote-tracking branch and the
 // run's refs fetched here): a ref someone pushed to since is never deleted, and then
 // neither is any other. The pre-push hooks run; git-ralph's lets this push through.
-func (l *Loop) PruneRemote(ctx context.Context, t *PruneTarget) (*PruneResult, error) {
+func (l *Flow) PruneRemote(ctx context.Context, t *PruneTarget) (*PruneResult, error) {
 	lease := map[string]string{}
 	var specs []string
 	add := func(ref, id string) {
@@ -79,7 +80,7 @@ func (l *Loop) PruneRemote(ctx context.Context, t *PruneTarget) (*PruneResult, e
 	err := l.Repo.PushAtomic(ctx, git.AtomicPush{Remote: t.GitRemote, Lease: lease, Refspecs: specs,
 		Hooks: true, Config: []string{"ralph.allowPush=true"}})
 	if err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("%s and the run's refs on %s were left as they are: the push deleting them was refused", t.Branch, t.GitRemote),
+		return nil, &loop.Error{Msg: fmt.Sprintf("%s and the run's refs on %s were left as they are: the push deleting them was refused", t.Branch, t.GitRemote),
 			Hint: errText(err) + "\nthe finish itself is done; someone may have pushed to them since the run published: look with 'git ls-remote " + t.GitRemote + " " + t.Branch + "'",
 			Err:  err}
 	}

@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -45,7 +46,7 @@ type PRResult struct {
 // back to the original branch, keeps the branch, and forgets the run. Every check runs
 // before anything changes; after a successful push a failure leaves the push recorded,
 // so that running it again only makes the pull request call.
-func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+func (l *Flow) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
 	res, err := l.finishPR(ctx, change, o)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: a started git step finished; a request was abandoned. Whatever was done
@@ -53,13 +54,13 @@ func (l *Loop) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		if name, rerr := l.ResolveRun(change); rerr == nil {
 			change = name
 		}
-		return nil, &Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
+		return nil, &loop.Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
 	}
 	return res, err
 }
 
-func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
-	change, rec, lock, err := l.lockRun(change)
+func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+	change, rec, lock, err := l.LockRun(change)
 	if err != nil {
 		return nil, err
 	}
@@ -81,15 +82,17 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, err
 		}
 		defer wlock.Unlock()
-		if l, err = l.fromOrigin(ctx, rec); err != nil {
+		ol, err := l.FromOrigin(ctx, rec)
+		if err != nil {
 			return nil, err
 		}
+		l = On(ol)
 		if crashResumePR(rec) {
-			if err := l.clearWorktreeCrashLocks(ctx, rec, again); err != nil {
+			if err := l.ClearWorktreeCrashLocks(ctx, rec, again); err != nil {
 				return nil, err
 			}
 		}
-		if wtDirty, wtPresent, err = l.worktreeDirty(ctx, rec); err != nil {
+		if wtDirty, wtPresent, err = l.WorktreeDirty(ctx, rec); err != nil {
 			return nil, err
 		}
 		if len(wtDirty) > 0 {
@@ -100,7 +103,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 
 	if rec.Worktree == nil && crashResumePR(rec) {
 		// A crash-resume: a loop or a finish --pr was killed, maybe with a git of its own.
-		if err := l.clearCrashLocks(ctx, rec, again); err != nil {
+		if err := l.ClearCrashLocks(ctx, rec, again); err != nil {
 			return nil, err
 		}
 	}
@@ -111,7 +114,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, err
 	}
 	if !ok {
-		return nil, branchGone(rec)
+		return nil, loop.BranchGone(rec)
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
@@ -218,7 +221,7 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	if needPush {
 		l.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
-		err := l.busy(rec, "finish --pr", func() error {
+		err := l.Busy(rec, "finish --pr", func() error {
 			return l.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
 				Config: []string{"ralph.allowPush=true"}})
 		})
@@ -232,19 +235,19 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			if errors.As(err, &gerr) && gerr.Stderr != "" {
 				hint = "git said:\n" + tail(gerr.Stderr, 5) + "\n" + hint
 			}
-			return nil, &Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
+			return nil, &loop.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
 		}
 		res.Pushed = true
 	}
 	pushed.Pushed = tip
 	rec.PullRequest = pushed
 	rec.Busy = "" // no git at work while GitHub is called: a failure there is no crash
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 
 	// The pull request.
-	ch, _ := l.loadChangeFor(rec, change)
+	ch, _ := l.LoadChangeFor(rec, change)
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
@@ -268,25 +271,25 @@ func (l *Loop) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	res.URL, res.Number = pr.HTMLURL, pr.Number
 	pushed.URL = pr.HTMLURL
-	if err := l.save(rec); err != nil {
+	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
 
 	// Back to the original branch; the run's branch stays: it is the pull request's head.
 	if back != "" {
-		if err := l.busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
+		if err := l.Busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
 		res.Back = orDetachedName(rec.Original, back)
 	}
 	if rec.Worktree != nil {
-		fr := &FinishResult{}
-		if err := l.busy(rec, "finish --pr", func() error { return l.removeWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
+		fr := &loop.FinishResult{}
+		if err := l.Busy(rec, "finish --pr", func() error { return l.RemoveWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
 			return nil, err
 		}
 		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.now()})
+	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.Time()})
 	return res, l.Store.Remove(change)
 }
 
@@ -302,7 +305,7 @@ func crashResumePR(rec *run.Record) bool {
 // push remote's URL, or o.Repo / o.EnvRepo), without a network call: so the fork's
 // parent is not looked up. ok is false when there is none (the push remote is missing
 // or not a GitHub URL, and no repository is named).
-func (l *Loop) PRRepo(ctx context.Context, change string, o PROptions) (repo github.Repo, ok bool, err error) {
+func (l *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo github.Repo, ok bool, err error) {
 	change, err = l.ResolveRun(change)
 	if err != nil {
 		return github.Repo{}, false, err
@@ -312,7 +315,7 @@ func (l *Loop) PRRepo(ctx context.Context, change string, o PROptions) (repo git
 		return github.Repo{}, false, err
 	}
 	if _, repo, _, _, err = l.prTarget(ctx, rec, change, o); err != nil {
-		var ue *Error
+		var ue *loop.Error
 		if errors.As(err, &ue) {
 			return github.Repo{}, false, nil // what finish --pr would refuse with
 		}
@@ -324,7 +327,7 @@ func (l *Loop) PRRepo(ctx context.Context, change string, o PROptions) (repo git
 // prTarget resolves where finish --pr goes: the git remote to push to, the GitHub
 // repository of the pull request, the one its head branch is in, and the repository
 // named by --repo, ralph.repo or GH_REPO ("" when the remote's URL decided).
-func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o PROptions) (remote string, repo github.Repo, head *github.Repo, explicit string, err error) {
+func (l *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o PROptions) (remote string, repo github.Repo, head *github.Repo, explicit string, err error) {
 	remote, err = l.pushRemote(ctx, rec, o.Remote)
 	if err != nil {
 		return "", github.Repo{}, nil, "", err
@@ -358,7 +361,7 @@ func (l *Loop) prTarget(ctx context.Context, rec *run.Record, change string, o P
 
 // pushRemote is the remote finish --pr pushes to: the flag (or ralph.remote), the
 // original branch's pushRemote, remote.pushDefault, then origin.
-func (l *Loop) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
+func (l *Flow) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
@@ -410,7 +413,7 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 	var ge *github.Error
 	var ne *github.NetworkError
 	retry := done + "run '" + again + "' again"
-	e := func(msg, hint string) error { return &Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
+	e := func(msg, hint string) error { return &loop.Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
 	switch {
 	case errors.As(err, &ne):
 		return e(fmt.Sprintf("cannot reach GitHub at %s: %s", ne.Host, ne.Err.Error()), "check your network connection (and HTTPS_PROXY)")

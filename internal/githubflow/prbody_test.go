@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"os"
@@ -50,7 +50,7 @@ func TestPRBodyGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (UPDATE_GOLDEN=1 go test ./internal/loop writes it)", err)
+		t.Fatalf("%v (UPDATE_GOLDEN=1 go test ./internal/githubflow writes it)", err)
 	}
 	if got != string(want) {
 		t.Errorf("PR body differs from %s:\n%s", golden, got)

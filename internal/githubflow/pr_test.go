@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"os/exec"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
+	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
 // finish --pr in-process, against the fake GitHub through a transport (github.com, an
@@ -31,7 +32,7 @@ func TestFinishPRCosts(t *testing.T) {
 	git("config", "url."+bare+".insteadOf", "git@github.com:acme/widgets.git")
 	git("push", "-q", "origin", "main")
 	l, _ := newLoop(t, dir, &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
-	if _, err := l.Start(t.Context(), Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
+	if _, err := l.Start(t.Context(), loop.Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
 		t.Fatal(err)
 	}
 	srv := githubtest.New()

@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -30,7 +31,7 @@ type WatchOptions struct {
 	Interval time.Duration
 	// Update, if set, is called with a run's view each time it changes, and once for
 	// every run in the first round.
-	Update func(change string, v *RemoteView)
+	Update func(change string, v *loop.RemoteView)
 }
 
 // watched is one run of a watch.
@@ -38,14 +39,14 @@ type watched struct {
 	rec  *run.Record
 	repo github.Repo
 	key  string // host/owner/name/workflow: the listing it is in
-	last *RemoteView
+	last *loop.RemoteView
 }
 
 // WatchRemote polls GitHub until every run of o.Changes is completed, and returns their
 // last views, by change. Ctrl-C (ctx done) returns ErrInterrupted; the records then
 // hold what was seen last. It changes nothing but those records (the run id found by
 // its nonce, the last status and conclusion seen).
-func (l *Loop) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*RemoteView, error) {
+func (l *Flow) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*loop.RemoteView, error) {
 	if o.Interval <= 0 {
 		o.Interval = WatchInterval
 	}
@@ -88,8 +89,8 @@ func (l *Loop) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*Rem
 		}
 		if rateWait > 0 {
 			limited++
-			if err := l.sleep(ctx, rateWait); err != nil {
-				return nil, ErrInterrupted
+			if err := l.Wait(ctx, rateWait); err != nil {
+				return nil, loop.ErrInterrupted
 			}
 			continue
 		}
@@ -110,14 +111,14 @@ func (l *Loop) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*Rem
 			allDone = allDone && w.last.Status == "completed"
 		}
 		if allDone {
-			out := map[string]*RemoteView{}
+			out := map[string]*loop.RemoteView{}
 			for _, w := range runs {
 				out[w.rec.Change] = w.last
 			}
 			return out, nil
 		}
-		if err := l.sleep(ctx, wait); err != nil {
-			return nil, ErrInterrupted
+		if err := l.Wait(ctx, wait); err != nil {
+			return nil, loop.ErrInterrupted
 		}
 	}
 }
@@ -126,7 +127,7 @@ func (l *Loop) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*Rem
 // run found by its id, or by the nonce in its title, which is then recorded), else
 // what the last round saw. A run the listing no longer holds (more than 100 newer
 // ones) is asked for by its id.
-func (l *Loop) watchView(ctx context.Context, w *watched, list []github.WorkflowRun, fresh bool, client *github.Client) (*RemoteView, error) {
+func (l *Flow) watchView(ctx context.Context, w *watched, list []github.WorkflowRun, fresh bool, client *github.Client) (*loop.RemoteView, error) {
 	rec := w.rec
 	if !fresh && w.last != nil {
 		return w.last, nil
@@ -147,7 +148,7 @@ func (l *Loop) watchView(ctx context.Context, w *watched, list []github.Workflow
 		}
 		found = r
 	}
-	v := &RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	v := &loop.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
 	if found != nil {
 		v.RunID, v.Status, v.Conclusion = found.ID, found.Status, found.Conclusion
 		if found.HTMLURL != "" {
@@ -171,7 +172,7 @@ func (l *Loop) watchView(ctx context.Context, w *watched, list []github.Workflow
 		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion, changed = v.Status, v.Conclusion, true
 	}
 	if changed {
-		if err := l.save(rec); err != nil {
+		if err := l.Save(rec); err != nil {
 			return nil, err
 		}
 	}
@@ -195,7 +196,7 @@ func retryWait(err error, inRow int) (time.Duration, bool) {
 // interrupted turns the error of a watch cut short by Ctrl-C into ErrInterrupted.
 func interrupted(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return ErrInterrupted
+		return loop.ErrInterrupted
 	}
 	return err
 }
@@ -210,7 +211,7 @@ func RemoteDone(rec *run.Record) (bool, string) {
 }
 
 // WatchText is one line about a run's view, for status --watch and finish --wait.
-func WatchText(change string, v *RemoteView) string {
+func WatchText(change string, v *loop.RemoteView) string {
 	switch {
 	case v.RunID == 0:
 		return change + ": dispatched, run id pending (GitHub does not list the run yet)"
@@ -229,8 +230,8 @@ func WatchText(change string, v *RemoteView) string {
 // for by id. A repository GitHub cannot be asked about gives its runs' views an Error
 // rather than failing the others. It changes nothing but the records (a run id found,
 // the last status seen).
-func (l *Loop) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*RemoteView, error) {
-	out := map[string]*RemoteView{}
+func (l *Flow) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*loop.RemoteView, error) {
+	out := map[string]*loop.RemoteView{}
 	listings := map[string][]github.WorkflowRun{}
 	failed := map[string]error{}
 	for _, change := range changes {
@@ -242,7 +243,7 @@ func (l *Loop) RemoteViews(ctx context.Context, changes []string, clientFor func
 			continue
 		}
 		fail := func(err error) {
-			out[change] = &RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL, Error: err.Error()}
+			out[change] = &loop.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL, Error: err.Error()}
 		}
 		repo, client, err := remoteClient(rec, clientFor)
 		if err != nil {

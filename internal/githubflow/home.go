@@ -1,0 +1,189 @@
+package githubflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// A run on GitHub Actions comes home: finish and start, through loop.RemoteRuns, take
+// its published result into the local record.
+
+// importRemoteRun brings home the result of a run on GitHub Actions once it has
+// published (REMOTE.md §5.4 steps 2–5): it fetches ralph/<change> to
+// refs/remotes/<remote>/ralph/<change> and the run's refs to the same names here,
+// checks the fetched branch descends from the start commit, fast-forwards the local
+// branch (refusing if it moved since the dispatch), and takes the run's record and
+// learnings from its state commit. The record is then an ordinary local one: finish
+// squashes or keeps it, and start continues a run that stopped.
+func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
+	r := rec.Remote
+	if rec.Status == run.Dispatching || r == nil {
+		return userErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
+			"the dispatch of %q did not complete", rec.Change)
+	}
+	if r.RunID == 0 {
+		return userErr("'git ralph status "+rec.Change+"' looks for it", "the Actions run of %q is not known yet", rec.Change)
+	}
+	prefix := runsPrefix(rec.Change, r.RunID)
+	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
+	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
+	if _, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
+		return &loop.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+	} else if !published {
+		return l.unpublished(rec)
+	}
+	if err := l.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
+		return &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+	}
+	state, ok, err := l.Repo.ResolveRef(ctx, prefix+"state")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+			"run %d of %q has published nothing yet", r.RunID, rec.Change)
+	}
+	remoteTip, ok, err := l.Repo.ResolveRef(ctx, tracking)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return userErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
+	}
+	if in, err := l.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
+		return err
+	} else if !in {
+		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", short(r.StartCommit), tracking),
+			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, short(remoteTip), short(r.StartCommit))
+	}
+	localRef := "refs/heads/" + rec.Branch
+	local, exists, err := l.Repo.ResolveRef(ctx, localRef)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !exists:
+		if err := l.Repo.CreateRef(ctx, localRef, remoteTip); err != nil {
+			return err
+		}
+	case local == remoteTip:
+	case local == r.StartCommit:
+		wts, err := l.Repo.WorktreeBranches(ctx)
+		if err != nil {
+			return err
+		}
+		if p, on := wts[rec.Branch]; on {
+			return userErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
+		}
+		if err := l.Repo.UpdateRef(ctx, localRef, remoteTip); err != nil {
+			return err
+		}
+	default:
+		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, short(r.StartCommit)),
+			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, short(local), short(r.StartCommit), short(remoteTip))
+	}
+	data, ok, err := l.Repo.ReadFile(ctx, state, "record.json")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return userErr("", "the state of run %d has no record.json", r.RunID)
+	}
+	var there run.Record
+	if err := json.Unmarshal(data, &there); err != nil {
+		return fmt.Errorf("read the record of run %d: %w", r.RunID, err)
+	}
+	for _, a := range there.Attempts {
+		if a.Ref != "" {
+			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
+		}
+		a.Log = "" // in the run's artifact, not here
+		rec.Attempts = append(rec.Attempts, a)
+	}
+	rec.CostUSD += there.CostUSD
+	rec.CostKnown = rec.CostKnown || there.CostKnown
+	rec.Status, rec.StopReason, rec.CurrentStory = there.Status, there.StopReason, there.CurrentStory
+	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
+		rec.Status = run.Interrupted
+	}
+	if rec.Initial == "" {
+		rec.Initial = there.Initial
+	}
+	rec.Checkpoint = remoteTip
+	r.LastSeenStatus = "completed"
+	if learned, ok, err := l.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(strings.TrimSpace(string(learned))) > 0 {
+		mine, err := l.Store.EnsureLearnings(rec.Change)
+		if err != nil {
+			return err
+		}
+		if mine != string(learned) {
+			if err := appendFile(l.Store.LearningsPath(rec.Change), learned); err != nil {
+				return err
+			}
+		}
+	}
+	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, short(remoteTip), rec.Status, len(there.Attempts)))
+	return l.Save(rec)
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// A dispatched run can end without publishing anything (REMOTE.md §5.8 row 14): GitHub
+// could not start the workflow (startup_failure), the run waits for someone's approval
+// (action_required), or it was force-cancelled before its publish job. Nothing of it
+// is on the remote but the start commit dispatch pushed. finish then says so and
+// changes nothing; dispatch may send the change again, and start goes on here from the
+// start commit.
+
+// unpublished is the error of importRemoteRun for a run that has published nothing:
+// still under way as far as anyone here knows, or, when GitHub was last seen saying it
+// completed (status and status --watch record it; finish asks first), over for good.
+func (l *Flow) unpublished(rec *run.Record) error {
+	r := rec.Remote
+	if r.LastSeenStatus != "completed" {
+		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+			"run %d of %q has published nothing yet", r.RunID, rec.Change)
+	}
+	why := "GitHub shows why"
+	switch r.LastSeenConclusion {
+	case "startup_failure":
+		why = "the workflow could not start; GitHub shows why"
+	case "action_required":
+		why = "the run waited for an approval on GitHub"
+	}
+	if r.HTMLURL != "" {
+		why += " (" + r.HTMLURL + ")"
+	}
+	return &loop.Error{Msg: fmt.Sprintf("run %d of %q ended (%s) without publishing anything", r.RunID, rec.Change, orText(r.LastSeenConclusion, "no conclusion")),
+		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + short(r.StartCommit) + ")\n" +
+			"dispatch it again: git ralph dispatch " + rec.Change + "\n" +
+			"or run it here: git ralph start " + rec.Change,
+		Err: loop.ErrNothingPublished}
+}
+
+// redispatchable reports whether a dispatched record belongs to a run that ended
+// without publishing, which dispatch may replace.
+func (l *Flow) redispatchable(ctx context.Context, rec *run.Record) bool {
+	r := rec.Remote
+	if rec.Status != run.Dispatched || r == nil || r.RunID == 0 || r.LastSeenStatus != "completed" {
+		return false
+	}
+	_, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, runsPrefix(rec.Change, r.RunID)+"state")
+	return err == nil && !published
+}

@@ -1,0 +1,66 @@
+package loop
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/git-ralph/git-ralph/"
+
+// imports returns the module's packages that dir's non-test files import.
+func imports(t *testing.T, dir string) []string {
+	t.Helper()
+	p, err := build.ImportDir(dir, 0)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	var out []string
+	for _, imp := range p.Imports {
+		if rest, ok := strings.CutPrefix(imp, module); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// TestLayout keeps the split of issue 17: internal/loop depends on nothing of GitHub,
+// not even through another package, and only the CLI imports the GitHub workflows.
+func TestLayout(t *testing.T) {
+	root := filepath.Join("..", "..")
+	seen := map[string]bool{}
+	var walk func(pkg string)
+	walk = func(pkg string) {
+		if seen[pkg] {
+			return
+		}
+		seen[pkg] = true
+		if strings.HasPrefix(pkg, "internal/github") {
+			t.Errorf("internal/loop depends on %s", pkg)
+		}
+		for _, imp := range imports(t, filepath.Join(root, pkg)) {
+			walk(imp)
+		}
+	}
+	walk("internal/loop")
+
+	entries, err := os.ReadDir(filepath.Join(root, "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		pkg := "internal/" + e.Name()
+		if !e.IsDir() || pkg == "internal/cli" {
+			continue
+		}
+		if _, err := build.ImportDir(filepath.Join(root, pkg), 0); err != nil {
+			continue // no Go files of its own
+		}
+		if slices.Contains(imports(t, filepath.Join(root, pkg)), "internal/githubflow") {
+			t.Errorf("%s imports internal/githubflow: only internal/cli may", pkg)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// RemoteRuns brings into this loop what a run made elsewhere (on GitHub Actions) did:
+// internal/githubflow implements it and the CLI sets it (Loop.Remote), so that this
+// package knows nothing of GitHub. A Loop without it refuses such runs.
+type RemoteRuns interface {
+	// Adopt rebuilds a lost (or never written) run record from the change's branch,
+	// for start --adopt on a runner.
+	Adopt(ctx context.Context, l *Loop, o Options) (*run.Record, error)
+	// Import brings home the result of a dispatched run once it has published: the
+	// branch, the attempts, the record and the learnings go into rec, which is then an
+	// ordinary local record. A run that ended without publishing anything is an error
+	// wrapping ErrNothingPublished.
+	Import(ctx context.Context, l *Loop, rec *run.Record) error
+}
+
+func (l *Loop) adopt(ctx context.Context, o Options) (*run.Record, error) {
+	if l.Remote == nil {
+		return nil, fmt.Errorf("start --adopt of %q: no way to adopt a run here", o.Change)
+	}
+	return l.Remote.Adopt(ctx, l, o)
+}
+
+func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {
+	if l.Remote == nil {
+		return fmt.Errorf("the run of %q is on GitHub Actions: no way to bring it home here", rec.Change)
+	}
+	return l.Remote.Import(ctx, l, rec)
+}
