@@ -103,9 +103,9 @@ type lockFile struct {
 // packed-refs.lock, config.lock, the auto maintenance's locks, the locks of c.Branches
 // and of every ref under c.RefDirs, and the locks of git-ralph's own temporary
 // indexes; and the one tempfile git keeps beside a lock under a fixed name,
-// packed-refs.new (see commonLeftovers). It
-// returns the display names of those removed. Once no lock is in use, the temporary
-// indexes of dead git-ralph processes go too.
+// packed-refs.new (see commonLeftovers). It returns the display names of those
+// removed. Once no lock is in use, the temporary indexes of dead git-ralph processes
+// go too.
 //
 // Only a crash-resume may call it: a lock or leftover is removed only when no live
 // process has it open, no git process runs in this repository, and it is older than
