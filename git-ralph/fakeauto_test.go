@@ -19,16 +19,19 @@ import (
 // accepts the dispatch (its OnDispatch hook): what GitHub does on its own. It lives in
 // the test harness only; the git-ralph binary has no switch for it.
 type autoRunner struct {
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs []string
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	errs     []string
+	controls map[int64]*runControl // by run id
 }
 
 // fakeAutorun is `fakegh autorun`: from now on each dispatch goes queued, in_progress,
 // then completed with the conclusion of the workflow run by the fake runner, as it is
 // at the dispatched ref of the repository's bare repository, with its artifact attached
 // (so `git ralph logs` finds it). The runner's environment is the script's at this
-// point (FAKE_AGENT_SCENARIO and the like). Runs go in parallel, as on GitHub.
+// point (FAKE_AGENT_SCENARIO and the like). Runs go in parallel, as on GitHub. A cancel
+// of a run (cancel, finish --cancel) goes to its runner, which stops it as GitHub's
+// does, with GitHub's timing (fakerunner's defaults): see runControl.
 func fakeAutorun(ts *testscript.TestScript, h *fakeHolder) {
 	env := map[string]string{}
 	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_ALLOW_PROTOCOL",
@@ -37,17 +40,21 @@ func fakeAutorun(ts *testscript.TestScript, h *fakeHolder) {
 		env[k] = ts.Getenv(k)
 	}
 	getenv := func(k string) string { return env[k] }
-	a := &autoRunner{}
+	a := &autoRunner{controls: map[int64]*runControl{}}
 	h.auto = a
 	s := h.srv
 	s.State(func(st *githubtest.State) {
 		st.Actions.OnDispatch = func(run *githubtest.Run) {
 			// Called under the server's lock: the run starts once the dispatch is answered.
 			id, repo, file, ref, change := run.ID, run.Repo, run.Workflow, run.Ref, run.Inputs["change"]
+			control := &runControl{}
+			a.mu.Lock()
+			a.controls[id] = control
+			a.mu.Unlock()
 			a.wg.Add(1)
 			go func() {
 				defer a.wg.Done()
-				if err := a.run(s, getenv, id, repo, file, ref, change); err != nil {
+				if err := a.run(s, getenv, id, repo, file, ref, change, control); err != nil {
 					a.mu.Lock()
 					a.errs = append(a.errs, fmt.Sprintf("run %d: %v", id, err))
 					a.mu.Unlock()
@@ -55,10 +62,21 @@ func fakeAutorun(ts *testscript.TestScript, h *fakeHolder) {
 				}
 			}()
 		}
+		// A cancel (cancel, finish --cancel) reaches the run's runner, which stops the
+		// step under way as GitHub's does, runs the if: always() steps and jobs, and
+		// completes the run (a force-cancel: nothing more runs).
+		st.Actions.OnCancel = func(run *githubtest.Run, force bool) {
+			a.mu.Lock()
+			control := a.controls[run.ID]
+			a.mu.Unlock()
+			if control != nil {
+				control.Cancel(force)
+			}
+		}
 	})
 }
 
-func (a *autoRunner) run(s *githubtest.Server, getenv func(string) string, id int64, repo, file, ref, change string) error {
+func (a *autoRunner) run(s *githubtest.Server, getenv func(string) string, id int64, repo, file, ref, change string, control *runControl) error {
 	var gitDir string
 	var src []byte
 	var ok bool
@@ -73,7 +91,7 @@ func (a *autoRunner) run(s *githubtest.Server, getenv func(string) string, id in
 	}
 	s.SetRun(id, "in_progress", "")
 	spec := fakeRunSpec{Workflow: src, Remote: gitDir, RunID: fmt.Sprint(id), Change: change,
-		Dir: filepath.Join(getenv("WORK"), "runs", fmt.Sprint(id)), Getenv: getenv}
+		Dir: filepath.Join(getenv("WORK"), "runs", fmt.Sprint(id)), Getenv: getenv, Control: control}
 	conclusion, log, err := runWorkflow(spec)
 	if err != nil {
 		return err

@@ -83,7 +83,7 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh runlogs RUNID DIR                  DIR zipped as the run's own logs (GET …/runs/RUNID/logs)
 //	fakegh no-run-details                     refuse return_run_details, as GHES 3.20 does
 //	fakegh runs                               print the workflow runs dispatched: ID REPO FILE ref=… branch=… TITLE
-//	fakegh autorun                            run each dispatch on the fake runner at once, as GitHub would
+//	fakegh autorun                            run each dispatch on the fake runner at once, as GitHub would (and cancel it on the cancel API)
 //	fakegh await                              wait (up to 5 min) until every autorun run has completed
 //	fakegh poll-interval N                    send x-poll-interval: N with the runs listing and a run
 //	fakegh list-delay N|forever               a new run is left out of the runs listing N times (or always)

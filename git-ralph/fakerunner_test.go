@@ -1,12 +1,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -18,7 +20,7 @@ import (
 // cmdFakeRunner runs the workflow that 'git ralph ci init' wrote, the way a GitHub
 // runner would, on this machine: the fake runner of REMOTE.md §5.9.
 //
-//	fakerunner WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]
+//	fakerunner [flags] WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]
 //
 // Each job checks out ralph/CHANGE from REMOTE (a bare repository) into a fresh clone
 // and runs the workflow's own steps in order, with their if: conditions, env: and
@@ -28,24 +30,79 @@ import (
 // identity is set, as on a hosted runner. It writes $WORK/runs/RUN_ID/steps.txt ("job
 // step outcome" lines, then "conclusion X") for the script to compare; it fails only
 // when the workflow holds something it cannot emulate (an unknown action or expression).
-// With CANCEL_ON, the run is cancelled once that file exists while the "loop" step runs:
-// as Actions does, SIGINT to the step's process, SIGTERM a while later if it is still
-// there; then only if: always() steps and jobs run, and the conclusion is cancelled.
+//
+// A run: step's process is the bash the runner starts (a body that execs a program
+// makes that program the step's process), in the runner's own process group, as
+// actions/runner starts it. Stopping a step is what the runner does on a cancel or a
+// timeout (docs: "Workflow cancellation reference"): SIGINT to the step's process,
+// SIGTERM -sigint-grace later if it is still there, and -sigterm-grace after that the
+// kill: with -kill tree, SIGKILL to every process under the step's (as the docs say);
+// with -kill entry, to the step's process alone (what actions/runner's Process.Kill()
+// does on Linux: the rest live on as orphans). The flags (durations):
+//
+//	-cancel-on FILE     cancel the run once FILE exists while the "loop" step runs
+//	                    (the optional fifth argument says the same)
+//	-kill-on FILE       once FILE exists while the "loop" step runs, SIGKILL its whole
+//	                    process tree at once, no signal first, and cancel the run
+//	-sigint-grace D     SIGINT to SIGTERM (GitHub: 7.5s)
+//	-sigterm-grace D    SIGTERM to the kill (GitHub: 2.5s)
+//	-kill tree|entry    what the kill reaches (default tree)
+//	-minute D           how long one minute of timeout-minutes lasts here (default 1m)
+//	-force D            after a cancel, whatever still runs this much later is killed
+//	                    and nothing more runs (GitHub: 5m)
+//
+// After a cancel only if: always() steps and jobs run, and the conclusion is cancelled.
+// A step's timeout-minutes stops it (outcome failure; the job goes on as after any
+// failure); the job's timeout-minutes stops the step under way and then, as a cancel
+// does, runs only the job's if: always() steps; the conclusion is then timed_out.
 func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 4 || len(args) > 5 {
-		ts.Fatalf("usage: fakerunner WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]")
+	fs := flag.NewFlagSet("fakerunner", flag.ContinueOnError)
+	var spec fakeRunSpec
+	spec.Timing = githubTiming
+	cancelOn := fs.String("cancel-on", "", "")
+	killOn := fs.String("kill-on", "", "")
+	fs.DurationVar(&spec.Timing.SIGINTGrace, "sigint-grace", spec.Timing.SIGINTGrace, "")
+	fs.DurationVar(&spec.Timing.SIGTERMGrace, "sigterm-grace", spec.Timing.SIGTERMGrace, "")
+	fs.DurationVar(&spec.Timing.Minute, "minute", spec.Timing.Minute, "")
+	fs.DurationVar(&spec.Timing.Force, "force", spec.Timing.Force, "")
+	fs.StringVar(&spec.Timing.Kill, "kill", spec.Timing.Kill, "")
+	usage := "usage: fakerunner [-cancel-on FILE] [-kill-on FILE] [-sigint-grace D] [-sigterm-grace D] [-kill tree|entry] [-minute D] [-force D] WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]"
+	if neg || fs.Parse(args) != nil {
+		ts.Fatalf("%s", usage)
+	}
+	args = fs.Args()
+	if len(args) < 4 || len(args) > 5 || (spec.Timing.Kill != "tree" && spec.Timing.Kill != "entry") {
+		ts.Fatalf("%s", usage)
 	}
 	src, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
-	spec := fakeRunSpec{Workflow: src, Remote: ts.MkAbs(args[1]), RunID: args[2], Change: args[3],
-		Dir: filepath.Join(ts.Getenv("WORK"), "runs", args[2]), Getenv: ts.Getenv}
+	spec.Workflow, spec.Remote, spec.RunID, spec.Change = src, ts.MkAbs(args[1]), args[2], args[3]
+	spec.Dir, spec.Getenv = filepath.Join(ts.Getenv("WORK"), "runs", args[2]), ts.Getenv
 	if len(args) == 5 {
-		spec.CancelOn = ts.MkAbs(args[4])
+		*cancelOn = args[4]
+	}
+	if *cancelOn != "" {
+		spec.CancelOn = ts.MkAbs(*cancelOn)
+	}
+	if *killOn != "" {
+		spec.KillOn = ts.MkAbs(*killOn)
 	}
 	conclusion, log, err := runWorkflow(spec)
 	ts.Check(err)
 	ts.Check(os.WriteFile(filepath.Join(spec.Dir, "steps.txt"), []byte(strings.Join(append(log, "conclusion "+conclusion), "\n")+"\n"), 0o644))
 }
+
+// runnerTiming is how the fake runner stops a step, and how long its minutes last.
+type runnerTiming struct {
+	SIGINTGrace, SIGTERMGrace time.Duration
+	Kill                      string        // "tree" or "entry"
+	Minute                    time.Duration // one minute of timeout-minutes
+	Force                     time.Duration // after a cancel, the end of everything
+}
+
+// githubTiming is GitHub's, from its "Workflow cancellation reference".
+var githubTiming = runnerTiming{SIGINTGrace: 7500 * time.Millisecond, SIGTERMGrace: 2500 * time.Millisecond,
+	Kill: "tree", Minute: time.Minute, Force: 5 * time.Minute}
 
 // fakeRunSpec is one run of the workflow on the fake runner. The fake GitHub server can
 // start one on dispatch.
@@ -57,6 +114,49 @@ type fakeRunSpec struct {
 	Dir      string              // where the run's clones, artifact and logs go
 	Getenv   func(string) string // the environment the runner's steps start from
 	CancelOn string              // cancel the run once this file exists ("": never)
+	KillOn   string              // kill the loop step's tree at once when this file exists ("": never)
+	Timing   runnerTiming        // the zero value is githubTiming
+	Control  *runControl         // cancels the run from outside, as GitHub's cancel API does; nil: none
+}
+
+// runControl cancels a run on the fake runner from outside: what GitHub does when it
+// is asked to cancel (or force-cancel) a run. A cancel before the run starts applies
+// from its start.
+type runControl struct {
+	mu  sync.Mutex
+	run *fakeRun
+	req int // 0 none, 1 cancel, 2 force-cancel
+}
+
+// Cancel asks for the run to be cancelled; force: force-cancelled (the step's tree is
+// killed at once and nothing more runs, if: always() or not).
+func (c *runControl) Cancel(force bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.req = max(c.req, 1)
+	if force {
+		c.req = 2
+	}
+	if c.run != nil {
+		c.run.request(c.req)
+	}
+}
+
+func (c *runControl) attach(r *fakeRun) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.run = r
+	if c.req > 0 {
+		r.request(c.req)
+	}
+}
+
+// request cancels the run (1) or force-cancels it (2).
+func (r *fakeRun) request(req int) {
+	r.cancel()
+	if req == 2 {
+		r.forceNow.Store(true)
+	}
 }
 
 // runFailure is how the fake runner gives up on a workflow it cannot emulate.
@@ -79,25 +179,35 @@ func runWorkflow(spec fakeRunSpec) (conclusion string, log []string, err error) 
 	if len(errs) > 0 {
 		return "", nil, fmt.Errorf("parse the workflow: %v", errs[0])
 	}
+	if spec.Timing == (runnerTiming{}) {
+		spec.Timing = githubTiming
+	}
 	r := &fakeRun{getenv: spec.Getenv, remote: spec.Remote, id: spec.RunID, change: spec.Change,
-		dir: spec.Dir, cancelOn: spec.CancelOn, outputs: map[string]string{}}
+		dir: spec.Dir, cancelOn: spec.CancelOn, killOn: spec.KillOn, timing: spec.Timing, outputs: map[string]string{}}
 	r.check(os.MkdirAll(r.dir, 0o755))
+	if spec.Control != nil {
+		spec.Control.attach(r)
+	}
 	conclusion = "success"
+	failed := false
 	for _, name := range []string{"loop", "publish"} {
 		job := w.Jobs[name]
 		if job == nil {
 			r.fail("the workflow has no job %q", name)
 		}
-		if (job.If == nil && r.cancelled.Load()) || (job.If != nil && !r.cond(job.If.Value, nil, true)) {
+		if r.forced() || (job.If == nil && (r.cancelled.Load() || failed)) || (job.If != nil && !r.cond(job.If.Value, nil, true)) {
 			r.log = append(r.log, name+" - skipped")
 			continue
 		}
 		if !r.job(name, job) {
-			conclusion = "failure"
+			conclusion, failed = "failure", true
 		}
 	}
-	if r.cancelled.Load() {
+	switch {
+	case r.cancelled.Load():
 		conclusion = "cancelled"
+	case r.timedOut:
+		conclusion = "timed_out"
 	}
 	return conclusion, r.log, nil
 }
@@ -119,8 +229,40 @@ type fakeRun struct {
 	temp               string            // the running job's RUNNER_TEMP
 	outputs            map[string]string // "<job>.<output>"
 	log                []string
-	cancelOn           string // cancel the run when this file exists
+	cancelOn, killOn   string // cancel the run, kill the loop step at once, when this file exists
+	timing             runnerTiming
 	cancelled          atomic.Bool
+	cancelAt           atomic.Int64 // unix nanoseconds of the cancel
+	jobEnd             time.Time    // the running job's timeout; zero: none
+	jobTimedOut        atomic.Bool  // the running job's timeout expired
+	timedOut           bool         // some job's did
+	forceNow           atomic.Bool  // force-cancelled: everything ends now
+}
+
+// cancel marks the run cancelled (once) and starts the force-termination clock.
+func (r *fakeRun) cancel() {
+	if r.cancelled.CompareAndSwap(false, true) {
+		r.cancelAt.Store(time.Now().UnixNano())
+	}
+}
+
+// stopped tells whether the run (cancelled) or the running job (timed out) is being
+// stopped: from then on only if: always() steps run.
+func (r *fakeRun) stopped() bool { return r.cancelled.Load() || r.jobTimedOut.Load() }
+
+// forceAt is when GitHub force-terminates a cancelled run; zero when not cancelled.
+func (r *fakeRun) forceAt() time.Time {
+	if n := r.cancelAt.Load(); n != 0 {
+		return time.Unix(0, n).Add(r.timing.Force)
+	}
+	return time.Time{}
+}
+
+// forced tells whether the run is past its force-termination (or force-cancelled):
+// nothing more runs.
+func (r *fakeRun) forced() bool {
+	t := r.forceAt()
+	return r.forceNow.Load() || (!t.IsZero() && !time.Now().Before(t))
 }
 
 // env is the environment of every step: the script's, less the git identity.
@@ -141,10 +283,23 @@ func (r *fakeRun) job(name string, job *actionlint.Job) bool {
 	temp := filepath.Join(r.dir, name, "temp")
 	r.check(os.MkdirAll(temp, 0o755))
 	r.temp = temp
+	r.jobEnd = time.Time{}
+	r.jobTimedOut.Store(false)
+	if job.TimeoutMinutes != nil {
+		r.jobEnd = time.Now().Add(time.Duration(job.TimeoutMinutes.Value * float64(r.timing.Minute)))
+	}
+	defer func() {
+		if r.jobTimedOut.Load() {
+			r.timedOut = true
+		}
+	}()
 	steps := map[string]map[string]string{} // step id -> outputs, plus "outcome"
 	ok := true
 	for i, st := range job.Steps {
 		label := fmt.Sprintf("step%d", i+1)
+		if a, ok := st.Exec.(*actionlint.ExecAction); ok {
+			label, _, _ = strings.Cut(a.Uses.Value, "@")
+		}
 		if st.Name != nil {
 			label = st.Name.Value
 		}
@@ -152,8 +307,13 @@ func (r *fakeRun) job(name string, job *actionlint.Job) bool {
 		if st.If != nil {
 			cond = st.If.Value
 		}
+		if !r.jobEnd.IsZero() && !time.Now().Before(r.jobEnd) {
+			r.jobTimedOut.Store(true)
+		}
 		outcome := "skipped"
-		if (cond == "" && ok && !r.cancelled.Load()) || (cond != "" && r.cond(cond, steps, ok)) {
+		if r.forced() {
+			// Force-terminated: nothing more runs.
+		} else if (cond == "" && ok && !r.stopped()) || (cond != "" && r.cond(cond, steps, ok)) {
 			outcome = "success"
 			if !r.step(st, ws, temp, steps, &label) {
 				outcome, ok = "failure", false
@@ -217,12 +377,19 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 		if err := cmd.Start(); err != nil {
 			return false
 		}
-		done := make(chan struct{})
-		if *label == "loop" && r.cancelOn != "" {
-			go r.cancelWhen(cmd.Process, done)
+		var timeout time.Duration
+		if st.TimeoutMinutes != nil {
+			timeout = time.Duration(st.TimeoutMinutes.Value * float64(r.timing.Minute))
 		}
+		done := make(chan struct{})
+		supervised := make(chan struct{})
+		go func() {
+			defer close(supervised)
+			r.supervise(cmd.Process.Pid, *label == "loop", timeout, done)
+		}()
 		err = cmd.Wait()
 		close(done)
+		<-supervised
 		if b, rerr := os.ReadFile(out); rerr == nil && st.ID != nil {
 			m := map[string]string{}
 			for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
@@ -238,28 +405,73 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 	return false
 }
 
-// cancelWhen cancels the run once r.cancelOn exists: SIGINT to the step's process,
-// then SIGTERM after 2 s (Actions waits 7.5 s), as the runner does.
-func (r *fakeRun) cancelWhen(p *os.Process, done <-chan struct{}) {
+// supervise watches a running step, whose process is pid, until done is closed, and
+// stops it as the runner would: on the run's cancel (-cancel-on's file, for the loop
+// step; runControl, for any step that began before it), on the step's timeout (0:
+// none) or the job's; it kills its tree at once on -kill-on's file (the loop step), a
+// force-cancel, or at the force-termination of a cancelled run.
+func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-chan struct{}) {
+	start := time.Now()
+	cancelledBefore := r.cancelled.Load() // an if: always() step after a cancel is not stopped by it
+	exists := func(p string) bool {
+		_, err := os.Stat(p)
+		return p != "" && err == nil
+	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	stopping := false
+	var stopStart time.Time
+	var sentTERM, killed bool
 	for {
 		select {
 		case <-done:
 			return
 		case <-tick.C:
 		}
-		if _, err := os.Stat(r.cancelOn); err == nil {
-			break
+		now := time.Now()
+		if !killed && r.forced() {
+			stepKill(pid, true)
+			killed = true
+		}
+		if loop && !killed && exists(r.killOn) {
+			r.cancel()
+			stepKill(pid, true)
+			killed = true
+		}
+		if !stopping {
+			switch {
+			case loop && exists(r.cancelOn):
+				r.cancel()
+			case !cancelledBefore && r.cancelled.Load():
+			case timeout > 0 && now.Sub(start) >= timeout:
+			case !r.jobEnd.IsZero() && !now.Before(r.jobEnd) && !r.jobTimedOut.Load():
+				r.jobTimedOut.Store(true)
+			default:
+				continue
+			}
+			stopping, stopStart = true, now
+			_ = syscall.Kill(pid, syscall.SIGINT)
+			continue
+		}
+		switch {
+		case !sentTERM && now.Sub(stopStart) >= r.timing.SIGINTGrace:
+			sentTERM = true
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		case !killed && now.Sub(stopStart) >= r.timing.SIGINTGrace+r.timing.SIGTERMGrace:
+			killed = true
+			stepKill(pid, r.timing.Kill == "tree")
 		}
 	}
-	r.cancelled.Store(true)
-	_ = p.Signal(syscall.SIGINT)
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		_ = p.Signal(syscall.SIGTERM)
+}
+
+// stepKill is the runner's kill of a step whose process is pid: with tree, every
+// process under it too (killTree, as a power loss would), else pid alone.
+func stepKill(pid int, tree bool) {
+	if tree {
+		killTree(pid)
+		return
 	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 var expr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)

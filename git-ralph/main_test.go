@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		"opencode":     fakeagent.Main,
 		"amp":          fakeagent.Main,
 		"cursor-agent": fakeagent.Main,
+		"copilot":      fakeagent.Main,
+		"qwen":         fakeagent.Main,
 	})
 }
 
@@ -153,11 +155,14 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // testTuning is what the test binary's git-ralph changes: a git lock left by a crash
-// is stale after 300ms instead of seconds, one in use is waited for 1s, and the clock
-// is testClock's when GIT_RALPH_TEST_CLOCK is set (hermetic sets it for every script).
-// The variable is read here, in test code: the shipped binary has no such switch.
+// is stale after 300ms instead of seconds, one in use is waited for 1s, export waits 1s
+// for a loop still running to end and 3s for it to save after its SIGINT (instead of
+// 30s and 15s), and the clock is testClock's when GIT_RALPH_TEST_CLOCK is set (hermetic
+// sets it for every script). The variable is read here, in test code: the shipped
+// binary has no such switch.
 func testTuning() cli.Tuning {
 	return cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
+		StopWait: time.Second, KillWait: 3 * time.Second,
 		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))}
 }
 

@@ -103,9 +103,10 @@ type Request struct {
 	// FormatText ("" means the same) or FormatClaudeStreamJSON.
 	Format string
 
-	// lastMessage is the file codex writes its final message to
-	// (--output-last-message); Run sets it to a temporary file.
-	lastMessage string
+	// outputFile is the file the CLI writes what its stream lacks to (codex
+	// --output-last-message: the final answer; copilot --usage-output-file:
+	// the token counts); Run sets it to a temporary file (see outputFiler).
+	outputFile string
 }
 
 // Result is what one run of an agent came to. Decode fills in the fields that
@@ -144,6 +145,10 @@ type Result struct {
 	InputTokens, OutputTokens int64
 	// CostUSD is the cost the agent reports; nil when it reports none.
 	CostUSD *float64
+	// PremiumRequests is what GitHub Copilot CLI counts against the
+	// account's premium-request allowance (result.usage.premiumRequests; 0
+	// with a custom provider); 0 for the other agents.
+	PremiumRequests float64
 	// SessionID is the agent's session id; Model the model it used.
 	SessionID, Model string
 	// ExitCode is the process's exit code, -1 when it was killed by a signal.
@@ -281,7 +286,7 @@ func envValue(env []string, key string) string {
 
 // drivers returns every known driver, sorted by name.
 func drivers() []Driver {
-	return []Driver{Amp{}, Claude{}, Codex{}, Cursor{}, Custom{}, Gemini{}, OpenCode{}}
+	return []Driver{Amp{}, Claude{}, Codex{}, Copilot{}, Cursor{}, Custom{}, Gemini{}, OpenCode{}, Qwen{}}
 }
 
 // Lookup returns the driver called name. For an unknown name the error lists

@@ -94,7 +94,7 @@ var (
 		"gateway timeout", "upstream", "timed out", "timeout", "econnreset", "econnrefused",
 		"etimedout", "connection reset", "connection refused", "connection error", "socket hang up",
 		"stream disconnected", "network error", "fetch failed", "reconnecting", "temporarily unavailable",
-		"try again later", "capacity",
+		"try again later", "capacity", "could not connect", "couldn't connect",
 	}
 
 	// statusRe finds an HTTP status code named as such: "API Error: 500",

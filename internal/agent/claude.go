@@ -167,6 +167,9 @@ type claudeFlavor struct {
 	// sumUsage: the result line carries no usage (amp), so the assistant
 	// messages' usage is summed instead.
 	sumUsage bool
+	// inputHasCache: input_tokens already counts the cache reads and writes
+	// (qwen reports OpenAI's prompt_tokens there), so they are not added.
+	inputHasCache bool
 }
 
 // decodeClaudeStream decodes a Claude-Code-shaped stream; see Claude.Decode.
@@ -243,7 +246,7 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 	}
 	if d.fl.sumUsage && main && m.Usage != nil && (m.ID == "" || m.ID != d.usageID) {
 		d.usageID = m.ID
-		d.usageIn += m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens
+		d.usageIn += d.inputTokens(m.Usage)
 		d.usageOut += m.Usage.OutputTokens
 	}
 	var text strings.Builder
@@ -293,8 +296,8 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	}
 	if r.IsError && len(r.Errors) == 0 {
 		switch {
-		case rawString(e.Error) != "": // amp: the error string in place of result
-			addError(&r.Errors, rawString(e.Error))
+		case errorText(e.Error) != "": // amp: an error string in place of result; qwen: error.message
+			addError(&r.Errors, errorText(e.Error))
 		case e.Result != nil && strings.TrimSpace(*e.Result) != "":
 			addError(&r.Errors, *e.Result)
 		case d.apiErrText != "":
@@ -310,7 +313,7 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	r.InputTokens, r.OutputTokens = 0, 0
 	d.resultUsage = e.Usage != nil
 	if u := e.Usage; u != nil {
-		r.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		r.InputTokens = d.inputTokens(u)
 		r.OutputTokens = u.OutputTokens
 	}
 	if e.SessionID != "" {
@@ -333,6 +336,14 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	}
 }
 
+// inputTokens counts u's input tokens, cache reads and writes included.
+func (d *claudeDecoder) inputTokens(u *claudeUsage) int64 {
+	if d.fl.inputHasCache {
+		return u.InputTokens
+	}
+	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
 // classify decides the failure class of an error result (e), or of a run
 // that ended without one after an assistant message carrying an API error
 // (e == nil). Only the result line and that message count: the HTTP status
@@ -349,7 +360,7 @@ func (d *claudeDecoder) classify(e *claudeEvent) {
 		if e.Result != nil {
 			parts = append(parts, *e.Result)
 		}
-		parts = append(parts, rawString(e.Error))
+		parts = append(parts, errorText(e.Error))
 		parts = append(parts, e.Errors...)
 		msg = strings.Join(parts, "\n")
 	}
@@ -450,6 +461,21 @@ func rawString(raw json.RawMessage) string {
 		return ""
 	}
 	return s
+}
+
+// errorText returns a result's error: the JSON string in raw (amp), or the
+// message of the object in raw (qwen: {"message": …}); "" otherwise.
+func errorText(raw json.RawMessage) string {
+	if s := rawString(raw); s != "" {
+		return s
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &e) == nil {
+		return e.Message
+	}
+	return ""
 }
 
 // toolSummary describes a claude tool call in one short line: the command for

@@ -29,8 +29,8 @@ import (
 type Codex struct{}
 
 var (
-	_ Diagnoser         = Codex{}
-	_ lastMessageWriter = Codex{}
+	_ Diagnoser   = Codex{}
+	_ outputFiler = Codex{}
 )
 
 // Name returns "codex".
@@ -44,9 +44,9 @@ func (Codex) InstallHint() string {
 	return "install the Codex CLI with 'npm install -g @openai/codex', then run 'codex login' (or set OPENAI_API_KEY)"
 }
 
-// lastMessagePlaceholder stands for the temporary file in an argv that Run
+// outputFilePlaceholder stands for the temporary file in an argv that Run
 // did not make (git ralph start --dry-run).
-const lastMessagePlaceholder = "<temporary file>"
+const outputFilePlaceholder = "<temporary file>"
 
 // Argv returns codex's headless argv; the prompt goes on stdin ("-").
 func (Codex) Argv(req Request) []string {
@@ -54,9 +54,9 @@ func (Codex) Argv(req Request) []string {
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
 	}
-	file := req.lastMessage
+	file := req.outputFile
 	if file == "" {
-		file = lastMessagePlaceholder
+		file = outputFilePlaceholder
 	}
 	argv = append(argv, "--output-last-message", file)
 	argv = append(argv, req.Args...)
@@ -82,11 +82,12 @@ func (Codex) Diagnose(res *Result) {
 	diagnoseStderr(res, codexAuthFatal)
 }
 
-// withLastMessage makes the --output-last-message file's content the final
-// text.
-func (Codex) withLastMessage(res *Result, text string) {
-	if strings.TrimSpace(text) != "" {
-		res.Text = tail(text, maxText)
+// readOutputFile makes the --output-last-message file's content (its last
+// 64 KiB) the final text, unless codex left it empty.
+func (Codex) readOutputFile(res *Result, path string) {
+	text, err := readTail(path, maxText)
+	if err == nil && strings.TrimSpace(text) != "" {
+		res.Text = text
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package agent runs a coding-agent CLI once, headlessly, and reports what it
 // did: the driver interface and the driver list (agent.go), one file per
-// driver (claude.go, codex.go, gemini.go, opencode.go, amp.go, cursor.go and
-// custom.go for a user's own command), process spawning and killing (run.go,
+// driver (claude.go, codex.go, gemini.go, opencode.go, amp.go, cursor.go,
+// copilot.go, qwen.go and custom.go for a user's own command), process spawning and killing (run.go,
 // proc*.go), stream decoding (stream.go), the failure classes (classify.go)
 // and promise parsing (promise.go).
 //
@@ -10,9 +10,12 @@
 // shared/reference/agents/AGENTS-REFERENCE.md: §1 (cross-cutting facts for a
 // Go runner) and one section per agent (§2 Claude Code, §3 Codex, §4
 // OpenCode, §5 Gemini, §6 Amp, §7 Cursor), which each driver's doc comment
-// cites. testdata holds the reference's transcripts and synthetic-* ones
-// derived from them (Amp and Cursor could not be run: theirs follow the
-// documented schemas).
+// cites; GitHub Copilot CLI and Qwen Code, which the reference does not
+// cover, cite their own recordings. testdata holds the reference's
+// transcripts, synthetic-* ones derived from them (Amp and Cursor could not
+// be run: theirs follow the documented schemas), and copilot-* and qwen-*
+// transcripts recorded here from the genuine CLIs against a scripted model
+// on loopback (testdata/record).
 //
 // The package imports nothing else of this module. Run is the only place that
 // starts an agent: always with an argv (never a shell), in a new session

@@ -491,7 +491,7 @@ func TestArgv(t *testing.T) {
 		t.Errorf("custom from Request: %q", got)
 	}
 	// Codex gets the file Run made.
-	got = Codex{}.Argv(Request{lastMessage: "/tmp/x.txt"})
+	got = Codex{}.Argv(Request{outputFile: "/tmp/x.txt"})
 	if i := slices.Index(got, "--output-last-message"); i < 0 || got[i+1] != "/tmp/x.txt" {
 		t.Errorf("codex: %q", got)
 	}
@@ -682,5 +682,29 @@ func TestPreflight(t *testing.T) {
 	var nf *NotFoundError
 	if !errors.As(err, &nf) || err.Error() != `agent "custom" has no command` || !strings.Contains(nf.Hint(), "ralph.agentCommand") {
 		t.Errorf("LookPath(Custom{}) = %v", err)
+	}
+}
+
+func TestReports(t *testing.T) {
+	for _, tc := range []struct {
+		d            Driver
+		req          Request
+		cost, tokens bool
+	}{
+		{Claude{}, Request{}, true, true},
+		{OpenCode{}, Request{}, true, true},
+		{Codex{}, Request{}, false, true},
+		{Gemini{}, Request{}, false, true},
+		{Amp{}, Request{}, false, true},
+		{Copilot{}, Request{}, false, true},
+		{Qwen{}, Request{}, false, true},
+		{Cursor{}, Request{}, false, false},
+		{Custom{}, Request{Command: []string{"x"}}, false, false},
+		{Custom{}, Request{Command: []string{"x"}, Format: FormatClaudeStreamJSON}, true, true},
+	} {
+		cost, tokens := Reports(tc.d, tc.req)
+		if cost != tc.cost || tokens != tc.tokens {
+			t.Errorf("Reports(%s %+v) = %v, %v; want %v, %v", tc.d.Name(), tc.req.Format, cost, tokens, tc.cost, tc.tokens)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,11 +17,12 @@ func runFake(t *testing.T, d Driver, scenario string) Result {
 	t.Helper()
 	t.Chdir(t.TempDir())
 	req := Request{Model: ""}
-	if _, ok := d.(lastMessageWriter); ok {
-		req.lastMessage = filepath.Join(t.TempDir(), "last.txt")
+	if _, ok := d.(outputFiler); ok {
+		req.outputFile = filepath.Join(t.TempDir(), "output-file")
 	}
 	argv := d.Argv(req)
 	env := map[string]string{"FAKE_AGENT_SCENARIO_JSON": scenario, "AMP_API_KEY": "k",
+		"COPILOT_GITHUB_TOKEN": "t", "OPENAI_API_KEY": "k",
 		"FAKE_AGENT_FIXED_TIME": "2026-01-02T03:04:05Z"}
 	var out, errb bytes.Buffer
 	code := fakeagent.Run(argv, strings.NewReader("the prompt"), &out, &errb, func(k string) string { return env[k] })
@@ -31,10 +31,8 @@ func runFake(t *testing.T, d Driver, scenario string) Result {
 		t.Fatal(err)
 	}
 	res.ExitCode, res.Stderr = code, errb.String()
-	if lm, ok := d.(lastMessageWriter); ok {
-		if data, err := os.ReadFile(req.lastMessage); err == nil {
-			lm.withLastMessage(&res, string(data))
-		}
+	if of, ok := d.(outputFiler); ok {
+		of.readOutputFile(&res, req.outputFile)
 	}
 	if dg, ok := d.(Diagnoser); ok {
 		dg.Diagnose(&res)
@@ -46,13 +44,20 @@ func runFake(t *testing.T, d Driver, scenario string) Result {
 // dialect agree: the outcome of complete and failed runs, and the class of
 // every failure kind.
 func TestDriversDecodeTheFake(t *testing.T) {
-	drivers := []Driver{Claude{}, Codex{}, Gemini{}, OpenCode{}, Amp{}, Cursor{}}
+	drivers := []Driver{Claude{}, Codex{}, Gemini{}, OpenCode{}, Amp{}, Cursor{}, Copilot{}, Qwen{}}
 	for _, d := range drivers {
 		t.Run(d.Name(), func(t *testing.T) {
 			res := runFake(t, d, `{"steps":[{"say":"The prompt says <promise>COMPLETE</promise>."},{"bash":"echo '<promise>COMPLETE</promise>'"},
 				{"say":"Done.\n<promise>COMPLETE</promise>"}],"result":{"input_tokens":10,"output_tokens":5,"cost_usd":0.5}}`)
 			if !res.SawResult || res.IsError || res.Promise().Kind != PromiseComplete || res.ExitCode != 0 || res.Class != ClassNone {
 				t.Errorf("complete: %+v", res)
+			}
+			if res.InputTokens != 10 || res.OutputTokens != 5 {
+				switch d.(type) {
+				case Cursor: // reports no tokens
+				default:
+					t.Errorf("tokens %d/%d, want 10/5", res.InputTokens, res.OutputTokens)
+				}
 			}
 			switch d.(type) {
 			case Claude, OpenCode:

@@ -51,7 +51,8 @@ const (
 // req.Command and req.Format, and Preflight runs the driver's own checks (amp
 // needs an API key); their error is returned with nothing started. For codex,
 // Run passes a temporary --output-last-message file and makes its content the
-// final text.
+// final text; for copilot, a temporary --usage-output-file, read for the
+// tokens.
 //
 // If ctx is already cancelled, nothing is started and the Result says
 // Interrupted.
@@ -65,14 +66,14 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if err := Preflight(d, req); err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	lm, wantsFile := d.(lastMessageWriter)
+	of, wantsFile := d.(outputFiler)
 	if wantsFile {
 		path, err := tempFile(d.Name())
 		if err != nil {
 			return Result{ExitCode: -1}, err
 		}
 		defer os.Remove(path)
-		req.lastMessage = path
+		req.outputFile = path
 	}
 	argv := d.Argv(req)
 	if len(argv) == 0 {
@@ -141,9 +142,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	res.ExitCode, res.Signal = exitStatus(state)
 	res.Stderr = strings.ToValidUTF8(tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
 	if wantsFile {
-		if text, err := readTail(req.lastMessage, maxText); err == nil {
-			lm.withLastMessage(&res, text)
-		}
+		of.readOutputFile(&res, req.outputFile)
 	}
 	if dg, ok := d.(Diagnoser); ok {
 		dg.Diagnose(&res)
@@ -164,12 +163,14 @@ type envAdder interface {
 	extraEnv(req Request) []string
 }
 
-// lastMessageWriter is a driver whose CLI writes its final answer to a file
-// named on its command line (codex --output-last-message). Run makes a
-// temporary file, puts it in Request.lastMessage for Argv, and hands its
-// content (the last 64 KiB) to withLastMessage after the run.
-type lastMessageWriter interface {
-	withLastMessage(res *Result, text string)
+// outputFiler is a driver whose CLI writes something its stream lacks to a
+// file named on its command line (codex --output-last-message: the final
+// answer; copilot --usage-output-file: the token counts). Run makes an empty
+// temporary file, puts its path in Request.outputFile for Argv, and after the
+// run (before Diagnose) hands the path to readOutputFile, which must bound
+// what it reads and tolerate a file left empty or cut short.
+type outputFiler interface {
+	readOutputFile(res *Result, path string)
 }
 
 // tempFile creates an empty temporary file for agent name and returns its

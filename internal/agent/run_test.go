@@ -512,7 +512,7 @@ func TestLookup(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"gpt-9"`) || !strings.Contains(err.Error(), "claude") {
 		t.Fatalf("Lookup(gpt-9) err = %v", err)
 	}
-	want := []string{"amp", "claude", "codex", "cursor", "custom", "gemini", "opencode"}
+	want := []string{"amp", "claude", "codex", "copilot", "cursor", "custom", "gemini", "opencode", "qwen"}
 	if names := Names(); !slices.Equal(names, want) {
 		t.Fatalf("Names() = %q, want %q", names, want)
 	}

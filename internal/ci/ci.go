@@ -59,6 +59,9 @@ var agents = []Agent{
 	{Name: "amp", Package: "@sourcegraph/amp", KeyEnv: "AMP_API_KEY"},
 	{Name: "claude", Package: "@anthropic-ai/claude-code", KeyEnv: "ANTHROPIC_API_KEY"},
 	{Name: "codex", Package: "@openai/codex", KeyEnv: "OPENAI_API_KEY"},
+	// A fine-grained token with the Copilot Requests permission: the runner's own
+	// GITHUB_TOKEN cannot use Copilot, and GitHub keeps GITHUB_* secret names.
+	{Name: "copilot", Package: "@github/copilot", KeyEnv: "COPILOT_GITHUB_TOKEN"},
 	{Name: "gemini", Package: "@google/gemini-cli", KeyEnv: "GEMINI_API_KEY"},
 	{Name: "opencode", Package: "opencode-ai", KeyEnv: "ANTHROPIC_API_KEY"},
 }
@@ -205,6 +208,15 @@ func Write(root string, content []byte) (Action, error) {
 		return 0, err
 	}
 	return action, os.Rename(tmp.Name(), p)
+}
+
+// Outdated tells whether a workflow file is one git-ralph wrote before its loop step ran
+// the binary itself: its loop step runs 'exec git ralph start', which makes git the
+// step's process. A cancelled run of it loses the story under way (the runner's kill
+// reaches git, not the loop, which goes on holding the run while export gives up);
+// ci init replaces it.
+func Outdated(content []byte) bool {
+	return Ours(content) && bytes.Contains(content, []byte("run: exec git ralph start "))
 }
 
 // Ours tells whether a workflow file is git-ralph's: its first line starts with Marker.

@@ -113,7 +113,8 @@ func TestHardening(t *testing.T) {
 			}
 		}
 	}
-	// The loop step: exec (so a cancel's SIGINT reaches git-ralph), the key only there.
+	// The loop step: exec of the binary (git-ralph is the step's process, which a cancel
+	// signals), the key only there.
 	var loopRun string
 	keyed := 0
 	for id, job := range w.Jobs {
@@ -132,7 +133,7 @@ func TestHardening(t *testing.T) {
 	if keyed != 1 {
 		t.Errorf("the API key is in %d steps, want exactly the loop step", keyed)
 	}
-	if !strings.HasPrefix(loopRun, "exec git ralph start ") {
+	if !strings.HasPrefix(loopRun, "exec git-ralph start ") {
 		t.Errorf("loop step does not exec git-ralph: %q", loopRun)
 	}
 	if w.Concurrency == nil || w.Concurrency.Group.Value != "ralph-${{ inputs.change }}" || w.Concurrency.CancelInProgress.Value != false {
@@ -189,6 +190,37 @@ func TestWrite(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, Path)); !bytes.Equal(b, v2) {
 		t.Errorf("file is not the last content written")
+	}
+}
+
+// TestWriteUpdatesOlderWorkflow: the workflow an older git-ralph wrote (its loop step
+// ran 'exec git ralph start', so a cancel's kill reached git and not the loop) is
+// Outdated, and ci init replaces it with one that is not.
+func TestWriteUpdatesOlderWorkflow(t *testing.T) {
+	old, err := os.ReadFile(filepath.Join("testdata", "older", "exec-git-ralph.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Outdated(old) {
+		t.Errorf("the older workflow is not Outdated")
+	}
+	root := t.TempDir()
+	p := filepath.Join(root, Path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	content := render(t, Options{Agent: "claude", RalphVersion: "v1.2.3"})
+	if got, err := Write(root, content); err != nil || got != Updated {
+		t.Fatalf("Write: %v, %v; want Updated", got, err)
+	}
+	if b, _ := os.ReadFile(p); !bytes.Equal(b, content) || Outdated(b) {
+		t.Errorf("the file is not the new workflow, or still Outdated")
+	}
+	if Outdated([]byte("name: mine\non: push\njobs:\n  a:\n    steps:\n      - run: exec git ralph start x\n")) {
+		t.Errorf("a workflow git-ralph did not write is Outdated")
 	}
 }
 

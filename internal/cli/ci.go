@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/git-ralph/git-ralph/internal/ci"
@@ -56,6 +57,7 @@ func (c *ciInitCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	old, _ := os.ReadFile(filepath.Join(repo.Root, filepath.FromSlash(ci.Path))) // only to say why it is updated
 	action, err := ci.Write(repo.Root, content)
 	if errors.Is(err, ci.ErrForeign) {
 		return &loop.Error{Msg: ci.Path + " is not git-ralph's; left it alone",
@@ -70,6 +72,9 @@ func (c *ciInitCmd) Run(e *env) error {
 		fmt.Fprintf(e.s.Err, "%s wrote %s (agent %s)\n", p.Success("✓"), ci.Path, c.Agent)
 	case ci.Updated:
 		fmt.Fprintf(e.s.Err, "%s updated %s (agent %s)\n", p.Success("✓"), ci.Path, c.Agent)
+		if ci.Outdated(old) {
+			fmt.Fprintf(e.s.Err, "      its loop step now runs git-ralph itself, not through git: a cancelled run publishes the story under way\n")
+		}
 	case ci.Unchanged:
 		fmt.Fprintf(e.s.Err, "%s %s is already up to date (agent %s)\n", p.Success("✓"), ci.Path, c.Agent)
 	}

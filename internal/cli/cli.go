@@ -90,6 +90,9 @@ type Tuning struct {
 	// LockMinAge and LockWait: how old a git lock file left by a crash must be to be
 	// removed, and how long one in use is waited for (loop.Loop).
 	LockMinAge, LockWait time.Duration
+	// StopWait and KillWait: how long export waits for a loop of the same change still
+	// running to end, then, after its SIGINT, to save and exit before it is killed.
+	StopWait, KillWait time.Duration
 	// Now, if not nil, is the loop's clock (run records, time trailers, reports): the
 	// test binary's git-ralph passes one that starts at a fixed time, so that commit
 	// ids and reports come out the same on every run. nil is time.Now.
@@ -291,6 +294,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l := loop.New(repo, newReporter(e.s))
 	l.Remote = githubflow.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
+	l.StopWait, l.KillWait = e.tune.StopWait, e.tune.KillWait
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now
 	}
@@ -388,6 +392,11 @@ func checkConfigValue(target any, v string) error {
 	switch target.(type) {
 	case int:
 		_, err = strconv.Atoi(v)
+		if err != nil {
+			return errors.New("a whole number")
+		}
+	case int64:
+		_, err = strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return errors.New("a whole number")
 		}

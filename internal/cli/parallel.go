@@ -179,6 +179,7 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	dur("--verify-timeout", c.VerifyTimeout)
 	dur("--wait-on-limit", c.WaitOnLimit)
 	opt("--max-cost", c.MaxCost > 0, strconv.FormatFloat(c.MaxCost, 'f', -1, 64))
+	opt("--max-tokens", c.MaxTokens > 0, strconv.FormatInt(c.MaxTokens, 10))
 	if c.Fresh {
 		args = append(args, "--fresh")
 	}

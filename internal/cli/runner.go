@@ -25,7 +25,10 @@ func (c *exportCmd) Help() string {
 ralph/<change>, the run's attempts as refs/ralph/<change>/runs/<run-id>/attempts/<story>-<n> and
 a state commit (run record and learnings) as refs/ralph/<change>/runs/<run-id>/state;
 logs/<story>-<n>.log, each cut to its last MiB; and summary.json. A loop that was killed has
-what it left in the work tree saved as an attempt first.`
+what it left in the work tree saved as an attempt first. A loop of the change still running
+(its step was killed but not the loop, or it is still saving) is waited for (30s), then
+stopped as Ctrl-C would (SIGINT: it saves the attempt under way), and killed if it has not
+exited 15s later; what it left is then saved as for a killed loop.`
 }
 
 func (c *exportCmd) Run(e *env) error {

@@ -22,9 +22,10 @@ type startCmd struct {
 	MaxRetries    int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
 	Timeout       time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
 	IdleTimeout   time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
-	Agent         string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor or custom (ralph.agent; default ${default})." placeholder:"NAME"`
+	Agent         string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor, copilot, qwen or custom (ralph.agent; default ${default})." placeholder:"NAME"`
 	Model         string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
 	MaxCost       float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
+	MaxTokens     int64         `config:"ralph.maxTokens" help:"Stop before an attempt once the agent-reported tokens of this run (input, cache reads as the agent counts them, and output; resumes included) reach N (ralph.maxTokens)." placeholder:"N"`
 	VerifyTimeout time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
 	WaitOnLimit   time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
 	Fresh         bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
@@ -67,6 +68,9 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxCost < 0 {
 		return &usageError{msg: "--max-cost must not be negative", hint: "give an amount in US dollars, e.g. 5 or 12.50"}
 	}
+	if c.MaxTokens < 0 {
+		return &usageError{msg: "--max-tokens must not be negative", hint: "give a number of tokens, e.g. 2000000"}
+	}
 	if err := c.checkParallel(); err != nil {
 		return err
 	}
@@ -97,7 +101,7 @@ func (c *startCmd) Run(e *env) error {
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
 		Change: change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
-		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost,
+		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost, MaxTokens: c.MaxTokens,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
 		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
@@ -206,8 +210,12 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 	if done {
 		head = p.Success("done")
 	}
-	fmt.Fprintf(s.Err, "%s: %d of %d stories completed this run · %d attempt(s) · %s · cost %s\n",
-		head, sum.Stories, sum.Total, sum.Attempts, sum.Duration.Round(time.Second), cost)
+	tokens := ""
+	if sum.TokensKnown {
+		tokens = " · " + thousands(sum.Tokens) + " tokens"
+	}
+	fmt.Fprintf(s.Err, "%s: %d of %d stories completed this run · %d attempt(s) · %s · cost %s%s\n",
+		head, sum.Stories, sum.Total, sum.Attempts, sum.Duration.Round(time.Second), cost, tokens)
 }
 
 // offerFinish asks, in an interactive terminal, how to finish; otherwise it prints the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/report"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -234,10 +236,17 @@ func statusJSON(r *loop.StatusReport) any {
 		WorktreeMissing bool `json:"worktreeMissing,omitempty"`
 		// Remote: the record's remote, plus what GitHub and the git remote say now.
 		Remote *remoteJSON `json:"remote,omitempty"`
+		// FirstAttempt: the stories done on their first attempt.
+		FirstAttempt firstAttemptJSON `json:"firstAttempt"`
 	}
 	o := out{Record: r.Record, Status: r.Status, Running: r.Running, VerifyHook: r.VerifyHook,
 		Stories: []loop.StoryView{}, Learnings: r.Learnings, Logs: r.Logs,
 		WorktreeMissing: r.Worktree != nil && r.Worktree.Missing}
+	all, by := firstAttempts(r.Record)
+	o.FirstAttempt = firstAttemptJSON{rateJSON: rateOf(all), ByAgent: []rateJSON{}}
+	for _, g := range by {
+		o.FirstAttempt.ByAgent = append(o.FirstAttempt.ByAgent, rateOf(g))
+	}
 	if r.Change != nil {
 		o.Stories = loop.Stories(r.Change)
 	}
@@ -245,6 +254,50 @@ func statusJSON(r *loop.StatusReport) any {
 		o.Remote = &remoteJSON{Remote: r.Record.Remote, RemoteView: r.Remote}
 	}
 	return o
+}
+
+// firstAttemptJSON is status --json's "firstAttempt": the stories done, those done on
+// their first attempt, the attempts counted (interrupted ones are not), and the same
+// by agent and model when more than one ran ("byAgent", else empty).
+type firstAttemptJSON struct {
+	rateJSON
+	ByAgent []rateJSON `json:"byAgent"`
+}
+
+type rateJSON struct {
+	Agent            string  `json:"agent,omitempty"`
+	Model            string  `json:"model,omitempty"`
+	Done             int     `json:"storiesDone"`
+	First            int     `json:"doneOnFirstAttempt"`
+	Attempts         int     `json:"attempts"`
+	Percent          int     `json:"firstAttemptPercent"`
+	AttemptsPerStory float64 `json:"attemptsPerStory"`
+}
+
+func rateOf(r report.Rate) rateJSON {
+	return rateJSON{Agent: r.Agent, Model: r.Model, Done: r.Done, First: r.First, Attempts: r.Attempts,
+		Percent: r.Percent(), AttemptsPerStory: r.PerStory()}
+}
+
+// firstAttempts computes the record's first-attempt rate, overall and by agent and
+// model.
+func firstAttempts(rec *run.Record) (report.Rate, []report.Rate) {
+	var tries []report.Try
+	for _, a := range rec.Attempts {
+		tries = append(tries, report.Try{Story: a.Story, N: a.N, Outcome: a.Outcome, Agent: a.Agent, Model: a.Model})
+	}
+	return report.FirstAttempts(tries)
+}
+
+// rateText is a Rate in words: "2 of 3 stories (66%), 1.33 attempts a story".
+func rateText(r report.Rate) string {
+	if r.Done == 0 {
+		if r.Attempts == 1 {
+			return "no story done, 1 attempt"
+		}
+		return fmt.Sprintf("no story done, %d attempts", r.Attempts)
+	}
+	return fmt.Sprintf("%d of %d stories (%d%%), %.2f attempts a story", r.First, r.Done, r.Percent(), r.PerStory())
 }
 
 // remoteJSON is status --json's "remote": the record's fields, and runId, status,
@@ -306,6 +359,8 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		st = p.Warn("interrupted") + " (the process that ran it is gone)"
 	case r.Status == string(run.Failed):
 		st = p.Fail("failed") + ": " + rec.StopReason
+	case r.Status == string(run.Budget):
+		st = p.Warn("budget") + ": " + rec.StopReason + " (raise it and run 'git ralph start " + rec.Change + "')"
 	case r.Status == string(run.Interrupted):
 		st = p.Warn("interrupted")
 	case r.Status == string(run.Complete):
@@ -361,6 +416,24 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		cost = fmt.Sprintf("$%.4f", rec.CostUSD)
 	}
 	kv("cost", cost+" so far")
+	tokens := "n/a"
+	if rec.TokensKnown {
+		tokens = thousands(rec.Tokens)
+	}
+	kv("tokens", tokens+" so far")
+	if b := budgetText(rec); b != "" {
+		kv("budget", b)
+	}
+	if all, by := firstAttempts(rec); all.Done > 0 {
+		kv("first try", rateText(all))
+		for _, g := range by {
+			name := g.Agent
+			if g.Model != "" && g.Model != g.Agent {
+				name += " (" + g.Model + ")"
+			}
+			kv("", "  "+name+": "+rateText(g))
+		}
+	}
 	verify := "none (git ralph hooks install adds one)"
 	if r.VerifyHook {
 		verify = "ralph-verify hook active"
@@ -526,4 +599,28 @@ func printWatchedNext(e *env, changes []string, views map[string]*loop.RemoteVie
 		}
 		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep   (or git ralph start %s to go on here)\n", ch, ch, ch)
 	}
+}
+
+// budgetText says what the run's budget is and how much of it is used:
+// "1,250,000 of 2,000,000 tokens (62%)", "$0.0200 of $0.015"; "" without a
+// budget.
+func budgetText(rec *run.Record) string {
+	var parts []string
+	if rec.MaxTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%s of %s tokens (%d%%)", thousands(rec.Tokens), thousands(rec.MaxTokens),
+			rec.Tokens*100/rec.MaxTokens))
+	}
+	if rec.MaxCost > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f of $%s", rec.CostUSD, strconv.FormatFloat(rec.MaxCost, 'f', -1, 64)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// thousands writes n with thousands separators: 1,250,000.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -24,6 +24,8 @@ type cliArgs struct {
 	trust        bool   // gemini --skip-trust, cursor --trust
 	streamJSON   bool   // amp --stream-json
 	execute      bool   // amp -x
+	usageFile    string // copilot --usage-output-file
+	authType     string // qwen --auth-type
 
 	model     string
 	sessionID string // claude --session-id/--resume, codex exec resume ID

@@ -2,10 +2,13 @@
 // git-ralph drives: Claude Code (`claude -p --output-format stream-json
 // --verbose`), Codex (`codex exec --json`), Gemini (`gemini --output-format
 // stream-json`), OpenCode (`opencode run --format json`), Amp (`amp -x
-// --stream-json`) and Cursor (`cursor-agent -p --output-format stream-json`).
-// It is linked into test binaries only (testscript.Main registers Main under
-// the real binaries' names: claude, codex, gemini, opencode, amp,
-// cursor-agent), never into git-ralph itself. Its output copies the event
+// --stream-json`), Cursor (`cursor-agent -p --output-format stream-json`),
+// GitHub Copilot CLI (`copilot --output-format json`) and Qwen Code (`qwen -o
+// stream-json`). It is linked into test binaries only (testscript.Main
+// registers Main under the real binaries' names: claude, codex, gemini,
+// opencode, amp, cursor-agent, copilot, qwen), never into git-ralph itself.
+// Copilot's and Qwen's shapes copy the recordings in
+// internal/agent/testdata (copilot-*, qwen-*). Its output copies the event
 // shapes of the real transcripts in shared/reference/agents/samples (for Amp
 // and Cursor, of which no transcript exists, the documented schemas of
 // AGENTS-REFERENCE.md §6 and §7); it never interprets the promise tags, it
@@ -41,9 +44,9 @@
 // # Scenario
 //
 //	{
-//	  "dialect": "claude" | "codex" | "gemini" | "opencode" | "amp" | "cursor",
+//	  "dialect": "claude" | "codex" | "gemini" | "opencode" | "amp" | "cursor" | "copilot" | "qwen",
 //	                                  // default: from filepath.Base(argv[0]): codex, gemini, opencode,
-//	                                  // amp, cursor-agent (cursor); anything else is claude
+//	                                  // amp, cursor-agent (cursor), copilot, qwen; anything else is claude
 //	  "model": "claude-sonnet-4-5",   // claude: --model wins, then this, then claude-sonnet-4-5
 //	  "session_id": "…",              // session_id / thread_id; default: --session-id/--resume id, else a
 //	                                  // UUID derived from the scenario, story, attempt and invocation
@@ -165,6 +168,14 @@
 //
 // cursor: a result line whose result concatenates every say (no cost).
 //
+// copilot: assistant.turn_end and a result line with exitCode 0 and
+// usage.premiumRequests (premium_requests); --usage-output-file FILE
+// receives modelMetrics.<model>.usage with the input, output and
+// cache_read_input tokens. The text format prints the last say.
+//
+// qwen: a result line with subtype success, num_turns and usage (the input,
+// output and cache_read_input tokens, no cost).
+//
 // # Failures
 //
 // "fail" ends the turn, after the steps, with a failure in the dialect's own
@@ -190,6 +201,12 @@
 //	amp       a result with subtype error_during_execution, is_error and an "error" string;
 //	          exit 1. auth: before any output, a message on stderr and exit 1
 //	cursor    a message on stderr and exit 1, no result (auth: before any output)
+//	copilot   session.error {errorType, message, statusCode} and a result with exitCode 1; exit 1.
+//	          auth: before any output, "Error: No authentication information found." and exit 1
+//	qwen      an assistant message "[API Error: <status> …]" and an error_during_execution result
+//	          with error.message; exit 1. auth without a status: at once, only such a result whose
+//	          message is "No auth type is selected…" (text format: on stderr), exit 1; with a
+//	          status (401), the API error
 //
 // The limit messages and Amp's and Cursor's failures follow the vendors'
 // documented wording: no capture of them exists.
@@ -228,6 +245,16 @@
 //     Without --dangerously-allow-all a bash step is refused (an is_error
 //     tool result) and not run. Execute mode is implied; --stream-json picks
 //     the JSON output.
+//   - copilot: without credentials (COPILOT_GITHUB_TOKEN, GH_TOKEN,
+//     GITHUB_TOKEN, or COPILOT_PROVIDER_BASE_URL) it exits 1 with the real
+//     message; with COPILOT_PROVIDER_BASE_URL but no model (--model,
+//     COPILOT_MODEL, the scenario's) it exits 1 ("BYOK providers require an
+//     explicit model"). Without --allow-all-tools (--allow-all, --yolo,
+//     COPILOT_ALLOW_ALL) write and bash steps are denied and not run.
+//   - qwen: without OPENAI_API_KEY (or --auth-type) it ends as the auth
+//     failure without a status does ("No auth type is selected", exit 1). Without --yolo (or --approval-mode yolo) write and bash
+//     steps are declined and not run (auto-edit allows the file steps); -m,
+//     then OPENAI_MODEL, sets the model.
 //   - cursor: without --trust it exits 1 (a headless run cannot answer the
 //     trust prompt). Without --force (or --yolo) a bash step is rejected and
 //     not run. --model sets the model in system/init; --workspace the work

@@ -22,6 +22,8 @@ const (
 	dialectOpenCode = "opencode"
 	dialectAmp      = "amp"
 	dialectCursor   = "cursor"
+	dialectCopilot  = "copilot"
+	dialectQwen     = "qwen"
 
 	// exitUsage is the exit code for every mistake in how the fake was set up
 	// or called; it is never used to emulate an agent failure.
@@ -29,13 +31,13 @@ const (
 )
 
 // dialects lists the dialect names a scenario may give.
-var dialects = []string{dialectClaude, dialectCodex, dialectGemini, dialectOpenCode, dialectAmp, dialectCursor}
+var dialects = []string{dialectClaude, dialectCodex, dialectGemini, dialectOpenCode, dialectAmp, dialectCursor, dialectCopilot, dialectQwen}
 
 // dialectOf picks the dialect from the program name: the real binaries'
 // names (cursor's is cursor-agent), anything else speaks claude.
 func dialectOf(argv0 string) string {
 	switch base := filepath.Base(argv0); base {
-	case dialectCodex, dialectGemini, dialectOpenCode, dialectAmp:
+	case dialectCodex, dialectGemini, dialectOpenCode, dialectAmp, dialectCopilot, dialectQwen:
 		return base
 	case "cursor-agent":
 		return dialectCursor
@@ -164,6 +166,10 @@ func (f *fake) main() (int, error) {
 		f.cli = parseAmpArgs(f.args[1:])
 	case dialectCursor:
 		f.cli = parseCursorArgs(f.args[1:])
+	case dialectCopilot:
+		f.cli = parseCopilotArgs(f.args[1:])
+	case dialectQwen:
+		f.cli = parseQwenArgs(f.args[1:])
 	default:
 		f.cli = parseClaudeArgs(f.args[1:])
 	}
@@ -175,6 +181,10 @@ func (f *fake) main() (int, error) {
 			f.geminiChecks()
 		case dialectCursor:
 			f.cursorChecks()
+		case dialectCopilot:
+			f.copilotChecks()
+		case dialectQwen:
+			f.qwenChecks()
 		}
 	}
 	if f.cli.usage != "" {
@@ -334,7 +344,7 @@ func (f *fake) claudeChecks() {
 func (f *fake) readPrompt() (code int, ok bool) {
 	arg := f.cli.prompt
 	switch f.dialect {
-	case dialectGemini, dialectOpenCode, dialectAmp, dialectCursor:
+	case dialectGemini, dialectOpenCode, dialectAmp, dialectCursor, dialectCopilot, dialectQwen:
 		return f.readOtherPrompt()
 	}
 	switch {
@@ -570,6 +580,12 @@ func (f *fake) play() (int, error) {
 		f.ag = &opencodeAgent{f: f, sid: "ses_" + strings.ReplaceAll(sid, "-", "")[:26], format: firstNonEmpty(f.cli.outputFormat, "default")}
 	case dialectAmp:
 		f.ag = &ampAgent{f: f, sid: "T-" + sid, stream: f.cli.streamJSON}
+	case dialectCopilot:
+		f.ag = &copilotAgent{f: f, sid: sid, model: firstNonEmpty(f.cli.model, f.env("COPILOT_MODEL"), f.script.Model, "gpt-4.1"),
+			format: firstNonEmpty(f.cli.outputFormat, "text")}
+	case dialectQwen:
+		f.ag = &qwenAgent{f: f, sid: sid, model: firstNonEmpty(f.cli.model, f.env("OPENAI_MODEL"), f.script.Model, "qwen3-coder-plus"),
+			format: firstNonEmpty(f.cli.outputFormat, "text")}
 	case dialectCursor:
 		f.ag = &cursorAgent{f: f, sid: sid, model: firstNonEmpty(f.cli.model, f.script.Model, "claude-4-sonnet"),
 			format: firstNonEmpty(f.cli.outputFormat, "text")}

@@ -78,7 +78,8 @@ func runFake(t *testing.T, args []string, stdin string, env mapEnv) runResult {
 func scenarioEnv(t *testing.T, name string) mapEnv {
 	t.Helper()
 	path := filepath.Join(testdata, "scenarios", name)
-	return mapEnv{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_STATE_DIR": t.TempDir()}
+	return mapEnv{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_STATE_DIR": t.TempDir(),
+		"COPILOT_GITHUB_TOKEN": "test-token", "OPENAI_API_KEY": "test-key"}
 }
 
 func inlineEnv(t *testing.T, scenario string) mapEnv {
@@ -86,7 +87,9 @@ func inlineEnv(t *testing.T, scenario string) mapEnv {
 	if !json.Valid([]byte(scenario)) {
 		t.Fatalf("test scenario is not JSON: %s", scenario)
 	}
-	return mapEnv{"FAKE_AGENT_SCENARIO_JSON": scenario}
+	// copilot and qwen need credentials to start (the tests of their
+	// absence delete these).
+	return mapEnv{"FAKE_AGENT_SCENARIO_JSON": scenario, "COPILOT_GITHUB_TOKEN": "test-token", "OPENAI_API_KEY": "test-key"}
 }
 
 // gitRepo makes an empty-ish repository the current directory, with a

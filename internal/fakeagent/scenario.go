@@ -72,6 +72,7 @@ type resultSpec struct {
 	CachedInputTokens        int64           `json:"cached_input_tokens"`
 	CacheWriteInputTokens    int64           `json:"cache_write_input_tokens"`
 	ReasoningOutputTokens    int64           `json:"reasoning_output_tokens"`
+	PremiumRequests          float64         `json:"premium_requests"`
 	Note                     any             `json:"note"`
 	Comment                  any             `json:"comment"`
 }

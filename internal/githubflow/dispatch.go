@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/ci"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
@@ -348,8 +349,12 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 			return nil, userErr("push it first, or name another with --ref; nothing was changed",
 				"branch %s, whose workflow would run, is not on %s", ref, remote)
 		}
-		if err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again); err != nil {
+		outdated, err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again)
+		if err != nil {
 			return nil, err
+		}
+		if outdated {
+			l.Report.Warn(fmt.Sprintf("the workflow on %s is an older git-ralph's: its loop step runs the loop through git, so a cancelled run can lose the story under way; run 'git ralph ci init', then commit and push it", ref))
 		}
 	}
 	nonce, err := newNonce()
@@ -411,7 +416,9 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 // objects: that is the dispatch repository (which --repo may make another than the
 // push remote's) at exactly the ref GitHub reads, and it needs no fetch here. A token
 // that may not read contents (403) skips the check: the dispatch then says it.
-func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Repo, wf *github.Workflow, file, ref, again string) error {
+// outdated tells that the file is one an older ci init wrote (ci.Outdated), which
+// dispatch warns about but runs.
+func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Repo, wf *github.Workflow, file, ref, again string) (outdated bool, err error) {
 	path := wf.Path
 	if path == "" {
 		path = ".github/workflows/" + file
@@ -420,26 +427,26 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 	switch github.StatusOf(err) {
 	case 0:
 	case 403:
-		return nil
+		return false, nil
 	case 404:
-		return userErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
+		return false, userErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
 			"branch %s of %s has no %s", ref, repo, path)
 	default:
-		return apiErr(err, repo, again)
+		return false, apiErr(err, repo, again)
 	}
 	if err != nil {
-		return apiErr(err, repo, again)
+		return false, apiErr(err, repo, again)
 	}
 	ok, err := github.Dispatchable(src)
 	if err != nil {
-		return userErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
+		return false, userErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
 			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err))
 	}
 	if !ok {
-		return userErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
+		return false, userErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
 			"%s on branch %s of %s has no workflow_dispatch trigger", path, ref, repo)
 	}
-	return nil
+	return ci.Outdated(src), nil
 }
 
 // dispatch422 explains GitHub's 422 to a dispatch that the preflight did not foresee (the

@@ -108,6 +108,8 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	rec.CostUSD += there.CostUSD
 	rec.CostKnown = rec.CostKnown || there.CostKnown
+	rec.Tokens += there.Tokens
+	rec.TokensKnown = rec.TokensKnown || there.TokensKnown
 	rec.Status, rec.StopReason, rec.CurrentStory = there.Status, there.StopReason, there.CurrentStory
 	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
 		rec.Status = run.Interrupted

@@ -114,7 +114,8 @@ const LogCap = 1 << 20
 // refs/heads/ralph/<change> and, renamed to refs/ralph/<change>/runs/<run-id>/, every
 // attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
 // cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
-// says running, nobody holds the lock) has its leftovers saved as an attempt first.
+// says running, nobody holds the lock) has its leftovers saved as an attempt first; a
+// loop still running is waited for, then stopped (loop.LockAfterLoop).
 func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
 	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
@@ -122,9 +123,10 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	if o.RunID <= 0 {
 		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
 	}
-	lock, err := l.Store.Lock(o.Change)
-	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("export once the loop has stopped", "a loop is running for change %q", o.Change)
+	lock, err := l.LockAfterLoop(ctx, o.Change)
+	var ue *loop.Error
+	if errors.As(err, &ue) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
@@ -138,7 +140,7 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 		return nil, err
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
-	if err := l.SaveKilled(gctx, rec); err != nil {
+	if err := l.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out)); err != nil {
 		return nil, err
 	}
 	loop.MarkRun(rec, o.RunID)

@@ -37,9 +37,20 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 	for _, r := range refs {
 		l.taken[r.Name] = true
 	}
+	rec.MaxCost, rec.MaxTokens = o.MaxCost, o.MaxTokens
+	if !rec.TokensKnown {
+		// A record written before git-ralph summed the tokens: its attempts have them.
+		for _, a := range rec.Attempts {
+			if n := a.InputTokens + a.OutputTokens; n > 0 {
+				rec.Tokens += n
+				rec.TokensKnown = true
+			}
+		}
+	}
 	finish := func() *Summary {
 		sum.Duration = l.Time().Sub(start)
 		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
+		sum.Tokens, sum.TokensKnown = rec.Tokens, rec.TokensKnown
 		return sum
 	}
 	for {
@@ -58,9 +69,14 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			return finish(), l.Save(rec)
 		}
 		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
-			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
+			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
 				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
 					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
+		}
+		if o.MaxTokens > 0 && rec.Tokens >= o.MaxTokens {
+			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", count(o.MaxTokens)),
+				userErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
+					"this run has used %s tokens, the budget is %s", count(rec.Tokens), count(o.MaxTokens)))
 		}
 		if !o.deadlineAt.IsZero() {
 			// No attempt starts that its own timeout could carry past the deadline.
@@ -157,6 +173,15 @@ func (l *Loop) exhausted(rec *run.Record, story openspec.Story, n int) error {
 // dollars prints an amount as the user gave it (0.015, not 0.01 or 0.0150).
 func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
+// count writes n with thousands separators: 1,250,000.
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
@@ -211,12 +236,17 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 			&Error{Msg: fmt.Sprintf("start agent %s: %v", drv.Name(), runErr), Hint: "check the agent command and ralph.agentArgs", Err: runErr})
 	}
 	att.Turns, att.InputTokens, att.OutputTokens, att.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
+	att.PremiumRequests = res.PremiumRequests
 	if res.Model != "" {
 		att.Model = res.Model
 	}
 	if res.CostUSD != nil {
 		rec.CostUSD += *res.CostUSD
 		rec.CostKnown = true
+	}
+	if n := res.InputTokens + res.OutputTokens; n > 0 {
+		rec.Tokens += n
+		rec.TokensKnown = true
 	}
 
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes

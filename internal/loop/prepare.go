@@ -85,14 +85,20 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 }
 
 // SaveKilled settles the run of a loop that was killed (the record says running or
-// starting; the caller holds the lock, so nobody runs it): the orphan agent is stopped,
-// what the attempt left is saved as an attempt and the branch restored, and the record
-// says interrupted. Any other record is left as it is.
-func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record) error {
+// starting; the caller holds the lock, so nobody runs it): the orphan agent is stopped
+// (it may still be writing), the lock files of a git killed half-way are removed once
+// no git uses them (one the loop ran may still be at work: it is waited for), what the
+// attempt left is saved as an attempt and the branch restored, and the record says
+// interrupted. Any other record is left as it is. again is the command to run once a
+// lock in use is dealt with, for the hint.
+func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string) error {
 	if rec.Status != run.Running && rec.Status != run.Starting {
 		return nil
 	}
 	if err := l.stopOrphanAgent(rec); err != nil {
+		return err
+	}
+	if err := l.clearKilledLoopLocks(ctx, rec, again); err != nil {
 		return err
 	}
 	if err := l.resume(ctx, rec); err != nil {
@@ -501,6 +507,7 @@ func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
 		return fmt.Errorf("reset %s to its initial state: %w", rec.Branch, err)
 	}
 	rec.Checkpoint, rec.Attempts, rec.CostUSD, rec.CostKnown, rec.CurrentStory = rec.Initial, nil, 0, false, ""
+	rec.Tokens, rec.TokensKnown = 0, false
 	rec.Started = l.Time()
 	l.Report.Step(fmt.Sprintf("started %s over from its initial state %s", rec.Branch, short(rec.Initial)))
 	return l.Save(rec)

@@ -29,6 +29,7 @@ type Options struct {
 	Timeout        time.Duration
 	IdleTimeout    time.Duration
 	MaxCost        float64 // 0: no limit
+	MaxTokens      int64   // 0: no limit
 	Fresh          bool
 	DryRun         bool
 	PromptTemplate string          // path of a text/template file; "" for the embedded one
@@ -65,6 +66,8 @@ type Summary struct {
 	Duration                 time.Duration
 	CostUSD                  float64
 	CostKnown                bool
+	Tokens                   int64 // the run's, resumes included
+	TokensKnown              bool
 	Checkpoint               string
 	Worktree                 string // the worktree of a worktree run
 
@@ -220,6 +223,9 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		}
 		return nil, nil, err
 	}
+	if err := checkBudget(o, drv, l.request(o, "", nil)); err != nil {
+		return nil, nil, err
+	}
 	if _, err := agent.LookPath(drv); err != nil {
 		hint := ""
 		var nf *agent.NotFoundError
@@ -243,6 +249,25 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 	}
 	return ch, drv, nil
+}
+
+// checkBudget refuses a budget the agent could not be held to: --max-cost for an
+// agent that reports no cost, --max-tokens for one that reports no tokens. Not
+// capping while the user believes it caps would be worse than not starting.
+func checkBudget(o Options, drv agent.Driver, req agent.Request) error {
+	cost, tokens := agent.Reports(drv, req)
+	switch {
+	case o.MaxCost > 0 && !cost && tokens:
+		return userErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
+			"agent %q reports no cost, so --max-cost could not stop it", drv.Name())
+	case o.MaxCost > 0 && !cost:
+		return userErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
+			"agent %q reports neither cost nor tokens, so --max-cost could not stop it", drv.Name())
+	case o.MaxTokens > 0 && !tokens:
+		return userErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
+			"agent %q reports no tokens, so --max-tokens could not stop it", drv.Name())
+	}
+	return nil
 }
 
 // checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:

@@ -48,6 +48,16 @@ type Report struct {
 	Cost        float64
 	CostKnown   bool
 	Start, End  time.Time // first attempt's start, last attempt's end (Generated while one runs)
+
+	// The budget the run's last start had (--max-tokens, --max-cost), while its
+	// record exists; 0 when none.
+	MaxTokens int64
+	MaxCost   float64
+
+	// FirstTry is how many stories were done on their first attempt;
+	// FirstTryBy breaks it down by agent and model when more than one ran.
+	FirstTry   Rate
+	FirstTryBy []Rate
 }
 
 // Task is one checkbox of a story.
@@ -212,6 +222,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	if rec != nil {
 		atts = mergeRecord(atts, rec)
 		rep.Status, rep.Source = recordStatus(store, rec), "the run record, git and "+store.ChangeDir(change)
+		rep.MaxTokens, rep.MaxCost = rec.MaxTokens, rec.MaxCost
 	}
 	if rep.Status == "" {
 		if _, ok, err := repo.ResolveRef(ctx, "refs/heads/ralph/"+change); err != nil {
@@ -406,6 +417,8 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 		return "interrupted"
 	case rec.Status == run.Failed && rec.StopReason != "":
 		return "failed: " + rec.StopReason
+	case rec.Status == run.Budget && rec.StopReason != "":
+		return "budget: " + rec.StopReason
 	}
 	return string(rec.Status)
 }
@@ -606,6 +619,26 @@ func summarize(rep *Report) {
 	if running && rep.Generated.After(rep.End) {
 		rep.End = rep.Generated
 	}
+	var tries []Try
+	for _, s := range rep.Stories {
+		for _, a := range s.Attempts {
+			tries = append(tries, Try{Story: a.Story, N: a.N, Outcome: a.Outcome, Agent: a.Agent, Model: a.Model})
+		}
+	}
+	rep.FirstTry, rep.FirstTryBy = FirstAttempts(tries)
+}
+
+// BudgetText says what the budget is and how much of it is used, "" without one:
+// "240 of 200 tokens (120%); $0.0200 of $0.015".
+func (r *Report) BudgetText() string {
+	var parts []string
+	if r.MaxTokens > 0 {
+		parts = append(parts, thousands(r.Tokens)+" of "+thousands(r.MaxTokens)+" tokens ("+strconv.FormatInt(r.Tokens*100/r.MaxTokens, 10)+"%)")
+	}
+	if r.MaxCost > 0 {
+		parts = append(parts, money(r.Cost)+" of $"+strconv.FormatFloat(r.MaxCost, 'f', -1, 64))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func orText(s, alt string) string {

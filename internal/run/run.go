@@ -26,7 +26,8 @@ const (
 	Starting    Status = "starting"    // the record exists, the initial state commit may not yet
 	Running     Status = "running"     // a loop is (or was, if nothing holds the lock) working on it
 	Interrupted Status = "interrupted" // stopped by Ctrl-C or SIGTERM; start resumes it
-	Failed      Status = "failed"      // a story ran out of retries, the cost limit was reached, or the agent cannot run
+	Failed      Status = "failed"      // a story ran out of retries, or the agent cannot run
+	Budget      Status = "budget"      // the run used up its --max-cost or --max-tokens; start with a higher one resumes it
 	Complete    Status = "complete"    // every story is done; finish is next
 
 	// A run on GitHub Actions (REMOTE.md §5.6). Dispatching is written before anything
@@ -71,6 +72,16 @@ type Record struct {
 	Started        time.Time `json:"started"`
 	Updated        time.Time `json:"updated"`
 	Attempts       []Attempt `json:"attempts"`
+
+	// Tokens is what the agent reported of this run, resumes included: input
+	// (cache reads counted as the agent counts them) plus output, summed over
+	// the attempts; TokensKnown says some attempt reported any.
+	Tokens      int64 `json:"tokens"`
+	TokensKnown bool  `json:"tokensKnown"`
+	// MaxCost and MaxTokens are the budget the last start ran with (--max-cost,
+	// --max-tokens or their git config); 0 when none.
+	MaxCost   float64 `json:"maxCost,omitempty"`
+	MaxTokens int64   `json:"maxTokens,omitempty"`
 
 	// Finishing is set while finish --squash moves the work onto the original branch,
 	// so that a finish killed half-way is completed by the next one.
@@ -211,6 +222,10 @@ type Attempt struct {
 	Verify       string    `json:"verify,omitempty"` // passed | failed | skipped
 	Started      time.Time `json:"started"`
 	Ended        time.Time `json:"ended,omitzero"`
+
+	// PremiumRequests is what Copilot CLI counted against the account's
+	// premium-request allowance (not dollars).
+	PremiumRequests float64 `json:"premiumRequests,omitempty"`
 }
 
 // ErrNoRun is returned by Load when the change has no run record.

@@ -25,7 +25,7 @@ _git_ralph ()
 		__gitcomp_nl "$(__git ralph __complete agents)"
 		return
 		;;
-	-o|--output|--dir|--max-retries|--timeout|--idle-timeout|--model|--max-cost|--verify-timeout|--wait-on-limit)
+	-o|--output|--dir|--max-retries|--timeout|--idle-timeout|--model|--max-cost|--max-tokens|--verify-timeout|--wait-on-limit)
 		return
 		;;
 	esac

@@ -28,6 +28,11 @@ type Actions struct {
 	NextArtifact int64
 	// OnDispatch, when set, is called (under the server's lock) with each new run.
 	OnDispatch func(*Run)
+	// OnCancel, when set, is called (under the server's lock) with a run asked to be
+	// cancelled (force: force-cancel), instead of completing it at once: the runner
+	// running it stops it as GitHub's would, runs what the cancel leaves to run, and
+	// completes it.
+	OnCancel func(run *Run, force bool)
 	// ListDelay hides a new run from the runs listing for that many listings (-1:
 	// for ever), as GitHub lists a dispatched run only a little later.
 	ListDelay int
@@ -615,7 +620,8 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // cancelRun answers 409 for a completed run, as GitHub does; otherwise the run is
-// cancelled at once (a test that wants the always() steps runs them itself).
+// cancelled at once (a test that wants the always() steps runs them itself), or handed
+// to OnCancel.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -625,6 +631,11 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if run.Status == "completed" {
 		Fail(w, 409, "Cannot cancel a workflow run that is completed.")
+		return
+	}
+	if s.state.Actions.OnCancel != nil {
+		s.state.Actions.OnCancel(run, strings.HasSuffix(r.URL.Path, "/force-cancel"))
+		JSON(w, 202, map[string]any{})
 		return
 	}
 	run.Status, run.Conclusion = "completed", "cancelled"

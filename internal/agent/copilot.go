@@ -1,0 +1,363 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strings"
+)
+
+// Copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot)
+// headlessly:
+//
+//	copilot --output-format json --allow-all-tools [--model M] --usage-output-file FILE [args…] < prompt
+//
+// A piped stdin is the prompt (no -p needed). --allow-all-tools is what lets
+// it edit files and run commands unattended ("required for non-interactive
+// mode", its --help says); file access stays limited to the working
+// directory and the temporary directory unless ralph.agentArgs adds
+// --allow-all-paths.
+//
+// The stream (--output-format json, checked against Copilot CLI 1.0.102 run
+// here against a scripted model; testdata/copilot-*.ndjson) is one JSON event
+// per line: {"type","data",…}. assistant.message carries a whole message
+// (data.content, data.toolRequests, data.model), tool.execution_start a tool
+// call (data.toolName, data.arguments), model.call_failure each failed
+// model request (data.statusCode, data.errorMessage), session.error the
+// error the session ended on (data.errorType, data.message,
+// data.statusCode), and the last line is
+//
+//	{"type":"result","sessionId":…,"exitCode":0,"usage":{"premiumRequests":…,…}}
+//
+// the terminal event. Events marked "ephemeral" (deltas, call bookkeeping)
+// are skipped. The events carry no token counts: --usage-output-file writes
+// them, per model, when the session ends (modelMetrics.<model>.usage
+// inputTokens, outputTokens; inputTokens includes the cache reads, which it
+// also reports as cacheReadTokens). Copilot reports no dollar cost: its
+// premium requests are recorded instead.
+//
+// A FAILED answer, like any answer, exits 0; a session that ends on an error
+// prints session.error and a result with exitCode 1, and exits 1. Without
+// credentials (no COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN, no stored
+// login, no BYOK provider) it prints "Error: No authentication information
+// found." on stderr and exits 1. With COPILOT_PROVIDER_BASE_URL (and
+// COPILOT_OFFLINE=true) it talks to the user's own OpenAI-compatible
+// provider without GitHub: that environment is the user's and passes
+// through.
+type Copilot struct{}
+
+var (
+	_ Diagnoser   = Copilot{}
+	_ Preflighter = Copilot{}
+	_ outputFiler = Copilot{}
+)
+
+// Preflight refuses a custom provider (COPILOT_PROVIDER_BASE_URL) without a
+// model: copilot would refuse every attempt ("BYOK providers require an
+// explicit model"). The model may come from --model, COPILOT_MODEL,
+// COPILOT_PROVIDER_MODEL_ID or ralph.agentArgs.
+func (Copilot) Preflight(req Request, env []string) error {
+	if envValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
+		envValue(env, "COPILOT_MODEL") != "" || envValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
+		return nil
+	}
+	for _, a := range req.Args {
+		if a == "--model" || strings.HasPrefix(a, "--model=") {
+			return nil
+		}
+	}
+	return &PreflightError{Agent: "copilot", Msg: "a custom provider (COPILOT_PROVIDER_BASE_URL) needs a model, and none is set",
+		Fix: "give one with --model M (or 'git config ralph.model M', or COPILOT_MODEL)"}
+}
+
+// Name returns "copilot".
+func (Copilot) Name() string { return "copilot" }
+
+// Binary returns "copilot".
+func (Copilot) Binary() string { return "copilot" }
+
+// InstallHint tells how to install Copilot CLI.
+func (Copilot) InstallHint() string {
+	return "install GitHub Copilot CLI with 'npm install -g @github/copilot', then set COPILOT_GITHUB_TOKEN " +
+		"(or run 'copilot login'), or point COPILOT_PROVIDER_BASE_URL at your own model provider"
+}
+
+// Argv returns copilot's headless argv; the prompt goes on stdin.
+func (Copilot) Argv(req Request) []string {
+	argv := []string{"copilot", "--output-format", "json", "--allow-all-tools"}
+	if req.Model != "" {
+		argv = append(argv, "--model", req.Model)
+	}
+	file := req.outputFile
+	if file == "" {
+		file = outputFilePlaceholder
+	}
+	argv = append(argv, "--usage-output-file", file)
+	return append(argv, req.Args...)
+}
+
+// Fatal messages of the copilot driver.
+const (
+	copilotLoginFatal = "copilot found no credentials; set COPILOT_GITHUB_TOKEN to a token with the Copilot Requests permission " +
+		"(git-ralph passes GH_TOKEN and GITHUB_TOKEN to no agent), run 'copilot login' once, " +
+		"or use your own model provider with COPILOT_PROVIDER_BASE_URL"
+	copilotAuthFatal = "copilot's credentials were rejected; check COPILOT_GITHUB_TOKEN (or 'copilot login'), " +
+		"or for your own model provider COPILOT_PROVIDER_API_KEY"
+	copilotModelFatal = "copilot needs a model with a custom provider; set --model or ralph.model (or COPILOT_MODEL)"
+	copilotArgsFatal  = "copilot rejected its command line; check ralph.agentArgs"
+)
+
+// Diagnose recognises the failures copilot reports on stderr alone: no
+// credentials, a custom provider without a model, a rejected command line.
+func (Copilot) Diagnose(res *Result) {
+	if res.Fatal != "" || res.SawResult || res.Signal != "" {
+		return
+	}
+	switch {
+	case strings.Contains(res.Stderr, "No authentication information found"):
+		res.Class, res.Fatal = ClassAuth, copilotLoginFatal
+	case strings.Contains(res.Stderr, "require an explicit model"):
+		res.Fatal = copilotModelFatal
+	case strings.Contains(res.Stderr, "error: unexpected argument"), strings.Contains(res.Stderr, "error: invalid value"):
+		res.Fatal = copilotArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+	default:
+		diagnoseStderr(res, copilotAuthFatal)
+	}
+}
+
+// maxUsageFile bounds what is read of the usage file.
+const maxUsageFile = 1 << 20
+
+// copilotUsageFile is the part of --usage-output-file that git-ralph reads.
+type copilotUsageFile struct {
+	ModelMetrics map[string]struct {
+		Usage struct {
+			InputTokens  int64 `json:"inputTokens"`
+			OutputTokens int64 `json:"outputTokens"`
+		} `json:"usage"`
+	} `json:"modelMetrics"`
+	CurrentModel string `json:"currentModel"`
+}
+
+// readOutputFile reads the tokens from the usage file, summed over the
+// models (the session's own requests and its helpers'). A missing, empty,
+// oversized or garbled file leaves the tokens at 0.
+func (Copilot) readOutputFile(res *Result, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxUsageFile+1))
+	if err != nil || len(data) > maxUsageFile {
+		return
+	}
+	var u copilotUsageFile
+	if json.Unmarshal(data, &u) != nil {
+		return
+	}
+	var in, out int64
+	for _, m := range u.ModelMetrics {
+		in += max(m.Usage.InputTokens, 0)
+		out += max(m.Usage.OutputTokens, 0)
+	}
+	res.InputTokens, res.OutputTokens = in, out
+	if res.Model == "" {
+		res.Model = u.CurrentModel
+	}
+}
+
+// copilotEvent is one line of `copilot --output-format json`.
+type copilotEvent struct {
+	Type      string       `json:"type"`
+	Data      *copilotData `json:"data"`
+	SessionID string       `json:"sessionId"` // result
+	ExitCode  *int         `json:"exitCode"`  // result
+	Usage     *struct {
+		PremiumRequests optFloat `json:"premiumRequests"`
+	} `json:"usage"` // result
+}
+
+type copilotData struct {
+	// assistant.message
+	Content          string `json:"content"`
+	Model            string `json:"model"`
+	ParentToolCallID string `json:"parentToolCallId"`
+	// tool.execution_start
+	ToolName  string            `json:"toolName"`
+	Arguments *copilotToolInput `json:"arguments"`
+	// session.error, model.call_failure
+	ErrorType    string   `json:"errorType"`
+	Message      string   `json:"message"`
+	ErrorMessage string   `json:"errorMessage"`
+	StatusCode   optFloat `json:"statusCode"`
+}
+
+// copilotToolInput holds the tool arguments a summary can be made of.
+type copilotToolInput struct {
+	Command     string `json:"command"`
+	Path        string `json:"path"`
+	Pattern     string `json:"pattern"`
+	URL         string `json:"url"`
+	Query       string `json:"query"`
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+}
+
+// Decode reads copilot's JSON events to the end. Whole assistant messages go
+// to ev.Text and tool.execution_start to ev.Tool; the final text is the last
+// main-agent assistant.message's content; the outcome comes from the result
+// line (exitCode) and the session.error before it, classified by its status
+// code and message. Tokens come from the usage file (readOutputFile).
+func (Copilot) Decode(r io.Reader, ev Events) (Result, error) {
+	if ev == nil {
+		ev = nopEvents{}
+	}
+	d := copilotDecoder{ev: ev}
+	err := eachLine(r, d.line)
+	return d.finish(), err
+}
+
+// copilotDecoder is the state of one Copilot.Decode.
+type copilotDecoder struct {
+	ev       Events
+	res      Result
+	last     string // the last main-agent assistant message
+	model    string
+	errText  string // the last session.error's message
+	errType  string
+	errCode  int
+	failText string // the last model.call_failure, while no message followed it
+	failCode int
+}
+
+func (d *copilotDecoder) line(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return
+	}
+	var e copilotEvent
+	if err := json.Unmarshal(line, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return
+		}
+	}
+	data := e.Data
+	if data == nil {
+		data = &copilotData{}
+	}
+	switch e.Type {
+	case "session.tools_updated", "model.call_start":
+		if d.model == "" {
+			d.model = data.Model
+		}
+	case "assistant.message":
+		d.failText, d.failCode = "", 0
+		if d.model == "" {
+			d.model = data.Model
+		}
+		if data.Content != "" {
+			d.ev.Text(data.Content)
+		}
+		if data.ParentToolCallID == "" {
+			d.last = data.Content
+		}
+	case "tool.execution_start":
+		d.ev.Tool(data.ToolName, copilotToolSummary(data.ToolName, data.Arguments))
+	case "model.call_failure":
+		d.failText = head(strings.TrimSpace(data.ErrorMessage), maxErrorLen)
+		d.failCode = int(data.StatusCode.v)
+	case "session.error":
+		d.errText = head(strings.TrimSpace(data.Message), maxErrorLen)
+		d.errType = data.ErrorType
+		d.errCode = int(data.StatusCode.v)
+	case "result":
+		d.result(&e)
+		d.ev.Terminal()
+	}
+}
+
+func (d *copilotDecoder) result(e *copilotEvent) {
+	r := &d.res
+	r.SawResult = true
+	r.SessionID = firstNonEmpty(e.SessionID, r.SessionID)
+	code := 0
+	if e.ExitCode != nil {
+		code = *e.ExitCode
+	}
+	if e.Usage != nil && e.Usage.PremiumRequests.ok {
+		r.PremiumRequests = e.Usage.PremiumRequests.v
+	}
+	r.IsError = code != 0 || d.errText != ""
+	r.Subtype = d.errType
+	if r.IsError && r.Subtype == "" {
+		r.Subtype = "error"
+	}
+}
+
+func (d *copilotDecoder) finish() Result {
+	r := d.res
+	r.Text = tail(d.last, maxText)
+	r.Model = d.model
+	msg, code := d.errText, d.errCode
+	if msg == "" && (r.IsError || !r.SawResult) {
+		msg, code = d.failText, d.failCode
+	}
+	if msg == "" {
+		if r.IsError {
+			addError(&r.Errors, "copilot exited with an error")
+		}
+		return r
+	}
+	if r.SawResult && !r.IsError {
+		return r
+	}
+	addError(&r.Errors, msg)
+	f := failure{class: classOfStatus(code)}
+	if f.class == ClassNone {
+		f = classifyError(0, d.errType+": "+msg)
+	} else {
+		f.after, f.at = retryHint(msg)
+	}
+	if f.class == ClassNone {
+		switch d.errType {
+		case "authentication":
+			f.class = ClassAuth
+		case "rate_limit":
+			f.class = ClassLimit
+		}
+	}
+	f.apply(&r)
+	if r.Class == ClassAuth && r.Fatal == "" {
+		r.Fatal = copilotAuthFatal
+	}
+	return r
+}
+
+// copilotToolSummary describes a copilot tool call in one short line: the
+// command for bash, the path for view/create/edit, the pattern for
+// grep/glob, …
+func copilotToolSummary(name string, in *copilotToolInput) string {
+	if in == nil {
+		return ""
+	}
+	var s string
+	switch name {
+	case "bash":
+		s = in.Command
+	case "view", "create", "edit":
+		s = in.Path
+	case "grep", "glob":
+		s = in.Pattern
+		if in.Path != "" {
+			s += " in " + in.Path
+		}
+	}
+	if s == "" {
+		s = firstNonEmpty(in.Command, in.Path, in.Pattern, in.URL, in.Query, in.Description, in.Prompt)
+	}
+	return oneLine(s, maxSummary)
+}

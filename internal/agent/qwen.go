@@ -1,0 +1,113 @@
+package agent
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code) headlessly:
+//
+//	qwen -o stream-json --yolo [-m M] [args…] < prompt
+//
+// A piped stdin is the prompt. --yolo approves every tool call; without it
+// a headless run cannot edit files or run commands. -m wins over
+// OPENAI_MODEL and the settings.
+//
+// The stream (checked against Qwen Code 0.24.4 run here against a scripted
+// model; testdata/qwen-*.ndjson) is Claude Code's stream-json: system/init,
+// assistant lines with text and tool_use blocks, user lines with
+// tool_result, and one result line with num_turns, usage and is_error; so
+// Claude Code's decoder reads it (Claude.Decode), with two differences:
+// usage.input_tokens already counts the cache reads (Qwen reports OpenAI's
+// prompt_tokens, and cache_read_input_tokens as a part of them), and an
+// error result carries error.message. The result's usage is the whole
+// run's, including the model call of Qwen's background memory helper, which
+// some runs make after the answer: that call is part of the same process and
+// attempt, and its reply never reaches the stream. Qwen reports no cost.
+//
+// Authentication is the user's: OPENAI_API_KEY with OPENAI_BASE_URL and
+// OPENAI_MODEL (any OpenAI-compatible endpoint), or what ~/.qwen/settings.json
+// selects. Without either it prints at once an error result whose
+// error.message says "No auth type is selected" and exits 1; that is an
+// authentication failure (Result.Fatal).
+type Qwen struct{}
+
+var _ Diagnoser = Qwen{}
+
+// Name returns "qwen".
+func (Qwen) Name() string { return "qwen" }
+
+// Binary returns "qwen".
+func (Qwen) Binary() string { return "qwen" }
+
+// InstallHint tells how to install Qwen Code.
+func (Qwen) InstallHint() string {
+	return "install Qwen Code with 'npm install -g @qwen-code/qwen-code' (it asks for node 22 or later), " +
+		"then set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL for an OpenAI-compatible endpoint (or configure ~/.qwen/settings.json)"
+}
+
+// Argv returns qwen's headless argv; the prompt goes on stdin.
+func (Qwen) Argv(req Request) []string {
+	argv := []string{"qwen", "-o", "stream-json", "--yolo"}
+	if req.Model != "" {
+		argv = append(argv, "-m", req.Model)
+	}
+	return append(argv, req.Args...)
+}
+
+// Fatal messages of the qwen driver.
+const (
+	qwenNoAuthFatal = "qwen has no authentication configured; set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL " +
+		"(any OpenAI-compatible endpoint), or select an auth type in ~/.qwen/settings.json"
+	qwenAuthFatal    = "qwen's model provider rejected its credentials; check OPENAI_API_KEY (or ~/.qwen/settings.json)"
+	qwenBillingFatal = "qwen's model provider reported a billing problem; check the account's balance"
+	qwenModelFatal   = "qwen's model provider does not know the requested model; check ralph.model (or OPENAI_MODEL)"
+	qwenArgsFatal    = "qwen rejected its command line; check ralph.agentArgs"
+)
+
+// Diagnose recognises the failures qwen reports on stderr alone: no
+// authentication configured, a rejected command line.
+func (Qwen) Diagnose(res *Result) {
+	if res.Fatal != "" || res.SawResult || res.Signal != "" {
+		return
+	}
+	switch {
+	case strings.Contains(res.Stderr, qwenNoAuth):
+		res.Class, res.Fatal = ClassAuth, qwenNoAuthFatal
+	case strings.Contains(res.Stderr, "Unknown argument"):
+		res.Fatal = qwenArgsFatal + ": " + oneLine(lineWith(res.Stderr, "Unknown argument"), 200)
+	case strings.Contains(res.Stderr, "Invalid values:"):
+		res.Fatal = qwenArgsFatal + ": " + oneLine(lineWith(res.Stderr, "Argument:"), 200)
+	default:
+		diagnoseStderr(res, qwenAuthFatal)
+	}
+}
+
+// Decode reads qwen's stream-json to the end, as Claude.Decode does (the
+// outcome from the result line only), counting input tokens as qwen does.
+func (Qwen) Decode(r io.Reader, ev Events) (Result, error) {
+	res, err := decodeClaudeStream(r, ev, claudeFlavor{
+		authFatal: qwenAuthFatal, billingFatal: qwenBillingFatal, modelFatal: qwenModelFatal, inputHasCache: true,
+	})
+	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, qwenNoAuth) }) {
+		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = ClassAuth, qwenNoAuthFatal, 0, time.Time{}
+	}
+	return res, err
+}
+
+// qwenNoAuth is how qwen says no authentication is configured (its result's
+// error.message, or stderr in the text format).
+const qwenNoAuth = "No auth type is selected"
+
+// lineWith returns the first line of s that contains sub, trimmed; "" when
+// none does. (yargs prints its usage around the error line.)
+func lineWith(s, sub string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}

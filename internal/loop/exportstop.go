@@ -1,0 +1,108 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// How long export gives a loop of the same change that is still running (an orphan
+// whose step was killed, or one still saving after the cancel's SIGINT): it waits
+// DefaultStopWait for the loop to end on its own, then stops it as Ctrl-C would and
+// waits DefaultKillWait more before it kills it. Together they fit GitHub's budget of
+// 5 minutes from a cancel to the end of everything (DESIGN.md, issue 19).
+const (
+	DefaultStopWait = 30 * time.Second
+	DefaultKillWait = 15 * time.Second
+)
+
+// LockAfterLoop takes the change's lock for export. If a loop holds it, it waits for
+// that loop to end (StopWait), then sends it SIGINT (the loop saves the attempt under
+// way and exits, as on Ctrl-C; it stops its agent itself), waits KillWait, and kills
+// it; the crash-resume then saves what it left. Only the process the kernel names as
+// the lock's holder, and that the run record names as the loop, is ever signalled:
+// any other holder (a finish, another export) is waited for, then refused.
+func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, error) {
+	lock, err := l.Store.Lock(change)
+	if !errors.Is(err, run.ErrLocked) {
+		return lock, err
+	}
+	stopWait, killWait := orDuration(l.StopWait, DefaultStopWait), orDuration(l.KillWait, DefaultKillWait)
+	pid := l.Store.Holder(change)
+	l.Report.Step(fmt.Sprintf("a loop of %s is still running (pid %s); waiting up to %s for it to end", change, pidText(pid), stopWait))
+	if lock, err := l.waitLock(ctx, change, stopWait); lock != nil || err != nil {
+		return lock, err
+	}
+	running := userErr("export once the loop has stopped", "a loop is running for change %q", change)
+	pid = l.Store.Holder(change)
+	rec, err := l.Store.Load(change)
+	if pid <= 1 || err != nil || rec.PID != pid {
+		return nil, running
+	}
+	l.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))
+	if err := syscall.Kill(pid, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return nil, fmt.Errorf("stop the loop (pid %d): %w", pid, err)
+	}
+	if lock, err := l.waitLock(ctx, change, killWait); lock != nil || err != nil {
+		return lock, err
+	}
+	if now := l.Store.Holder(change); now != pid {
+		return nil, running
+	}
+	l.Report.Warn(fmt.Sprintf("the loop (pid %d) did not stop within %s; killing it, and saving what it left", pid, killWait))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return nil, fmt.Errorf("kill the loop (pid %d): %w", pid, err)
+	}
+	// The kernel releases the lock once the process is gone.
+	if lock, err := l.waitLock(ctx, change, killWait); lock != nil || err != nil {
+		return lock, err
+	}
+	return nil, running
+}
+
+// waitLock tries the change's lock until it is free (the lock), d has passed (nil, nil)
+// or ctx is done.
+func (l *Loop) waitLock(ctx context.Context, change string, d time.Duration) (*run.Lock, error) {
+	deadline := time.Now().Add(d)
+	for {
+		lock, err := l.Store.Lock(change)
+		if !errors.Is(err, run.ErrLocked) {
+			return lock, err
+		}
+		if !time.Now().Before(deadline) {
+			return nil, nil
+		}
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// clearKilledLoopLocks is ClearCrashLocks after a loop was killed: a git it ran may
+// live on (it has a process group of its own, which a runner's kill of the loop does
+// not reach) and is waited for as long as a loop would be (StopWait), not a few seconds.
+func (l *Loop) clearKilledLoopLocks(ctx context.Context, rec *run.Record, again string) error {
+	wait := l.LockWait
+	l.LockWait = max(orDuration(wait, git.DefaultLockWait), orDuration(l.StopWait, DefaultStopWait))
+	defer func() { l.LockWait = wait }()
+	return l.ClearCrashLocks(ctx, rec, again)
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func pidText(pid int) string {
+	if pid <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprint(pid)
+}

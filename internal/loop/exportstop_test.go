@@ -1,0 +1,62 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// TestLockAfterLoopWaitsForTheLoop: a lock released while export waits is taken, and
+// nothing is signalled.
+func TestLockAfterLoopWaitsForTheLoop(t *testing.T) {
+	rep := &recorder{}
+	l := &Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 5 * time.Second, KillWait: time.Second}
+	held, err := l.Store.Lock("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(100 * time.Millisecond); held.Unlock() }()
+	lock, err := l.LockAfterLoop(context.Background(), "c")
+	if err != nil || lock == nil {
+		t.Fatalf("LockAfterLoop: %v, %v", lock, err)
+	}
+	lock.Unlock()
+	if want := "a loop of c is still running (pid " + strconv.Itoa(os.Getpid()) + ")"; !strings.Contains(rep.text(), want) {
+		t.Errorf("reported %q, want %q", rep.text(), want)
+	}
+	if strings.Contains(rep.text(), "stopping") {
+		t.Errorf("stopped a loop that ended on its own: %q", rep.text())
+	}
+}
+
+// TestLockAfterLoopLeavesOtherHolders: a holder that the run record does not name as
+// its loop (a finish, another export) is waited for, then refused; never signalled (a
+// SIGINT to this process would end the test binary).
+func TestLockAfterLoopLeavesOtherHolders(t *testing.T) {
+	rep := &recorder{}
+	l := &Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond}
+	held, err := l.Store.Lock("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	for _, rec := range []*run.Record{nil, {Change: "c", Branch: "ralph/c", Status: run.Running, PID: os.Getpid() + 1}} {
+		if rec != nil {
+			if err := l.Store.Save(rec, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lock, err := l.LockAfterLoop(context.Background(), "c")
+		if lock != nil || err == nil || err.Error() != `a loop is running for change "c"` {
+			t.Fatalf("LockAfterLoop with record %v: %v, %v; want the refusal", rec, lock, err)
+		}
+		if strings.Contains(rep.text(), "stopping") || strings.Contains(rep.text(), "killing") {
+			t.Errorf("signalled a holder that is not the run's loop: %q", rep.text())
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package run
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Holder returns the pid of the process that holds the change's lock, as the kernel
+// lists it in /proc/locks (the lock file's device and inode, an FLOCK that is held, not
+// waited for); 0 when nobody holds it or the system cannot tell.
+func (s *Store) Holder(change string) int {
+	var st syscall.Stat_t
+	if err := syscall.Stat(s.lockPath(change), &st); err != nil {
+		return 0
+	}
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	return lockHolder(bufio.NewScanner(f), uint64(st.Dev), st.Ino)
+}
+
+// lockHolder reads /proc/locks lines ("1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF";
+// a waiter's line has "->" after the number) for the FLOCK on device dev, inode ino.
+// Where the device /proc/locks names is not the one stat gives (overlay file systems
+// may differ), the only FLOCK on that inode is taken.
+func lockHolder(sc *bufio.Scanner, dev, ino uint64) int {
+	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
+	minor := dev&0xff | (dev>>12)&^0xff
+	want := strconv.FormatUint(major, 16) + ":" + strconv.FormatUint(minor, 16) + ":" + strconv.FormatUint(ino, 10)
+	var sameInode []int
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 6 || f[1] != "FLOCK" {
+			continue // a waiter ("->"), or another kind of lock
+		}
+		pid, err := strconv.Atoi(f[4])
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if sameFileID(f[5], want) {
+			return pid
+		}
+		if i := strings.LastIndexByte(f[5], ':'); i >= 0 && f[5][i+1:] == strconv.FormatUint(ino, 10) {
+			sameInode = append(sameInode, pid)
+		}
+	}
+	if len(sameInode) == 1 {
+		return sameInode[0]
+	}
+	return 0
+}
+
+// sameFileID compares "maj:min:inode" as /proc/locks prints it (hex device numbers,
+// zero-padded to two digits) with want (hex without padding).
+func sameFileID(got, want string) bool {
+	g, w := strings.Split(got, ":"), strings.Split(want, ":")
+	if len(g) != 3 || len(w) != 3 {
+		return false
+	}
+	for i := range 2 {
+		a, err1 := strconv.ParseUint(g[i], 16, 64)
+		b, err2 := strconv.ParseUint(w[i], 16, 64)
+		if err1 != nil || err2 != nil || a != b {
+			return false
+		}
+	}
+	return g[2] == w[2]
+}
