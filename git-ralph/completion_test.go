@@ -82,7 +82,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 		{line: "git ralph start --ag", want: []string{"--agent"}},
 		{line: "git ralph start x --dry", want: []string{"--dry-run"}},
 		{line: "git ralph start x --agent ", has: []string{"claude", "codex", "custom"}},
-		{line: "git ralph start x --agent=co", want: []string{"codex"}},
+		{line: "git ralph start x --agent=co", want: []string{"codex", "copilot"}},
 		{line: "git ralph finish --s", want: []string{"--squash"}},
 		{line: "git ralph status ", want: []string{"x"}},
 		{line: "git ralph report ", want: []string{"x"}},
