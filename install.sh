@@ -94,6 +94,11 @@ add_to_path() {
 	fi
 	block=$(path_block "$bindir")
 	if [ -f "$file" ] && grep -qxF "$marker_begin" "$file"; then
+		if ! awk -v b="$marker_begin" -v e="$marker_end" '$0==b{f=1} f&&$0==e{ok=1} END{exit !ok}' "$file"; then
+			# without its end line, everything after the block's start would go with it
+			echo "$file has a git-ralph PATH block without its end line: add $bindir to PATH there yourself"
+			return
+		fi
 		old=$(awk -v b="$marker_begin" -v e="$marker_end" '$0==b{f=1} f{print} $0==e{f=0}' "$file")
 		if [ "$old" = "$block" ]; then
 			echo "$file already puts $bindir on PATH"
@@ -128,6 +133,12 @@ main() {
 	fi
 	here=$(cd "$(dirname "$0")" && pwd)
 	[ -f "$here/go.mod" ] || err "run me from a git-ralph checkout"
+	case "$PREFIX" in
+	/*) ;;
+	*) # relative to where install.sh was run: the build runs in the checkout, and
+		# a relative directory must never go into PATH
+		mkdir -p "$PREFIX" && PREFIX=$(cd "$PREFIX" && pwd) ;;
+	esac
 
 	version=$(git -C "$here" describe --tags --always --dirty 2>/dev/null || echo dev)
 	bindir="$PREFIX/bin"
@@ -151,6 +162,10 @@ main() {
 	install_completion fish "$PREFIX/share/fish/vendor_completions.d" git-ralph.fish
 
 	if on_path "$bindir"; then
+		found=$(command -v git-ralph 2>/dev/null || true)
+		if [ -n "$found" ] && [ ! "$found" -ef "$bindir/git-ralph" ]; then
+			echo "note: $found comes before $bindir on your PATH, so 'git ralph' runs that one; remove it, or put $bindir first"
+		fi
 		git ralph --version
 	else
 		case "$bindir" in

@@ -40,13 +40,13 @@ import (
 // git-ralph create in .git (index.lock, ref locks, the temporary index of a saved
 // attempt, each write of the run record).
 //
-//	go test ./git-ralph -run TestChaos -v                               # 80 trials
+//	go test ./git-ralph -run TestChaos -v                               # 26 trials: each point twice
 //	CHAOS_TRIALS=500 go test ./git-ralph -run TestChaos -timeout 30m
 //	CHAOS_SEED=7 CHAOS_ONLY=12 go test ./git-ralph -run TestChaos -v    # trial 12 of seed 7 alone
 //	CHAOS_KEEP_GOING=1 …                                                 # do not stop after 3 failures
 func TestChaos(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills git-ralph at 80 points, about a minute; skipped with -short")
+		t.Skip("kills git-ralph at 26 points, about 25 seconds; skipped with -short")
 	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("CHAOS_SEED"); s != "" {
@@ -56,7 +56,7 @@ func TestChaos(t *testing.T) {
 		}
 		seed = v
 	}
-	trials := 80
+	trials := 2 * len(chaosPoints) // small by default (the suite's time); CHAOS_TRIALS raises it
 	if s := os.Getenv("CHAOS_TRIALS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil {
@@ -385,6 +385,7 @@ func newChaosTemplate(t *testing.T, root string) *chaosTemplate {
 	benchGit(t, c.env, repo, "add", "-A")
 	benchGit(t, c.env, repo, "commit", "-q", "-m", "base")
 	c.base = strings.TrimSpace(benchGit(t, c.env, repo, "rev-parse", "HEAD"))
+	benchGit(t, c.env, repo, "tag", "chaos-tag") // story 2's failing attempt deletes it
 	benchWrite(t, filepath.Join(repo, "notes.txt"), chaosNotes)
 	benchWrite(t, filepath.Join(repo, "staged.txt"), "staged by the user\n")
 	benchGit(t, c.env, repo, "add", "staged.txt")
@@ -555,9 +556,12 @@ func (tr *chaosTrial) writeScenario(t *testing.T) {
 			step{"say": "done\n<promise>COMPLETE</promise>"})
 		return map[string]any{"steps": steps, "after": append([]step{signal("result")}, after...)}
 	}
+	// The failing attempt also tampers with the trust surface (a tag deleted, a branch
+	// created): whenever the kill comes, the tag must be back and the branch gone.
+	tamper := step{"bash": "git tag -d chaos-tag >/dev/null 2>&1; git branch chaos-evil 2>/dev/null; true"}
 	fail := map[string]any{
 		"steps": []step{
-			scratch, scribble,
+			scratch, scribble, tamper,
 			{"write": step{"path": "story-{{story}}.txt", "content": "broken\n"}},
 			{"check_task": "2.1"},
 			{"say": "<promise>FAILED: 2.2 needs a decision</promise>"},
@@ -1117,6 +1121,13 @@ func (tr *chaosTrial) checkLoopDone(t *testing.T) {
 	g := func(args ...string) string { return tr.git(t, args...) }
 	if b := strings.TrimSpace(g("symbolic-ref", "--short", "HEAD")); b != "ralph/"+chaosChange {
 		t.Errorf("on %s after the loop, want ralph/%s", b, chaosChange)
+	}
+	// The trust surface: what the failing attempt did to it is undone.
+	if tag := strings.TrimSpace(g("for-each-ref", "--format=%(objectname)", "refs/tags/chaos-tag")); tag != tr.base {
+		t.Errorf("refs/tags/chaos-tag is %q after the loop (kills: %s), want %s", tag, tr.killText(), tr.base)
+	}
+	if evil := strings.TrimSpace(g("for-each-ref", "refs/heads/chaos-evil")); evil != "" {
+		t.Errorf("refs/heads/chaos-evil, which the agent created, is still there (kills: %s)", tr.killText())
 	}
 	if st := g("status", "--porcelain", "--untracked-files=all"); st != "" {
 		t.Errorf("the worktree is not clean after the loop:\n%s", st)

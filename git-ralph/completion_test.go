@@ -79,7 +79,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 		{line: "git ralph ", has: []string{"completion", "finish", "hooks", "list", "report", "start", "status"}},
 		{line: "git ralph start ", want: []string{"add-login", "fix-typo", "x"}},
 		{line: "git ralph start a", want: []string{"add-login"}},
-		{line: "git ralph start --ag", want: []string{"--agent"}},
+		{line: "git ralph start --ag", want: []string{"--agent", "--agent-env-keep"}},
 		{line: "git ralph start x --dry", want: []string{"--dry-run"}},
 		{line: "git ralph start x --agent ", has: []string{"claude", "codex", "custom"}},
 		{line: "git ralph start x --agent=co", want: []string{"codex", "copilot"}},

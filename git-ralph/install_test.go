@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -19,6 +20,7 @@ func TestInstallScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel() // a cold build takes most of a minute: let the scripts run meanwhile
 	prefix := t.TempDir()
 	home := t.TempDir()
 	// Go's own caches are the only thing install.sh may write outside PREFIX; keep
@@ -31,6 +33,8 @@ func TestInstallScript(t *testing.T) {
 	if len(caches) != 3 {
 		t.Fatalf("go env: %q", goEnv)
 	}
+	installing.Lock()
+	defer installing.Unlock()
 	for i := range 2 {
 		cmd := exec.Command("sh", "../install.sh", "--no-modify-path")
 		cmd.Env = append(os.Environ(), "PREFIX="+prefix, "HOME="+home, "PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t)),
@@ -79,6 +83,10 @@ func TestInstallScript(t *testing.T) {
 	}
 }
 
+// installing is held while install.sh runs: the install tests run in parallel with the
+// rest, one at a time, so that the second build finds the first one's in Go's cache.
+var installing sync.Mutex
+
 func goBinary(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("go")
@@ -95,6 +103,7 @@ func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel()
 	goEnv, err := exec.Command(goBinary(t), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +114,8 @@ func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
 	if err := os.Mkdir(gobin, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	installing.Lock()
+	defer installing.Unlock()
 	cmd := exec.Command("sh", "../install.sh")
 	cmd.Env = append(os.Environ(), "PREFIX=", "HOME="+t.TempDir(), "GOBIN="+gobin,
 		"PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t))+":"+gobin,
@@ -236,6 +247,9 @@ func TestInstallReadmeAsNewUser(t *testing.T) {
 			t.Skipf("runs the README's set-up line as a throwaway user, which needs %s: not checked here", tool)
 		}
 	}
+	// Its build from nothing (the new user's empty Go cache) takes a minute of both
+	// cores: run it beside the scripts, not before them.
+	t.Parallel()
 	line := readmeSetupLine(t)
 	if !strings.HasPrefix(line, "./install.sh") {
 		t.Fatalf("the README's first set-up line is %q", line)
@@ -344,4 +358,96 @@ func readmeSetupLine(t *testing.T) string {
 	first, _, _ := strings.Cut(block, "\n")
 	cmd, _, _ := strings.Cut(first, "#")
 	return strings.TrimSpace(cmd)
+}
+
+// TestInstallScriptRelativePrefix: PREFIX=rel, from a directory other than the checkout,
+// installs into rel under that directory (the build runs in the checkout) and puts its
+// absolute bin on PATH: a relative directory in PATH would be looked up from wherever the
+// user stands.
+func TestInstallScriptRelativePrefix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	script, err := filepath.Abs("../install.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, cwd := t.TempDir(), t.TempDir()
+	rel := fmt.Sprintf("prefix-%d", os.Getpid()) // a name the checkout does not hold
+	t.Cleanup(func() { os.RemoveAll(filepath.Join("..", rel)) })
+	cmd := exec.Command("sh", script)
+	cmd.Dir = cwd
+	cmd.Env = installEnv(t, home, "/usr/bin:/bin:"+filepath.Dir(goBinary(t)), rel, "SHELL=/bin/sh")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("PREFIX=rel install.sh: %v\n%s", err, out)
+	}
+	abs := filepath.Join(cwd, rel)
+	if _, err := os.Stat(filepath.Join(abs, "bin", "git-ralph")); err != nil {
+		t.Errorf("git-ralph not installed under %s: %v\n%s", abs, err, out)
+	}
+	profile, _ := os.ReadFile(filepath.Join(home, ".profile"))
+	if !strings.Contains(string(profile), `export PATH="`+abs+`/bin:${PATH}"`) || strings.Contains(string(profile), `"`+rel+`/bin`) {
+		t.Errorf("~/.profile does not put %s/bin on PATH:\n%s", abs, profile)
+	}
+	if _, err := os.Stat(filepath.Join("..", rel)); err == nil {
+		t.Errorf("install.sh wrote %s/ into the checkout", rel)
+	}
+}
+
+// TestInstallScriptKeepsABrokenBlock: a start-up file whose git-ralph block has lost its
+// end line (the user deleted part of it) is left as it is, with a word saying so:
+// replacing the block would take everything after its first line with it.
+func TestInstallScriptKeepsABrokenBlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	home := t.TempDir()
+	profile := "# the user's own\n# >>> git-ralph PATH >>> (added by git-ralph install.sh; delete this block to undo)\n" +
+		"export PATH=\"/old/bin:$PATH\"\nexport EDITOR=vi\nalias ll='ls -l'\n"
+	writeFile(t, filepath.Join(home, ".profile"), profile)
+	prefix := t.TempDir()
+	cmd := exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, home, "/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix, "SHELL=/bin/sh")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(home, ".profile")); string(got) != profile {
+		t.Errorf("~/.profile changed:\n%s\nwant it as it was:\n%s", got, profile)
+	}
+	if !strings.Contains(string(out), "without its end line: add "+prefix+"/bin to PATH there yourself") {
+		t.Errorf("install.sh does not say why it left ~/.profile alone:\n%s", out)
+	}
+}
+
+// TestInstallScriptSaysWhatShadowsIt: with $PREFIX/bin on PATH but an older git-ralph in
+// a directory before it, install.sh says that 'git ralph' runs that one (its version line
+// would otherwise be the older binary's, with no word why).
+func TestInstallScriptSaysWhatShadowsIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-ralph; skipped with -short")
+	}
+	prefix, shadow := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(shadow, "git-ralph"), []byte("#!/bin/sh\necho 'git-ralph old'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(prefix, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, t.TempDir(), shadow+":"+prefix+"/bin:/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	if want := "note: " + shadow + "/git-ralph comes before " + prefix + "/bin on your PATH"; !strings.Contains(string(out), want) {
+		t.Errorf("install.sh does not say %q:\n%s", want, out)
+	}
+	// and no note where the installed one is the one found
+	cmd = exec.Command("sh", "../install.sh")
+	cmd.Env = installEnv(t, t.TempDir(), prefix+"/bin:"+shadow+":/usr/bin:/bin:"+filepath.Dir(goBinary(t)), prefix)
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "note:") {
+		t.Errorf("install.sh with its own git-ralph first: %v\n%s", err, out)
+	}
 }

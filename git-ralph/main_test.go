@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +26,7 @@ import (
 // testscript puts first on PATH: `git ralph` then goes through git's real dispatch
 // of external commands, and `claude` / `codex` are the scriptable fake.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(scriptParallel{m}, map[string]func(){
 		"git-ralph":    func() { os.Exit(cli.MainTuned(os.Args[1:], term.System(), testTuning())) },
 		"hold-lock":    holdLock,
 		"claude":       fakeagent.Main,
@@ -36,6 +38,24 @@ func TestMain(m *testing.M) {
 		"copilot":      fakeagent.Main,
 		"qwen":         fakeagent.Main,
 	})
+}
+
+// scriptParallel runs the tests with -test.parallel at 4 per CPU unless it was given.
+// A script mostly waits for the processes it starts, one after the other: at the
+// default (one per CPU) the suite kept two cores about a third busy; at 4 per CPU it
+// is bound by the CPU instead (DESIGN.md, "A 3-minute suite").
+type scriptParallel struct{ m *testing.M }
+
+func (p scriptParallel) Run() int {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0))); err != nil {
+			panic(err)
+		}
+	}
+	return p.m.Run()
 }
 
 func TestScript(t *testing.T) {

@@ -51,6 +51,10 @@ type Request struct {
 	// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX are removed from
 	// os.Environ() first; an entry here overrides an inherited one.
 	Env []string
+	// KeepEnv names the secrets (see SecretEnv) the agent keeps
+	// (--agent-env-keep, ralph.agentEnvKeep); every other one is removed from
+	// its environment.
+	KeepEnv []string
 	// Model is passed to the agent's model flag; "" means the agent's default.
 	Model string
 	// Args are extra arguments (ralph.agentArgs), appended to the argv.
@@ -255,7 +259,7 @@ type Preflighter interface {
 // calls it in its preflight so that nothing changes when it fails.
 func Preflight(d Driver, req Request) error {
 	if p, ok := d.(Preflighter); ok {
-		return p.Preflight(req, childEnv(os.Environ(), req.Env))
+		return p.Preflight(req, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), req.Env))
 	}
 	return nil
 }

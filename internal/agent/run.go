@@ -30,7 +30,8 @@ const (
 //
 // The agent runs in its own session (Setsid: pid == process group id), in
 // req.Dir, with the prompt on stdin and os.Environ() minus GIT_DIR,
-// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX, plus req.Env. Its stdout goes
+// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX and minus the secrets
+// (WithoutSecrets) it is not asked to keep, plus req.Env. Its stdout goes
 // through d.Decode (live events to req.Sink) and, byte for byte, to req.Log.
 //
 // How it ends (SPEC.md §4 "Each attempt" and "Interrupt"):
@@ -85,7 +86,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = req.Dir
-	cmd.Env = childEnv(os.Environ(), env)
+	cmd.Env = childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 
 	p, err := openPipes()

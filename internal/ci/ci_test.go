@@ -263,3 +263,32 @@ func TestWriteLeavesForeignFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallsOutsideTheCheckout: every step that installs something (go install, npm
+// install) runs in ${{ runner.temp }} with GOTOOLCHAIN=local, so the branch's go.mod,
+// go.work or .npmrc (which the agent may have written) choose nothing: no toolchain
+// download, no registry.
+func TestInstallsOutsideTheCheckout(t *testing.T) {
+	for _, a := range AgentNames() {
+		w := parse(t, render(t, Options{Agent: a}))
+		installs := 0
+		for id, job := range w.Jobs {
+			for _, st := range job.Steps {
+				r, ok := st.Exec.(*actionlint.ExecRun)
+				if !ok || !strings.Contains(r.Run.Value, " install ") && !strings.HasPrefix(r.Run.Value, "go install") {
+					continue
+				}
+				installs++
+				if r.WorkingDirectory == nil || r.WorkingDirectory.Value != "${{ runner.temp }}" {
+					t.Errorf("%s: job %s step %v installs in the checkout: working-directory %v", a, id, st.Name, r.WorkingDirectory)
+				}
+				if st.Env == nil || st.Env.Vars["gotoolchain"] == nil || st.Env.Vars["gotoolchain"].Value.Value != "local" {
+					t.Errorf("%s: job %s step %v installs without GOTOOLCHAIN=local", a, id, st.Name)
+				}
+			}
+		}
+		if installs != 2 {
+			t.Errorf("%s: %d install steps, want 2 (loop and publish)", a, installs)
+		}
+	}
+}

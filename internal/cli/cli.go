@@ -313,10 +313,13 @@ func printErr(s *term.Streams, err error) int {
 	var pe *kong.ParseError
 	code := 1
 	var hints []string
-	msg := err.Error()
+	msg := term.Inert(err.Error()) // may quote an agent's reason or a remote record
 	switch {
 	case errors.As(err, &le):
-		code, hints = le.ExitCode(), le.Hints()
+		code = le.ExitCode()
+		for _, h := range le.Hints() {
+			hints = append(hints, term.Inert(h))
+		}
 		if le == loop.ErrInterrupted {
 			code = 130
 		}

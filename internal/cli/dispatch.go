@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 type dispatchCmd struct {
@@ -83,7 +84,9 @@ func (c *dispatchCmd) Run(e *env) error {
 func waitDispatched(e *env, l *loop.Loop, changes []string) error {
 	fmt.Fprintf(e.s.Err, "waiting for the runs on GitHub Actions (Ctrl-C stops waiting; the runs go on)\n")
 	views, err := githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, githubflow.WatchText(change, v)) }})
+		Update: func(change string, v *loop.RemoteView) {
+			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
+		}})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130,
 			Hint: "the runs go on: 'git ralph status --watch' follows them again"}

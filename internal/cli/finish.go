@@ -13,13 +13,14 @@ import (
 )
 
 type finishCmd struct {
-	Change string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
-	Squash bool   `xor:"mode" required:"" help:"Back to the original branch with all the work uncommitted; delete ralph/<change>."`
-	Keep   bool   `xor:"mode" required:"" help:"Stay on ralph/<change> with its checkpoint commits."`
-	PR     bool   `name:"pr" xor:"mode" required:"" help:"Push ralph/<change> and open (or update) its GitHub pull request; back to the original branch."`
-	Wait   bool   `help:"For a run on GitHub Actions: wait until it has completed (polling as status --watch does), then finish."`
-	Cancel bool   `help:"For a run on GitHub Actions: cancel it, wait until it has completed, then bring home what it published."`
-	Prune  bool   `name:"prune-remote" help:"For a run on GitHub Actions: once finished, delete ralph/<change> and the run's refs on the git remote (with a lease: never a tip pushed there since)."`
+	Change    string `arg:"" optional:"" help:"The change; may be left out when exactly one run exists."`
+	Squash    bool   `xor:"mode" required:"" help:"Back to the original branch with all the work uncommitted; delete ralph/<change>."`
+	Keep      bool   `xor:"mode" required:"" help:"Stay on ralph/<change> with its checkpoint commits."`
+	PR        bool   `name:"pr" xor:"mode" required:"" help:"Push ralph/<change> and open (or update) its GitHub pull request; back to the original branch."`
+	Wait      bool   `help:"For a run on GitHub Actions: wait until it has completed (polling as status --watch does), then finish."`
+	Cancel    bool   `help:"For a run on GitHub Actions: cancel it, wait until it has completed, then bring home what it published."`
+	OntoMoved bool   `name:"onto-moved" help:"With --squash or --pr: go on although the original branch moved since the run started (finish lists the commits and refuses without it)."`
+	Prune     bool   `name:"prune-remote" help:"For a run on GitHub Actions: once finished, delete ralph/<change> and the run's refs on the git remote (with a lease: never a tip pushed there since)."`
 
 	Draft  *bool  `name:"draft" negatable:"" help:"With --pr: open the pull request as a draft (default: git config ralph.prDraft)."`
 	Base   string `name:"base" placeholder:"BRANCH" help:"With --pr: the branch to merge into (default: the branch the run started from)."`
@@ -33,8 +34,10 @@ func (c *finishCmd) Help() string {
 onto it, unstages everything (so the whole change is uncommitted work, as before the
 run, plus what the agent did) and deletes the branch. The branch tip stays reachable
 under refs/ralph/<change>/backup/. It refuses, changing nothing, while a loop runs, when
-the working tree has uncommitted changes, or when the original branch is gone; if the
-squash conflicts, the original branch is left as it was and ralph/<change> intact.
+the working tree has uncommitted changes, when the original branch is gone, or when it
+moved since the run started (it names both commits and lists those in between; if they
+are yours, --onto-moved goes on; --keep only warns); if the squash conflicts, the
+original branch is left as it was and ralph/<change> intact.
 
 --keep stays on (or switches to) ralph/<change> and forgets the run; the branch keeps
 its checkpoint commits.
@@ -60,6 +63,7 @@ func (c *finishCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	l.OntoMoved = c.OntoMoved
 	var prune *githubflow.PruneTarget
 	if c.Prune || c.Cancel {
 		if c.Prune && c.PR {
@@ -154,7 +158,9 @@ func (c *finishCmd) wait(e *env, l *loop.Loop) error {
 	}
 	fmt.Fprintf(e.s.Err, "waiting for the run of %s on GitHub Actions (Ctrl-C stops waiting; the run goes on)\n", change)
 	_, err = githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: []string{change}, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Err, githubflow.WatchText(change, v)) }})
+		Update: func(change string, v *loop.RemoteView) {
+			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
+		}})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130,
 			Hint: "nothing was changed; the run goes on: 'git ralph finish " + change + " --wait' waits again"}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/parallel"
+	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 // worktreeFlag is --worktree or --worktree=PATH: a switch with an optional value.
@@ -119,7 +120,7 @@ func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 			}
 			result = st.Status
 			if st.Record.StopReason != "" && st.Status != "complete" {
-				result += ": " + st.Record.StopReason
+				result += ": " + term.Inert(st.Record.StopReason)
 			}
 		}
 		switch {
@@ -179,6 +180,12 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	dur("--verify-timeout", c.VerifyTimeout)
 	dur("--wait-on-limit", c.WaitOnLimit)
 	opt("--max-cost", c.MaxCost > 0, strconv.FormatFloat(c.MaxCost, 'f', -1, 64))
+	for _, name := range c.AgentEnvKeep {
+		args = append(args, "--agent-env-keep="+name)
+	}
+	if c.AllowRefChanges {
+		args = append(args, "--allow-ref-changes")
+	}
 	opt("--max-tokens", c.MaxTokens > 0, strconv.FormatInt(c.MaxTokens, 10))
 	if c.Fresh {
 		args = append(args, "--fresh")

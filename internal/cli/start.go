@@ -18,20 +18,22 @@ import (
 )
 
 type startCmd struct {
-	Changes       []string      `arg:"" name:"change" help:"The change: a directory under openspec/changes/. Several need --worktree; they run in parallel."`
-	MaxRetries    int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
-	Timeout       time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
-	IdleTimeout   time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
-	Agent         string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor, copilot, qwen or custom (ralph.agent; default ${default})." placeholder:"NAME"`
-	Model         string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
-	MaxCost       float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
-	MaxTokens     int64         `config:"ralph.maxTokens" help:"Stop before an attempt once the agent-reported tokens of this run (input, cache reads as the agent counts them, and output; resumes included) reach N (ralph.maxTokens)." placeholder:"N"`
-	VerifyTimeout time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
-	WaitOnLimit   time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
-	Fresh         bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
-	DryRun        bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
-	Worktree      worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
-	Jobs          int           `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
+	Changes         []string      `arg:"" name:"change" help:"The change: a directory under openspec/changes/. Several need --worktree; they run in parallel."`
+	MaxRetries      int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
+	Timeout         time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
+	IdleTimeout     time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
+	Agent           string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor, copilot, qwen or custom (ralph.agent; default ${default})." placeholder:"NAME"`
+	AgentEnvKeep    []string      `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this GitHub token in the agent's environment: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, which it loses otherwise; repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
+	Model           string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
+	MaxCost         float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
+	MaxTokens       int64         `config:"ralph.maxTokens" help:"Stop before an attempt once the agent-reported tokens of this run (input, cache reads as the agent counts them, and output; resumes included) reach N (ralph.maxTokens)." placeholder:"N"`
+	VerifyTimeout   time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
+	WaitOnLimit     time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
+	AllowRefChanges bool          `name:"allow-ref-changes" config:"ralph.allowRefChanges" help:"Let the agent create, move and delete refs outside its own branch (ralph.allowRefChanges); git config and hooks stay protected."`
+	Fresh           bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
+	DryRun          bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
+	Worktree        worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
+	Jobs            int           `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
 
 	// The runner side of a run on GitHub Actions (the workflow 'ci init' writes).
 	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
@@ -68,6 +70,11 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxCost < 0 {
 		return &usageError{msg: "--max-cost must not be negative", hint: "give an amount in US dollars, e.g. 5 or 12.50"}
 	}
+	for _, name := range c.AgentEnvKeep {
+		if !agent.IsSecretEnv(name) {
+			return &usageError{msg: fmt.Sprintf("--agent-env-keep %q: only %s are taken from the agent's environment", name, strings.Join(agent.SecretEnv, ", ")), hint: "every other variable reaches the agent already; name one of those to keep it"}
+		}
+	}
 	if c.MaxTokens < 0 {
 		return &usageError{msg: "--max-tokens must not be negative", hint: "give a number of tokens, e.g. 2000000"}
 	}
@@ -100,7 +107,7 @@ func (c *startCmd) Run(e *env) error {
 	}
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
-		Change: change, Agent: c.Agent, Model: c.Model, AgentArgs: args,
+		Change: change, Agent: c.Agent, Model: c.Model, AgentArgs: args, AgentEnvKeep: c.AgentEnvKeep, AllowRefChanges: c.AllowRefChanges,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost, MaxTokens: c.MaxTokens,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,

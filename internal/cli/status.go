@@ -100,7 +100,9 @@ func (c *statusCmd) watch(e *env) error {
 		return err
 	}
 	views, err := githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) { fmt.Fprintln(e.s.Out, githubflow.WatchText(change, v)) }})
+		Update: func(change string, v *loop.RemoteView) {
+			fmt.Fprintln(e.s.Out, term.Inert(githubflow.WatchText(change, v)))
+		}})
 	if err == loop.ErrInterrupted {
 		return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
 	}
@@ -129,16 +131,15 @@ func overview(e *env, l *loop.Loop, names []string) error {
 		}
 	}
 	p := e.s.Palette()
-	t := tableprinter.New(e.s.Out, e.s.StdoutTTY, 120)
+	// Stop reasons and remote states are the agent's or a remote record's text.
+	t := tableprinter.New(term.NewInertWriter(e.s.Out), e.s.StdoutTTY, 120)
 	t.AddHeader([]string{"CHANGE", "WHERE", "STATUS", "STORIES", "BRANCH"})
-	for _, name := range names {
-		r, err := l.Status(e.ctx, name)
-		if err != nil {
-			return err
-		}
-		if r == nil {
-			continue
-		}
+	runs, err := l.Summaries(names)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		name := r.Record.Change
 		where, st := "here", r.Status
 		if r.Running {
 			st = p.Success("running") + fmt.Sprintf(" (pid %d)", r.Record.PID)
@@ -332,7 +333,9 @@ func (r remoteJSON) MarshalJSON() ([]byte, error) {
 func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	p := s.Palette()
 	rec := r.Record
-	w := s.Out
+	// Reasons, titles and remote states are the agent's or a remote record's
+	// text: whatever path they take here, they reach the terminal inert.
+	w := term.NewInertWriter(s.Out)
 	kv := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
 	kv("change", p.Bold(rec.Change)+"  (openspec/changes/"+rec.Change+")")
 	from := rec.Original
@@ -358,9 +361,9 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	case r.Status == string(run.Interrupted) && rec.Status == run.Running:
 		st = p.Warn("interrupted") + " (the process that ran it is gone)"
 	case r.Status == string(run.Failed):
-		st = p.Fail("failed") + ": " + rec.StopReason
+		st = p.Fail("failed") + ": " + term.Inert(rec.StopReason)
 	case r.Status == string(run.Budget):
-		st = p.Warn("budget") + ": " + rec.StopReason + " (raise it and run 'git ralph start " + rec.Change + "')"
+		st = p.Warn("budget") + ": " + term.Inert(rec.StopReason) + " (raise it and run 'git ralph start " + rec.Change + "')"
 	case r.Status == string(run.Interrupted):
 		st = p.Warn("interrupted")
 	case r.Status == string(run.Complete):
@@ -496,7 +499,7 @@ func attemptText(a run.Attempt) string {
 	s := a.Outcome
 	if a.Reason != "" && a.Outcome != run.OutcomeComplete {
 		reason, _, _ := strings.Cut(a.Reason, "\n")
-		s += ": " + reason
+		s += ": " + term.Inert(reason)
 	}
 	if a.Agent != "" {
 		s += " [" + a.Agent

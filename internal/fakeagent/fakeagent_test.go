@@ -98,8 +98,14 @@ func gitRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Chdir(dir)
+	// The global config is a file of the test's own, never /dev/null: a `git config
+	// --global` write there, run as root, replaces the device with a regular file.
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for k, v := range map[string]string{
-		"HOME": dir, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.DevNull,
+		"HOME": dir, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": global,
 		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com",
 		"GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com",
 	} {

@@ -125,7 +125,7 @@ func (r *Repo) FetchBundle(ctx context.Context, path string, refspecs []string) 
 	if err := checkArg("bundle path", path); err != nil {
 		return err
 	}
-	args := []string{"-c", "core.hooksPath=/dev/null", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", path}
+	args := []string{"-c", "core.hooksPath=/dev/null", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", path}
 	for _, s := range refspecs {
 		if err := checkArg("refspec", s); err != nil {
 			return err
@@ -197,7 +197,7 @@ func (r *Repo) Diff(ctx context.Context, a, b string, paths ...string) (string, 
 	if err := checkArg("commit", b); err != nil {
 		return "", err
 	}
-	args := append([]string{"diff", "--no-color", "--no-ext-diff", "--binary", a, b, "--"}, paths...)
+	args := append([]string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary", a, b, "--"}, paths...)
 	out, err := r.run(ctx, call{readOnly: true, args: args})
 	return string(out), err
 }
@@ -315,7 +315,7 @@ func (r *Repo) FetchRefs(ctx context.Context, remote string, refspecs []string) 
 	if err := checkArg("remote", remote); err != nil {
 		return err
 	}
-	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", remote}
 	for _, s := range refspecs {
 		if err := checkArg("refspec", s); err != nil {
 			return err

@@ -11,6 +11,10 @@
 //     GIT_RALPH=1 so our own hooks can detect recursion, plus
 //     GIT_OPTIONAL_LOCKS=0 on read-only queries so they never fight a
 //     concurrent git for index.lock;
+//   - gives every git -c core.fsmonitor=false and -c core.hooksPath=<the
+//     hooks directory Open found>, so that config an agent plants in the
+//     repository cannot make git-ralph's git run its program (safetyArgs
+//     says which keys are left alone and why);
 //   - starts git in its own process group, so the Ctrl-C that the terminal
 //     sends to the whole foreground group reaches git-ralph but not a git
 //     commit half-way through its work: the caller decides when to stop;

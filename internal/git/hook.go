@@ -65,21 +65,37 @@ func (r *Repo) HookExists(ctx context.Context, name string) (bool, error) {
 }
 
 // HooksDir returns the absolute directory git takes hooks from:
-// core.hooksPath when set, else the common dir's hooks/. It is asked of
-// git once per Repo: the loop looks for the verify hook after every story,
-// and a run's hooks directory does not move under it.
+// core.hooksPath when set, else the common dir's hooks/. Open reads it,
+// with the rest of the repository's layout, and every later git runs with
+// core.hooksPath pinned to it: an agent that points core.hooksPath
+// elsewhere during a run changes nothing git-ralph's git runs.
 func (r *Repo) HooksDir(ctx context.Context) (string, error) {
-	r.hooksMu.Lock()
-	defer r.hooksMu.Unlock()
-	if r.hooksDir != "" {
-		return r.hooksDir, nil
+	if dir := r.pinnedHooksDir(); dir != "" {
+		return dir, nil
 	}
 	dir, err := r.gitPath(ctx, "hooks")
 	if err != nil {
 		return "", err
 	}
-	r.hooksDir = dir
+	r.setHooksDir(dir)
 	return dir, nil
+}
+
+// PinHooksDir makes dir the hooks directory every later git of this Repo runs with
+// (core.hooksPath): the loop pins the one it recorded before an attempt, after
+// restoring a config the agent had pointed elsewhere.
+func (r *Repo) PinHooksDir(dir string) { r.setHooksDir(dir) }
+
+func (r *Repo) pinnedHooksDir() string {
+	r.hooksMu.Lock()
+	defer r.hooksMu.Unlock()
+	return r.hooksDir
+}
+
+func (r *Repo) setHooksDir(dir string) {
+	r.hooksMu.Lock()
+	defer r.hooksMu.Unlock()
+	r.hooksDir = dir
 }
 
 // hookFile returns the path of hook name and whether it is an executable

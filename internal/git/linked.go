@@ -160,7 +160,7 @@ func (r *Repo) ChangedPaths(ctx context.Context, revRange string) ([]string, err
 	if err := checkArg("revision range", revRange); err != nil {
 		return nil, err
 	}
-	out, err := r.run(ctx, call{readOnly: true, args: []string{"diff", "--no-renames", "--name-only", "-z", revRange, "--"}})
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"diff", "--no-renames", "--no-ext-diff", "--no-textconv", "--name-only", "-z", revRange, "--"}})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,11 @@ type LockCheck struct {
 	// Proc is where the process table is read; "" means /proc. Tests point it at
 	// a directory without one to get the behaviour of systems without /proc.
 	Proc string
+	// PartialMinAge: where the process table cannot show every process that may
+	// use the repository (git-ralph in a PID namespace of its own, /proc mounted
+	// with hidepid), a lock is removed only when it is older than this: a git
+	// holding it may be invisible. Zero means DefaultPartialLockAge.
+	PartialMinAge time.Duration
 }
 
 // The defaults of LockCheck: "a few seconds".
@@ -44,6 +49,13 @@ const (
 	DefaultLockMinAge = 2 * time.Second
 	DefaultLockWait   = 5 * time.Second
 )
+
+// DefaultPartialLockAge is how old a lock must be to be removed when the process table
+// is partial. git holds a lock for milliseconds, except while it waits for a person:
+// `git commit` keeps index.lock, `git config --edit` config.lock, for as long as the
+// editor is open. An hour covers an editor left open over a meeting; a crash-resume
+// sooner than that gets the rm command to run by hand, as where there is no /proc.
+const DefaultPartialLockAge = time.Hour
 
 // LockHeldError is returned by ClearStaleLocks when a lock file is in use: a live
 // process has it open, or (Open false) a git process is running in this repository,
@@ -73,13 +85,22 @@ func (e *LockHeldError) Error() string {
 type LockUnknownError struct {
 	Names []string // as shown to the user
 	Paths []string // absolute
+	// Why says why the process table could not tell, when there is one: it is
+	// partial ("git-ralph runs in a PID namespace of its own …").
+	Why string
 }
 
 func (e *LockUnknownError) Error() string {
+	var s string
 	if len(e.Names) == 1 {
-		return fmt.Sprintf("%s exists and git-ralph cannot tell whether a git command still uses it", e.Names[0])
+		s = fmt.Sprintf("%s exists and git-ralph cannot tell whether a git command still uses it", e.Names[0])
+	} else {
+		s = fmt.Sprintf("%s exist and git-ralph cannot tell whether a git command still uses them", strings.Join(e.Names, ", "))
 	}
-	return fmt.Sprintf("%s exist and git-ralph cannot tell whether a git command still uses them", strings.Join(e.Names, ", "))
+	if e.Why != "" {
+		s += ": " + e.Why
+	}
+	return s
 }
 
 // RmCommand is the shell command that removes the locks, for the user to run.
@@ -111,7 +132,9 @@ type lockFile struct {
 // process has it open, no git process runs in this repository, and it is older than
 // c.MinAge. One in use is waited for up to c.Wait; if it is still in use then, nothing
 // at all is removed and the error is a *LockHeldError. Without a process table (not
-// Linux) nothing is removed: *LockUnknownError.
+// Linux) nothing is removed: *LockUnknownError. With a partial one (another PID
+// namespace, hidepid) they are removed only when every one is older than
+// c.PartialMinAge; else *LockUnknownError saying why.
 func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, error) {
 	minAge, wait, poll, proc := c.MinAge, c.Wait, c.Poll, c.Proc
 	if minAge <= 0 {
@@ -144,6 +167,23 @@ func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, erro
 				e.Names, e.Paths = append(e.Names, l.name), append(e.Paths, l.path)
 			}
 			return nil, e
+		}
+		if pt.partial != "" {
+			// Invisible processes may hold any of them: only old locks go, and
+			// only when every one is old.
+			partialAge := c.PartialMinAge
+			if partialAge <= 0 {
+				partialAge = DefaultPartialLockAge
+			}
+			e := &LockUnknownError{Why: pt.partial + fmt.Sprintf("; locks older than %s are removed", partialAge)}
+			for _, l := range locks {
+				if time.Since(l.info.ModTime()) < partialAge {
+					e.Names, e.Paths = append(e.Names, l.name), append(e.Paths, l.path)
+				}
+			}
+			if len(e.Names) > 0 {
+				return nil, e
+			}
 		}
 		var held *LockHeldError
 		young, youngPath := "", ""
@@ -349,6 +389,41 @@ type procInfo struct {
 type procTable struct {
 	open map[string]procInfo // lock or leftover path → a process that has it open
 	gits []gitProc           // git processes, other than this one's ancestors
+	// partial says why the table may not show every process that can use the
+	// repository; "" when it shows them all.
+	partial string
+}
+
+// initPIDNamespace is the inode of the kernel's initial PID namespace
+// (PROC_PID_INIT_INO): /proc/self/ns/pid reads "pid:[4026531836]" there.
+const initPIDNamespace = "pid:[4026531836]"
+
+// partialProc says why the proc directory cannot show every process: git-ralph runs in
+// a PID namespace other than the initial one (a container: the host's processes, and
+// those of other containers sharing the repository, are invisible), or /proc is mounted
+// with hidepid (other users' processes, root's included, are invisible). "" when neither.
+func partialProc(proc string) string {
+	if ns, err := os.Readlink(filepath.Join(proc, "self", "ns", "pid")); err != nil || ns != initPIDNamespace {
+		return "git-ralph runs in a PID namespace of its own (a container?), where a git outside it cannot be seen"
+	}
+	if mi, err := os.ReadFile(filepath.Join(proc, "self", "mountinfo")); err == nil {
+		for line := range strings.SplitSeq(string(mi), "\n") {
+			// "id parent maj:min root mountpoint opts … - fstype source superopts"
+			f := strings.Fields(line)
+			if len(f) < 5 || f[4] != proc {
+				continue
+			}
+			_, post, ok := strings.Cut(line, " - ")
+			if pf := strings.Fields(post); ok && len(pf) >= 3 && pf[0] == "proc" {
+				for opt := range strings.SplitSeq(pf[2], ",") {
+					if v, ok := strings.CutPrefix(opt, "hidepid="); ok && v != "0" && v != "off" {
+						return "/proc is mounted with hidepid, which hides other users' processes"
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 type gitProc struct {
@@ -382,6 +457,7 @@ func readProcTable(proc string) (procTable, bool) {
 	if _, err := os.Stat(filepath.Join(proc, "self", "fd")); err != nil {
 		return pt, false
 	}
+	pt.partial = partialProc(proc)
 	self, _ := strconv.Atoi(selfLink)
 	skip := map[int]bool{}
 	for pid := self; pid > 1 && !skip[pid]; pid = parentPID(proc, pid) {

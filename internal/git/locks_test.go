@@ -425,3 +425,71 @@ func TestClearStaleLocksLeavesPackedRefsNewInUse(t *testing.T) {
 		t.Fatal("a young packed-refs.new was removed")
 	}
 }
+
+// fakeProc makes a proc directory in which this process (pid 4242) sees only itself,
+// in the PID namespace ns, with the mountinfo given.
+func fakeProc(t *testing.T, ns, mountinfo string) string {
+	t.Helper()
+	proc := t.TempDir()
+	self := filepath.Join(proc, "4242")
+	for _, d := range []string{filepath.Join(self, "fd"), filepath.Join(self, "ns")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("4242", filepath.Join(proc, "self")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ns, filepath.Join(self, "ns", "pid")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(self, "mountinfo"), []byte(strings.ReplaceAll(mountinfo, "PROC", proc)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return proc
+}
+
+// Where /proc cannot show every process (another PID namespace, hidepid), a lock
+// held by an invisible git (a user's git commit with its editor open, on the host)
+// looks stale: it is removed only once older than PartialMinAge.
+func TestClearStaleLocksWithPartialProc(t *testing.T) {
+	for _, tc := range []struct {
+		name, ns, mountinfo, why string
+	}{
+		{"pid namespace", "pid:[4026532198]", "", "PID namespace of its own"},
+		{"hidepid", initPIDNamespace, "22 27 0:21 / PROC rw,relatime - proc proc rw,hidepid=invisible\n", "hidepid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, r := newRepo(t)
+			lock := filepath.Join(dir, ".git", "index.lock")
+			touchOld(t, lock) // a minute old: an editor open that long is common
+			c := quick
+			c.Proc = fakeProc(t, tc.ns, tc.mountinfo)
+			_, err := r.ClearStaleLocks(t.Context(), c)
+			var ue *LockUnknownError
+			if !errors.As(err, &ue) || !strings.Contains(ue.Error(), tc.why) || !strings.Contains(ue.Error(), "locks older than 1h0m0s are removed") {
+				t.Fatalf("got %v; want a *LockUnknownError saying why (%s)", err, tc.why)
+			}
+			if !exists(dir, ".git/index.lock") {
+				t.Fatal("a lock an invisible git may hold was removed")
+			}
+			old := time.Now().Add(-2 * time.Hour)
+			if err := os.Chtimes(lock, old, old); err != nil {
+				t.Fatal(err)
+			}
+			removed, err := r.ClearStaleLocks(t.Context(), c)
+			if err != nil || !slices.Equal(removed, []string{".git/index.lock"}) || exists(dir, ".git/index.lock") {
+				t.Errorf("a two-hour-old lock: removed %v, %v", removed, err)
+			}
+		})
+	}
+	// The same table in the initial namespace without hidepid is complete: the
+	// minute-old lock goes.
+	dir, r := newRepo(t)
+	touchOld(t, filepath.Join(dir, ".git", "index.lock"))
+	c := quick
+	c.Proc = fakeProc(t, initPIDNamespace, "22 27 0:21 / PROC rw,relatime - proc proc rw\n")
+	if removed, err := r.ClearStaleLocks(t.Context(), c); err != nil || len(removed) != 1 {
+		t.Errorf("complete table: removed %v, %v", removed, err)
+	}
+}

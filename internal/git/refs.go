@@ -284,3 +284,62 @@ func isObjectID(s string) bool {
 	}
 	return true
 }
+
+// RefEntry is a ref as AllRefs lists it.
+type RefEntry struct {
+	Name   string `json:"name"`             // full name
+	ID     string `json:"id"`               // the object it points at (through Symref when set)
+	Symref string `json:"symref,omitempty"` // the ref a symbolic ref points to
+}
+
+// AllRefs lists every ref of the repository (this worktree's per-worktree refs
+// included), sorted by name, with where symbolic refs point: one for-each-ref.
+func (r *Repo) AllRefs(ctx context.Context) ([]RefEntry, error) {
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"for-each-ref", "--sort=refname", "--format=%(objectname) %(refname) %(symref)"}})
+	if err != nil {
+		return nil, err
+	}
+	var refs []RefEntry
+	for line := range strings.SplitSeq(string(out), "\n") {
+		f := strings.Split(line, " ") // ref names cannot contain spaces
+		if len(f) == 3 && f[1] != "" {
+			refs = append(refs, RefEntry{ID: f[0], Name: f[1], Symref: f[2]})
+		}
+	}
+	return refs, nil
+}
+
+// SetRef points ref at id itself, never at what it may point to as a symbolic ref
+// (update-ref --no-deref), creating it if needed.
+func (r *Repo) SetRef(ctx context.Context, ref, id string) error {
+	if err := checkArg("ref", ref); err != nil {
+		return err
+	}
+	if err := checkArg("object id", id); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"update-ref", "--no-deref", ref, id}})
+	return err
+}
+
+// RemoveRef deletes ref itself, a symbolic ref included (update-ref --no-deref -d;
+// plain -d would delete the ref it points to). A missing ref is not an error.
+func (r *Repo) RemoveRef(ctx context.Context, ref string) error {
+	if err := checkArg("ref", ref); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"update-ref", "--no-deref", "-d", ref}})
+	return err
+}
+
+// SetSymbolicRef makes ref a symbolic ref pointing to target (both full names).
+func (r *Repo) SetSymbolicRef(ctx context.Context, ref, target string) error {
+	if err := checkArg("ref", ref); err != nil {
+		return err
+	}
+	if err := checkArg("ref", target); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{args: []string{"symbolic-ref", ref, target}})
+	return err
+}

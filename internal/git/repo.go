@@ -41,7 +41,8 @@ type Repo struct {
 	// parsed, in which case every feature is assumed present.
 	version version
 
-	// hooksDir is HooksDir's answer, once asked.
+	// hooksDir is HooksDir's answer: read by Open, and pinned on every
+	// later git as core.hooksPath (see safetyArgs).
 	hooksMu  sync.Mutex
 	hooksDir string
 }
@@ -63,7 +64,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		dir:      dir,
 		readOnly: true,
 		args: []string{"rev-parse", "--path-format=absolute",
-			"--show-toplevel", "--git-dir", "--git-common-dir"},
+			"--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "hooks"},
 	})
 	if err != nil {
 		if exitStatus(err) != 128 {
@@ -75,10 +76,11 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		return nil, r.whyNoWorkTree(ctx, dir, err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	r.Root, r.GitDir, r.CommonDir = lines[0], lines[1], lines[2]
+	r.setHooksDir(lines[3])
 	return r, nil
 }
 

@@ -144,8 +144,15 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 	if program == "" {
 		program = "git"
 	}
-	if r.NoAutoGC && c.program == "" {
-		c.args = append([]string{"-c", "gc.auto=0"}, c.args...)
+	traced := c
+	if c.program == "" {
+		if r.NoAutoGC {
+			c.args = append([]string{"-c", "gc.auto=0"}, c.args...)
+		}
+		traced = c
+		// The safety overrides are the same on every line: --verbose leaves
+		// them out so that it stays readable.
+		c.args = append(r.safetyArgs(), c.args...)
 	}
 	cmd := exec.Command(program, c.args...)
 	cmd.Dir = c.dir
@@ -171,7 +178,7 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		}
 	}
 
-	r.trace(program, c)
+	r.trace(program, traced)
 	r.Calls.Add(1)
 	if err := cmd.Start(); err != nil {
 		return result{exitCode: -1, err: err}
@@ -197,6 +204,36 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		res.exitCode = 0
 	}
 	return res
+}
+
+// safetyArgs are the -c overrides every git that git-ralph runs carries, so
+// that what an agent writes into the repository's config during an attempt
+// cannot make git-ralph's own git run a program of its choosing:
+//
+//   - core.fsmonitor=false: git runs core.fsmonitor (a hook path) from every
+//     command that reads the index (status, add, commit, diff, checkout,
+//     reset, merge). git-ralph gains nothing from it; false only costs a
+//     full stat of the work tree, which these commands do anyway without a
+//     monitor.
+//   - core.hooksPath=<the hooks directory Open found>: the hooks git-ralph's
+//     git runs (the user's commit hooks, ralph-verify) come from where they
+//     were when git-ralph started, wherever the config points now. Their
+//     contents are the trust surface's business (the loop restores them).
+//
+// The other keys that name programs are either never reached by the
+// commands git-ralph runs (diff.external and textconv: every diff it runs
+// says --no-ext-diff --no-textconv, and log never prints a patch), or are
+// the user's own setup that git-ralph must honour (filter drivers such as
+// Git LFS's clean/smudge, core.sshCommand and credential helpers for the
+// remote commands, commit signing): those live in the config the loop
+// records before every attempt and restores after it, before git-ralph
+// runs git again. DESIGN.md has the list.
+func (r *Repo) safetyArgs() []string {
+	args := []string{"-c", "core.fsmonitor=false"}
+	if dir := r.pinnedHooksDir(); dir != "" {
+		args = append(args, "-c", "core.hooksPath="+dir)
+	}
+	return args
 }
 
 // childEnv builds a child's environment from base (os.Environ()): the
@@ -228,7 +265,8 @@ func childEnv(base []string, c call) []string {
 }
 
 // trace echoes the command for --verbose, with the variables the call adds
-// (GIT_INDEX_FILE, hook variables) so the line can be pasted into a shell.
+// (GIT_INDEX_FILE, hook variables) so the line can be pasted into a shell;
+// only the safety overrides (safetyArgs) are left out.
 func (r *Repo) trace(program string, c call) {
 	if r.Trace == nil {
 		return

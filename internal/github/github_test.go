@@ -58,17 +58,30 @@ func TestParseRepo(t *testing.T) {
 	}
 }
 
+// emptyConfig is an empty global git config in the test's temporary directory. Never
+// /dev/null: a `git config --global` write there, run as root, replaces the device with
+// a regular file (git renames its lock file over the target) for every process after.
+func emptyConfig(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // fixture is a fake GitHub with acme/widgets backed by a bare repository holding main
 // and a branch one commit ahead.
 func fixture(t *testing.T) (*githubtest.Server, *github.Client, github.Repo) {
 	t.Helper()
 	bare := filepath.Join(t.TempDir(), "widgets.git")
 	work := t.TempDir()
+	global := emptyConfig(t)
 	git := func(dir string, args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+global,
 			"GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=A", "GIT_COMMITTER_EMAIL=a@example.com")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)

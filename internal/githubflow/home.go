@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -38,6 +39,15 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	} else if !published {
 		return l.unpublished(rec)
 	}
+	// What the fetch changes here, to put back when the record turns out bad.
+	before, err := l.Repo.Refs(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	trackingWas, trackingExisted, err := l.Repo.ResolveRef(ctx, tracking)
+	if err != nil {
+		return err
+	}
 	if err := l.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
 		return &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	}
@@ -48,6 +58,13 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	if !ok {
 		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
 			"run %d of %q has published nothing yet", r.RunID, rec.Change)
+	}
+	// The record is input: checked before anything of it, or of the run's branch, is
+	// taken here; a bad one leaves the repository as the fetch found it.
+	there, err := l.readRemoteRecord(ctx, state, rec.Change, r.RunID)
+	if err != nil {
+		l.unfetch(ctx, prefix, before, tracking, trackingWas, trackingExisted)
+		return err
 	}
 	remoteTip, ok, err := l.Repo.ResolveRef(ctx, tracking)
 	if err != nil {
@@ -88,17 +105,6 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, short(r.StartCommit)),
 			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, short(local), short(r.StartCommit), short(remoteTip))
 	}
-	data, ok, err := l.Repo.ReadFile(ctx, state, "record.json")
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return userErr("", "the state of run %d has no record.json", r.RunID)
-	}
-	var there run.Record
-	if err := json.Unmarshal(data, &there); err != nil {
-		return fmt.Errorf("read the record of run %d: %w", r.RunID, err)
-	}
 	for _, a := range there.Attempts {
 		if a.Ref != "" {
 			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
@@ -119,7 +125,7 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	rec.Checkpoint = remoteTip
 	r.LastSeenStatus = "completed"
-	if learned, ok, err := l.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(strings.TrimSpace(string(learned))) > 0 {
+	if learned, ok, err := l.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(learned) <= maxLearnedBytes && len(strings.TrimSpace(string(learned))) > 0 {
 		mine, err := l.Store.EnsureLearnings(rec.Change)
 		if err != nil {
 			return err
@@ -132,6 +138,52 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, short(remoteTip), rec.Status, len(there.Attempts)))
 	return l.Save(rec)
+}
+
+// readRemoteRecord reads and checks the record.json of a run's state commit.
+func (l *Flow) readRemoteRecord(ctx context.Context, state, change string, runID int64) (*run.Record, error) {
+	data, ok, err := l.Repo.ReadFile(ctx, state, "record.json")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, userErr("", "the state of run %d has no record.json", runID)
+	}
+	var there run.Record
+	if err := json.Unmarshal(data, &there); err != nil {
+		return nil, userErr("the run's refs were left as they were; look at its artifact ('git ralph logs "+change+"')",
+			"the record of run %d is not valid: %v", runID, err)
+	}
+	if err := validateRecord(&there, len(data), change, runID); err != nil {
+		return nil, &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}
+	}
+	return &there, nil
+}
+
+// unfetch puts back the refs a fetch of a run changed: those under prefix that were not
+// there before, and the remote-tracking ref. Best effort: it runs on the way out of an
+// error.
+func (l *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tracking, was string, existed bool) {
+	now, err := l.Repo.Refs(ctx, prefix)
+	if err != nil {
+		return
+	}
+	old := map[string]string{}
+	for _, r := range before {
+		old[r.Name] = r.ID
+	}
+	for _, r := range now {
+		if id, ok := old[r.Name]; !ok {
+			_ = l.Repo.DeleteRef(ctx, r.Name)
+		} else if id != r.ID {
+			_ = l.Repo.UpdateRef(ctx, r.Name, id)
+		}
+	}
+	if existed {
+		_ = l.Repo.UpdateRef(ctx, tracking, was)
+	} else {
+		_ = l.Repo.DeleteRef(ctx, tracking)
+	}
 }
 
 func appendFile(path string, data []byte) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -107,6 +108,11 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			return nil, err
 		}
 	}
+	// A loop killed during an attempt: the surface as it was before it, first (the
+	// push remote and the repository come from the config).
+	if err := l.CheckCrashedSurface(ctx, rec, again); err != nil {
+		return nil, err
+	}
 
 	// Preflight: nothing changes until every check has passed.
 	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
@@ -115,6 +121,17 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	if !ok {
 		return nil, loop.BranchGone(rec)
+	}
+	if err := l.CheckOriginal(ctx, l.Repo, rec, false, again); err != nil {
+		return nil, err
+	}
+	// The change's files go into the pull request's title and body: one that may not
+	// be read stops it here, before anything is pushed.
+	if _, err := l.LoadChangeFor(rec, change); err != nil {
+		var refused *repofile.RefusedError
+		if errors.As(err, &refused) {
+			return nil, loop.ChangeFileErr(err)
+		}
 	}
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {

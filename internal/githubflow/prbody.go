@@ -2,6 +2,7 @@ package githubflow
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -49,18 +50,18 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 	w("## Stories\n\n")
 	switch rec.Status {
 	case run.Complete:
-		w("Every story is done: one `checkpoint: <story>` commit each on `%s`.\n\n", rec.Branch)
+		w("Every story is done: one `checkpoint: <story>` commit each on %s.\n\n", code(rec.Branch))
 	default:
 		reason := string(rec.Status)
 		if rec.StopReason != "" {
 			reason += ": " + rec.StopReason
 		}
-		w("**The run stopped before the end** (%s); the stories marked done have their checkpoint commits on `%s`.\n\n", cell(reason), rec.Branch)
+		w("**The run stopped before the end** (%s); the stories marked done have their checkpoint commits on %s.\n\n", cell(code(reason)), code(rec.Branch))
 	}
 	w("| Story | Title | Result | Attempts | Verify | Cost |\n")
 	w("|---|---|---|---:|---|---:|\n")
 	for _, s := range prStories(rec, ch) {
-		w("| %s | %s | %s | %d | %s | %s |\n", cell(s.id), cell(s.title), s.result, s.attempts, s.verify, s.cost)
+		w("| %s | %s | %s | %d | %s | %s |\n", cell(code(s.id)), cell(code(s.title)), s.result, s.attempts, cell(s.verify), s.cost)
 	}
 	w("\n")
 
@@ -77,7 +78,7 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 			if reason == "" {
 				reason = "no reason given"
 			}
-			w("- `%s-%d` (story %s, attempt %d): %s — %s\n", a.Story, a.N, a.Story, a.N, a.Outcome, cell(clip(firstLineOf(reason), maxReason)))
+			w("- %s (story %s, attempt %d): %s — %s\n", code(fmt.Sprintf("%s-%d", a.Story, a.N)), code(a.Story), a.N, known(a.Outcome, outcomes), code(clip(firstLineOf(reason), maxReason)))
 		}
 		w("\n")
 	}
@@ -96,9 +97,9 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 		w("- Cost: not reported by the agent\n")
 	}
 	w("- Duration: %s\n", runDuration(rec).Round(time.Second))
-	agent := "`" + rec.Agent + "`"
+	agent := code(rec.Agent)
 	if rec.Model != "" {
-		agent += ", model `" + rec.Model + "`"
+		agent += ", model " + code(rec.Model)
 	}
 	w("- Agent: %s\n\n", agent)
 
@@ -106,9 +107,9 @@ func PRBody(rec *run.Record, ch *openspec.Change) string {
 		a := failed[0]
 		w("## Looking at a failed attempt\n\n")
 		w("Each failed attempt is kept, with everything the agent changed, as a commit under `refs/ralph/%s/attempts/` in the repository the loop ran in (it is not pushed):\n\n", rec.Change)
-		w("```sh\ngit log -p -1 %s\n```\n\n", loop.AttemptRef(rec.Change, a.Story, a.N))
+		w("%s\n", fenced("sh", "git log -p -1 "+loop.AttemptRef(rec.Change, a.Story, a.N)))
 	}
-	w("<sub>Opened by git-ralph from `%s`.</sub>\n", rec.Branch)
+	w("<sub>Opened by git-ralph from %s.</sub>\n", code(rec.Branch))
 	return fitBody(b.String(), rec.Change)
 }
 
@@ -174,7 +175,7 @@ func prStories(rec *run.Record, ch *openspec.Change) []prStory {
 			if a.Outcome == run.OutcomeComplete {
 				s.result = "done"
 				if a.Verify != "" {
-					s.verify = a.Verify
+					s.verify = known(a.Verify, verifies)
 				}
 			}
 		}
@@ -212,6 +213,61 @@ func runDuration(rec *run.Record) time.Duration {
 		return 0
 	}
 	return end.Sub(rec.Started)
+}
+
+// Text from the agent or a run record (story ids and titles, reasons, the agent and
+// model names) goes into the body as code: GitHub renders no Markdown there, links no
+// @mention or #reference, shows no image or link, and a closing keyword ("Fixes #1")
+// closes nothing.
+
+// code is s as an inline code span whatever it holds: the fence is one backtick more
+// than the longest run of backticks in s, and where s starts or ends with a backtick a
+// space pads each side (CommonMark strips exactly one from each, so the text shown is
+// s). Newlines become spaces, as in any span; "" stays "".
+func code(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	if s == "" {
+		return ""
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// fenced is a fenced code block of content, with a fence longer than any run of
+// backticks in it.
+func fenced(info, content string) string {
+	fence := strings.Repeat("`", max(3, longestRun(content, '`')+1))
+	return fence + info + "\n" + content + "\n" + fence + "\n"
+}
+
+func longestRun(s string, c byte) int {
+	longest, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			longest = max(longest, n)
+		} else {
+			n = 0
+		}
+	}
+	return longest
+}
+
+var (
+	outcomes = []string{run.OutcomeComplete, run.OutcomeFailed, run.OutcomeError, run.OutcomeNoSignal,
+		run.OutcomeTimeout, run.OutcomeInterrupted, run.OutcomeRunning}
+	verifies = []string{"passed", "failed", "skipped"}
+)
+
+// known is s when it is one of the values git-ralph writes, else s as code.
+func known(s string, values []string) string {
+	if slices.Contains(values, s) {
+		return s
+	}
+	return code(s)
 }
 
 // cell makes s safe inside a Markdown table cell.

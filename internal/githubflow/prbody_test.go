@@ -81,8 +81,8 @@ func TestPRTitle(t *testing.T) {
 func TestPRBodyStoppedRun(t *testing.T) {
 	rec := &run.Record{Change: "x", Branch: "ralph/x", Status: run.Failed, StopReason: "story 2 ran out of retries", Agent: "codex"}
 	body := PRBody(rec, &openspec.Change{Tasks: openspec.ParseTasks([]byte("## 1. A\n- [x] 1.1 a\n## 2. B\n- [ ] 2.1 b\n"))})
-	for _, want := range []string{"**The run stopped before the end** (failed: story 2 ran out of retries)",
-		"| 1 | A | done before the run | 0 |", "| 2 | B | not started | 0 |", "proposal.md has no \"Why\" section", "Cost: not reported"} {
+	for _, want := range []string{"**The run stopped before the end** (`failed: story 2 ran out of retries`)",
+		"| `1` | `A` | done before the run | 0 |", "| `2` | `B` | not started | 0 |", "proposal.md has no \"Why\" section", "Cost: not reported"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}
@@ -112,5 +112,101 @@ func TestPRBodyFitsGitHubsLimit(t *testing.T) {
 	short := PRBody(&run.Record{Change: "x", Branch: "ralph/x", Status: run.Complete}, nil)
 	if strings.Contains(short, "git ralph report") {
 		t.Errorf("a short body says it was cut:\n%s", short)
+	}
+}
+
+// The body neutralises what the agent or a run record wrote: mentions, closing keywords,
+// images, links and HTML in reasons, story ids, titles and names stay inside code spans
+// and blocks whose fences their backticks cannot close. testdata/pr-body-hostile.md is
+// the golden; outsideCode checks what GitHub would render as Markdown.
+func TestPRBodyHostile(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	hostile := "@octocat @acme/security Fixes #1 closes #2 ![](https://elsewhere/pixel.png) [click](https://evil.example) <img src=x onerror=alert(1)> ``` `"
+	storyID := "1``` `x"
+	rec := &run.Record{
+		Change: "x", Branch: "ralph/x", Status: run.Failed, StopReason: "story failed: " + hostile,
+		Agent: "claude`@octocat`", Model: "m ``` Fixes #3", Started: t0,
+		Attempts: []run.Attempt{
+			{Story: storyID, N: 1, Outcome: "failed **@octocat**", Reason: hostile + "\nsecond line @octocat", Verify: "@octocat",
+				Started: t0, Ended: t0.Add(time.Minute)},
+			{Story: storyID, N: 2, Outcome: run.OutcomeComplete, Verify: "passed @octocat", Started: t0.Add(time.Minute), Ended: t0.Add(2 * time.Minute)},
+		},
+	}
+	ch := &openspec.Change{Name: "x",
+		Tasks: openspec.ParseTasks([]byte("## 1. Title @octocat resolves #4 ![i](https://e/i.png) `tick`\n- [ ] 1.1 it\n")),
+	}
+	got := PRBody(rec, ch)
+	golden := filepath.Join("testdata", "pr-body-hostile.md")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (UPDATE_GOLDEN=1 go test ./internal/githubflow writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("PR body differs from %s:\n%s", golden, got)
+	}
+	rendered := outsideCode(got)
+	for _, bad := range []string{"@octocat", "@acme", "#1", "#2", "#3", "#4", "![", "](", "<img", "evil.example", "elsewhere"} {
+		if strings.Contains(rendered, bad) {
+			t.Errorf("%q is outside every code span or block:\n%s", bad, rendered)
+		}
+	}
+	for _, keep := range []string{"@octocat @acme/security Fixes #1 closes #2", "Title @octocat resolves #4"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("the text %q is not shown as written", keep)
+		}
+	}
+}
+
+// outsideCode is what of md is not inside a fenced code block or a code span
+// (CommonMark: a span runs from a run of n backticks to the next run of exactly n; a
+// fence from a line of three or more backticks to a line of at least as many), the
+// text GitHub would render as Markdown.
+func outsideCode(md string) string {
+	var out strings.Builder
+	fence := ""
+	for _, line := range strings.SplitAfter(md, "\n") {
+		trimmed := strings.TrimRight(line, "\n")
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, "`") == "" {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") {
+			fence = trimmed[:len(trimmed)-len(strings.TrimLeft(trimmed, "`"))]
+			continue
+		}
+		out.WriteString(line)
+	}
+	s, rest := out.String(), ""
+	for {
+		i := strings.IndexByte(s, '`')
+		if i < 0 {
+			return rest + s
+		}
+		n := len(s[i:]) - len(strings.TrimLeft(s[i:], "`"))
+		rest += s[:i]
+		after := s[i+n:]
+		closed := false
+		for j := 0; j < len(after); {
+			if after[j] != '`' {
+				j++
+				continue
+			}
+			m := len(after[j:]) - len(strings.TrimLeft(after[j:], "`"))
+			if m == n {
+				s, closed = after[j+m:], true
+				break
+			}
+			j += m
+		}
+		if !closed {
+			return rest + s[i:] // an unclosed run is literal text
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // work runs attempts until every story is complete, a story runs out of retries, the
@@ -111,6 +112,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			transient[story.ID]++
 			tries[story.ID]-- // a transient API error does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent's API failed for a passing reason; trying again in %s (%d of %d, not counted as a retry)", d, transient[story.ID], len(steps)))
+			l.lastSurface = nil // the user may change refs while we wait
 			if err := l.Wait(ctx, d); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}
@@ -132,6 +134,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			}
 			tries[story.ID]-- // waiting out a limit does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent hit a usage or rate limit; waiting until %s (Ctrl-C stops; 'git ralph start %s' resumes)", until.Format("15:04:05 MST"), o.Change))
+			l.lastSurface = nil // the user may change refs while we wait
 			if err := l.Wait(ctx, until.Sub(now)); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}
@@ -227,9 +230,23 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 		rec.AgentPID, rec.AgentStart = pid, start
 		_ = l.Save(rec)
 	}
+	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
+	if err != nil {
+		logf.Close()
+		return "", agent.Result{}, err
+	}
 	res, runErr := agent.Run(ctx, drv, req)
 	logf.Close()
 	rec.AgentPID, rec.AgentStart = 0, 0
+	// Before any other git runs: what the agent changed of the surface goes back.
+	tampered, err := l.checkSurface(context.WithoutCancel(ctx), snap, rec, att)
+	if err != nil {
+		return "", res, err
+	}
+	l.lastSurface = snap // the next attempt's refs are those this check left
+	// Checked: a crash from here on is no crash during the agent's attempt, and a
+	// snapshot left on disk would be stale by the next one.
+	l.dropSurface(rec.Change)
 	if runErr != nil {
 		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.Time()
 		return "", res, l.stop(rec, run.Failed, "the agent could not be started",
@@ -251,8 +268,14 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
 	outcome, reason, passOn := decide(res, o)
+	if tampered != "" {
+		if outcome != run.OutcomeInterrupted {
+			outcome = run.OutcomeFailed
+		}
+		reason, passOn = tampered, true
+	}
 	if outcome == run.OutcomeComplete {
-		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, drv, res)
+		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, drv, res, snap)
 		if err != nil {
 			return "", agent.Result{}, err
 		}
@@ -343,7 +366,7 @@ func stderrNote(res agent.Result) string {
 // reason when the story's tasks are still open, the agent left the branch, the verify
 // hook fails, or the user's commit hooks refuse the commit.
 func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *openspec.Change, att *run.Attempt,
-	story openspec.Story, drv agent.Driver, res agent.Result) (outcome, reason string, passOn bool, err error) {
+	story openspec.Story, drv agent.Driver, res agent.Result, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
 	cur, head, err := l.Repo.HeadState(ctx) // one git call for both
 	if err != nil {
 		return "", "", false, err
@@ -370,6 +393,16 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 			return "", "", false, err
 		}
 		l.Report.Step("folded the agent's own commits into the checkpoint")
+	}
+	// Once more, right before the gate: a process the agent left behind may have
+	// rewritten a hook since the first look. The gate runs the hooks as recorded. Files
+	// only (no git): the refs do not decide what the gate runs.
+	files := *snap
+	files.NoRefs = true
+	if tampered, err := l.checkSurface(ctx, &files, rec, att); err != nil {
+		return "", "", false, err
+	} else if tampered != "" {
+		return run.OutcomeFailed, tampered, true, nil
 	}
 	att.Verify = "skipped"
 	if exists, err := l.Repo.HookExists(ctx, "ralph-verify"); err != nil {

@@ -61,6 +61,9 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		if err := l.ClearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
 			return nil, err
 		}
+		if err := l.CheckCrashedSurface(ctx, rec, finishCommand(change, mode)); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Finishing != nil {
 		if res, err := l.resumeSquash(ctx, rec, mode); res != nil || err != nil {
@@ -81,6 +84,9 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, err
 	}
 	res := &FinishResult{Change: change, Branch: rec.Branch}
+	if err := l.CheckOriginal(ctx, l.Repo, rec, mode == Keep, finishCommand(change, mode)); err != nil {
+		return nil, err
+	}
 	if mode == Keep {
 		if cur != rec.Branch {
 			if len(st) > 0 && rec.Busy != "" && cur != "" {

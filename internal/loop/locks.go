@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // Busy runs git steps with rec.Busy recording them, where the status does not say
@@ -41,9 +44,19 @@ func (l *Loop) ClearCrashLocks(ctx context.Context, rec *run.Record, again strin
 	if rec.Original != "" {
 		branches = append(branches, rec.Original)
 	}
+	dirs := []string{"refs/ralph/" + rec.Change}
+	// Killed during an attempt: restoring the trust surface may have been under way,
+	// and its git's locks are on the surface's refs.
+	if snap, err := surface.Load(l.surfacePath(rec.Change)); err == nil && snap != nil {
+		for _, r := range snap.Refs {
+			if d := path.Dir(r.Name); d != "refs" && !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
 	removed, err := l.Repo.ClearStaleLocks(ctx, git.LockCheck{
 		Branches: branches,
-		RefDirs:  []string{"refs/ralph/" + rec.Change},
+		RefDirs:  dirs,
 		Also:     also,
 		MinAge:   l.LockMinAge,
 		Wait:     l.LockWait,

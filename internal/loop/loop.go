@@ -22,6 +22,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // Reporter receives a loop's progress as it happens.
@@ -77,6 +78,18 @@ type Loop struct {
 	// Remote brings home runs made on GitHub Actions and adopts them on a runner; nil
 	// refuses them.
 	Remote RemoteRuns
+	// OntoMoved lets finish --squash and --pr go on when the original branch no longer
+	// points where the run recorded it (finish --onto-moved).
+	OntoMoved bool
+
+	// resumeTamper is what a crash-resume found the agent had changed of the trust
+	// surface ("tampered: …"), for the attempt the crash cut short; "" when nothing.
+	resumeTamper string
+	// configTampered: a config file was among what the agent changed and was restored.
+	configTampered bool
+	// lastSurface is the snapshot of the attempt checked last, whose refs the next
+	// attempt's starts from; nil after a wait (the user may have changed them).
+	lastSurface *surface.Snapshot
 
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string

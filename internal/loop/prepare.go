@@ -51,6 +51,11 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 		if err := l.ClearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
 			return nil, err
 		}
+		// Before git-ralph's git reads anything of the work tree: the surface as it
+		// was before the attempt the crash cut short.
+		if l.resumeTamper, err = l.resumeSurface(gctx, rec); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Status == run.Starting {
 		return l.finishStarting(gctx, o, rec)
@@ -70,6 +75,14 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	}
 	if err := l.resume(gctx, rec); err != nil {
 		return nil, err
+	}
+	if l.configTampered {
+		// Its settings came from the agent's config: saved and restored, it stops here.
+		rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the agent had changed the repository's config; restored", 0
+		if err := l.Save(rec); err != nil {
+			return nil, err
+		}
+		return nil, errReadAgain(o.Change, "git ralph start "+o.Change)
 	}
 	if o.Fresh {
 		if err := l.Busy(rec, "start --fresh", func() error { return l.startOver(gctx, rec) }); err != nil {
@@ -99,6 +112,10 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string) er
 		return err
 	}
 	if err := l.clearKilledLoopLocks(ctx, rec, again); err != nil {
+		return err
+	}
+	var err error
+	if l.resumeTamper, err = l.resumeSurface(ctx, rec); err != nil {
 		return err
 	}
 	if err := l.resume(ctx, rec); err != nil {
@@ -405,6 +422,10 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 		})
 	}
 	if !dirty && cur == rec.Branch && head == rec.Checkpoint {
+		if a := rec.Last(); l.resumeTamper != "" && a != nil && a.Outcome == run.OutcomeRunning {
+			a.Outcome, a.Reason, a.PassOn, a.Ended = run.OutcomeFailed, l.resumeTamper, true, l.Time()
+			return l.Save(rec)
+		}
 		return nil
 	}
 	if !dirty && cur == rec.Branch && tip != rec.Checkpoint {
@@ -419,6 +440,10 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	att, err := l.leftoverAttempt(ctx, rec, story)
 	if err != nil {
 		return err
+	}
+	if l.resumeTamper != "" {
+		att.Outcome, att.Reason, att.PassOn = run.OutcomeFailed, l.resumeTamper, true
+		return l.saveAndRestore(ctx, rec, att, l.resumeTamper)
 	}
 	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
 }

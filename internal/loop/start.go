@@ -16,15 +16,19 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/prompt"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 // Options are the inputs of `git ralph start`.
 type Options struct {
-	Change         string
-	Agent          string // driver name; "" means claude
-	Model          string
-	AgentArgs      []string
+	Change    string
+	Agent     string // driver name; "" means claude
+	Model     string
+	AgentArgs []string
+	// AgentEnvKeep names the secrets (agent.SecretEnv) the agent keeps in its
+	// environment; the others are removed from it.
+	AgentEnvKeep   []string
 	MaxRetries     int
 	Timeout        time.Duration
 	IdleTimeout    time.Duration
@@ -35,6 +39,10 @@ type Options struct {
 	PromptTemplate string          // path of a text/template file; "" for the embedded one
 	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
 	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
+
+	// AllowRefChanges turns off the ref part of the trust surface (--allow-ref-changes):
+	// the agent may manage branches and tags. Config and hooks stay watched.
+	AllowRefChanges bool
 
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
@@ -328,7 +336,7 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 		return nil, &Error{Msg: unk.Error(), Hint: unk.Hint(), Err: err}
 	}
 	if err != nil {
-		return nil, err
+		return nil, ChangeFileErr(err)
 	}
 	if strings.HasPrefix(name, "-") { // it would read as an option to the commands it is passed to
 		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
@@ -339,6 +347,18 @@ func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Cha
 			"change name %q cannot be used in a branch name", name)
 	}
 	return ch, nil
+}
+
+// ChangeFileErr turns a change file that repofile refused to read (a symlink out of
+// the repository, a FIFO, a device) into an error naming it, with what to do.
+func ChangeFileErr(err error) error {
+	var refused *repofile.RefusedError
+	if errors.As(err, &refused) {
+		return &Error{Msg: refused.Error(),
+			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
+			Err:  err}
+	}
+	return err
 }
 
 // samePath reports whether a and b name the same file: equal once cleaned, or (both
@@ -388,6 +408,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 		Env:         append(env, l.worktreeEnv()...),
 		Model:       o.Model,
 		Args:        o.AgentArgs,
+		KeepEnv:     o.AgentEnvKeep,
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
 		Grace:       o.Grace,

@@ -61,17 +61,22 @@ func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
 
 // List returns every change of the repository with its progress and run.
 func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
-	names, err := openspec.ListChanges(l.Repo.Root)
+	here, err := openspec.List(l.Repo.Root)
 	if err != nil {
 		return nil, err
 	}
-	out := []ChangeView{}
-	for _, name := range names {
+	out := make([]ChangeView, 0, len(here.Names))
+	for _, name := range here.Names {
 		rec, err := l.Store.Load(name)
 		if err != nil && !errors.Is(err, run.ErrNoRun) {
 			return nil, err
 		}
-		ch, err := l.LoadChangeFor(rec, name)
+		var ch *openspec.Change
+		if rec != nil && l.changeRoot(rec) != l.Repo.Root {
+			ch, err = l.LoadChangeFor(rec, name) // a worktree run: from its own checkout
+		} else {
+			ch, err = here.LoadTasks(name)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -154,6 +159,37 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 		return nil, err
 	}
 	return r, nil
+}
+
+// Summaries is Status for each run of names without its git questions (the verify hook,
+// whether the branch exists, the current branch), each change read with its tasks only
+// and openspec/changes listed once: what plain status's line per run shows, at the same
+// cost per run with ten runs or a thousand. A name without a run is left out.
+func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
+	here, err := openspec.List(l.Repo.Root)
+	if err != nil {
+		return nil, err
+	}
+	var out []*StatusReport
+	for _, name := range names {
+		rec, err := l.Store.Load(name)
+		if errors.Is(err, run.ErrNoRun) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(name), Logs: l.Store.ChangeDir(name) + "/logs"}
+		r.Status, r.Running = l.EffectiveStatus(rec)
+		r.Worktree = worktreeState(rec)
+		if l.changeRoot(rec) != l.Repo.Root {
+			r.Change, _ = l.LoadChangeFor(rec, name)
+		} else {
+			r.Change, _ = here.LoadTasks(name)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // PickRun picks the change a command means among the changes with a run (names): the

@@ -470,6 +470,9 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		if err := l.ClearWorktreeCrashLocks(ctx, rec, finishCommand(rec.Change, mode)); err != nil {
 			return nil, err
 		}
+		if err := l.CheckCrashedSurface(ctx, rec, finishCommand(rec.Change, mode)); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Finishing != nil {
 		return l.resumeWorktreeSquash(ctx, rec, mode, res)
@@ -484,6 +487,9 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		return nil, BranchGone(rec)
 	}
 	if mode == Keep {
+		if origin, err := l.originRepo(ctx, rec); err == nil {
+			_ = l.CheckOriginal(ctx, origin, rec, true, "")
+		}
 		if err := l.Busy(rec, "finish --keep", func() error { return l.RemoveWorktree(ctx, rec, dirty, present, res) }); err != nil {
 			return nil, err
 		}
@@ -496,6 +502,9 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	}
 	origin, err := l.originRepo(ctx, rec)
 	if err != nil {
+		return nil, err
+	}
+	if err := l.CheckOriginal(ctx, origin, rec, false, "git ralph finish "+rec.Change+" --squash"); err != nil {
 		return nil, err
 	}
 	target := orDetachedName(rec.Original, rec.OriginalCommit)

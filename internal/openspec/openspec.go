@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/repofile"
 )
 
 // Change is one change directory openspec/changes/<name>/.
@@ -32,6 +34,8 @@ type Change struct {
 	Proposal  string // proposal.md content, "" if absent
 	Design    string // design.md content, "" if absent
 	Specs     []Spec // delta specs, sorted by capability
+
+	root string // the repository root: every file is read inside it (repofile)
 }
 
 // NextStory returns the first incomplete story in file order.
@@ -42,7 +46,7 @@ func (c *Change) Story(id string) (Story, bool) { return c.Tasks.Story(id) }
 
 // Reload re-reads the tasks file only: the agent ticks boxes as it works.
 func (c *Change) Reload() error {
-	data, ok, err := readFile(c.TasksPath)
+	data, ok, err := readFile(c.root, c.TasksPath)
 	if err != nil {
 		return err
 	}
@@ -94,42 +98,80 @@ func ListChanges(root string) ([]string, error) {
 // ListChanges(root); otherwise Load returns an *UnknownChangeError. A change without
 // tasks.md loads with HasTasks false.
 func Load(root, name string) (*Change, error) {
+	l, err := List(root)
+	if err != nil {
+		return nil, err
+	}
+	return l.Load(name)
+}
+
+// Listing is the change directories of one repository, read once: loading every change
+// of a repository through it reads openspec/changes once, not once per change (which
+// made `list` over a thousand changes quadratic).
+type Listing struct {
+	Root  string
+	Names []string // as ListChanges returns them
+	known map[string]bool
+	sc    *schemas
+}
+
+// List reads the change directories of the repository at root.
+func List(root string) (*Listing, error) {
 	names, err := ListChanges(root)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(names, name) { // never join an unlisted name into a path
-		return nil, &UnknownChangeError{Name: name, Known: names}
+	known := make(map[string]bool, len(names))
+	for _, n := range names {
+		known[n] = true
 	}
-	return loadDir(root, "openspec/changes/"+name, name)
+	return &Listing{Root: root, Names: names, known: known, sc: newSchemas()}, nil
 }
 
-// loadDir reads the change in <root>/<relDir>; relDir is trusted.
-func loadDir(root, relDir, name string) (*Change, error) {
+// Load reads the change name, which must be one of l.Names; otherwise it returns an
+// *UnknownChangeError.
+func (l *Listing) Load(name string) (*Change, error) { return l.load(name, true) }
+
+// LoadTasks is Load without the proposal, design and specs: what `list` shows.
+func (l *Listing) LoadTasks(name string) (*Change, error) { return l.load(name, false) }
+
+func (l *Listing) load(name string, full bool) (*Change, error) {
+	if !l.known[name] { // never join an unlisted name into a path
+		return nil, &UnknownChangeError{Name: name, Known: l.Names}
+	}
+	return loadDir(l.sc, l.Root, "openspec/changes/"+name, name, full)
+}
+
+// loadDir reads the change in <root>/<relDir>; relDir is trusted. Only its tasks file
+// unless full.
+func loadDir(sc *schemas, root, relDir, name string, full bool) (*Change, error) {
 	dir, err := filepath.Abs(filepath.Join(root, filepath.FromSlash(relDir)))
 	if err != nil {
 		return nil, err
 	}
-	tracks, warning := tracksFile(root, dir)
+	tracks, warning := sc.tracksFile(root, dir)
 	c := &Change{Name: name, Dir: dir, RelDir: relDir, TasksPath: filepath.Join(dir, filepath.FromSlash(tracks)),
-		TasksRel: relDir + "/" + tracks, Warning: warning}
+		TasksRel: relDir + "/" + tracks, Warning: warning, root: root}
 	if err := c.Reload(); err != nil {
 		return nil, err
 	}
+	if !full {
+		return c, nil
+	}
 	for path, dst := range map[string]*string{"proposal.md": &c.Proposal, "design.md": &c.Design} {
-		data, _, err := readFile(filepath.Join(dir, path))
+		data, _, err := readFile(root, filepath.Join(dir, path))
 		if err != nil {
 			return nil, err
 		}
 		*dst = string(data)
 	}
-	c.Specs, err = loadSpecs(dir, relDir)
+	c.Specs, err = loadSpecs(root, dir, relDir)
 	return c, err
 }
 
 // loadSpecs reads every specs/<capability>/spec.md below the change directory dir.
 // A spec.md directly in specs/ belongs to no capability and is skipped, as the CLI does.
-func loadSpecs(dir, relDir string) ([]Spec, error) {
+func loadSpecs(root, dir, relDir string) ([]Spec, error) {
 	base := filepath.Join(dir, "specs")
 	var specs []Spec
 	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
@@ -144,8 +186,8 @@ func loadSpecs(dir, relDir string) ([]Spec, error) {
 		if d.IsDir() || d.Name() != "spec.md" || capability == "." {
 			return nil
 		}
-		data, err := os.ReadFile(path)
-		if err != nil {
+		data, ok, err := readFile(root, path)
+		if err != nil || !ok {
 			return err
 		}
 		purpose, reqs := parseSpec(data)
@@ -157,16 +199,10 @@ func loadSpecs(dir, relDir string) ([]Spec, error) {
 	return specs, err
 }
 
-// readFile reads path; ok is false, without an error, when path does not exist or is not
-// a regular file (the CLI ignores a directory named tasks.md).
-func readFile(path string) (data []byte, ok bool, err error) {
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && !info.Mode().IsRegular() {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	data, err = os.ReadFile(path)
-	return data, err == nil, err
+// readFile reads path, a file of the repository at root; ok is false, without an error,
+// when path does not exist or is a directory (the CLI ignores a directory named
+// tasks.md). A file whose real path is outside the repository, a FIFO or a device is a
+// *repofile.RefusedError: its content would go into the agent's prompt.
+func readFile(root, path string) (data []byte, ok bool, err error) {
+	return repofile.Read(root, path)
 }

@@ -176,7 +176,7 @@ func TestExpected(t *testing.T) {
 				var c *Change
 				var err error
 				if e.Archived { // not listed, so Load refuses it
-					c, err = loadDir(root, e.Path, name)
+					c, err = loadDir(nil, root, e.Path, name, true)
 				} else {
 					c, err = Load(root, name)
 				}

@@ -21,18 +21,58 @@ const defaultSchema = "spec-driven"
 // as the OpenSpec CLI does. When the schema cannot be resolved (or tracks a glob, which
 // git-ralph does not follow) it returns "tasks.md", where OpenSpec falls back too, and a
 // warning saying why.
-func tracksFile(root, dir string) (file, warning string) {
-	name, err := schemaName(root, dir)
+//
+// A schemas remembers, for one repository, what does not depend on the change: the
+// project config's schema and what each schema tracks, so that a listing of a thousand
+// changes reads them once. A nil *schemas reads everything every time.
+func (sc *schemas) tracksFile(root, dir string) (file, warning string) {
+	name, err := sc.schemaName(root, dir)
 	if err != nil {
 		return "tasks.md", fmt.Sprintf("%v; reading tasks.md", err)
 	}
+	if sc == nil {
+		return schemaTracks(root, name)
+	}
+	r, ok := sc.tracks[name]
+	if !ok {
+		r.file, r.warning = schemaTracks(root, name)
+		sc.tracks[name] = r
+	}
+	return r.file, r.warning
+}
+
+// schemas is tracksFile's cache; see there.
+type schemas struct {
+	config    *string // the project config's schema, once read ("" for none)
+	configErr error
+	tracks    map[string]struct{ file, warning string }
+}
+
+func newSchemas() *schemas {
+	return &schemas{tracks: map[string]struct{ file, warning string }{}}
+}
+
+// schemaTracks is tracksFile for the schema name.
+func schemaTracks(root, name string) (file, warning string) {
+	var err error
 	name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
 	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
 		return "tasks.md", fmt.Sprintf("schema name %q is not valid; reading tasks.md", name)
 	}
 	var data []byte
-	for _, d := range schemaDirs(root) {
-		if data, err = os.ReadFile(filepath.Join(d, name, "schema.yaml")); err == nil {
+	for i, d := range schemaDirs(root) {
+		file := filepath.Join(d, name, "schema.yaml")
+		if i == 0 { // the repository's own: only a regular file inside it
+			var ok bool
+			if data, ok, err = readFile(root, file); err != nil {
+				return "tasks.md", fmt.Sprintf("%v; reading tasks.md", err)
+			} else if ok {
+				break
+			}
+			data = nil
+			continue
+		}
+		if data, err = os.ReadFile(file); err == nil {
 			break
 		}
 	}
@@ -76,28 +116,50 @@ func tracksFile(root, dir string) (file, warning string) {
 
 // schemaName is the schema named by the change's .openspec.yaml, else by
 // openspec/config.yaml (or config.yml), else spec-driven.
-func schemaName(root, dir string) (string, error) {
-	for _, p := range []string{filepath.Join(dir, ".openspec.yaml"), filepath.Join(root, "openspec", "config.yaml"),
-		filepath.Join(root, "openspec", "config.yml")} {
-		data, ok, err := readFile(p)
-		if err != nil {
-			return "", err
+func (sc *schemas) schemaName(root, dir string) (string, error) {
+	name, err := schemaIn(root, filepath.Join(dir, ".openspec.yaml"))
+	if err != nil || name != "" {
+		return name, err
+	}
+	if sc == nil {
+		name, err = projectSchema(root)
+	} else {
+		if sc.config == nil {
+			c, err := projectSchema(root)
+			sc.config, sc.configErr = &c, err
 		}
-		if !ok {
-			continue
-		}
-		var m struct {
-			Schema string `yaml:"schema"`
-		}
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			rel, _ := filepath.Rel(root, p)
-			return "", fmt.Errorf("%s: %v", filepath.ToSlash(rel), err)
-		}
-		if m.Schema != "" {
-			return m.Schema, nil
-		}
+		name, err = *sc.config, sc.configErr
+	}
+	if err != nil || name != "" {
+		return name, err
 	}
 	return defaultSchema, nil
+}
+
+// projectSchema is the schema openspec/config.yaml (or config.yml) names, "" for none.
+func projectSchema(root string) (string, error) {
+	for _, p := range []string{filepath.Join(root, "openspec", "config.yaml"), filepath.Join(root, "openspec", "config.yml")} {
+		if name, err := schemaIn(root, p); err != nil || name != "" {
+			return name, err
+		}
+	}
+	return "", nil
+}
+
+// schemaIn is the schema the YAML file p names, "" when p is missing or names none.
+func schemaIn(root, p string) (string, error) {
+	data, ok, err := readFile(root, p)
+	if err != nil || !ok {
+		return "", err
+	}
+	var m struct {
+		Schema string `yaml:"schema"`
+	}
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		rel, _ := filepath.Rel(root, p)
+		return "", fmt.Errorf("%s: %v", filepath.ToSlash(rel), err)
+	}
+	return m.Schema, nil
 }
 
 // schemaDirs are the directories OpenSpec looks for schemas in, in its order: the

@@ -1,6 +1,7 @@
 package openspec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,5 +116,53 @@ func TestTrackedFileIsRead(t *testing.T) {
 	}
 	if d, n := ch.Counts(); !ch.HasTasks || d != 1 || n != 2 || len(ch.Stories) != 1 || ch.Stories[0].ID != "plan" {
 		t.Errorf("Load = HasTasks %v, %d/%d, stories %+v; want plan.md's one story, 1/2", ch.HasTasks, d, n, ch.Stories)
+	}
+}
+
+// TestListingTracksEachChangesSchema: a Listing reads the project config and each schema
+// once, and still gives every change the file its own schema tracks.
+func TestListingTracksEachChangesSchema(t *testing.T) {
+	root := t.TempDir()
+	for path, content := range map[string]string{
+		"openspec/config.yaml":                     "schema: plan-driven\n",
+		"openspec/schemas/plan-driven/schema.yaml": "artifacts:\n  - id: tasks\n    generates: plan.md\n",
+		"openspec/changes/a/plan.md":               "- [x] 1.1 a\n",
+		"openspec/changes/b/.openspec.yaml":        "schema: spec-driven\n",
+		"openspec/changes/b/tasks.md":              "- [ ] 1.1 b\n",
+		"openspec/changes/c/plan.md":               "- [ ] 1.1 c\n- [x] 1.2 c\n",
+		"openspec/changes/d/.openspec.yaml":        "schema: nope\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := List(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, name := range l.Names {
+		ch, err := l.LoadTasks(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, n := ch.Counts()
+		got = append(got, fmt.Sprintf("%s %s %d/%d %t", name, ch.TasksRel, d, n, ch.Warning != ""))
+	}
+	want := []string{
+		"a openspec/changes/a/plan.md 1/1 false",
+		"b openspec/changes/b/tasks.md 0/1 false",
+		"c openspec/changes/c/plan.md 1/2 false",
+		"d openspec/changes/d/tasks.md 0/0 true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := l.LoadTasks("../x"); err == nil {
+		t.Error("an unlisted name loaded")
 	}
 }

@@ -1,10 +1,14 @@
 package report
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
+	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +17,22 @@ import (
 )
 
 //go:embed report.html.tmpl
-var pageText string
+var pageTemplate string
+
+// pageText is the template with its CSP allowing the page's one script (the
+// expand/collapse buttons) by its hash, and no other script: no 'unsafe-inline', so a
+// script that got into the page some other way would not run. The hash is computed
+// here from the template's own script element, so editing the script cannot make the
+// policy stale.
+var pageText = func() string {
+	_, rest, ok1 := strings.Cut(pageTemplate, "<script>")
+	script, _, ok2 := strings.Cut(rest, "</script>")
+	if !ok1 || !ok2 || strings.Contains(script, "{{") {
+		panic("report.html.tmpl: one <script> element of constant text expected")
+	}
+	sum := sha256.Sum256([]byte(script))
+	return strings.Replace(pageTemplate, "'sha256-SCRIPT_HASH'", "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
+}()
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur":     dur,
@@ -27,7 +46,15 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"kib":     func(n int) string { return kib(n) },
 	"hasCost": func(a Attempt) bool { return a.Cost != nil },
 	"cost":    func(a Attempt) string { return money(*a.Cost) },
+	"fileURL": fileURL,
 }).Parse(pageText))
+
+// fileURL is the file: URL of an absolute path on this machine (an attempt's log),
+// every byte that needs it percent-encoded by net/url, so the URL cannot leave the
+// attribute or name another scheme.
+func fileURL(path string) template.URL {
+	return template.URL((&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()) //nolint:gosec // built by net/url from a path
+}
 
 // Render writes the report as one self-contained HTML page.
 func Render(w io.Writer, rep *Report) error {

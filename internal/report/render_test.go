@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -228,4 +230,35 @@ func BenchmarkRender(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(buf.Len())/1e6, "MB/page")
+}
+
+// TestRenderCSP: the page's policy allows its one script by hash, and no inline
+// script besides (no 'unsafe-inline' for scripts).
+func TestRenderCSP(t *testing.T) {
+	doc, err := html.Parse(bytes.NewReader(render(t, fixture(2, 2))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csp, script string
+	for n := range doc.Descendants() {
+		switch {
+		case n.Type == html.ElementNode && n.Data == "meta" && attr(n, "http-equiv") == "Content-Security-Policy":
+			csp = attr(n, "content")
+		case n.Type == html.ElementNode && n.Data == "script":
+			script = text(n)
+		}
+	}
+	sum := sha256.Sum256([]byte(script))
+	want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "';"
+	if !strings.Contains(csp, want) {
+		t.Errorf("CSP %q does not allow the page's script by its hash (%s)", csp, want)
+	}
+	for _, d := range strings.Split(csp, ";") {
+		if strings.HasPrefix(strings.TrimSpace(d), "script-src") && strings.Contains(d, "unsafe-inline") {
+			t.Errorf("CSP allows inline scripts: %q", d)
+		}
+	}
+	if !strings.Contains(script, "expand all") {
+		t.Errorf("the script is not the page's own: %q", script)
+	}
 }

@@ -15,16 +15,20 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -40,7 +44,11 @@ type Report struct {
 	Verify    bool // a ralph-verify hook is installed
 	Stories   []Story
 	Learnings string
-	Notes     []string // what was left out, and why
+	// LearningsPath is the learnings file; LearningsCut the bytes of its beginning
+	// left out of Learnings (the page shows its last maxLearnings bytes).
+	LearningsPath string
+	LearningsCut  int64
+	Notes         []string // what was left out, and why
 
 	Done, Total int // stories
 	Attempts    int
@@ -89,8 +97,9 @@ type Attempt struct {
 	Verify         string // passed | failed | skipped | ""
 	Started, Ended time.Time
 	Ref, Commit    string // the saved attempt (failed ones) or the checkpoint (complete)
-	LogTail        string
-	Diff           *Diff // a failed attempt's diff against its checkpoint
+	LogTail        string // the end of its log, "" when there is none or the page's room for logs is used up
+	Log            string // the whole log on disk (absolute), "" when there is none
+	Diff           *Diff  // a failed attempt's diff against its checkpoint
 }
 
 // Duration is how long the attempt ran; 0 while it runs or when unknown.
@@ -110,19 +119,25 @@ type Diff struct {
 	Omitted bool // the whole patch was left out: the report's diff budget was spent
 }
 
-// Limits of the page's size.
+// Limits of the page's size: with them the page of a day-long run (500 stories of 4
+// attempts, 20 MB of logs) stays under 5 MB (BenchmarkReport500x4).
 const (
 	DefaultMaxPatch = 128 << 10 // per diff
-	DefaultMaxTotal = 8 << 20   // all diffs of a report
+	DefaultMaxTotal = 2 << 20   // all diffs of a report
+	DefaultMaxLogs  = 1 << 20   // all log tails of a report
 	logTailLines    = 30
 	logTailBytes    = 16 << 10
 	logLineMax      = 400
+	reasonMax       = 2000      // bytes of an attempt's reason on the page
+	maxLearnings    = 256 << 10 // bytes of the learnings file on the page: its end
+	maxWhy          = 16 << 10  // bytes of the proposal's "Why" on the page
 )
 
 // Options tunes Build; the zero value is the defaults.
 type Options struct {
 	MaxPatch int              // bytes of one diff's patch; 0: DefaultMaxPatch
 	MaxTotal int              // bytes of all patches together; 0: DefaultMaxTotal
+	MaxLogs  int              // bytes of all log tails together; 0: DefaultMaxLogs
 	Now      func() time.Time // nil: time.Now
 }
 
@@ -136,6 +151,10 @@ func Runs(ctx context.Context, repo *git.Repo, store *run.Store) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		seen[n] = true
+	}
 	for _, prefix := range []string{"refs/ralph/", "refs/heads/ralph/"} {
 		refs, err := repo.Refs(ctx, prefix)
 		if err != nil {
@@ -147,7 +166,8 @@ func Runs(ctx context.Context, repo *git.Repo, store *run.Store) ([]string, erro
 			if prefix == "refs/ralph/" && !nested || prefix == "refs/heads/ralph/" && nested {
 				continue
 			}
-			if !slices.Contains(names, name) {
+			if !seen[name] { // a map: a run has many attempt refs, a repository many runs
+				seen[name] = true
 				names = append(names, name)
 			}
 		}
@@ -164,6 +184,9 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	}
 	if o.MaxTotal == 0 {
 		o.MaxTotal = DefaultMaxTotal
+	}
+	if o.MaxLogs == 0 {
+		o.MaxLogs = DefaultMaxLogs
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -236,8 +259,13 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	}
 
 	// The stories, from tasks.md as the newest checkpoint has it.
-	tasks, proposal := readChange(ctx, repo, tip, change)
-	rep.Why = openspec.Why(string(proposal))
+	tasks, proposal, err := readChange(ctx, repo, tip, change)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Why = openspec.Why(string(proposal)); len(rep.Why) > maxWhy {
+		rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
+	}
 	for _, s := range openspec.ParseTasks(tasks).Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
 		for _, t := range s.Tasks {
@@ -262,20 +290,30 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			index[a.Story] = i
 			rep.Stories = append(rep.Stories, Story{ID: a.Story, Title: "(no longer in tasks.md)"})
 		}
-		a.LogTail = logTail(store.LogPath(change, a.Story, a.N), a.Agent)
+		if len(a.Reason) > reasonMax {
+			a.Reason = strings.ToValidUTF8(a.Reason[:reasonMax], "") + " …"
+		}
 		rep.Stories[i].Attempts = append(rep.Stories[i].Attempts, a)
 		if a.Outcome == run.OutcomeComplete {
 			rep.Stories[i].Checkpoint = a.Commit
 		}
 	}
 
-	if err := addDiffs(ctx, repo, rep, commitOf, o); err != nil {
+	// The log ends are read and decoded here while git computes the diffs: the two
+	// largest costs of a long run's report, side by side on two cores. They write
+	// different fields of the attempts.
+	logNote := make(chan string, 1)
+	go func() { logNote <- addLogs(rep, store, change, o.MaxLogs) }()
+	diffNotes, err := addDiffs(ctx, repo, rep, commitOf, o)
+	if note := <-logNote; note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	if err != nil {
 		return nil, err
 	}
+	rep.Notes = append(rep.Notes, diffNotes...)
 	summarize(rep)
-	if b, err := os.ReadFile(store.LearningsPath(change)); err == nil {
-		rep.Learnings = string(b)
-	}
+	rep.Learnings, rep.LearningsPath, rep.LearningsCut = learnings(store.LearningsPath(change))
 	if rep.Verify, err = repo.HookExists(ctx, "ralph-verify"); err != nil {
 		return nil, err
 	}
@@ -424,39 +462,134 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 }
 
 // readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
-// change that is not in it, as the working tree has them.
-func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte) {
+// change that is not in it, as the working tree has them. A working-tree file that is
+// not a regular file inside the repository (a symlink out of it, a FIFO) is an error
+// naming it (*repofile.RefusedError): its content would go into the report.
+func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte, err error) {
 	dir := "openspec/changes/" + change + "/"
 	tasksRel := dir + "tasks.md"
-	if ch, err := openspec.Load(repo.Root, change); err == nil && ch.TasksRel != "" {
+	ch, err := openspec.Load(repo.Root, change)
+	var refused *repofile.RefusedError
+	if errors.As(err, &refused) {
+		return nil, nil, err
+	}
+	if err == nil && ch.TasksRel != "" {
 		tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
 	}
-	read := func(rel string) []byte {
+	read := func(rel string) ([]byte, error) {
 		if tip != "" {
 			if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
-				return b
+				return b, nil
 			}
 		}
-		b, _ := os.ReadFile(filepath.Join(repo.Root, filepath.FromSlash(rel)))
-		return b
+		b, _, err := repofile.Read(repo.Root, filepath.Join(repo.Root, filepath.FromSlash(rel)))
+		if errors.As(err, &refused) {
+			return nil, err
+		}
+		return b, nil
 	}
-	return read(tasksRel), read(dir + "proposal.md")
+	if tasks, err = read(tasksRel); err != nil {
+		return nil, nil, err
+	}
+	if proposal, err = read(dir + "proposal.md"); err != nil {
+		return nil, nil, err
+	}
+	return tasks, proposal, nil
+}
+
+// learnings reads the end of the learnings file at path: at most maxLearnings bytes,
+// from a line's start, and how many bytes before them were left out. The agent writes
+// the file; a file of any size makes a page of bounded size.
+func learnings(path string) (text, shown string, cut int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return "", "", 0
+	}
+	if st.Size() > maxLearnings {
+		if _, err := f.Seek(-maxLearnings, io.SeekEnd); err != nil {
+			return "", "", 0
+		}
+		cut = st.Size() - maxLearnings
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxLearnings))
+	if cut > 0 {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data, cut = data[i+1:], cut+int64(i+1)
+		}
+	}
+	return string(data), path, cut
+}
+
+// addLogs links every attempt's log on disk and puts the ends of the logs on the page
+// within max bytes: first of the attempts that did not complete, newest first (what a
+// reader looks into), then of the complete ones, newest first. The logs are read only
+// until the room is used up, so a long run's report does not read every log. It returns
+// the note saying how many were left out, "" for none.
+func addLogs(rep *Report, store *run.Store, change string, max int) string {
+	var atts []*Attempt
+	for i := range rep.Stories {
+		for j := range rep.Stories[i].Attempts {
+			atts = append(atts, &rep.Stories[i].Attempts[j])
+		}
+	}
+	slices.SortStableFunc(atts, func(a, b *Attempt) int {
+		if ac, bc := a.Outcome == run.OutcomeComplete, b.Outcome == run.OutcomeComplete; ac != bc {
+			if ac {
+				return 1
+			}
+			return -1
+		}
+		return b.Started.Compare(a.Started)
+	})
+	total, left := 0, 0
+	for _, a := range atts {
+		path := store.LogPath(change, a.Story, a.N)
+		if total >= max {
+			if _, err := os.Stat(path); err == nil {
+				a.Log = path
+				left++
+			}
+			continue
+		}
+		tail, ok := logTail(path, a.Agent)
+		if !ok {
+			continue
+		}
+		a.Log = path
+		if total+len(tail) > max {
+			left++
+			total = max // the rest only link their logs
+			continue
+		}
+		a.LogTail = tail
+		total += len(tail)
+	}
+	if left == 0 {
+		return ""
+	}
+	return strconv.Itoa(left) + " log tail(s) are left out: the page holds at most " + kib(max) +
+		" of logs; each attempt links its whole log on disk"
 }
 
 // logTail is the end of an attempt's log, as the agent spoke it: its words and its
 // tool calls, decoded by the agent's own driver from the log's last bytes, then
 // git-ralph's closing lines. A log no driver can read shows its raw last lines.
 // Every line is bounded.
-func logTail(path, agentName string) string {
+func logTail(path, agentName string) (tail string, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	defer f.Close()
 	seeked := false
 	if st, err := f.Stat(); err == nil && st.Size() > logTailBytes {
 		if _, err := f.Seek(-logTailBytes, io.SeekEnd); err != nil {
-			return ""
+			return "", true
 		}
 		seeked = true
 	}
@@ -479,7 +612,7 @@ func logTail(path, agentName string) string {
 			lines[i] = strings.ToValidUTF8(l[:logLineMax], "") + " …"
 		}
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines, "\n"), true
 }
 
 // transcript decodes an agent's log into lines: its text, "↳ Tool summary" for each
@@ -525,8 +658,8 @@ func (c *collector) Tool(name, summary string) {
 func (c *collector) Terminal() {}
 
 // addDiffs reads every checkpoint's and saved attempt's diff in one git call, within
-// the report's budget.
-func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[string]git.Commit, o Options) error {
+// the report's budget. It returns the notes saying what was cut or left out.
+func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[string]git.Commit, o Options) (notes []string, err error) {
 	var commits []git.Commit
 	add := func(id string) {
 		if c, ok := commitOf[id]; ok {
@@ -537,15 +670,15 @@ func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[str
 		if s.Checkpoint != "" {
 			add(s.Checkpoint)
 		}
-		for _, a := range s.Attempts {
-			if a.Ref != "" && a.Commit != "" {
+		for j := range s.Attempts { // by pointer: addLogs writes other fields meanwhile
+			if a := &s.Attempts[j]; a.Ref != "" && a.Commit != "" {
 				add(a.Commit)
 			}
 		}
 	}
-	diffs, err := repo.Diffs(ctx, commits, o.MaxPatch)
+	diffs, err := diffsSplit(ctx, repo, commits, o.MaxPatch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	total, omitted, cut := 0, 0, 0
 	take := func(id string) *Diff {
@@ -576,13 +709,42 @@ func addDiffs(ctx context.Context, repo *git.Repo, rep *Report, commitOf map[str
 		}
 	}
 	if cut > 0 {
-		rep.Notes = append(rep.Notes, strconv.Itoa(cut)+" diff(s) longer than "+kib(o.MaxPatch)+" are cut; 'git show <commit>' shows the whole")
+		notes = append(notes, strconv.Itoa(cut)+" diff(s) longer than "+kib(o.MaxPatch)+" are cut; 'git show <commit>' shows the whole")
 	}
 	if omitted > 0 {
-		rep.Notes = append(rep.Notes, strconv.Itoa(omitted)+" diff(s) are left out: the page holds at most "+kib(o.MaxTotal)+" of diffs")
+		notes = append(notes, strconv.Itoa(omitted)+" diff(s) are left out: the page holds at most "+kib(o.MaxTotal)+" of diffs")
 	}
-	return nil
+	return notes, nil
 }
+
+// diffsSplit is repo.Diffs in up to one git process per CPU, each on a part of commits,
+// side by side: one diff-tree over the 2,000 commits of a long run is the report's
+// longest step, and it uses one core.
+func diffsSplit(ctx context.Context, repo *git.Repo, commits []git.Commit, maxPatch int) (map[string]git.Diff, error) {
+	parts := min(runtime.NumCPU(), len(commits)/diffsPerPart)
+	if parts <= 1 {
+		return repo.Diffs(ctx, commits, maxPatch)
+	}
+	results := make([]map[string]git.Diff, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		part := commits[i*len(commits)/parts : (i+1)*len(commits)/parts]
+		wg.Go(func() { results[i], errs[i] = repo.Diffs(ctx, part, maxPatch) })
+	}
+	wg.Wait()
+	out := map[string]git.Diff{}
+	for i, r := range results {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		maps.Copy(out, r)
+	}
+	return out, nil
+}
+
+// diffsPerPart is the fewest commits worth a git process of their own in diffsSplit.
+const diffsPerPart = 200
 
 func kib(n int) string { return strconv.Itoa(n>>10) + " KiB" }
 

@@ -1,10 +1,16 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 // TestLogTail: a log an agent's driver can read shows as its words and tool calls, then
@@ -20,7 +26,7 @@ func TestLogTail(t *testing.T) {
 	if err := os.WriteFile(claude, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := logTail(claude, "claude")
+	got, _ := logTail(claude, "claude")
 	lines := strings.Split(got, "\n")
 	if len(lines) != logTailLines {
 		t.Errorf("%d lines, want %d", len(lines), logTailLines)
@@ -38,11 +44,98 @@ func TestLogTail(t *testing.T) {
 	if err := os.WriteFile(raw, []byte("one\n"+long+"\nlast line\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got = logTail(raw, "custom")
+	got, _ = logTail(raw, "custom")
 	if !strings.HasPrefix(got, "one\n"+strings.Repeat("x", logLineMax)+" …\n") || !strings.HasSuffix(got, "\nlast line") {
 		t.Errorf("raw tail = %q", got)
 	}
-	if logTail(filepath.Join(dir, "missing.log"), "claude") != "" {
+	if tail, ok := logTail(filepath.Join(dir, "missing.log"), "claude"); tail != "" || ok {
 		t.Errorf("a missing log has a tail")
+	}
+}
+
+// TestAddLogsWithinRoom: the page holds log tails up to its room for logs, those of the
+// attempts that did not complete first, newest first; every attempt with a log links
+// it, and a note says how many tails were left out.
+func TestAddLogsWithinRoom(t *testing.T) {
+	store := run.NewStore(t.TempDir())
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rep := &Report{}
+	for i := 1; i <= 3; i++ {
+		s := Story{ID: strconv.Itoa(i)}
+		for n := 1; n <= 2; n++ {
+			a := Attempt{Story: s.ID, N: n, Outcome: run.OutcomeFailed, Started: t0.Add(time.Duration(10*i+n) * time.Minute)}
+			if n == 2 {
+				a.Outcome = run.OutcomeComplete
+			}
+			path := store.LogPath("c", s.ID, n)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// 100 bytes of tail each: "story i attempt n" padded.
+			line := fmt.Sprintf("story %s attempt %d ", s.ID, n)
+			if err := os.WriteFile(path, []byte(line+strings.Repeat(".", 100-len(line))+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s.Attempts = append(s.Attempts, a)
+		}
+		rep.Stories = append(rep.Stories, s)
+	}
+	rep.Stories[0].Attempts = append(rep.Stories[0].Attempts, Attempt{Story: "1", N: 3, Outcome: run.OutcomeRunning}) // no log yet
+	if note := addLogs(rep, store, "c", 350); note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	var got []string
+	for _, s := range rep.Stories {
+		for _, a := range s.Attempts {
+			if a.LogTail != "" {
+				got = append(got, s.ID+"-"+strconv.Itoa(a.N))
+			}
+			if want := store.LogPath("c", a.Story, a.N); a.N < 3 && a.Log != want || a.N == 3 && a.Log != "" {
+				t.Errorf("attempt %s-%d links %q", a.Story, a.N, a.Log)
+			}
+		}
+	}
+	// Three tails fit: the failed attempts, newest (story 3) first.
+	if strings.Join(got, " ") != "1-1 2-1 3-1" {
+		t.Errorf("tails on the page: %v, want the three failed attempts", got)
+	}
+	if len(rep.Notes) != 1 || !strings.HasPrefix(rep.Notes[0], "3 log tail(s) are left out") {
+		t.Errorf("notes: %q", rep.Notes)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if want := `href="file://` + filepath.ToSlash(store.LogPath("c", "3", 2)) + `"`; !strings.Contains(b.String(), want) {
+		t.Errorf("the page does not link a left-out log: no %s", want)
+	}
+}
+
+// TestLearningsBounded: the page shows the end of a learnings file of any size, from a
+// line's start, and how much of its beginning it left out; a small file whole.
+func TestLearningsBounded(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.md")
+	if err := os.WriteFile(small, []byte("- use the router\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if text, path, cut := learnings(small); text != "- use the router\n" || path != small || cut != 0 {
+		t.Errorf("small file: %q %q %d", text, path, cut)
+	}
+	big := filepath.Join(dir, "big.md")
+	var b strings.Builder
+	for i := 0; b.Len() < 3*maxLearnings; i++ {
+		fmt.Fprintf(&b, "- learning %d: keep the tests fast\n", i)
+	}
+	if err := os.WriteFile(big, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, _, cut := learnings(big)
+	if len(text) > maxLearnings || !strings.HasPrefix(text, "- learning ") || !strings.HasSuffix(b.String(), text) ||
+		cut+int64(len(text)) != int64(b.Len()) {
+		t.Errorf("big file: %d bytes shown from %.30q, %d cut of %d", len(text), text, cut, b.Len())
+	}
+	if text, _, _ := learnings(filepath.Join(dir, "missing.md")); text != "" {
+		t.Errorf("a missing file has learnings")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 // Reporter shows a loop's progress on stderr: one line per attempt, the agent's text
 // indented beneath it as it arrives, and the outcome. It implements loop.Reporter.
+// Every text it is handed goes through Inert: much of it is the agent's.
 type Reporter struct {
 	s   *Streams
 	p   Palette
@@ -32,7 +33,7 @@ func (r *Reporter) Step(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.endLine()
-	fmt.Fprintln(r.s.Err, r.p.Dim(msg))
+	fmt.Fprintln(r.s.Err, r.p.Dim(Inert(msg)))
 }
 
 // Warn reports something the user should look at.
@@ -40,7 +41,7 @@ func (r *Reporter) Warn(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.endLine()
-	fmt.Fprintln(r.s.Err, r.p.Warn("! "+msg))
+	fmt.Fprintln(r.s.Err, r.p.Warn("! "+Inert(msg)))
 }
 
 // Attempt announces an attempt: `[2/5] story 3 "Title" · attempt 1 of 4`.
@@ -49,7 +50,7 @@ func (r *Reporter) Attempt(index, total int, story, title string, n, max int) {
 	defer r.mu.Unlock()
 	r.endLine()
 	fmt.Fprintf(r.s.Err, "%s story %s %q · attempt %d of %d\n",
-		r.p.Bold(fmt.Sprintf("[%d/%d]", index, total)), story, title, n, max)
+		r.p.Bold(fmt.Sprintf("[%d/%d]", index, total)), Inert(story), title, n, max)
 }
 
 // AgentText streams the agent's words, indented under the attempt line.
@@ -59,7 +60,7 @@ func (r *Reporter) AgentText(text string) {
 	if text == "" {
 		return
 	}
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(Inert(text), "\n")
 	for i, l := range lines {
 		if i > 0 {
 			fmt.Fprintln(r.s.Err)
@@ -82,7 +83,7 @@ func (r *Reporter) AgentTool(name, summary string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.endLine()
-	fmt.Fprintln(r.s.Err, r.p.Dim("    ↳ "+name+" "+summary))
+	fmt.Fprintln(r.s.Err, r.p.Dim("    ↳ "+Inert(name+" "+summary)))
 }
 
 // Outcome reports how an attempt or an operation ended.
@@ -91,8 +92,8 @@ func (r *Reporter) Outcome(ok bool, msg string) {
 	defer r.mu.Unlock()
 	r.endLine()
 	if ok {
-		fmt.Fprintln(r.s.Err, r.p.Success("✓ ")+msg)
+		fmt.Fprintln(r.s.Err, r.p.Success("✓ ")+Inert(msg))
 	} else {
-		fmt.Fprintln(r.s.Err, r.p.Fail("✗ ")+msg)
+		fmt.Fprintln(r.s.Err, r.p.Fail("✗ ")+Inert(msg))
 	}
 }

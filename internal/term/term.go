@@ -51,6 +51,14 @@ func System() *Streams {
 			s.ErrWidth = w
 		}
 	}
+	// A terminal gets nothing it would act on but the palette's colours,
+	// whatever path a text took (see inertWriter).
+	if s.StdoutTTY {
+		s.Out = NewInertWriter(os.Stdout)
+	}
+	if s.StderrTTY {
+		s.Err = NewInertWriter(os.Stderr)
+	}
 	s.Color = ghterm.IsColorForced() || (!ghterm.IsColorDisabled() && s.StderrTTY)
 	s.NeverPrompt = os.Getenv("CI") != ""
 	if s.StdinTTY && s.StderrTTY && !s.NeverPrompt {

@@ -1,0 +1,115 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/surface"
+)
+
+// The trust surface around an attempt (internal/surface): recorded right before the
+// agent starts (and saved, for a crash-resume), compared right after it ends and again
+// right before the verify gate, restored when the agent changed it.
+
+// surfacePath is where the snapshot of the attempt under way is kept.
+func (l *Loop) surfacePath(change string) string {
+	return filepath.Join(l.Store.ChangeDir(change), "surface.json")
+}
+
+// takeSurface records the surface before an attempt and saves it. Right after another
+// attempt's check (no wait in between) the refs are those the check left, which spares
+// a for-each-ref per story; the files are read anew every time.
+func (l *Loop) takeSurface(ctx context.Context, o Options, rec *run.Record) (*surface.Snapshot, error) {
+	var snap *surface.Snapshot
+	var err error
+	if prev := l.lastSurface; prev != nil {
+		snap, err = surface.TakeAfter(ctx, l.Repo, prev)
+	} else {
+		snap, err = surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, NoRefs: o.AllowRefChanges, Shared: l.worktree != ""})
+	}
+	l.lastSurface = nil
+	if err != nil {
+		return nil, fmt.Errorf("record the trust surface: %w", err)
+	}
+	if err := snap.Save(l.surfacePath(rec.Change)); err != nil {
+		return nil, fmt.Errorf("save the trust surface: %w", err)
+	}
+	return snap, nil
+}
+
+// checkSurface compares the surface with snap and, when the agent changed it, restores
+// it, reporting one line per restored thing, and returns the attempt's reason
+// ("tampered: …"); "" when nothing changed.
+func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *run.Record, att *run.Attempt) (string, error) {
+	changes, err := snap.Compare(ctx, l.Repo)
+	if err != nil {
+		return "", fmt.Errorf("compare the trust surface: %w", err)
+	}
+	if len(changes) == 0 {
+		return "", nil
+	}
+	l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)
+	defer l.Repo.PinHooksDir(snap.HooksDir)
+	id := fmt.Sprintf("%s-%d", att.Story, att.N)
+	lines, err := surface.Restore(ctx, l.Repo, changes,
+		"refs/ralph/"+rec.Change+"/tampered/"+id+"/", filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id))
+	for _, line := range lines {
+		l.Report.Step(line)
+	}
+	if err != nil {
+		return "", &Error{Msg: "could not restore what the agent changed: " + err.Error(),
+			Hint: "the recorded surface is in " + l.surfacePath(rec.Change) + "; look at what is listed above, then run 'git ralph start " + rec.Change + "' again",
+			Err:  err}
+	}
+	return surface.Reason(changes, l.Repo.Root) + "; leave git refs, git config and hooks as they are", nil
+}
+
+// errReadAgain is the error of a command that found, on a crash-resume, that the agent
+// had changed the repository's config: its settings (ralph.* keys among them) were read
+// from the agent's config before it was restored, so it stops and is run again.
+func errReadAgain(change, again string) error {
+	return userErr("run '"+again+"' again: it reads its settings from the restored config",
+		"the agent had changed the config of this repository during the attempt a crash cut short of %q; it is restored", change)
+}
+
+// CheckCrashedSurface is the check a finish makes of a run whose loop was killed during an
+// attempt: the surface saved before it is compared and restored, and when the config
+// had changed the finish stops, to be run again.
+func (l *Loop) CheckCrashedSurface(ctx context.Context, rec *run.Record, again string) error {
+	if rec.Status != run.Running {
+		return nil
+	}
+	if _, err := l.resumeSurface(ctx, rec); err != nil {
+		return err
+	}
+	if l.configTampered {
+		return errReadAgain(rec.Change, again)
+	}
+	return nil
+}
+
+// dropSurface forgets the snapshot of an attempt that has been checked.
+func (l *Loop) dropSurface(change string) { _ = os.Remove(l.surfacePath(change)) }
+
+// resumeSurface is the crash-resume's check: the snapshot saved before the attempt the
+// crash cut short is compared and restored. It returns the reason when the agent had
+// changed it.
+func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, error) {
+	snap, err := surface.Load(l.surfacePath(rec.Change))
+	if err != nil || snap == nil {
+		return "", err
+	}
+	att := rec.Last()
+	if att == nil {
+		att = &run.Attempt{Story: "resume"}
+	}
+	reason, err := l.checkSurface(ctx, snap, rec, att)
+	if err != nil {
+		return "", err
+	}
+	l.dropSurface(rec.Change)
+	return reason, nil
+}

@@ -1,0 +1,581 @@
+// Package surface holds the trust surface of a run: what the agent must not change
+// during an attempt, recorded right before it and compared right after it. That is
+// every ref outside git-ralph's own namespaces (refs/heads/ralph/* and refs/ralph/*),
+// the repository's config (config, config.worktree, and the files they include that
+// live in the repository), the hooks in effect (names, contents, modes) and
+// info/attributes and info/exclude. Restore puts back exactly what was recorded and
+// keeps what the agent made: refs under refs/ralph/<change>/tampered/<attempt>/, files
+// in the run's state directory.
+//
+// It is cheap: one for-each-ref, a few stats and file reads (plus one worktree list
+// where linked worktrees exist). It runs git only through internal/git and prints
+// nothing: it returns lines for the caller's reporter.
+package surface
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/repofile"
+)
+
+// Options says what a run watches.
+type Options struct {
+	Change string // the run's change: its own refs are the agent's to change
+	// NoRefs turns the ref part off (--allow-ref-changes); config and hooks stay.
+	NoRefs bool
+	// Shared is a --worktree run: the user works in their own checkout meanwhile, so a
+	// new ref or a ref moved forward may be theirs and is let be; a ref deleted or
+	// moved to a commit that does not contain its old one is still restored.
+	Shared bool
+}
+
+// Snapshot is the surface at one moment.
+type Snapshot struct {
+	Options
+	Refs     []git.RefEntry `json:"refs,omitempty"`
+	Files    []File         `json:"files"`
+	HooksDir string         `json:"hooksDir"`
+
+	// checked is what the last Compare saw of the watched refs, and restored what
+	// Restore put back; Next derives the refs after the check from them.
+	checked  []git.RefEntry
+	reported map[string]bool
+	compared bool
+}
+
+// Next returns the watched refs as they are once the last Compare and the Restore of its
+// changes are done: as recorded, except, in a Shared run, the changes let be.
+func (s *Snapshot) Next() []git.RefEntry {
+	if s.NoRefs || !s.compared {
+		return nil
+	}
+	if !s.Shared {
+		return slices.Clone(s.Refs)
+	}
+	// Shared: what Compare saw, with what it reported (and Restore put back) as recorded.
+	recorded := map[string]git.RefEntry{}
+	for _, r := range s.Refs {
+		recorded[r.Name] = r
+	}
+	seen := map[string]bool{}
+	var out []git.RefEntry
+	for _, r := range s.checked {
+		seen[r.Name] = true
+		if then, ok := recorded[r.Name]; ok && s.reported[r.Name] {
+			r = then
+		}
+		out = append(out, r)
+	}
+	for _, r := range s.Refs {
+		if !seen[r.Name] && s.reported[r.Name] { // deleted, then recreated
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b git.RefEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// File is one watched file as it was.
+type File struct {
+	Path   string      `json:"path"` // absolute
+	Exists bool        `json:"exists"`
+	Mode   fs.FileMode `json:"mode,omitempty"` // type and permission bits
+	Data   []byte      `json:"data,omitempty"` // a regular file's content
+	Link   string      `json:"link,omitempty"` // a symlink's target
+}
+
+// Take records the surface of repo now.
+func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
+	return take(ctx, repo, o, nil)
+}
+
+// TakeAfter records the surface of repo now, its refs as prev's check left them
+// (prev.Next): an attempt that follows another at once spares the for-each-ref, since
+// nothing but git-ralph (whose own refs are not watched) ran in between. After a wait,
+// use Take.
+func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot) (*Snapshot, error) {
+	refs := prev.Next()
+	if refs == nil {
+		refs = []git.RefEntry{}
+	}
+	return take(ctx, repo, prev.Options, refs)
+}
+
+func take(ctx context.Context, repo *git.Repo, o Options, refs []git.RefEntry) (*Snapshot, error) {
+	s := &Snapshot{Options: o}
+	if !o.NoRefs {
+		if refs == nil {
+			var err error
+			if refs, err = watchedRefs(ctx, repo, o); err != nil {
+				return nil, err
+			}
+		}
+		s.Refs = refs
+	}
+	hooks, err := repo.HooksDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.HooksDir = hooks
+	for _, p := range filePaths(repo, hooks) {
+		f, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		s.Files = append(s.Files, f)
+	}
+	return s, nil
+}
+
+// filePaths are the watched files: the config files and what they include inside the
+// repository, info/attributes and info/exclude, and every file in the hooks directory.
+func filePaths(repo *git.Repo, hooks string) []string {
+	paths := []string{filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree")}
+	if repo.GitDir != repo.CommonDir {
+		paths = append(paths, filepath.Join(repo.GitDir, "config.worktree"))
+	}
+	for i := 0; i < len(paths) && i < 32; i++ { // includes of includes, bounded
+		for _, inc := range includes(paths[i]) {
+			if inside(repo, inc) && !slices.Contains(paths, inc) {
+				paths = append(paths, inc)
+			}
+		}
+	}
+	paths = append(paths, filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"))
+	if entries, err := os.ReadDir(hooks); err == nil {
+		for _, e := range entries {
+			if !e.IsDir() {
+				paths = append(paths, filepath.Join(hooks, e.Name()))
+			}
+		}
+	}
+	return paths
+}
+
+// inside reports whether path is in the repository: its git directories or work tree.
+func inside(repo *git.Repo, path string) bool {
+	for _, d := range []string{repo.CommonDir, repo.GitDir, repo.Root} {
+		if repofile.Inside(filepath.Clean(d), filepath.Clean(path)) {
+			return true
+		}
+	}
+	return false
+}
+
+// includes returns the files a config file includes ([include] and [includeIf] path
+// values), resolved as git does: relative to the including file, ~/ from HOME.
+func includes(config string) []string {
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	section := ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
+			section = strings.ToLower(strings.Fields(name + " ")[0])
+			continue
+		}
+		if section != "include" && section != "includeif" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "path") {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		switch {
+		case v == "":
+			continue
+		case strings.HasPrefix(v, "~/"):
+			home, _ := os.UserHomeDir()
+			v = filepath.Join(home, v[2:])
+		case !filepath.IsAbs(v):
+			v = filepath.Join(filepath.Dir(config), v)
+		}
+		out = append(out, filepath.Clean(v))
+	}
+	return out
+}
+
+func readFile(path string) (File, error) {
+	f := File{Path: path}
+	info, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
+		return f, nil
+	}
+	if err != nil {
+		return f, err
+	}
+	f.Exists, f.Mode = true, info.Mode()&(fs.ModeType|fs.ModePerm)
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		f.Link, err = os.Readlink(path)
+	case info.Mode().IsRegular():
+		f.Data, err = os.ReadFile(path)
+	}
+	return f, err
+}
+
+func (f File) same(g File) bool {
+	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data)
+}
+
+// watchedRefs lists the refs the agent must not change: all but git-ralph's own
+// namespaces (refs/heads/ralph/* and refs/ralph/*: this run's are the agent's to change,
+// and other changes' runs are changed at any moment by the git-ralph processes that run,
+// finish or dispatch them, which a check here cannot tell from an agent) and the branches
+// checked out in another worktree (someone works there).
+func watchedRefs(ctx context.Context, repo *git.Repo, o Options) ([]git.RefEntry, error) {
+	all, err := repo.AllRefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	elsewhere := map[string]bool{}
+	if _, err := os.Stat(filepath.Join(repo.CommonDir, "worktrees")); err == nil {
+		wts, err := repo.WorktreeBranches(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for b, path := range wts {
+			if !samePath(path, repo.Root) {
+				elsewhere["refs/heads/"+b] = true
+			}
+		}
+	}
+	var refs []git.RefEntry
+	for _, r := range all {
+		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") || elsewhere[r.Name] {
+			continue
+		}
+		refs = append(refs, r)
+	}
+	return refs, nil
+}
+
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// Change is one difference between the snapshot and now.
+type Change struct {
+	Ref  string // the ref, or "" for a file
+	File string // the file's absolute path, or ""
+	What string // "moved", "deleted", "created", "changed", "mode changed"
+	Then git.RefEntry
+	Now  git.RefEntry
+	// NowFile is the file as the agent left it.
+	NowFile File
+	then    File
+}
+
+// Compare returns what differs now from s, in a stable order: refs, then files.
+func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Change, err error) {
+	if !s.NoRefs {
+		now, err := watchedRefs(ctx, repo, s.Options)
+		if err != nil {
+			return nil, err
+		}
+		s.checked, s.reported, s.compared = now, map[string]bool{}, true
+		defer func() {
+			for _, c := range changes {
+				if c.Ref != "" {
+					s.reported[c.Ref] = true
+				}
+			}
+		}()
+		byName := map[string]git.RefEntry{}
+		for _, r := range now {
+			byName[r.Name] = r
+		}
+		for _, then := range s.Refs {
+			cur, ok := byName[then.Name]
+			delete(byName, then.Name)
+			switch {
+			case !ok:
+				changes = append(changes, Change{Ref: then.Name, What: "deleted", Then: then})
+			case then.Symref != "" || cur.Symref != "":
+				if then.Symref != cur.Symref {
+					changes = append(changes, Change{Ref: then.Name, What: "moved", Then: then, Now: cur})
+				}
+			case then.ID != cur.ID:
+				if s.Shared {
+					if ff, err := repo.IsAncestor(ctx, then.ID, cur.ID); err == nil && ff {
+						continue // maybe the user's own work in their checkout
+					}
+				}
+				changes = append(changes, Change{Ref: then.Name, What: "moved", Then: then, Now: cur})
+			}
+		}
+		if !s.Shared {
+			for _, r := range now {
+				if _, ok := byName[r.Name]; ok {
+					changes = append(changes, Change{Ref: r.Name, What: "created", Now: r})
+				}
+			}
+		}
+		slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Ref, b.Ref) })
+	}
+	seen := map[string]bool{}
+	for _, then := range s.Files {
+		seen[then.Path] = true
+		cur, err := readFile(then.Path)
+		if err != nil {
+			return nil, err
+		}
+		if then.same(cur) {
+			continue
+		}
+		what := "changed"
+		switch {
+		case !cur.Exists:
+			what = "deleted"
+		case !then.Exists:
+			what = "created"
+		case then.Mode != cur.Mode && then.Link == cur.Link && bytes.Equal(then.Data, cur.Data):
+			what = "mode changed"
+		}
+		changes = append(changes, Change{File: then.Path, What: what, NowFile: cur, then: then})
+	}
+	// A hook file that was not there: the hooks directory as recorded.
+	if entries, err := os.ReadDir(s.HooksDir); err == nil {
+		for _, e := range entries {
+			p := filepath.Join(s.HooksDir, e.Name())
+			if seen[p] {
+				continue
+			}
+			cur, err := readFile(p)
+			if err != nil {
+				return nil, err
+			}
+			changes = append(changes, Change{File: p, What: "created", NowFile: cur, then: File{Path: p}})
+		}
+	}
+	return changes, nil
+}
+
+// ConfigChanged reports whether any of changes is to a config file (not a hook, not
+// info/): the settings git-ralph read before it restored them were the agent's.
+func ConfigChanged(changes []Change, s *Snapshot) bool {
+	for _, c := range changes {
+		if c.File != "" && filepath.Dir(c.File) != filepath.Clean(s.HooksDir) && filepath.Base(filepath.Dir(c.File)) != "info" {
+			return true
+		}
+	}
+	return false
+}
+
+// Reason is "tampered: <each ref or file that changed>", paths shown relative to root.
+func Reason(changes []Change, root string) string {
+	parts := make([]string, len(changes))
+	for i, c := range changes {
+		parts[i] = c.Name(root) + " " + c.What
+	}
+	return "tampered: " + strings.Join(parts, ", ")
+}
+
+// Name is the ref, or the file relative to root when it is inside it.
+func (c Change) Name(root string) string {
+	if c.Ref != "" {
+		return c.Ref
+	}
+	if rel, err := filepath.Rel(root, c.File); err == nil && repofile.Inside(root, c.File) {
+		return filepath.ToSlash(rel)
+	}
+	return c.File
+}
+
+// Restore puts back what changes undid: refs to their recorded values (deleted ones
+// recreated; created ones, and the agent's value of a moved one, kept first under
+// keepRefs + the ref's name without "refs/"), files byte for byte with their modes (the
+// agent's version kept under keepDir). It returns one line per restored thing.
+func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, keepDir string) ([]string, error) {
+	var lines []string
+	keepRef := func(r git.RefEntry) (string, error) {
+		if r.ID == "" || strings.Trim(r.ID, "0") == "" {
+			return "", nil
+		}
+		name := keepRefs + strings.TrimPrefix(r.Name, "refs/")
+		return name, repo.SetRef(ctx, name, r.ID)
+	}
+	for _, c := range changes {
+		if c.Ref == "" {
+			continue
+		}
+		switch c.What {
+		case "created":
+			kept, err := keepRef(c.Now)
+			if err != nil {
+				return lines, err
+			}
+			if err := repo.RemoveRef(ctx, c.Ref); err != nil {
+				return lines, err
+			}
+			lines = append(lines, fmt.Sprintf("removed %s, which the agent created (kept as %s)", c.Ref, kept))
+		case "deleted":
+			if err := putRef(ctx, repo, c.Then); err != nil {
+				return lines, err
+			}
+			lines = append(lines, fmt.Sprintf("recreated %s at %s, which the agent deleted", c.Ref, describe(c.Then)))
+		case "moved":
+			kept, err := keepRef(c.Now)
+			if err != nil {
+				return lines, err
+			}
+			if err := putRef(ctx, repo, c.Then); err != nil {
+				return lines, err
+			}
+			line := fmt.Sprintf("restored %s to %s (the agent had moved it to %s", c.Ref, describe(c.Then), describe(c.Now))
+			if kept != "" {
+				line += ", kept as " + kept
+			}
+			line += ")"
+			lines = append(lines, line)
+		}
+	}
+	for _, c := range changes {
+		if c.File == "" {
+			continue
+		}
+		kept, err := keepFile(c.NowFile, c.File, keepDir)
+		if err != nil {
+			return lines, err
+		}
+		if err := putFile(c.then); err != nil {
+			return lines, err
+		}
+		verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
+			"deleted": "deleted it", "created": "created it"}[c.What]
+		if !c.then.Exists {
+			verb = "removed"
+		}
+		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
+		if kept != "" {
+			line += "; its version is kept as " + kept
+		}
+		lines = append(lines, line+")")
+	}
+	return lines, nil
+}
+
+func putRef(ctx context.Context, repo *git.Repo, r git.RefEntry) error {
+	if r.Symref != "" {
+		return repo.SetSymbolicRef(ctx, r.Name, r.Symref)
+	}
+	return repo.SetRef(ctx, r.Name, r.ID)
+}
+
+func describe(r git.RefEntry) string {
+	if r.Symref != "" {
+		return r.Symref
+	}
+	if len(r.ID) > 7 {
+		return r.ID[:7]
+	}
+	return r.ID
+}
+
+// keepFile copies the agent's version of a file into keepDir (named after the file,
+// hooks/<name> for a hook), and returns where; "" when there was nothing to keep.
+func keepFile(f File, path, keepDir string) (string, error) {
+	if !f.Exists || (f.Data == nil && f.Link == "") {
+		return "", nil
+	}
+	name := filepath.Base(path)
+	if filepath.Base(filepath.Dir(path)) == "hooks" {
+		name = filepath.Join("hooks", name)
+	}
+	dst := filepath.Join(keepDir, name)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	_ = os.Remove(dst)
+	if f.Link != "" {
+		return dst, os.Symlink(f.Link, dst)
+	}
+	return dst, os.WriteFile(dst, f.Data, 0o600) // kept, never run
+}
+
+// putFile makes path what f recorded: removed when it did not exist, else written
+// (through a temporary file and a rename, so a reader never sees half of it) with its
+// mode, or made the symlink it was.
+func putFile(f File) error {
+	if !f.Exists {
+		if err := os.RemoveAll(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if info, err := os.Lstat(f.Path); err == nil && info.IsDir() {
+		if err := os.RemoveAll(f.Path); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+		return err
+	}
+	tmp := f.Path + ".ralph-restore"
+	_ = os.Remove(tmp)
+	if f.Mode&fs.ModeSymlink != 0 {
+		if err := os.Symlink(f.Link, tmp); err != nil {
+			return err
+		}
+	} else {
+		if err := os.WriteFile(tmp, f.Data, f.Mode.Perm()); err != nil {
+			return err
+		}
+		if err := os.Chmod(tmp, f.Mode.Perm()); err != nil { // past the umask
+			return err
+		}
+	}
+	return os.Rename(tmp, f.Path)
+}
+
+// Save writes s to path (for a crash-resume), Load reads it back; a missing file is
+// nil, nil.
+func (s *Snapshot) Save(path string) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads a snapshot Save wrote; nil, nil when there is none.
+func Load(path string) (*Snapshot, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s Snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}

@@ -1,0 +1,266 @@
+package surface
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+)
+
+// repo makes an isolated repository with one commit, a branch, a tag, a symbolic ref,
+// a hook and a config file included from the repository, and opens it.
+func repo(t testing.TB) (string, *git.Repo) {
+	t.Helper()
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
+		"GIT_CONFIG_COUNT": "0"} {
+		t.Setenv(k, v)
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-q", "-m", "base")
+	run(t, dir, "branch", "feature")
+	run(t, dir, "tag", "v1")
+	run(t, dir, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/heads/main")
+	write(t, filepath.Join(dir, ".git", "hooks", "ralph-verify"), "#!/bin/sh\nexit 1\n", 0o755)
+	write(t, filepath.Join(dir, ".git", "extra.config"), "[ralph]\n\tmaxRetries = 2\n", 0o644)
+	run(t, dir, "config", "include.path", "extra.config")
+	r, err := git.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, r
+}
+
+func run(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func write(t testing.TB, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Everything an agent can do to the surface is found, named, and put back exactly;
+// what it made is kept.
+func TestCompareAndRestore(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refsBefore := run(t, dir, "for-each-ref", "--format=%(objectname) %(refname) %(symref)")
+	files := map[string]string{}
+	for _, p := range []string{".git/config", ".git/extra.config", ".git/hooks/ralph-verify"} {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[p] = string(b)
+	}
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Fatalf("nothing changed, yet Compare = %v, %v", changes, err)
+	}
+
+	// The run's own refs are the agent's to change.
+	run(t, dir, "branch", "ralph/x")
+	run(t, dir, "update-ref", "refs/ralph/x/attempts/1-1", "HEAD")
+	// What it must not do.
+	run(t, dir, "commit", "-q", "--allow-empty", "-m", "backdoor")
+	run(t, dir, "branch", "-D", "feature")
+	run(t, dir, "tag", "-d", "v1")
+	run(t, dir, "branch", "evil")
+	run(t, dir, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/heads/evil")
+	write(t, filepath.Join(dir, ".git", "extra.config"), "[ralph]\n\tagentCommand = /tmp/evil\n", 0o644)
+	if err := os.Chmod(filepath.Join(dir, ".git", "hooks", "ralph-verify"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
+	write(t, filepath.Join(dir, ".git", "info", "attributes"), "* filter=evil\n", 0o644)
+
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tampered: refs/heads/evil created, refs/heads/feature deleted, refs/heads/main moved, refs/remotes/origin/HEAD moved, refs/tags/v1 deleted, " +
+		".git/extra.config changed, .git/info/attributes created, .git/hooks/ralph-verify mode changed, .git/hooks/pre-commit created"
+	if got := Reason(changes, r.Root); got != want {
+		t.Errorf("Reason =\n  %s\nwant\n  %s", got, want)
+	}
+	if !ConfigChanged(changes, snap) {
+		t.Errorf("ConfigChanged = false with an included config file changed")
+	}
+	keepDir := filepath.Join(dir, ".git", "ralph", "x", "tampered", "1-1")
+	lines, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", keepDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(changes) {
+		t.Errorf("%d lines for %d changes:\n%s", len(lines), len(changes), strings.Join(lines, "\n"))
+	}
+	// Exactly as recorded: refs (the run's own aside), files and modes.
+	var refsAfter []string
+	for _, l := range strings.Split(run(t, dir, "for-each-ref", "--format=%(objectname) %(refname) %(symref)"), "\n") {
+		if !strings.Contains(l, " refs/heads/ralph/") && !strings.Contains(l, " refs/ralph/") {
+			refsAfter = append(refsAfter, l)
+		}
+	}
+	if got := strings.Join(refsAfter, "\n"); got != refsBefore {
+		t.Errorf("refs after restore:\n%s\nwant\n%s", got, refsBefore)
+	}
+	for p, content := range files {
+		if b, _ := os.ReadFile(filepath.Join(dir, p)); string(b) != content {
+			t.Errorf("%s = %q, want %q", p, b, content)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, ".git", "hooks", "ralph-verify")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("ralph-verify mode %v, %v; want 0755", fi.Mode(), err)
+	}
+	for _, p := range []string{".git/hooks/pre-commit", ".git/info/attributes"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	// Kept: the agent's refs and files.
+	if got := run(t, dir, "log", "-1", "--format=%s", "refs/ralph/x/tampered/1-1/heads/main"); got != "backdoor" {
+		t.Errorf("kept main = %q", got)
+	}
+	run(t, dir, "rev-parse", "--verify", "refs/ralph/x/tampered/1-1/heads/evil")
+	if b, _ := os.ReadFile(filepath.Join(keepDir, "extra.config")); !strings.Contains(string(b), "/tmp/evil") {
+		t.Errorf("the agent's extra.config is not kept: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(keepDir, "hooks", "pre-commit")); !strings.Contains(string(b), "exit 0") {
+		t.Errorf("the agent's pre-commit is not kept: %q", b)
+	}
+	// The run's own refs were left alone.
+	run(t, dir, "rev-parse", "--verify", "refs/heads/ralph/x")
+	run(t, dir, "rev-parse", "--verify", "refs/ralph/x/attempts/1-1")
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("after the restore Compare = %v, %v", changes, err)
+	}
+}
+
+// Saved and loaded, a snapshot compares the same (a crash-resume's).
+func TestSaveLoad(t *testing.T) {
+	dir, r := repo(t)
+	snap, err := Take(t.Context(), r, Options{Change: "x", Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "surface.json")
+	if err := snap.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil || back == nil || !back.Shared || back.Change != "x" {
+		t.Fatalf("Load = %+v, %v", back, err)
+	}
+	run(t, dir, "tag", "-d", "v1")
+	changes, err := back.Compare(t.Context(), r)
+	if err != nil || Reason(changes, r.Root) != "tampered: refs/tags/v1 deleted" {
+		t.Errorf("Compare after Load = %v, %v", changes, err)
+	}
+	if s, err := Load(filepath.Join(t.TempDir(), "none.json")); s != nil || err != nil {
+		t.Errorf("Load(missing) = %v, %v", s, err)
+	}
+}
+
+// In a Shared run, the refs the next snapshot starts from (TakeAfter) are the ones the
+// check left: what it let be as it is now, what it put back as recorded.
+func TestTakeAfterShared(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x", Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "tag", "-d", "v1")
+	run(t, dir, "commit", "-q", "--allow-empty", "-m", "forward") // main moves forward
+	run(t, dir, "branch", "mine")
+	changes, err := snap.Compare(ctx, r)
+	if err != nil || Reason(changes, r.Root) != "tampered: refs/tags/v1 deleted" {
+		t.Fatalf("Compare = %q, %v", Reason(changes, r.Root), err)
+	}
+	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	next, err := TakeAfter(ctx, r, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changes, err := next.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("right after the check, Compare = %q, %v; want nothing", Reason(changes, r.Root), err)
+	}
+	fresh, err := Take(ctx, r, Options{Change: "x", Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := refNames(next.Refs), refNames(fresh.Refs); got != want {
+		t.Errorf("TakeAfter's refs\n  %s\nwant what for-each-ref says\n  %s", got, want)
+	}
+}
+
+func refNames(refs []git.RefEntry) string {
+	var b strings.Builder
+	for _, r := range refs {
+		b.WriteString(r.Name + "=" + r.ID + "->" + r.Symref + "\n")
+	}
+	return b.String()
+}
+
+// BenchmarkCheck is what the surface costs an attempt after the first: the snapshot
+// before it (files read, refs from the last check) and the check after it (one
+// for-each-ref, the files read again), in a repository with 200 branches and git's
+// sample hooks.
+func BenchmarkCheck(b *testing.B) {
+	dir, r := repo(b)
+	for i := range 200 {
+		run(b, dir, "branch", fmt.Sprintf("b%03d", i))
+	}
+	ctx := b.Context()
+	prev, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := prev.Compare(ctx, r); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		snap, err := TakeAfter(ctx, r, prev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+			b.Fatal(changes, err)
+		}
+		prev = snap
+	}
+}
