@@ -515,9 +515,6 @@ func (c *chaosTemplate) newTrial(t *testing.T, root string, n int, plan chaosPla
 		"FAKE_AGENT_RECORD="+filepath.Join(tr.dir, "agent-calls.ndjson"),
 		"CHAOS_SIG="+tr.sig,
 	)
-	if plan.point == "packed-refs" {
-		tr.packedRefsHook(t)
-	}
 	if plan.hooks {
 		hooks := filepath.Join(tr.repo, ".git", "hooks")
 		benchMkdir(t, hooks)
@@ -646,6 +643,8 @@ func (tr *chaosTrial) killFinish(t *testing.T, p chaosPlan) {
 		// Refs packed, as git gc leaves them: then deleting the branch rewrites
 		// packed-refs in every git version (2.39 does it for a loose-only ref too).
 		tr.git(t, "-c", "core.hooksPath=/dev/null", "pack-refs", "--all")
+		// Armed for finish only: the loop's agent deletes a tag of its own.
+		tr.packedRefsHook(t)
 	}
 	if !tr.startPhase(t, "finish", "--squash").runUntil(t, tr, p) {
 		if p.point == "packed-refs" {
