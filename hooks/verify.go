@@ -123,10 +123,11 @@ func makeHasTarget(content []byte, target string) bool {
 }
 
 // scrubbedVerifyEnv lists the variables removed from the verify command's
-// environment. git exports the first four to hooks, and a test suite that
+// environment. git exports the first five to hooks (GIT_COMMON_DIR when
+// git-ralph pins a linked worktree's repository), and a test suite that
 // runs git in temporary repositories would otherwise work on this one;
 // GIT_RALPH=1 would make git-ralph's own hooks skip their checks in them.
-var scrubbedVerifyEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_RALPH"}
+var scrubbedVerifyEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_RALPH"}
 
 // VerifyEnv returns base (KEY=VALUE entries) without the variables that
 // would point the verify command at the wrong repository or disable our

@@ -571,7 +571,7 @@ func childEnv(base, extra []string) []string {
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case k == "GIT_DIR", k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE", k == "GIT_PREFIX", override[k]:
+		case k == "GIT_DIR", k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE", k == "GIT_PREFIX", k == "GIT_COMMON_DIR", override[k]:
 			continue
 		}
 		env = append(env, kv)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -41,7 +42,7 @@ const (
 // git exports them to hooks, so when git-ralph itself runs under a hook (or
 // a user runs it from one) they would pin our git to the wrong repository,
 // worktree or index.
-var scrubbedEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"}
+var scrubbedEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR"}
 
 // call describes one child process.
 type call struct {
@@ -153,6 +154,16 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		// The safety overrides are the same on every line: --verbose leaves
 		// them out so that it stays readable.
 		c.args = append(r.safetyArgs(), c.args...)
+		if c.dir == "" && r.GitDir != "" && r.GitDir != r.CommonDir {
+			// A linked worktree: the .git file in its work tree, and the
+			// commondir file beside its git directory, say where the
+			// repository is, and the agent can rewrite both. Pinned, git-ralph's
+			// git never runs in a repository the agent made (its config, its
+			// filters, refs copied to look untouched). git exports both to
+			// hooks, where it already sets GIT_DIR for a linked worktree.
+			c.args = append([]string{"--git-dir=" + r.GitDir}, c.args...)
+			c.env = append(slices.Clone(c.env), "GIT_COMMON_DIR="+r.CommonDir)
+		}
 	}
 	cmd := exec.Command(program, c.args...)
 	cmd.Dir = c.dir

@@ -223,9 +223,10 @@ func runDuration(rec *run.Record) time.Duration {
 // code is s as an inline code span whatever it holds: the fence is one backtick more
 // than the longest run of backticks in s, and where s starts or ends with a backtick a
 // space pads each side (CommonMark strips exactly one from each, so the text shown is
-// s). Newlines become spaces, as in any span; "" stays "".
+// s). Line endings (a carriage return is one too) become spaces, as in any span: a line
+// ending would let the next line start a block outside the span; "" stays "".
 func code(s string) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	s = lineEndings.Replace(strings.TrimSpace(s))
 	if s == "" {
 		return ""
 	}
@@ -272,13 +273,16 @@ func known(s string, values []string) string {
 
 // cell makes s safe inside a Markdown table cell.
 func cell(s string) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	s = lineEndings.Replace(strings.TrimSpace(s))
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
+// lineEndings turns CommonMark's line endings (LF, CR, CRLF) into spaces.
+var lineEndings = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
+
 func firstLineOf(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		return s[:i] + " …"
 	}
 	return s

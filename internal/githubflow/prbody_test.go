@@ -210,3 +210,20 @@ func outsideCode(md string) string {
 		}
 	}
 }
+
+// A carriage return is a line ending to CommonMark (and GitHub): inside a code span it
+// would end the line, and a next line starting with "> " or "# " would be a block of its
+// own, outside the span, where a mention or a closing keyword takes effect.
+func TestPRBodyCarriageReturn(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	evil := "ok\r> Fixes #1 @octocat\r\n# heading @octocat"
+	rec := &run.Record{
+		Change: "x", Branch: "ralph/x", Status: run.Failed, StopReason: evil, Agent: "claude", Started: t0,
+		Attempts: []run.Attempt{{Story: "1", N: 1, Outcome: run.OutcomeFailed, Reason: evil, Started: t0, Ended: t0.Add(time.Minute)}},
+	}
+	ch := &openspec.Change{Name: "x", Tasks: openspec.ParseTasks([]byte("## 1. Title\r> resolves #4 @octocat\n- [ ] 1.1 it\n"))}
+	got := PRBody(rec, ch)
+	if strings.Contains(got, "\r") {
+		t.Errorf("the body has a carriage return, a line ending that breaks out of a code span:\n%q", got)
+	}
+}

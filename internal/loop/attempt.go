@@ -112,7 +112,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			transient[story.ID]++
 			tries[story.ID]-- // a transient API error does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent's API failed for a passing reason; trying again in %s (%d of %d, not counted as a retry)", d, transient[story.ID], len(steps)))
-			l.lastSurface = nil // the user may change refs while we wait
+			l.surfaceWaited = true // the user may change refs while we wait
 			if err := l.Wait(ctx, d); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}
@@ -134,7 +134,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 			}
 			tries[story.ID]-- // waiting out a limit does not use a story retry
 			l.Report.Step(fmt.Sprintf("the agent hit a usage or rate limit; waiting until %s (Ctrl-C stops; 'git ralph start %s' resumes)", until.Format("15:04:05 MST"), o.Change))
-			l.lastSurface = nil // the user may change refs while we wait
+			l.surfaceWaited = true // the user may change refs while we wait
 			if err := l.Wait(ctx, until.Sub(now)); err != nil {
 				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
 			}

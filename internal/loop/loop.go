@@ -87,9 +87,11 @@ type Loop struct {
 	resumeTamper string
 	// configTampered: a config file was among what the agent changed and was restored.
 	configTampered bool
-	// lastSurface is the snapshot of the attempt checked last, whose refs the next
-	// attempt's starts from; nil after a wait (the user may have changed them).
-	lastSurface *surface.Snapshot
+	// lastSurface is the snapshot of the attempt checked last, which the next
+	// attempt's carries on (surface.TakeAfter); surfaceWaited: a wait came in between,
+	// so its refs are read anew (the user may have changed them).
+	lastSurface   *surface.Snapshot
+	surfaceWaited bool
 
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string

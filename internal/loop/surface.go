@@ -19,18 +19,20 @@ func (l *Loop) surfacePath(change string) string {
 	return filepath.Join(l.Store.ChangeDir(change), "surface.json")
 }
 
-// takeSurface records the surface before an attempt and saves it. Right after another
-// attempt's check (no wait in between) the refs are those the check left, which spares
-// a for-each-ref per story; the files are read anew every time.
+// takeSurface records the surface before an attempt and saves it. After another
+// attempt's check it is that check's record carried on (surface.TakeAfter): the files as
+// restored, never read anew (git-ralph's own git ran in between, and a program the agent
+// planted beyond the reach of its -c overrides may have run in it), the refs as the check
+// left them, read anew only after a wait (the user may have moved them meanwhile).
 func (l *Loop) takeSurface(ctx context.Context, o Options, rec *run.Record) (*surface.Snapshot, error) {
 	var snap *surface.Snapshot
 	var err error
 	if prev := l.lastSurface; prev != nil {
-		snap, err = surface.TakeAfter(ctx, l.Repo, prev)
+		snap, err = surface.TakeAfter(ctx, l.Repo, prev, l.surfaceWaited)
 	} else {
 		snap, err = surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, NoRefs: o.AllowRefChanges, Shared: l.worktree != ""})
 	}
-	l.lastSurface = nil
+	l.lastSurface, l.surfaceWaited = nil, false
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
 	}
@@ -52,7 +54,9 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 		return "", nil
 	}
 	l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)
-	defer l.Repo.PinHooksDir(snap.HooksDir)
+	// Before Restore's git: after a crash the repository was opened with the agent's
+	// config, whose core.hooksPath may be the agent's.
+	l.Repo.PinHooksDir(snap.HooksDir)
 	id := fmt.Sprintf("%s-%d", att.Story, att.N)
 	lines, err := surface.Restore(ctx, l.Repo, changes,
 		"refs/ralph/"+rec.Change+"/tampered/"+id+"/", filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id))

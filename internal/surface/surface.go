@@ -2,8 +2,8 @@
 // during an attempt, recorded right before it and compared right after it. That is
 // every ref outside git-ralph's own namespaces (refs/heads/ralph/* and refs/ralph/*),
 // the repository's config (config, config.worktree, and the files they include that
-// live in the repository), the hooks in effect (names, contents, modes) and
-// info/attributes and info/exclude. Restore puts back exactly what was recorded and
+// live in the repository), the user's global config, the hooks in effect (names,
+// contents, modes) and info/attributes and info/exclude. Restore puts back exactly what was recorded and
 // keeps what the agent made: refs under refs/ralph/<change>/tampered/<attempt>/, files
 // in the run's state directory.
 //
@@ -97,29 +97,43 @@ type File struct {
 
 // Take records the surface of repo now.
 func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
-	return take(ctx, repo, o, nil)
+	return take(ctx, repo, o)
 }
 
-// TakeAfter records the surface of repo now, its refs as prev's check left them
-// (prev.Next): an attempt that follows another at once spares the for-each-ref, since
-// nothing but git-ralph (whose own refs are not watched) ran in between. After a wait,
-// use Take.
-func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot) (*Snapshot, error) {
-	refs := prev.Next()
-	if refs == nil {
-		refs = []git.RefEntry{}
+// TakeAfter records the surface for the attempt that follows prev's, as prev's check
+// and restore left it, without reading it again: refs as prev.Next says, files as prev
+// recorded them (Restore put them back byte for byte). Between two attempts only
+// git-ralph's own git runs, and that git can still run a program the agent planted where
+// no -c override reaches (a clean filter in the config of a repository it nested in the
+// work tree, run by the submodule status that add -A and status make): reading the files
+// anew would make what such a program wrote the next attempt's record, and the gate
+// would run it. Carried, it is a difference the next check finds and restores.
+// freshRefs reads the refs anew (after a wait the user may have moved them); the files
+// are carried still, since git-ralph's git ran before the wait.
+func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
+	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Files: slices.Clone(prev.Files)}
+	if prev.NoRefs {
+		return s, nil
 	}
-	return take(ctx, repo, prev.Options, refs)
+	if !freshRefs {
+		if s.Refs = prev.Next(); s.Refs == nil {
+			s.Refs = []git.RefEntry{}
+		}
+		return s, nil
+	}
+	var err error
+	if s.Refs, err = watchedRefs(ctx, repo, prev.Options); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-func take(ctx context.Context, repo *git.Repo, o Options, refs []git.RefEntry) (*Snapshot, error) {
+func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	s := &Snapshot{Options: o}
 	if !o.NoRefs {
-		if refs == nil {
-			var err error
-			if refs, err = watchedRefs(ctx, repo, o); err != nil {
-				return nil, err
-			}
+		refs, err := watchedRefs(ctx, repo, o)
+		if err != nil {
+			return nil, err
 		}
 		s.Refs = refs
 	}
@@ -128,7 +142,7 @@ func take(ctx context.Context, repo *git.Repo, o Options, refs []git.RefEntry) (
 		return nil, err
 	}
 	s.HooksDir = hooks
-	for _, p := range filePaths(repo, hooks) {
+	for _, p := range filePaths(repo, hooks, o.NoRefs) {
 		f, err := readFile(p)
 		if err != nil {
 			return nil, err
@@ -139,20 +153,42 @@ func take(ctx context.Context, repo *git.Repo, o Options, refs []git.RefEntry) (
 }
 
 // filePaths are the watched files: the config files and what they include inside the
-// repository, info/attributes and info/exclude, and every file in the hooks directory.
-func filePaths(repo *git.Repo, hooks string) []string {
+// repository, the user's global config files and what they include, info/attributes and info/exclude, the stash list (logs/refs/stash) unless
+// refs are not watched, a linked worktree's .git file and commondir, and every file in
+// the hooks directory.
+func filePaths(repo *git.Repo, hooks string, noRefs bool) []string {
 	paths := []string{filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree")}
 	if repo.GitDir != repo.CommonDir {
 		paths = append(paths, filepath.Join(repo.GitDir, "config.worktree"))
 	}
+	// The user's global config is git config too, which git-ralph's git reads (a clean
+	// filter planted there runs in its add -A); what it includes is the user's wherever
+	// it lives.
+	global := globalConfigs()
+	paths = append(paths, global...)
 	for i := 0; i < len(paths) && i < 32; i++ { // includes of includes, bounded
 		for _, inc := range includes(paths[i]) {
-			if inside(repo, inc) && !slices.Contains(paths, inc) {
+			if (inside(repo, inc) || slices.Contains(global, paths[i])) && !slices.Contains(paths, inc) {
 				paths = append(paths, inc)
+				if slices.Contains(global, paths[i]) {
+					global = append(global, inc)
+				}
 			}
 		}
 	}
 	paths = append(paths, filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"))
+	if !noRefs {
+		// The stash list is refs/stash's reflog: restoring the ref alone brings back
+		// no entry of it (update-ref writes no reflog outside refs/heads), so after a
+		// "git stash clear" every stash of the user's would be lost.
+		paths = append(paths, filepath.Join(repo.CommonDir, "logs", "refs", "stash"))
+	}
+	if repo.GitDir != repo.CommonDir {
+		// A linked worktree: where its repository is (the .git file in the work tree,
+		// commondir beside its git directory). git-ralph's git pins both; the user's
+		// git in that worktree reads them.
+		paths = append(paths, filepath.Join(repo.Root, ".git"), filepath.Join(repo.GitDir, "commondir"))
+	}
 	if entries, err := os.ReadDir(hooks); err == nil {
 		for _, e := range entries {
 			if !e.IsDir() {
@@ -161,6 +197,26 @@ func filePaths(repo *git.Repo, hooks string) []string {
 		}
 	}
 	return paths
+}
+
+// globalConfigs are the files git reads as the user's global config: GIT_CONFIG_GLOBAL
+// when set, else ~/.gitconfig and $XDG_CONFIG_HOME/git/config (~/.config/git/config).
+func globalConfigs() []string {
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		if g == os.DevNull {
+			return nil
+		}
+		return []string{filepath.Clean(g)}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	return []string{filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config")}
 }
 
 // inside reports whether path is in the repository: its git directories or work tree.
@@ -186,9 +242,12 @@ func includes(config string) []string {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {
-			name, _, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
+			name, rest, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
 			section = strings.ToLower(strings.Fields(name + " ")[0])
-			continue
+			// git takes a key on the section's line too: "[include] path = x".
+			if line = strings.TrimSpace(rest); line == "" {
+				continue
+			}
 		}
 		if section != "include" && section != "includeif" {
 			continue
@@ -197,7 +256,7 @@ func includes(config string) []string {
 		if !ok || !strings.EqualFold(strings.TrimSpace(k), "path") {
 			continue
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"`)
+		v = configValue(v)
 		switch {
 		case v == "":
 			continue
@@ -210,6 +269,24 @@ func includes(config string) []string {
 		out = append(out, filepath.Clean(v))
 	}
 	return out
+}
+
+// configValue is a config value as git reads it, for a path: a quoted part taken
+// as it is, a comment (# or ;) outside quotes dropped, surrounding space trimmed.
+func configValue(v string) string {
+	var b strings.Builder
+	quoted := false
+	for _, r := range strings.TrimSpace(v) {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case !quoted && (r == '#' || r == ';'):
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 func readFile(path string) (File, error) {
@@ -404,10 +481,10 @@ func (c Change) Name(root string) string {
 	return c.File
 }
 
-// Restore puts back what changes undid: refs to their recorded values (deleted ones
+// Restore puts back what changes undid: files byte for byte with their modes (the agent's
+// version kept under keepDir), then refs to their recorded values (deleted ones
 // recreated; created ones, and the agent's value of a moved one, kept first under
-// keepRefs + the ref's name without "refs/"), files byte for byte with their modes (the
-// agent's version kept under keepDir). It returns one line per restored thing.
+// keepRefs + the ref's name without "refs/"). It returns one line per restored thing.
 func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, keepDir string) ([]string, error) {
 	var lines []string
 	keepRef := func(r git.RefEntry) (string, error) {
@@ -416,6 +493,30 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		}
 		name := keepRefs + strings.TrimPrefix(r.Name, "refs/")
 		return name, repo.SetRef(ctx, name, r.ID)
+	}
+	// Files first: the git that puts refs back runs hooks (reference-transaction) and
+	// reads the config, which must be the recorded ones by then, not the agent's.
+	for _, c := range changes {
+		if c.File == "" {
+			continue
+		}
+		kept, err := keepFile(c.NowFile, c.File, keepDir)
+		if err != nil {
+			return lines, err
+		}
+		if err := putFile(c.then); err != nil {
+			return lines, err
+		}
+		verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
+			"deleted": "deleted it", "created": "created it"}[c.What]
+		if !c.then.Exists {
+			verb = "removed"
+		}
+		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
+		if kept != "" {
+			line += "; its version is kept as " + kept
+		}
+		lines = append(lines, line+")")
 	}
 	for _, c := range changes {
 		if c.Ref == "" {
@@ -451,28 +552,6 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 			line += ")"
 			lines = append(lines, line)
 		}
-	}
-	for _, c := range changes {
-		if c.File == "" {
-			continue
-		}
-		kept, err := keepFile(c.NowFile, c.File, keepDir)
-		if err != nil {
-			return lines, err
-		}
-		if err := putFile(c.then); err != nil {
-			return lines, err
-		}
-		verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
-			"deleted": "deleted it", "created": "created it"}[c.What]
-		if !c.then.Exists {
-			verb = "removed"
-		}
-		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
-		if kept != "" {
-			line += "; its version is kept as " + kept
-		}
-		lines = append(lines, line+")")
 	}
 	return lines, nil
 }

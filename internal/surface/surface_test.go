@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,7 +213,7 @@ func TestTakeAfterShared(t *testing.T) {
 	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	next, err := TakeAfter(ctx, r, snap)
+	next, err := TakeAfter(ctx, r, snap, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func BenchmarkCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		snap, err := TakeAfter(ctx, r, prev)
+		snap, err := TakeAfter(ctx, r, prev, false)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -262,5 +263,21 @@ func BenchmarkCheck(b *testing.B) {
 			b.Fatal(changes, err)
 		}
 		prev = snap
+	}
+}
+
+// git takes a key on the same line as its section ("[include] path = x"), and a comment
+// after a value: an included file written so is watched like any other.
+func TestIncludesSameLine(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config")
+	data := "[core]\n\tbare = false\n[include] path = ../a.config\n[includeIf \"gitdir:/x/\"]path=b.config ; the work one\n[include]\n\tpath = \"c.config\" # quoted\n"
+	if err := os.WriteFile(config, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := includes(config)
+	want := []string{filepath.Join(filepath.Dir(dir), "a.config"), filepath.Join(dir, "b.config"), filepath.Join(dir, "c.config")}
+	if !slices.Equal(got, want) {
+		t.Errorf("includes = %q, want %q", got, want)
 	}
 }
