@@ -598,14 +598,16 @@ func keepFile(f File, path, keepDir string) (string, error) {
 // (through a temporary file and a rename, so a reader never sees half of it) with its
 // mode, or made the symlink it was.
 func putFile(f File) error {
+	// Remove, never RemoveAll: a directory where a watched file was is the agent's,
+	// and a restore that fails on it says so rather than deleting a tree.
 	if !f.Exists {
-		if err := os.RemoveAll(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
 	if info, err := os.Lstat(f.Path); err == nil && info.IsDir() {
-		if err := os.RemoveAll(f.Path); err != nil {
+		if err := os.Remove(f.Path); err != nil {
 			return err
 		}
 	}
@@ -641,6 +643,70 @@ func (s *Snapshot) Save(path string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// Valid checks a snapshot read back from disk, which the agent could have written (it
+// runs as the user): its hooks directory must be the default one or the one git computes
+// now, and every file it names must be one git-ralph watches now (a file of the hooks
+// directory, the repository's config, info and stash files, the global config), so
+// that a restore from a forged snapshot can neither run the agent's hooks nor write or
+// remove any other file.
+func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
+	hooks, err := repo.HooksDir(ctx)
+	if err != nil {
+		return err
+	}
+	def := filepath.Join(repo.CommonDir, "hooks")
+	if !filepath.IsAbs(s.HooksDir) || !(samePath(s.HooksDir, def) || samePath(s.HooksDir, hooks)) {
+		return fmt.Errorf("its hooks directory %q is neither %q nor %q", s.HooksDir, def, hooks)
+	}
+	allowed := map[string]bool{}
+	for _, p := range filePaths(repo, s.HooksDir, s.NoRefs) {
+		allowed[filepath.Clean(p)] = true
+	}
+	gitDirs := []string{filepath.Clean(repo.CommonDir), filepath.Clean(repo.GitDir)}
+	fixed := map[string]bool{}
+	for _, p := range []string{
+		filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree"),
+		filepath.Join(repo.GitDir, "config.worktree"), filepath.Join(repo.GitDir, "commondir"),
+		filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"),
+		filepath.Join(repo.CommonDir, "logs", "refs", "stash"),
+	} {
+		fixed[filepath.Clean(p)] = true
+	}
+	for _, f := range s.Files {
+		p := f.Path
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("it names the file %q", p)
+		}
+		if filepath.Dir(p) == filepath.Clean(s.HooksDir) && filepath.Base(p) != ".." {
+			continue
+		}
+		if !allowed[p] {
+			return fmt.Errorf("it names the file %q, which git-ralph does not watch", p)
+		}
+		for _, d := range gitDirs {
+			// An include the config names now, inside the git directory, among git's
+			// own data (an object, a ref, the index, git-ralph's records) is no file to
+			// restore from a record that may be forged.
+			rel, err := filepath.Rel(d, p)
+			if err != nil || fixed[p] || !repofile.Inside(d, p) {
+				continue
+			}
+			first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+			if gitData[first] {
+				return fmt.Errorf("it names the file %q, which is git's own data", p)
+			}
+		}
+	}
+	return nil
+}
+
+// gitData are the names in a git directory that hold git's own data, never config.
+var gitData = map[string]bool{
+	"objects": true, "refs": true, "logs": true, "packed-refs": true, "index": true, "HEAD": true,
+	"ORIG_HEAD": true, "FETCH_HEAD": true, "MERGE_HEAD": true, "shallow": true, "ralph": true,
+	"worktrees": true, "modules": true, "lfs": true,
 }
 
 // Load reads a snapshot Save wrote; nil, nil when there is none.

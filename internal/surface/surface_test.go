@@ -281,3 +281,57 @@ func TestIncludesSameLine(t *testing.T) {
 		t.Errorf("includes = %q, want %q", got, want)
 	}
 }
+
+// A snapshot read back from disk may be the agent's forgery: it can pin no hooks
+// directory of the agent's and name no file git-ralph does not watch, and a restore
+// never removes a directory tree.
+func TestValidRefusesForgery(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Valid(ctx, r); err != nil {
+		t.Fatalf("Valid(the real snapshot) = %v", err)
+	}
+	forge := func(f func(s *Snapshot)) error {
+		s := *snap
+		s.Files = slices.Clone(snap.Files)
+		f(&s)
+		return s.Valid(ctx, r)
+	}
+	agentHooks := filepath.Join(dir, "agent-hooks")
+	for name, f := range map[string]func(s *Snapshot){
+		"hooks dir of the agent's": func(s *Snapshot) { s.HooksDir = agentHooks },
+		"relative hooks dir":       func(s *Snapshot) { s.HooksDir = ".git/hooks" },
+		"file outside":             func(s *Snapshot) { s.Files = append(s.Files, File{Path: filepath.Join(t.TempDir(), "precious")}) },
+		"an object": func(s *Snapshot) {
+			s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "objects", "pack")})
+		},
+		"the index": func(s *Snapshot) { s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "index")}) },
+		"a path with ..": func(s *Snapshot) {
+			s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "hooks") + "/../index"})
+		},
+		"a work tree file": func(s *Snapshot) { s.Files = append(s.Files, File{Path: filepath.Join(dir, "a.txt")}) },
+	} {
+		if err := forge(f); err == nil {
+			t.Errorf("%s: Valid = nil, want a refusal", name)
+		}
+	}
+	// A hook the agent removed is still the snapshot's to restore.
+	if err := forge(func(s *Snapshot) {
+		s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "hooks", "pre-commit"), Exists: true, Data: []byte("x"), Mode: 0o755})
+	}); err != nil {
+		t.Errorf("a hook no longer there: Valid = %v", err)
+	}
+
+	tree := filepath.Join(dir, ".git", "hooks", "ralph-verify.d")
+	write(t, filepath.Join(tree, "keep"), "keep\n", 0o644)
+	if err := putFile(File{Path: tree}); err == nil {
+		t.Error("putFile(missing) on a directory: no error")
+	}
+	if _, err := os.Stat(filepath.Join(tree, "keep")); err != nil {
+		t.Errorf("putFile removed a directory tree: %v", err)
+	}
+}
