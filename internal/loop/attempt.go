@@ -202,6 +202,12 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	if err != nil {
 		return "", agent.Result{}, err
 	}
+	// The surface is saved before the record says an attempt is under way, so that a
+	// crash-resume finding a running attempt and no saved surface knows it was removed.
+	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
+	if err != nil {
+		return "", agent.Result{}, err
+	}
 	logPath := l.Store.LogPath(o.Change, story.ID, n)
 	rec.Attempts = append(rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: logPath,
@@ -229,11 +235,6 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	req.OnStart = func(pid int, start uint64) {
 		rec.AgentPID, rec.AgentStart = pid, start
 		_ = l.Save(rec)
-	}
-	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
-	if err != nil {
-		logf.Close()
-		return "", agent.Result{}, err
 	}
 	res, runErr := agent.Run(ctx, drv, req)
 	logf.Close()
