@@ -68,6 +68,7 @@ type Record struct {
 	PID            int       `json:"pid,omitempty"`
 	AgentPID       int       `json:"agentPID,omitempty"`
 	AgentStart     uint64    `json:"agentStart,omitempty"`
+	AgentID        string    `json:"agentID,omitempty"` // RALPH_ATTEMPT_ID in the agent's environment
 	Backups        []string  `json:"backups,omitempty"`
 	Started        time.Time `json:"started"`
 	Updated        time.Time `json:"updated"`
