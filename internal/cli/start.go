@@ -221,7 +221,7 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 	}
 	tokens := ""
 	if sum.TokensKnown {
-		tokens = " · " + thousands(sum.Tokens) + " tokens"
+		tokens = " · " + loop.Thousands(sum.Tokens) + " tokens"
 	}
 	fmt.Fprintf(s.Err, "%s: %d of %d stories completed this run · %d attempt(s) · %s · cost %s%s\n",
 		head, sum.Stories, sum.Total, sum.Attempts, sum.Duration.Round(time.Second), cost, tokens)

@@ -161,7 +161,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 				what = "commit or stash them"
 			}
 			return nil, userErr(what+", then run '"+again+"' again",
-				"you have uncommitted changes on %s", orDetachedName(cur, ""))
+				"you have uncommitted changes on %s", loop.OrDetachedName(cur, ""))
 		}
 	}
 
@@ -250,7 +250,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			hint := "nothing was pushed; fix what git says, then run '" + again + "' again"
 			var gerr *git.Error
 			if errors.As(err, &gerr) && gerr.Stderr != "" {
-				hint = "git said:\n" + tail(gerr.Stderr, 5) + "\n" + hint
+				hint = "git said:\n" + loop.Tail(gerr.Stderr, 5) + "\n" + hint
 			}
 			return nil, &loop.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
 		}
@@ -297,7 +297,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		if err := l.Busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
-		res.Back = orDetachedName(rec.Original, back)
+		res.Back = loop.OrDetachedName(rec.Original, back)
 	}
 	if rec.Worktree != nil {
 		fr := &loop.FinishResult{}
@@ -404,8 +404,8 @@ func movedErr(branch, remote, theirs, ours, again string) error {
 	}
 	return userErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
 		"to replace it with yours: git -c ralph.allowPush=true push --force-with-lease=%s:%s %s %s, then run '%s' again",
-		remote, branch, short(ours), branch, theirs, remote, branch, again),
-		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, short(theirs), short(ours))
+		remote, branch, loop.Short(ours), branch, theirs, remote, branch, again),
+		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, loop.Short(theirs), loop.Short(ours))
 }
 
 // apiErr explains a failed GitHub call of the preflight, where nothing has changed.

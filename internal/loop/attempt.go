@@ -41,15 +41,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		l.taken[r.Name] = true
 	}
 	rec.MaxCost, rec.MaxTokens = o.MaxCost, o.MaxTokens
-	if !rec.TokensKnown {
-		// A record written before git-ralph summed the tokens: its attempts have them.
-		for _, a := range rec.Attempts {
-			if n := a.InputTokens + a.OutputTokens; n > 0 {
-				rec.Tokens += n
-				rec.TokensKnown = true
-			}
-		}
-	}
+	rec.SumOldTokens()
 	finish := func() *Summary {
 		sum.Duration = l.Time().Sub(start)
 		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
@@ -77,9 +69,9 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
 		}
 		if o.MaxTokens > 0 && rec.Tokens >= o.MaxTokens {
-			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", count(o.MaxTokens)),
+			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", Thousands(o.MaxTokens)),
 				userErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has used %s tokens, the budget is %s", count(rec.Tokens), count(o.MaxTokens)))
+					"this run has used %s tokens, the budget is %s", Thousands(rec.Tokens), Thousands(o.MaxTokens)))
 		}
 		if !o.deadlineAt.IsZero() {
 			// No attempt starts that its own timeout could carry past the deadline.
@@ -99,6 +91,9 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err
+		}
+		if reason, err := unreported(o, drv, res, story.ID); err != nil {
+			return finish(), l.stop(rec, run.Budget, reason, err)
 		}
 		if outcome == run.OutcomeComplete {
 			sum.Stories++
@@ -178,8 +173,8 @@ func (l *Loop) exhausted(rec *run.Record, story openspec.Story, n int) error {
 // dollars prints an amount as the user gave it (0.015, not 0.01 or 0.0150).
 func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// count writes n with thousands separators: 1,250,000.
-func count(n int64) string {
+// Thousands writes n with thousands separators: 1,250,000.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -542,4 +537,27 @@ func attemptID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// unreported stops a run whose budget cannot cap it: start refuses an agent that
+// reports no cost (tokens) for --max-cost (--max-tokens), but a custom agent speaking
+// Claude's stream-json may leave it out (Qwen Code's results carry tokens only), and an
+// agent may report 0 tokens. An attempt whose agent gave its result (not a passing API
+// error or a limit) without the figure stops the run rather than let it go on uncapped.
+func unreported(o Options, drv agent.Driver, res agent.Result, story string) (string, error) {
+	if !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit {
+		return "", nil
+	}
+	again := "then run 'git ralph start " + o.Change + "' to go on"
+	switch {
+	case o.MaxCost > 0 && res.CostUSD == nil:
+		return "the agent reported no cost, so --max-cost cannot cap it",
+			userErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
+				"agent %q reported no cost for story %s, so --max-cost could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
+	case o.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
+		return "the agent reported no tokens, so --max-tokens cannot cap it",
+			userErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
+				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
+	}
+	return "", nil
 }

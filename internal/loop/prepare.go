@@ -161,6 +161,11 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
 	}
+	if o.RunID != 0 {
+		// Export stops only the loop its record says works for its run; a new run
+		// starts from nothing the remote has (no start commit): its bundle is whole.
+		MarkRun(rec, o.RunID)
+	}
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
