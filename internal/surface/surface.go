@@ -23,7 +23,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/repofile"
@@ -473,12 +475,24 @@ func Reason(changes []Change, root string) string {
 // Name is the ref, or the file relative to root when it is inside it.
 func (c Change) Name(root string) string {
 	if c.Ref != "" {
-		return c.Ref
+		return Quote(c.Ref)
 	}
 	if rel, err := filepath.Rel(root, c.File); err == nil && repofile.Inside(root, c.File) {
-		return filepath.ToSlash(rel)
+		return Quote(filepath.ToSlash(rel))
 	}
-	return c.File
+	return Quote(c.File)
+}
+
+// Quote returns name as it is when it is plain (printable, no space, quote or
+// backslash), else Go-quoted: the agent names refs and hooks, and a name holding a
+// newline would otherwise print a line of its own (a fake "✓ story 1: checkpoint").
+func Quote(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) || r == ' ' || r == '"' || r == '\\' {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 // Restore puts back what changes undid: files byte for byte with their modes (the agent's
@@ -514,7 +528,7 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		}
 		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
 		if kept != "" {
-			line += "; its version is kept as " + kept
+			line += "; its version is kept as " + Quote(kept)
 		}
 		lines = append(lines, line+")")
 	}
@@ -531,12 +545,12 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 			if err := repo.RemoveRef(ctx, c.Ref); err != nil {
 				return lines, err
 			}
-			lines = append(lines, fmt.Sprintf("removed %s, which the agent created (kept as %s)", c.Ref, kept))
+			lines = append(lines, fmt.Sprintf("removed %s, which the agent created (kept as %s)", Quote(c.Ref), Quote(kept)))
 		case "deleted":
 			if err := putRef(ctx, repo, c.Then); err != nil {
 				return lines, err
 			}
-			lines = append(lines, fmt.Sprintf("recreated %s at %s, which the agent deleted", c.Ref, describe(c.Then)))
+			lines = append(lines, fmt.Sprintf("recreated %s at %s, which the agent deleted", Quote(c.Ref), describe(c.Then)))
 		case "moved":
 			kept, err := keepRef(c.Now)
 			if err != nil {
@@ -545,9 +559,9 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 			if err := putRef(ctx, repo, c.Then); err != nil {
 				return lines, err
 			}
-			line := fmt.Sprintf("restored %s to %s (the agent had moved it to %s", c.Ref, describe(c.Then), describe(c.Now))
+			line := fmt.Sprintf("restored %s to %s (the agent had moved it to %s", Quote(c.Ref), describe(c.Then), describe(c.Now))
 			if kept != "" {
-				line += ", kept as " + kept
+				line += ", kept as " + Quote(kept)
 			}
 			line += ")"
 			lines = append(lines, line)
@@ -565,7 +579,7 @@ func putRef(ctx context.Context, repo *git.Repo, r git.RefEntry) error {
 
 func describe(r git.RefEntry) string {
 	if r.Symref != "" {
-		return r.Symref
+		return Quote(r.Symref)
 	}
 	if len(r.ID) > 7 {
 		return r.ID[:7]

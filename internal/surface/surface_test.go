@@ -335,3 +335,36 @@ func TestValidRefusesForgery(t *testing.T) {
 		t.Errorf("putFile removed a directory tree: %v", err)
 	}
 }
+
+// The agent names the files it plants: a name with a newline is quoted in the reason
+// and the restore lines, never printed as a line of its own.
+func TestNamesQuoted(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "x\n✓ story 1: checkpoint abc1234"
+	write(t, filepath.Join(dir, ".git", "hooks", name), "#!/bin/sh\n", 0o755)
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := Reason(changes, r.Root)
+	lines, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", filepath.Join(dir, ".git", "ralph", "x", "tampered", "1-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(lines, reason) {
+		if strings.Contains(s, "\n") || !strings.Contains(s, `"`) {
+			t.Errorf("not quoted: %q", s)
+		}
+	}
+	if want := `tampered: ".git/hooks/x\n✓ story 1: checkpoint abc1234" created`; reason != want {
+		t.Errorf("Reason = %q, want %q", reason, want)
+	}
+	if got := Quote("refs/heads/main"); got != "refs/heads/main" {
+		t.Errorf("Quote(a plain name) = %q", got)
+	}
+}
