@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/surface"
 )
@@ -49,6 +50,9 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 	changes, err := snap.Compare(ctx, l.Repo)
 	if err != nil {
 		return "", fmt.Errorf("compare the trust surface: %w", err)
+	}
+	for _, name := range snap.MovedOn {
+		l.Report.Warn(fmt.Sprintf("%s moved forward during the attempt; let be, as it may be work from another checkout (the agent could have done it too)", surface.Quote(name)))
 	}
 	if len(changes) == 0 {
 		return "", nil
@@ -108,7 +112,7 @@ func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, erro
 	path := l.surfacePath(rec.Change)
 	snap, err := surface.Load(path)
 	if err == nil && snap != nil {
-		err = snap.Valid(ctx, l.Repo)
+		err = snap.Valid(ctx, l.snapshotRepo(ctx, rec))
 	}
 	if err == nil && snap == nil && attemptCutShort(rec) {
 		err = fmt.Errorf("%s, saved before the attempt the crash cut short, is missing", path)
@@ -153,4 +157,17 @@ func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, erro
 func attemptCutShort(rec *run.Record) bool {
 	att := rec.Last()
 	return rec.Status == run.Running && att != nil && att.Outcome == run.OutcomeRunning
+}
+
+// snapshotRepo is the repository the run's snapshots are taken in: the run's linked
+// worktree for a --worktree run (its own git directory and .git file are on the
+// surface), which a finish in the user's checkout validates a saved one against.
+func (l *Loop) snapshotRepo(ctx context.Context, rec *run.Record) *git.Repo {
+	if rec.Worktree == nil || samePath(rec.Worktree.Path, l.Repo.Root) {
+		return l.Repo
+	}
+	if r, err := git.Open(ctx, rec.Worktree.Path); err == nil {
+		return r
+	}
+	return l.Repo
 }

@@ -48,6 +48,12 @@ type Snapshot struct {
 	Refs     []git.RefEntry `json:"refs,omitempty"`
 	Files    []File         `json:"files"`
 	HooksDir string         `json:"hooksDir"`
+	// Elsewhere are the watched branches checked out in another worktree when the
+	// snapshot was taken: someone works there, so they are compared as in a Shared run.
+	Elsewhere []string `json:"elsewhere,omitempty"`
+	// MovedOn are the refs the last Compare let be although they moved (forward, in a
+	// Shared run or on a branch checked out elsewhere), for the caller to name.
+	MovedOn []string `json:"-"`
 
 	// checked is what the last Compare saw of the watched refs, and restored what
 	// Restore put back; Next derives the refs after the check from them.
@@ -62,10 +68,8 @@ func (s *Snapshot) Next() []git.RefEntry {
 	if s.NoRefs || !s.compared {
 		return nil
 	}
-	if !s.Shared {
-		return slices.Clone(s.Refs)
-	}
-	// Shared: what Compare saw, with what it reported (and Restore put back) as recorded.
+	// What Compare saw, with what it reported (and Restore put back) as recorded, and
+	// what it reported as created (Restore removed it) left out.
 	recorded := map[string]git.RefEntry{}
 	for _, r := range s.Refs {
 		recorded[r.Name] = r
@@ -74,7 +78,11 @@ func (s *Snapshot) Next() []git.RefEntry {
 	var out []git.RefEntry
 	for _, r := range s.checked {
 		seen[r.Name] = true
-		if then, ok := recorded[r.Name]; ok && s.reported[r.Name] {
+		if s.reported[r.Name] {
+			then, ok := recorded[r.Name]
+			if !ok {
+				continue
+			}
 			r = then
 		}
 		out = append(out, r)
@@ -113,7 +121,7 @@ func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 // freshRefs reads the refs anew (after a wait the user may have moved them); the files
 // are carried still, since git-ralph's git ran before the wait.
 func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
-	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Files: slices.Clone(prev.Files)}
+	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Files: slices.Clone(prev.Files), Elsewhere: prev.Elsewhere}
 	if prev.NoRefs {
 		return s, nil
 	}
@@ -124,7 +132,7 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 		return s, nil
 	}
 	var err error
-	if s.Refs, err = watchedRefs(ctx, repo, prev.Options); err != nil {
+	if s.Refs, s.Elsewhere, err = watchedRefs(ctx, repo, prev.Options); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -133,11 +141,11 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	s := &Snapshot{Options: o}
 	if !o.NoRefs {
-		refs, err := watchedRefs(ctx, repo, o)
+		refs, elsewhere, err := watchedRefs(ctx, repo, o)
 		if err != nil {
 			return nil, err
 		}
-		s.Refs = refs
+		s.Refs, s.Elsewhere = refs, elsewhere
 	}
 	hooks, err := repo.HooksDir(ctx)
 	if err != nil {
@@ -317,33 +325,36 @@ func (f File) same(g File) bool {
 // watchedRefs lists the refs the agent must not change: all but git-ralph's own
 // namespaces (refs/heads/ralph/* and refs/ralph/*: this run's are the agent's to change,
 // and other changes' runs are changed at any moment by the git-ralph processes that run,
-// finish or dispatch them, which a check here cannot tell from an agent) and the branches
-// checked out in another worktree (someone works there).
-func watchedRefs(ctx context.Context, repo *git.Repo, o Options) ([]git.RefEntry, error) {
+// finish or dispatch them, which a check here cannot tell from an agent). elsewhere are
+// the branches among them checked out in another worktree: someone works there, so they
+// are compared as a Shared run compares (a move forward is let be).
+func watchedRefs(ctx context.Context, repo *git.Repo, o Options) (refs []git.RefEntry, elsewhere []string, err error) {
 	all, err := repo.AllRefs(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	elsewhere := map[string]bool{}
+	there := map[string]bool{}
 	if _, err := os.Stat(filepath.Join(repo.CommonDir, "worktrees")); err == nil {
 		wts, err := repo.WorktreeBranches(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for b, path := range wts {
 			if !samePath(path, repo.Root) {
-				elsewhere["refs/heads/"+b] = true
+				there["refs/heads/"+b] = true
 			}
 		}
 	}
-	var refs []git.RefEntry
 	for _, r := range all {
-		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") || elsewhere[r.Name] {
+		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") {
 			continue
 		}
 		refs = append(refs, r)
+		if there[r.Name] {
+			elsewhere = append(elsewhere, r.Name)
+		}
 	}
-	return refs, nil
+	return refs, elsewhere, nil
 }
 
 func samePath(a, b string) bool {
@@ -369,11 +380,16 @@ type Change struct {
 
 // Compare returns what differs now from s, in a stable order: refs, then files.
 func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Change, err error) {
+	s.MovedOn = nil
 	if !s.NoRefs {
-		now, err := watchedRefs(ctx, repo, s.Options)
+		now, nowElsewhere, err := watchedRefs(ctx, repo, s.Options)
 		if err != nil {
 			return nil, err
 		}
+		// Shared: the user works in their checkout meanwhile (a --worktree run), or
+		// someone works in the worktree the branch is checked out in (recorded before
+		// the attempt: an agent that adds a worktree for a branch makes it no one's).
+		shared := func(name string) bool { return s.Shared || slices.Contains(s.Elsewhere, name) }
 		s.checked, s.reported, s.compared = now, map[string]bool{}, true
 		defer func() {
 			for _, c := range changes {
@@ -397,8 +413,9 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 					changes = append(changes, Change{Ref: then.Name, What: "moved", Then: then, Now: cur})
 				}
 			case then.ID != cur.ID:
-				if s.Shared {
+				if shared(then.Name) {
 					if ff, err := repo.IsAncestor(ctx, then.ID, cur.ID); err == nil && ff {
+						s.MovedOn = append(s.MovedOn, then.Name)
 						continue // maybe the user's own work in their checkout
 					}
 				}
@@ -407,7 +424,9 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 		}
 		if !s.Shared {
 			for _, r := range now {
-				if _, ok := byName[r.Name]; ok {
+				// A branch checked out elsewhere now (a worktree the user added
+				// meanwhile) is let be, as before the attempt it would have been.
+				if _, ok := byName[r.Name]; ok && !slices.Contains(nowElsewhere, r.Name) {
 					changes = append(changes, Change{Ref: r.Name, What: "created", Now: r})
 				}
 			}

@@ -368,3 +368,56 @@ func TestNamesQuoted(t *testing.T) {
 		t.Errorf("Quote(a plain name) = %q", got)
 	}
 }
+
+// A branch checked out in another worktree is watched as a Shared run watches: a move
+// forward (work done there) is let be and named; a deletion or a rewrite is found.
+func TestBranchElsewhere(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	other := filepath.Join(t.TempDir(), "other")
+	run(t, dir, "worktree", "add", "-q", "-b", "there", other)
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(snap.Elsewhere, "refs/heads/there") {
+		t.Fatalf("Elsewhere = %v", snap.Elsewhere)
+	}
+	write(t, filepath.Join(other, "b.txt"), "b\n", 0o644)
+	run(t, other, "add", "-A")
+	run(t, other, "commit", "-q", "-m", "work there")
+	run(t, dir, "branch", "made-by-agent")
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Reason(changes, r.Root); got != "tampered: refs/heads/made-by-agent created" {
+		t.Errorf("after a commit there: %s", got)
+	}
+	if !slices.Equal(snap.MovedOn, []string{"refs/heads/there"}) {
+		t.Errorf("MovedOn = %v", snap.MovedOn)
+	}
+	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	// The next attempt's refs: "there" as it is now, the created ref gone.
+	next := refNames(snap.Next())
+	if strings.Contains(next, "made-by-agent") || !strings.Contains(next, "refs/heads/there") {
+		t.Errorf("Next = %s", next)
+	}
+
+	snap, err = Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "update-ref", "refs/heads/there", "main")
+	changes, err = snap.Compare(ctx, r)
+	if err != nil || Reason(changes, r.Root) != "tampered: refs/heads/there moved" {
+		t.Errorf("after a rewrite there: %v, %v", changes, err)
+	}
+	run(t, dir, "update-ref", "-d", "refs/heads/there")
+	changes, err = snap.Compare(ctx, r)
+	if err != nil || Reason(changes, r.Root) != "tampered: refs/heads/there deleted" {
+		t.Errorf("after a deletion there: %v, %v", changes, err)
+	}
+}
