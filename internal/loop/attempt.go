@@ -212,6 +212,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	})
 	rec.CurrentStory, rec.Status, rec.PID = story.ID, run.Running, os.Getpid()
 	if err := l.Save(rec); err != nil {
+		l.dropSurface(rec.Change) // no attempt recorded: no snapshot to check it against
 		return "", agent.Result{}, err
 	}
 	att := rec.Last()
