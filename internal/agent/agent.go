@@ -113,6 +113,19 @@ type Request struct {
 	outputFile string
 }
 
+// outputFilePlaceholder stands for the temporary file in an argv that Run
+// did not make (git ralph start --dry-run).
+const outputFilePlaceholder = "<temporary file>"
+
+// outputFileArg is the output file for the argv: the one Run made, else the
+// placeholder.
+func (r Request) outputFileArg() string {
+	if r.outputFile == "" {
+		return outputFilePlaceholder
+	}
+	return r.outputFile
+}
+
 // Result is what one run of an agent came to. Decode fills in the fields that
 // come from the agent's output; Run adds those about the process.
 type Result struct {

@@ -44,21 +44,13 @@ func (Codex) InstallHint() string {
 	return "install the Codex CLI with 'npm install -g @openai/codex', then run 'codex login' (or set OPENAI_API_KEY)"
 }
 
-// outputFilePlaceholder stands for the temporary file in an argv that Run
-// did not make (git ralph start --dry-run).
-const outputFilePlaceholder = "<temporary file>"
-
 // Argv returns codex's headless argv; the prompt goes on stdin ("-").
 func (Codex) Argv(req Request) []string {
 	argv := []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
 	}
-	file := req.outputFile
-	if file == "" {
-		file = outputFilePlaceholder
-	}
-	argv = append(argv, "--output-last-message", file)
+	argv = append(argv, "--output-last-message", req.outputFileArg())
 	argv = append(argv, req.Args...)
 	return append(argv, "-")
 }

@@ -90,11 +90,7 @@ func (Copilot) Argv(req Request) []string {
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
 	}
-	file := req.outputFile
-	if file == "" {
-		file = outputFilePlaceholder
-	}
-	argv = append(argv, "--usage-output-file", file)
+	argv = append(argv, "--usage-output-file", req.outputFileArg())
 	return append(argv, req.Args...)
 }
 

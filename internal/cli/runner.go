@@ -48,6 +48,10 @@ func (c *exportCmd) Run(e *env) error {
 		from = "the commits after " + res.Start[:7]
 	}
 	fmt.Fprintf(e.s.Err, "exported %d ref(s) with %s to %s, and %d log(s)\n", len(res.Refs), from, res.Bundle, len(res.Logs))
+	if res.Partial != "" {
+		return &loop.Error{Msg: "the export is partial: " + res.Partial, Code: githubflow.ExitPartial,
+			Hint: "the artifact holds the last checkpoint and the attempts saved before; publish pushes them as for any run"}
+	}
 	return nil
 }
 

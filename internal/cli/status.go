@@ -50,7 +50,7 @@ func (c *statusCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if r != nil && r.Record.Remote != nil && (r.Record.Status == run.Dispatched || r.Record.Status == run.Dispatching) {
+	if r != nil && r.Record.IsRemote() {
 		v, err := githubflow.On(l).RemoteStatus(e.ctx, r.Record.Change, e.github)
 		if err != nil {
 			v = &loop.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
@@ -119,7 +119,7 @@ func (c *statusCmd) watch(e *env) error {
 func overview(e *env, l *loop.Loop, names []string) error {
 	var remote []string
 	for _, name := range names {
-		if rec, err := l.Store.Load(name); err == nil && rec.Remote != nil && (rec.Status == run.Dispatched || rec.Status == run.Dispatching) {
+		if rec, err := l.Store.Load(name); err == nil && rec.IsRemote() {
 			remote = append(remote, name)
 		}
 	}
@@ -189,9 +189,6 @@ func overview(e *env, l *loop.Loop, names []string) error {
 // watchedChanges is what status --watch follows: the named change's run, which must be
 // on GitHub Actions, or every dispatched run.
 func watchedChanges(l *loop.Loop, change string) ([]string, error) {
-	remote := func(rec *run.Record) bool {
-		return rec.Remote != nil && (rec.Status == run.Dispatched || rec.Status == run.Dispatching)
-	}
 	if change != "" {
 		name, err := l.ResolveRun(change)
 		if err != nil {
@@ -201,7 +198,7 @@ func watchedChanges(l *loop.Loop, change string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !remote(rec) {
+		if !rec.IsRemote() {
 			return nil, &loop.Error{Msg: fmt.Sprintf("the run of %q is not on GitHub Actions", name),
 				Hint: "--watch follows runs that 'git ralph dispatch' started; 'git ralph status " + name + "' shows this one"}
 		}
@@ -213,7 +210,7 @@ func watchedChanges(l *loop.Loop, change string) ([]string, error) {
 	}
 	var out []string
 	for _, name := range names {
-		if rec, err := l.Store.Load(name); err == nil && remote(rec) {
+		if rec, err := l.Store.Load(name); err == nil && rec.IsRemote() {
 			out = append(out, name)
 		}
 	}
@@ -421,7 +418,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	kv("cost", cost+" so far")
 	tokens := "n/a"
 	if rec.TokensKnown {
-		tokens = thousands(rec.Tokens)
+		tokens = loop.Thousands(rec.Tokens)
 	}
 	kv("tokens", tokens+" so far")
 	if b := budgetText(rec); b != "" {
@@ -610,20 +607,11 @@ func printWatchedNext(e *env, changes []string, views map[string]*loop.RemoteVie
 func budgetText(rec *run.Record) string {
 	var parts []string
 	if rec.MaxTokens > 0 {
-		parts = append(parts, fmt.Sprintf("%s of %s tokens (%d%%)", thousands(rec.Tokens), thousands(rec.MaxTokens),
+		parts = append(parts, fmt.Sprintf("%s of %s tokens (%d%%)", loop.Thousands(rec.Tokens), loop.Thousands(rec.MaxTokens),
 			rec.Tokens*100/rec.MaxTokens))
 	}
 	if rec.MaxCost > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f of $%s", rec.CostUSD, strconv.FormatFloat(rec.MaxCost, 'f', -1, 64)))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// thousands writes n with thousands separators: 1,250,000.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +90,55 @@ func (r *Repo) CreateBundle(ctx context.Context, path string, refs, exclude []st
 		args = append(args, "^"+id)
 	}
 	_, err := r.run(ctx, call{args: args})
+	return err
+}
+
+// CreateBundleOf is CreateBundle for refs named and set as given, which need not be
+// refs of this repository: it writes no ref here. The bundle is made in a scratch
+// repository that borrows this one's objects (objects/info/alternates), holding only
+// those refs; it is removed after.
+func (r *Repo) CreateBundleOf(ctx context.Context, path string, refs []Ref, exclude []string) error {
+	if err := checkArg("bundle path", path); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.Root, path) // as for CreateBundle, which runs in Root
+	}
+	scratch, err := os.MkdirTemp("", "git-ralph-bundle-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	if _, err := r.run(ctx, call{dir: scratch, args: []string{"init", "-q", "--bare", scratch}}); err != nil {
+		return err
+	}
+	objects := filepath.Join(r.CommonDir, "objects")
+	if err := os.WriteFile(filepath.Join(scratch, "objects", "info", "alternates"), []byte(objects+"\n"), 0o644); err != nil {
+		return err
+	}
+	var in bytes.Buffer
+	names := []string{"bundle", "create", "-q", path}
+	for _, ref := range refs {
+		if err := checkArg("ref", ref.Name); err != nil || strings.ContainsAny(ref.Name, " \n") {
+			return fmt.Errorf("invalid ref %q", ref.Name)
+		}
+		if err := checkArg("commit", ref.ID); err != nil || strings.ContainsAny(ref.ID, " \n") {
+			return fmt.Errorf("invalid commit %q", ref.ID)
+		}
+		fmt.Fprintf(&in, "create %s %s\n", ref.Name, ref.ID)
+		names = append(names, ref.Name)
+	}
+	for _, id := range exclude {
+		if err := checkArg("commit", id); err != nil {
+			return err
+		}
+		names = append(names, "^"+id)
+	}
+	gitDir := "--git-dir=" + scratch
+	if _, err := r.run(ctx, call{dir: scratch, args: []string{gitDir, "update-ref", "--stdin"}, stdin: in.Bytes()}); err != nil {
+		return err
+	}
+	_, err = r.run(ctx, call{dir: scratch, args: append([]string{gitDir}, names...)})
 	return err
 }
 

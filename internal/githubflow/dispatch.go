@@ -135,7 +135,7 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 			return nil, err
 		}
 		rec.Initial = tip
-		l.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, short(tip), orDetached(rec)))
+		l.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OrDetached(rec)))
 	}
 	rec.Checkpoint, rec.Remote.StartCommit = tip, tip
 	if err := l.Save(rec); err != nil {
@@ -194,13 +194,13 @@ func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 	if ok {
 		if _, have, _ := l.Repo.ResolveRef(ctx, now); !have {
 			return false, userErr("fetch it (git fetch "+r.GitRemote+" "+rec.Branch+") and look: finish or delete it before dispatching again",
-				"%s on %s is at %s, which you do not have", rec.Branch, r.GitRemote, short(now))
+				"%s on %s is at %s, which you do not have", rec.Branch, r.GitRemote, loop.Short(now))
 		}
 		if in, err := l.Repo.IsAncestor(ctx, now, r.StartCommit); err != nil {
 			return false, err
 		} else if !in {
 			return false, userErr("bring it home first (git fetch "+r.GitRemote+" "+rec.Branch+"), or delete it on the remote",
-				"%s on %s has commits that %s does not", rec.Branch, r.GitRemote, short(r.StartCommit))
+				"%s on %s has commits that %s does not", rec.Branch, r.GitRemote, loop.Short(r.StartCommit))
 		}
 	}
 	err = l.Repo.PushAtomic(ctx, git.AtomicPush{
@@ -213,7 +213,7 @@ func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 		return false, &loop.Error{Msg: fmt.Sprintf("the push of %s to %s was refused", rec.Branch, r.GitRemote),
 			Hint: errText(err) + "\nnothing was dispatched; run 'git ralph dispatch " + rec.Change + "' again once that is fixed", Err: err}
 	}
-	l.Report.Step(fmt.Sprintf("pushed %s (%s) to %s", rec.Branch, short(r.StartCommit), r.GitRemote))
+	l.Report.Step(fmt.Sprintf("pushed %s (%s) to %s", rec.Branch, loop.Short(r.StartCommit), r.GitRemote))
 	return true, nil
 }
 
@@ -221,7 +221,7 @@ func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 func errText(err error) string {
 	var ge *git.Error
 	if errors.As(err, &ge) && ge.Stderr != "" {
-		return tail(ge.Stderr, 10)
+		return loop.Tail(ge.Stderr, 10)
 	}
 	return err.Error()
 }

@@ -50,41 +50,10 @@ func (runs) Import(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 	return On(l).importRemoteRun(ctx, rec)
 }
 
-// The small helpers below are the loop's own, copied rather than exported.
+// The small helpers below are the workflows' own; the loop's are exported (loop.Short, …).
 
 func userErr(hint, format string, args ...any) *loop.Error {
 	return &loop.Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
-}
-
-func short(id string) string {
-	if len(id) > 7 {
-		return id[:7]
-	}
-	return id
-}
-
-// tail returns the last n lines of s, trimmed.
-func tail(s string, n int) string {
-	s = strings.TrimRight(s, "\n \t\r")
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func orDetached(rec *run.Record) string {
-	if rec.Original != "" {
-		return rec.Original
-	}
-	return short(rec.OriginalCommit)
-}
-
-func orDetachedName(cur, head string) string {
-	if cur != "" {
-		return cur
-	}
-	return "detached HEAD " + short(head)
 }
 
 func firstLine(s string) string {

@@ -76,8 +76,8 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	if in, err := l.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
 		return err
 	} else if !in {
-		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", short(r.StartCommit), tracking),
-			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, short(remoteTip), short(r.StartCommit))
+		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
+			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, loop.Short(remoteTip), loop.Short(r.StartCommit))
 	}
 	localRef := "refs/heads/" + rec.Branch
 	local, exists, err := l.Repo.ResolveRef(ctx, localRef)
@@ -102,20 +102,10 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 			return err
 		}
 	default:
-		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, short(r.StartCommit)),
-			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, short(local), short(r.StartCommit), short(remoteTip))
+		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
+			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, loop.Short(local), loop.Short(r.StartCommit), loop.Short(remoteTip))
 	}
-	for _, a := range there.Attempts {
-		if a.Ref != "" {
-			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
-		}
-		a.Log = "" // in the run's artifact, not here
-		rec.Attempts = append(rec.Attempts, a)
-	}
-	rec.CostUSD += there.CostUSD
-	rec.CostKnown = rec.CostKnown || there.CostKnown
-	rec.Tokens += there.Tokens
-	rec.TokensKnown = rec.TokensKnown || there.TokensKnown
+	addRemoteRun(rec, there, prefix)
 	rec.Status, rec.StopReason, rec.CurrentStory = there.Status, there.StopReason, there.CurrentStory
 	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
 		rec.Status = run.Interrupted
@@ -136,8 +126,28 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 			}
 		}
 	}
-	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, short(remoteTip), rec.Status, len(there.Attempts)))
+	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, loop.Short(remoteTip), rec.Status, len(there.Attempts)))
 	return l.Save(rec)
+}
+
+// addRemoteRun adds to rec what the run on GitHub did (there, from its state commit):
+// its attempts, their refs renamed under prefix and their logs left in the artifact,
+// its cost and its tokens.
+func addRemoteRun(rec, there *run.Record, prefix string) {
+	// Either record may be older than the sums: each brings its own attempts' tokens.
+	rec.SumOldTokens()
+	there.SumOldTokens()
+	for _, a := range there.Attempts {
+		if a.Ref != "" {
+			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
+		}
+		a.Log = "" // in the run's artifact, not here
+		rec.Attempts = append(rec.Attempts, a)
+	}
+	rec.CostUSD += there.CostUSD
+	rec.CostKnown = rec.CostKnown || there.CostKnown
+	rec.Tokens += there.Tokens
+	rec.TokensKnown = rec.TokensKnown || there.TokensKnown
 }
 
 // readRemoteRecord reads and checks the record.json of a run's state commit.
@@ -225,7 +235,7 @@ func (l *Flow) unpublished(rec *run.Record) error {
 		why += " (" + r.HTMLURL + ")"
 	}
 	return &loop.Error{Msg: fmt.Sprintf("run %d of %q ended (%s) without publishing anything", r.RunID, rec.Change, orText(r.LastSeenConclusion, "no conclusion")),
-		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + short(r.StartCommit) + ")\n" +
+		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + loop.Short(r.StartCommit) + ")\n" +
 			"dispatch it again: git ralph dispatch " + rec.Change + "\n" +
 			"or run it here: git ralph start " + rec.Change,
 		Err: loop.ErrNothingPublished}

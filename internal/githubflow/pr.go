@@ -9,6 +9,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -161,7 +162,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 				what = "commit or stash them"
 			}
 			return nil, userErr(what+", then run '"+again+"' again",
-				"you have uncommitted changes on %s", orDetachedName(cur, ""))
+				"you have uncommitted changes on %s", loop.OrDetachedName(cur, ""))
 		}
 	}
 
@@ -250,7 +251,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 			hint := "nothing was pushed; fix what git says, then run '" + again + "' again"
 			var gerr *git.Error
 			if errors.As(err, &gerr) && gerr.Stderr != "" {
-				hint = "git said:\n" + tail(gerr.Stderr, 5) + "\n" + hint
+				hint = "git said:\n" + loop.Tail(gerr.Stderr, 5) + "\n" + hint
 			}
 			return nil, &loop.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
 		}
@@ -265,6 +266,11 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 
 	// The pull request.
 	ch, _ := l.LoadChangeFor(rec, change)
+	if ch != nil {
+		// The title and the "Why" are the user's words: the proposal as the run began,
+		// never what the agent made of it in the work tree.
+		ch.Proposal = initialProposal(ctx, l.Repo, rec, ch)
+	}
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
@@ -297,7 +303,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		if err := l.Busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
-		res.Back = orDetachedName(rec.Original, back)
+		res.Back = loop.OrDetachedName(rec.Original, back)
 	}
 	if rec.Worktree != nil {
 		fr := &loop.FinishResult{}
@@ -404,8 +410,8 @@ func movedErr(branch, remote, theirs, ours, again string) error {
 	}
 	return userErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
 		"to replace it with yours: git -c ralph.allowPush=true push --force-with-lease=%s:%s %s %s, then run '%s' again",
-		remote, branch, short(ours), branch, theirs, remote, branch, again),
-		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, short(theirs), short(ours))
+		remote, branch, loop.Short(ours), branch, theirs, remote, branch, again),
+		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, loop.Short(theirs), loop.Short(ours))
 }
 
 // apiErr explains a failed GitHub call of the preflight, where nothing has changed.
@@ -507,4 +513,22 @@ func githubRepoOf(urls []string, explicit string) (repo github.Repo, pushRepo *g
 		return *pushRepo, pushRepo, true, nil
 	}
 	return github.Repo{}, nil, false, nil
+}
+
+// initialProposal is the change's proposal.md in the run's "initial state" commit (the
+// user's version, uncommitted edits included), read through git; "" when the run has
+// no such commit or the proposal was not there.
+func initialProposal(ctx context.Context, repo *git.Repo, rec *run.Record, ch *openspec.Change) string {
+	rev := rec.Initial
+	if rev == "" {
+		rev = rec.OriginalCommit
+	}
+	if rev == "" || ch.RelDir == "" {
+		return ""
+	}
+	data, ok, err := repo.ReadFile(ctx, rev, ch.RelDir+"/proposal.md")
+	if err != nil || !ok {
+		return ""
+	}
+	return string(data)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
-	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 // PruneTarget is what finish --prune-remote deletes on the git remote once the finish
@@ -33,9 +32,8 @@ func (l *Flow) RemotePruneTarget(change string) (*PruneTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	onActions := rec.Status == run.Dispatched || rec.Status == run.Dispatching
 	broughtHome := rec.Remote != nil && rec.Remote.RunID != 0 && rec.Remote.LastSeenStatus == "completed"
-	if rec.Remote == nil || !(onActions || broughtHome) || rec.Remote.GitRemote == "" {
+	if !(rec.IsRemote() || broughtHome) || rec.Remote.GitRemote == "" {
 		return nil, userErr("it is for a run on GitHub Actions; 'git ralph finish "+name+" --squash' (or --keep) finishes this one",
 			"the run of %q is not on GitHub Actions", name)
 	}

@@ -52,7 +52,7 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 			return nil, err
 		}
 		if len(cs) == 0 {
-			return nil, fmt.Errorf("read commit %s", short(id))
+			return nil, fmt.Errorf("read commit %s", loop.Short(id))
 		}
 		c := cs[0]
 		if c.Subject == "initial state" {
@@ -74,7 +74,7 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 	}
 	if !isHex(base) {
 		return nil, userErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
-			"the initial state commit %s of %s does not say which commit it started from", short(initial.ID), branch)
+			"the initial state commit %s of %s does not say which commit it started from", loop.Short(initial.ID), branch)
 	}
 	original := initial.Trailers["Ralph-Original"]
 	if original != "" && l.Repo.CheckBranchName(ctx, original) != nil {
@@ -88,7 +88,7 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
-	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, short(tip), n, short(initial.ID), orDetached(rec)))
+	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OrDetached(rec)))
 	return rec, nil
 }
 
@@ -105,7 +105,13 @@ type ExportResult struct {
 	Refs   []git.Ref // what the bundle carries, as the remote will name them
 	Start  string    // the prerequisite commit of the bundle; "" for a full bundle
 	Logs   []string  // the log files written under <Out>/logs
+	// Partial, when not "", says what could not be saved and why: the bundle then
+	// holds the last checkpoint and the attempts already saved, nothing more.
+	Partial string
 }
+
+// ExitPartial is the exit code of an export that wrote a partial artifact.
+const ExitPartial = 3
 
 // LogCap is how much of the end of each attempt's log export keeps for the artifact.
 const LogCap = 1 << 20
@@ -116,6 +122,14 @@ const LogCap = 1 << 20
 // cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
 // says running, nobody holds the lock) has its leftovers saved as an attempt first; a
 // loop still running is waited for, then stopped (loop.LockAfterLoop).
+//
+// Where that fails (a loop that cannot be stopped, or is not this run's; the killed
+// loop's leftovers that cannot be saved: a git lock still in use, a full disk), the
+// export is partial rather than nothing: a warning says what was not saved and why, and
+// the bundle carries the record's checkpoint as the branch (not the branch's tip, which
+// the agent may have moved) and the attempt refs as they are, all committed already;
+// it writes no ref and no record here, since a loop may still be writing them.
+// ExportResult.Partial says so.
 func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
 	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
 		return nil, err
@@ -123,15 +137,16 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	if o.RunID <= 0 {
 		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
 	}
-	lock, err := l.LockAfterLoop(ctx, o.Change)
-	var ue *loop.Error
-	if errors.As(err, &ue) {
-		return nil, err
-	}
+	partial := ""
+	lock, err := l.LockAfterLoop(ctx, o.Change, o.RunID)
 	if err != nil {
-		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		partial = fmt.Sprintf("the loop of %q could not be stopped (%v)", o.Change, err)
+	} else {
+		defer lock.Unlock()
 	}
-	defer lock.Unlock()
 	rec, err := l.Store.Load(o.Change)
 	if errors.Is(err, run.ErrNoRun) {
 		return nil, userErr("run the loop first: git ralph start "+o.Change+" --adopt", "change %q has no run to export", o.Change)
@@ -140,8 +155,16 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 		return nil, err
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
-	if err := l.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out)); err != nil {
-		return nil, err
+	if partial == "" {
+		if err := l.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out)); err != nil {
+			partial = fmt.Sprintf("the attempt the killed loop left could not be saved (%v)", err)
+			if rec, err = l.Store.Load(o.Change); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if partial != "" {
+		return l.exportPartial(gctx, o, rec, partial)
 	}
 	loop.MarkRun(rec, o.RunID)
 	if err := l.Save(rec); err != nil {
@@ -176,15 +199,71 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 		return nil, err
 	}
 	res.Refs = append(res.Refs, git.Ref{Name: prefix + "state", ID: state})
+	return res, l.writeArtifact(gctx, o, rec, res, l.Repo.CreateBundle)
+}
 
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+// exportPartial writes the artifact of a run export could not settle (see Export):
+// the record's checkpoint as the branch and the attempts already saved, under the
+// run's names, with a state commit saying interrupted and why; no ref or record here
+// changes.
+func (l *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Record, why string) (*ExportResult, error) {
+	l.Report.Warn("export is partial: " + why + "; exporting the last checkpoint " + loop.Short(rec.Checkpoint) +
+		" and the attempts already saved, not what the loop was doing after it")
+	if rec.Checkpoint == "" {
+		return nil, userErr("", "the run of %q has no checkpoint to export", o.Change)
+	}
+	cp := *rec // the record on disk is the loop's: left alone
+	remote := run.Remote{}
+	if rec.Remote != nil {
+		remote = *rec.Remote
+	}
+	if remote.RunID != o.RunID {
+		// Not a record this run's loop marked: its start commit is not known to be
+		// in the publish job's checkout, so the bundle is a full one.
+		remote.RunID, remote.StartCommit = o.RunID, ""
+	}
+	cp.Remote = &remote
+	// home takes a reason of valid UTF-8 only; git's messages may name paths that are not
+	cp.Status, cp.StopReason, cp.PID = run.Interrupted, strings.ToValidUTF8("export was partial: "+why, "?"), 0
+	prefix := runsPrefix(o.Change, o.RunID)
+	res := &ExportResult{Partial: why, Refs: []git.Ref{{Name: "refs/heads/" + rec.Branch, ID: rec.Checkpoint}}}
+	attempts, err := l.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
+	if err != nil {
 		return nil, err
+	}
+	for _, a := range attempts {
+		res.Refs = append(res.Refs, git.Ref{Name: prefix + "attempts/" + strings.TrimPrefix(a.Name, "refs/ralph/"+o.Change+"/attempts/"), ID: a.ID})
+	}
+	state, err := l.stateCommit(ctx, &cp)
+	if err != nil {
+		return nil, fmt.Errorf("make the state commit: %w", err)
+	}
+	res.Refs = append(res.Refs, git.Ref{Name: prefix + "state", ID: state})
+	bundle := func(ctx context.Context, path string, names, exclude []string) error {
+		var refs []git.Ref
+		for _, r := range res.Refs {
+			if slices.Contains(names, r.Name) {
+				refs = append(refs, r)
+			}
+		}
+		return l.Repo.CreateBundleOf(ctx, path, refs, exclude)
+	}
+	return res, l.writeArtifact(ctx, o, &cp, res, bundle)
+}
+
+// writeArtifact writes the bundle of res.Refs (res.Refs[0] the branch), the logs and
+// summary.json into o.Out.
+func (l *Flow) writeArtifact(ctx context.Context, o ExportOptions, rec *run.Record, res *ExportResult,
+	createBundle func(ctx context.Context, path string, refs, exclude []string) error) error {
+	tip := res.Refs[0].ID
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
 	}
 	res.Bundle = filepath.Join(o.Out, "ralph.bundle")
 	var exclude []string
 	if s := rec.Remote.StartCommit; s != "" {
-		if in, err := l.Repo.IsAncestor(gctx, s, tip); err != nil {
-			return nil, err
+		if in, err := l.Repo.IsAncestor(ctx, s, tip); err != nil {
+			return err
 		} else if in {
 			exclude, res.Start = []string{s}, s // the publish job's checkout has it
 		}
@@ -198,13 +277,14 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	for _, r := range res.Refs {
 		names = append(names, r.Name)
 	}
-	if err := l.Repo.CreateBundle(gctx, res.Bundle, names, exclude); err != nil {
-		return nil, fmt.Errorf("create bundle: %w", err)
+	if err := createBundle(ctx, res.Bundle, names, exclude); err != nil {
+		return fmt.Errorf("create bundle: %w", err)
 	}
-	if res.Logs, err = l.exportLogs(o.Change, filepath.Join(o.Out, "logs")); err != nil {
-		return nil, err
+	var err error
+	if res.Logs, err = l.exportLogs(rec.Change, filepath.Join(o.Out, "logs")); err != nil {
+		return err
 	}
-	return res, writeSummary(filepath.Join(o.Out, "summary.json"), rec, res)
+	return writeSummary(filepath.Join(o.Out, "summary.json"), rec, res)
 }
 
 // stateCommit makes a root commit holding the record and the learnings: the run's
@@ -302,6 +382,7 @@ type summary struct {
 	Start      string        `json:"startCommit,omitempty"`
 	Refs       []git.Ref     `json:"refs"`
 	Attempts   []run.Attempt `json:"attempts"`
+	Partial    string        `json:"partial,omitempty"` // what export could not save, and why
 }
 
 func writeSummary(path string, rec *run.Record, res *ExportResult) error {
@@ -310,7 +391,7 @@ func writeSummary(path string, rec *run.Record, res *ExportResult) error {
 		atts = []run.Attempt{}
 	}
 	b, err := json.MarshalIndent(summary{Change: rec.Change, RunID: rec.Remote.RunID, Status: string(rec.Status),
-		StopReason: rec.StopReason, Start: rec.Remote.StartCommit, Refs: res.Refs, Attempts: atts}, "", "  ")
+		StopReason: rec.StopReason, Start: rec.Remote.StartCommit, Refs: res.Refs, Attempts: atts, Partial: res.Partial}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -426,7 +507,7 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 			return nil, refuse("%s is not a commit: %v", h.Name, err)
 		}
 		if !in {
-			return nil, refuse("%s (%s) does not descend from the commit the run started from, %s", h.Name, short(h.ID), short(o.Start))
+			return nil, refuse("%s (%s) does not descend from the commit the run started from, %s", h.Name, loop.Short(h.ID), loop.Short(o.Start))
 		}
 		commits = append(commits, h.ID)
 	}
@@ -453,10 +534,10 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 		var ge *git.Error
 		detail := err.Error()
 		if errors.As(err, &ge) {
-			detail = tail(ge.Stderr, 10)
+			detail = loop.Tail(ge.Stderr, 10)
 		}
 		if now, ok, lerr := repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
-			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), short(o.Start)),
+			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), loop.Short(o.Start)),
 				Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
 		}
 		return nil, &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
@@ -468,7 +549,7 @@ func orNone(id string) string {
 	if id == "" {
 		return "nothing"
 	}
-	return short(id)
+	return loop.Short(id)
 }
 
 // refuse is publish's error for a bundle it will not push.
@@ -484,7 +565,7 @@ func checkState(ctx context.Context, repo *git.Repo, id string) error {
 		return refuse("the state ref is not a commit")
 	}
 	if len(cs[0].Parents) != 0 {
-		return refuse("the state commit %s has parents", short(id))
+		return refuse("the state commit %s has parents", loop.Short(id))
 	}
 	entries, err := repo.ListTree(ctx, id)
 	if err != nil {

@@ -2,6 +2,8 @@ package loop
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -39,15 +41,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		l.taken[r.Name] = true
 	}
 	rec.MaxCost, rec.MaxTokens = o.MaxCost, o.MaxTokens
-	if !rec.TokensKnown {
-		// A record written before git-ralph summed the tokens: its attempts have them.
-		for _, a := range rec.Attempts {
-			if n := a.InputTokens + a.OutputTokens; n > 0 {
-				rec.Tokens += n
-				rec.TokensKnown = true
-			}
-		}
-	}
+	rec.SumOldTokens()
 	finish := func() *Summary {
 		sum.Duration = l.Time().Sub(start)
 		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
@@ -75,9 +69,9 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
 		}
 		if o.MaxTokens > 0 && rec.Tokens >= o.MaxTokens {
-			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", count(o.MaxTokens)),
+			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", Thousands(o.MaxTokens)),
 				userErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has used %s tokens, the budget is %s", count(rec.Tokens), count(o.MaxTokens)))
+					"this run has used %s tokens, the budget is %s", Thousands(rec.Tokens), Thousands(o.MaxTokens)))
 		}
 		if !o.deadlineAt.IsZero() {
 			// No attempt starts that its own timeout could carry past the deadline.
@@ -97,6 +91,9 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err
+		}
+		if reason, err := unreported(o, drv, res, story.ID); err != nil {
+			return finish(), l.stop(rec, run.Budget, reason, err)
 		}
 		if outcome == run.OutcomeComplete {
 			sum.Stories++
@@ -176,8 +173,8 @@ func (l *Loop) exhausted(rec *run.Record, story openspec.Story, n int) error {
 // dollars prints an amount as the user gave it (0.015, not 0.01 or 0.0150).
 func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// count writes n with thousands separators: 1,250,000.
-func count(n int64) string {
+// Thousands writes n with thousands separators: 1,250,000.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -202,6 +199,12 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	if err != nil {
 		return "", agent.Result{}, err
 	}
+	// The surface is saved before the record says an attempt is under way, so that a
+	// crash-resume finding a running attempt and no saved surface knows it was removed.
+	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
+	if err != nil {
+		return "", agent.Result{}, err
+	}
 	logPath := l.Store.LogPath(o.Change, story.ID, n)
 	rec.Attempts = append(rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: logPath,
@@ -209,6 +212,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	})
 	rec.CurrentStory, rec.Status, rec.PID = story.ID, run.Running, os.Getpid()
 	if err := l.Save(rec); err != nil {
+		l.dropSurface(rec.Change) // no attempt recorded: no snapshot to check it against
 		return "", agent.Result{}, err
 	}
 	att := rec.Last()
@@ -221,23 +225,22 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	if err != nil {
 		return "", agent.Result{}, err
 	}
+	// RALPH_ATTEMPT_ID marks this attempt's agent: a crash-resume signals the recorded
+	// process only when it carries it (stopOrphanAgent).
+	id := attemptID()
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
+		"RALPH_ATTEMPT_ID=" + id,
 	})
 	req.Log = logf
 	req.Sink = sink{l.Report}
 	req.OnStart = func(pid int, start uint64) {
-		rec.AgentPID, rec.AgentStart = pid, start
+		rec.AgentPID, rec.AgentStart, rec.AgentID = pid, start, id
 		_ = l.Save(rec)
-	}
-	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
-	if err != nil {
-		logf.Close()
-		return "", agent.Result{}, err
 	}
 	res, runErr := agent.Run(ctx, drv, req)
 	logf.Close()
-	rec.AgentPID, rec.AgentStart = 0, 0
+	rec.AgentPID, rec.AgentStart, rec.AgentID = 0, 0, ""
 	// Before any other git runs: what the agent changed of the surface goes back.
 	tampered, err := l.checkSurface(context.WithoutCancel(ctx), snap, rec, att)
 	if err != nil {
@@ -528,4 +531,34 @@ func orText(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+// attemptID is a fresh random id for an attempt's agent (RALPH_ATTEMPT_ID).
+func attemptID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// unreported stops a run whose budget cannot cap it: start refuses an agent that
+// reports no cost (tokens) for --max-cost (--max-tokens), but a custom agent speaking
+// Claude's stream-json may leave it out (Qwen Code's results carry tokens only), and an
+// agent may report 0 tokens. An attempt whose agent gave its result (not a passing API
+// error or a limit) without the figure stops the run rather than let it go on uncapped.
+func unreported(o Options, drv agent.Driver, res agent.Result, story string) (string, error) {
+	if !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit {
+		return "", nil
+	}
+	again := "then run 'git ralph start " + o.Change + "' to go on"
+	switch {
+	case o.MaxCost > 0 && res.CostUSD == nil:
+		return "the agent reported no cost, so --max-cost cannot cap it",
+			userErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
+				"agent %q reported no cost for story %s, so --max-cost could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
+	case o.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
+		return "the agent reported no tokens, so --max-tokens cannot cap it",
+			userErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
+				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
+	}
+	return "", nil
 }

@@ -25,9 +25,10 @@ const (
 // that loop to end (StopWait), then sends it SIGINT (the loop saves the attempt under
 // way and exits, as on Ctrl-C; it stops its agent itself), waits KillWait, and kills
 // it; the crash-resume then saves what it left. Only the process the kernel names as
-// the lock's holder, and that the run record names as the loop, is ever signalled:
-// any other holder (a finish, another export) is waited for, then refused.
-func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, error) {
+// the lock's holder, and that the run record names as the loop of Actions run runID,
+// is ever signalled: any other holder (a finish, another export, a loop of another run
+// or a user's own loop of the change) is waited for, then refused, and nothing changes.
+func (l *Loop) LockAfterLoop(ctx context.Context, change string, runID int64) (*run.Lock, error) {
 	lock, err := l.Store.Lock(change)
 	if !errors.Is(err, run.ErrLocked) {
 		return lock, err
@@ -39,10 +40,19 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, err
 		return lock, err
 	}
 	running := userErr("export once the loop has stopped", "a loop is running for change %q", change)
+	if testHookAfterStopWait != nil {
+		testHookAfterStopWait()
+	}
 	pid = l.Store.Holder(change)
 	rec, err := l.Store.Load(change)
 	if pid <= 1 || err != nil || rec.PID != pid {
-		return nil, running
+		// The holder may have ended between the wait and Holder (which then says 0):
+		// one more try before refusing.
+		return l.lockOrRefuse(change, running)
+	}
+	if rec.Remote == nil || rec.Remote.RunID != runID {
+		return nil, userErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
+			"a loop of change %q that is not Actions run %d holds it (pid %d); it was left running", change, runID, pid)
 	}
 	l.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))
 	if err := syscall.Kill(pid, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -52,7 +62,7 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, err
 		return lock, err
 	}
 	if now := l.Store.Holder(change); now != pid {
-		return nil, running
+		return l.lockOrRefuse(change, running)
 	}
 	l.Report.Warn(fmt.Sprintf("the loop (pid %d) did not stop within %s; killing it, and saving what it left", pid, killWait))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -63,6 +73,20 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string) (*run.Lock, err
 		return lock, err
 	}
 	return nil, running
+}
+
+// testHookAfterStopWait, set by tests, runs between the end of StopWait and the look
+// at the holder: where a loop that ends just then is seen.
+var testHookAfterStopWait func()
+
+// lockOrRefuse tries the change's lock once more: the holder seen a moment ago may
+// just have ended. Still held: refused.
+func (l *Loop) lockOrRefuse(change string, refused error) (*run.Lock, error) {
+	lock, err := l.Store.Lock(change)
+	if errors.Is(err, run.ErrLocked) {
+		return nil, refused
+	}
+	return lock, err
 }
 
 // waitLock tries the change's lock until it is free (the lock), d has passed (nil, nil)

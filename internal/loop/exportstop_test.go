@@ -23,7 +23,7 @@ func TestLockAfterLoopWaitsForTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { time.Sleep(100 * time.Millisecond); held.Unlock() }()
-	lock, err := l.LockAfterLoop(context.Background(), "c")
+	lock, err := l.LockAfterLoop(context.Background(), "c", 7)
 	if err != nil || lock == nil {
 		t.Fatalf("LockAfterLoop: %v, %v", lock, err)
 	}
@@ -53,12 +53,57 @@ func TestLockAfterLoopLeavesOtherHolders(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		lock, err := l.LockAfterLoop(context.Background(), "c")
+		lock, err := l.LockAfterLoop(context.Background(), "c", 7)
 		if lock != nil || err == nil || err.Error() != `a loop is running for change "c"` {
 			t.Fatalf("LockAfterLoop with record %v: %v, %v; want the refusal", rec, lock, err)
 		}
 		if strings.Contains(rep.text(), "stopping") || strings.Contains(rep.text(), "killing") {
 			t.Errorf("signalled a holder that is not the run's loop: %q", rep.text())
+		}
+	}
+}
+
+// TestLockAfterLoopHolderEndsAfterTheWait: a loop that ends just after StopWait
+// (Holder then says 0) leaves the lock to export, which takes it rather than refuse.
+func TestLockAfterLoopHolderEndsAfterTheWait(t *testing.T) {
+	rep := &recorder{}
+	l := &Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond}
+	held, err := l.Store.Lock("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testHookAfterStopWait = func() { held.Unlock() }
+	defer func() { testHookAfterStopWait = nil }()
+	lock, err := l.LockAfterLoop(context.Background(), "c", 7)
+	if err != nil || lock == nil {
+		t.Fatalf("LockAfterLoop after the loop ended: %v, %v; want the lock", lock, err)
+	}
+	lock.Unlock()
+}
+
+// TestLockAfterLoopLeavesOtherRuns: the loop the record names is signalled only when
+// it works for the export's run id: a user's own loop of the change (no run id), or a
+// loop of another Actions run, is refused and left running (a SIGINT here would end
+// the test binary).
+func TestLockAfterLoopLeavesOtherRuns(t *testing.T) {
+	rep := &recorder{}
+	l := &Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond}
+	held, err := l.Store.Lock("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	for _, remote := range []*run.Remote{nil, {RunID: 8}} {
+		rec := &run.Record{Change: "c", Branch: "ralph/c", Status: run.Running, PID: os.Getpid(), Remote: remote}
+		if err := l.Store.Save(rec, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		lock, err := l.LockAfterLoop(context.Background(), "c", 7)
+		if lock != nil || err == nil || !strings.Contains(err.Error(), "that is not Actions run 7") {
+			t.Fatalf("LockAfterLoop with remote %v: %v, %v; want the refusal", remote, lock, err)
+		}
+		if strings.Contains(rep.text(), "stopping") || strings.Contains(rep.text(), "killing") {
+			t.Errorf("signalled a loop of another run: %q", rep.text())
 		}
 	}
 }
