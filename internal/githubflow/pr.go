@@ -9,6 +9,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -265,6 +266,11 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 
 	// The pull request.
 	ch, _ := l.LoadChangeFor(rec, change)
+	if ch != nil {
+		// The title and the "Why" are the user's words: the proposal as the run began,
+		// never what the agent made of it in the work tree.
+		ch.Proposal = initialProposal(ctx, l.Repo, rec, ch)
+	}
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
@@ -507,4 +513,22 @@ func githubRepoOf(urls []string, explicit string) (repo github.Repo, pushRepo *g
 		return *pushRepo, pushRepo, true, nil
 	}
 	return github.Repo{}, nil, false, nil
+}
+
+// initialProposal is the change's proposal.md in the run's "initial state" commit (the
+// user's version, uncommitted edits included), read through git; "" when the run has
+// no such commit or the proposal was not there.
+func initialProposal(ctx context.Context, repo *git.Repo, rec *run.Record, ch *openspec.Change) string {
+	rev := rec.Initial
+	if rev == "" {
+		rev = rec.OriginalCommit
+	}
+	if rev == "" || ch.RelDir == "" {
+		return ""
+	}
+	data, ok, err := repo.ReadFile(ctx, rev, ch.RelDir+"/proposal.md")
+	if err != nil || !ok {
+		return ""
+	}
+	return string(data)
 }
