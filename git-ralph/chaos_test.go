@@ -107,7 +107,10 @@ func TestChaos(t *testing.T) {
 // killed after its merge cannot be finished: the next one refuses because of the
 // uncommitted changes its own merge left (or, once the branch is deleted, because the
 // branch is gone), and the run record stays. Here finish is killed at each of its
-// steps in turn, then run again, and must end as an uninterrupted one.
+// steps in turn, then run again, and must end as an uninterrupted one. Last, it is
+// killed inside git's packed-refs rewrite of its branch -D (packed-refs.new written,
+// not yet renamed), which the steps hit only by chance: a reference-transaction hook
+// holds git there (see packedRefsHook), so that case is proven every run.
 func TestChaosFinishSquashKilledAtEveryStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the loop once per step of finish; skipped with -short")
@@ -136,6 +139,19 @@ func TestChaosFinishSquashKilledAtEveryStep(t *testing.T) {
 			tr.checkFinished(t)
 		})
 	}
+	// Inside git's packed-refs rewrite (finish --squash's branch -D), every run: the
+	// steps above land there only by chance.
+	t.Run("packed-refs-rewrite-all", func(t *testing.T) {
+		tr := tmpl.newTrial(t, root, 2*(full.finishSteps+2), chaosPlan{point: "packed-refs", all: true})
+		tr.writeScenario(t)
+		defer tr.cleanup(t)
+		ph := tr.startPhase(t, "start")
+		if code, _ := ph.wait(t); code != 0 {
+			t.Fatalf("start exited %d:\n%s", code, ph.out.String())
+		}
+		tr.killFinish(t, tr.plan)
+		tr.checkFinished(t)
+	})
 }
 
 // TestChaosAgentActsBeforeItIsRecorded: git-ralph records the agent's pid (so that the
@@ -255,6 +271,7 @@ var chaosPoints = []string{
 	"restore",       // the n-th git step of saving and restoring a failed attempt
 	"finish",        // the n-th git step of finish --squash
 	"in-git",        // everything, while the n-th git that git-ralph started runs
+	"packed-refs",   // everything, inside git's packed-refs rewrite in finish --squash's branch -D
 }
 
 // pendingFinishFix: finish --squash killed after its merge cannot be finished by running
@@ -333,15 +350,17 @@ func newChaosPlan(rng *rand.Rand, i int, full chaosCalibration) chaosPlan {
 	case "finish":
 		p.story = ""
 		p.nth = 1 + rng.IntN(full.finishSteps)
+	case "packed-refs":
+		p.story = ""
 	case "in-git":
 		p.story = ""
 		p.nth = 1 + rng.IntN(full.gits)
 		p.delay = time.Duration(rng.IntN(1000)) * time.Microsecond
 	}
-	if rng.IntN(5) == 0 && p.point != "finish" {
+	if rng.IntN(5) == 0 && p.point != "finish" && p.point != "packed-refs" {
 		p.again = time.Duration(rng.Int64N(int64(full.took))) + time.Millisecond
 	}
-	p.all = rng.IntN(2) == 0 || p.point == "in-git"
+	p.all = rng.IntN(2) == 0 || p.point == "in-git" || p.point == "packed-refs"
 	return p
 }
 
@@ -580,7 +599,7 @@ func (tr *chaosTrial) run(t *testing.T) {
 	defer tr.cleanup(t)
 	p := tr.plan
 
-	if p.point == "finish" {
+	if p.point == "finish" || p.point == "packed-refs" {
 		if pendingFinishFix {
 			t.Skip("pending fix: finish --squash killed after its merge cannot be finished again (TestChaosFinishSquashKilledAtEveryStep)")
 		}
@@ -620,14 +639,62 @@ func (tr *chaosTrial) run(t *testing.T) {
 // killFinish runs finish --squash, kills it at the plan's step, and runs it again.
 func (tr *chaosTrial) killFinish(t *testing.T, p chaosPlan) {
 	t.Helper()
+	if p.point == "packed-refs" {
+		// Refs packed, as git gc leaves them: then deleting the branch rewrites
+		// packed-refs in every git version (2.39 does it for a loose-only ref too).
+		tr.git(t, "-c", "core.hooksPath=/dev/null", "pack-refs", "--all")
+		// Armed for finish only: the loop's agent deletes a tag of its own.
+		tr.packedRefsHook(t)
+	}
 	if !tr.startPhase(t, "finish", "--squash").runUntil(t, tr, p) {
+		if p.point == "packed-refs" {
+			t.Fatalf("finish --squash ended without a packed-refs rewrite to kill (kills: %s)", tr.killText())
+		}
 		return
 	}
+	if p.point == "packed-refs" {
+		// The kill is proven to have landed inside the rewrite: git's tempfile is
+		// there, beside its lock, as a power loss leaves them.
+		for _, f := range []string{"packed-refs.new", "packed-refs.lock"} {
+			if _, err := os.Stat(filepath.Join(tr.repo, ".git", f)); err != nil {
+				t.Fatalf("after the kill inside the packed-refs rewrite (%s): %v", tr.killText(), err)
+			}
+		}
+	}
 	tr.checkAfterKill(t)
+	if _, err := os.Stat(filepath.Join(tr.repo, ".git", "ralph", chaosChange, "run.json")); errors.Is(err, os.ErrNotExist) {
+		// The kill came after finish had forgotten the run, its last step: the step's
+		// event reached the test late (a loaded machine). Nothing is left to resume, and
+		// running finish again would rightly say "no run"; checkFinished checks the end.
+		tr.kills[len(tr.kills)-1] += " (after the finish had completed)"
+		return
+	}
 	ph := tr.startPhase(t, "finish", "--squash")
 	if code, _ := ph.wait(t); code != 0 {
 		t.Fatalf("finish --squash after a kill (%s) exited %d:\n%s", tr.killText(), code, ph.out.String())
 	}
+	if testing.Verbose() {
+		t.Logf("finish --squash after a kill (%s):\n%s", tr.killText(), ph.out.String())
+	}
+}
+
+// packedRefsHook installs a reference-transaction hook that stops git inside its
+// packed-refs rewrite: git 2.39 runs the hook ("prepared") for the packed-refs
+// transaction of a ref deletion once packed-refs.new is written under packed-refs.lock
+// and before it is renamed over packed-refs. The hook signals the test and waits, and
+// git waits for the hook, so the kill that follows lands in that window every time,
+// not by chance. It stops once per trial.
+func (tr *chaosTrial) packedRefsHook(t *testing.T) {
+	t.Helper()
+	hooks := filepath.Join(tr.repo, ".git", "hooks")
+	benchMkdir(t, hooks)
+	benchWriteExec(t, filepath.Join(hooks, "reference-transaction"), `#!/bin/sh
+cat >/dev/null
+[ -e "`+filepath.Join(tr.repo, ".git", "packed-refs.new")+`" ] || exit 0
+for f in "$CHAOS_SIG"/packed-refs-new.*; do [ -e "$f" ] && exit 0; done
+touch "$CHAOS_SIG/packed-refs-new.$$"
+exec sleep 60
+`)
 }
 
 func (tr *chaosTrial) killText() string {
@@ -853,7 +920,13 @@ func killTree(root int) (gits int) {
 			}
 		}
 	}
-	for _, pid := range all {
+	// Children before their parents: a process group whose leader's parent dies while
+	// its members are stopped is sent SIGHUP and SIGCONT by the kernel (orphaned
+	// process group), and a git that gets them runs its signal handler, which removes
+	// its lock files and packed-refs.new: no power loss does that. Killed leaves first,
+	// every process is gone before its parent (found because git branch -D, stopped
+	// inside its packed-refs rewrite, cleaned up after itself).
+	for _, pid := range slices.Backward(all) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	return gits
@@ -941,6 +1014,10 @@ func (m *matcher) match(e fsEvent) matchResult {
 		return sig("result-"+p.story+"-") && e.name != "result-2-1"
 	}
 	switch p.point {
+	case "packed-refs":
+		if sig("packed-refs-new.") {
+			return matchKill
+		}
 	case "random-step", "new-run", "finish":
 		if gitStep(e) {
 			m.count++
@@ -1180,14 +1257,19 @@ func (tr *chaosTrial) checkAgentsGone(t *testing.T) {
 	}
 }
 
-// checkNoLeftovers checks that no lock file or temporary index of a dead process stays,
-// in .git or among the refs.
+// checkNoLeftovers checks that no lock file, packed-refs.new or temporary index of a
+// dead process stays, in .git, among the refs, or of the auto maintenance.
 func (tr *chaosTrial) checkNoLeftovers(t *testing.T) {
 	t.Helper()
 	entries, _ := os.ReadDir(filepath.Join(tr.repo, ".git"))
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".lock") || strings.HasPrefix(e.Name(), "ralph-index-") {
+		if strings.HasSuffix(e.Name(), ".lock") || strings.HasPrefix(e.Name(), "ralph-index-") || e.Name() == "packed-refs.new" {
 			t.Errorf(".git/%s is left behind (kills: %s)", e.Name(), tr.killText())
+		}
+	}
+	for _, f := range []string{"objects/maintenance.lock", "objects/info/commit-graph.lock"} {
+		if _, err := os.Stat(filepath.Join(tr.repo, ".git", f)); err == nil {
+			t.Errorf(".git/%s is left behind (kills: %s)", f, tr.killText())
 		}
 	}
 	_ = filepath.WalkDir(filepath.Join(tr.repo, ".git", "refs"), func(p string, e os.DirEntry, err error) error {

@@ -232,7 +232,7 @@ func writeFile(t *testing.T, name, content string) {
 // as a new non-root user would: a throwaway account (useradd, with the distribution's
 // start-up files), a fresh HOME, the login PATH of /etc/login.defs plus Go's bin and
 // nothing git-ralph installs into, in a checkout of their own. The demo must run, and the
-// user's next login shell must find git ralph. Needs root and useradd; it builds
+// user's next login shell must find git ralph and its manual. Needs root and useradd; it builds
 // git-ralph from nothing (the user's own Go caches), offline: the modules come from a
 // copy of this machine's module download cache, served as a file:// GOPROXY.
 func TestInstallReadmeAsNewUser(t *testing.T) {
@@ -337,6 +337,13 @@ func TestInstallReadmeAsNewUser(t *testing.T) {
 	login := exec.Command("runuser", "-l", name, "-c", "git ralph --version")
 	if out, err := login.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "git-ralph ") {
 		t.Errorf("git ralph --version in the user's next login shell: %v\n%s", err, out)
+	}
+	// and the manual: git turns --help into 'git help ralph', which asks man
+	if _, err := exec.LookPath("man"); err == nil {
+		help := exec.Command("runuser", "-l", name, "-c", "MANPAGER=cat git ralph --help")
+		if out, err := help.CombinedOutput(); err != nil || !strings.Contains(string(out), "TASK SOURCES") {
+			t.Errorf("git ralph --help in the user's next login shell does not show the manual: %v\n%.2000s", err, out)
+		}
 	}
 }
 

@@ -86,6 +86,30 @@ func GroupAlive(pid int, start uint64) bool {
 	return err == nil && st.start == start && st.pgrp == pid
 }
 
+// HasEnv reports whether process pid was started with every KEY=VALUE of vars in its
+// environment (/proc/<pid>/environ: the environment it was executed with). The loop
+// asks it before signalling an agent a crashed run recorded, since the record can be
+// forged: only a process that carries the attempt's own markers is its agent.
+func HasEnv(pid int, vars ...string) bool {
+	if pid <= 1 {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	have := map[string]bool{}
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		have[string(kv)] = true
+	}
+	for _, kv := range vars {
+		if !have[kv] {
+			return false
+		}
+	}
+	return true
+}
+
 // KillGroup stops the process group led by pid (as Run started it, with
 // Setsid): SIGTERM to the group, then SIGKILL if any member is left after 5s.
 //

@@ -19,6 +19,10 @@ func ProcStart(pid int) (uint64, error) {
 // its pid, so it is always false on this system.
 func GroupAlive(pid int, start uint64) bool { return false }
 
+// HasEnv reports whether process pid was started with vars in its environment; on
+// this system it cannot tell, and says false.
+func HasEnv(pid int, vars ...string) bool { return false }
+
 // KillGroup stops the process group led by pid. On this system GroupAlive is
 // always false, so it never signals anything and returns nil.
 func KillGroup(pid int, start uint64) error { return nil }

@@ -221,7 +221,7 @@ func TestMan(t *testing.T) {
 		".B git ralph hooks install\n[<hooks> ...] [--force] [--list]\n",
 		".B git ralph completion\n<shell>\n",
 	} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(out, strings.ReplaceAll(want, "-", `\-`)) {
 			t.Errorf("the man page's synopsis lacks %q", want)
 		}
 	}
@@ -263,10 +263,10 @@ func TestMan(t *testing.T) {
 			if f.Hidden {
 				continue
 			}
-			if f.Name != "help" && !strings.Contains(out, synopsisFlag(f)) {
+			if f.Name != "help" && !strings.Contains(out, roff(synopsisFlag(f))) {
 				t.Errorf("the man page's synopsis of %q lacks %s", n.Path(), synopsisFlag(f))
 			}
-			if !strings.Contains(out, ".B "+manFlag(f)+"\n") {
+			if !strings.Contains(out, ".B "+roff(manFlag(f))+"\n") {
 				t.Errorf("the man page has no entry for %s of %q", manFlag(f), n.Path())
 			}
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -40,9 +41,19 @@ func roff(s string) string {
 // writeMan writes git-ralph(1): the name and synopsis, the manual's DESCRIPTION, the
 // command reference generated from the command model (OPTIONS, COMMANDS), then the
 // manual's other sections in their order (internal/manual).
-func writeMan(w io.Writer, app *kong.Application, sections []manual.Section) error {
-	fmt.Fprintf(w, ".TH GIT-RALPH 1 \"\" \"git-ralph %s\" \"Git Manual\"\n", roff(version()))
-	fmt.Fprintln(w, ".nh\n.ad l") // no hyphenation, ragged right: flags and paths stay whole
+func writeMan(out io.Writer, app *kong.Application, sections []manual.Section) error {
+	var page bytes.Buffer
+	if err := writeManBody(&page, app, sections); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, ".TH GIT-RALPH 1 \"\" \"git-ralph %s\" \"Git Manual\"\n", roff(version()))
+	fmt.Fprintln(out, ".nh\n.ad l") // no hyphenation, ragged right: flags and paths stay whole
+	io.WriteString(out, manual.Fallbacks(page.String()))
+	_, err := page.WriteTo(out)
+	return err
+}
+
+func writeManBody(w io.Writer, app *kong.Application, sections []manual.Section) error {
 	fmt.Fprintln(w, ".SH NAME\ngit-ralph \\- run a coding agent over an OpenSpec change, story by story")
 	fmt.Fprintln(w, ".SH SYNOPSIS")
 	fmt.Fprintf(w, ".B git ralph\n%s <command> [<args>]\n.br\n", roff(synopsis(app.Node)))

@@ -193,5 +193,8 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	if c.Fresh {
 		args = append(args, "--fresh")
 	}
+	if c.TrustCurrent {
+		args = append(args, "--trust-current")
+	}
 	return slices.Clip(args)
 }

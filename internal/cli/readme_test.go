@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,21 +204,25 @@ func TestManualDocumentsEveryKey(t *testing.T) {
 }
 
 // TestManualReadsCleanly: groff reads the whole page without a warning (lines it cannot
-// adjust at its width aside), so no markdown or escape leaks into what man shows.
+// adjust at its width aside), on a UTF-8 device and on an ASCII one, so no markdown or
+// escape leaks into what man shows, and no character is missing in a C locale.
 func TestManualReadsCleanly(t *testing.T) {
 	out := manPage(t)
 	groff, err := exec.LookPath("groff")
 	if err != nil {
 		t.Skip("groff is not installed: the page is not checked by a roff")
 	}
-	cmd := exec.Command(groff, "-man", "-Tutf8", "-ww", "-Wbreak", "-z")
-	cmd.Stdin = strings.NewReader(out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
-		t.Errorf("groff: %v\n%s", err, stderr.String())
+	// a UTF-8 terminal, and one without (man in the C locale): no glyph may be missing
+	for _, device := range []string{"-Tutf8", "-Tascii"} {
+		cmd := exec.Command(groff, "-man", device, "-ww", "-Wbreak", "-z")
+		cmd.Stdin = strings.NewReader(out)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+			t.Errorf("groff %s: %v\n%s", device, err, stderr.String())
+		}
 	}
-	cmd = exec.Command(groff, "-man", "-Tascii", "-P-c", "-P-b", "-P-u")
+	cmd := exec.Command(groff, "-man", "-Tascii", "-P-c", "-P-b", "-P-u")
 	cmd.Stdin = strings.NewReader(out)
 	text, err := cmd.Output()
 	if err != nil {
@@ -228,4 +233,93 @@ func TestManualReadsCleanly(t *testing.T) {
 			t.Errorf("the rendered page shows %q: …%s…", leak, text[max(0, i-60):min(len(text), i+60)])
 		}
 	}
+}
+
+// TestDocumentedCommandsParse: every `git ralph` command in a sh block of the README
+// or of the manual parses: its command exists and takes those flags and arguments.
+func TestDocumentedCommandsParse(t *testing.T) {
+	hermetic(t)
+	docs := map[string]string{"README.md": readme(t)}
+	sections, err := manual.Sections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sections {
+		docs["internal/manual/"+s.File] = s.Markdown()
+	}
+	n := 0
+	for name, text := range docs {
+		for _, block := range shBlocks(text) {
+			for _, line := range strings.Split(block, "\n") {
+				if i := strings.Index(line, " #"); i >= 0 {
+					line = line[:i]
+				}
+				for _, cmd := range strings.Split(line, "&&") {
+					args, ok := strings.CutPrefix(strings.TrimSpace(cmd), "git ralph ")
+					words := shellWords(args)
+					if !ok || slices.Contains(words, "-h") || slices.Contains(words, "--help") {
+						continue // help is shown by kong (and git), not parsed into a command
+					}
+					n++
+					s, _, _ := term.Test()
+					var r root
+					p, err := newParser(&r, s, func(int) {}, func() (*git.Repo, error) { return nil, nil })
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := p.Parse(words); err != nil {
+						t.Errorf("%s: git ralph %s: %v", name, args, err)
+					}
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found only %d git ralph commands in the docs' sh blocks", n)
+	}
+}
+
+// shBlocks are the contents of the ```sh fences of a markdown text.
+func shBlocks(text string) []string {
+	var out []string
+	for {
+		_, after, ok := strings.Cut(text, "```sh\n")
+		if !ok {
+			return out
+		}
+		block, rest, _ := strings.Cut(after, "```")
+		out = append(out, block)
+		text = rest
+	}
+}
+
+// shellWords splits a command line as sh would for the simple quoting docs use.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
 }

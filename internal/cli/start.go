@@ -31,6 +31,7 @@ type startCmd struct {
 	VerifyTimeout   time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
 	WaitOnLimit     time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
 	AllowRefChanges bool          `name:"allow-ref-changes" config:"ralph.allowRefChanges" help:"Let the agent create, move and delete refs outside its own branch (ralph.allowRefChanges); git config and hooks stay protected."`
+	TrustCurrent    bool          `name:"trust-current" help:"After a crash, go on although the record of what the agent may not change (.git/ralph/<change>/surface.json) is missing or not valid: refs, git config and hooks are taken as they are now. Look at them first."`
 	Fresh           bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
 	DryRun          bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
 	Worktree        worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
@@ -93,6 +94,7 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	l.TrustCurrent = c.TrustCurrent
 	if len(c.Changes) > 1 {
 		return c.runParallel(e, l)
 	}

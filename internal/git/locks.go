@@ -120,18 +120,21 @@ type lockFile struct {
 }
 
 // ClearStaleLocks removes the lock files a killed git left in this repository: the
-// worktree's index.lock, HEAD.lock and ORIG_HEAD.lock, packed-refs.lock, config.lock,
-// the locks of c.Branches and of every ref under c.RefDirs, and the locks of
-// git-ralph's own temporary indexes. It returns the display names of those removed.
-// Once no lock is in use, the temporary indexes of dead git-ralph processes go too.
+// worktree's index.lock, HEAD.lock, ORIG_HEAD.lock and MERGE_RR.lock,
+// packed-refs.lock, config.lock, the auto maintenance's locks, the locks of c.Branches
+// and of every ref under c.RefDirs, and the locks of git-ralph's own temporary
+// indexes; and the one tempfile git keeps beside a lock under a fixed name,
+// packed-refs.new (see commonLeftovers). It returns the display names of those
+// removed. Once no lock is in use, the temporary indexes of dead git-ralph processes
+// go too.
 //
-// Only a crash-resume may call it: a lock is removed only when no live process has it
-// open, no git process runs in this repository, and it is older than c.MinAge. A lock
-// in use is waited for up to c.Wait; if it is still in use then, nothing at all is
-// removed and the error is a *LockHeldError. Without a process table (not Linux) no
-// lock is removed: *LockUnknownError. With a partial one (another PID namespace,
-// hidepid) locks are removed only when every one is older than c.PartialMinAge; else
-// *LockUnknownError saying why.
+// Only a crash-resume may call it: a lock or leftover is removed only when no live
+// process has it open, no git process runs in this repository, and it is older than
+// c.MinAge. One in use is waited for up to c.Wait; if it is still in use then, nothing
+// at all is removed and the error is a *LockHeldError. Without a process table (not
+// Linux) nothing is removed: *LockUnknownError. With a partial one (another PID
+// namespace, hidepid) they are removed only when every one is older than
+// c.PartialMinAge; else *LockUnknownError saying why.
 func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, error) {
 	minAge, wait, poll, proc := c.MinAge, c.Wait, c.Poll, c.Proc
 	if minAge <= 0 {
@@ -250,7 +253,43 @@ func removeLocks(locks []lockFile) ([]string, error) {
 	return names, nil
 }
 
-// findLocks lists the lock files of c that exist now.
+// The files of fixed name a git killed in one of the commands git-ralph runs leaves
+// behind, each of which makes every later git that needs it fail ("File exists"):
+// those of a worktree's git directory and those of the common one. Locks of refs and
+// of temporary indexes are found by findLocks on top. DESIGN.md ("what a killed git
+// leaves") lists what git 2.39 creates in those commands and why the rest is left.
+var (
+	worktreeLeftovers = []string{
+		"index.lock",     // add, checkout, commit, merge, read-tree, reset, rm, write-tree
+		"HEAD.lock",      // every ref update that moves HEAD (commit, checkout -B, reset)
+		"ORIG_HEAD.lock", // reset, merge
+		"MERGE_RR.lock",  // rerere, taken by every commit and merge where rerere is on
+	}
+	commonLeftovers = []string{
+		// packed-refs.new before its lock: a git that takes the lock the moment it is
+		// gone must not meet the old tempfile.
+		"packed-refs.new",  // the rewrite of packed-refs under packed-refs.lock
+		"packed-refs.lock", // every ref deletion (branch -D, update-ref -d)
+		"config.lock",      // config --local, branch -D (its branch.<name> section)
+		// The auto maintenance that commit, merge and fetch start (git maintenance run
+		// --auto, a child git) takes objects/maintenance.lock every time, even with
+		// gc.auto=0: left behind, no maintenance ever runs again, silently. When it
+		// does run a gc: gc.pid.lock, gc.log.lock (held through a detached gc), the
+		// commit-graph's lock, and pack-refs' packed-refs.lock and .new.
+		"objects/maintenance.lock",
+		"gc.pid.lock",
+		"gc.log.lock",
+		"objects/info/commit-graph.lock",
+	}
+)
+
+// isLeftover reports whether an open file (a /proc fd target) may be one of the files
+// findLocks looks for.
+func isLeftover(path string) bool {
+	return strings.HasSuffix(path, ".lock") || filepath.Base(path) == "packed-refs.new"
+}
+
+// findLocks lists the lock files and leftovers of c that exist now.
 func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
 	var paths []string
 	gitDirs := []string{r.GitDir}
@@ -258,12 +297,12 @@ func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
 		gitDirs = append(gitDirs, o.GitDir)
 	}
 	for _, d := range gitDirs {
-		for _, n := range []string{"index.lock", "HEAD.lock", "ORIG_HEAD.lock"} {
+		for _, n := range worktreeLeftovers {
 			paths = append(paths, filepath.Join(d, n))
 		}
 	}
-	for _, n := range []string{"packed-refs.lock", "config.lock"} {
-		paths = append(paths, filepath.Join(r.CommonDir, n))
+	for _, n := range commonLeftovers {
+		paths = append(paths, filepath.Join(r.CommonDir, filepath.FromSlash(n)))
 	}
 	for _, b := range c.Branches {
 		if b != "" && checkArg("branch name", b) == nil && !strings.Contains(b, "..") {
@@ -348,7 +387,7 @@ type procInfo struct {
 
 // procTable is what the process table says about files and git processes.
 type procTable struct {
-	open map[string]procInfo // file path → a process that has it open
+	open map[string]procInfo // lock or leftover path → a process that has it open
 	gits []gitProc           // git processes, other than this one's ancestors
 	// partial says why the table may not show every process that can use the
 	// repository; "" when it shows them all.
@@ -447,7 +486,7 @@ func readProcTable(proc string) (procTable, bool) {
 		}
 		for _, fd := range fds {
 			target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name()))
-			if err == nil && strings.HasSuffix(target, ".lock") {
+			if err == nil && isLeftover(target) {
 				pt.open[target] = info()
 			}
 		}

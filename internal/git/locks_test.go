@@ -49,7 +49,9 @@ func TestClearStaleLocksRemovesWhatACrashLeft(t *testing.T) {
 	dir, r := newRepo(t)
 	git := filepath.Join(dir, ".git")
 	ours := []string{
-		"index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock", "config.lock",
+		"index.lock", "HEAD.lock", "ORIG_HEAD.lock", "MERGE_RR.lock",
+		"packed-refs.lock", "packed-refs.new", "config.lock",
+		"objects/maintenance.lock", "gc.pid.lock", "gc.log.lock", "objects/info/commit-graph.lock",
 		"refs/heads/ralph/x.lock", "refs/heads/main.lock",
 		"refs/ralph/x/attempts/1-2.lock", "refs/ralph/x/backup/17.lock",
 		tempIndexPrefix + "99999999-123.lock",
@@ -302,6 +304,125 @@ func TestClearStaleLocksAlsoLooksInOtherWorktrees(t *testing.T) {
 	slices.Sort(removed)
 	if want := []string{".git/index.lock", ".git/worktrees/wt/index.lock"}; !slices.Equal(removed, want) {
 		t.Errorf("removed %v, want %v", removed, want)
+	}
+}
+
+// killInPackedRefsRewrite installs a reference-transaction hook that SIGKILLs the git
+// running it once packed-refs.new exists: git 2.39 runs the hook ("prepared") for the
+// packed-refs transaction after it has written packed-refs.new under packed-refs.lock
+// and before it renames it, so the git is killed inside the rewrite, by a signal it
+// cannot catch, exactly as a power loss would. It kills once (a marker file).
+func killInPackedRefsRewrite(t *testing.T, dir string) (marker string) {
+	t.Helper()
+	marker = filepath.Join(t.TempDir(), "killed")
+	writeHook(t, dir, "reference-transaction", `cat >/dev/null
+if [ -e "`+filepath.Join(dir, ".git", "packed-refs.new")+`" ] && [ ! -e "`+marker+`" ]; then
+	touch "`+marker+`"
+	kill -KILL $PPID
+fi
+`)
+	return marker
+}
+
+// A git killed inside its packed-refs rewrite leaves packed-refs.new beside its
+// packed-refs.lock, and every later ref deletion fails on it ("unable to create file
+// packed-refs.new: File exists"): the crash-resume removes both (found by the chaos
+// test: finish --squash could never delete its branch again).
+func TestClearStaleLocksRemovesPackedRefsNew(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	gitT(t, dir, "branch", "ralph/x")
+	gitT(t, dir, "branch", "other")
+	marker := killInPackedRefsRewrite(t, dir)
+	if err := r.DeleteBranch(t.Context(), "ralph/x"); err == nil {
+		t.Fatal("branch -D succeeded: the hook did not kill it")
+	}
+	if !exists(marker, "") || !exists(dir, ".git/packed-refs.new") || !exists(dir, ".git/packed-refs.lock") {
+		t.Fatalf("killed: %v, packed-refs.new: %v, packed-refs.lock: %v; want all",
+			exists(marker, ""), exists(dir, ".git/packed-refs.new"), exists(dir, ".git/packed-refs.lock"))
+	}
+	// What the issue saw: with the lock alone removed, no ref can be deleted any more.
+	if err := os.Remove(filepath.Join(dir, ".git", "packed-refs.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.DeleteBranch(t.Context(), "other"); err == nil || !strings.Contains(err.Error(), "packed-refs.new: File exists") {
+		t.Fatalf("branch -D beside a left packed-refs.new: %v; want git's File exists", err)
+	}
+	// The state of the kill itself again (the failed branch -D removed its own lock).
+	touchOld(t, filepath.Join(dir, ".git", "packed-refs.lock"))
+
+	removed, err := r.ClearStaleLocks(t.Context(), quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".git/packed-refs.new", ".git/packed-refs.lock"}; !slices.Equal(removed, want) {
+		t.Errorf("removed %v, want %v", removed, want)
+	}
+	for _, b := range []string{"ralph/x", "other"} {
+		if err := r.DeleteBranch(t.Context(), b); err != nil {
+			t.Errorf("branch -D %s after the crash-resume: %v", b, err)
+		}
+	}
+	if out := gitT(t, dir, "for-each-ref", "refs/heads/ralph/x", "refs/heads/other"); out != "" {
+		t.Errorf("left: %s", out)
+	}
+	gitT(t, dir, "fsck", "--no-progress")
+}
+
+// packed-refs.new is removed under the same proof as a lock: not while a process has
+// it open (a git writing it), not while a git runs in the repository (between its
+// close and its rename), not while it is young.
+func TestClearStaleLocksLeavesPackedRefsNewInUse(t *testing.T) {
+	requireProc(t)
+	dir, r := newRepo(t)
+	leftover := filepath.Join(dir, ".git", "packed-refs.new")
+	touchOld(t, leftover)
+	f, err := os.Open(leftover)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "30")
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = r.ClearStaleLocks(t.Context(), quick)
+	var he *LockHeldError
+	if !errors.As(err, &he) || !he.Open || he.PID != cmd.Process.Pid || he.Name != ".git/packed-refs.new" {
+		t.Errorf("open: got %v; want a *LockHeldError naming pid %d", err, cmd.Process.Pid)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+
+	git := exec.Command("git", "cat-file", "--batch") // waits on its stdin
+	git.Dir = dir
+	stdin, err := git.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := git.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.ClearStaleLocks(t.Context(), quick)
+	if !errors.As(err, &he) || he.PID != git.Process.Pid || he.Open {
+		t.Errorf("git running: got %v; want a *LockHeldError naming git (pid %d)", err, git.Process.Pid)
+	}
+	stdin.Close()
+	_ = git.Wait()
+	if !exists(dir, ".git/packed-refs.new") {
+		t.Fatal("packed-refs.new was removed while in use")
+	}
+
+	future := time.Now().Add(time.Hour) // always younger than MinAge
+	if err := os.Chtimes(leftover, future, future); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = r.ClearStaleLocks(t.Context(), quick); !errors.As(err, &he) || he.PID != 0 {
+		t.Errorf("young: got %v; want a *LockHeldError for a young file", err)
+	}
+	if !exists(dir, ".git/packed-refs.new") {
+		t.Fatal("a young packed-refs.new was removed")
 	}
 }
 

@@ -265,6 +265,11 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 
 	// The pull request.
 	ch, _ := l.LoadChangeFor(rec, change)
+	if ch != nil {
+		// The title and the "Why" are the user's words: the proposal as the run began,
+		// never what the agent made of it in the work tree.
+		ch.FromInitial(func(rel string) []byte { return initialFile(ctx, l.Repo, rec, rel) })
+	}
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
@@ -507,4 +512,22 @@ func githubRepoOf(urls []string, explicit string) (repo github.Repo, pushRepo *g
 		return *pushRepo, pushRepo, true, nil
 	}
 	return github.Repo{}, nil, false, nil
+}
+
+// initialFile is a file of the source (rel) in the run's "initial state" commit (the
+// user's version, uncommitted edits included), read through git; nil when the run has
+// no such commit or the file was not there.
+func initialFile(ctx context.Context, repo *git.Repo, rec *run.Record, rel string) []byte {
+	rev := rec.Initial
+	if rev == "" {
+		rev = rec.OriginalCommit
+	}
+	if rev == "" || rel == "" || strings.HasPrefix(rel, "/") {
+		return nil
+	}
+	data, ok, err := repo.ReadFile(ctx, rev, rel)
+	if err != nil || !ok {
+		return nil
+	}
+	return data
 }

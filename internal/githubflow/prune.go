@@ -20,7 +20,9 @@ type PruneTarget struct {
 }
 
 // RemotePruneTarget is the PruneTarget of a change's run, which must be a run on
-// GitHub Actions. It changes nothing.
+// GitHub Actions, or one a finish has brought home from there (that finish was killed
+// before it completed: the same command again completes it, and prunes). It changes
+// nothing.
 func (l *Flow) RemotePruneTarget(change string) (*PruneTarget, error) {
 	name, err := l.ResolveRun(change)
 	if err != nil {
@@ -30,7 +32,8 @@ func (l *Flow) RemotePruneTarget(change string) (*PruneTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !rec.IsRemote() || rec.Remote.GitRemote == "" {
+	broughtHome := rec.Remote != nil && rec.Remote.RunID != 0 && rec.Remote.LastSeenStatus == "completed"
+	if !(rec.IsRemote() || broughtHome) || rec.Remote.GitRemote == "" {
 		return nil, userErr("it is for a run on GitHub Actions; 'git ralph finish "+name+" --squash' (or --keep) finishes this one",
 			"the run of %q is not on GitHub Actions", name)
 	}

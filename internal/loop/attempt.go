@@ -2,6 +2,8 @@ package loop
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -196,6 +198,12 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	if err != nil {
 		return "", agent.Result{}, err
 	}
+	// The surface is saved before the record says an attempt is under way, so that a
+	// crash-resume finding a running attempt and no saved surface knows it was removed.
+	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
+	if err != nil {
+		return "", agent.Result{}, err
+	}
 	logPath := l.Store.LogPath(o.Change, story.ID, n)
 	rec.Attempts = append(rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: logPath,
@@ -203,6 +211,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	})
 	rec.CurrentStory, rec.Status, rec.PID = story.ID, run.Running, os.Getpid()
 	if err := l.Save(rec); err != nil {
+		l.dropSurface(rec.Change) // no attempt recorded: no snapshot to check it against
 		return "", agent.Result{}, err
 	}
 	att := rec.Last()
@@ -215,24 +224,23 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	if err != nil {
 		return "", agent.Result{}, err
 	}
+	// RALPH_ATTEMPT_ID marks this attempt's agent: a crash-resume signals the recorded
+	// process only when it carries it (stopOrphanAgent).
+	id := attemptID()
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
 		"RALPH_SOURCE=" + string(ch.Kind), "RALPH_TASKS_FILE=" + ch.TasksRel,
+		"RALPH_ATTEMPT_ID=" + id,
 	})
 	req.Log = logf
 	req.Sink = sink{l.Report}
 	req.OnStart = func(pid int, start uint64) {
-		rec.AgentPID, rec.AgentStart = pid, start
+		rec.AgentPID, rec.AgentStart, rec.AgentID = pid, start, id
 		_ = l.Save(rec)
-	}
-	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
-	if err != nil {
-		logf.Close()
-		return "", agent.Result{}, err
 	}
 	res, runErr := agent.Run(ctx, drv, req)
 	logf.Close()
-	rec.AgentPID, rec.AgentStart = 0, 0
+	rec.AgentPID, rec.AgentStart, rec.AgentID = 0, 0, ""
 	// Before any other git runs: what the agent changed of the surface goes back.
 	tampered, err := l.checkSurface(context.WithoutCancel(ctx), snap, rec, att)
 	if err != nil {
@@ -536,6 +544,13 @@ func orText(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+// attemptID is a fresh random id for an attempt's agent (RALPH_ATTEMPT_ID).
+func attemptID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // unreported stops a run whose budget cannot cap it: start refuses an agent that

@@ -81,6 +81,10 @@ type Loop struct {
 	// OntoMoved lets finish --squash and --pr go on when the original branch no longer
 	// points where the run recorded it (finish --onto-moved).
 	OntoMoved bool
+	// TrustCurrent lets a crash-resume go on when the trust surface saved before the
+	// attempt it cut short is missing or not valid, taking refs, config and hooks as
+	// they are (start --trust-current).
+	TrustCurrent bool
 
 	// resumeTamper is what a crash-resume found the agent had changed of the trust
 	// surface ("tampered: …"), for the attempt the crash cut short; "" when nothing.

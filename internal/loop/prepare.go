@@ -126,18 +126,24 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string) er
 }
 
 // stopOrphanAgent kills the agent a crashed git-ralph left running, identified by pid
-// and start time so that a reused pid is never signalled.
+// and start time so that a reused pid is never signalled, and by the markers in its
+// environment (RALPH_CHANGE, RALPH_ATTEMPT_ID) so that a record the agent forged
+// cannot have git-ralph signal a process of its choosing: another one is left alone,
+// with a warning.
 func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 	if rec.AgentPID == 0 {
 		return nil
 	}
-	if agent.GroupAlive(rec.AgentPID, rec.AgentStart) {
+	if agent.GroupAlive(rec.AgentPID, rec.AgentStart) && (rec.AgentID == "" ||
+		!agent.HasEnv(rec.AgentPID, "RALPH_CHANGE="+rec.Change, "RALPH_ATTEMPT_ID="+rec.AgentID)) {
+		l.Report.Warn(fmt.Sprintf("process group %d, recorded as the agent an earlier run left behind, does not carry that agent's RALPH_CHANGE and RALPH_ATTEMPT_ID: left alone", rec.AgentPID))
+	} else if agent.GroupAlive(rec.AgentPID, rec.AgentStart) {
 		l.Report.Step(fmt.Sprintf("stopping the agent (pid %d) an earlier run left behind", rec.AgentPID))
 		if err := agent.KillGroup(rec.AgentPID, rec.AgentStart); err != nil {
 			return fmt.Errorf("stop agent process group %d: %w", rec.AgentPID, err)
 		}
 	}
-	rec.AgentPID, rec.AgentStart = 0, 0
+	rec.AgentPID, rec.AgentStart, rec.AgentID = 0, 0, ""
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/surface"
 )
@@ -49,6 +50,9 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 	changes, err := snap.Compare(ctx, l.Repo)
 	if err != nil {
 		return "", fmt.Errorf("compare the trust surface: %w", err)
+	}
+	for _, name := range snap.MovedOn {
+		l.Report.Warn(fmt.Sprintf("%s moved forward during the attempt; let be, as it may be work from another checkout (the agent could have done it too)", surface.Quote(name)))
 	}
 	if len(changes) == 0 {
 		return "", nil
@@ -102,9 +106,31 @@ func (l *Loop) dropSurface(change string) { _ = os.Remove(l.surfacePath(change))
 // crash cut short is compared and restored. It returns the reason when the agent had
 // changed it.
 func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, error) {
-	snap, err := surface.Load(l.surfacePath(rec.Change))
-	if err != nil || snap == nil {
-		return "", err
+	if a := rec.Last(); attemptCutShort(rec) && a.SurfaceChecked {
+		return a.Reason, nil // an earlier command checked it (and stopped after)
+	}
+	path := l.surfacePath(rec.Change)
+	snap, err := surface.Load(path)
+	if err == nil && snap != nil {
+		err = snap.Valid(ctx, l.snapshotRepo(ctx, rec))
+	}
+	if err == nil && snap == nil && attemptCutShort(rec) {
+		err = fmt.Errorf("%s, saved before the attempt the crash cut short, is missing", path)
+	}
+	if err != nil {
+		// The agent runs as the user and can write .git/ralph: a record it removed or
+		// forged is no record to trust, and so nothing is (fail closed).
+		if !l.TrustCurrent {
+			return "", &Error{Msg: "cannot verify what the agent changed: " + err.Error(),
+				Hint: "look at your refs, .git/config and hooks (the agent may have changed them), then accept them as they are with 'git ralph start " + rec.Change + " --trust-current'",
+				Err:  err}
+		}
+		l.Report.Warn("the trust surface of the attempt the crash cut short could not be checked (" + err.Error() + "); refs, config and hooks are taken as they are (--trust-current)")
+		l.dropSurface(rec.Change)
+		return "", nil
+	}
+	if snap == nil {
+		return "", nil
 	}
 	att := rec.Last()
 	if att == nil {
@@ -114,6 +140,34 @@ func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, erro
 	if err != nil {
 		return "", err
 	}
+	if attemptCutShort(rec) {
+		// Recorded before the snapshot goes: a later command (a finish that stopped
+		// to be run again, then a start) knows the check was made.
+		att.SurfaceChecked, att.Reason = true, reason
+		if err := l.Save(rec); err != nil {
+			return "", err
+		}
+	}
 	l.dropSurface(rec.Change)
 	return reason, nil
+}
+
+// attemptCutShort says the record shows an attempt under way: the loop was killed while
+// the agent ran, so a snapshot of the surface was saved before it began.
+func attemptCutShort(rec *run.Record) bool {
+	att := rec.Last()
+	return rec.Status == run.Running && att != nil && att.Outcome == run.OutcomeRunning
+}
+
+// snapshotRepo is the repository the run's snapshots are taken in: the run's linked
+// worktree for a --worktree run (its own git directory and .git file are on the
+// surface), which a finish in the user's checkout validates a saved one against.
+func (l *Loop) snapshotRepo(ctx context.Context, rec *run.Record) *git.Repo {
+	if rec.Worktree == nil || samePath(rec.Worktree.Path, l.Repo.Root) {
+		return l.Repo
+	}
+	if r, err := git.Open(ctx, rec.Worktree.Path); err == nil {
+		return r
+	}
+	return l.Repo
 }

@@ -287,15 +287,22 @@ func cells(row string) []string {
 	return append(out, strings.TrimSpace(cur.String()))
 }
 
-// Escape makes text safe for roff: a backslash is printed, not an escape, and a
-// character outside ASCII is written as its \[uXXXX] escape, which every roff reads
-// whether or not the page goes through preconv first.
+// Escape makes text safe for roff: a backslash is printed, not an escape; a "-" is
+// \- (a minus sign: an option's dashes, which roff must not break a line after and
+// which copy as ASCII); the punctuation the manual uses is written as the glyphs roff
+// knows by name, which every device has or falls back from (a terminal without UTF-8
+// shows "--" for an em dash); and any other character outside ASCII as \[uXXXX], which
+// needs no preconv, with a stand-in for other devices (Fallbacks).
 func Escape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		switch {
+		switch g, ok := glyphs[r]; {
 		case r == '\\':
 			b.WriteString(`\e`)
+		case r == '-':
+			b.WriteString(`\-`)
+		case ok:
+			b.WriteString(g)
 		case r > 127:
 			fmt.Fprintf(&b, `\[u%04X]`, r)
 		default:
@@ -303,6 +310,40 @@ func Escape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Fallbacks are the .fchar requests that give each \[uXXXX] character of page a
+// stand-in for a device that lacks it (man in a C locale renders with the ASCII device):
+// "<U+241B>" unless a better one is known. A device that has the glyph uses it; mandoc
+// ignores the request.
+func Fallbacks(page string) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, m := range uniRE.FindAllStringSubmatch(page, -1) {
+		if seen[m[1]] {
+			continue
+		}
+		seen[m[1]] = true
+		var r rune
+		fmt.Sscanf(m[1], "%X", &r)
+		stand := fallbacks[r]
+		if stand == "" {
+			stand = "<U+" + m[1] + ">"
+		}
+		fmt.Fprintf(&b, ".fchar \\[u%s] %s\n", m[1], stand)
+	}
+	return b.String()
+}
+
+var (
+	uniRE     = regexp.MustCompile(`\\\[u([0-9A-F]{4,6})\]`)
+	fallbacks = map[rune]string{'µ': "u", '✓': "OK", '✗': "x", '·': "-", '↳': "->", '�': "?"}
+)
+
+var glyphs = map[rune]string{
+	'…': "...", '—': `\(em`, '–': `\(en`, '×': `\(mu`, '→': `\(->`, '←': `\(<-`,
+	'≤': `\(<=`, '≥': `\(>=`, '“': `\(lq`, '”': `\(rq`, '‘': `\(oq`, '’': `\(cq`,
+	'\u00a0': `\~`, '─': "-", '│': "|", '├': "|", '└': "`",
 }
 
 // controlSafe keeps a line that starts with "." or "'" from being a roff request.
@@ -331,7 +372,7 @@ func inline(s string) string {
 		switch {
 		case s[i] == '`':
 			if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
-				b.WriteString(`\fB` + Escape(s[i+1:i+1+j]) + `\fR`)
+				b.WriteString(`\fB` + codeSpan(s[i+1:i+1+j]) + `\fR`)
 				i += j + 2
 				continue
 			}
@@ -359,6 +400,16 @@ func inline(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// codeSpan is a code span's text, escaped; a short one's spaces do not break, so that
+// "git ralph -h" stays on one line.
+func codeSpan(s string) string {
+	s = Escape(s)
+	if len(s) <= 40 && !strings.Contains(s, "\n") {
+		s = strings.ReplaceAll(s, " ", `\~`)
+	}
+	return s
 }
 
 var linkRE = regexp.MustCompile(`^\[([^\]]+)\]\(([^)\s]+)\)`)

@@ -47,9 +47,9 @@ func render(t *testing.T, md string) string {
 func TestRender(t *testing.T) {
 	for _, c := range []struct{ name, md, want string }{
 		{"paragraphs and inline", "# T\n\nA `--flag` and **bold**\nand *it* [gh](https://x.y/z).\n\n.dot starts a line\n",
-			".SH \"T\"\n.PP\nA \\fB--flag\\fR and \\fBbold\\fR\nand \\fIit\\fR gh <https://x.y/z>.\n.PP\n\\&.dot starts a line\n"},
+			".SH \"T\"\n.PP\nA \\fB\\-\\-flag\\fR and \\fBbold\\fR\nand \\fIit\\fR gh <https://x.y/z>.\n.PP\n\\&.dot starts a line\n"},
 		{"a span across lines", "# T\n\n**one\ntwo** `a\nb`\n", ".SH \"T\"\n.PP\n\\fBone\ntwo\\fR \\fBa\nb\\fR\n"},
-		{"backslash and unicode", "# T\n\na\\b → `c\\d`\n", ".SH \"T\"\n.PP\na\\eb \\[u2192] \\fBc\\ed\\fR\n"},
+		{"backslash, dash and unicode", "# T\n\na\\b → `c\\d` a-b ✓…\n", ".SH \"T\"\n.PP\na\\eb \\(-> \\fBc\\ed\\fR a\\-b \\[u2713]...\n"},
 		{"a star that is not a mark", "# T\n\nrefs/ralph/* and 2 * 3\n", ".SH \"T\"\n.PP\nrefs/ralph/* and 2 * 3\n"},
 		{"subsection", "# T\n\n## Sub `x`\n\ntext\n", ".SH \"T\"\n.SS \"Sub x\"\n.PP\ntext\n"},
 		{"code", "# T\n\n```sh\n.x \\y\n  z\n```\n", ".SH \"T\"\n.PP\n.RS 4\n.nf\n\\&.x \\ey\n  z\n.fi\n.RE\n"},
@@ -58,7 +58,7 @@ func TestRender(t *testing.T) {
 		{"numbered list", "# T\n\n1. **a**: b\n2. c\n", ".SH \"T\"\n.IP 1. 4\n\\fBa\\fR: b\n.IP 2. 4\nc\n"},
 		{"two-column table", "# T\n\n| a | b |\n|---|---|\n| `x\\|y` | z |\n| w | |\n", ".SH \"T\"\n.TP\n\\fBx|y\\fR\nz\n.TP\nw\n"},
 		{"wide table", "# T\n\n| flag | key | default | meaning |\n|---|---|---|---|\n| `-a` | `k` | 3 | m |\n| | `k2` | | n |\n",
-			".SH \"T\"\n.TP\n\\fB-a\\fR\nkey: \\fBk\\fR\n.br\ndefault: 3\n.br\nmeaning: m\n.TP\n\\fBk2\\fR\nmeaning: n\n"},
+			".SH \"T\"\n.TP\n\\fB\\-a\\fR\nkey: \\fBk\\fR\n.br\ndefault: 3\n.br\nmeaning: m\n.TP\n\\fBk2\\fR\nmeaning: n\n"},
 	} {
 		if got := render(t, c.md); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
@@ -81,5 +81,15 @@ func TestRenderRefuses(t *testing.T) {
 		if _, err := parse("x.md", c.md); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.md, err, c.want)
 		}
+	}
+}
+
+// TestFallbacks: each character written as \[uXXXX] gets one stand-in for a device
+// without it, a known one where there is one.
+func TestFallbacks(t *testing.T) {
+	page := Escape("ESC as ␛, 90 µs, ␛ again, → and … are named")
+	want := ".fchar \\[u241B] <U+241B>\n.fchar \\[u00B5] u\n"
+	if got := Fallbacks(page); got != want {
+		t.Errorf("Fallbacks(%q) = %q, want %q", page, got, want)
 	}
 }

@@ -71,13 +71,23 @@ func Read(root, path string) (data []byte, ok bool, err error) {
 	if why := notRegular(info.Mode()); why != "" {
 		return nil, false, &RefusedError{Rel: rel, Why: why}
 	}
-	f, err := os.Open(real)
+	// A hard link is the same file as one elsewhere (made by someone who could write
+	// there); its path says nothing of where its content belongs.
+	if n := links(info); n > 1 {
+		return nil, false, &RefusedError{Rel: rel, Why: fmt.Sprintf("a hard link (%d names)", n)}
+	}
+	f, where, err := open(real)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	// What was opened is what was looked at: a file swapped in between is refused.
-	if opened, err := f.Stat(); err != nil || !opened.Mode().IsRegular() || !os.SameFile(info, opened) {
+	// What was opened is what was looked at: a file swapped in between is refused, and
+	// so is one reached through a directory swapped for a symlink out after
+	// EvalSymlinks (where the system says what was opened: Linux's /proc/self/fd).
+	if where != "" && !Inside(realRoot, where) {
+		return nil, false, &RefusedError{Rel: rel, Why: "a file that moved outside the repository while it was being read (" + where + ")"}
+	}
+	if opened, err := f.Stat(); err != nil || !opened.Mode().IsRegular() || !os.SameFile(info, opened) || links(opened) > 1 {
 		return nil, false, &RefusedError{Rel: rel, Why: "a file that changed while it was being read"}
 	}
 	data, err = io.ReadAll(f)

@@ -29,6 +29,7 @@ func TestRead(t *testing.T) {
 	must(syscall.Mkfifo(filepath.Join(root, "fifo.md"), 0o644))
 	must(os.Symlink("/dev/zero", filepath.Join(root, "zero.md")))
 	must(os.Mkdir(filepath.Join(root, "dir.md"), 0o755))
+	must(os.Link(filepath.Join(outside, "secret"), filepath.Join(root, "hard.md")))
 
 	for _, tc := range []struct {
 		name    string
@@ -46,6 +47,7 @@ func TestRead(t *testing.T) {
 		{"outdir/secret", "", false, "outside the repository"},
 		{"fifo.md", "", false, "a FIFO"},
 		{"zero.md", "", false, "outside the repository"},
+		{"hard.md", "", false, "a hard link (2 names)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, ok, err := Read(root, filepath.Join(root, filepath.FromSlash(tc.name)))

@@ -75,6 +75,7 @@ type Record struct {
 	PID            int       `json:"pid,omitempty"`
 	AgentPID       int       `json:"agentPID,omitempty"`
 	AgentStart     uint64    `json:"agentStart,omitempty"`
+	AgentID        string    `json:"agentID,omitempty"` // RALPH_ATTEMPT_ID in the agent's environment
 	Backups        []string  `json:"backups,omitempty"`
 	Started        time.Time `json:"started"`
 	Updated        time.Time `json:"updated"`
@@ -212,23 +213,26 @@ type Finishing struct {
 
 // Attempt is one run of the agent on one story.
 type Attempt struct {
-	Story        string    `json:"story"`
-	N            int       `json:"n"`
-	Outcome      string    `json:"outcome"`
-	Reason       string    `json:"reason,omitempty"`
-	PassOn       bool      `json:"passOn,omitempty"` // the reason goes into the next prompt
-	Ref          string    `json:"ref,omitempty"`
-	Commit       string    `json:"commit,omitempty"`
-	Log          string    `json:"log,omitempty"`
-	Agent        string    `json:"agent,omitempty"`
-	Model        string    `json:"model,omitempty"`
-	Turns        int       `json:"turns,omitempty"`
-	InputTokens  int64     `json:"inputTokens,omitempty"`
-	OutputTokens int64     `json:"outputTokens,omitempty"`
-	CostUSD      *float64  `json:"costUSD,omitempty"`
-	Verify       string    `json:"verify,omitempty"` // passed | failed | skipped
-	Started      time.Time `json:"started"`
-	Ended        time.Time `json:"ended,omitzero"`
+	Story        string   `json:"story"`
+	N            int      `json:"n"`
+	Outcome      string   `json:"outcome"`
+	Reason       string   `json:"reason,omitempty"`
+	PassOn       bool     `json:"passOn,omitempty"` // the reason goes into the next prompt
+	Ref          string   `json:"ref,omitempty"`
+	Commit       string   `json:"commit,omitempty"`
+	Log          string   `json:"log,omitempty"`
+	Agent        string   `json:"agent,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Turns        int      `json:"turns,omitempty"`
+	InputTokens  int64    `json:"inputTokens,omitempty"`
+	OutputTokens int64    `json:"outputTokens,omitempty"`
+	CostUSD      *float64 `json:"costUSD,omitempty"`
+	Verify       string   `json:"verify,omitempty"` // passed | failed | skipped
+	// SurfaceChecked: a crash-resume compared (and restored) the trust surface saved
+	// before this attempt, the crash having cut it short; Reason is what it found.
+	SurfaceChecked bool      `json:"surfaceChecked,omitempty"`
+	Started        time.Time `json:"started"`
+	Ended          time.Time `json:"ended,omitzero"`
 
 	// PremiumRequests is what Copilot CLI counted against the account's
 	// premium-request allowance (not dollars).

@@ -427,3 +427,29 @@ func TrackedPath(k Kind, name, arg string) string {
 	}
 	return "openspec/changes/" + name + "/tasks.md"
 }
+
+// FromInitial recomputes Title and Why from the source's documents as read returns them
+// (the run's initial state commit): a pull request carries the user's words, never what
+// the agent made of them in the work tree. read returns nil for a missing file.
+func (s *Source) FromInitial(read func(rel string) []byte) {
+	switch s.Kind {
+	case SpecKit:
+		spec := string(read(s.RelDir + "/spec.md"))
+		s.Why = firstParagraph(spec)
+		s.Title = strings.TrimSpace(strings.TrimPrefix(firstHeading(spec), "Feature Specification:"))
+	case Plan:
+		doc := string(read(s.TasksRel))
+		s.Why, s.Title = firstParagraph(doc), firstHeading(doc)
+	case PRD:
+		s.Why, s.Title = "", ""
+		if p, err := prd.Parse(read(s.TasksRel)); err == nil {
+			s.Why, s.Title = p.Description, p.Project
+		}
+	default:
+		proposal := string(read(s.RelDir + "/proposal.md"))
+		s.Why, s.Title = openspec.Why(proposal), ""
+		if t := firstHeading(proposal); !strings.EqualFold(t, "Proposal") {
+			s.Title = strings.TrimSpace(strings.TrimPrefix(t, "Change:"))
+		}
+	}
+}

@@ -23,7 +23,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/repofile"
@@ -46,6 +48,12 @@ type Snapshot struct {
 	Refs     []git.RefEntry `json:"refs,omitempty"`
 	Files    []File         `json:"files"`
 	HooksDir string         `json:"hooksDir"`
+	// Elsewhere are the watched branches checked out in another worktree when the
+	// snapshot was taken: someone works there, so they are compared as in a Shared run.
+	Elsewhere []string `json:"elsewhere,omitempty"`
+	// MovedOn are the refs the last Compare let be although they moved (forward, in a
+	// Shared run or on a branch checked out elsewhere), for the caller to name.
+	MovedOn []string `json:"-"`
 
 	// checked is what the last Compare saw of the watched refs, and restored what
 	// Restore put back; Next derives the refs after the check from them.
@@ -60,10 +68,8 @@ func (s *Snapshot) Next() []git.RefEntry {
 	if s.NoRefs || !s.compared {
 		return nil
 	}
-	if !s.Shared {
-		return slices.Clone(s.Refs)
-	}
-	// Shared: what Compare saw, with what it reported (and Restore put back) as recorded.
+	// What Compare saw, with what it reported (and Restore put back) as recorded, and
+	// what it reported as created (Restore removed it) left out.
 	recorded := map[string]git.RefEntry{}
 	for _, r := range s.Refs {
 		recorded[r.Name] = r
@@ -72,7 +78,11 @@ func (s *Snapshot) Next() []git.RefEntry {
 	var out []git.RefEntry
 	for _, r := range s.checked {
 		seen[r.Name] = true
-		if then, ok := recorded[r.Name]; ok && s.reported[r.Name] {
+		if s.reported[r.Name] {
+			then, ok := recorded[r.Name]
+			if !ok {
+				continue
+			}
 			r = then
 		}
 		out = append(out, r)
@@ -111,7 +121,7 @@ func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 // freshRefs reads the refs anew (after a wait the user may have moved them); the files
 // are carried still, since git-ralph's git ran before the wait.
 func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
-	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Files: slices.Clone(prev.Files)}
+	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Files: slices.Clone(prev.Files), Elsewhere: prev.Elsewhere}
 	if prev.NoRefs {
 		return s, nil
 	}
@@ -122,7 +132,7 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 		return s, nil
 	}
 	var err error
-	if s.Refs, err = watchedRefs(ctx, repo, prev.Options); err != nil {
+	if s.Refs, s.Elsewhere, err = watchedRefs(ctx, repo, prev.Options); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -131,11 +141,11 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	s := &Snapshot{Options: o}
 	if !o.NoRefs {
-		refs, err := watchedRefs(ctx, repo, o)
+		refs, elsewhere, err := watchedRefs(ctx, repo, o)
 		if err != nil {
 			return nil, err
 		}
-		s.Refs = refs
+		s.Refs, s.Elsewhere = refs, elsewhere
 	}
 	hooks, err := repo.HooksDir(ctx)
 	if err != nil {
@@ -315,33 +325,36 @@ func (f File) same(g File) bool {
 // watchedRefs lists the refs the agent must not change: all but git-ralph's own
 // namespaces (refs/heads/ralph/* and refs/ralph/*: this run's are the agent's to change,
 // and other changes' runs are changed at any moment by the git-ralph processes that run,
-// finish or dispatch them, which a check here cannot tell from an agent) and the branches
-// checked out in another worktree (someone works there).
-func watchedRefs(ctx context.Context, repo *git.Repo, o Options) ([]git.RefEntry, error) {
+// finish or dispatch them, which a check here cannot tell from an agent). elsewhere are
+// the branches among them checked out in another worktree: someone works there, so they
+// are compared as a Shared run compares (a move forward is let be).
+func watchedRefs(ctx context.Context, repo *git.Repo, o Options) (refs []git.RefEntry, elsewhere []string, err error) {
 	all, err := repo.AllRefs(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	elsewhere := map[string]bool{}
+	there := map[string]bool{}
 	if _, err := os.Stat(filepath.Join(repo.CommonDir, "worktrees")); err == nil {
 		wts, err := repo.WorktreeBranches(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for b, path := range wts {
 			if !samePath(path, repo.Root) {
-				elsewhere["refs/heads/"+b] = true
+				there["refs/heads/"+b] = true
 			}
 		}
 	}
-	var refs []git.RefEntry
 	for _, r := range all {
-		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") || elsewhere[r.Name] {
+		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") {
 			continue
 		}
 		refs = append(refs, r)
+		if there[r.Name] {
+			elsewhere = append(elsewhere, r.Name)
+		}
 	}
-	return refs, nil
+	return refs, elsewhere, nil
 }
 
 func samePath(a, b string) bool {
@@ -367,11 +380,16 @@ type Change struct {
 
 // Compare returns what differs now from s, in a stable order: refs, then files.
 func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Change, err error) {
+	s.MovedOn = nil
 	if !s.NoRefs {
-		now, err := watchedRefs(ctx, repo, s.Options)
+		now, nowElsewhere, err := watchedRefs(ctx, repo, s.Options)
 		if err != nil {
 			return nil, err
 		}
+		// Shared: the user works in their checkout meanwhile (a --worktree run), or
+		// someone works in the worktree the branch is checked out in (recorded before
+		// the attempt: an agent that adds a worktree for a branch makes it no one's).
+		shared := func(name string) bool { return s.Shared || slices.Contains(s.Elsewhere, name) }
 		s.checked, s.reported, s.compared = now, map[string]bool{}, true
 		defer func() {
 			for _, c := range changes {
@@ -395,8 +413,9 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 					changes = append(changes, Change{Ref: then.Name, What: "moved", Then: then, Now: cur})
 				}
 			case then.ID != cur.ID:
-				if s.Shared {
+				if shared(then.Name) {
 					if ff, err := repo.IsAncestor(ctx, then.ID, cur.ID); err == nil && ff {
+						s.MovedOn = append(s.MovedOn, then.Name)
 						continue // maybe the user's own work in their checkout
 					}
 				}
@@ -405,7 +424,9 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 		}
 		if !s.Shared {
 			for _, r := range now {
-				if _, ok := byName[r.Name]; ok {
+				// A branch checked out elsewhere now (a worktree the user added
+				// meanwhile) is let be, as before the attempt it would have been.
+				if _, ok := byName[r.Name]; ok && !slices.Contains(nowElsewhere, r.Name) {
 					changes = append(changes, Change{Ref: r.Name, What: "created", Now: r})
 				}
 			}
@@ -473,12 +494,24 @@ func Reason(changes []Change, root string) string {
 // Name is the ref, or the file relative to root when it is inside it.
 func (c Change) Name(root string) string {
 	if c.Ref != "" {
-		return c.Ref
+		return Quote(c.Ref)
 	}
 	if rel, err := filepath.Rel(root, c.File); err == nil && repofile.Inside(root, c.File) {
-		return filepath.ToSlash(rel)
+		return Quote(filepath.ToSlash(rel))
 	}
-	return c.File
+	return Quote(c.File)
+}
+
+// Quote returns name as it is when it is plain (printable, no space, quote or
+// backslash), else Go-quoted: the agent names refs and hooks, and a name holding a
+// newline would otherwise print a line of its own (a fake "✓ story 1: checkpoint").
+func Quote(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) || r == ' ' || r == '"' || r == '\\' {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 // Restore puts back what changes undid: files byte for byte with their modes (the agent's
@@ -514,7 +547,7 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		}
 		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
 		if kept != "" {
-			line += "; its version is kept as " + kept
+			line += "; its version is kept as " + Quote(kept)
 		}
 		lines = append(lines, line+")")
 	}
@@ -531,12 +564,12 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 			if err := repo.RemoveRef(ctx, c.Ref); err != nil {
 				return lines, err
 			}
-			lines = append(lines, fmt.Sprintf("removed %s, which the agent created (kept as %s)", c.Ref, kept))
+			lines = append(lines, fmt.Sprintf("removed %s, which the agent created (kept as %s)", Quote(c.Ref), Quote(kept)))
 		case "deleted":
 			if err := putRef(ctx, repo, c.Then); err != nil {
 				return lines, err
 			}
-			lines = append(lines, fmt.Sprintf("recreated %s at %s, which the agent deleted", c.Ref, describe(c.Then)))
+			lines = append(lines, fmt.Sprintf("recreated %s at %s, which the agent deleted", Quote(c.Ref), describe(c.Then)))
 		case "moved":
 			kept, err := keepRef(c.Now)
 			if err != nil {
@@ -545,9 +578,9 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 			if err := putRef(ctx, repo, c.Then); err != nil {
 				return lines, err
 			}
-			line := fmt.Sprintf("restored %s to %s (the agent had moved it to %s", c.Ref, describe(c.Then), describe(c.Now))
+			line := fmt.Sprintf("restored %s to %s (the agent had moved it to %s", Quote(c.Ref), describe(c.Then), describe(c.Now))
 			if kept != "" {
-				line += ", kept as " + kept
+				line += ", kept as " + Quote(kept)
 			}
 			line += ")"
 			lines = append(lines, line)
@@ -565,7 +598,7 @@ func putRef(ctx context.Context, repo *git.Repo, r git.RefEntry) error {
 
 func describe(r git.RefEntry) string {
 	if r.Symref != "" {
-		return r.Symref
+		return Quote(r.Symref)
 	}
 	if len(r.ID) > 7 {
 		return r.ID[:7]
@@ -598,14 +631,16 @@ func keepFile(f File, path, keepDir string) (string, error) {
 // (through a temporary file and a rename, so a reader never sees half of it) with its
 // mode, or made the symlink it was.
 func putFile(f File) error {
+	// Remove, never RemoveAll: a directory where a watched file was is the agent's,
+	// and a restore that fails on it says so rather than deleting a tree.
 	if !f.Exists {
-		if err := os.RemoveAll(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
 	if info, err := os.Lstat(f.Path); err == nil && info.IsDir() {
-		if err := os.RemoveAll(f.Path); err != nil {
+		if err := os.Remove(f.Path); err != nil {
 			return err
 		}
 	}
@@ -641,6 +676,70 @@ func (s *Snapshot) Save(path string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// Valid checks a snapshot read back from disk, which the agent could have written (it
+// runs as the user): its hooks directory must be the default one or the one git computes
+// now, and every file it names must be one git-ralph watches now (a file of the hooks
+// directory, the repository's config, info and stash files, the global config), so
+// that a restore from a forged snapshot can neither run the agent's hooks nor write or
+// remove any other file.
+func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
+	hooks, err := repo.HooksDir(ctx)
+	if err != nil {
+		return err
+	}
+	def := filepath.Join(repo.CommonDir, "hooks")
+	if !filepath.IsAbs(s.HooksDir) || !(samePath(s.HooksDir, def) || samePath(s.HooksDir, hooks)) {
+		return fmt.Errorf("its hooks directory %q is neither %q nor %q", s.HooksDir, def, hooks)
+	}
+	allowed := map[string]bool{}
+	for _, p := range filePaths(repo, s.HooksDir, s.NoRefs) {
+		allowed[filepath.Clean(p)] = true
+	}
+	gitDirs := []string{filepath.Clean(repo.CommonDir), filepath.Clean(repo.GitDir)}
+	fixed := map[string]bool{}
+	for _, p := range []string{
+		filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree"),
+		filepath.Join(repo.GitDir, "config.worktree"), filepath.Join(repo.GitDir, "commondir"),
+		filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"),
+		filepath.Join(repo.CommonDir, "logs", "refs", "stash"),
+	} {
+		fixed[filepath.Clean(p)] = true
+	}
+	for _, f := range s.Files {
+		p := f.Path
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("it names the file %q", p)
+		}
+		if filepath.Dir(p) == filepath.Clean(s.HooksDir) && filepath.Base(p) != ".." {
+			continue
+		}
+		if !allowed[p] {
+			return fmt.Errorf("it names the file %q, which git-ralph does not watch", p)
+		}
+		for _, d := range gitDirs {
+			// An include the config names now, inside the git directory, among git's
+			// own data (an object, a ref, the index, git-ralph's records) is no file to
+			// restore from a record that may be forged.
+			rel, err := filepath.Rel(d, p)
+			if err != nil || fixed[p] || !repofile.Inside(d, p) {
+				continue
+			}
+			first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+			if gitData[first] {
+				return fmt.Errorf("it names the file %q, which is git's own data", p)
+			}
+		}
+	}
+	return nil
+}
+
+// gitData are the names in a git directory that hold git's own data, never config.
+var gitData = map[string]bool{
+	"objects": true, "refs": true, "logs": true, "packed-refs": true, "index": true, "HEAD": true,
+	"ORIG_HEAD": true, "FETCH_HEAD": true, "MERGE_HEAD": true, "shallow": true, "ralph": true,
+	"worktrees": true, "modules": true, "lfs": true,
 }
 
 // Load reads a snapshot Save wrote; nil, nil when there is none.

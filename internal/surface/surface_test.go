@@ -281,3 +281,143 @@ func TestIncludesSameLine(t *testing.T) {
 		t.Errorf("includes = %q, want %q", got, want)
 	}
 }
+
+// A snapshot read back from disk may be the agent's forgery: it can pin no hooks
+// directory of the agent's and name no file git-ralph does not watch, and a restore
+// never removes a directory tree.
+func TestValidRefusesForgery(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Valid(ctx, r); err != nil {
+		t.Fatalf("Valid(the real snapshot) = %v", err)
+	}
+	forge := func(f func(s *Snapshot)) error {
+		s := *snap
+		s.Files = slices.Clone(snap.Files)
+		f(&s)
+		return s.Valid(ctx, r)
+	}
+	agentHooks := filepath.Join(dir, "agent-hooks")
+	for name, f := range map[string]func(s *Snapshot){
+		"hooks dir of the agent's": func(s *Snapshot) { s.HooksDir = agentHooks },
+		"relative hooks dir":       func(s *Snapshot) { s.HooksDir = ".git/hooks" },
+		"file outside":             func(s *Snapshot) { s.Files = append(s.Files, File{Path: filepath.Join(t.TempDir(), "precious")}) },
+		"an object": func(s *Snapshot) {
+			s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "objects", "pack")})
+		},
+		"the index": func(s *Snapshot) { s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "index")}) },
+		"a path with ..": func(s *Snapshot) {
+			s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "hooks") + "/../index"})
+		},
+		"a work tree file": func(s *Snapshot) { s.Files = append(s.Files, File{Path: filepath.Join(dir, "a.txt")}) },
+	} {
+		if err := forge(f); err == nil {
+			t.Errorf("%s: Valid = nil, want a refusal", name)
+		}
+	}
+	// A hook the agent removed is still the snapshot's to restore.
+	if err := forge(func(s *Snapshot) {
+		s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "hooks", "pre-commit"), Exists: true, Data: []byte("x"), Mode: 0o755})
+	}); err != nil {
+		t.Errorf("a hook no longer there: Valid = %v", err)
+	}
+
+	tree := filepath.Join(dir, ".git", "hooks", "ralph-verify.d")
+	write(t, filepath.Join(tree, "keep"), "keep\n", 0o644)
+	if err := putFile(File{Path: tree}); err == nil {
+		t.Error("putFile(missing) on a directory: no error")
+	}
+	if _, err := os.Stat(filepath.Join(tree, "keep")); err != nil {
+		t.Errorf("putFile removed a directory tree: %v", err)
+	}
+}
+
+// The agent names the files it plants: a name with a newline is quoted in the reason
+// and the restore lines, never printed as a line of its own.
+func TestNamesQuoted(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "x\n✓ story 1: checkpoint abc1234"
+	write(t, filepath.Join(dir, ".git", "hooks", name), "#!/bin/sh\n", 0o755)
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := Reason(changes, r.Root)
+	lines, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", filepath.Join(dir, ".git", "ralph", "x", "tampered", "1-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(lines, reason) {
+		if strings.Contains(s, "\n") || !strings.Contains(s, `"`) {
+			t.Errorf("not quoted: %q", s)
+		}
+	}
+	if want := `tampered: ".git/hooks/x\n✓ story 1: checkpoint abc1234" created`; reason != want {
+		t.Errorf("Reason = %q, want %q", reason, want)
+	}
+	if got := Quote("refs/heads/main"); got != "refs/heads/main" {
+		t.Errorf("Quote(a plain name) = %q", got)
+	}
+}
+
+// A branch checked out in another worktree is watched as a Shared run watches: a move
+// forward (work done there) is let be and named; a deletion or a rewrite is found.
+func TestBranchElsewhere(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	other := filepath.Join(t.TempDir(), "other")
+	run(t, dir, "worktree", "add", "-q", "-b", "there", other)
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(snap.Elsewhere, "refs/heads/there") {
+		t.Fatalf("Elsewhere = %v", snap.Elsewhere)
+	}
+	write(t, filepath.Join(other, "b.txt"), "b\n", 0o644)
+	run(t, other, "add", "-A")
+	run(t, other, "commit", "-q", "-m", "work there")
+	run(t, dir, "branch", "made-by-agent")
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Reason(changes, r.Root); got != "tampered: refs/heads/made-by-agent created" {
+		t.Errorf("after a commit there: %s", got)
+	}
+	if !slices.Equal(snap.MovedOn, []string{"refs/heads/there"}) {
+		t.Errorf("MovedOn = %v", snap.MovedOn)
+	}
+	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	// The next attempt's refs: "there" as it is now, the created ref gone.
+	next := refNames(snap.Next())
+	if strings.Contains(next, "made-by-agent") || !strings.Contains(next, "refs/heads/there") {
+		t.Errorf("Next = %s", next)
+	}
+
+	snap, err = Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "update-ref", "refs/heads/there", "main")
+	changes, err = snap.Compare(ctx, r)
+	if err != nil || Reason(changes, r.Root) != "tampered: refs/heads/there moved" {
+		t.Errorf("after a rewrite there: %v, %v", changes, err)
+	}
+	run(t, dir, "update-ref", "-d", "refs/heads/there")
+	changes, err = snap.Compare(ctx, r)
+	if err != nil || Reason(changes, r.Root) != "tampered: refs/heads/there deleted" {
+		t.Errorf("after a deletion there: %v, %v", changes, err)
+	}
+}
