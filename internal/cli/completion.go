@@ -12,6 +12,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/report"
+	"github.com/git-ralph/git-ralph/internal/speckit"
 )
 
 //go:embed completions/*
@@ -92,8 +93,14 @@ func (c *completeCmd) words(e *env) []string {
 	}
 	var names []string
 	switch c.What {
-	case "changes":
+	case "changes": // what start takes by name: changes and spec-kit features
 		names, _ = openspec.ListChanges(l.Repo.Root)
+		features, _ := speckit.ListFeatures(l.Repo.Root)
+		for _, f := range features {
+			if !slices.Contains(names, f) {
+				names = append(names, f)
+			}
+		}
 	case "runs":
 		names, _ = l.Store.Changes()
 	case "reports":

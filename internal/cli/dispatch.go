@@ -10,7 +10,7 @@ import (
 )
 
 type dispatchCmd struct {
-	Changes    []string `arg:"" name:"change" help:"The changes to run on GitHub Actions, one run each."`
+	Changes    []string `arg:"" name:"change" help:"The changes to run on GitHub Actions, one run each (or spec-kit features, plans, prd.json files, as start takes them)."`
 	Repo       string   `help:"The GitHub repository, [HOST/]OWNER/REPO (ralph.repo; default: GH_REPO, then the remote's URL)." placeholder:"REPO"`
 	Remote     string   `help:"The git remote ralph/<change> is pushed to (ralph.remote; default: the branch's push remote, then origin)." placeholder:"NAME"`
 	Workflow   string   `config:"ralph.workflow" default:"ralph.yml" help:"The workflow file 'ci init' wrote (ralph.workflow; default ${default})." placeholder:"FILE"`
@@ -58,6 +58,7 @@ func (c *dispatchCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
+		change := res.Change // the run name: a plan's or a prd.json's is not the path given
 		what := "dispatched"
 		if res.Found {
 			what = "found the run an interrupted dispatch started for"

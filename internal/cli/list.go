@@ -8,7 +8,7 @@ import (
 )
 
 type listCmd struct {
-	JSON bool `name:"json" help:"Print JSON: {\"changes\": [...]}, counted as 'openspec list --json' counts."`
+	JSON bool `name:"json" help:"Print JSON: {\"changes\": [...]}, each with its \"source\", counted as 'openspec list --json' counts."`
 }
 
 func (c *listCmd) Run(e *env) error {
@@ -24,12 +24,21 @@ func (c *listCmd) Run(e *env) error {
 		return writeJSON(e, map[string]any{"changes": changes})
 	}
 	if len(changes) == 0 {
-		fmt.Fprintln(e.s.Out, "no changes in openspec/changes; create one with 'openspec new change <name>'")
+		fmt.Fprintln(e.s.Out, "no changes in openspec/changes and no spec-kit features in specs; create one with 'openspec new change <name>', or give 'git ralph start' a plan or a prd.json")
 		return nil
+	}
+	// A source column once anything but OpenSpec changes is listed.
+	sources := false
+	for _, ch := range changes {
+		sources = sources || ch.Source != "openspec"
 	}
 	p := e.s.Palette()
 	t := tableprinter.New(e.s.Out, e.s.StdoutTTY, 120)
-	t.AddHeader([]string{"CHANGE", "TASKS", "STORIES", "RUN"})
+	if sources {
+		t.AddHeader([]string{"NAME", "SOURCE", "TASKS", "STORIES", "RUN"})
+	} else {
+		t.AddHeader([]string{"CHANGE", "TASKS", "STORIES", "RUN"})
+	}
 	for _, ch := range changes {
 		done := 0
 		for _, s := range ch.Stories {
@@ -51,6 +60,13 @@ func (c *listCmd) Run(e *env) error {
 			}
 		}
 		t.AddField(ch.Name, tableprinter.WithColor(func(s string) string { return p.Bold(s) }))
+		if sources {
+			src := ch.Source
+			if ch.TasksFile != "" {
+				src += " " + ch.TasksFile
+			}
+			t.AddField(src)
+		}
 		t.AddField(fmt.Sprintf("%d/%d", ch.CompletedTasks, ch.TotalTasks))
 		t.AddField(fmt.Sprintf("%d/%d", done, len(ch.Stories)))
 		t.AddField(runText)

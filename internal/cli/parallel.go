@@ -75,10 +75,13 @@ func (c *startCmd) checkParallel() error {
 // runParallel runs one child git-ralph per change, each in its own worktree, at most
 // -j at a time, and ends with a table of how each did.
 func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
-	for _, ch := range c.Changes {
-		if _, err := l.LoadRunChange(e.ctx, ch); err != nil {
+	names := make([]string, len(c.Changes)) // the run names: a plan's is not its path
+	for i, ch := range c.Changes {
+		s, err := l.LoadRunChange(e.ctx, ch)
+		if err != nil {
 			return err
 		}
+		names[i] = s.Name
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -86,7 +89,7 @@ func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 	}
 	jobs := make([]parallel.Job, len(c.Changes))
 	for i, ch := range c.Changes {
-		jobs[i] = parallel.Job{Name: ch, Argv: append([]string{exe}, c.childArgs(e, ch)...)}
+		jobs[i] = parallel.Job{Name: names[i], Argv: append([]string{exe}, c.childArgs(e, ch)...)}
 	}
 	n := c.Jobs
 	if n == 0 || n > len(jobs) {

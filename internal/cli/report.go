@@ -73,7 +73,7 @@ func reportChange(e *env, l *loop.Loop, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return loop.PickRun(names, name, "report")
+	return loop.PickRun(names, l.RunNameOf(name), "report")
 }
 
 // reportPath is where a change's report is written by default.

@@ -18,7 +18,8 @@ import (
 )
 
 type startCmd struct {
-	Changes         []string      `arg:"" name:"change" help:"The change: a directory under openspec/changes/. Several need --worktree; they run in parallel."`
+	Changes         []string      `arg:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path) or a prd.json (a .json path). Several need --worktree; they run in parallel."`
+	StoryLevel      int           `config:"ralph.storyLevel" help:"For a markdown plan: 3 makes every '###' section a story (ralph.storyLevel; default: '##' sections, or ralphex's '### Task N' ones)." placeholder:"N"`
 	MaxRetries      int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
 	Timeout         time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
 	IdleTimeout     time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
@@ -45,7 +46,8 @@ type startCmd struct {
 // Help is the long help of start.
 func (c *startCmd) Help() string {
 	return `Makes the branch ralph/<change> with an "initial state" commit holding your uncommitted
-work, then runs the agent once per incomplete story of tasks.md. A story whose agent ends
+work, then runs the agent once per incomplete story of tasks.md (a spec-kit feature's
+tasks.md, a markdown plan or a prd.json are run the same way). A story whose agent ends
 with <promise>COMPLETE</promise> (and whose tasks are all checked off) becomes a commit
 "checkpoint: <story>". A failed attempt is kept under refs/ralph/<change>/attempts/ and
 retried from the last checkpoint. Run it again to resume after an interrupt.
@@ -67,6 +69,9 @@ func (c *startCmd) Run(e *env) error {
 		if d < 0 {
 			return &usageError{msg: fmt.Sprintf("%s must not be negative", name), hint: "give a Go duration such as 30m or 1h30m"}
 		}
+	}
+	if c.StoryLevel != 0 && c.StoryLevel != 2 && c.StoryLevel != 3 {
+		return &usageError{msg: fmt.Sprintf("--story-level must be 2 or 3, not %d", c.StoryLevel), hint: "3 makes every '###' section of a plan a story; 2 is the default"}
 	}
 	if c.MaxCost < 0 {
 		return &usageError{msg: "--max-cost must not be negative", hint: "give an amount in US dollars, e.g. 5 or 12.50"}
@@ -107,15 +112,22 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
-		Change: change, Agent: c.Agent, Model: c.Model, AgentArgs: args, AgentEnvKeep: c.AgentEnvKeep, AllowRefChanges: c.AllowRefChanges,
+		Change: change, Arg: change, Cwd: cwd, StoryLevel: c.StoryLevel, Agent: c.Agent, Model: c.Model, AgentArgs: args, AgentEnvKeep: c.AgentEnvKeep, AllowRefChanges: c.AllowRefChanges,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost, MaxTokens: c.MaxTokens,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
 		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
 		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
 	})
+	if sum != nil && sum.Change != "" {
+		change = sum.Change // the run name of a plan or a prd.json
+	}
 	if err != nil {
 		if sum != nil {
 			printSummary(e.s, sum, false)
@@ -204,6 +216,9 @@ func printDryRun(s *term.Streams, sum *loop.Summary) error {
 	if d.Done {
 		fmt.Fprintf(s.Out, "every story of %s is complete; nothing to run\n", sum.Change)
 		return nil
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(s.Out, "# note: %s\n", n)
 	}
 	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n# the prompt, sent on stdin\n%s", d.Story, d.Title, quoteArgv(d.Argv), d.Prompt)
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/report"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -34,6 +35,7 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if c.Change != "" {
+		c.Change = l.RunNameOf(c.Change) // a plan's or a prd's path names its run
 		if _, err := l.LoadRunChange(e.ctx, c.Change); err != nil {
 			return err
 		}
@@ -334,7 +336,14 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	// text: whatever path they take here, they reach the terminal inert.
 	w := term.NewInertWriter(s.Out)
 	kv := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
-	kv("change", p.Bold(rec.Change)+"  (openspec/changes/"+rec.Change+")")
+	where := "openspec/changes/" + rec.Change
+	switch {
+	case r.Change != nil && r.Change.Kind != source.OpenSpec:
+		where = r.Change.Kind.Noun() + " " + r.Change.TasksRel
+	case rec.SourceArg != "":
+		where = source.Kind(rec.Source).Noun() + " " + rec.SourceArg
+	}
+	kv("change", p.Bold(rec.Change)+"  ("+where+")")
 	from := rec.Original
 	if from == "" {
 		from = "detached HEAD " + shortID(rec.OriginalCommit)

@@ -9,6 +9,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -21,7 +22,9 @@ func TestStatusTableLongIDs(t *testing.T) {
 		"## Implementation of the offline synchronisation engine, with conflict resolution\n- [ ] b\n" +
 		"## Implementation of the offline synchronisation engine, with conflict resolution\n- [ ] c\n" +
 		"## Phase 12: Rollout to every region, behind the feature flag, with dashboards\n- [ ] d\n"))
+	// a run recorded before slugs were cut at a word's end keeps its ids (KeepIDs)
 	long := "implementation-of-the-offline-synchronis"
+	tasks.KeepIDs([]string{long, long + "_2"})
 	rec := &run.Record{Change: "offline-sync", Branch: "ralph/offline-sync", Original: "main", Status: run.Failed,
 		StopReason: "story " + long + " ran out of retries", Agent: "claude",
 		Attempts: []run.Attempt{{Story: long, N: 1, Outcome: run.OutcomeFailed,
@@ -29,7 +32,7 @@ func TestStatusTableLongIDs(t *testing.T) {
 			Ref:    "refs/ralph/offline-sync/attempts/" + long + "-1"}}}
 	s, out, _ := term.Test()
 	s.StdoutTTY = true
-	renderStatus(s, &loop.StatusReport{Record: rec, Status: string(run.Failed), Change: &openspec.Change{Name: "offline-sync", Tasks: tasks}, Branch: true})
+	renderStatus(s, &loop.StatusReport{Record: rec, Status: string(run.Failed), Change: &source.Source{Name: "offline-sync", Tasks: tasks}, Branch: true})
 	got := out.String()
 	for _, id := range []string{"prerequisites-and-access-to-the-staging", long, long + "_2", "12"} {
 		if !strings.Contains(got, " "+id+" ") {

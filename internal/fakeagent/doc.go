@@ -94,7 +94,10 @@
 //	{"commit": "message"}             as bash: git add -A && git commit -q -m 'message'
 //	{"check_story": true}             Edit tool / file_change: ticks every open task of story
 //	                                  $RALPH_STORY in openspec/changes/$RALPH_CHANGE/tasks.md
-//	                                  ("check_story": "2" names the story)
+//	                                  ("check_story": "2" names the story); with RALPH_SOURCE and
+//	                                  RALPH_TASKS_FILE set, the story of that file as git-ralph
+//	                                  reads it: spec-kit boxes become [X], plan boxes [x], and a
+//	                                  prd.json story's "passes" becomes true
 //	{"check_task": "1.2"}             ticks the first open task with that id (same file)
 //	{"echo_prompt": true}             Bash tool "cat prompt" whose output is the whole prompt
 //	{"event": {…}}                    the object verbatim (claude: session_id and uuid filled in if absent)

@@ -220,7 +220,10 @@ func (t *teeBuffer) Write(p []byte) (int, error) {
 func (f *fake) tick(story, taskID string) {
 	change := f.env("RALPH_CHANGE")
 	t := &toolCall{kind: toolEdit, path: filepath.Join(f.cwd, "openspec", "changes", change, "tasks.md")}
-	if ch, err := openspec.Load(f.cwd, change); err == nil { // the file the change's schema tracks
+	kind, tracked := f.env("RALPH_SOURCE"), f.env("RALPH_TASKS_FILE")
+	if tracked != "" && taskID == "" { // another source's file, or the one the change's schema tracks
+		t.path = filepath.Join(f.cwd, filepath.FromSlash(tracked))
+	} else if ch, err := openspec.Load(f.cwd, change); err == nil { // the file the change's schema tracks
 		t.path = ch.TasksPath
 	}
 	f.toolSteps++
@@ -240,9 +243,12 @@ func (f *fake) tick(story, taskID string) {
 	}
 	var edit *taskEdit
 	if err == nil {
-		if taskID != "" {
+		switch {
+		case taskID != "":
 			edit, err = tickTask(content, taskID)
-		} else {
+		case kind != "" && kind != "openspec":
+			edit, err = tickSource(kind, content, story)
+		default:
 			edit, err = tickStory(content, story)
 		}
 	}

@@ -150,7 +150,9 @@ var errNothingToTick = errors.New("no open task to tick")
 // stories (openspec.ParseTasks: any level-2 section with a task, ids from numbers or
 // slugs).
 func tickStory(content []byte, story string) (*taskEdit, error) {
-	s, ok := openspec.ParseTasks(content).Story(story)
+	t := openspec.ParseTasks(content)
+	t.KeepIDs([]string{story}) // a run recorded with an id cut mid-word keeps it
+	s, ok := t.Story(story)
 	if !ok {
 		return nil, fmt.Errorf("no story %q in tasks.md", story)
 	}

@@ -235,3 +235,20 @@ func worktreeBranches(wts []Worktree) map[string]string {
 	}
 	return branches
 }
+
+// Ignored reports whether path (relative to the top level) is ignored and untracked:
+// `git check-ignore -q`, which leaves tracked files out, so `git add -A` would never
+// commit it and `git reset --hard` never restore it.
+func (r *Repo) Ignored(ctx context.Context, path string) (bool, error) {
+	if err := checkArg("path", path); err != nil {
+		return false, err
+	}
+	_, err := r.run(ctx, call{readOnly: true, args: []string{"check-ignore", "-q", "--", path}})
+	if err == nil {
+		return true, nil
+	}
+	if exitStatus(err) == 1 {
+		return false, nil
+	}
+	return false, err
+}

@@ -224,3 +224,23 @@ func TestParseWorktrees(t *testing.T) {
 		t.Errorf("parseWorktrees(bare, lines) = %q", got)
 	}
 }
+
+// TestIgnored: an untracked ignored file is ignored; a tracked one that matches a pattern,
+// an untracked one that does not, and a missing one are not.
+func TestIgnored(t *testing.T) {
+	dir, r := newRepo(t)
+	write(t, dir, ".gitignore", "notes/\n*.log\n")
+	write(t, dir, "forced.log", "tracked\n")
+	gitT(t, dir, "add", "-f", "forced.log")
+	write(t, dir, "notes/plan.md", "- [ ] a\n")
+	write(t, dir, "plan.md", "- [ ] a\n")
+	for path, want := range map[string]bool{"notes/plan.md": true, "forced.log": false, "plan.md": false, "missing.md": false, "other.log": true} {
+		got, err := r.Ignored(t.Context(), path)
+		if err != nil || got != want {
+			t.Errorf("Ignored(%q) = %v, %v; want %v", path, got, err, want)
+		}
+	}
+	if _, err := r.Ignored(t.Context(), "-x"); err == nil {
+		t.Error("an option-like path was passed to git")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // `git ralph dispatch` (REMOTE.md §5.2): the git side first (steps 1–4: PrepareDispatch
@@ -23,6 +24,7 @@ import (
 // DispatchOptions are the git side of a dispatch.
 type DispatchOptions struct {
 	Change     string // required
+	Arg        string // what the user named: a path for a plan or a prd.json; "" for Change
 	GitRemote  string // required: the remote ralph/<change> is pushed to
 	Nonce      string // required: goes into the run's title, to find the run again
 	IncludeWIP bool   // put uncommitted work into the start commit
@@ -49,13 +51,22 @@ type DispatchStart struct {
 // untouched) or takes the branch's tip when it exists, and pushes the branch with a
 // lease, git-ralph's own pre-push hook let through and the user's hooks run.
 func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*DispatchStart, error) {
-	ch, err := loop.LoadChange(ctx, l.Repo, o.Change)
+	arg := o.Arg
+	if arg == "" {
+		arg = o.Change
+	}
+	ch, err := l.LoadRunChange(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
-	if !ch.HasTasks {
-		return nil, userErr("write the stories into "+ch.RelDir+"/tasks.md first", "change %q has no tasks.md", o.Change)
+	if err := ch.Runnable(); err != nil {
+		var e *source.Error
+		if errors.As(err, &e) {
+			return nil, userErr(e.Hint, "%s", e.Msg)
+		}
+		return nil, err
 	}
+	o.Change = ch.Name
 	if o.GitRemote == "" || o.Nonce == "" || strings.ContainsAny(o.Nonce, " []\n") {
 		return nil, fmt.Errorf("dispatch %q: a remote and a nonce are required", o.Change)
 	}
@@ -126,6 +137,7 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: l.Time(), Remote: &remote,
 	}
+	loop.RecordSource(rec, ch.Kind, ch.Arg, 0)
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
@@ -168,6 +180,7 @@ func (l *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (stri
 		fmt.Fprintf(&b, "Ralph-Original: %s\n", rec.Original)
 	}
 	fmt.Fprintf(&b, "Ralph-Base: %s\nRalph-Dispatch: %s\n", rec.OriginalCommit, rec.Remote.Nonce)
+	b.WriteString(loop.SourceTrailers(rec))
 	id, err := l.Repo.CommitTree(ctx, tree, []string{rec.OriginalCommit}, b.String())
 	if err != nil {
 		return "", err
@@ -280,9 +293,12 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 		o.Workflow = "ralph.yml"
 	}
 	again := "git ralph dispatch " + o.Change
-	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
+	arg := o.Change
+	ch, err := l.LoadRunChange(ctx, arg)
+	if err != nil {
 		return nil, err
 	}
+	o.Change = ch.Name    // a plan's or a prd.json's run name, from here on
 	var ended *run.Record // a dispatched run that ended without publishing: replaced
 	if rec, err := l.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
 		if !l.redispatchable(ctx, rec) {
@@ -367,7 +383,7 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 			return nil, err
 		}
 	}
-	ds, err := l.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
+	ds, err := l.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, Arg: arg, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
 		Agent: o.Agent, Model: o.Model,
 		Remote: run.Remote{RepoHost: repo.Host, Owner: repo.Owner, Name: repo.Name, Workflow: o.Workflow, Ref: ref}})
 	if err != nil {

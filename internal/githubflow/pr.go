@@ -9,7 +9,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -269,7 +268,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	if ch != nil {
 		// The title and the "Why" are the user's words: the proposal as the run began,
 		// never what the agent made of it in the work tree.
-		ch.Proposal = initialProposal(ctx, l.Repo, rec, ch)
+		ch.FromInitial(func(rel string) []byte { return initialFile(ctx, l.Repo, rec, rel) })
 	}
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
@@ -515,20 +514,20 @@ func githubRepoOf(urls []string, explicit string) (repo github.Repo, pushRepo *g
 	return github.Repo{}, nil, false, nil
 }
 
-// initialProposal is the change's proposal.md in the run's "initial state" commit (the
-// user's version, uncommitted edits included), read through git; "" when the run has
-// no such commit or the proposal was not there.
-func initialProposal(ctx context.Context, repo *git.Repo, rec *run.Record, ch *openspec.Change) string {
+// initialFile is a file of the source (rel) in the run's "initial state" commit (the
+// user's version, uncommitted edits included), read through git; nil when the run has
+// no such commit or the file was not there.
+func initialFile(ctx context.Context, repo *git.Repo, rec *run.Record, rel string) []byte {
 	rev := rec.Initial
 	if rev == "" {
 		rev = rec.OriginalCommit
 	}
-	if rev == "" || ch.RelDir == "" {
-		return ""
+	if rev == "" || rel == "" || strings.HasPrefix(rel, "/") {
+		return nil
 	}
-	data, ok, err := repo.ReadFile(ctx, rev, ch.RelDir+"/proposal.md")
+	data, ok, err := repo.ReadFile(ctx, rev, rel)
 	if err != nil || !ok {
-		return ""
+		return nil
 	}
-	return string(data)
+	return data
 }

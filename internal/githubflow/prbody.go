@@ -8,24 +8,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/loop"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // PRTitle is the pull request's title: the proposal's first "# " heading without the
 // template's "Change: " prefix (OpenSpec's own rule for a change's title), else the
 // change name; the template's "# Proposal" counts as no title.
-func PRTitle(ch *openspec.Change, change string) string {
-	if ch != nil {
-		for line := range strings.SplitSeq(ch.Proposal, "\n") {
-			if t, ok := strings.CutPrefix(strings.TrimRight(line, " \t\r"), "# "); ok {
-				t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "Change:"))
-				if t != "" && !strings.EqualFold(t, "Proposal") {
-					return clip(t, maxPRTitle)
-				}
-				break
-			}
-		}
+func PRTitle(ch *source.Source, change string) string {
+	if ch != nil && ch.Title != "" {
+		return clip(ch.Title, maxPRTitle)
 	}
 	return change
 }
@@ -33,16 +25,20 @@ func PRTitle(ch *openspec.Change, change string) string {
 // PRBody is the pull request's description (Markdown): why the change exists, the
 // stories with their attempts, verify results and cost, the failed attempts and their
 // reasons, the totals, the agent, and how to look at a kept attempt.
-func PRBody(rec *run.Record, ch *openspec.Change) string {
+func PRBody(rec *run.Record, ch *source.Source) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("## Why\n\n")
 	why := ""
 	if ch != nil {
-		why = openspec.Why(ch.Proposal)
+		why = ch.Why
 	}
-	if why == "" {
+	switch {
+	case why != "":
+	case ch != nil && ch.Kind != source.OpenSpec:
+		why = fmt.Sprintf("_%s says nothing of why._", ch.TasksRel)
+	default:
 		why = fmt.Sprintf("_openspec/changes/%s/proposal.md has no \"Why\" section._", rec.Change)
 	}
 	w("%s\n\n", why)
@@ -156,7 +152,7 @@ type prStory struct {
 
 // prStories lists the change's stories (or, without the change, those with attempts),
 // each with what the run's attempts say about it.
-func prStories(rec *run.Record, ch *openspec.Change) []prStory {
+func prStories(rec *run.Record, ch *source.Source) []prStory {
 	var out []prStory
 	seen := map[string]bool{}
 	add := func(id, title string, ticked bool) {

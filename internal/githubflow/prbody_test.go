@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 func usd(f float64) *float64 { return &f }
@@ -31,10 +32,10 @@ func TestPRBodyGolden(t *testing.T) {
 				InputTokens: 9000, OutputTokens: 2000, CostUSD: usd(0.30), Started: t0.Add(11 * time.Minute), Ended: t0.Add(15*time.Minute + 30*time.Second)},
 		},
 	}
-	ch := &openspec.Change{Name: "add-catalogue",
+	ch := source.FromChange(&openspec.Change{Name: "add-catalogue",
 		Proposal: "# Change: Add the widget catalogue\n\n## Why\n\nShoppers cannot find widgets;\nsupport gets 40 calls a day.\n\n## What Changes\n\n- A catalogue page.\n",
 		Tasks:    openspec.ParseTasks([]byte("## 1. Catalogue page | list\n- [x] 1.1 page\n\n## 2. Search\n- [x] 2.1 box\n")),
-	}
+	})
 	if got := PRTitle(ch, rec.Change); got != "Add the widget catalogue" {
 		t.Errorf("title %q", got)
 	}
@@ -65,12 +66,12 @@ func TestPRTitle(t *testing.T) {
 		{"# Change:   Trim me  \n", "Trim me"},
 		{"#NoSpace\n# Real\n", "Real"},
 	} {
-		if got := PRTitle(&openspec.Change{Proposal: tc.proposal}, "x"); got != tc.want {
+		if got := PRTitle(source.FromChange(&openspec.Change{Proposal: tc.proposal}), "x"); got != tc.want {
 			t.Errorf("PRTitle(%q) = %q, want %q", tc.proposal, got, tc.want)
 		}
 	}
 	long := strings.Repeat("é", 300)
-	if got := PRTitle(&openspec.Change{Proposal: "# " + long}, "x"); utf8.RuneCountInString(got) != maxPRTitle || !strings.HasSuffix(got, "é…") {
+	if got := PRTitle(source.FromChange(&openspec.Change{Proposal: "# " + long}), "x"); utf8.RuneCountInString(got) != maxPRTitle || !strings.HasSuffix(got, "é…") {
 		t.Errorf("a long title is not clipped to GitHub's %d characters: %d", maxPRTitle, utf8.RuneCountInString(got))
 	}
 	if got := PRTitle(nil, "x"); got != "x" {
@@ -80,7 +81,7 @@ func TestPRTitle(t *testing.T) {
 
 func TestPRBodyStoppedRun(t *testing.T) {
 	rec := &run.Record{Change: "x", Branch: "ralph/x", Status: run.Failed, StopReason: "story 2 ran out of retries", Agent: "codex"}
-	body := PRBody(rec, &openspec.Change{Tasks: openspec.ParseTasks([]byte("## 1. A\n- [x] 1.1 a\n## 2. B\n- [ ] 2.1 b\n"))})
+	body := PRBody(rec, source.FromChange(&openspec.Change{Tasks: openspec.ParseTasks([]byte("## 1. A\n- [x] 1.1 a\n## 2. B\n- [ ] 2.1 b\n"))}))
 	for _, want := range []string{"**The run stopped before the end** (`failed: story 2 ran out of retries`)",
 		"| `1` | `A` | done before the run | 0 |", "| `2` | `B` | not started | 0 |", "proposal.md has no \"Why\" section", "Cost: not reported"} {
 		if !strings.Contains(body, want) {
@@ -98,7 +99,7 @@ func TestPRBodyFitsGitHubsLimit(t *testing.T) {
 		rec.Attempts = append(rec.Attempts, run.Attempt{Story: "1", N: i + 1, Outcome: run.OutcomeFailed,
 			Reason: "agent-error: " + strings.Repeat("{\"é\":\"x|y\"}", 500)})
 	}
-	ch := &openspec.Change{Proposal: "## Why\n\n" + strings.Repeat("A long reason, word after word.\n", 4000)}
+	ch := source.FromChange(&openspec.Change{Proposal: "## Why\n\n" + strings.Repeat("A long reason, word after word.\n", 4000)})
 	body := PRBody(rec, ch)
 	if n := utf8.RuneCountInString(body); n > maxPRBody {
 		t.Fatalf("body has %d characters; GitHub takes at most %d", n, maxPRBody)
@@ -132,9 +133,9 @@ func TestPRBodyHostile(t *testing.T) {
 			{Story: storyID, N: 2, Outcome: run.OutcomeComplete, Verify: "passed @octocat", Started: t0.Add(time.Minute), Ended: t0.Add(2 * time.Minute)},
 		},
 	}
-	ch := &openspec.Change{Name: "x",
+	ch := source.FromChange(&openspec.Change{Name: "x",
 		Tasks: openspec.ParseTasks([]byte("## 1. Title @octocat resolves #4 ![i](https://e/i.png) `tick`\n- [ ] 1.1 it\n")),
-	}
+	})
 	got := PRBody(rec, ch)
 	golden := filepath.Join("testdata", "pr-body-hostile.md")
 	if os.Getenv("UPDATE_GOLDEN") != "" {
@@ -221,7 +222,7 @@ func TestPRBodyCarriageReturn(t *testing.T) {
 		Change: "x", Branch: "ralph/x", Status: run.Failed, StopReason: evil, Agent: "claude", Started: t0,
 		Attempts: []run.Attempt{{Story: "1", N: 1, Outcome: run.OutcomeFailed, Reason: evil, Started: t0, Ended: t0.Add(time.Minute)}},
 	}
-	ch := &openspec.Change{Name: "x", Tasks: openspec.ParseTasks([]byte("## 1. Title\r> resolves #4 @octocat\n- [ ] 1.1 it\n"))}
+	ch := source.FromChange(&openspec.Change{Name: "x", Tasks: openspec.ParseTasks([]byte("## 1. Title\r> resolves #4 @octocat\n- [ ] 1.1 it\n"))})
 	got := PRBody(rec, ch)
 	if strings.Contains(got, "\r") {
 		t.Errorf("the body has a carriage return, a line ending that breaks out of a code span:\n%q", got)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // A dispatched run seen from here: status, cancel and logs ask GitHub about the run a
@@ -209,7 +209,7 @@ func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(
 // objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
 // tree or index changes. It returns nil when the tip has no tasks file or cannot be
 // fetched (status then shows the stories as they are here).
-func (l *Flow) PublishedChange(ctx context.Context, r *loop.StatusReport, tip string) *openspec.Change {
+func (l *Flow) PublishedChange(ctx context.Context, r *loop.StatusReport, tip string) *source.Source {
 	rec := r.Record
 	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
 		return nil
@@ -225,7 +225,9 @@ func (l *Flow) PublishedChange(ctx context.Context, r *loop.StatusReport, tip st
 	if err != nil || !ok {
 		return nil
 	}
-	ch := *r.Change
-	ch.HasTasks, ch.Tasks = true, openspec.ParseTasks(data)
-	return &ch
+	ch, err := r.Change.WithTasks(data)
+	if err != nil {
+		return nil
+	}
+	return ch
 }

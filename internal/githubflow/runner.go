@@ -85,6 +85,8 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 		Initial: initial.ID, Checkpoint: tip, Status: run.Interrupted, StopReason: "adopted",
 		Agent: o.Agent, Model: o.Model, Started: l.Time(),
 	}
+	kind, arg := o.ResolvedSource()
+	loop.RecordSource(rec, kind, arg, o.StoryLevel)
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
@@ -131,7 +133,7 @@ const LogCap = 1 << 20
 // it writes no ref and no record here, since a loop may still be writing them.
 // ExportResult.Partial says so.
 func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
-	if _, err := loop.LoadChange(ctx, l.Repo, o.Change); err != nil {
+	if _, err := l.LoadRunChange(ctx, o.Change); err != nil {
 		return nil, err
 	}
 	if o.RunID <= 0 {

@@ -14,14 +14,15 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
+	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
 // work runs attempts until every story is complete, a story runs out of retries, the
 // cost limit is passed, the agent cannot run, or the user interrupts.
-func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record) (*Summary, error) {
+func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record) (*Summary, error) {
 	start := l.Time()
 	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: orDetached(rec), Total: len(ch.Stories)}
 	tries := map[string]int{}     // attempts per story in this invocation
@@ -85,9 +86,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *openspec.Change, drv age
 		}
 		tries[story.ID]++
 		sum.Attempts++
-		if b, err := os.ReadFile(l.Store.LearningsPath(o.Change)); err == nil {
-			learnings = string(b)
-		}
+		learnings = l.readLearnings(ch)
 		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err
@@ -149,7 +148,7 @@ func (l *Loop) stop(rec *run.Record, st run.Status, reason string, err error) er
 }
 
 // exhausted is the error for a story that ran out of retries.
-func (l *Loop) exhausted(rec *run.Record, story openspec.Story, n int) error {
+func (l *Loop) exhausted(rec *run.Record, story tasklist.Story, n int) error {
 	var b strings.Builder
 	atts := rec.AttemptsOf(story.ID)
 	if len(atts) > n {
@@ -189,8 +188,8 @@ func firstLine(s string) string {
 
 // attempt runs the agent once on story and leaves the worktree either at a new
 // checkpoint or restored to the old one, with the attempt recorded.
-func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver, rec *run.Record,
-	story openspec.Story, index, try int, learnings string) (string, agent.Result, error) {
+func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record,
+	story tasklist.Story, index, try int, learnings string) (string, agent.Result, error) {
 	n := nextAttemptN(rec, story.ID)
 	for l.taken[AttemptRef(o.Change, story.ID, n)] {
 		n++ // a crash after saving an attempt but before recording it
@@ -230,6 +229,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *openspec.Change, drv 
 	id := attemptID()
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
+		"RALPH_SOURCE=" + string(ch.Kind), "RALPH_TASKS_FILE=" + ch.TasksRel,
 		"RALPH_ATTEMPT_ID=" + id,
 	})
 	req.Log = logf
@@ -368,8 +368,8 @@ func stderrNote(res agent.Result) string {
 // checkpoint turns a COMPLETE into a checkpoint commit, or into a failure with a
 // reason when the story's tasks are still open, the agent left the branch, the verify
 // hook fails, or the user's commit hooks refuse the commit.
-func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *openspec.Change, att *run.Attempt,
-	story openspec.Story, drv agent.Driver, res agent.Result, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
+func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *source.Source, att *run.Attempt,
+	story tasklist.Story, drv agent.Driver, res agent.Result, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
 	cur, head, err := l.Repo.HeadState(ctx) // one git call for both
 	if err != nil {
 		return "", "", false, err
@@ -381,6 +381,10 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but switched from %s to %s; stay on %s and do not switch branches", rec.Branch, cur, rec.Branch), true, nil
 	}
 	if err := ch.Reload(); err != nil {
+		var broken *source.BrokenError
+		if errors.As(err, &broken) {
+			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but left %s broken: %s; keep it valid JSON, with the same story ids and branchName", broken.File, broken.Reason), true, nil
+		}
 		return "", "", false, err
 	}
 	s, ok := ch.Story(story.ID)
@@ -388,7 +392,10 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, ch.TasksRel), true, nil
 	}
 	if open := s.OpenTasks(); len(open) > 0 {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but tasks %s are still open in %s", openIDs(open), ch.TasksRel), true, nil
+		if ch.Kind == source.PRD {
+			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s's \"passes\" is not true in %s", story.ID, ch.TasksRel), true, nil
+		}
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but %s still open in %s", tasklist.OpenList(open), ch.TasksRel), true, nil
 	}
 	if head != rec.Checkpoint {
 		// The agent committed (or rewound): fold it all into one checkpoint.
@@ -447,10 +454,16 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 }
 
 // checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
-func checkpointMessage(rec *run.Record, story openspec.Story, att *run.Attempt, runID int64) string {
+func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, runID int64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
+	if rec.Source != "" { // what a report rebuilt from git alone reads the stories from
+		fmt.Fprintf(&b, "%s: %s\n", trailerSource, rec.Source)
+		if rec.SourceArg != "" {
+			fmt.Fprintf(&b, "%s: %s\n", trailerSourceArg, rec.SourceArg)
+		}
+	}
 	auditTrailers(&b, att)
 	if runID != 0 {
 		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)

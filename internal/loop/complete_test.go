@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // TestNeverCompleteWhileOpen: a change whose stories are all complete while OpenSpec
 // still counts an open task (one no story holds) is an error with a hint, never
 // "complete". ParseTasks puts every task in a story, so the stories are cut by hand.
 func TestNeverCompleteWhileOpen(t *testing.T) {
-	ch := &openspec.Change{Name: "c", TasksRel: "openspec/changes/c/tasks.md",
+	ch := &source.Source{Name: "c", TasksRel: "openspec/changes/c/tasks.md",
 		Tasks: openspec.ParseTasks([]byte("## 1. One\n- [x] 1.1 a\n## Prerequisites\n- [ ] p\n- [ ] q\n"))}
 	if err := openOutsideStories(ch); err != nil {
 		t.Fatalf("every task is in a story, yet: %v", err)

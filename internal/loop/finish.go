@@ -37,7 +37,7 @@ func (l *Loop) ResolveRun(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return PickRun(names, name, "status")
+	return PickRun(names, l.RunNameOf(name), "status")
 }
 
 // Finish ends the run of change (or of the only run) the way mode says.

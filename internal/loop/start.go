@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,18 +13,24 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
 // Options are the inputs of `git ralph start`.
 type Options struct {
-	Change    string
-	Agent     string // driver name; "" means claude
-	Model     string
-	AgentArgs []string
+	// Change is the run name. Start sets it from Arg when Arg is given: the change, the
+	// spec-kit feature, or the path of a plan or a prd.json, as SPEC §2b resolves it.
+	Change     string
+	Arg        string
+	Cwd        string // where a relative path in Arg starts from; "" for the top level
+	StoryLevel int    // a plan's --story-level (ralph.storyLevel); 0 for the default
+	Agent      string // driver name; "" means claude
+	Model      string
+	AgentArgs  []string
 	// AgentEnvKeep names the secrets (agent.SecretEnv) the agent keeps in its
 	// environment; the others are removed from it.
 	AgentEnvKeep   []string
@@ -63,6 +68,8 @@ type Options struct {
 	Deadline time.Duration // stop cleanly this long after start; 0: no deadline
 
 	deadlineAt time.Time
+	srcKind    source.Kind // the source Start resolved, for the worktree and the record
+	srcArg     string
 }
 
 // Summary is what a finished (or stopped) start reports.
@@ -85,6 +92,7 @@ type Summary struct {
 
 // DryRun is what a dry run would do next.
 type DryRun struct {
+	Notes  []string // what to know before the story starts (spec-kit checklists with open items)
 	Story  string
 	Title  string
 	Prompt string
@@ -121,7 +129,7 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 		wctx, cancel = context.WithTimeout(ctx, o.Deadline)
 		defer cancel()
 	}
-	ch, drv, err := l.preflight(ctx, o)
+	ch, drv, err := l.preflight(ctx, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +159,7 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	if ch == nil {
-		if ch, err = loadStories(ctx, l.Repo, o.Change); err != nil {
+		if ch, _, err = l.startSource(ctx, &o); err != nil {
 			return nil, err
 		}
 		if ch.Warning != "" {
@@ -166,17 +174,82 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	return sum, err
 }
 
-// loadStories is LoadChange for a run: the change must have its tasks file.
-func loadStories(ctx context.Context, repo *git.Repo, change string) (*openspec.Change, error) {
-	ch, err := LoadChange(ctx, repo, change)
+// startSource finds the source start names (o.Arg, else o.Change) where its run
+// works: the checkout, or a worktree run's worktree, whose copy of the tracked file is
+// the one the agent ticks. It sets o.Change to the run name.
+func (l *Loop) startSource(ctx context.Context, o *Options) (*source.Source, bool, error) {
+	arg := o.Arg
+	if arg == "" {
+		arg = o.Change
+	}
+	so := source.Options{StoryLevel: o.StoryLevel}
+	// A bare name of a worktree run is read where that run works (its change may exist
+	// only there); a path is taken from where the command runs.
+	repo, cwd := l.Repo, o.Cwd
+	if cwd == "" {
+		cwd = l.Repo.Root
+	}
+	if !source.IsPath(arg) {
+		if r, in := l.worktreeRunRepo(ctx, arg); in {
+			repo, cwd = r, r.Root
+		}
+	}
+	var s *source.Source
+	var err error
+	if o.srcKind != "" { // resolved before: reopen it
+		s, err = l.reopen(ctx, repo, *o)
+	} else {
+		s, err = l.findSource(ctx, repo, cwd, arg, so)
+		if err != nil && o.Adopt && !source.IsPath(arg) && l.runRecord(arg) == nil {
+			// the runner: the branch's initial state commit says which file it runs
+			if found, ok := l.initialSource(ctx, repo, arg); ok {
+				s, err = found, nil
+			}
+		}
+	}
 	if err != nil {
-		return nil, err
+		if !source.IsPath(arg) {
+			o.Change = arg
+		}
+		_, inWT := l.worktreeRunRepo(ctx, o.Change)
+		return nil, inWT, err
 	}
-	if !ch.HasTasks {
-		return nil, userErr("write the stories into "+ch.TasksRel+" as '## 1. Title' headings with '- [ ] 1.1 …' tasks",
-			"change %q has no %s", change, path.Base(ch.TasksRel))
+	// The run works in a worktree: the copy the agent ticks is the worktree's.
+	wtRepo, inWT := l.worktreeRunRepo(ctx, s.Name)
+	if inWT && !samePath(wtRepo.Root, repo.Root) {
+		if s, err = source.Open(wtRepo.Root, s.Kind, s.Arg, so); err != nil {
+			return nil, inWT, sourceErr(err)
+		}
+		if rec := l.runRecord(s.Name); rec != nil {
+			s.KeepIDs(recordedIDs(rec))
+		}
 	}
-	return ch, nil
+	if err := runnable(s); err != nil {
+		o.Change = s.Name
+		return nil, inWT, err
+	}
+	where := repo
+	if inWT {
+		where = wtRepo
+	}
+	if err := checkTracked(ctx, where, s); err != nil {
+		o.Change = s.Name
+		return nil, inWT, err
+	}
+	o.Change, o.srcKind, o.srcArg = s.Name, s.Kind, s.Arg
+	return s, inWT, nil
+}
+
+// reopen opens the source Start resolved (o.srcKind, o.srcArg) in repo.
+func (l *Loop) reopen(ctx context.Context, repo *git.Repo, o Options) (*source.Source, error) {
+	s, err := source.Open(repo.Root, o.srcKind, o.srcArg, source.Options{StoryLevel: o.StoryLevel})
+	if err != nil {
+		return nil, sourceErr(err)
+	}
+	if rec := l.runRecord(s.Name); rec != nil {
+		s.KeepIDs(recordedIDs(rec))
+	}
+	return s, runnable(s)
 }
 
 // crashedRun reports whether change has a run that a killed git-ralph left: its record
@@ -192,11 +265,10 @@ func (l *Loop) crashedRun(change string) bool {
 }
 
 // preflight checks everything that can be checked before anything changes.
-func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agent.Driver, error) {
+func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent.Driver, error) {
 	// A worktree run's change is read in its worktree, and the state of this checkout
 	// does not concern it.
-	wtRepo, inWT := l.worktreeRunRepo(ctx, o.Change)
-	ch, err := loadStories(ctx, wtRepo, o.Change)
+	ch, inWT, err := l.startSource(ctx, o)
 	if err != nil && !o.DryRun && l.crashedRun(o.Change) {
 		// A git (or an agent) killed half-way may have left the change's files missing
 		// from the worktree: the resume restores the checkpoint, then the change is read.
@@ -206,7 +278,7 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		return nil, nil, err
 	}
 	if !inWT {
-		if err := l.checkCheckout(ctx, o); err != nil {
+		if err := l.checkCheckout(ctx, *o); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -224,14 +296,14 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*openspec.Change, agen
 		return nil, nil, userErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
 			"unknown agent %q", o.Agent)
 	}
-	if err := agent.Preflight(drv, l.request(o, "", nil)); err != nil {
+	if err := agent.Preflight(drv, l.request(*o, "", nil)); err != nil {
 		var pe *agent.PreflightError
 		if errors.As(err, &pe) {
 			return nil, nil, &Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
 		}
 		return nil, nil, err
 	}
-	if err := checkBudget(o, drv, l.request(o, "", nil)); err != nil {
+	if err := checkBudget(*o, drv, l.request(*o, "", nil)); err != nil {
 		return nil, nil, err
 	}
 	if _, err := agent.LookPath(drv); err != nil {
@@ -318,35 +390,13 @@ func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool
 
 // openOutsideStories is the error for a change whose stories are all complete while
 // OpenSpec still counts an open task in it: git-ralph never calls such a change complete.
-func openOutsideStories(ch *openspec.Change) error {
+func openOutsideStories(ch *source.Source) error {
 	n := ch.OpenOutsideStories()
 	if n == 0 {
 		return nil
 	}
 	return userErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
-}
-
-// LoadChange validates a change name and loads the change. A name is accepted only if
-// it is one of the listed change directories and ralph/<name> is a valid branch name.
-func LoadChange(ctx context.Context, repo *git.Repo, name string) (*openspec.Change, error) {
-	ch, err := openspec.Load(repo.Root, name)
-	var unk *openspec.UnknownChangeError
-	if errors.As(err, &unk) {
-		return nil, &Error{Msg: unk.Error(), Hint: unk.Hint(), Err: err}
-	}
-	if err != nil {
-		return nil, ChangeFileErr(err)
-	}
-	if strings.HasPrefix(name, "-") { // it would read as an option to the commands it is passed to
-		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
-			"change name %q starts with a dash", name)
-	}
-	if err := repo.CheckBranchName(ctx, BranchName(name)); err != nil {
-		return nil, userErr("rename the directory "+ch.RelDir+" to a name made of letters, digits and dashes",
-			"change name %q cannot be used in a branch name", name)
-	}
-	return ch, nil
 }
 
 // ChangeFileErr turns a change file that repofile refused to read (a symlink out of
@@ -372,7 +422,7 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-func (l *Loop) dryRun(ctx context.Context, o Options, ch *openspec.Change, drv agent.Driver) (*Summary, error) {
+func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver) (*Summary, error) {
 	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
 	story, ok := ch.NextStory()
 	if !ok {
@@ -389,14 +439,12 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *openspec.Change, drv a
 		n = len(rec.AttemptsOf(story.ID)) + 1
 	}
 	learnings := ""
-	if b, err := os.ReadFile(l.Store.LearningsPath(o.Change)); err == nil {
-		learnings = string(b)
-	}
+	learnings = l.readLearnings(ch)
 	text, err := l.render(o, ch, story, learnings, reason, n)
 	if err != nil {
 		return nil, err
 	}
-	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt = story.ID, story.Title, text
+	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, ch.Notes
 	s.DryRun.Argv = drv.Argv(l.request(o, "", nil))
 	return s, nil
 }
@@ -416,27 +464,40 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 	}
 }
 
-func (l *Loop) render(o Options, ch *openspec.Change, s openspec.Story, learnings, reason string, n int) (string, error) {
-	d := prompt.Data{
-		Change:        ch.Name,
-		ChangeDir:     ch.RelDir,
-		TasksPath:     ch.TasksRel,
-		Story:         s,
-		Stories:       ch.Stories,
-		Proposal:      prompt.NewDoc(ch.RelDir+"/proposal.md", ch.Proposal),
-		Design:        prompt.NewDoc(ch.RelDir+"/design.md", ch.Design),
-		Specs:         ch.Specs,
-		LearningsPath: l.Store.LearningsPath(ch.Name),
-		Learnings:     learnings,
-		Attempt:       n,
-		MaxAttempts:   o.MaxRetries + 1,
-		Reason:        reason,
-	}
+func (l *Loop) render(o Options, ch *source.Source, s tasklist.Story, learnings, reason string, n int) (string, error) {
+	d := prompt.ForSource(ch, s, l.Store.LearningsPath(ch.Name), learnings, n, o.MaxRetries+1, reason)
 	text, err := prompt.Render(o.PromptTemplate, d)
 	if err != nil {
 		return "", &Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}
 	}
 	return text, nil
+}
+
+// readLearnings is the content of the learnings file of a run of ch, "" when there is
+// none. The source's own (progress.txt) goes into every prompt: it is read only when it is
+// a regular file inside the repository.
+func (l *Loop) readLearnings(ch *source.Source) string {
+	path := l.learningsFile(ch)
+	var b []byte
+	var err error
+	if ch.Learnings != "" {
+		b, _, err = repofile.Read(l.Repo.Root, path)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// learningsFile is the learnings file of a run of ch: the source's own (progress.txt
+// beside a prd.json), else git-ralph's, outside the work tree.
+func (l *Loop) learningsFile(ch *source.Source) string {
+	if ch.Learnings != "" {
+		return filepath.Join(l.Repo.Root, filepath.FromSlash(ch.Learnings))
+	}
+	return l.Store.LearningsPath(ch.Name)
 }
 
 // lastReason is the reason to pass on to the next attempt at story: the newest
@@ -454,7 +515,7 @@ func lastReason(rec *run.Record, story string) string {
 }
 
 // storyIndex is the 1-based position of a story among the change's stories.
-func storyIndex(ch *openspec.Change, id string) int {
+func storyIndex(ch *source.Source, id string) int {
 	for i, s := range ch.Stories {
 		if s.ID == id {
 			return i + 1
@@ -472,18 +533,6 @@ func nextAttemptN(rec *run.Record, story string) int {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-func openIDs(ts []openspec.Task) string {
-	var ids []string
-	for _, t := range ts {
-		if t.ID != "" {
-			ids = append(ids, t.ID)
-		} else {
-			ids = append(ids, fmt.Sprintf("line %d", t.Line))
-		}
-	}
-	return strings.Join(slices.Compact(ids), ", ")
-}
 
 // inProgressHint says how to end an operation git has in progress.
 func inProgressHint(op string) string {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/speckit"
 )
 
 // StoryView is one story as `list --json` and `status --json` show it; the count fields
@@ -32,6 +34,8 @@ type RunView struct {
 // ChangeView is one change as `list --json` shows it.
 type ChangeView struct {
 	Name           string      `json:"name"`
+	Source         string      `json:"source"`              // openspec, speckit, plan or prd
+	TasksFile      string      `json:"tasksFile,omitempty"` // the tracked file, for a plan or a prd
 	CompletedTasks int         `json:"completedTasks"`
 	TotalTasks     int         `json:"totalTasks"`
 	Stories        []StoryView `json:"stories"`
@@ -39,7 +43,7 @@ type ChangeView struct {
 }
 
 // Stories lists a change's stories for display.
-func Stories(ch *openspec.Change) []StoryView {
+func Stories(ch *source.Source) []StoryView {
 	out := []StoryView{}
 	for _, s := range ch.Stories {
 		d, t := s.Counts()
@@ -59,36 +63,95 @@ func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
 	return status, running
 }
 
-// List returns every change of the repository with its progress and run.
+// List returns every OpenSpec change and spec-kit feature of the repository, and every
+// plan or prd.json that has a run, with its progress and run.
 func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
-	here, err := openspec.List(l.Repo.Root)
+	type entry struct {
+		kind source.Kind
+		name string
+	}
+	var entries []entry
+	here, err := openspec.List(l.Repo.Root) // the schemas read once for every change
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ChangeView, 0, len(here.Names))
-	for _, name := range here.Names {
-		rec, err := l.Store.Load(name)
-		if err != nil && !errors.Is(err, run.ErrNoRun) {
-			return nil, err
+	for _, n := range here.Names {
+		entries = append(entries, entry{source.OpenSpec, n})
+	}
+	features, err := speckit.ListFeatures(l.Repo.Root)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range features {
+		entries = append(entries, entry{source.SpecKit, n})
+	}
+	runs, err := l.Store.Changes()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range runs {
+		if rec, err := l.Store.Load(n); err == nil && (rec.Source == string(source.Plan) || rec.Source == string(source.PRD)) {
+			entries = append(entries, entry{source.Kind(rec.Source), n})
 		}
-		var ch *openspec.Change
-		if rec != nil && l.changeRoot(rec) != l.Repo.Root {
-			ch, err = l.LoadChangeFor(rec, name) // a worktree run: from its own checkout
-		} else {
-			ch, err = here.LoadTasks(name)
+	}
+	out := []ChangeView{}
+	for _, e := range entries {
+		var rec *run.Record
+		if slices.Contains(runs, e.name) {
+			if rec, err = l.Store.Load(e.name); err != nil && !errors.Is(err, run.ErrNoRun) {
+				return nil, err
+			}
+			if rec != nil && recordKind(rec) != e.kind {
+				rec = nil // a run of another source that has the same name: listed on its own
+			}
+		}
+		var ch *source.Source
+		switch {
+		case rec != nil && (l.changeRoot(rec) != l.Repo.Root || e.kind != source.OpenSpec):
+			ch, err = OpenRun(l.changeRoot(rec), rec) // a worktree run: from its own checkout
+		case e.kind == source.OpenSpec:
+			var c *openspec.Change
+			if c, err = here.LoadTasks(e.name); err == nil {
+				ch = source.FromChange(c)
+				if rec != nil {
+					ch.KeepIDs(recordedIDs(rec))
+				}
+			}
+		default:
+			ch, err = source.Open(l.Repo.Root, e.kind, e.name, source.Options{})
 		}
 		if err != nil {
+			if rec != nil && (e.kind == source.Plan || e.kind == source.PRD) {
+				// the tracked file is gone: the run is still listed
+				out = append(out, ChangeView{Name: e.name, Source: string(e.kind), TasksFile: rec.SourceArg, Stories: []StoryView{}, Run: l.runView(rec)})
+				continue
+			}
 			return nil, err
 		}
 		d, t := ch.Counts()
-		v := ChangeView{Name: name, CompletedTasks: d, TotalTasks: t, Stories: Stories(ch)}
+		v := ChangeView{Name: e.name, Source: string(ch.Kind), CompletedTasks: d, TotalTasks: t, Stories: Stories(ch)}
+		if ch.Kind == source.Plan || ch.Kind == source.PRD {
+			v.TasksFile = ch.TasksRel
+		}
 		if rec != nil {
-			st, _ := l.EffectiveStatus(rec)
-			v.Run = &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: worktreeState(rec)}
+			v.Run = l.runView(rec)
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// recordKind is the source kind of a run; records before 2026-11-26 are OpenSpec's.
+func recordKind(rec *run.Record) source.Kind {
+	if rec.Source == "" {
+		return source.OpenSpec
+	}
+	return source.Kind(rec.Source)
+}
+
+func (l *Loop) runView(rec *run.Record) *RunView {
+	st, _ := l.EffectiveStatus(rec)
+	return &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: worktreeState(rec)}
 }
 
 // RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
@@ -108,17 +171,17 @@ type RemoteView struct {
 // StatusReport is everything `git ralph status` shows.
 type StatusReport struct {
 	Record     *run.Record
-	Status     string           // effective status
-	Running    bool             // a process holds the lock now
-	Change     *openspec.Change // nil when the change directory is gone
-	VerifyHook bool             // a ralph-verify hook is installed
-	Branch     bool             // the branch exists
-	Current    string           // the branch HEAD is on
-	Learnings  string           // path of the learnings file
-	Logs       string           // directory of the attempt logs
-	Worktree   *WorktreeState   // for a worktree run
-	Remote     *RemoteView      // for a run on GitHub Actions, when asked for (githubflow.Flow.RemoteStatus)
-	Published  bool             // Change is as the remote run published it (PublishedChange)
+	Status     string         // effective status
+	Running    bool           // a process holds the lock now
+	Change     *source.Source // nil when the change directory (or tracked file) is gone
+	VerifyHook bool           // a ralph-verify hook is installed
+	Branch     bool           // the branch exists
+	Current    string         // the branch HEAD is on
+	Learnings  string         // path of the learnings file
+	Logs       string         // directory of the attempt logs
+	Worktree   *WorktreeState // for a worktree run
+	Remote     *RemoteView    // for a run on GitHub Actions, when asked for (githubflow.Flow.RemoteStatus)
+	Published  bool           // Change is as the remote run published it (PublishedChange)
 }
 
 // Status reports on the run of change (or of the only run). It returns nil, nil when
@@ -182,10 +245,11 @@ func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
 		r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(name), Logs: l.Store.ChangeDir(name) + "/logs"}
 		r.Status, r.Running = l.EffectiveStatus(rec)
 		r.Worktree = worktreeState(rec)
-		if l.changeRoot(rec) != l.Repo.Root {
+		if l.changeRoot(rec) != l.Repo.Root || recordKind(rec) != source.OpenSpec {
 			r.Change, _ = l.LoadChangeFor(rec, name)
-		} else {
-			r.Change, _ = here.LoadTasks(name)
+		} else if c, err := here.LoadTasks(name); err == nil {
+			r.Change = source.FromChange(c)
+			r.Change.KeepIDs(recordedIDs(rec))
 		}
 		out = append(out, r)
 	}

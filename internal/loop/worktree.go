@@ -12,8 +12,8 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // A worktree run (start --worktree) works in a linked worktree of its own on
@@ -112,9 +112,13 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 
 // LoadRunChange is LoadChange from where change's run works: its worktree, for a
 // worktree run (whose change may exist nowhere else), else this checkout.
-func (l *Loop) LoadRunChange(ctx context.Context, change string) (*openspec.Change, error) {
+func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source, error) {
 	repo, _ := l.worktreeRunRepo(ctx, change)
-	return LoadChange(ctx, repo, change)
+	cwd := repo.Root
+	if wd, err := os.Getwd(); err == nil && source.IsPath(change) {
+		cwd = wd // a path is taken from where the command runs
+	}
+	return l.findSource(ctx, repo, cwd, change, source.Options{})
 }
 
 // mainWorktree is the path of the repository's main worktree.
@@ -205,7 +209,7 @@ func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, p
 	}
 	// The stories are read from the worktree: the branch's tasks.md is the one the
 	// agent ticks, never the copy in the user's checkout.
-	ch, err := loadStories(gctx, wl.Repo, o.Change)
+	ch, err := wl.reopen(gctx, wl.Repo, o)
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +299,7 @@ func (l *Loop) newWorktreeRun(ctx context.Context, o Options, path string) (*run
 		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: l.Time(), PID: os.Getpid(),
 		Worktree: &run.Worktree{Path: path, Created: true, Origin: l.Repo.Root},
 	}
+	RecordSource(rec, o.srcKind, o.srcArg, o.StoryLevel)
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
@@ -640,12 +645,11 @@ func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, erro
 }
 
 // LoadChangeFor loads a change for display from where its run works.
-func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*openspec.Change, error) {
-	root := l.Repo.Root
+func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, error) {
 	if rec != nil {
-		root = l.changeRoot(rec)
+		return OpenRun(l.changeRoot(rec), rec)
 	}
-	return openspec.Load(root, name)
+	return source.Resolve(l.Repo.Root, l.Repo.Root, name, source.Options{})
 }
 
 // carriedPaths returns those of paths whose file in the checkout is still what the

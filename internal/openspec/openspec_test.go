@@ -190,7 +190,7 @@ func TestExpected(t *testing.T) {
 				if done, total := c.Counts(); done != e.CLI.CompletedTasks || total != e.CLI.TotalTasks {
 					t.Errorf("Counts() = %d/%d, CLI says %d/%d", done, total, e.CLI.CompletedTasks, e.CLI.TotalTasks)
 				}
-				if want := e.tasks(); !reflect.DeepEqual(c.Stories, want.Stories) {
+				if want := e.tasks(); !reflect.DeepEqual(plain(c.Stories), want.Stories) {
 					t.Errorf("stories:\n got %+v\nwant %+v", c.Stories, want.Stories)
 				}
 				for i, s := range e.Stories {
@@ -480,4 +480,19 @@ func BenchmarkParseTasks(b *testing.B) {
 	for b.Loop() {
 		ParseTasks(data)
 	}
+}
+
+// plain is stories without what the CLI's parse does not give (odd boxes, sub-headings,
+// legacy ids), which other tests check.
+func plain(stories []Story) []Story {
+	var out []Story
+	for _, s := range stories {
+		s.LegacyID = ""
+		s.Tasks = append([]Task(nil), s.Tasks...)
+		for i := range s.Tasks {
+			s.Tasks[i].Box, s.Tasks[i].Heading, s.Tasks[i].Indent = "", "", 0
+		}
+		out = append(out, s)
+	}
+	return out
 }

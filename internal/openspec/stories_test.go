@@ -71,7 +71,7 @@ func TestStyleFixtures(t *testing.T) {
 			{"taches", "Tâches", 0, []int{3}},
 			{"etape-1-donnees", "Étape 1 : Données", 5, []int{7}},
 			{"story", "🚀", 9, []int{11}},
-			{"implementation-tres-longue-de-la-fonctio", "Implémentation très longue de la fonctionnalité de synchronisation hors ligne", 13, []int{15}},
+			{"implementation-tres-longue-de-la", "Implémentation très longue de la fonctionnalité de synchronisation hors ligne", 13, []int{15}},
 			{"story_2", "---", 17, []int{19}},
 		},
 	} {
@@ -252,4 +252,48 @@ func ExampleParseTasks() {
 	// Output:
 	// prerequisites "Prerequisites" 1/1
 	// 1 "Foundation" 0/1
+}
+
+// TestLongSlugWordEnd: a slug over 40 characters ends at a word's end; the id a run
+// started before that rule recorded is kept by KeepIDs, and only then.
+func TestLongSlugWordEnd(t *testing.T) {
+	data := []byte("## Phase D: capability resolver, StoragePicker and the rest\n- [ ] a\n## Short\n- [ ] b\n")
+	tasks := ParseTasks(data)
+	s := tasks.Stories[0]
+	if s.ID != "phase-d-capability-resolver" || s.LegacyID != "phase-d-capability-resolver-storagepicke" {
+		t.Fatalf("id %q legacy %q", s.ID, s.LegacyID)
+	}
+	if tasks.Stories[1].LegacyID != "" {
+		t.Errorf("a short slug has a legacy id %q", tasks.Stories[1].LegacyID)
+	}
+	fresh := ParseTasks(data)
+	fresh.KeepIDs([]string{"short"})
+	if fresh.Stories[0].ID != "phase-d-capability-resolver" {
+		t.Errorf("KeepIDs without the old id changed it to %q", fresh.Stories[0].ID)
+	}
+	tasks.KeepIDs([]string{"phase-d-capability-resolver-storagepicke", "short"})
+	if got := tasks.Stories[0].ID; got != "phase-d-capability-resolver-storagepicke" {
+		t.Errorf("resumed run: id %q", got)
+	}
+	if _, ok := tasks.NextStory(); !ok {
+		t.Error("no next story")
+	}
+}
+
+// TestOddBoxesAndSubHeadings: a box that is neither blank nor x keeps what it holds (the
+// prompt shows it as written) and tasks keep the "###" heading above them.
+func TestOddBoxesAndSubHeadings(t *testing.T) {
+	data := []byte("## 1. Setup\n### Task 0.1: Parse the flags\n- [ ] 1.1 a\n  - [~] 1.1.1 sub\n### Task 0.2: Wire it\n- [-] 1.2 b\n- [x] 1.3 c\n")
+	s := ParseTasks(data).Stories[0]
+	var got []string
+	for _, task := range s.Tasks {
+		got = append(got, task.ID+"|"+task.Box+"|"+task.Heading)
+	}
+	want := []string{"1.1||Task 0.1: Parse the flags", "1.1.1|~|Task 0.1: Parse the flags", "1.2|-|Task 0.2: Wire it", "1.3||Task 0.2: Wire it"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("tasks %v; want %v", got, want)
+	}
+	if d, n := s.Counts(); d != 1 || n != 4 {
+		t.Errorf("counts %d/%d", d, n)
+	}
 }

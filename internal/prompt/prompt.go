@@ -9,17 +9,43 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/template"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-//go:embed story.tmpl
-var defaultTemplate string
+// The embedded templates: one per source kind, sharing the blocks of common.tmpl.
+var (
+	//go:embed story.tmpl
+	defaultTemplate string
+	//go:embed speckit.tmpl
+	speckitTemplate string
+	//go:embed plan.tmpl
+	planTemplate string
+	//go:embed prd.tmpl
+	prdTemplate string
+	//go:embed common.tmpl
+	commonTemplate string
+)
 
-// Default returns the embedded template text.
+// Default returns the embedded template text of an OpenSpec change's story.
 func Default() string { return defaultTemplate }
+
+// builtin returns the embedded template of a source kind.
+func builtin(kind string) (name, text string) {
+	switch kind {
+	case "speckit":
+		return "speckit.tmpl", speckitTemplate
+	case "plan":
+		return "plan.tmpl", planTemplate
+	case "prd":
+		return "prd.tmpl", prdTemplate
+	}
+	return "story.tmpl", defaultTemplate
+}
 
 // maxInline is the size above which a document is named by path instead of inlined,
 // so that a huge design.md cannot push the story out of the agent's context.
@@ -27,23 +53,34 @@ const maxInline = 24 << 10
 
 // Data is everything a story prompt may use.
 type Data struct {
-	Change        string           // the change name
-	ChangeDir     string           // "openspec/changes/<change>", relative to the repository root
-	TasksPath     string           // relative path of tasks.md
+	Source        string           // the kind of task list: openspec, speckit, plan or prd
+	Noun          string           // how the prompt names it: "change", "spec-kit feature", "plan", "prd"
+	Change        string           // the run name (the change or feature name)
+	ChangeDir     string           // the directory of its documents, relative to the repository root
+	TasksPath     string           // relative path of the tracked file (tasks.md, the plan, prd.json)
 	Story         openspec.Story   // the story to work on
 	Stories       []openspec.Story // every story of the change, for context
 	Proposal      Doc
 	Design        Doc
 	Specs         []openspec.Spec
-	LearningsPath string // absolute path of the learnings file
-	Learnings     string
-	Attempt       int // 1-based
-	MaxAttempts   int
-	Reason        string // why the previous attempt failed, "" when there is none to pass on
+	Docs          []Doc    // the documents of a spec-kit feature, a plan or a prd (OpenSpec: Proposal, Design)
+	Notes         []string // what to know before starting (spec-kit checklists with open items)
+	LearningsPath string   // path of the learnings file: absolute, or relative for one in the repository
+	// LearningsInRepo is set when the learnings file is the source's own, in the work
+	// tree (progress.txt beside a prd.json), committed with the stories.
+	LearningsInRepo  bool
+	Learnings        string
+	StoryDescription string // what a prd.json says of the story, "" for other sources
+	Why              string // what the source says of the whole work (a prd's description), "" if nothing
+	DoneMark         string // how the agent marks a task done: "[x]", spec-kit's "[X]"; "" for a prd
+	Attempt          int    // 1-based
+	MaxAttempts      int
+	Reason           string // why the previous attempt failed, "" when there is none to pass on
 }
 
 // Doc is a document of the change, inlined when small, named by path always.
 type Doc struct {
+	Title   string // "Proposal", "Plan", "Spec"…; "" for the Proposal and Design fields
 	Path    string // relative to the repository root
 	Content string // "" when absent or too large to inline
 	Present bool
@@ -60,8 +97,7 @@ func NewDoc(path, content string) Doc {
 
 // Render executes the template (the embedded default when tmplPath is "") with d.
 func Render(tmplPath string, d Data) (string, error) {
-	text := defaultTemplate
-	name := "story.tmpl"
+	name, text := builtin(d.Source)
 	if tmplPath != "" {
 		b, err := os.ReadFile(tmplPath)
 		if err != nil {
@@ -69,7 +105,7 @@ func Render(tmplPath string, d Data) (string, error) {
 		}
 		text, name = string(b), tmplPath
 	}
-	t, err := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
+	t := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
 		"box": func(done bool) string {
 			if done {
 				return "[x]"
@@ -79,7 +115,47 @@ func Render(tmplPath string, d Data) (string, error) {
 		"indent": func(prefix, s string) string {
 			return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 		},
-	}).Parse(text)
+		// mark is a task's box as the file has it: [x], [ ], or what an odd box holds.
+		"mark": func(t tasklist.Task) string {
+			switch {
+			case t.Done:
+				return "[x]"
+			case t.Box != "":
+				return "[" + t.Box + "]"
+			}
+			return "[ ]"
+		},
+		// oddboxes lists the odd boxes ("[~]", "[-]") among tasks, once each.
+		"oddboxes": func(ts []tasklist.Task) []string {
+			var out []string
+			for _, t := range ts {
+				if b := "[" + t.Box + "]"; t.Box != "" && !t.Done && !slices.Contains(out, b) {
+					out = append(out, b)
+				}
+			}
+			return out
+		},
+		"join": strings.Join,
+		// nest is the indent that shows a task under the task it is a sub-task of: two
+		// spaces per level, the levels told apart by how far the file indents them.
+		"nest": func(ts []tasklist.Task, i int) string {
+			var levels []int // indents of the open enclosing tasks, outermost first
+			for _, t := range ts[:i+1] {
+				for len(levels) > 0 && levels[len(levels)-1] >= t.Indent {
+					levels = levels[:len(levels)-1]
+				}
+				levels = append(levels, t.Indent)
+			}
+			return strings.Repeat("  ", len(levels)-1)
+		},
+		// tag is a document title as an XML-ish tag: "Data model" is <data-model>.
+		"tag": func(title string) string { return strings.ReplaceAll(strings.ToLower(title), " ", "-") },
+	})
+	// The shared blocks first, so that a user's template may use them, or redefine them.
+	_, err := t.New("common.tmpl").Parse(commonTemplate)
+	if err == nil {
+		_, err = t.Parse(text)
+	}
 	if err != nil {
 		return "", fmt.Errorf("parse prompt template %s: %w", name, err)
 	}

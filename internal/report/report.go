@@ -30,6 +30,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // Report is everything the page shows.
@@ -258,15 +259,31 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		rep.Source = "git alone (the run record is gone) and " + store.ChangeDir(change)
 	}
 
-	// The stories, from tasks.md as the newest checkpoint has it.
-	tasks, proposal, err := readChange(ctx, repo, tip, change)
+	// The stories, from the tracked file as the newest checkpoint has it, read as the
+	// run's source reads it (the record says which, else the checkpoints' trailers).
+	kind, arg, level := source.OpenSpec, "", 0
+	if rec != nil {
+		kind, arg, level = source.Kind(rec.Source), rec.SourceArg, rec.StoryLevel
+	} else if len(checkpoints) > 0 {
+		t := checkpoints[len(checkpoints)-1].Trailers
+		kind, arg = source.Kind(t["Ralph-Source"]), t["Ralph-Source-Arg"]
+	}
+	tasks, proposal, err := readChange(ctx, repo, tip, change, kind, arg)
 	if err != nil {
 		return nil, err
 	}
-	if rep.Why = openspec.Why(string(proposal)); len(rep.Why) > maxWhy {
-		rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
+	parsed, _ := source.ParseAs(kind, tasks, level)
+	var known []string // a run recorded before slugs ended at a word keeps its ids
+	for _, a := range atts {
+		known = append(known, a.Story)
 	}
-	for _, s := range openspec.ParseTasks(tasks).Stories {
+	parsed.KeepIDs(known)
+	if kind == "" || kind == source.OpenSpec {
+		if rep.Why = openspec.Why(string(proposal)); len(rep.Why) > maxWhy {
+			rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
+		}
+	}
+	for _, s := range parsed.Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
 		for _, t := range s.Tasks {
 			st.Tasks = append(st.Tasks, Task{ID: t.ID, Text: t.Text, Done: t.Done})
@@ -464,17 +481,20 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 // readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
 // change that is not in it, as the working tree has them. A working-tree file that is
 // not a regular file inside the repository (a symlink out of it, a FIFO) is an error
-// naming it (*repofile.RefusedError): its content would go into the report.
-func readChange(ctx context.Context, repo *git.Repo, tip, change string) (tasks, proposal []byte, err error) {
+// naming it (*repofile.RefusedError): its content would go into the report. kind and arg
+// say which source's tracked file it is.
+func readChange(ctx context.Context, repo *git.Repo, tip, change string, kind source.Kind, arg string) (tasks, proposal []byte, err error) {
 	dir := "openspec/changes/" + change + "/"
-	tasksRel := dir + "tasks.md"
-	ch, err := openspec.Load(repo.Root, change)
+	tasksRel := source.TrackedPath(kind, change, arg)
 	var refused *repofile.RefusedError
-	if errors.As(err, &refused) {
-		return nil, nil, err
-	}
-	if err == nil && ch.TasksRel != "" {
-		tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
+	if kind == "" || kind == source.OpenSpec {
+		ch, err := openspec.Load(repo.Root, change)
+		if errors.As(err, &refused) {
+			return nil, nil, err
+		}
+		if err == nil && ch.TasksRel != "" {
+			tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
+		}
 	}
 	read := func(rel string) ([]byte, error) {
 		if tip != "" {

@@ -51,8 +51,15 @@ const (
 // Record is the run record: the truth about a run. The checkpoint id lives here, never
 // re-read from HEAD, because the agent may have moved HEAD.
 type Record struct {
-	Version        int       `json:"version"`
-	Change         string    `json:"change"`
+	Version int    `json:"version"`
+	Change  string `json:"change"`
+	// Source is the kind of task list the run works through (RALPH_SOURCE: speckit, plan,
+	// prd); "" is an OpenSpec change, as every run recorded before 2026-11-26 was.
+	Source string `json:"source,omitempty"`
+	// SourceArg reopens it (source.Open): the tracked file's path relative to the top
+	// level for a plan or a prd.json; "" when it is the run name.
+	SourceArg      string    `json:"sourceArg,omitempty"`
+	StoryLevel     int       `json:"storyLevel,omitempty"` // a plan's --story-level; 0: the default
 	Branch         string    `json:"branch"`
 	Original       string    `json:"originalBranch"` // "" when HEAD was detached
 	OriginalCommit string    `json:"originalCommit"`

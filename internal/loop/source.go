@@ -1,0 +1,262 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
+)
+
+// LoadChange resolves a bare name (or a path from the top level) as `git ralph start`
+// does (source.Resolve) in repo and checks that its run name can name a branch.
+func LoadChange(ctx context.Context, repo *git.Repo, name string) (*source.Source, error) {
+	return ResolveSource(ctx, repo, repo.Root, name, source.Options{})
+}
+
+// ResolveSource resolves start's argument arg in repo, a relative path from cwd, and
+// checks the run name: it must not start with a dash and ralph/<name> must be a valid
+// branch name.
+func ResolveSource(ctx context.Context, repo *git.Repo, cwd, arg string, o source.Options) (*source.Source, error) {
+	s, err := source.Resolve(repo.Root, cwd, arg, o)
+	if err != nil {
+		return nil, sourceErr(err)
+	}
+	return s, checkRunName(ctx, repo, s)
+}
+
+// sourceErr turns a source's error into one with its hint.
+func sourceErr(err error) error {
+	var e *source.Error
+	if errors.As(err, &e) {
+		return &Error{Msg: e.Msg, Hint: e.Hint, Err: err}
+	}
+	return err
+}
+
+// checkRunName refuses a run name that would read as an option or cannot name a branch.
+func checkRunName(ctx context.Context, repo *git.Repo, s *source.Source) error {
+	fix := "rename the directory " + s.RelDir + " to a name made of letters, digits and dashes"
+	switch {
+	case s.Kind == source.Plan:
+		fix = "rename " + s.TasksRel + " to a name made of letters, digits and dashes"
+	case s.Kind == source.PRD:
+		fix = "set its \"branchName\" to ralph/<a name made of letters, digits and dashes>"
+	}
+	if strings.HasPrefix(s.Name, "-") { // it would read as an option to the commands it is passed to
+		return userErr(fix, "%s name %q starts with a dash", s.Kind.Noun(), s.Name)
+	}
+	if err := repo.CheckBranchName(ctx, BranchName(s.Name)); err != nil {
+		return userErr(fix, "%s name %q cannot be used in a branch name", s.Kind.Noun(), s.Name)
+	}
+	return nil
+}
+
+// runRecord is the record of the run named name, nil when there is none. The name is
+// only looked up among the runs listed, never joined into a path.
+func (l *Loop) runRecord(name string) *run.Record {
+	names, err := l.Store.Changes()
+	if err != nil || !slices.Contains(names, name) {
+		return nil
+	}
+	rec, err := l.Store.Load(name)
+	if err != nil {
+		return nil
+	}
+	return rec
+}
+
+// OpenRun opens the source of a recorded run in root, the top level it works in.
+func OpenRun(root string, rec *run.Record) (*source.Source, error) {
+	arg := rec.SourceArg
+	if arg == "" {
+		arg = rec.Change
+	}
+	s, err := source.Open(root, source.Kind(rec.Source), arg, source.Options{StoryLevel: rec.StoryLevel})
+	if err != nil {
+		return nil, sourceErr(err)
+	}
+	s.Name = rec.Change // a prd.json whose branchName changed since is still this run's
+	s.KeepIDs(recordedIDs(rec))
+	return s, nil
+}
+
+// recordedIDs are the story ids a run has recorded: a story keeps the id its run began
+// with (tasklist.Tasks.KeepIDs).
+func recordedIDs(rec *run.Record) []string {
+	ids := []string{}
+	if rec.CurrentStory != "" {
+		ids = append(ids, rec.CurrentStory)
+	}
+	for _, a := range rec.Attempts {
+		if !slices.Contains(ids, a.Story) {
+			ids = append(ids, a.Story)
+		}
+	}
+	return ids
+}
+
+// findSource finds what start (or status, or a worktree run) means by arg, in repo (the
+// checkout, or the worktree its run works in): the source a run of that name recorded,
+// else arg resolved (source.Resolve, a relative path from cwd). A source whose run name
+// has a run of another source is refused.
+func (l *Loop) findSource(ctx context.Context, repo *git.Repo, cwd, arg string, o source.Options) (*source.Source, error) {
+	if !source.IsPath(arg) {
+		if rec := l.runRecord(arg); rec != nil && rec.Source != "" {
+			s, err := OpenRun(repo.Root, rec)
+			if err != nil {
+				return nil, err
+			}
+			return s, checkRunName(ctx, repo, s)
+		}
+	}
+	s, err := ResolveSource(ctx, repo, cwd, arg, o)
+	if err != nil {
+		return nil, err
+	}
+	if rec := l.runRecord(s.Name); rec != nil {
+		kind, recArg := source.Kind(rec.Source), rec.SourceArg
+		if kind == "" {
+			kind = source.OpenSpec
+		}
+		if kind != s.Kind || recArg != "" && recArg != s.Arg {
+			was := kind.Noun() + " " + rec.Change
+			if recArg != "" {
+				was = kind.Noun() + " " + recArg
+			}
+			return nil, userErr("finish that run first ('git ralph finish "+s.Name+"'), or rename one of them",
+				"the run %s belongs to the %s, not to the %s %s", s.Name, was, s.Kind.Noun(), s.Arg)
+		}
+		if rec.StoryLevel != 0 && o.StoryLevel == 0 {
+			// a resume keeps the story level the run began with
+			if s, err = source.Open(repo.Root, s.Kind, s.Arg, source.Options{StoryLevel: rec.StoryLevel}); err != nil {
+				return nil, sourceErr(err)
+			}
+		}
+		s.KeepIDs(recordedIDs(rec))
+	}
+	return s, nil
+}
+
+// runnable refuses a source the loop cannot run (no tracked file, or no task).
+func runnable(s *source.Source) error {
+	if err := s.Runnable(); err != nil {
+		return sourceErr(err)
+	}
+	return nil
+}
+
+// RecordSource writes into rec which source its run works through, so that status,
+// finish, report and a resume reopen the same one (OpenRun). An OpenSpec change leaves
+// the record as it always was.
+func RecordSource(rec *run.Record, kind source.Kind, arg string, storyLevel int) {
+	if kind == "" || kind == source.OpenSpec {
+		return
+	}
+	rec.Source = string(kind)
+	if kind == source.Plan || kind == source.PRD {
+		rec.SourceArg = arg
+	}
+	if kind == source.Plan {
+		rec.StoryLevel = storyLevel
+	}
+}
+
+// Trailers of the "initial state" commit that name the source of a run of a plan or a
+// prd.json, so that the runner's start --adopt, which has no record, finds it again.
+const (
+	trailerSource    = "Ralph-Source"
+	trailerSourceArg = "Ralph-Source-Arg"
+)
+
+// SourceTrailers are the initial state commit's trailer lines for rec's source, "" for
+// an OpenSpec change (its run name finds it, as it always did).
+func SourceTrailers(rec *run.Record) string {
+	switch {
+	case rec.Source == "":
+		return ""
+	case rec.SourceArg == "":
+		return trailerSource + ": " + rec.Source + "\n"
+	}
+	return trailerSource + ": " + rec.Source + "\n" + trailerSourceArg + ": " + rec.SourceArg + "\n"
+}
+
+// initialSource reads the source of the run name from the trailers of the "initial
+// state" commit of its branch (start --adopt on a runner: no record yet): a plan's or a
+// prd.json's path, or that a name shared by a change and a feature is the feature.
+func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (*source.Source, bool) {
+	if strings.HasPrefix(name, "-") || repo.CheckBranchName(ctx, BranchName(name)) != nil {
+		return nil, false
+	}
+	cs, err := repo.Log(ctx, "refs/heads/"+BranchName(name), 1000)
+	if err != nil {
+		return nil, false
+	}
+	for _, c := range cs {
+		if c.Subject != "initial state" {
+			continue
+		}
+		kind, arg := source.Kind(c.Trailers[trailerSource]), c.Trailers[trailerSourceArg]
+		if kind == source.SpecKit {
+			arg = name // a feature that is also an OpenSpec change's name: the trailer says which
+		}
+		if c.Trailers["Ralph-Change"] != name || kind != source.Plan && kind != source.PRD && kind != source.SpecKit || arg == "" {
+			return nil, false
+		}
+		s, err := source.Open(repo.Root, kind, arg, source.Options{})
+		if err != nil || s.Name != name {
+			return nil, false
+		}
+		return s, true
+	}
+	return nil, false
+}
+
+// ResolvedSource is the source Start resolved: its kind and, for a plan or a prd.json,
+// the tracked file (githubflow's adopt records them).
+func (o Options) ResolvedSource() (source.Kind, string) { return o.srcKind, o.srcArg }
+
+// RunNameOf is the run name of arg: arg itself, unless it is the path of a plan or a
+// prd.json (from the current directory, or from the top level) that a run records; then
+// that run's name. So `git ralph status docs/plans/x.md` finds the run "x".
+func (l *Loop) RunNameOf(arg string) string {
+	if !source.IsPath(arg) {
+		return arg
+	}
+	var rels []string
+	if cwd, err := os.Getwd(); err == nil {
+		if abs, err := filepath.Abs(filepath.Join(cwd, arg)); err == nil {
+			if rel, err := filepath.Rel(l.Repo.Root, abs); err == nil {
+				rels = append(rels, filepath.ToSlash(rel))
+			}
+		}
+	}
+	rels = append(rels, filepath.ToSlash(filepath.Clean(arg)))
+	names, err := l.Store.Changes()
+	if err != nil {
+		return arg
+	}
+	for _, n := range names {
+		if rec, err := l.Store.Load(n); err == nil && rec.SourceArg != "" && slices.Contains(rels, rec.SourceArg) {
+			return n
+		}
+	}
+	return arg
+}
+
+// checkTracked refuses a tracked file git ignores (and does not track): the "initial
+// state" and checkpoint commits would leave it out, and a failed attempt's ticks would
+// survive the reset to the checkpoint, making a story look done that never was.
+func checkTracked(ctx context.Context, repo *git.Repo, s *source.Source) error {
+	ignored, err := repo.Ignored(ctx, s.TasksRel)
+	if err != nil || !ignored {
+		return err
+	}
+	return userErr("track it ('git add -f "+s.TasksRel+"' and commit) or take it out of .gitignore, then start again",
+		"%s is ignored by git: its ticks could be neither committed nor undone after a failed attempt", s.TasksRel)
+}

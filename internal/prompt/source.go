@@ -1,0 +1,34 @@
+package prompt
+
+import (
+	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tasklist"
+)
+
+// ForSource is the Data of an attempt at story of s. learningsPath is the run's own
+// learnings file, used unless the source has one of its own (progress.txt beside a
+// prd.json); learnings is the content of whichever is used.
+func ForSource(s *source.Source, story tasklist.Story, learningsPath, learnings string, attempt, maxAttempts int, reason string) Data {
+	d := Data{
+		Source: string(s.Kind), Noun: s.Kind.Noun(), Change: s.Name, ChangeDir: s.RelDir, TasksPath: s.TasksRel,
+		Story: story, Stories: s.Stories, Specs: s.Specs, Notes: s.Notes,
+		LearningsPath: learningsPath, Learnings: learnings, StoryDescription: story.Description,
+		Attempt: attempt, MaxAttempts: maxAttempts, Reason: reason, Why: s.Why, DoneMark: s.DoneMark,
+	}
+	if s.Learnings != "" {
+		d.LearningsPath, d.LearningsInRepo = s.Learnings, true
+	}
+	for _, doc := range s.Docs {
+		nd := NewDoc(doc.Path, doc.Content)
+		nd.Title = doc.Title
+		switch {
+		case s.Kind == source.OpenSpec && doc.Title == "Proposal":
+			d.Proposal = NewDoc(doc.Path, doc.Content)
+		case s.Kind == source.OpenSpec && doc.Title == "Design":
+			d.Design = NewDoc(doc.Path, doc.Content)
+		default:
+			d.Docs = append(d.Docs, nd)
+		}
+	}
+	return d
+}
