@@ -248,7 +248,16 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	}
 	l.lastSurface = snap // the next attempt's refs are those this check left
 	// Checked: a crash from here on is no crash during the agent's attempt, and a
-	// snapshot left on disk would be stale by the next one.
+	// snapshot left on disk would be stale by the next one. The record says so before
+	// the snapshot goes, or a crash-resume would find a running attempt with no
+	// snapshot and take it for one the agent removed.
+	att.SurfaceChecked = true
+	if tampered != "" {
+		att.Reason = tampered
+	}
+	if err := l.Save(rec); err != nil {
+		return "", res, err
+	}
 	l.dropSurface(rec.Change)
 	if runErr != nil {
 		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.Time()

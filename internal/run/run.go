@@ -228,8 +228,9 @@ type Attempt struct {
 	OutputTokens int64    `json:"outputTokens,omitempty"`
 	CostUSD      *float64 `json:"costUSD,omitempty"`
 	Verify       string   `json:"verify,omitempty"` // passed | failed | skipped
-	// SurfaceChecked: a crash-resume compared (and restored) the trust surface saved
-	// before this attempt, the crash having cut it short; Reason is what it found.
+	// SurfaceChecked: the trust surface saved before this attempt was compared (and
+	// restored), by the attempt itself once its agent ended or by a crash-resume; a
+	// tampering it found is in Reason.
 	SurfaceChecked bool      `json:"surfaceChecked,omitempty"`
 	Started        time.Time `json:"started"`
 	Ended          time.Time `json:"ended,omitzero"`
