@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -31,7 +32,7 @@ func (l *Loop) takeSurface(ctx context.Context, o Options, rec *run.Record) (*su
 	if prev := l.lastSurface; prev != nil {
 		snap, err = surface.TakeAfter(ctx, l.Repo, prev, l.surfaceWaited)
 	} else {
-		snap, err = surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, NoRefs: o.AllowRefChanges, Shared: l.worktree != ""})
+		snap, err = surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, NoRefs: o.AllowRefChanges, Shared: l.worktree != "", Others: l.runStamps})
 	}
 	l.lastSurface, l.surfaceWaited = nil, false
 	if err != nil {
@@ -99,6 +100,40 @@ func (l *Loop) CheckCrashedSurface(ctx context.Context, rec *run.Record, again s
 	return nil
 }
 
+// runStamps is surface.Options.Others: for each change with a directory in the store,
+// surface.Busy while a git-ralph process holds its run lock, else its run record's and
+// finished record's sizes and times ("none" when neither is there). Every process that
+// changes a run's refs (a loop, a finish, a dispatch, a stop) holds its lock, and writes
+// one of the records or ends before the next check.
+func (l *Loop) runStamps() map[string]string {
+	entries, err := os.ReadDir(l.Store.Dir)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		x := e.Name()
+		if l.Store.Busy(x) {
+			out[x] = surface.Busy
+			continue
+		}
+		stamp := ""
+		for _, name := range []string{"run.json", "finished.json"} {
+			if st, err := os.Stat(filepath.Join(l.Store.ChangeDir(x), name)); err == nil {
+				stamp += fmt.Sprintf("%s:%d:%d ", name, st.Size(), st.ModTime().UnixNano())
+			}
+		}
+		if stamp == "" {
+			stamp = "none"
+		}
+		out[x] = strings.TrimSpace(stamp)
+	}
+	return out
+}
+
 // dropSurface forgets the snapshot of an attempt that has been checked.
 func (l *Loop) dropSurface(change string) { _ = os.Remove(l.surfacePath(change)) }
 
@@ -132,6 +167,7 @@ func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, erro
 	if snap == nil {
 		return "", nil
 	}
+	snap.Others = l.runStamps
 	att := rec.Last()
 	if att == nil {
 		att = &run.Attempt{Story: "resume"}

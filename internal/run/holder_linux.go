@@ -71,3 +71,19 @@ func sameFileID(got, want string) bool {
 	}
 	return g[2] == w[2]
 }
+
+// Busy reports whether some process holds the change's lock, without taking it even for
+// a moment (Held does, and a process that tries to lock the change just then would find
+// it locked): /proc/locks tells; where it cannot be read, Held.
+func (s *Store) Busy(change string) bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(s.lockPath(change), &st); err != nil {
+		return false
+	}
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return s.Held(change)
+	}
+	defer f.Close()
+	return lockHolder(bufio.NewScanner(f), uint64(st.Dev), st.Ino) != 0
+}

@@ -1,6 +1,7 @@
 // Package surface holds the trust surface of a run: what the agent must not change
 // during an attempt, recorded right before it and compared right after it. That is
-// every ref outside git-ralph's own namespaces (refs/heads/ralph/* and refs/ralph/*),
+// every ref but the run's own (refs/heads/ralph/<change>, refs/ralph/<change>/) and those
+// of other changes' runs a git-ralph process works on (Options.Others),
 // the repository's config (config, config.worktree, and the files they include that
 // live in the repository), the user's global config, the hooks in effect (names,
 // contents, modes) and info/attributes and info/exclude. Restore puts back exactly what was recorded and
@@ -20,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +42,17 @@ type Options struct {
 	// new ref or a ref moved forward may be theirs and is let be; a ref deleted or
 	// moved to a commit that does not contain its old one is still restored.
 	Shared bool
+	// Others returns a stamp for each other change that has a run directory: "busy"
+	// while some git-ralph process holds its run lock, else something that changes
+	// whenever such a process writes its run record (its size and time). Another
+	// change's run refs are watched unless it is busy when the snapshot is taken, and a
+	// difference on them is let be when its stamp differs after the attempt (a git-ralph
+	// process worked on it meanwhile). Nil: no other change is known.
+	Others func() map[string]string `json:"-"`
 }
+
+// Busy is the stamp of a change some git-ralph process works on now.
+const Busy = "busy"
 
 // Snapshot is the surface at one moment.
 type Snapshot struct {
@@ -51,6 +63,8 @@ type Snapshot struct {
 	// Elsewhere are the watched branches checked out in another worktree when the
 	// snapshot was taken: someone works there, so they are compared as in a Shared run.
 	Elsewhere []string `json:"elsewhere,omitempty"`
+	// Stamps are Options.Others when the snapshot was taken.
+	Stamps map[string]string `json:"stamps,omitempty"`
 	// MovedOn are the refs the last Compare let be although they moved (forward, in a
 	// Shared run or on a branch checked out elsewhere), for the caller to name.
 	MovedOn []string `json:"-"`
@@ -125,6 +139,10 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 	if prev.NoRefs {
 		return s, nil
 	}
+	s.Stamps = s.stamps()
+	// Another change's run that a git-ralph process took up or let go of since: which
+	// of its refs are watched is decided anew, from the refs as they are.
+	freshRefs = freshRefs || !maps.Equal(s.Stamps, prev.Stamps)
 	if !freshRefs {
 		if s.Refs = prev.Next(); s.Refs == nil {
 			s.Refs = []git.RefEntry{}
@@ -132,7 +150,7 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 		return s, nil
 	}
 	var err error
-	if s.Refs, s.Elsewhere, err = watchedRefs(ctx, repo, prev.Options); err != nil {
+	if s.Refs, s.Elsewhere, err = watchedRefs(ctx, repo, prev.Options, s.Stamps); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -141,7 +159,8 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	s := &Snapshot{Options: o}
 	if !o.NoRefs {
-		refs, elsewhere, err := watchedRefs(ctx, repo, o)
+		s.Stamps = s.stamps()
+		refs, elsewhere, err := watchedRefs(ctx, repo, o, s.Stamps)
 		if err != nil {
 			return nil, err
 		}
@@ -322,13 +341,43 @@ func (f File) same(g File) bool {
 	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data)
 }
 
-// watchedRefs lists the refs the agent must not change: all but git-ralph's own
-// namespaces (refs/heads/ralph/* and refs/ralph/*: this run's are the agent's to change,
-// and other changes' runs are changed at any moment by the git-ralph processes that run,
-// finish or dispatch them, which a check here cannot tell from an agent). elsewhere are
-// the branches among them checked out in another worktree: someone works there, so they
-// are compared as a Shared run compares (a move forward is let be).
-func watchedRefs(ctx context.Context, repo *git.Repo, o Options) (refs []git.RefEntry, elsewhere []string, err error) {
+// stamps asks Options.Others for the other changes' stamps now; never this run's own.
+func (s *Snapshot) stamps() map[string]string {
+	if s.Others == nil {
+		return nil
+	}
+	m := s.Others()
+	delete(m, s.Change)
+	return m
+}
+
+// owner is the change among names whose run ref name is (refs/heads/ralph/<change>, or
+// under refs/ralph/<change>/: the longest such name, as a run name could hold a '/'),
+// or "" when it is none of theirs.
+func owner(name string, names func(yield func(string) bool)) string {
+	best := ""
+	for n := range names {
+		if n == "" {
+			continue
+		}
+		if name == "refs/heads/ralph/"+n || strings.HasPrefix(name, "refs/ralph/"+n+"/") {
+			if len(n) > len(best) {
+				best = n
+			}
+		}
+	}
+	return best
+}
+
+// watchedRefs lists the refs the agent must not change: all but this run's own
+// (refs/heads/ralph/<change> and refs/ralph/<change>/: the agent's to change) and the
+// runs of other changes that a git-ralph process works on now (stamps says Busy: a
+// parallel loop, a finish or a dispatch changes them at any moment, which a check here
+// could not tell from an agent). Refs under refs/heads/ralph/ or refs/ralph/ of no known
+// run are watched like any other. elsewhere are the branches among them checked out in
+// another worktree: someone works there, so they are compared as a Shared run compares
+// (a move forward is let be).
+func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[string]string) (refs []git.RefEntry, elsewhere []string, err error) {
 	all, err := repo.AllRefs(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -346,8 +395,13 @@ func watchedRefs(ctx context.Context, repo *git.Repo, o Options) (refs []git.Ref
 		}
 	}
 	for _, r := range all {
-		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") {
+		if r.Name == "refs/heads/ralph/"+o.Change || strings.HasPrefix(r.Name, "refs/ralph/"+o.Change+"/") {
 			continue
+		}
+		if strings.HasPrefix(r.Name, "refs/heads/ralph/") || strings.HasPrefix(r.Name, "refs/ralph/") {
+			if x := owner(r.Name, maps.Keys(stamps)); x != "" && stamps[x] == Busy {
+				continue
+			}
 		}
 		refs = append(refs, r)
 		if there[r.Name] {
@@ -382,9 +436,36 @@ type Change struct {
 func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Change, err error) {
 	s.MovedOn = nil
 	if !s.NoRefs {
-		now, nowElsewhere, err := watchedRefs(ctx, repo, s.Options)
+		now, nowElsewhere, err := watchedRefs(ctx, repo, s.Options, s.Stamps)
 		if err != nil {
 			return nil, err
+		}
+		// Another change's run that a git-ralph process worked on during the attempt
+		// (its stamp is not the recorded one, or it is busy now; a run begun meanwhile
+		// has none recorded): what changed on its refs may be that process's doing.
+		nowStamps := s.stamps()
+		worked := func(name string) bool {
+			if !strings.HasPrefix(name, "refs/heads/ralph/") && !strings.HasPrefix(name, "refs/ralph/") {
+				return false
+			}
+			x := owner(name, func(yield func(string) bool) {
+				for n := range s.Stamps {
+					if !yield(n) {
+						return
+					}
+				}
+				for n := range nowStamps {
+					if !yield(n) {
+						return
+					}
+				}
+			})
+			if x == "" {
+				return false
+			}
+			then, ok := s.Stamps[x]
+			cur, okNow := nowStamps[x]
+			return !ok || !okNow || then != cur || cur == Busy
 		}
 		// Shared: the user works in their checkout meanwhile (a --worktree run), or
 		// someone works in the worktree the branch is checked out in (recorded before
@@ -405,6 +486,9 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 		for _, then := range s.Refs {
 			cur, ok := byName[then.Name]
 			delete(byName, then.Name)
+			if worked(then.Name) {
+				continue
+			}
 			switch {
 			case !ok:
 				changes = append(changes, Change{Ref: then.Name, What: "deleted", Then: then})
@@ -426,7 +510,7 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 			for _, r := range now {
 				// A branch checked out elsewhere now (a worktree the user added
 				// meanwhile) is let be, as before the attempt it would have been.
-				if _, ok := byName[r.Name]; ok && !slices.Contains(nowElsewhere, r.Name) {
+				if _, ok := byName[r.Name]; ok && !slices.Contains(nowElsewhere, r.Name) && !worked(r.Name) {
 					changes = append(changes, Change{Ref: r.Name, What: "created", Now: r})
 				}
 			}

@@ -2,6 +2,7 @@ package surface
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -419,5 +420,70 @@ func TestBranchElsewhere(t *testing.T) {
 	changes, err = snap.Compare(ctx, r)
 	if err != nil || Reason(changes, r.Root) != "tampered: refs/heads/there deleted" {
 		t.Errorf("after a deletion there: %v, %v", changes, err)
+	}
+}
+
+// Other changes' runs are watched while no git-ralph process works on them: refs of an
+// idle run are compared, those of a busy one are not recorded, and a difference on a run
+// whose stamp changed (or that is busy now) is let be. Run names are matched whole, the
+// longest first; a ralph ref of no known run is watched like any other.
+func TestOtherRuns(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	for _, b := range []string{"ralph/x", "ralph/o", "ralph/o-2", "ralph/busy", "ralph/stray"} {
+		run(t, dir, "branch", b)
+	}
+	for _, ref := range []string{"refs/ralph/x/attempts/1-1", "refs/ralph/o/attempts/1-1", "refs/ralph/o/b/attempts/1-1", "refs/ralph/busy/attempts/1-1"} {
+		run(t, dir, "update-ref", ref, "HEAD")
+	}
+	stamps := map[string]string{"x": "s", "o": "s1", "o/b": "s2", "o-2": "s3", "busy": Busy}
+	others := func() map[string]string { return maps.Clone(stamps) }
+	snap, err := Take(ctx, r, Options{Change: "x", Others: others})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := refNames(snap.Refs)
+	for _, want := range []string{"refs/heads/ralph/o", "refs/heads/ralph/o-2", "refs/heads/ralph/stray", "refs/ralph/o/attempts/1-1", "refs/ralph/o/b/attempts/1-1"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("%s not watched: %s", want, names)
+		}
+	}
+	for _, not := range []string{"refs/heads/ralph/x", "refs/ralph/x/", "refs/heads/ralph/busy", "refs/ralph/busy/"} {
+		if strings.Contains(names, not) {
+			t.Errorf("%s watched: %s", not, names)
+		}
+	}
+	if _, ok := snap.Stamps["x"]; ok {
+		t.Errorf("the run's own stamp is recorded: %v", snap.Stamps)
+	}
+	run(t, dir, "branch", "-D", "ralph/o", "ralph/busy", "ralph/stray")
+	run(t, dir, "update-ref", "-d", "refs/ralph/o/b/attempts/1-1")
+	run(t, dir, "update-ref", "-d", "refs/ralph/busy/attempts/1-1")
+	changes, err := snap.Compare(ctx, r)
+	if got, want := Reason(changes, r.Root), "tampered: refs/heads/ralph/o deleted, refs/heads/ralph/stray deleted, refs/ralph/o/b/attempts/1-1 deleted"; err != nil || got != want {
+		t.Fatalf("Compare = %q, %v; want %q", got, err, want)
+	}
+	// o/b is worked on meanwhile (its record written), o busy now: both let be.
+	stamps["o/b"], stamps["o"] = "s2'", Busy
+	changes, err = snap.Compare(ctx, r)
+	if got, want := Reason(changes, r.Root), "tampered: refs/heads/ralph/stray deleted"; err != nil || got != want {
+		t.Fatalf("Compare = %q, %v; want %q", got, err, want)
+	}
+	// The next snapshot reads the stamps anew: o's refs are no longer watched.
+	next, err := TakeAfter(ctx, r, snap, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := refNames(next.Refs); strings.Contains(n, "refs/ralph/o/attempts/") || next.Stamps["o"] != Busy {
+		t.Errorf("TakeAfter: refs %s, stamps %v", n, next.Stamps)
+	}
+	// A snapshot saved and loaded keeps its stamps.
+	p := filepath.Join(t.TempDir(), "surface.json")
+	if err := next.Save(p); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(p)
+	if err != nil || !maps.Equal(back.Stamps, next.Stamps) {
+		t.Errorf("Load: stamps %v, %v; want %v", back.Stamps, err, next.Stamps)
 	}
 }
