@@ -1,0 +1,215 @@
+package wtrun
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// squashWorktree is finish --squash of a worktree run from the moment rec.Finishing
+// and its backup ref exist: set the carried files aside, squash-merge the branch in
+// the checkout the run started from, unstage, remove the worktree, delete the branch
+// and forget the run. merged says the squash is in that checkout already (a finish
+// killed after its merge).
+func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, merged bool) (*loop.FinishResult, error) {
+	f := rec.Finishing
+	if !merged {
+		if err := origin.DropPaths(ctx, f.Carried); err != nil {
+			return nil, err
+		}
+		if err := origin.MergeSquash(ctx, rec.Branch); err != nil {
+			rec.Finishing = nil
+			if len(f.Carried) > 0 {
+				_ = l.Save(rec)
+				return nil, loop.UserErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err),
+					"squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root)
+			}
+			if !f.OriginDirty {
+				_ = origin.HardReset(ctx, "HEAD") // it was clean: put it back exactly
+			}
+			_ = l.Repo.DeleteRef(ctx, f.Backup)
+			_ = l.Save(rec)
+			return nil, loop.UserErr(fmt.Sprintf("%s moved on since the run started; %s and its worktree are intact\nmerge by hand in %s: git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish %s --keep",
+				res.Target, rec.Branch, origin.Root, rec.Branch, rec.Change),
+				"squashing %s onto %s conflicts", rec.Branch, res.Target)
+		}
+	}
+	var err error
+	if !f.OriginDirty {
+		err = origin.MixedReset(ctx)
+	} else {
+		// Leave the user's own staged changes staged.
+		var touched []string
+		if touched, err = origin.ChangedPaths(ctx, f.Target+"..."+f.Tip); err == nil {
+			err = origin.ResetPaths(ctx, touched)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if after, err := origin.Status(ctx); err == nil {
+		res.Files = len(after)
+	}
+	dirty, present, err := l.WorktreeDirty(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.RemoveWorktree(ctx, rec, dirty, present, res); err != nil {
+		return nil, err
+	}
+	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
+		return nil, err
+	}
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	return res, l.Store.Remove(rec.Change)
+}
+
+// resumeWorktreeSquash completes a finish --squash of a worktree run that was killed
+// half-way, from what git shows in the checkout the run started from, which must
+// still be on the original branch at the commit it was at. Each file the squash
+// touches is then either as before the merge (its commit's, or the run's "initial
+// state" for a file the squash brings back), or the branch tip's: all before, the
+// squash is made again; all the tip's, it is unstaged and the finish goes on. A merge
+// cut short in between is redone when that checkout was clean (what it left is kept
+// under refs/ralph/<change>/backup/), and refused otherwise, with nothing changed.
+func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
+	f := rec.Finishing
+	res.Backup, res.Target = f.Backup, loop.OrDetachedName(rec.Original, rec.OriginalCommit)
+	origin, err := l.OriginRepo(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	pending := func(format string, args ...any) error {
+		return loop.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status' in "+origin.Root+", then run 'git ralph finish "+rec.Change+" --squash' again",
+			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
+	}
+	if mode == loop.Keep {
+		return nil, loop.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
+			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
+	}
+	cur, err := origin.Branch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	head, err := origin.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cur != rec.Original || head != f.Target {
+		return nil, pending("%s is no longer where it left it (%s)", origin.Root, loop.OrDetachedName(rec.Original, f.Target))
+	}
+	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		// Killed after the branch was deleted (the worktree went before it): only the
+		// record was left.
+		if st, err := origin.Status(ctx); err == nil {
+			res.Files = len(st)
+		}
+		if loop.WorktreeStateOf(rec).Missing {
+			_ = l.Repo.PruneWorktrees(ctx)
+		}
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		return res, l.Store.Remove(rec.Change)
+	}
+	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+		return nil, err
+	} else if tip != f.Tip {
+		return nil, pending("%s moved since", rec.Branch)
+	}
+	// The worktree was clean when the finish began; changes there now are someone's.
+	if dirty, _, err := l.WorktreeDirty(ctx, rec); err != nil {
+		return nil, err
+	} else if len(dirty) > 0 {
+		return nil, loop.UserErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
+			"an interrupted 'git ralph finish --squash' of %q is pending, but the worktree %s has %d uncommitted change(s)", rec.Change, rec.Worktree.Path, len(dirty))
+	}
+	touched, err := origin.ChangedPaths(ctx, f.Target+"..."+f.Tip)
+	if err != nil {
+		return nil, err
+	}
+	now, err := origin.HashFiles(ctx, touched)
+	if err != nil {
+		return nil, err
+	}
+	atTip, err := origin.BlobIDs(ctx, f.Tip, touched)
+	if err != nil {
+		return nil, err
+	}
+	atTarget, err := origin.BlobIDs(ctx, f.Target, touched)
+	if err != nil {
+		return nil, err
+	}
+	atInitial, err := origin.BlobIDs(ctx, rec.Initial, f.Carried)
+	if err != nil {
+		return nil, err
+	}
+	merged, before := true, true
+	var restore, remove []string // what completes the squash by hand
+	for _, p := range touched {
+		if now[p] != atTip[p] {
+			merged = false
+			if _, ok := atTip[p]; ok {
+				restore = append(restore, p)
+			} else {
+				remove = append(remove, p)
+			}
+		}
+		if now[p] != atTarget[p] && !(slices.Contains(f.Carried, p) && now[p] == atInitial[p]) {
+			before = false
+		}
+	}
+	switch {
+	case merged:
+		return squashWorktree(ctx, l, rec, origin, res, true)
+	case before:
+		return squashWorktree(ctx, l, rec, origin, res, false)
+	case f.OriginDirty:
+		// Resetting would touch the user's own work: say how to complete the squash.
+		var steps []string
+		if len(restore) > 0 {
+			steps = append(steps, "git -C "+quoteArg(origin.Root)+" restore --source="+f.Backup+" --worktree -- "+quoteArgs(restore))
+		}
+		if len(remove) > 0 {
+			steps = append(steps, "(cd "+quoteArg(origin.Root)+" && rm -f -- "+quoteArgs(remove)+")")
+		}
+		return nil, loop.UserErr("the branch's work is kept as "+f.Backup+"; to complete the squash, bring those files to the branch's version:\n"+
+			strings.Join(steps, "\n")+"\nthen run 'git ralph finish "+rec.Change+" --squash' again",
+			"an interrupted 'git ralph finish --squash' of %q is pending, but %s holds part of the squash among changes of your own: %d file(s) are not yet the branch's",
+			rec.Change, origin.Root, len(restore)+len(remove))
+	case rec.Original == "":
+		return nil, pending("%s holds part of the squash on a detached HEAD", origin.Root)
+	}
+	// A merge cut short in a checkout that was clean: keep what it left, put the
+	// original branch back as it was and squash again.
+	ol := *l
+	ol.Repo = origin
+	if err := ol.RestoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
+		return nil, err
+	}
+	return squashWorktree(ctx, l, rec, origin, res, false)
+}
+
+// quoteArgs quotes each of args for a shell, joined by spaces.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quoteArg(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// quoteArg quotes s for a shell when it needs it, for a command shown in a hint.
+func quoteArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
