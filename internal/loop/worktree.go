@@ -19,8 +19,10 @@ import (
 // ralph/<change>, so that several changes can run at once and the user's checkout is
 // never touched. Its record and lock stay in the common dir, like every run's; the
 // record names the worktree and the checkout the run came from (where finish --squash
-// lands). This file holds everything that differs from a run in the user's checkout,
-// so that other ways of running elsewhere (finish --pr, a remote run) can reuse it.
+// lands). Making, running and finishing such a run is internal/wtrun's (reached through
+// Loop.Worktrees); this file holds what the loop, status and the other workflows read
+// of it: where it works, its state, the checkout it came from, its crash locks, and
+// removing its worktree (for finish --pr too).
 
 // WorktreeDirConfig is the git config key naming the directory under which worktree
 // runs are made, one subdirectory per change.
@@ -245,4 +247,21 @@ func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, erro
 		return OpenRun(l.changeRoot(rec), rec)
 	}
 	return source.Resolve(l.Repo.Root, l.Repo.Root, name, source.Options{})
+}
+
+// ClearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
+// left in this checkout, in the checkout the run started from (where finish --squash
+// merges) and in the run's worktree, judged all together.
+func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
+	var repos []*git.Repo
+	if origin, err := l.originRepo(ctx, rec); err == nil && !samePath(origin.Root, l.Repo.Root) {
+		repos = append(repos, origin)
+	}
+	if !worktreeState(rec).Missing && !samePath(rec.Worktree.Path, l.Repo.Root) {
+		if wt, err := git.Open(ctx, rec.Worktree.Path); err == nil {
+			wt.Trace = l.Repo.Trace
+			repos = append(repos, wt)
+		}
+	}
+	return l.ClearCrashLocks(ctx, rec, again, repos...)
 }
