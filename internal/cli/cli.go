@@ -27,6 +27,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/term"
+	"github.com/git-ralph/git-ralph/internal/wtrun"
 )
 
 // Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
@@ -293,6 +294,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	}
 	l := loop.New(repo, newReporter(e.s))
 	l.Remote = githubflow.Runs
+	l.Worktrees = wtrun.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
 	l.StopWait, l.KillWait = e.tune.StopWait, e.tune.KillWait
 	if e.tune.Now != nil {

@@ -27,8 +27,13 @@ func imports(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestLayout keeps the split of issue 17: internal/loop depends on nothing of GitHub,
-// not even through another package, and only the CLI imports the GitHub workflows.
+// workflows are the packages built on internal/loop, which the loop reaches only
+// through an interface the CLI sets.
+var workflows = []string{"internal/githubflow", "internal/parallel", "internal/wtrun"}
+
+// TestLayout keeps the split of issue 17: internal/loop depends on nothing of GitHub
+// and on no workflow package, not even through another package; only the CLI imports
+// the GitHub workflows, and no package but the CLI imports more than one workflow.
 func TestLayout(t *testing.T) {
 	root := filepath.Join("..", "..")
 	seen := map[string]bool{}
@@ -40,6 +45,9 @@ func TestLayout(t *testing.T) {
 		seen[pkg] = true
 		if strings.HasPrefix(pkg, "internal/github") {
 			t.Errorf("internal/loop depends on %s", pkg)
+		}
+		if slices.Contains(workflows, pkg) {
+			t.Errorf("internal/loop depends on the workflow package %s", pkg)
 		}
 		for _, imp := range imports(t, filepath.Join(root, pkg)) {
 			walk(imp)
@@ -59,8 +67,18 @@ func TestLayout(t *testing.T) {
 		if _, err := build.ImportDir(filepath.Join(root, pkg), 0); err != nil {
 			continue // no Go files of its own
 		}
-		if slices.Contains(imports(t, filepath.Join(root, pkg)), "internal/githubflow") {
+		imps := imports(t, filepath.Join(root, pkg))
+		if slices.Contains(imps, "internal/githubflow") {
 			t.Errorf("%s imports internal/githubflow: only internal/cli may", pkg)
+		}
+		var wf []string
+		for _, imp := range imps {
+			if slices.Contains(workflows, imp) {
+				wf = append(wf, imp)
+			}
+		}
+		if len(wf) > 1 {
+			t.Errorf("%s imports the workflow packages %v: only internal/cli may import more than one", pkg, wf)
 		}
 	}
 }

@@ -78,6 +78,9 @@ type Loop struct {
 	// Remote brings home runs made on GitHub Actions and adopts them on a runner; nil
 	// refuses them.
 	Remote RemoteRuns
+	// Worktrees makes, runs and finishes runs in a worktree of their own (start
+	// --worktree); nil refuses them.
+	Worktrees WorktreeRuns
 	// OntoMoved lets finish --squash and --pr go on when the original branch no longer
 	// points where the run recorded it (finish --onto-moved).
 	OntoMoved bool

@@ -1,4 +1,4 @@
-package loop
+package wtrun
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -15,7 +16,7 @@ import (
 // the checkout the run started from, unstage, remove the worktree, delete the branch
 // and forget the run. merged says the squash is in that checkout already (a finish
 // killed after its merge).
-func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.Repo, res *FinishResult, merged bool) (*FinishResult, error) {
+func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, merged bool) (*loop.FinishResult, error) {
 	f := rec.Finishing
 	if !merged {
 		if err := origin.DropPaths(ctx, f.Carried); err != nil {
@@ -25,7 +26,7 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 			rec.Finishing = nil
 			if len(f.Carried) > 0 {
 				_ = l.Save(rec)
-				return nil, userErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, short(rec.Initial), err),
+				return nil, loop.UserErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err),
 					"squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root)
 			}
 			if !f.OriginDirty {
@@ -33,7 +34,7 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 			}
 			_ = l.Repo.DeleteRef(ctx, f.Backup)
 			_ = l.Save(rec)
-			return nil, userErr(fmt.Sprintf("%s moved on since the run started; %s and its worktree are intact\nmerge by hand in %s: git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish %s --keep",
+			return nil, loop.UserErr(fmt.Sprintf("%s moved on since the run started; %s and its worktree are intact\nmerge by hand in %s: git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish %s --keep",
 				res.Target, rec.Branch, origin.Root, rec.Branch, rec.Change),
 				"squashing %s onto %s conflicts", rec.Branch, res.Target)
 		}
@@ -64,7 +65,7 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -76,19 +77,19 @@ func (l *Loop) squashWorktree(ctx context.Context, rec *run.Record, origin *git.
 // squash is made again; all the tip's, it is unstaged and the finish goes on. A merge
 // cut short in between is redone when that checkout was clean (what it left is kept
 // under refs/ralph/<change>/backup/), and refused otherwise, with nothing changed.
-func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode FinishMode, res *FinishResult) (*FinishResult, error) {
+func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
 	f := rec.Finishing
-	res.Backup, res.Target = f.Backup, orDetachedName(rec.Original, rec.OriginalCommit)
-	origin, err := l.originRepo(ctx, rec)
+	res.Backup, res.Target = f.Backup, loop.OrDetachedName(rec.Original, rec.OriginalCommit)
+	origin, err := l.OriginRepo(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
 	pending := func(format string, args ...any) error {
-		return userErr("the branch's work is kept as "+f.Backup+"; look at 'git status' in "+origin.Root+", then run 'git ralph finish "+rec.Change+" --squash' again",
+		return loop.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status' in "+origin.Root+", then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
 	}
-	if mode == Keep {
-		return nil, userErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
+	if mode == loop.Keep {
+		return nil, loop.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
 	cur, err := origin.Branch(ctx)
@@ -100,7 +101,7 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		return nil, err
 	}
 	if cur != rec.Original || head != f.Target {
-		return nil, pending("%s is no longer where it left it (%s)", origin.Root, orDetachedName(rec.Original, f.Target))
+		return nil, pending("%s is no longer where it left it (%s)", origin.Root, loop.OrDetachedName(rec.Original, f.Target))
 	}
 	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
 	if err != nil {
@@ -112,10 +113,10 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		if st, err := origin.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
-		if worktreeState(rec).Missing {
+		if loop.WorktreeStateOf(rec).Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
@@ -127,7 +128,7 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 	if dirty, _, err := l.WorktreeDirty(ctx, rec); err != nil {
 		return nil, err
 	} else if len(dirty) > 0 {
-		return nil, userErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
+		return nil, loop.UserErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
 			"an interrupted 'git ralph finish --squash' of %q is pending, but the worktree %s has %d uncommitted change(s)", rec.Change, rec.Worktree.Path, len(dirty))
 	}
 	touched, err := origin.ChangedPaths(ctx, f.Target+"..."+f.Tip)
@@ -167,9 +168,9 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 	}
 	switch {
 	case merged:
-		return l.squashWorktree(ctx, rec, origin, res, true)
+		return squashWorktree(ctx, l, rec, origin, res, true)
 	case before:
-		return l.squashWorktree(ctx, rec, origin, res, false)
+		return squashWorktree(ctx, l, rec, origin, res, false)
 	case f.OriginDirty:
 		// Resetting would touch the user's own work: say how to complete the squash.
 		var steps []string
@@ -179,7 +180,7 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 		if len(remove) > 0 {
 			steps = append(steps, "(cd "+quoteArg(origin.Root)+" && rm -f -- "+quoteArgs(remove)+")")
 		}
-		return nil, userErr("the branch's work is kept as "+f.Backup+"; to complete the squash, bring those files to the branch's version:\n"+
+		return nil, loop.UserErr("the branch's work is kept as "+f.Backup+"; to complete the squash, bring those files to the branch's version:\n"+
 			strings.Join(steps, "\n")+"\nthen run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but %s holds part of the squash among changes of your own: %d file(s) are not yet the branch's",
 			rec.Change, origin.Root, len(restore)+len(remove))
@@ -190,27 +191,10 @@ func (l *Loop) resumeWorktreeSquash(ctx context.Context, rec *run.Record, mode F
 	// original branch back as it was and squash again.
 	ol := *l
 	ol.Repo = origin
-	if err := ol.restoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
+	if err := ol.RestoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
 		return nil, err
 	}
-	return l.squashWorktree(ctx, rec, origin, res, false)
-}
-
-// ClearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
-// left in this checkout, in the checkout the run started from (where finish --squash
-// merges) and in the run's worktree, judged all together.
-func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
-	var repos []*git.Repo
-	if origin, err := l.originRepo(ctx, rec); err == nil && !samePath(origin.Root, l.Repo.Root) {
-		repos = append(repos, origin)
-	}
-	if !worktreeState(rec).Missing && !samePath(rec.Worktree.Path, l.Repo.Root) {
-		if wt, err := git.Open(ctx, rec.Worktree.Path); err == nil {
-			wt.Trace = l.Repo.Trace
-			repos = append(repos, wt)
-		}
-	}
-	return l.ClearCrashLocks(ctx, rec, again, repos...)
+	return squashWorktree(ctx, l, rec, origin, res, false)
 }
 
 // quoteArgs quotes each of args for a shell, joined by spaces.

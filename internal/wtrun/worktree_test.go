@@ -1,4 +1,4 @@
-package loop
+package wtrun
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -51,7 +52,7 @@ func TestWorktreeStartCompletesAfterACrash(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			if _, err := l.Start(ctx, Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
+			if _, err := l.Start(ctx, loop.Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
 				t.Fatalf("Start: %v\n%s", err, rep.text())
 			}
 			if got := gitOut(t, dir, "log", "--format=%s", "ralph/c"); got != "checkpoint: 1\ninitial state\nbase" {

@@ -1,0 +1,37 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// WorktreeRuns starts and finishes runs in a linked worktree of their own (start
+// --worktree): internal/wtrun implements it and the CLI sets it (Loop.Worktrees), so
+// that this package holds one run in one working tree. What the loop, status and the
+// other workflows read of such a run (where it works, its state, its locks, removing
+// its worktree) stays here. A Loop without it refuses such runs.
+type WorktreeRuns interface {
+	// Start runs the loop of o in the worktree at path, with the change's lock held:
+	// it makes the run (or completes a start a crash cut short), re-creates a deleted
+	// worktree from the branch, locks the worktree and runs the loop there.
+	Start(ctx context.Context, l *Loop, o Options, drv agent.Driver, path string) (*Summary, error)
+	// Finish ends the worktree run rec in mode (--squash or --keep).
+	Finish(ctx context.Context, l *Loop, rec *run.Record, mode FinishMode) (*FinishResult, error)
+}
+
+func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, path string) (*Summary, error) {
+	if l.Worktrees == nil {
+		return nil, fmt.Errorf("start of %q in a worktree: no way to run in a worktree here", o.Change)
+	}
+	return l.Worktrees.Start(ctx, l, o, drv, path)
+}
+
+func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
+	if l.Worktrees == nil {
+		return nil, fmt.Errorf("finish of %q: its run is in a worktree, and there is no way to finish it here", rec.Change)
+	}
+	return l.Worktrees.Finish(ctx, l, rec, mode)
+}
