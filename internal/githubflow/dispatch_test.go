@@ -34,7 +34,7 @@ func userState(t *testing.T, dir string) string {
 func TestDispatchRoundTrip(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	// uncommitted work outside the change stays where it is and out of the run
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
@@ -43,7 +43,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	before := userState(t, dir)
 	ds, err := l.PrepareDispatch(t.Context(), DispatchOptions{Change: "c", GitRemote: "origin", Nonce: "n1"})
 	if err != nil {
-		t.Fatalf("PrepareDispatch: %v\n%s", err, rep.text())
+		t.Fatalf("PrepareDispatch: %v\n%s", err, rep.Text())
 	}
 	if after := userState(t, dir); after != before {
 		t.Errorf("dispatch touched the user's repository:\n%s\n---\n%s", before, after)
@@ -88,7 +88,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	rl, rrep := newLoop(t, loopDir, clock)
 	if _, err := rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: 1,
 		Driver: scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`, resultComplete)}); err != nil {
-		t.Fatalf("runner Start: %v\n%s", err, rrep.text())
+		t.Fatalf("runner Start: %v\n%s", err, rrep.Text())
 	}
 	out := filepath.Join(t.TempDir(), "artifact")
 	if _, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out}); err != nil {
@@ -108,7 +108,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	}
 	res, err := l.Finish(t.Context(), "c", loop.Squash)
 	if err != nil {
-		t.Fatalf("Finish: %v\n%s", err, rep.text())
+		t.Fatalf("Finish: %v\n%s", err, rep.Text())
 	}
 	if res.Target != "main" {
 		t.Errorf("squashed onto %q", res.Target)
@@ -130,7 +130,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 func TestDispatchRefusesUncommittedChange(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
-	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
+	l, _ := newLoop(t, dir, &fakeClock{At: time.Now()})
 	if err := os.WriteFile(filepath.Join(dir, "openspec/changes/c/design.md"), []byte("# new\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func remoteRun(t *testing.T, dir, bare string, l *Flow, maxRetries int, results 
 	if err := l.Dispatched(ds.Record, 42, ""); err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{now: time.Now()}
+	clock := &fakeClock{At: time.Now()}
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, _ := newLoop(t, loopDir, clock)
@@ -194,7 +194,7 @@ func remoteRun(t *testing.T, dir, bare string, l *Flow, maxRetries int, results 
 func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
-	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
+	l, _ := newLoop(t, dir, &fakeClock{At: time.Now()})
 	start := remoteRun(t, dir, bare, l, 0, resultComplete)
 	record := func() string {
 		b, _ := os.ReadFile(filepath.Join(l.Store.ChangeDir("c"), "run.json"))
@@ -230,10 +230,10 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
-	l, rep := newLoop(t, dir, &fakeClock{now: time.Now()})
+	l, rep := newLoop(t, dir, &fakeClock{At: time.Now()})
 	start := remoteRun(t, dir, bare, l, 0, resultFailed)
 	if _, err := l.Start(t.Context(), loop.Options{Change: "c", MaxRetries: 0, Driver: scriptAgent(t, resultComplete)}); err != nil {
-		t.Fatalf("local Start: %v\n%s", err, rep.text())
+		t.Fatalf("local Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := l.Store.Load("c")
 	if err != nil {
@@ -256,7 +256,7 @@ func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 func TestRemoteFinishKeepsTheLocalGuards(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
-	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
+	l, _ := newLoop(t, dir, &fakeClock{At: time.Now()})
 	remoteRun(t, dir, bare, l, 0, resultComplete)
 	base := gitOut(t, dir, "rev-parse", "main")
 	gitOut(t, dir, "switch", "-q", "--detach")

@@ -31,7 +31,7 @@ func TestFinishPRCosts(t *testing.T) {
 	git("remote", "add", "origin", "git@github.com:acme/widgets.git")
 	git("config", "url."+bare+".insteadOf", "git@github.com:acme/widgets.git")
 	git("push", "-q", "origin", "main")
-	l, _ := newLoop(t, dir, &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if _, err := l.Start(t.Context(), loop.Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
 		t.Fatal(err)
 	}

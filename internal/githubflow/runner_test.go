@@ -20,16 +20,16 @@ import (
 func TestExportPartialKeepsTheCheckpoints(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
-	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
+	l, _ := newLoop(t, dir, &fakeClock{At: time.Now()})
 	ds, err := l.PrepareDispatch(t.Context(), DispatchOptions{Change: "c", GitRemote: "origin", Nonce: "n1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
-	rl, rep := newLoop(t, loopDir, &fakeClock{now: time.Now()})
+	rl, rep := newLoop(t, loopDir, &fakeClock{At: time.Now()})
 	if _, err := rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, Driver: scriptAgent(t, resultComplete)}); err != nil {
-		t.Fatalf("runner Start: %v\n%s", err, rep.text())
+		t.Fatalf("runner Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := rl.Store.Load("c")
 	if err != nil {
@@ -54,13 +54,13 @@ func TestExportPartialKeepsTheCheckpoints(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "artifact")
 	res, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out})
 	if err != nil {
-		t.Fatalf("Export: %v\n%s", err, rep.text())
+		t.Fatalf("Export: %v\n%s", err, rep.Text())
 	}
 	if !strings.Contains(res.Partial, "could not be stopped") {
 		t.Errorf("Partial = %q", res.Partial)
 	}
-	if !strings.Contains(rep.text(), "warn: export is partial: ") {
-		t.Errorf("no warning:\n%s", rep.text())
+	if !strings.Contains(rep.Text(), "warn: export is partial: ") {
+		t.Errorf("no warning:\n%s", rep.Text())
 	}
 	if res.Refs[0].Name != "refs/heads/ralph/c" || res.Refs[0].ID != checkpoint {
 		t.Errorf("the bundle's branch is %v, want the checkpoint %s", res.Refs[0], checkpoint)
@@ -79,7 +79,7 @@ func TestExportPartialKeepsTheCheckpoints(t *testing.T) {
 
 	pubDir := filepath.Join(t.TempDir(), "publish")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, pubDir)
-	pl, _ := newLoop(t, pubDir, &fakeClock{now: time.Now()})
+	pl, _ := newLoop(t, pubDir, &fakeClock{At: time.Now()})
 	if _, err := Publish(t.Context(), pl.Repo, PublishOptions{Change: "c", RunID: 42, Bundle: res.Bundle, Start: ds.Record.Remote.StartCommit}); err != nil {
 		t.Fatalf("Publish of the partial export: %v", err)
 	}
@@ -97,15 +97,15 @@ func TestExportPartialKeepsTheCheckpoints(t *testing.T) {
 func TestExportPartialWhenTheKilledLoopCannotBeSaved(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
-	l, _ := newLoop(t, dir, &fakeClock{now: time.Now()})
+	l, _ := newLoop(t, dir, &fakeClock{At: time.Now()})
 	if _, err := l.PrepareDispatch(t.Context(), DispatchOptions{Change: "c", GitRemote: "origin", Nonce: "n1"}); err != nil {
 		t.Fatal(err)
 	}
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
-	rl, rep := newLoop(t, loopDir, &fakeClock{now: time.Now()})
+	rl, rep := newLoop(t, loopDir, &fakeClock{At: time.Now()})
 	if _, err := rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, Driver: scriptAgent(t, resultComplete)}); err != nil {
-		t.Fatalf("runner Start: %v\n%s", err, rep.text())
+		t.Fatalf("runner Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := rl.Store.Load("c")
 	if err != nil {
@@ -138,7 +138,7 @@ func TestExportPartialWhenTheKilledLoopCannotBeSaved(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "artifact")
 	res, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out})
 	if err != nil {
-		t.Fatalf("Export: %v\n%s", err, rep.text())
+		t.Fatalf("Export: %v\n%s", err, rep.Text())
 	}
 	if !strings.Contains(res.Partial, "the attempt the killed loop left could not be saved") {
 		t.Errorf("Partial = %q", res.Partial)

@@ -28,11 +28,11 @@ func TestLockAfterLoopWaitsForTheLoop(t *testing.T) {
 		t.Fatalf("LockAfterLoop: %v, %v", lock, err)
 	}
 	lock.Unlock()
-	if want := "a loop of c is still running (pid " + strconv.Itoa(os.Getpid()) + ")"; !strings.Contains(rep.text(), want) {
-		t.Errorf("reported %q, want %q", rep.text(), want)
+	if want := "a loop of c is still running (pid " + strconv.Itoa(os.Getpid()) + ")"; !strings.Contains(rep.Text(), want) {
+		t.Errorf("reported %q, want %q", rep.Text(), want)
 	}
-	if strings.Contains(rep.text(), "stopping") {
-		t.Errorf("stopped a loop that ended on its own: %q", rep.text())
+	if strings.Contains(rep.Text(), "stopping") {
+		t.Errorf("stopped a loop that ended on its own: %q", rep.Text())
 	}
 }
 
@@ -57,8 +57,8 @@ func TestLockAfterLoopLeavesOtherHolders(t *testing.T) {
 		if lock != nil || err == nil || err.Error() != `a loop is running for change "c"` {
 			t.Fatalf("LockAfterLoop with record %v: %v, %v; want the refusal", rec, lock, err)
 		}
-		if strings.Contains(rep.text(), "stopping") || strings.Contains(rep.text(), "killing") {
-			t.Errorf("signalled a holder that is not the run's loop: %q", rep.text())
+		if strings.Contains(rep.Text(), "stopping") || strings.Contains(rep.Text(), "killing") {
+			t.Errorf("signalled a holder that is not the run's loop: %q", rep.Text())
 		}
 	}
 }
@@ -102,8 +102,8 @@ func TestLockAfterLoopLeavesOtherRuns(t *testing.T) {
 		if lock != nil || err == nil || !strings.Contains(err.Error(), "that is not Actions run 7") {
 			t.Fatalf("LockAfterLoop with remote %v: %v, %v; want the refusal", remote, lock, err)
 		}
-		if strings.Contains(rep.text(), "stopping") || strings.Contains(rep.text(), "killing") {
-			t.Errorf("signalled a loop of another run: %q", rep.text())
+		if strings.Contains(rep.Text(), "stopping") || strings.Contains(rep.Text(), "killing") {
+			t.Errorf("signalled a loop of another run: %q", rep.Text())
 		}
 	}
 }
@@ -114,7 +114,7 @@ func TestLockAfterLoopLeavesOtherRuns(t *testing.T) {
 // LockWait, and cleared once it has ended.
 func TestClearKilledLoopLocksWaitsForItsGit(t *testing.T) {
 	dir := newRepo(t)
-	l, rep := newLoop(t, dir, &fakeClock{now: time.Now()})
+	l, rep := newLoop(t, dir, &fakeClock{At: time.Now()})
 	l.LockMinAge, l.LockWait, l.StopWait = 50*time.Millisecond, 200*time.Millisecond, 5*time.Second
 	lockFile := filepath.Join(dir, ".git", "index.lock")
 	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
@@ -141,7 +141,7 @@ func TestClearKilledLoopLocksWaitsForItsGit(t *testing.T) {
 		t.Fatalf("clearKilledLoopLocks with the loop's git still at work for 1s (StopWait 5s): %v", err)
 	}
 	if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
-		t.Errorf("index.lock is still there: %v\n%s", err, rep.text())
+		t.Errorf("index.lock is still there: %v\n%s", err, rep.Text())
 	}
 	if l.LockWait != 200*time.Millisecond {
 		t.Errorf("LockWait is %s after, want it restored to 200ms", l.LockWait)

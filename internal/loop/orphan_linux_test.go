@@ -52,8 +52,8 @@ func TestStopOrphanAgentOnlyOurs(t *testing.T) {
 			t.Errorf("record still names the agent: %+v", rec)
 		}
 	}
-	if !strings.Contains(rep.text(), "left alone") {
-		t.Errorf("no warning: %s", rep.text())
+	if !strings.Contains(rep.Text(), "left alone") {
+		t.Errorf("no warning: %s", rep.Text())
 	}
 
 	ours, oursStart := groupLeader(t, "RALPH_CHANGE=x", "RALPH_ATTEMPT_ID=0123abcd")

@@ -27,13 +27,13 @@ func TestWorktreeStartCompletesAfterACrash(t *testing.T) {
 	for _, stage := range []string{"record only", "initial commit made", "branch made", "worktree added"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := newRepo(t)
-			clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			l, rep := newLoop(t, dir, clock)
 			ctx := t.Context()
 			wt := filepath.Join(t.TempDir(), "wt")
 			head := gitOut(t, dir, "rev-parse", "HEAD")
 			rec := &run.Record{Change: "c", Branch: "ralph/c", Original: "main", OriginalCommit: head,
-				Status: run.Starting, Agent: "custom", Started: clock.now,
+				Status: run.Starting, Agent: "custom", Started: clock.At,
 				Worktree: &run.Worktree{Path: wt, Created: true, Origin: dir}}
 			if stage != "record only" {
 				id, err := l.Repo.CommitWorktree(ctx, "initial state")
@@ -48,12 +48,12 @@ func TestWorktreeStartCompletesAfterACrash(t *testing.T) {
 			if stage == "worktree added" {
 				gitOut(t, dir, "worktree", "add", "-q", wt, "ralph/c")
 			}
-			if err := l.Store.Save(rec, clock.now); err != nil {
+			if err := l.Store.Save(rec, clock.At); err != nil {
 				t.Fatal(err)
 			}
 
 			if _, err := l.Start(ctx, loop.Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
-				t.Fatalf("Start: %v\n%s", err, rep.text())
+				t.Fatalf("Start: %v\n%s", err, rep.Text())
 			}
 			if got := gitOut(t, dir, "log", "--format=%s", "ralph/c"); got != "checkpoint: 1\ninitial state\nbase" {
 				t.Errorf("ralph/c:\n%s", got)
