@@ -107,7 +107,7 @@ func (r *Repo) UnlockWorktree(ctx context.Context, path string) error {
 		return err
 	}
 	for _, w := range wts {
-		if w.Locked && sameDir(w.Path, path) {
+		if w.Locked && SamePath(w.Path, path) {
 			_, err := r.run(ctx, call{args: []string{"worktree", "unlock", w.Path}})
 			return err
 		}
@@ -187,8 +187,9 @@ func (r *Repo) ResetPaths(ctx context.Context, paths []string) error {
 	return err
 }
 
-// sameDir reports whether a and b name the same directory.
-func sameDir(a, b string) bool {
+// SamePath reports whether a and b name the same file: equal once cleaned, or (both
+// existing) the same file by another path, a symlink's say.
+func SamePath(a, b string) bool {
 	if filepath.Clean(a) == filepath.Clean(b) {
 		return true
 	}

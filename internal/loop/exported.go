@@ -29,9 +29,6 @@ func OrDetachedName(cur, head string) string { return orDetachedName(cur, head) 
 // UserErr is an error the user can act on: hint says how.
 func UserErr(hint, format string, args ...any) *Error { return userErr(hint, format, args...) }
 
-// SamePath reports whether a and b name the same file.
-func SamePath(a, b string) bool { return samePath(a, b) }
-
 // FinishCommand is the command that finishes change in mode, for hints.
 func FinishCommand(change string, mode FinishMode) string { return finishCommand(change, mode) }
 

@@ -115,7 +115,7 @@ func (l *Loop) LockRun(name string) (change string, rec *run.Record, lock *run.L
 // remove), a Loop working in the checkout the worktree run started from. The caller
 // holds the worktrees lock.
 func (l *Loop) FromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
-	if !samePath(l.Repo.Root, rec.Worktree.Path) {
+	if !git.SamePath(l.Repo.Root, rec.Worktree.Path) {
 		return l, nil
 	}
 	origin, err := l.originRepo(ctx, rec)

@@ -216,7 +216,7 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (*source.Source, boo
 	}
 	// The run works in a worktree: the copy the agent ticks is the worktree's.
 	wtRepo, inWT := l.worktreeRunRepo(ctx, s.Name)
-	if inWT && !samePath(wtRepo.Root, repo.Root) {
+	if inWT && !git.SamePath(wtRepo.Root, repo.Root) {
 		if s, err = source.Open(wtRepo.Root, s.Kind, s.Arg, so); err != nil {
 			return nil, inWT, sourceErr(err)
 		}
@@ -381,7 +381,7 @@ func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool
 	if inWT {
 		here = wt
 	}
-	if p, ok := wts[branch]; ok && !samePath(p, here) {
+	if p, ok := wts[branch]; ok && !git.SamePath(p, here) {
 		return userErr("finish or remove that worktree first (git worktree remove "+p+")",
 			"branch %s is checked out in another worktree: %s", branch, p)
 	}
@@ -409,17 +409,6 @@ func ChangeFileErr(err error) error {
 			Err:  err}
 	}
 	return err
-}
-
-// samePath reports whether a and b name the same file: equal once cleaned, or (both
-// existing) the same directory by another path, a symlink's say.
-func samePath(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver) (*Summary, error) {

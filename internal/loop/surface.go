@@ -199,7 +199,7 @@ func attemptCutShort(rec *run.Record) bool {
 // worktree for a --worktree run (its own git directory and .git file are on the
 // surface), which a finish in the user's checkout validates a saved one against.
 func (l *Loop) snapshotRepo(ctx context.Context, rec *run.Record) *git.Repo {
-	if rec.Worktree == nil || samePath(rec.Worktree.Path, l.Repo.Root) {
+	if rec.Worktree == nil || git.SamePath(rec.Worktree.Path, l.Repo.Root) {
 		return l.Repo
 	}
 	if r, err := git.Open(ctx, rec.Worktree.Path); err == nil {

@@ -100,7 +100,7 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 	if err != nil || rec.Worktree == nil {
 		return l.Repo, false
 	}
-	if worktreeState(rec).Missing || samePath(rec.Worktree.Path, l.Repo.Root) {
+	if worktreeState(rec).Missing || git.SamePath(rec.Worktree.Path, l.Repo.Root) {
 		return l.Repo, true
 	}
 	repo, err := git.Open(ctx, rec.Worktree.Path)
@@ -230,7 +230,7 @@ func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, erro
 			return nil, err
 		}
 	}
-	if samePath(dir, l.Repo.Root) {
+	if git.SamePath(dir, l.Repo.Root) {
 		return l.Repo, nil
 	}
 	repo, err := git.Open(ctx, dir)
@@ -254,10 +254,10 @@ func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, erro
 // merges) and in the run's worktree, judged all together.
 func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
 	var repos []*git.Repo
-	if origin, err := l.originRepo(ctx, rec); err == nil && !samePath(origin.Root, l.Repo.Root) {
+	if origin, err := l.originRepo(ctx, rec); err == nil && !git.SamePath(origin.Root, l.Repo.Root) {
 		repos = append(repos, origin)
 	}
-	if !worktreeState(rec).Missing && !samePath(rec.Worktree.Path, l.Repo.Root) {
+	if !worktreeState(rec).Missing && !git.SamePath(rec.Worktree.Path, l.Repo.Root) {
 		if wt, err := git.Open(ctx, rec.Worktree.Path); err == nil {
 			wt.Trace = l.Repo.Trace
 			repos = append(repos, wt)

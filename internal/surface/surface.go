@@ -389,7 +389,7 @@ func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[stri
 			return nil, nil, err
 		}
 		for b, path := range wts {
-			if !samePath(path, repo.Root) {
+			if !git.SamePath(path, repo.Root) {
 				there["refs/heads/"+b] = true
 			}
 		}
@@ -409,15 +409,6 @@ func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[stri
 		}
 	}
 	return refs, elsewhere, nil
-}
-
-func samePath(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // Change is one difference between the snapshot and now.
@@ -774,7 +765,7 @@ func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
 		return err
 	}
 	def := filepath.Join(repo.CommonDir, "hooks")
-	if !filepath.IsAbs(s.HooksDir) || !(samePath(s.HooksDir, def) || samePath(s.HooksDir, hooks)) {
+	if !filepath.IsAbs(s.HooksDir) || !(git.SamePath(s.HooksDir, def) || git.SamePath(s.HooksDir, hooks)) {
 		return fmt.Errorf("its hooks directory %q is neither %q nor %q", s.HooksDir, def, hooks)
 	}
 	allowed := map[string]bool{}

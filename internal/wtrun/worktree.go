@@ -235,7 +235,7 @@ func ensureWorktree(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 		return err
 	}
 	for _, w := range wts {
-		if loop.SamePath(w.Path, path) {
+		if git.SamePath(w.Path, path) {
 			if !w.Prunable {
 				if w.Branch != rec.Branch {
 					return loop.UserErr("switch it back with 'git -C "+path+" switch "+rec.Branch+"', then run 'git ralph start "+rec.Change+"' again",
