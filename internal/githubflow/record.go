@@ -50,7 +50,7 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 	if size > maxRecordBytes {
 		return bad("record.json", "is %d bytes, more than %d", size, maxRecordBytes)
 	}
-	if !slices.Contains([]run.Status{run.Running, run.Starting, run.Interrupted, run.Failed, run.Complete, ""}, r.Status) {
+	if !slices.Contains([]run.Status{run.Running, run.Starting, run.Interrupted, run.Failed, run.Budget, run.Complete, ""}, r.Status) {
 		return bad("status", "%q is not a status of a run", clipped(string(r.Status)))
 	}
 	if err := text("stopReason", r.StopReason, maxReasonBytes, bad); err != nil {

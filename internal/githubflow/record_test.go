@@ -22,6 +22,13 @@ func TestValidateRecord(t *testing.T) {
 	if err := validateRecord(good(), 100, "x", 7); err != nil {
 		t.Fatalf("a good record: %v", err)
 	}
+	// A runner's loop that ran out of a --max-cost or --max-tokens budget is brought home
+	// like one that failed.
+	stopped := good()
+	stopped.Status = run.Budget
+	if err := validateRecord(stopped, 100, "x", 7); err != nil {
+		t.Fatalf("a record stopped by its budget: %v", err)
+	}
 	nan := math.NaN()
 	for _, tc := range []struct {
 		field string
