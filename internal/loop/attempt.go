@@ -190,11 +190,11 @@ func firstLine(s string) string {
 // checkpoint or restored to the old one, with the attempt recorded.
 func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record,
 	story tasklist.Story, index, try int, learnings string) (string, agent.Result, error) {
-	n := nextAttemptN(rec, story.ID)
+	n := rec.NextAttemptN(story.ID)
 	for l.taken[AttemptRef(o.Change, story.ID, n)] {
 		n++ // a crash after saving an attempt but before recording it
 	}
-	text, err := l.render(o, ch, story, learnings, lastReason(rec, story.ID), try)
+	text, err := l.render(o, ch, story, learnings, rec.LastReason(story.ID), try)
 	if err != nil {
 		return "", agent.Result{}, err
 	}

@@ -39,7 +39,7 @@ func BackupRef(change string, t time.Time) string { return backupRef(change, t) 
 func SquashTarget(rec *run.Record) string { return squashTarget(rec) }
 
 // WorktreeStateOf is where rec's worktree stands; nil for a run in the user's checkout.
-func WorktreeStateOf(rec *run.Record) *WorktreeState { return worktreeState(rec) }
+func WorktreeStateOf(rec *run.Record) *run.WorktreeState { return rec.WorktreeState() }
 
 // RecordSource records o's task source in rec.
 func (o Options) RecordSource(rec *run.Record) { RecordSource(rec, o.srcKind, o.srcArg, o.StoryLevel) }

@@ -518,7 +518,7 @@ func (l *Loop) leftoverAttempt(ctx context.Context, rec *run.Record, story strin
 		}
 		a.Outcome, a.Ref, a.Ended = run.OutcomeInterrupted, AttemptRef(rec.Change, a.Story, a.N), l.Time()
 	}
-	n := nextAttemptN(rec, story)
+	n := rec.NextAttemptN(story)
 	for {
 		_, taken, err := l.Repo.ResolveRef(ctx, AttemptRef(rec.Change, story, n))
 		if err != nil {

@@ -424,7 +424,7 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 	reason := ""
 	n := 1
 	if rec, err := l.Store.Load(o.Change); err == nil {
-		reason = lastReason(rec, story.ID)
+		reason = rec.LastReason(story.ID)
 		n = len(rec.AttemptsOf(story.ID)) + 1
 	}
 	learnings := ""
@@ -489,20 +489,6 @@ func (l *Loop) learningsFile(ch *source.Source) string {
 	return l.Store.LearningsPath(ch.Name)
 }
 
-// lastReason is the reason to pass on to the next attempt at story: the newest
-// attempt's, when that attempt failed with a reason worth telling the agent.
-func lastReason(rec *run.Record, story string) string {
-	atts := rec.AttemptsOf(story)
-	if len(atts) == 0 {
-		return ""
-	}
-	a := atts[len(atts)-1]
-	if a.PassOn {
-		return a.Reason
-	}
-	return ""
-}
-
 // storyIndex is the 1-based position of a story among the change's stories.
 func storyIndex(ch *source.Source, id string) int {
 	for i, s := range ch.Stories {
@@ -511,14 +497,6 @@ func storyIndex(ch *source.Source, id string) int {
 		}
 	}
 	return 0
-}
-
-func nextAttemptN(rec *run.Record, story string) int {
-	n := 0
-	for _, a := range rec.AttemptsOf(story) {
-		n = max(n, a.N)
-	}
-	return n + 1
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -28,7 +28,7 @@ type RunView struct {
 	Branch       string `json:"branch"`
 	CurrentStory string `json:"currentStory"`
 
-	Worktree *WorktreeState `json:"worktree,omitempty"` // for a worktree run
+	Worktree *run.WorktreeState `json:"worktree,omitempty"` // for a worktree run
 }
 
 // ChangeView is one change as `list --json` shows it.
@@ -107,8 +107,8 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 		}
 		var ch *source.Source
 		switch {
-		case rec != nil && (l.changeRoot(rec) != l.Repo.Root || e.kind != source.OpenSpec):
-			ch, err = OpenRun(l.changeRoot(rec), rec) // a worktree run: from its own checkout
+		case rec != nil && (rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || e.kind != source.OpenSpec):
+			ch, err = OpenRun(rec.ChangeRoot(l.Repo.Root), rec) // a worktree run: from its own checkout
 		case e.kind == source.OpenSpec:
 			var c *openspec.Change
 			if c, err = here.LoadTasks(e.name); err == nil {
@@ -151,7 +151,7 @@ func recordKind(rec *run.Record) source.Kind {
 
 func (l *Loop) runView(rec *run.Record) *RunView {
 	st, _ := l.EffectiveStatus(rec)
-	return &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: worktreeState(rec)}
+	return &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: rec.WorktreeState()}
 }
 
 // RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
@@ -171,17 +171,17 @@ type RemoteView struct {
 // StatusReport is everything `git ralph status` shows.
 type StatusReport struct {
 	Record     *run.Record
-	Status     string         // effective status
-	Running    bool           // a process holds the lock now
-	Change     *source.Source // nil when the change directory (or tracked file) is gone
-	VerifyHook bool           // a ralph-verify hook is installed
-	Branch     bool           // the branch exists
-	Current    string         // the branch HEAD is on
-	Learnings  string         // path of the learnings file
-	Logs       string         // directory of the attempt logs
-	Worktree   *WorktreeState // for a worktree run
-	Remote     *RemoteView    // for a run on GitHub Actions, when asked for (githubflow.Flow.RemoteStatus)
-	Published  bool           // Change is as the remote run published it (PublishedChange)
+	Status     string             // effective status
+	Running    bool               // a process holds the lock now
+	Change     *source.Source     // nil when the change directory (or tracked file) is gone
+	VerifyHook bool               // a ralph-verify hook is installed
+	Branch     bool               // the branch exists
+	Current    string             // the branch HEAD is on
+	Learnings  string             // path of the learnings file
+	Logs       string             // directory of the attempt logs
+	Worktree   *run.WorktreeState // for a worktree run
+	Remote     *RemoteView        // for a run on GitHub Actions, when asked for (githubflow.Flow.RemoteStatus)
+	Published  bool               // Change is as the remote run published it (PublishedChange)
 }
 
 // Status reports on the run of change (or of the only run). It returns nil, nil when
@@ -208,7 +208,7 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	}
 	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = l.EffectiveStatus(rec)
-	r.Worktree = worktreeState(rec)
+	r.Worktree = rec.WorktreeState()
 	if ch, err := l.LoadChangeFor(rec, change); err == nil {
 		r.Change = ch
 	}
@@ -244,8 +244,8 @@ func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
 		}
 		r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(name), Logs: l.Store.ChangeDir(name) + "/logs"}
 		r.Status, r.Running = l.EffectiveStatus(rec)
-		r.Worktree = worktreeState(rec)
-		if l.changeRoot(rec) != l.Repo.Root || recordKind(rec) != source.OpenSpec {
+		r.Worktree = rec.WorktreeState()
+		if rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || recordKind(rec) != source.OpenSpec {
 			r.Change, _ = l.LoadChangeFor(rec, name)
 		} else if c, err := here.LoadTasks(name); err == nil {
 			r.Change = source.FromChange(c)

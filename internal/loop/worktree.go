@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,7 +99,7 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 	if err != nil || rec.Worktree == nil {
 		return l.Repo, false
 	}
-	if worktreeState(rec).Missing || git.SamePath(rec.Worktree.Path, l.Repo.Root) {
+	if rec.WorktreeState().Missing || git.SamePath(rec.Worktree.Path, l.Repo.Root) {
 		return l.Repo, true
 	}
 	repo, err := git.Open(ctx, rec.Worktree.Path)
@@ -160,32 +159,10 @@ func (l *Loop) worktreeEnv() []string {
 	return env
 }
 
-// WorktreeState is where a run's worktree stands, for status and list.
-type WorktreeState struct {
-	Path    string `json:"path"`
-	Missing bool   `json:"missing"` // the directory is gone; start re-creates it
-}
-
-func worktreeState(rec *run.Record) *WorktreeState {
-	if rec.Worktree == nil {
-		return nil
-	}
-	_, err := os.Stat(rec.Worktree.Path)
-	return &WorktreeState{Path: rec.Worktree.Path, Missing: errors.Is(err, fs.ErrNotExist)}
-}
-
-// changeRoot is where a run's change is read: its worktree when it has one that exists.
-func (l *Loop) changeRoot(rec *run.Record) string {
-	if w := worktreeState(rec); w != nil && !w.Missing {
-		return w.Path
-	}
-	return l.Repo.Root
-}
-
 // WorktreeDirty returns the uncommitted changes in the run's worktree, and whether the
 // worktree is there at all.
 func (l *Loop) WorktreeDirty(ctx context.Context, rec *run.Record) ([]git.StatusEntry, bool, error) {
-	if worktreeState(rec).Missing {
+	if rec.WorktreeState().Missing {
 		return nil, false, nil
 	}
 	wl, err := l.in(ctx, rec.Worktree.Path)
@@ -244,7 +221,7 @@ func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, erro
 // LoadChangeFor loads a change for display from where its run works.
 func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, error) {
 	if rec != nil {
-		return OpenRun(l.changeRoot(rec), rec)
+		return OpenRun(rec.ChangeRoot(l.Repo.Root), rec)
 	}
 	return source.Resolve(l.Repo.Root, l.Repo.Root, name, source.Options{})
 }
@@ -257,7 +234,7 @@ func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, aga
 	if origin, err := l.originRepo(ctx, rec); err == nil && !git.SamePath(origin.Root, l.Repo.Root) {
 		repos = append(repos, origin)
 	}
-	if !worktreeState(rec).Missing && !git.SamePath(rec.Worktree.Path, l.Repo.Root) {
+	if !rec.WorktreeState().Missing && !git.SamePath(rec.Worktree.Path, l.Repo.Root) {
 		if wt, err := git.Open(ctx, rec.Worktree.Path); err == nil {
 			wt.Trace = l.Repo.Trace
 			repos = append(repos, wt)
