@@ -467,12 +467,7 @@ func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
-	if rec.Source != "" { // what a report rebuilt from git alone reads the stories from
-		fmt.Fprintf(&b, "%s: %s\n", trailerSource, rec.Source)
-		if rec.SourceArg != "" {
-			fmt.Fprintf(&b, "%s: %s\n", trailerSourceArg, rec.SourceArg)
-		}
-	}
+	b.WriteString(source.Trailers(rec)) // what a report rebuilt from git alone reads the stories from
 	auditTrailers(&b, att)
 	if runID != 0 {
 		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)

@@ -7,6 +7,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // The loop's small text helpers, for the workflows beside it (internal/githubflow),
@@ -42,7 +43,7 @@ func SquashTarget(rec *run.Record) string { return squashTarget(rec) }
 func WorktreeStateOf(rec *run.Record) *run.WorktreeState { return rec.WorktreeState() }
 
 // RecordSource records o's task source in rec.
-func (o Options) RecordSource(rec *run.Record) { RecordSource(rec, o.srcKind, o.srcArg, o.StoryLevel) }
+func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.srcKind, o.srcArg, o.StoryLevel) }
 
 // In returns a Loop like l whose git runs in the worktree at path, without automatic gc.
 func (l *Loop) In(ctx context.Context, path string) (*Loop, error) { return l.in(ctx, path) }

@@ -221,7 +221,7 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (*source.Source, boo
 			return nil, inWT, sourceErr(err)
 		}
 		if rec := l.runRecord(s.Name); rec != nil {
-			s.KeepIDs(recordedIDs(rec))
+			s.KeepIDs(source.RecordedIDs(rec))
 		}
 	}
 	if err := runnable(s); err != nil {
@@ -247,7 +247,7 @@ func (l *Loop) reopen(ctx context.Context, repo *git.Repo, o Options) (*source.S
 		return nil, sourceErr(err)
 	}
 	if rec := l.runRecord(s.Name); rec != nil {
-		s.KeepIDs(recordedIDs(rec))
+		s.KeepIDs(source.RecordedIDs(rec))
 	}
 	return s, runnable(s)
 }

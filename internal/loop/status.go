@@ -101,20 +101,21 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 			if rec, err = l.Store.Load(e.name); err != nil && !errors.Is(err, run.ErrNoRun) {
 				return nil, err
 			}
-			if rec != nil && recordKind(rec) != e.kind {
+			if rec != nil && source.KindOf(rec) != e.kind {
 				rec = nil // a run of another source that has the same name: listed on its own
 			}
 		}
 		var ch *source.Source
 		switch {
 		case rec != nil && (rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || e.kind != source.OpenSpec):
-			ch, err = OpenRun(rec.ChangeRoot(l.Repo.Root), rec) // a worktree run: from its own checkout
+			ch, err = source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec) // a worktree run: from its own checkout
+			err = sourceErr(err)
 		case e.kind == source.OpenSpec:
 			var c *openspec.Change
 			if c, err = here.LoadTasks(e.name); err == nil {
 				ch = source.FromChange(c)
 				if rec != nil {
-					ch.KeepIDs(recordedIDs(rec))
+					ch.KeepIDs(source.RecordedIDs(rec))
 				}
 			}
 		default:
@@ -139,14 +140,6 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// recordKind is the source kind of a run; records before 2026-11-26 are OpenSpec's.
-func recordKind(rec *run.Record) source.Kind {
-	if rec.Source == "" {
-		return source.OpenSpec
-	}
-	return source.Kind(rec.Source)
 }
 
 func (l *Loop) runView(rec *run.Record) *RunView {
@@ -245,11 +238,11 @@ func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
 		r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(name), Logs: l.Store.ChangeDir(name) + "/logs"}
 		r.Status, r.Running = l.EffectiveStatus(rec)
 		r.Worktree = rec.WorktreeState()
-		if rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || recordKind(rec) != source.OpenSpec {
+		if rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || source.KindOf(rec) != source.OpenSpec {
 			r.Change, _ = l.LoadChangeFor(rec, name)
 		} else if c, err := here.LoadTasks(name); err == nil {
 			r.Change = source.FromChange(c)
-			r.Change.KeepIDs(recordedIDs(rec))
+			r.Change.KeepIDs(source.RecordedIDs(rec))
 		}
 		out = append(out, r)
 	}

@@ -221,7 +221,8 @@ func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, erro
 // LoadChangeFor loads a change for display from where its run works.
 func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, error) {
 	if rec != nil {
-		return OpenRun(rec.ChangeRoot(l.Repo.Root), rec)
+		s, err := source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec)
+		return s, sourceErr(err)
 	}
 	return source.Resolve(l.Repo.Root, l.Repo.Root, name, source.Options{})
 }
