@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -38,6 +40,29 @@ func (l *Loop) ResolveRun(name string) (string, error) {
 		return "", err
 	}
 	return PickRun(names, l.RunNameOf(name), "status")
+}
+
+// PickRun picks the change a command means among the changes with a run (names): the
+// named one, or the only one. command is the git ralph command the hint of "more than
+// one run" suggests. A name is accepted only if it is one of names.
+func PickRun(names []string, name, command string) (string, error) {
+	if name != "" {
+		if slices.Contains(names, name) {
+			return name, nil
+		}
+		hint := "no run exists in this repository; 'git ralph list' shows the changes"
+		if len(names) > 0 {
+			hint = "runs here: " + strings.Join(names, ", ")
+		}
+		return "", userErr(hint, "no run for change %q", name)
+	}
+	switch len(names) {
+	case 0:
+		return "", userErr("start one with 'git ralph start <change>'; 'git ralph list' shows the changes", "no run in this repository")
+	case 1:
+		return names[0], nil
+	}
+	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
 }
 
 // Finish ends the run of change (or of the only run) the way mode says.

@@ -1,11 +1,19 @@
-package loop
+// Package status is what a run looks like from outside, read only: the views of
+// changes and runs that list, status and report show (StatusReport, ChangeView,
+// RunView, StoryView), read from the run store, the repository and the task sources.
+//
+// It never changes anything: not the repository, not the store, not a run. It runs git
+// only through internal/git, to ask (the branch, the verify hook). It knows nothing of
+// the loop or of GitHub and imports neither internal/loop nor internal/github*:
+// RemoteView is a plain struct that internal/githubflow fills in.
+package status
 
 import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
@@ -52,9 +60,15 @@ func Stories(ch *source.Source) []StoryView {
 	return out
 }
 
+// Reader reads the runs of one repository: its store and its checkout.
+type Reader struct {
+	Repo  *git.Repo
+	Store *run.Store
+}
+
 // EffectiveStatus is the record's status corrected by the lock: a record that says
 // running while nobody holds the lock belongs to a process that died.
-func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
+func (l Reader) EffectiveStatus(rec *run.Record) (status string, running bool) {
 	running = l.Store.Held(rec.Change)
 	status = string(rec.Status)
 	if !running && (rec.Status == run.Running || rec.Status == run.Starting) {
@@ -65,7 +79,7 @@ func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
 
 // List returns every OpenSpec change and spec-kit feature of the repository, and every
 // plan or prd.json that has a run, with its progress and run.
-func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
+func (l Reader) List(ctx context.Context) ([]ChangeView, error) {
 	type entry struct {
 		kind source.Kind
 		name string
@@ -109,7 +123,6 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 		switch {
 		case rec != nil && (rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || e.kind != source.OpenSpec):
 			ch, err = source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec) // a worktree run: from its own checkout
-			err = sourceErr(err)
 		case e.kind == source.OpenSpec:
 			var c *openspec.Change
 			if c, err = here.LoadTasks(e.name); err == nil {
@@ -142,7 +155,7 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 	return out, nil
 }
 
-func (l *Loop) runView(rec *run.Record) *RunView {
+func (l Reader) runView(rec *run.Record) *RunView {
 	st, _ := l.EffectiveStatus(rec)
 	return &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: rec.WorktreeState()}
 }
@@ -177,20 +190,11 @@ type StatusReport struct {
 	Published  bool               // Change is as the remote run published it (PublishedChange)
 }
 
-// Status reports on the run of change (or of the only run). It returns nil, nil when
-// there is no run.
-func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error) {
+// Status reports on the run of change, a run name (loop.ResolveRun). It returns nil,
+// nil when there is no run (change "" is none).
+func (l Reader) Status(ctx context.Context, change string) (*StatusReport, error) {
 	if change == "" {
-		names, err := l.Store.Changes()
-		if err != nil {
-			return nil, err
-		}
-		if len(names) == 0 {
-			return nil, nil
-		}
-		if change, err = l.ResolveRun(""); err != nil {
-			return nil, err
-		}
+		return nil, nil
 	}
 	rec, err := l.Store.Load(change)
 	if errors.Is(err, run.ErrNoRun) {
@@ -202,7 +206,7 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = l.EffectiveStatus(rec)
 	r.Worktree = rec.WorktreeState()
-	if ch, err := l.LoadChangeFor(rec, change); err == nil {
+	if ch, err := source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec); err == nil {
 		r.Change = ch
 	}
 	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
@@ -221,7 +225,7 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 // whether the branch exists, the current branch), each change read with its tasks only
 // and openspec/changes listed once: what plain status's line per run shows, at the same
 // cost per run with ten runs or a thousand. A name without a run is left out.
-func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
+func (l Reader) Summaries(names []string) ([]*StatusReport, error) {
 	here, err := openspec.List(l.Repo.Root)
 	if err != nil {
 		return nil, err
@@ -239,7 +243,7 @@ func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
 		r.Status, r.Running = l.EffectiveStatus(rec)
 		r.Worktree = rec.WorktreeState()
 		if rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || source.KindOf(rec) != source.OpenSpec {
-			r.Change, _ = l.LoadChangeFor(rec, name)
+			r.Change, _ = source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec)
 		} else if c, err := here.LoadTasks(name); err == nil {
 			r.Change = source.FromChange(c)
 			r.Change.KeepIDs(source.RecordedIDs(rec))
@@ -247,27 +251,4 @@ func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// PickRun picks the change a command means among the changes with a run (names): the
-// named one, or the only one. command is the git ralph command the hint of "more than
-// one run" suggests. A name is accepted only if it is one of names.
-func PickRun(names []string, name, command string) (string, error) {
-	if name != "" {
-		if slices.Contains(names, name) {
-			return name, nil
-		}
-		hint := "no run exists in this repository; 'git ralph list' shows the changes"
-		if len(names) > 0 {
-			hint = "runs here: " + strings.Join(names, ", ")
-		}
-		return "", userErr(hint, "no run for change %q", name)
-	}
-	switch len(names) {
-	case 0:
-		return "", userErr("start one with 'git ralph start <change>'; 'git ralph list' shows the changes", "no run in this repository")
-	case 1:
-		return names[0], nil
-	}
-	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
 }
