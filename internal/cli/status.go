@@ -236,7 +236,7 @@ func watchedChanges(l *loop.Loop, change string) ([]string, error) {
 }
 
 // statusJSON is the run record's fields plus the stories as `list --json` gives them.
-func statusJSON(r *status.StatusReport) any {
+func statusJSON(r *status.Report) any {
 	type out struct {
 		*run.Record
 		Status     string             `json:"status"`
@@ -342,7 +342,7 @@ func (r remoteJSON) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func renderStatus(s *term.Streams, r *status.StatusReport) {
+func renderStatus(s *term.Streams, r *status.Report) {
 	p := s.Palette()
 	rec := r.Record
 	// Reasons, titles and remote states are the agent's or a remote record's
@@ -536,7 +536,7 @@ func attemptText(a run.Attempt) string {
 	return s
 }
 
-func nextSteps(w io.Writer, r *status.StatusReport) {
+func nextSteps(w io.Writer, r *status.Report) {
 	c := r.Record.Change
 	switch {
 	case r.Remote != nil && (r.Remote.Conclusion == "startup_failure" || r.Remote.Conclusion == "action_required"):

@@ -32,7 +32,7 @@ func TestStatusTableLongIDs(t *testing.T) {
 			Ref:    "refs/ralph/offline-sync/attempts/" + long + "-1"}}}
 	s, out, _ := term.Test()
 	s.StdoutTTY = true
-	renderStatus(s, &status.StatusReport{Record: rec, Status: string(run.Failed), Change: &source.Source{Name: "offline-sync", Tasks: tasks}, Branch: true})
+	renderStatus(s, &status.Report{Record: rec, Status: string(run.Failed), Change: &source.Source{Name: "offline-sync", Tasks: tasks}, Branch: true})
 	got := out.String()
 	for _, id := range []string{"prerequisites-and-access-to-the-staging", long, long + "_2", "12"} {
 		if !strings.Contains(got, " "+id+" ") {

@@ -209,7 +209,7 @@ func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(
 // objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
 // tree or index changes. It returns nil when the tip has no tasks file or cannot be
 // fetched (status then shows the stories as they are here).
-func (l *Flow) PublishedChange(ctx context.Context, r *status.StatusReport, tip string) *source.Source {
+func (l *Flow) PublishedChange(ctx context.Context, r *status.Report, tip string) *source.Source {
 	rec := r.Record
 	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
 		return nil

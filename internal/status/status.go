@@ -1,6 +1,6 @@
 // Package status is what a run looks like from outside, read only: the views of
-// changes and runs that list, status and report show (StatusReport, ChangeView,
-// RunView, StoryView), read from the run store, the repository and the task sources.
+// changes and runs that `list` and `status` show (Report, ChangeView, RunView,
+// StoryView), read from the run store, the repository and the task sources.
 //
 // It never changes anything: not the repository, not the store, not a run. It runs git
 // only through internal/git, to ask (the branch, the verify hook). It knows nothing of
@@ -66,10 +66,10 @@ type Reader struct {
 	Store *run.Store
 }
 
-// EffectiveStatus is the record's status corrected by the lock: a record that says
+// Effective is the record's status corrected by the lock: a record that says
 // running while nobody holds the lock belongs to a process that died.
-func (l Reader) EffectiveStatus(rec *run.Record) (status string, running bool) {
-	running = l.Store.Held(rec.Change)
+func (rd Reader) Effective(rec *run.Record) (status string, running bool) {
+	running = rd.Store.Held(rec.Change)
 	status = string(rec.Status)
 	if !running && (rec.Status == run.Running || rec.Status == run.Starting) {
 		status = string(run.Interrupted)
@@ -79,32 +79,32 @@ func (l Reader) EffectiveStatus(rec *run.Record) (status string, running bool) {
 
 // List returns every OpenSpec change and spec-kit feature of the repository, and every
 // plan or prd.json that has a run, with its progress and run.
-func (l Reader) List(ctx context.Context) ([]ChangeView, error) {
+func (rd Reader) List(ctx context.Context) ([]ChangeView, error) {
 	type entry struct {
 		kind source.Kind
 		name string
 	}
 	var entries []entry
-	here, err := openspec.List(l.Repo.Root) // the schemas read once for every change
+	here, err := openspec.List(rd.Repo.Root) // the schemas read once for every change
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range here.Names {
 		entries = append(entries, entry{source.OpenSpec, n})
 	}
-	features, err := speckit.ListFeatures(l.Repo.Root)
+	features, err := speckit.ListFeatures(rd.Repo.Root)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range features {
 		entries = append(entries, entry{source.SpecKit, n})
 	}
-	runs, err := l.Store.Changes()
+	runs, err := rd.Store.Changes()
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range runs {
-		if rec, err := l.Store.Load(n); err == nil && (rec.Source == string(source.Plan) || rec.Source == string(source.PRD)) {
+		if rec, err := rd.Store.Load(n); err == nil && (rec.Source == string(source.Plan) || rec.Source == string(source.PRD)) {
 			entries = append(entries, entry{source.Kind(rec.Source), n})
 		}
 	}
@@ -112,7 +112,7 @@ func (l Reader) List(ctx context.Context) ([]ChangeView, error) {
 	for _, e := range entries {
 		var rec *run.Record
 		if slices.Contains(runs, e.name) {
-			if rec, err = l.Store.Load(e.name); err != nil && !errors.Is(err, run.ErrNoRun) {
+			if rec, err = rd.Store.Load(e.name); err != nil && !errors.Is(err, run.ErrNoRun) {
 				return nil, err
 			}
 			if rec != nil && source.KindOf(rec) != e.kind {
@@ -121,8 +121,8 @@ func (l Reader) List(ctx context.Context) ([]ChangeView, error) {
 		}
 		var ch *source.Source
 		switch {
-		case rec != nil && (rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || e.kind != source.OpenSpec):
-			ch, err = source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec) // a worktree run: from its own checkout
+		case rec != nil && (rec.ChangeRoot(rd.Repo.Root) != rd.Repo.Root || e.kind != source.OpenSpec):
+			ch, err = source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec) // a worktree run: from its own checkout
 		case e.kind == source.OpenSpec:
 			var c *openspec.Change
 			if c, err = here.LoadTasks(e.name); err == nil {
@@ -132,12 +132,12 @@ func (l Reader) List(ctx context.Context) ([]ChangeView, error) {
 				}
 			}
 		default:
-			ch, err = source.Open(l.Repo.Root, e.kind, e.name, source.Options{})
+			ch, err = source.Open(rd.Repo.Root, e.kind, e.name, source.Options{})
 		}
 		if err != nil {
 			if rec != nil && (e.kind == source.Plan || e.kind == source.PRD) {
 				// the tracked file is gone: the run is still listed
-				out = append(out, ChangeView{Name: e.name, Source: string(e.kind), TasksFile: rec.SourceArg, Stories: []StoryView{}, Run: l.runView(rec)})
+				out = append(out, ChangeView{Name: e.name, Source: string(e.kind), TasksFile: rec.SourceArg, Stories: []StoryView{}, Run: rd.runView(rec)})
 				continue
 			}
 			return nil, err
@@ -148,21 +148,21 @@ func (l Reader) List(ctx context.Context) ([]ChangeView, error) {
 			v.TasksFile = ch.TasksRel
 		}
 		if rec != nil {
-			v.Run = l.runView(rec)
+			v.Run = rd.runView(rec)
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-func (l Reader) runView(rec *run.Record) *RunView {
-	st, _ := l.EffectiveStatus(rec)
+func (rd Reader) runView(rec *run.Record) *RunView {
+	st, _ := rd.Effective(rec)
 	return &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: rec.WorktreeState()}
 }
 
 // RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
 // remote: the run's status and conclusion, its page, and the branch tip published.
-// internal/githubflow fills it in; it is declared here because StatusReport carries it.
+// internal/githubflow fills it in; it is declared here because Report carries it.
 type RemoteView struct {
 	RunID      int64  `json:"runId"`
 	Status     string `json:"status"`               // queued, in_progress, completed, …; "" while the run is not listed
@@ -174,8 +174,8 @@ type RemoteView struct {
 	Step       string `json:"step,omitempty"` // and its step in progress
 }
 
-// StatusReport is everything `git ralph status` shows.
-type StatusReport struct {
+// Report is everything `git ralph status` shows.
+type Report struct {
 	Record     *run.Record
 	Status     string             // effective status
 	Running    bool               // a process holds the lock now
@@ -192,30 +192,30 @@ type StatusReport struct {
 
 // Status reports on the run of change, a run name (loop.ResolveRun). It returns nil,
 // nil when there is no run (change "" is none).
-func (l Reader) Status(ctx context.Context, change string) (*StatusReport, error) {
+func (rd Reader) Status(ctx context.Context, change string) (*Report, error) {
 	if change == "" {
 		return nil, nil
 	}
-	rec, err := l.Store.Load(change)
+	rec, err := rd.Store.Load(change)
 	if errors.Is(err, run.ErrNoRun) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
-	r.Status, r.Running = l.EffectiveStatus(rec)
+	r := &Report{Record: rec, Learnings: rd.Store.LearningsPath(change), Logs: rd.Store.ChangeDir(change) + "/logs"}
+	r.Status, r.Running = rd.Effective(rec)
 	r.Worktree = rec.WorktreeState()
-	if ch, err := source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec); err == nil {
+	if ch, err := source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec); err == nil {
 		r.Change = ch
 	}
-	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
+	if r.VerifyHook, err = rd.Repo.HookExists(ctx, "ralph-verify"); err != nil {
 		return nil, err
 	}
-	if r.Branch, err = l.Repo.BranchExists(ctx, rec.Branch); err != nil {
+	if r.Branch, err = rd.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	if r.Current, err = l.Repo.Branch(ctx); err != nil {
+	if r.Current, err = rd.Repo.Branch(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -225,25 +225,25 @@ func (l Reader) Status(ctx context.Context, change string) (*StatusReport, error
 // whether the branch exists, the current branch), each change read with its tasks only
 // and openspec/changes listed once: what plain status's line per run shows, at the same
 // cost per run with ten runs or a thousand. A name without a run is left out.
-func (l Reader) Summaries(names []string) ([]*StatusReport, error) {
-	here, err := openspec.List(l.Repo.Root)
+func (rd Reader) Summaries(names []string) ([]*Report, error) {
+	here, err := openspec.List(rd.Repo.Root)
 	if err != nil {
 		return nil, err
 	}
-	var out []*StatusReport
+	var out []*Report
 	for _, name := range names {
-		rec, err := l.Store.Load(name)
+		rec, err := rd.Store.Load(name)
 		if errors.Is(err, run.ErrNoRun) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(name), Logs: l.Store.ChangeDir(name) + "/logs"}
-		r.Status, r.Running = l.EffectiveStatus(rec)
+		r := &Report{Record: rec, Learnings: rd.Store.LearningsPath(name), Logs: rd.Store.ChangeDir(name) + "/logs"}
+		r.Status, r.Running = rd.Effective(rec)
 		r.Worktree = rec.WorktreeState()
-		if rec.ChangeRoot(l.Repo.Root) != l.Repo.Root || source.KindOf(rec) != source.OpenSpec {
-			r.Change, _ = source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec)
+		if rec.ChangeRoot(rd.Repo.Root) != rd.Repo.Root || source.KindOf(rec) != source.OpenSpec {
+			r.Change, _ = source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec)
 		} else if c, err := here.LoadTasks(name); err == nil {
 			r.Change = source.FromChange(c)
 			r.Change.KeepIDs(source.RecordedIDs(rec))
