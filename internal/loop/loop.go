@@ -65,7 +65,8 @@ func (e *Error) ExitCode() int {
 	return e.Code
 }
 
-func userErr(hint, format string, args ...any) *Error {
+// UserErr is an error the user can act on: hint says how.
+func UserErr(hint, format string, args ...any) *Error {
 	return &Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
@@ -161,7 +162,8 @@ func AttemptRef(change, story string, n int) string {
 	return fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, story, n)
 }
 
-func backupRef(change string, t time.Time) string {
+// BackupRef is the ref under which a change's work is kept at t.
+func BackupRef(change string, t time.Time) string {
 	return fmt.Sprintf("refs/ralph/%s/backup/%d", change, t.Unix())
 }
 
@@ -169,7 +171,8 @@ func stagedRef(change string, t time.Time) string {
 	return fmt.Sprintf("refs/ralph/%s/staged/%d", change, t.Unix())
 }
 
-func short(id string) string {
+// Short is a commit id cut to 7 characters.
+func Short(id string) string {
 	if len(id) > 7 {
 		return id[:7]
 	}
@@ -192,8 +195,8 @@ func (l *Loop) Save(rec *run.Record) error {
 	return nil
 }
 
-// tail returns the last n lines of s, trimmed.
-func tail(s string, n int) string {
+// Tail returns the last n lines of s, trimmed.
+func Tail(s string, n int) string {
 	s = strings.TrimRight(s, "\n \t\r")
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {

@@ -49,10 +49,10 @@ func checkRunName(ctx context.Context, repo *git.Repo, s *source.Source) error {
 		fix = "set its \"branchName\" to ralph/<a name made of letters, digits and dashes>"
 	}
 	if strings.HasPrefix(s.Name, "-") { // it would read as an option to the commands it is passed to
-		return userErr(fix, "%s name %q starts with a dash", s.Kind.Noun(), s.Name)
+		return UserErr(fix, "%s name %q starts with a dash", s.Kind.Noun(), s.Name)
 	}
 	if err := repo.CheckBranchName(ctx, BranchName(s.Name)); err != nil {
-		return userErr(fix, "%s name %q cannot be used in a branch name", s.Kind.Noun(), s.Name)
+		return UserErr(fix, "%s name %q cannot be used in a branch name", s.Kind.Noun(), s.Name)
 	}
 	return nil
 }
@@ -99,7 +99,7 @@ func (l *Loop) findSource(ctx context.Context, repo *git.Repo, cwd, arg string, 
 			if recArg != "" {
 				was = kind.Noun() + " " + recArg
 			}
-			return nil, userErr("finish that run first ('git ralph finish "+s.Name+"'), or rename one of them",
+			return nil, UserErr("finish that run first ('git ralph finish "+s.Name+"'), or rename one of them",
 				"the run %s belongs to the %s, not to the %s %s", s.Name, was, s.Kind.Noun(), s.Arg)
 		}
 		if rec.StoryLevel != 0 && o.StoryLevel == 0 {
@@ -180,6 +180,6 @@ func checkTracked(ctx context.Context, repo *git.Repo, s *source.Source) error {
 	if err != nil || !ignored {
 		return err
 	}
-	return userErr("track it ('git add -f "+s.TasksRel+"' and commit) or take it out of .gitignore, then start again",
+	return UserErr("track it ('git add -f "+s.TasksRel+"' and commit) or take it out of .gitignore, then start again",
 		"%s is ignored by git: its ticks could be neither committed nor undone after a failed attempt", s.TasksRel)
 }

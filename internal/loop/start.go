@@ -142,7 +142,7 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	}
 	lock, err := l.Store.Lock(o.Change)
 	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr(
+		return nil, UserErr(
 			"wait for it to end, or stop it with Ctrl-C in its terminal\n'git ralph status "+o.Change+"' shows where it stands",
 			"a loop is already running for change %q", o.Change)
 	}
@@ -283,7 +283,7 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 		}
 	}
 	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
-		return nil, nil, userErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
+		return nil, nil, UserErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
 			"the repository has no commits yet")
 	} else if err != nil {
 		return nil, nil, err
@@ -293,7 +293,7 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 		drv, err = agent.Lookup(o.Agent)
 	}
 	if err != nil {
-		return nil, nil, userErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
+		return nil, nil, UserErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
 			"unknown agent %q", o.Agent)
 	}
 	if err := agent.Preflight(drv, l.request(*o, "", nil)); err != nil {
@@ -321,7 +321,7 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {
-			return nil, nil, userErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
+			return nil, nil, UserErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
 				"prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err))
 		}
 	}
@@ -338,13 +338,13 @@ func checkBudget(o Options, drv agent.Driver, req agent.Request) error {
 	cost, tokens := agent.Reports(drv, req)
 	switch {
 	case o.MaxCost > 0 && !cost && tokens:
-		return userErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
+		return UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
 			"agent %q reports no cost, so --max-cost could not stop it", drv.Name())
 	case o.MaxCost > 0 && !cost:
-		return userErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
+		return UserErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
 			"agent %q reports neither cost nor tokens, so --max-cost could not stop it", drv.Name())
 	case o.MaxTokens > 0 && !tokens:
-		return userErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
+		return UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
 			"agent %q reports no tokens, so --max-tokens could not stop it", drv.Name())
 	}
 	return nil
@@ -356,13 +356,13 @@ func (l *Loop) checkCheckout(ctx context.Context, o Options) error {
 	if op, err := l.Repo.InProgress(ctx); err != nil {
 		return err
 	} else if op != "" {
-		return userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
+		return UserErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
 			"a %s is in progress", op)
 	}
 	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
 		return err
 	} else if len(paths) > 0 {
-		return userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
+		return UserErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
 			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
 	}
 	return nil
@@ -382,7 +382,7 @@ func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool
 		here = wt
 	}
 	if p, ok := wts[branch]; ok && !git.SamePath(p, here) {
-		return userErr("finish or remove that worktree first (git worktree remove "+p+")",
+		return UserErr("finish or remove that worktree first (git worktree remove "+p+")",
 			"branch %s is checked out in another worktree: %s", branch, p)
 	}
 	return nil
@@ -395,7 +395,7 @@ func openOutsideStories(ch *source.Source) error {
 	if n == 0 {
 		return nil
 	}
-	return userErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
+	return UserErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
 }
 

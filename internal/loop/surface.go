@@ -79,7 +79,7 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 // had changed the repository's config: its settings (ralph.* keys among them) were read
 // from the agent's config before it was restored, so it stops and is run again.
 func errReadAgain(change, again string) error {
-	return userErr("run '"+again+"' again: it reads its settings from the restored config",
+	return UserErr("run '"+again+"' again: it reads its settings from the restored config",
 		"the agent had changed the config of this repository during the attempt a crash cut short of %q; it is restored", change)
 }
 

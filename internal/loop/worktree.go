@@ -43,7 +43,7 @@ func (l *Loop) worktreeTarget(ctx context.Context, o Options) (path string, exis
 		return "", rec, false, nil
 	}
 	if rec != nil {
-		return "", nil, false, userErr("resume it there with 'git ralph start "+o.Change+"' (without --worktree), or finish it first",
+		return "", nil, false, UserErr("resume it there with 'git ralph start "+o.Change+"' (without --worktree), or finish it first",
 			"change %q already has a run in the checkout %s", o.Change, l.Repo.Root)
 	}
 	path = o.WorktreePath
@@ -133,8 +133,8 @@ func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
 	return wts[0].Path, nil
 }
 
-// in returns a Loop like l whose git runs in the worktree at path, without automatic gc.
-func (l *Loop) in(ctx context.Context, path string) (*Loop, error) {
+// In returns a Loop like l whose git runs In the worktree at path, without automatic gc.
+func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	repo, err := git.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("open worktree %s: %w", path, err)
@@ -165,7 +165,7 @@ func (l *Loop) WorktreeDirty(ctx context.Context, rec *run.Record) ([]git.Status
 	if rec.WorktreeState().Missing {
 		return nil, false, nil
 	}
-	wl, err := l.in(ctx, rec.Worktree.Path)
+	wl, err := l.In(ctx, rec.Worktree.Path)
 	if err != nil {
 		return nil, false, err
 	}
@@ -198,9 +198,9 @@ func (l *Loop) RemoveWorktree(ctx context.Context, rec *run.Record, dirty []git.
 	return nil
 }
 
-// originRepo opens the checkout the worktree run started from (the main worktree when
+// OriginRepo opens the checkout the worktree run started from (the main worktree when
 // that checkout is gone).
-func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, error) {
+func (l *Loop) OriginRepo(ctx context.Context, rec *run.Record) (*git.Repo, error) {
 	dir := rec.Worktree.Origin
 	if _, err := os.Stat(dir); err != nil {
 		if dir, err = l.mainWorktree(ctx); err != nil {
@@ -232,7 +232,7 @@ func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, erro
 // merges) and in the run's worktree, judged all together.
 func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
 	var repos []*git.Repo
-	if origin, err := l.originRepo(ctx, rec); err == nil && !git.SamePath(origin.Root, l.Repo.Root) {
+	if origin, err := l.OriginRepo(ctx, rec); err == nil && !git.SamePath(origin.Root, l.Repo.Root) {
 		repos = append(repos, origin)
 	}
 	if !rec.WorktreeState().Missing && !git.SamePath(rec.Worktree.Path, l.Repo.Root) {
