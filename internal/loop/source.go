@@ -144,6 +144,9 @@ func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (
 // the tracked file (githubflow's adopt records them).
 func (o Options) ResolvedSource() (source.Kind, string) { return o.srcKind, o.srcArg }
 
+// RecordSource records o's task source in rec.
+func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.srcKind, o.srcArg, o.StoryLevel) }
+
 // RunNameOf is the run name of arg: arg itself, unless it is the path of a plan or a
 // prd.json (from the current directory, or from the top level) that a run records; then
 // that run's name. So `git ralph status docs/plans/x.md` finds the run "x".

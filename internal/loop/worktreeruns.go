@@ -35,3 +35,23 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	}
 	return l.Worktrees.Finish(ctx, l, rec, mode)
 }
+
+// RunInWorktree runs the loop of o in l, a Loop made by In for the run's worktree,
+// once the run and its worktree exist: the stories are read from the worktree (the
+// branch's tasks.md is the one the agent ticks, never the copy in the user's checkout).
+func (l *Loop) RunInWorktree(ctx context.Context, o Options, drv agent.Driver) (*Summary, error) {
+	gctx := context.WithoutCancel(ctx)
+	rec, err := l.prepare(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := l.reopen(gctx, l.Repo, o)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := l.work(ctx, o, ch, drv, rec)
+	if sum != nil {
+		sum.Worktree = rec.Worktree.Path
+	}
+	return sum, err
+}
