@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -428,7 +427,7 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 		n = len(rec.AttemptsOf(story.ID)) + 1
 	}
 	learnings := ""
-	learnings = l.readLearnings(ch)
+	learnings = prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
 	text, err := l.render(o, ch, story, learnings, reason, n)
 	if err != nil {
 		return nil, err
@@ -460,33 +459,6 @@ func (l *Loop) render(o Options, ch *source.Source, s tasklist.Story, learnings,
 		return "", &Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}
 	}
 	return text, nil
-}
-
-// readLearnings is the content of the learnings file of a run of ch, "" when there is
-// none. The source's own (progress.txt) goes into every prompt: it is read only when it is
-// a regular file inside the repository.
-func (l *Loop) readLearnings(ch *source.Source) string {
-	path := l.learningsFile(ch)
-	var b []byte
-	var err error
-	if ch.Learnings != "" {
-		b, _, err = repofile.Read(l.Repo.Root, path)
-	} else {
-		b, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// learningsFile is the learnings file of a run of ch: the source's own (progress.txt
-// beside a prd.json), else git-ralph's, outside the work tree.
-func (l *Loop) learningsFile(ch *source.Source) string {
-	if ch.Learnings != "" {
-		return filepath.Join(l.Repo.Root, filepath.FromSlash(ch.Learnings))
-	}
-	return l.Store.LearningsPath(ch.Name)
 }
 
 // storyIndex is the 1-based position of a story among the change's stories.
