@@ -13,12 +13,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// LoadChange resolves a bare name (or a path from the top level) as `git ralph start`
-// does (source.Resolve) in repo and checks that its run name can name a branch.
-func LoadChange(ctx context.Context, repo *git.Repo, name string) (*source.Source, error) {
-	return ResolveSource(ctx, repo, repo.Root, name, source.Options{})
-}
-
 // ResolveSource resolves start's argument arg in repo, a relative path from cwd, and
 // checks the run name: it must not start with a dash and ralph/<name> must be a valid
 // branch name.

@@ -13,7 +13,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
-	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -396,18 +395,6 @@ func openOutsideStories(ch *source.Source) error {
 	}
 	return UserErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
-}
-
-// ChangeFileErr turns a change file that repofile refused to read (a symlink out of
-// the repository, a FIFO, a device) into an error naming it, with what to do.
-func ChangeFileErr(err error) error {
-	var refused *repofile.RefusedError
-	if errors.As(err, &refused) {
-		return &Error{Msg: refused.Error(),
-			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
-			Err:  err}
-	}
-	return err
 }
 
 func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver) (*Summary, error) {

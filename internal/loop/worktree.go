@@ -110,8 +110,9 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 	return repo, true
 }
 
-// LoadRunChange is LoadChange from where change's run works: its worktree, for a
-// worktree run (whose change may exist nowhere else), else this checkout.
+// LoadRunChange resolves change as start does (ResolveSource), from where change's
+// run works: its worktree, for a worktree run (whose change may exist nowhere else),
+// else this checkout.
 func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source, error) {
 	repo, _ := l.worktreeRunRepo(ctx, change)
 	cwd := repo.Root
@@ -216,15 +217,6 @@ func (l *Loop) OriginRepo(ctx context.Context, rec *run.Record) (*git.Repo, erro
 	}
 	repo.Trace = l.Repo.Trace
 	return repo, nil
-}
-
-// LoadChangeFor loads a change for display from where its run works.
-func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, error) {
-	if rec != nil {
-		s, err := source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec)
-		return s, sourceErr(err)
-	}
-	return source.Resolve(l.Repo.Root, l.Repo.Root, name, source.Options{})
 }
 
 // ClearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
