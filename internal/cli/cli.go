@@ -328,8 +328,8 @@ func printErr(s *term.Streams, err error) int {
 			code = 130
 		}
 	case errors.As(err, &se): // from a reader of the sources that is not the loop (internal/status)
-		for _, h := range strings.Split(se.Hint, "\n") {
-			if h != "" {
+		if se.Hint != "" { // as loop.Error.Hints splits the hint the loop wrapped it with
+			for _, h := range strings.Split(se.Hint, "\n") {
 				hints = append(hints, term.Inert(h))
 			}
 		}
