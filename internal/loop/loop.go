@@ -1,8 +1,14 @@
 // Package loop is one run of the Ralph loop in a working tree: preflight, the initial
-// state commit, attempts, checkpoints, saving and restoring failed attempts, resuming,
-// finish --squash and --keep, status and list; and the same run in a linked worktree of
-// its own (start --worktree: worktree.go, finishwt.go), which Start and Finish branch
-// into at every step.
+// state commit, attempts, checkpoints, the trust surface around them, saving and
+// restoring failed attempts, resuming, finish --squash and --keep, and the run locks;
+// for a run in a linked worktree of its own (start --worktree), what the loop and the
+// workflows read of it (worktree.go), while making and finishing one is internal/wtrun's
+// (Loop.Worktrees).
+//
+// What is not the loop's lives beside it: how a run looks from outside (status, list) in
+// internal/status, a run's record of its task source in internal/source, the questions
+// about one record or the store in internal/run, the prompt and its learnings in
+// internal/prompt.
 //
 // It never prints. Progress goes through a Reporter (internal/term implements it), and
 // failures come back as errors, most of them *Error with a hint for the user.

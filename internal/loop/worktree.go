@@ -19,9 +19,9 @@ import (
 // never touched. Its record and lock stay in the common dir, like every run's; the
 // record names the worktree and the checkout the run came from (where finish --squash
 // lands). Making, running and finishing such a run is internal/wtrun's (reached through
-// Loop.Worktrees); this file holds what the loop, status and the other workflows read
-// of it: where it works, its state, the checkout it came from, its crash locks, and
-// removing its worktree (for finish --pr too).
+// Loop.Worktrees); this file holds what the loop and the other workflows read of it:
+// where it works, the checkout it came from, its crash locks, and removing its worktree
+// (for finish --pr too). Its state (run.Record.WorktreeState) is the record's.
 
 // WorktreeDirConfig is the git config key naming the directory under which worktree
 // runs are made, one subdirectory per change.

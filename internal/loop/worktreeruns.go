@@ -10,9 +10,9 @@ import (
 
 // WorktreeRuns starts and finishes runs in a linked worktree of their own (start
 // --worktree): internal/wtrun implements it and the CLI sets it (Loop.Worktrees), so
-// that this package holds one run in one working tree. What the loop, status and the
-// other workflows read of such a run (where it works, its state, its locks, removing
-// its worktree) stays here. A Loop without it refuses such runs.
+// that this package holds one run in one working tree. What the loop and the other
+// workflows read of such a run (where it works, its locks, removing its worktree) stays
+// here. A Loop without it refuses such runs.
 type WorktreeRuns interface {
 	// Start runs the loop of o in the worktree at path, with the change's lock held:
 	// it makes the run (or completes a start a crash cut short), re-creates a deleted
