@@ -39,7 +39,7 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string, runID int64) (*
 	if lock, err := l.waitLock(ctx, change, stopWait); lock != nil || err != nil {
 		return lock, err
 	}
-	running := userErr("export once the loop has stopped", "a loop is running for change %q", change)
+	running := UserErr("export once the loop has stopped", "a loop is running for change %q", change)
 	if testHookAfterStopWait != nil {
 		testHookAfterStopWait()
 	}
@@ -51,7 +51,7 @@ func (l *Loop) LockAfterLoop(ctx context.Context, change string, runID int64) (*
 		return l.lockOrRefuse(change, running)
 	}
 	if rec.Remote == nil || rec.Remote.RunID != runID {
-		return nil, userErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
+		return nil, UserErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
 			"a loop of change %q that is not Actions run %d holds it (pid %d); it was left running", change, runID, pid)
 	}
 	l.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))
