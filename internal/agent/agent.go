@@ -107,23 +107,23 @@ type Request struct {
 	// FormatText ("" means the same) or FormatClaudeStreamJSON.
 	Format string
 
-	// outputFile is the file the CLI writes what its stream lacks to (codex
+	// OutputFile is the file the CLI writes what its stream lacks to (codex
 	// --output-last-message: the final answer; copilot --usage-output-file:
-	// the token counts); Run sets it to a temporary file (see outputFiler).
-	outputFile string
+	// the token counts); Run sets it to a temporary file (see OutputFiler); callers leave it empty.
+	OutputFile string
 }
 
-// outputFilePlaceholder stands for the temporary file in an argv that Run
+// OutputFilePlaceholder stands for the temporary file in an argv that Run
 // did not make (git ralph start --dry-run).
-const outputFilePlaceholder = "<temporary file>"
+const OutputFilePlaceholder = "<temporary file>"
 
-// outputFileArg is the output file for the argv: the one Run made, else the
+// OutputFileArg is the output file for the argv: the one Run made, else the
 // placeholder.
-func (r Request) outputFileArg() string {
-	if r.outputFile == "" {
-		return outputFilePlaceholder
+func (r Request) OutputFileArg() string {
+	if r.OutputFile == "" {
+		return OutputFilePlaceholder
 	}
-	return r.outputFile
+	return r.OutputFile
 }
 
 // Result is what one run of an agent came to. Decode fills in the fields that
@@ -290,8 +290,8 @@ func (e *PreflightError) Error() string { return fmt.Sprintf("agent %q: %s", e.A
 // Hint says how to fix it.
 func (e *PreflightError) Hint() string { return e.Fix }
 
-// envValue returns the last value of key in env, "" when unset.
-func envValue(env []string, key string) string {
+// EnvValue returns the last value of key in env, "" when unset.
+func EnvValue(env []string, key string) string {
 	v := ""
 	for _, kv := range env {
 		if k, val, ok := strings.Cut(kv, "="); ok && k == key {

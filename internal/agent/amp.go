@@ -68,14 +68,14 @@ const (
 // Preflight refuses to start amp without an API key: AMP_API_KEY in env, or
 // the key `amp login` stores in ~/.local/share/amp/secrets.json.
 func (Amp) Preflight(_ Request, env []string) error {
-	if strings.TrimSpace(envValue(env, "AMP_API_KEY")) != "" {
+	if strings.TrimSpace(EnvValue(env, "AMP_API_KEY")) != "" {
 		return nil
 	}
 	var dirs []string
-	if d := envValue(env, "XDG_DATA_HOME"); d != "" {
+	if d := EnvValue(env, "XDG_DATA_HOME"); d != "" {
 		dirs = append(dirs, d)
 	}
-	if h := envValue(env, "HOME"); h != "" {
+	if h := EnvValue(env, "HOME"); h != "" {
 		dirs = append(dirs, filepath.Join(h, ".local", "share"))
 	}
 	for _, d := range dirs {
@@ -100,11 +100,11 @@ func (Amp) Diagnose(res *Result) {
 		if res.Class == ClassNone {
 			res.Class = ClassTransient
 		}
-		addError(&res.Errors, lastLines(res.Stderr, 1))
+		AddError(&res.Errors, LastLines(res.Stderr, 1))
 	case strings.Contains(res.Stderr, "error: unknown option"):
-		res.Fatal = ampArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = ampArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
 	default:
-		diagnoseStderr(res, ampAuthFatal)
+		DiagnoseStderr(res, ampAuthFatal)
 	}
 }
 
@@ -113,8 +113,8 @@ func (Amp) Diagnose(res *Result) {
 // error string of error results as the error, and tokens summed from the
 // assistant messages when the result has no usage.
 func (Amp) Decode(r io.Reader, ev Events) (Result, error) {
-	return decodeClaudeStream(r, ev, claudeFlavor{
-		authFatal: ampAuthFatal, billingFatal: ampBillingFatal, modelFatal: ampModelFatal, sumUsage: true,
+	return DecodeStream(r, ev, Flavor{
+		AuthFatal: ampAuthFatal, BillingFatal: ampBillingFatal, ModelFatal: ampModelFatal, SumUsage: true,
 	})
 }
 

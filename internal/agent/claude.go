@@ -70,12 +70,12 @@ func (Claude) Diagnose(res *Result) {
 		res.Fatal = claudeRootFatal
 	case strings.Contains(res.Stderr, "error: unknown option"),
 		strings.Contains(res.Stderr, "requires --verbose"):
-		res.Fatal = claudeArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = claudeArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
 	}
 }
 
-// firstErrorLine returns the first line of s that mentions an error, or "".
-func firstErrorLine(s string) string {
+// FirstErrorLine returns the first line of s that mentions an error, or "".
+func FirstErrorLine(s string) string {
 	for line := range strings.Lines(s) {
 		if strings.Contains(strings.ToLower(line), "error") {
 			return strings.TrimSpace(line)
@@ -98,11 +98,11 @@ type claudeEvent struct {
 
 	// result
 	IsError           bool           `json:"is_error"`
-	APIErrorStatus    optFloat       `json:"api_error_status"`
+	APIErrorStatus    OptFloat       `json:"api_error_status"`
 	Result            *string        `json:"result"` // absent on error_* subtypes
 	Errors            []string       `json:"errors"`
 	NumTurns          int            `json:"num_turns"`
-	TotalCostUSD      optFloat       `json:"total_cost_usd"`
+	TotalCostUSD      OptFloat       `json:"total_cost_usd"`
 	Usage             *claudeUsage   `json:"usage"`
 	PermissionDenials []claudeDenial `json:"permission_denials"`
 }
@@ -154,41 +154,41 @@ type claudeDenial struct {
 // echoed in tool results or earlier messages never counts. Lines that are not
 // JSON, are cut short, or are longer than 8 MiB are skipped.
 func (Claude) Decode(r io.Reader, ev Events) (Result, error) {
-	return decodeClaudeStream(r, ev, claudeFlavor{
-		authFatal: claudeAuthFatal, billingFatal: claudeBillingFatal, modelFatal: claudeModelFatal,
+	return DecodeStream(r, ev, Flavor{
+		AuthFatal: claudeAuthFatal, BillingFatal: claudeBillingFatal, ModelFatal: claudeModelFatal,
 	})
 }
 
-// claudeFlavor is what differs between the agents that print Claude Code's
+// Flavor is what differs between the agents that print Claude Code's
 // stream-json: Claude Code itself, Amp (§6) and a custom agent speaking it.
-type claudeFlavor struct {
-	// authFatal, billingFatal and modelFatal are the Result.Fatal sentences.
-	authFatal, billingFatal, modelFatal string
-	// sumUsage: the result line carries no usage (amp), so the assistant
+type Flavor struct {
+	// AuthFatal, BillingFatal and ModelFatal are the Result.Fatal sentences.
+	AuthFatal, BillingFatal, ModelFatal string
+	// SumUsage: the result line carries no usage (amp), so the assistant
 	// messages' usage is summed instead.
-	sumUsage bool
-	// inputHasCache: input_tokens already counts the cache reads and writes
+	SumUsage bool
+	// InputHasCache: input_tokens already counts the cache reads and writes
 	// (qwen reports OpenAI's prompt_tokens there), so they are not added.
-	inputHasCache bool
+	InputHasCache bool
 }
 
-// decodeClaudeStream decodes a Claude-Code-shaped stream; see Claude.Decode.
-func decodeClaudeStream(r io.Reader, ev Events, fl claudeFlavor) (Result, error) {
+// DecodeStream decodes a Claude-Code-shaped stream; see Claude.Decode.
+func DecodeStream(r io.Reader, ev Events, fl Flavor) (Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = NopEvents{}
 	}
-	d := claudeDecoder{ev: ev, fl: fl, last: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := claudeDecoder{ev: ev, fl: fl, last: TextTail{Max: MaxText}}
+	err := EachLine(r, d.line)
 	return d.finish(), err
 }
 
 // claudeDecoder is the state of one Decode.
 type claudeDecoder struct {
 	ev  Events
-	fl  claudeFlavor
+	fl  Flavor
 	res Result
 
-	// the assistant messages' usage, summed (claudeFlavor.sumUsage)
+	// the assistant messages' usage, summed (Flavor.SumUsage)
 	usageID           string
 	usageIn, usageOut int64
 	resultUsage       bool
@@ -196,7 +196,7 @@ type claudeDecoder struct {
 	initModel, firstModel, session string
 
 	lastID string   // message.id of the last main-agent assistant message
-	last   textTail // its text blocks
+	last   TextTail // its text blocks
 
 	apiErrCode, apiErrText string // the last assistant message carrying an error
 }
@@ -239,12 +239,12 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 	main := e.ParentToolUseID == nil || *e.ParentToolUseID == ""
 	if main && (m.ID == "" || m.ID != d.lastID) {
 		d.lastID = m.ID
-		d.last.reset()
+		d.last.Reset()
 	}
 	if d.firstModel == "" && m.Model != "" && m.Model != "<synthetic>" {
 		d.firstModel = m.Model
 	}
-	if d.fl.sumUsage && main && m.Usage != nil && (m.ID == "" || m.ID != d.usageID) {
+	if d.fl.SumUsage && main && m.Usage != nil && (m.ID == "" || m.ID != d.usageID) {
 		d.usageID = m.ID
 		d.usageIn += d.inputTokens(m.Usage)
 		d.usageOut += m.Usage.OutputTokens
@@ -258,8 +258,8 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 			}
 			d.ev.Text(b.Text)
 			if main {
-				d.last.add(b.Text)
-				if text.Len() < maxErrorLen {
+				d.last.Add(b.Text)
+				if text.Len() < MaxErrorLen {
 					text.WriteString(b.Text)
 				}
 			}
@@ -267,9 +267,9 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 			d.ev.Tool(b.Name, toolSummary(b.Name, b.Input))
 		}
 	}
-	if code := rawString(e.Error); code != "" && main {
+	if code := RawString(e.Error); code != "" && main {
 		d.apiErrCode = code
-		d.apiErrText = head(strings.TrimSpace(text.String()), maxErrorLen)
+		d.apiErrText = Head(strings.TrimSpace(text.String()), MaxErrorLen)
 		if d.apiErrText == "" {
 			d.apiErrText = "API error: " + code
 		}
@@ -286,28 +286,28 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	r.Subtype = e.Subtype
 	r.IsError = e.IsError || strings.HasPrefix(e.Subtype, "error")
 	if e.Result != nil {
-		r.Text = tail(*e.Result, maxText)
+		r.Text = Tail(*e.Result, MaxText)
 	} else {
 		r.Text = d.last.String()
 	}
 	r.Errors = nil
 	for _, s := range e.Errors {
-		addError(&r.Errors, s)
+		AddError(&r.Errors, s)
 	}
 	if r.IsError && len(r.Errors) == 0 {
 		switch {
 		case errorText(e.Error) != "": // amp: an error string in place of result; qwen: error.message
-			addError(&r.Errors, errorText(e.Error))
+			AddError(&r.Errors, errorText(e.Error))
 		case e.Result != nil && strings.TrimSpace(*e.Result) != "":
-			addError(&r.Errors, *e.Result)
+			AddError(&r.Errors, *e.Result)
 		case d.apiErrText != "":
-			addError(&r.Errors, d.apiErrText)
+			AddError(&r.Errors, d.apiErrText)
 		}
 	}
 	r.Turns = e.NumTurns
 	r.CostUSD = nil
-	if e.TotalCostUSD.ok {
-		c := e.TotalCostUSD.v
+	if e.TotalCostUSD.Valid {
+		c := e.TotalCostUSD.Value
 		r.CostUSD = &c
 	}
 	r.InputTokens, r.OutputTokens = 0, 0
@@ -321,10 +321,10 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	}
 	r.Denials = nil
 	for _, p := range e.PermissionDenials {
-		if len(r.Denials) == maxErrors {
+		if len(r.Denials) == MaxErrors {
 			break
 		}
-		s := oneLine(p.ToolName, maxSummary)
+		s := OneLine(p.ToolName, MaxSummary)
 		if sum := toolSummary(p.ToolName, p.ToolInput); sum != "" {
 			s += ": " + sum
 		}
@@ -338,7 +338,7 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 
 // inputTokens counts u's input tokens, cache reads and writes included.
 func (d *claudeDecoder) inputTokens(u *claudeUsage) int64 {
-	if d.fl.inputHasCache {
+	if d.fl.InputHasCache {
 		return u.InputTokens
 	}
 	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
@@ -353,8 +353,8 @@ func (d *claudeDecoder) classify(e *claudeEvent) {
 	status := 0
 	var msg string
 	if e != nil {
-		if e.APIErrorStatus.ok {
-			status = int(e.APIErrorStatus.v)
+		if e.APIErrorStatus.Valid {
+			status = int(e.APIErrorStatus.Value)
 		}
 		var parts []string
 		if e.Result != nil {
@@ -367,26 +367,26 @@ func (d *claudeDecoder) classify(e *claudeEvent) {
 	if d.apiErrText != "" {
 		msg += "\n" + d.apiErrText
 	}
-	f := failure{class: classOfStatus(status)}
-	if f.class == ClassNone {
-		f.class = classOfAPIErrorCode(d.apiErrCode)
+	f := Failure{Class: ClassOfStatus(status)}
+	if f.Class == ClassNone {
+		f.Class = classOfAPIErrorCode(d.apiErrCode)
 	}
-	if f.class == ClassNone {
-		f = classifyError(0, msg)
+	if f.Class == ClassNone {
+		f = ClassifyError(0, msg)
 	} else {
-		f.after, f.at = retryHint(msg)
+		f.After, f.At = RetryHint(msg)
 	}
-	f.apply(r)
+	f.Apply(r)
 	if r.Fatal != "" {
 		return
 	}
 	switch {
 	case d.apiErrCode == "billing_error":
-		r.Fatal = d.fl.billingFatal
+		r.Fatal = d.fl.BillingFatal
 	case d.apiErrCode == "model_not_found":
-		r.Fatal = d.fl.modelFatal
+		r.Fatal = d.fl.ModelFatal
 	case r.Class == ClassAuth:
-		r.Fatal = d.fl.authFatal
+		r.Fatal = d.fl.AuthFatal
 	}
 }
 
@@ -409,14 +409,14 @@ func (d *claudeDecoder) finish() Result {
 	if !d.res.SawResult {
 		d.res.Text = d.last.String()
 		if d.apiErrText != "" {
-			addError(&d.res.Errors, d.apiErrText)
+			AddError(&d.res.Errors, d.apiErrText)
 		}
 		if d.apiErrCode != "" {
 			d.classify(nil)
 		}
 	}
 	r := d.res
-	if d.fl.sumUsage && !d.resultUsage {
+	if d.fl.SumUsage && !d.resultUsage {
 		r.InputTokens, r.OutputTokens = d.usageIn, d.usageOut
 	}
 	r.SessionID = d.session
@@ -427,32 +427,32 @@ func (d *claudeDecoder) finish() Result {
 	return r
 }
 
-// optFloat is a JSON number that may be absent, null or of the wrong type.
-type optFloat struct {
-	v  float64
-	ok bool
+// OptFloat is a JSON number that may be absent, null or of the wrong type.
+type OptFloat struct {
+	Value float64
+	Valid bool
 }
 
 // UnmarshalJSON keeps numbers and ignores anything else; it never fails.
-func (f *optFloat) UnmarshalJSON(b []byte) error {
+func (f *OptFloat) UnmarshalJSON(b []byte) error {
 	var v float64
 	if json.Unmarshal(b, &v) == nil && !bytes.Equal(b, []byte("null")) {
-		f.v, f.ok = v, true
+		f.Value, f.Valid = v, true
 	}
 	return nil
 }
 
-// addError appends a bounded message to a bounded list.
-func addError(list *[]string, s string) {
+// AddError appends a bounded message to a bounded list.
+func AddError(list *[]string, s string) {
 	s = strings.TrimSpace(s)
-	if s == "" || len(*list) >= maxErrors {
+	if s == "" || len(*list) >= MaxErrors {
 		return
 	}
-	*list = append(*list, head(s, maxErrorLen))
+	*list = append(*list, Head(s, MaxErrorLen))
 }
 
-// rawString returns the JSON string in raw, or "" when raw is not a string.
-func rawString(raw json.RawMessage) string {
+// RawString returns the JSON string in raw, or "" when raw is not a string.
+func RawString(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
 	}
@@ -466,7 +466,7 @@ func rawString(raw json.RawMessage) string {
 // errorText returns a result's error: the JSON string in raw (amp), or the
 // message of the object in raw (qwen: {"message": …}); "" otherwise.
 func errorText(raw json.RawMessage) string {
-	if s := rawString(raw); s != "" {
+	if s := RawString(raw); s != "" {
 		return s
 	}
 	var e struct {
@@ -487,11 +487,11 @@ func toolSummary(name string, in *claudeToolInput) string {
 	var s string
 	switch name {
 	case "Bash":
-		s = firstNonEmpty(in.Command, in.Cmd)
+		s = FirstNonEmpty(in.Command, in.Cmd)
 	case "Read", "Write", "Edit", "MultiEdit":
 		s = in.FilePath
 	case "NotebookEdit":
-		s = firstNonEmpty(in.NotebookPath, in.FilePath)
+		s = FirstNonEmpty(in.NotebookPath, in.FilePath)
 	case "Glob", "Grep":
 		s = in.Pattern
 		if in.Path != "" {
@@ -507,12 +507,12 @@ func toolSummary(name string, in *claudeToolInput) string {
 		s = in.Skill
 	}
 	if s == "" {
-		s = firstNonEmpty(in.Command, in.Cmd, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
+		s = FirstNonEmpty(in.Command, in.Cmd, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
 	}
-	return oneLine(s, maxSummary)
+	return OneLine(s, MaxSummary)
 }
 
-func firstNonEmpty(ss ...string) string {
+func FirstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
 			return s

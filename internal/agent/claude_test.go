@@ -12,25 +12,25 @@ import (
 	"testing"
 )
 
-// recorder is an Events that remembers everything.
-type recorder struct {
-	texts    []string
-	tools    []string // "name: summary"
-	terminal int
+// Recorder is an Events that remembers everything.
+type Recorder struct {
+	Texts     []string
+	Tools     []string // "name: summary"
+	Terminals int
 }
 
-func (r *recorder) Text(s string)             { r.texts = append(r.texts, s) }
-func (r *recorder) Tool(name, summary string) { r.tools = append(r.tools, name+": "+summary) }
-func (r *recorder) Terminal()                 { r.terminal++ }
+func (r *Recorder) Text(s string)             { r.Texts = append(r.Texts, s) }
+func (r *Recorder) Tool(name, summary string) { r.Tools = append(r.Tools, name+": "+summary) }
+func (r *Recorder) Terminal()                 { r.Terminals++ }
 
-func decodeFile(t *testing.T, name string) (Result, *recorder) {
+func decodeFile(t *testing.T, name string) (Result, *Recorder) {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rec := &recorder{}
+	rec := &Recorder{}
 	res, err := Claude{}.Decode(f, rec)
 	if err != nil {
 		t.Fatalf("Decode(%s): %v", name, err)
@@ -166,14 +166,14 @@ func TestClaudeDecodeSamples(t *testing.T) {
 			if got := res.Promise(); got != w.promise {
 				t.Errorf("Promise() = %+v, want %+v", got, w.promise)
 			}
-			if !matchText(res.Text, w.text) {
+			if !MatchText(res.Text, w.text) {
 				t.Errorf("Text = %q, want %q", res.Text, w.text)
 			}
 			if len(res.Errors) != len(w.errors) {
 				t.Errorf("Errors = %q, want %q", res.Errors, w.errors)
 			} else {
 				for i := range w.errors {
-					if !matchText(res.Errors[i], w.errors[i]) {
+					if !MatchText(res.Errors[i], w.errors[i]) {
 						t.Errorf("Errors[%d] = %q, want %q", i, res.Errors[i], w.errors[i])
 					}
 				}
@@ -202,21 +202,21 @@ func TestClaudeDecodeSamples(t *testing.T) {
 			if (res.Fatal != "") != w.fatal {
 				t.Errorf("Fatal = %q", res.Fatal)
 			}
-			if len(rec.texts) != w.texts {
-				t.Errorf("Text events = %q, want %d", rec.texts, w.texts)
+			if len(rec.Texts) != w.texts {
+				t.Errorf("Text events = %q, want %d", rec.Texts, w.texts)
 			}
-			if !slices.Equal(rec.tools, w.tools) {
-				t.Errorf("Tool events = %q, want %q", rec.tools, w.tools)
+			if !slices.Equal(rec.Tools, w.tools) {
+				t.Errorf("Tool events = %q, want %q", rec.Tools, w.tools)
 			}
-			if rec.terminal != w.terminals {
-				t.Errorf("Terminal events = %d, want %d", rec.terminal, w.terminals)
+			if rec.Terminals != w.terminals {
+				t.Errorf("Terminal events = %d, want %d", rec.Terminals, w.terminals)
 			}
 		})
 	}
 }
 
-// matchText compares exactly, or by prefix when want ends in "…".
-func matchText(got, want string) bool {
+// MatchText compares exactly, or by prefix when want ends in "…".
+func MatchText(got, want string) bool {
 	if p, ok := strings.CutSuffix(want, "…"); ok {
 		return strings.HasPrefix(got, p)
 	}
@@ -225,8 +225,8 @@ func matchText(got, want string) bool {
 
 func TestClaudeDecodeEchoedPromiseIsShownButDoesNotCount(t *testing.T) {
 	res, rec := decodeFile(t, "synthetic-claude-promise-echo-then-failed.ndjson")
-	if !strings.Contains(rec.texts[0], "<promise>COMPLETE</promise>") {
-		t.Fatalf("the echo should still be shown live: %q", rec.texts)
+	if !strings.Contains(rec.Texts[0], "<promise>COMPLETE</promise>") {
+		t.Fatalf("the echo should still be shown live: %q", rec.Texts)
 	}
 	if res.Promise().Kind != PromiseFailed {
 		t.Fatalf("Promise() = %+v, want FAILED", res.Promise())
@@ -264,9 +264,9 @@ func quote(s string) string {
 	return b.String()
 }
 
-func decodeString(t *testing.T, s string) (Result, *recorder) {
+func decodeString(t *testing.T, s string) (Result, *Recorder) {
 	t.Helper()
-	rec := &recorder{}
+	rec := &Recorder{}
 	res, err := Claude{}.Decode(strings.NewReader(s), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -323,8 +323,8 @@ func TestClaudeDecodeFallbackTextIsLastMainMessage(t *testing.T) {
 	if res.Promise().Kind != PromiseNone {
 		t.Fatalf("an error result must give no promise, got %+v", res.Promise())
 	}
-	if !slices.Equal(rec.tools, []string{"Bash: ls -la"}) || len(rec.texts) != 4 {
-		t.Fatalf("tools %q texts %q", rec.tools, rec.texts)
+	if !slices.Equal(rec.Tools, []string{"Bash: ls -la"}) || len(rec.Texts) != 4 {
+		t.Fatalf("tools %q texts %q", rec.Tools, rec.Texts)
 	}
 	if res.Model != "claude-sonnet-4-5" || res.SessionID != "s1" {
 		t.Fatalf("Model %q SessionID %q", res.Model, res.SessionID)
@@ -345,16 +345,16 @@ func TestClaudeDecodeToleratesOddLines(t *testing.T) {
 	if !res.SawResult || res.Promise().Kind != PromiseComplete || res.Turns != 0 || res.CostUSD != nil {
 		t.Fatalf("res = %+v", res)
 	}
-	if !slices.Equal(rec.tools, []string{"Write: ", "Mystery: "}) {
-		t.Fatalf("tools %q", rec.tools)
+	if !slices.Equal(rec.Tools, []string{"Write: ", "Mystery: "}) {
+		t.Fatalf("tools %q", rec.Tools)
 	}
 }
 
 func TestClaudeDecodeLongLineSkipped(t *testing.T) {
-	big := strings.Repeat("y", maxLine+10)
+	big := strings.Repeat("y", MaxLine+10)
 	stream := lines(initLine, assistantText("m1", "before"), assistantText("m2", big), assistantText("m3", "after"), resultLine)
 	var log bytes.Buffer
-	rec := &recorder{}
+	rec := &Recorder{}
 	res, err := Claude{}.Decode(io.TeeReader(strings.NewReader(stream), &log), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -362,20 +362,20 @@ func TestClaudeDecodeLongLineSkipped(t *testing.T) {
 	if log.String() != stream {
 		t.Fatalf("the reader was not consumed whole: %d of %d bytes", log.Len(), len(stream))
 	}
-	if !slices.Equal(rec.texts, []string{"before", "after"}) {
-		t.Fatalf("texts %d", len(rec.texts))
+	if !slices.Equal(rec.Texts, []string{"before", "after"}) {
+		t.Fatalf("texts %d", len(rec.Texts))
 	}
 	if !res.SawResult || res.Promise().Kind != PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 	// A line just under the limit is decoded.
-	okText := strings.Repeat("z", maxLine-200)
+	okText := strings.Repeat("z", MaxLine-200)
 	res, rec = decodeString(t, lines(initLine, assistantText("m1", okText)))
-	if len(rec.texts) != 1 || len(rec.texts[0]) != len(okText) {
+	if len(rec.Texts) != 1 || len(rec.Texts[0]) != len(okText) {
 		t.Fatalf("a %d-byte line was not decoded", len(okText))
 	}
-	if len(res.Text) != maxText {
-		t.Fatalf("Text is %d bytes, want it bounded to %d", len(res.Text), maxText)
+	if len(res.Text) != MaxText {
+		t.Fatalf("Text is %d bytes, want it bounded to %d", len(res.Text), MaxText)
 	}
 }
 
@@ -401,11 +401,11 @@ func TestClaudeDecodeBoundedLists(t *testing.T) {
 		errs = append(errs, quote(strings.Repeat("e", 5000)))
 	}
 	res, _ := decodeString(t, lines(`{"type":"result","subtype":"error_during_execution","is_error":true,"errors":[`+strings.Join(errs, ",")+`]}`))
-	if len(res.Errors) != maxErrors {
+	if len(res.Errors) != MaxErrors {
 		t.Fatalf("%d errors", len(res.Errors))
 	}
 	for _, e := range res.Errors {
-		if len(e) > maxErrorLen+len("…") {
+		if len(e) > MaxErrorLen+len("…") {
 			t.Fatalf("error of %d bytes", len(e))
 		}
 	}
@@ -468,7 +468,7 @@ func TestToolSummary(t *testing.T) {
 		}
 	}
 	got := toolSummary("Bash", &claudeToolInput{Command: long})
-	if n := len([]rune(got)); n != maxSummary || !strings.HasSuffix(got, "…") {
+	if n := len([]rune(got)); n != MaxSummary || !strings.HasSuffix(got, "…") {
 		t.Fatalf("long summary: %d runes %q", n, got)
 	}
 }
@@ -486,11 +486,11 @@ func FuzzClaudeDecode(f *testing.F) {
 	}
 	f.Add([]byte(lines(initLine, resultLine)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := Claude{}.Decode(bytes.NewReader(data), &recorder{})
+		res, err := Claude{}.Decode(bytes.NewReader(data), &Recorder{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Text) > maxText || len(res.Errors) > maxErrors || len(res.Denials) > maxErrors {
+		if len(res.Text) > MaxText || len(res.Errors) > MaxErrors || len(res.Denials) > MaxErrors {
 			t.Fatalf("unbounded result: text %d, errors %d", len(res.Text), len(res.Errors))
 		}
 		_ = res.Promise()

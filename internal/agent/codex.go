@@ -30,7 +30,7 @@ type Codex struct{}
 
 var (
 	_ Diagnoser   = Codex{}
-	_ outputFiler = Codex{}
+	_ OutputFiler = Codex{}
 )
 
 // Name returns "codex".
@@ -50,7 +50,7 @@ func (Codex) Argv(req Request) []string {
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
 	}
-	argv = append(argv, "--output-last-message", req.outputFileArg())
+	argv = append(argv, "--output-last-message", req.OutputFileArg())
 	argv = append(argv, req.Args...)
 	return append(argv, "-")
 }
@@ -68,16 +68,16 @@ func (Codex) Diagnose(res *Result) {
 		return
 	}
 	if res.ExitCode == 2 && strings.Contains(res.Stderr, "error: ") {
-		res.Fatal = codexArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = codexArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
 		return
 	}
-	diagnoseStderr(res, codexAuthFatal)
+	DiagnoseStderr(res, codexAuthFatal)
 }
 
-// readOutputFile makes the --output-last-message file's content (its last
+// ReadOutputFile makes the --output-last-message file's content (its last
 // 64 KiB) the final text, unless codex left it empty.
-func (Codex) readOutputFile(res *Result, path string) {
-	text, err := readTail(path, maxText)
+func (Codex) ReadOutputFile(res *Result, path string) {
+	text, err := ReadTail(path, MaxText)
 	if err == nil && strings.TrimSpace(text) != "" {
 		res.Text = text
 	}
@@ -123,10 +123,10 @@ type codexUsage struct {
 // are errors, classified from their message.
 func (Codex) Decode(r io.Reader, ev Events) (Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = NopEvents{}
 	}
 	d := codexDecoder{ev: ev, started: map[string]bool{}}
-	err := eachLine(r, d.line)
+	err := EachLine(r, d.line)
 	return d.finish(), err
 }
 
@@ -169,7 +169,7 @@ func (d *codexDecoder) line(line []byte) {
 	case "item.completed":
 		d.completed(e.Item)
 	case "error":
-		d.lastErr = head(strings.TrimSpace(e.Message), maxErrorLen)
+		d.lastErr = Head(strings.TrimSpace(e.Message), MaxErrorLen)
 	case "turn.completed":
 		d.res.SawResult = true
 		if u := e.Usage; u != nil {
@@ -183,8 +183,8 @@ func (d *codexDecoder) line(line []byte) {
 		d.res.SawResult, d.res.IsError = true, true
 		d.res.Subtype = "turn.failed"
 		msg := codexErrorMessage(e.Error)
-		addError(&d.res.Errors, msg)
-		classifyError(0, msg).apply(&d.res)
+		AddError(&d.res.Errors, msg)
+		ClassifyError(0, msg).Apply(&d.res)
 		d.ev.Terminal()
 	}
 }
@@ -215,17 +215,17 @@ func (d *codexDecoder) completed(it *codexItem) {
 func (d *codexDecoder) tool(it *codexItem) bool {
 	switch it.Type {
 	case "command_execution":
-		d.ev.Tool("shell", oneLine(unwrapShell(it.Command), maxSummary))
+		d.ev.Tool("shell", OneLine(unwrapShell(it.Command), MaxSummary))
 	case "file_change":
 		var paths []string
 		for _, c := range it.Changes {
 			paths = append(paths, c.Path)
 		}
-		d.ev.Tool("edit", oneLine(strings.Join(paths, " "), maxSummary))
+		d.ev.Tool("edit", OneLine(strings.Join(paths, " "), MaxSummary))
 	case "mcp_tool_call":
-		d.ev.Tool("mcp", oneLine(it.Server+"/"+it.Tool, maxSummary))
+		d.ev.Tool("mcp", OneLine(it.Server+"/"+it.Tool, MaxSummary))
 	case "web_search":
-		d.ev.Tool("web_search", oneLine(it.Query, maxSummary))
+		d.ev.Tool("web_search", OneLine(it.Query, MaxSummary))
 	default:
 		return false
 	}
@@ -234,10 +234,10 @@ func (d *codexDecoder) tool(it *codexItem) bool {
 
 func (d *codexDecoder) finish() Result {
 	r := d.res
-	r.Text = tail(d.last, maxText)
+	r.Text = Tail(d.last, MaxText)
 	if !r.SawResult && d.lastErr != "" {
-		addError(&r.Errors, d.lastErr)
-		classifyError(0, d.lastErr).apply(&r)
+		AddError(&r.Errors, d.lastErr)
+		ClassifyError(0, d.lastErr).Apply(&r)
 	}
 	if r.Class == ClassAuth && r.Fatal == "" {
 		r.Fatal = codexAuthFatal
@@ -253,11 +253,11 @@ func codexErrorMessage(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
 		return e.Message
 	}
-	if s := rawString(raw); s != "" {
+	if s := RawString(raw); s != "" {
 		return s
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		return head(string(raw), maxErrorLen)
+		return Head(string(raw), MaxErrorLen)
 	}
 	return "turn failed"
 }

@@ -51,7 +51,7 @@ type Copilot struct{}
 var (
 	_ Diagnoser   = Copilot{}
 	_ Preflighter = Copilot{}
-	_ outputFiler = Copilot{}
+	_ OutputFiler = Copilot{}
 )
 
 // Preflight refuses a custom provider (COPILOT_PROVIDER_BASE_URL) without a
@@ -59,8 +59,8 @@ var (
 // explicit model"). The model may come from --model, COPILOT_MODEL,
 // COPILOT_PROVIDER_MODEL_ID or ralph.agentArgs.
 func (Copilot) Preflight(req Request, env []string) error {
-	if envValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
-		envValue(env, "COPILOT_MODEL") != "" || envValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
+	if EnvValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
+		EnvValue(env, "COPILOT_MODEL") != "" || EnvValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
 		return nil
 	}
 	for _, a := range req.Args {
@@ -90,7 +90,7 @@ func (Copilot) Argv(req Request) []string {
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
 	}
-	argv = append(argv, "--usage-output-file", req.outputFileArg())
+	argv = append(argv, "--usage-output-file", req.OutputFileArg())
 	return append(argv, req.Args...)
 }
 
@@ -117,9 +117,9 @@ func (Copilot) Diagnose(res *Result) {
 	case strings.Contains(res.Stderr, "require an explicit model"):
 		res.Fatal = copilotModelFatal
 	case strings.Contains(res.Stderr, "error: unexpected argument"), strings.Contains(res.Stderr, "error: invalid value"):
-		res.Fatal = copilotArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = copilotArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
 	default:
-		diagnoseStderr(res, copilotAuthFatal)
+		DiagnoseStderr(res, copilotAuthFatal)
 	}
 }
 
@@ -137,10 +137,10 @@ type copilotUsageFile struct {
 	CurrentModel string `json:"currentModel"`
 }
 
-// readOutputFile reads the tokens from the usage file, summed over the
+// ReadOutputFile reads the tokens from the usage file, summed over the
 // models (the session's own requests and its helpers'). A missing, empty,
 // oversized or garbled file leaves the tokens at 0.
-func (Copilot) readOutputFile(res *Result, path string) {
+func (Copilot) ReadOutputFile(res *Result, path string) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -172,7 +172,7 @@ type copilotEvent struct {
 	SessionID string       `json:"sessionId"` // result
 	ExitCode  *int         `json:"exitCode"`  // result
 	Usage     *struct {
-		PremiumRequests optFloat `json:"premiumRequests"`
+		PremiumRequests OptFloat `json:"premiumRequests"`
 	} `json:"usage"` // result
 }
 
@@ -188,7 +188,7 @@ type copilotData struct {
 	ErrorType    string   `json:"errorType"`
 	Message      string   `json:"message"`
 	ErrorMessage string   `json:"errorMessage"`
-	StatusCode   optFloat `json:"statusCode"`
+	StatusCode   OptFloat `json:"statusCode"`
 }
 
 // copilotToolInput holds the tool arguments a summary can be made of.
@@ -209,10 +209,10 @@ type copilotToolInput struct {
 // code and message. Tokens come from the usage file (readOutputFile).
 func (Copilot) Decode(r io.Reader, ev Events) (Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = NopEvents{}
 	}
 	d := copilotDecoder{ev: ev}
-	err := eachLine(r, d.line)
+	err := EachLine(r, d.line)
 	return d.finish(), err
 }
 
@@ -264,12 +264,12 @@ func (d *copilotDecoder) line(line []byte) {
 	case "tool.execution_start":
 		d.ev.Tool(data.ToolName, copilotToolSummary(data.ToolName, data.Arguments))
 	case "model.call_failure":
-		d.failText = head(strings.TrimSpace(data.ErrorMessage), maxErrorLen)
-		d.failCode = int(data.StatusCode.v)
+		d.failText = Head(strings.TrimSpace(data.ErrorMessage), MaxErrorLen)
+		d.failCode = int(data.StatusCode.Value)
 	case "session.error":
-		d.errText = head(strings.TrimSpace(data.Message), maxErrorLen)
+		d.errText = Head(strings.TrimSpace(data.Message), MaxErrorLen)
 		d.errType = data.ErrorType
-		d.errCode = int(data.StatusCode.v)
+		d.errCode = int(data.StatusCode.Value)
 	case "result":
 		d.result(&e)
 		d.ev.Terminal()
@@ -279,13 +279,13 @@ func (d *copilotDecoder) line(line []byte) {
 func (d *copilotDecoder) result(e *copilotEvent) {
 	r := &d.res
 	r.SawResult = true
-	r.SessionID = firstNonEmpty(e.SessionID, r.SessionID)
+	r.SessionID = FirstNonEmpty(e.SessionID, r.SessionID)
 	code := 0
 	if e.ExitCode != nil {
 		code = *e.ExitCode
 	}
-	if e.Usage != nil && e.Usage.PremiumRequests.ok {
-		r.PremiumRequests = e.Usage.PremiumRequests.v
+	if e.Usage != nil && e.Usage.PremiumRequests.Valid {
+		r.PremiumRequests = e.Usage.PremiumRequests.Value
 	}
 	r.IsError = code != 0 || d.errText != ""
 	r.Subtype = d.errType
@@ -296,7 +296,7 @@ func (d *copilotDecoder) result(e *copilotEvent) {
 
 func (d *copilotDecoder) finish() Result {
 	r := d.res
-	r.Text = tail(d.last, maxText)
+	r.Text = Tail(d.last, MaxText)
 	r.Model = d.model
 	msg, code := d.errText, d.errCode
 	if msg == "" && (r.IsError || !r.SawResult) {
@@ -304,29 +304,29 @@ func (d *copilotDecoder) finish() Result {
 	}
 	if msg == "" {
 		if r.IsError {
-			addError(&r.Errors, "copilot exited with an error")
+			AddError(&r.Errors, "copilot exited with an error")
 		}
 		return r
 	}
 	if r.SawResult && !r.IsError {
 		return r
 	}
-	addError(&r.Errors, msg)
-	f := failure{class: classOfStatus(code)}
-	if f.class == ClassNone {
-		f = classifyError(0, d.errType+": "+msg)
+	AddError(&r.Errors, msg)
+	f := Failure{Class: ClassOfStatus(code)}
+	if f.Class == ClassNone {
+		f = ClassifyError(0, d.errType+": "+msg)
 	} else {
-		f.after, f.at = retryHint(msg)
+		f.After, f.At = RetryHint(msg)
 	}
-	if f.class == ClassNone {
+	if f.Class == ClassNone {
 		switch d.errType {
 		case "authentication":
-			f.class = ClassAuth
+			f.Class = ClassAuth
 		case "rate_limit":
-			f.class = ClassLimit
+			f.Class = ClassLimit
 		}
 	}
-	f.apply(&r)
+	f.Apply(&r)
 	if r.Class == ClassAuth && r.Fatal == "" {
 		r.Fatal = copilotAuthFatal
 	}
@@ -353,7 +353,7 @@ func copilotToolSummary(name string, in *copilotToolInput) string {
 		}
 	}
 	if s == "" {
-		s = firstNonEmpty(in.Command, in.Path, in.Pattern, in.URL, in.Query, in.Description, in.Prompt)
+		s = FirstNonEmpty(in.Command, in.Path, in.Pattern, in.URL, in.Query, in.Description, in.Prompt)
 	}
-	return oneLine(s, maxSummary)
+	return OneLine(s, MaxSummary)
 }

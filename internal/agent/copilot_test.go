@@ -18,30 +18,30 @@ func TestCopilotDecodeRecorded(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		file string
-		want driverWant
+		want Want
 	}{
-		{"copilot-json-complete.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			cost: -1, session: "102aeab1-a0a8-4d93-a13d-3518be4508d6", model: "gpt-4.1",
-			texts: 2, tools: []string{create, commit}, terminals: 1}},
-		{"copilot-json-failed.ndjson", driverWant{saw: true, promise: failedTests, text: failedText,
-			cost: -1, session: "10e5952c-327e-416d-8f05-9d16b0d7c225", model: "gpt-4.1", texts: 1, terminals: 1}},
-		{"copilot-json-rate-limit.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"Failed to get response from the AI model; retried 5 times (total retry wait time: 173.19 seconds) Last error: 429 Rate limit reached…"},
-			class:  ClassLimit, retryAfter: 30 * time.Second,
-			cost: -1, session: "96a5e1e4-e9a5-4384-a98a-cd334527210e", model: "gpt-4.1", terminals: 1}},
-		{"copilot-json-api-error-500.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"Failed to get response from the AI model; retried 5 times (total retry wait time: 14.34 seconds) Last error: 500 The server had an error…"},
-			class:  ClassTransient, cost: -1, session: "7dbda757-c1c4-4717-9952-ce3afed1251a", model: "gpt-4.1", terminals: 1}},
-		{"copilot-json-provider-401.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"Authentication failed with provider at http://127.0.0.1:38935/v1 (HTTP 401).…"},
-			class:  ClassAuth, fatal: true, cost: -1, session: "80a91730-c784-4f87-bea8-8814b4d0484f", model: "gpt-4.1", terminals: 1}},
-		{"copilot-json-provider-unreachable.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"Could not connect to local model provider at http://127.0.0.1:9/v1.…"},
-			class:  ClassTransient, cost: -1, session: "f12ab52b-3a79-439f-89f0-0f00e6b77af8", model: "gpt-4.1", terminals: 1}},
+		{"copilot-json-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			Cost: -1, Session: "102aeab1-a0a8-4d93-a13d-3518be4508d6", Model: "gpt-4.1",
+			Texts: 2, Tools: []string{create, commit}, Terminals: 1}},
+		{"copilot-json-failed.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText,
+			Cost: -1, Session: "10e5952c-327e-416d-8f05-9d16b0d7c225", Model: "gpt-4.1", Texts: 1, Terminals: 1}},
+		{"copilot-json-rate-limit.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"Failed to get response from the AI model; retried 5 times (total retry wait time: 173.19 seconds) Last error: 429 Rate limit reached…"},
+			Class:  ClassLimit, RetryAfter: 30 * time.Second,
+			Cost: -1, Session: "96a5e1e4-e9a5-4384-a98a-cd334527210e", Model: "gpt-4.1", Terminals: 1}},
+		{"copilot-json-api-error-500.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"Failed to get response from the AI model; retried 5 times (total retry wait time: 14.34 seconds) Last error: 500 The server had an error…"},
+			Class:  ClassTransient, Cost: -1, Session: "7dbda757-c1c4-4717-9952-ce3afed1251a", Model: "gpt-4.1", Terminals: 1}},
+		{"copilot-json-provider-401.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"Authentication failed with provider at http://127.0.0.1:38935/v1 (HTTP 401).…"},
+			Class:  ClassAuth, Fatal: true, Cost: -1, Session: "80a91730-c784-4f87-bea8-8814b4d0484f", Model: "gpt-4.1", Terminals: 1}},
+		{"copilot-json-provider-unreachable.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"Could not connect to local model provider at http://127.0.0.1:9/v1.…"},
+			Class:  ClassTransient, Cost: -1, Session: "f12ab52b-3a79-439f-89f0-0f00e6b77af8", Model: "gpt-4.1", Terminals: 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, Copilot{}, tc.file)
-			checkResult(t, res, rec, tc.want)
+			Check(t, res, rec, tc.want)
 			if res.IsError && res.Subtype == "" {
 				t.Errorf("Subtype empty for an error")
 			}
@@ -51,7 +51,7 @@ func TestCopilotDecodeRecorded(t *testing.T) {
 
 func TestCopilotUsageFile(t *testing.T) {
 	res := Result{}
-	Copilot{}.readOutputFile(&res, filepath.Join("testdata", "copilot-usage-complete.json"))
+	Copilot{}.ReadOutputFile(&res, filepath.Join("testdata", "copilot-usage-complete.json"))
 	// modelMetrics.gpt-4.1.usage: inputTokens 3060 (of which cacheReadTokens
 	// 1200, already counted), outputTokens 66.
 	if res.InputTokens != 3060 || res.OutputTokens != 66 || res.Model != "gpt-4.1" {
@@ -65,30 +65,30 @@ func TestCopilotUsageFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := Result{InputTokens: 0, Model: "kept"}
-		Copilot{}.readOutputFile(&res, path)
+		Copilot{}.ReadOutputFile(&res, path)
 		if res.InputTokens != 0 || res.OutputTokens != 0 || res.Model != "kept" {
 			t.Errorf("%s: %+v", name, res)
 		}
 	}
-	Copilot{}.readOutputFile(&res, filepath.Join(dir, "missing"))
+	Copilot{}.ReadOutputFile(&res, filepath.Join(dir, "missing"))
 	// Two models (a helper's calls): summed.
 	path := filepath.Join(dir, "two")
 	_ = os.WriteFile(path, []byte(`{"modelMetrics":{"a":{"usage":{"inputTokens":10,"outputTokens":1}},"b":{"usage":{"inputTokens":5,"outputTokens":2}}}}`), 0o644)
 	res = Result{}
-	Copilot{}.readOutputFile(&res, path)
+	Copilot{}.ReadOutputFile(&res, path)
 	if res.InputTokens != 15 || res.OutputTokens != 3 {
 		t.Errorf("two models: %d/%d", res.InputTokens, res.OutputTokens)
 	}
 }
 
 func TestCopilotArgvAndDiagnose(t *testing.T) {
-	got := Copilot{}.Argv(Request{Model: "gpt-4.1", Args: []string{"--allow-all-paths"}, outputFile: "/tmp/u.json"})
+	got := Copilot{}.Argv(Request{Model: "gpt-4.1", Args: []string{"--allow-all-paths"}, OutputFile: "/tmp/u.json"})
 	want := []string{"copilot", "--output-format", "json", "--allow-all-tools", "--model", "gpt-4.1",
 		"--usage-output-file", "/tmp/u.json", "--allow-all-paths"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Argv = %q, want %q", got, want)
 	}
-	if got := (Copilot{}).Argv(Request{}); !slices.Contains(got, outputFilePlaceholder) {
+	if got := (Copilot{}).Argv(Request{}); !slices.Contains(got, OutputFilePlaceholder) {
 		t.Errorf("dry-run Argv %q lacks the placeholder", got)
 	}
 	diagnoses := []struct {
@@ -124,15 +124,15 @@ func TestDecodeLoopLogs(t *testing.T) {
 	}{
 		{Copilot{}, "copilot-loop-attempt-1-1.log", Promise{Kind: PromiseFailed, Reason: "greeting test fails"},
 			[]string{"create: /tmp/agentslab/loop-copilot/greeting.txt"}},
-		{Copilot{}, "copilot-loop-attempt-1-2.log", complete,
+		{Copilot{}, "copilot-loop-attempt-1-2.log", Complete,
 			[]string{"create: /tmp/agentslab/loop-copilot/greeting.txt", "edit: /tmp/agentslab/loop-copilot/openspec/changes/greet/tasks.md"}},
-		{Qwen{}, "qwen-loop-attempt-1-2.log", complete,
+		{Qwen{}, "qwen-loop-attempt-1-2.log", Complete,
 			[]string{"write_file: /tmp/agentslab/loop-qwen/greeting.txt", "read_file: /tmp/agentslab/loop-qwen/openspec/changes/greet/tasks.md",
 				"edit: /tmp/agentslab/loop-qwen/openspec/changes/greet/tasks.md"}},
 	} {
 		res, rec := decodeWith(t, tc.d, tc.file)
-		if !res.SawResult || res.IsError || res.Promise() != tc.promise || !slices.Equal(rec.tools, tc.tools) {
-			t.Errorf("%s: %+v, tools %q", tc.file, res, rec.tools)
+		if !res.SawResult || res.IsError || res.Promise() != tc.promise || !slices.Equal(rec.Tools, tc.tools) {
+			t.Errorf("%s: %+v, tools %q", tc.file, res, rec.Tools)
 		}
 	}
 }

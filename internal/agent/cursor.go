@@ -58,7 +58,7 @@ func (Cursor) Diagnose(res *Result) {
 	if res.Fatal != "" {
 		return
 	}
-	diagnoseStderr(res, cursorAuthFatal)
+	DiagnoseStderr(res, cursorAuthFatal)
 }
 
 // cursorEvent is one line of cursor-agent's stream-json output.
@@ -110,10 +110,10 @@ type cursorUsage struct {
 // count), else the whole result.
 func (Cursor) Decode(r io.Reader, ev Events) (Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = NopEvents{}
 	}
-	d := cursorDecoder{ev: ev, seg: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := cursorDecoder{ev: ev, seg: TextTail{Max: MaxText}}
+	err := EachLine(r, d.line)
 	return d.finish(), err
 }
 
@@ -121,7 +121,7 @@ func (Cursor) Decode(r io.Reader, ev Events) (Result, error) {
 type cursorDecoder struct {
 	ev      Events
 	res     Result
-	seg     textTail // assistant text since the last tool call
+	seg     TextTail // assistant text since the last tool call
 	lastMsg string   // the last assistant message since the last tool call
 	result  *string  // the result line's result
 }
@@ -154,28 +154,28 @@ func (d *cursorDecoder) line(line []byte) {
 		for _, c := range e.Message.Content {
 			if c.Type == "text" && c.Text != "" {
 				d.ev.Text(c.Text)
-				d.seg.add(c.Text)
-				if msg.Len() < maxText {
+				d.seg.Add(c.Text)
+				if msg.Len() < MaxText {
 					msg.WriteString(c.Text)
 				}
 			}
 		}
 		if msg.Len() > 0 {
-			d.lastMsg = tail(msg.String(), maxText)
+			d.lastMsg = Tail(msg.String(), MaxText)
 		}
 	case "tool_call":
 		if e.Subtype != "started" {
 			return
 		}
-		d.seg.reset()
+		d.seg.Reset()
 		d.lastMsg = ""
 		for kind, tc := range e.ToolCall {
 			name := strings.TrimSuffix(kind, "ToolCall")
 			sum := ""
 			if a := tc.Args; a != nil {
-				sum = firstNonEmpty(a.Command, a.Path, a.Pattern, a.GlobPattern, a.Query, a.URL)
+				sum = FirstNonEmpty(a.Command, a.Path, a.Pattern, a.GlobPattern, a.Query, a.URL)
 			}
-			d.ev.Tool(name, oneLine(sum, maxSummary))
+			d.ev.Tool(name, OneLine(sum, MaxSummary))
 			break // one kind per call
 		}
 	case "result":
@@ -191,7 +191,7 @@ func (d *cursorDecoder) resultLine(e *cursorEvent) {
 	r.IsError = e.IsError || (e.Subtype != "" && e.Subtype != "success")
 	d.result = nil
 	if e.Result != nil {
-		s := tail(*e.Result, maxText)
+		s := Tail(*e.Result, MaxText)
 		d.result = &s
 	}
 	if u := e.Usage; u != nil {
@@ -202,15 +202,15 @@ func (d *cursorDecoder) resultLine(e *cursorEvent) {
 	if !r.IsError {
 		return
 	}
-	msg := rawString(e.Error)
+	msg := RawString(e.Error)
 	if msg == "" && e.Result != nil {
 		msg = *e.Result
 	}
 	if msg == "" {
-		msg = "cursor-agent reported an error (" + firstNonEmpty(e.Subtype, "is_error") + ")"
+		msg = "cursor-agent reported an error (" + FirstNonEmpty(e.Subtype, "is_error") + ")"
 	}
-	addError(&r.Errors, msg)
-	classifyError(0, msg).apply(r)
+	AddError(&r.Errors, msg)
+	ClassifyError(0, msg).Apply(r)
 	if r.Class == ClassAuth {
 		r.Fatal = cursorAuthFatal
 	}

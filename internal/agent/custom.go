@@ -51,8 +51,8 @@ type Custom struct {
 var (
 	_ Diagnoser   = Custom{}
 	_ Preflighter = Custom{}
-	_ configurer  = Custom{}
-	_ envAdder    = Custom{}
+	_ Configurer  = Custom{}
+	_ EnvAdder    = Custom{}
 )
 
 // NewCustom returns the custom driver for argv (ralph.agentCommand, split
@@ -115,11 +115,11 @@ func (c Custom) resolve(req Request) Custom {
 	return c
 }
 
-// configure implements configurer.
-func (c Custom) configure(req Request) Driver { return c.resolve(req) }
+// Configure implements Configurer.
+func (c Custom) Configure(req Request) Driver { return c.resolve(req) }
 
-// extraEnv passes the model, which a custom agent has no flag for.
-func (Custom) extraEnv(req Request) []string {
+// ExtraEnv passes the model, which a custom agent has no flag for.
+func (Custom) ExtraEnv(req Request) []string {
 	if req.Model == "" {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (c Custom) Diagnose(res *Result) {
 		res.SawResult = true
 	}
 	if res.Fatal == "" {
-		diagnoseStderr(res, customAuthFatal)
+		DiagnoseStderr(res, customAuthFatal)
 	}
 }
 
@@ -149,8 +149,8 @@ func (c Custom) Diagnose(res *Result) {
 // whose lines go to ev.Text and whose last 64 KiB are the final text.
 func (c Custom) Decode(r io.Reader, ev Events) (Result, error) {
 	if c.Format == FormatClaudeStreamJSON {
-		return decodeClaudeStream(r, ev, claudeFlavor{
-			authFatal: customAuthFatal, billingFatal: customBillingFatal, modelFatal: customModelFatal,
+		return DecodeStream(r, ev, Flavor{
+			AuthFatal: customAuthFatal, BillingFatal: customBillingFatal, ModelFatal: customModelFatal,
 		})
 	}
 	return decodeText(r, ev)
@@ -169,10 +169,10 @@ const maxShownLine = 4 << 10
 // terminal event in plain text: Diagnose decides SawResult from the exit.
 func decodeText(r io.Reader, ev Events) (Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = NopEvents{}
 	}
-	br := bufio.NewReaderSize(r, readBuf)
-	out := tailBuffer{max: maxText}
+	br := bufio.NewReaderSize(r, ReadBuf)
+	out := TailBuffer{Max: MaxText}
 	var line []byte
 	long := false
 	show := func() {
@@ -205,13 +205,13 @@ func decodeText(r io.Reader, ev Events) (Result, error) {
 			if err == io.EOF {
 				err = nil
 			}
-			return Result{Text: validTail(out.Bytes())}, err
+			return Result{Text: ValidTail(out.Bytes())}, err
 		}
 	}
 }
 
-// validTail returns b as valid UTF-8, starting on a rune boundary.
-func validTail(b []byte) string {
+// ValidTail returns b as valid UTF-8, starting on a rune boundary.
+func ValidTail(b []byte) string {
 	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
 		if utf8.RuneStart(b[i]) {
 			b = b[i:]

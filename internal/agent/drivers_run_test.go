@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// writeScript writes an executable shell script and returns its path.
-func writeScript(t *testing.T, body string) string {
+// WriteScript writes an executable shell script and returns its path.
+func WriteScript(t *testing.T, body string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
@@ -35,14 +35,14 @@ func (c codexScript) Argv(req Request) []string {
 	return argv
 }
 
-func scriptRequest(t *testing.T) Request {
+func ScriptRequest(t *testing.T) Request {
 	return Request{Dir: t.TempDir(), Grace: 2 * time.Second, KillGrace: 2 * time.Second}
 }
 
 func TestRunCodexLastMessageFile(t *testing.T) {
 	// Like codex: the prompt is read from stdin ("-"), which must be closed,
 	// and the final message goes to the --output-last-message file.
-	script := writeScript(t, `
+	script := WriteScript(t, `
 out=""
 last=""
 for a in "$@"; do
@@ -58,9 +58,9 @@ echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","tex
 printf 'from the file: %s\n<promise>COMPLETE</promise>\n' "$prompt" > "$out"
 echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2}}'
 `)
-	req := scriptRequest(t)
+	req := ScriptRequest(t)
 	req.Prompt = "the prompt"
-	rec := &recorder{}
+	rec := &Recorder{}
 	req.Sink = rec
 	res, err := Run(context.Background(), codexScript{exe: script}, req)
 	if err != nil {
@@ -75,8 +75,8 @@ echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":
 	if res.InputTokens != 10 || res.OutputTokens != 2 || res.CostUSD != nil || res.SessionID != "t1" {
 		t.Errorf("accounting %+v", res)
 	}
-	if !slices.Equal(rec.texts, []string{"from the stream"}) {
-		t.Errorf("live text %q", rec.texts)
+	if !slices.Equal(rec.Texts, []string{"from the stream"}) {
+		t.Errorf("live text %q", rec.Texts)
 	}
 	path, err := os.ReadFile(filepath.Join(req.Dir, "lastmsg-path"))
 	if err != nil {
@@ -91,19 +91,19 @@ echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":
 	}
 
 	// Without the file, the last agent_message is the final text.
-	script = writeScript(t, `cat >/dev/null
+	script = WriteScript(t, `cat >/dev/null
 echo '{"type":"thread.started","thread_id":"t2"}'
 echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"<promise>FAILED: nope</promise>"}}'
 echo '{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}'
 `)
-	res, err = Run(context.Background(), codexScript{exe: script}, scriptRequest(t))
+	res, err = Run(context.Background(), codexScript{exe: script}, ScriptRequest(t))
 	if err != nil || res.Promise() != (Promise{Kind: PromiseFailed, Reason: "nope"}) {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 }
 
 func TestRunCustomTextAgent(t *testing.T) {
-	script := writeScript(t, `
+	script := WriteScript(t, `
 prompt=$(cat)
 echo "working on $RALPH_CHANGE story $RALPH_STORY attempt $RALPH_ATTEMPT with model $RALPH_MODEL"
 echo "prompt bytes: $(printf %s "$prompt" | wc -c | tr -d ' ')"
@@ -114,12 +114,12 @@ echo "<promise>COMPLETE</promise>"
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := scriptRequest(t)
+	req := ScriptRequest(t)
 	req.Prompt = strings.Repeat("p", 200<<10) // bigger than an argv string may be
 	req.Model = "m1"
 	req.Args = []string{"--extra"}
 	req.Env = []string{"RALPH_AGENT=1", "RALPH_CHANGE=add-x", "RALPH_STORY=2", "RALPH_ATTEMPT=3"}
-	rec := &recorder{}
+	rec := &Recorder{}
 	req.Sink = rec
 	res, err := Run(context.Background(), c, req)
 	if err != nil {
@@ -129,14 +129,14 @@ echo "<promise>COMPLETE</promise>"
 		t.Fatalf("res %+v", res)
 	}
 	want := []string{"working on add-x story 2 attempt 3 with model m1", "prompt bytes: 204800", "args: --flag --extra", "<promise>COMPLETE</promise>"}
-	if !slices.Equal(rec.texts, want) {
-		t.Errorf("texts %q, want %q", rec.texts, want)
+	if !slices.Equal(rec.Texts, want) {
+		t.Errorf("texts %q, want %q", rec.Texts, want)
 	}
 
 	// A failing exit is no result, whatever it printed; its stderr is
 	// classified.
-	script = writeScript(t, "cat >/dev/null\necho '<promise>COMPLETE</promise>'\necho 'API Error: 529 overloaded' >&2\nexit 3\n")
-	res, err = Run(context.Background(), Custom{Command: []string{script}}, scriptRequest(t))
+	script = WriteScript(t, "cat >/dev/null\necho '<promise>COMPLETE</promise>'\necho 'API Error: 529 overloaded' >&2\nexit 3\n")
+	res, err = Run(context.Background(), Custom{Command: []string{script}}, ScriptRequest(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ echo "<promise>COMPLETE</promise>"
 func TestRunCustomFromRequest(t *testing.T) {
 	// The driver Lookup returns reads its command and format from the
 	// request.
-	script := writeScript(t, `cat >/dev/null
+	script := WriteScript(t, `cat >/dev/null
 cat <<'EOF'
 {"type":"system","subtype":"init","session_id":"s9","model":"scripted"}
 {"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"done"}]},"parent_tool_use_id":null}
@@ -159,7 +159,7 @@ EOF
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := scriptRequest(t)
+	req := ScriptRequest(t)
 	req.Command, req.Format = []string{script}, FormatClaudeStreamJSON
 	res, err := Run(context.Background(), d, req)
 	if err != nil {
@@ -170,7 +170,7 @@ EOF
 		t.Fatalf("res %+v", res)
 	}
 	// Without a command, nothing starts.
-	_, err = Run(context.Background(), d, scriptRequest(t))
+	_, err = Run(context.Background(), d, ScriptRequest(t))
 	var pe *PreflightError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Hint(), "ralph.agentCommand") {
 		t.Fatalf("err = %v", err)
@@ -182,13 +182,13 @@ func TestRunAmpWithoutKeyStartsNothing(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", "")
 	t.Setenv("AMP_API_KEY", "")
 	t.Setenv("PATH", t.TempDir()) // no amp: a start attempt would say "not found"
-	_, err := Run(context.Background(), Amp{}, scriptRequest(t))
+	_, err := Run(context.Background(), Amp{}, ScriptRequest(t))
 	var pe *PreflightError
 	if !errors.As(err, &pe) || pe.Agent != "amp" || !strings.Contains(err.Error(), "AMP_API_KEY") {
 		t.Fatalf("err = %v", err)
 	}
 	// With the key, Run gets as far as looking for the binary.
-	req := scriptRequest(t)
+	req := ScriptRequest(t)
 	req.Env = []string{"AMP_API_KEY=k"}
 	_, err = Run(context.Background(), Amp{}, req)
 	var nf *NotFoundError

@@ -14,14 +14,14 @@ import (
 	"time"
 )
 
-func decodeWith(t *testing.T, d Driver, name string) (Result, *recorder) {
+func decodeWith(t *testing.T, d Driver, name string) (Result, *Recorder) {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rec := &recorder{}
+	rec := &Recorder{}
 	res, err := d.Decode(f, rec)
 	if err != nil {
 		t.Fatalf("Decode(%s): %v", name, err)
@@ -29,86 +29,86 @@ func decodeWith(t *testing.T, d Driver, name string) (Result, *recorder) {
 	return res, rec
 }
 
-// driverWant is what decoding a transcript must give.
-type driverWant struct {
-	saw, isError bool
-	promise      Promise
-	text         string   // exact, or a prefix when it ends in "…"
-	errors       []string // each exact or a prefix
-	class        FailureClass
-	retryAfter   time.Duration
-	fatal        bool
-	turns        int
-	in, out      int64
-	cost         float64 // -1: nil
-	session      string
-	model        string
-	texts        int      // Text events
-	tools        []string // Tool events, "name: summary"
-	terminals    int
+// Want is what decoding a transcript must give.
+type Want struct {
+	Saw, IsError bool
+	Promise      Promise
+	Text         string   // exact, or a prefix when it ends in "…"
+	Errors       []string // each exact or a prefix
+	Class        FailureClass
+	RetryAfter   time.Duration
+	Fatal        bool
+	Turns        int
+	In, Out      int64
+	Cost         float64 // -1: nil
+	Session      string
+	Model        string
+	Texts        int      // Text events
+	Tools        []string // Tool events, "name: summary"
+	Terminals    int
 }
 
-func checkResult(t *testing.T, res Result, rec *recorder, w driverWant) {
+func Check(t *testing.T, res Result, rec *Recorder, w Want) {
 	t.Helper()
-	if res.SawResult != w.saw || res.IsError != w.isError {
-		t.Errorf("SawResult, IsError = %v, %v; want %v, %v", res.SawResult, res.IsError, w.saw, w.isError)
+	if res.SawResult != w.Saw || res.IsError != w.IsError {
+		t.Errorf("SawResult, IsError = %v, %v; want %v, %v", res.SawResult, res.IsError, w.Saw, w.IsError)
 	}
-	if got := res.Promise(); got != w.promise {
-		t.Errorf("Promise() = %+v, want %+v", got, w.promise)
+	if got := res.Promise(); got != w.Promise {
+		t.Errorf("Promise() = %+v, want %+v", got, w.Promise)
 	}
-	if !matchText(res.Text, w.text) {
-		t.Errorf("Text = %q, want %q", res.Text, w.text)
+	if !MatchText(res.Text, w.Text) {
+		t.Errorf("Text = %q, want %q", res.Text, w.Text)
 	}
-	if len(res.Errors) != len(w.errors) {
-		t.Errorf("Errors = %q, want %q", res.Errors, w.errors)
+	if len(res.Errors) != len(w.Errors) {
+		t.Errorf("Errors = %q, want %q", res.Errors, w.Errors)
 	} else {
-		for i := range w.errors {
-			if !matchText(res.Errors[i], w.errors[i]) {
-				t.Errorf("Errors[%d] = %q, want %q", i, res.Errors[i], w.errors[i])
+		for i := range w.Errors {
+			if !MatchText(res.Errors[i], w.Errors[i]) {
+				t.Errorf("Errors[%d] = %q, want %q", i, res.Errors[i], w.Errors[i])
 			}
 		}
 	}
-	if res.Class != w.class || res.RetryAfter != w.retryAfter {
-		t.Errorf("Class, RetryAfter = %v, %v; want %v, %v", res.Class, res.RetryAfter, w.class, w.retryAfter)
+	if res.Class != w.Class || res.RetryAfter != w.RetryAfter {
+		t.Errorf("Class, RetryAfter = %v, %v; want %v, %v", res.Class, res.RetryAfter, w.Class, w.RetryAfter)
 	}
-	if (res.Fatal != "") != w.fatal {
-		t.Errorf("Fatal = %q, want set: %v", res.Fatal, w.fatal)
+	if (res.Fatal != "") != w.Fatal {
+		t.Errorf("Fatal = %q, want set: %v", res.Fatal, w.Fatal)
 	}
-	if res.Turns != w.turns || res.InputTokens != w.in || res.OutputTokens != w.out {
+	if res.Turns != w.Turns || res.InputTokens != w.In || res.OutputTokens != w.Out {
 		t.Errorf("Turns, InputTokens, OutputTokens = %d, %d, %d; want %d, %d, %d",
-			res.Turns, res.InputTokens, res.OutputTokens, w.turns, w.in, w.out)
+			res.Turns, res.InputTokens, res.OutputTokens, w.Turns, w.In, w.Out)
 	}
 	switch {
-	case w.cost < 0 && res.CostUSD != nil:
+	case w.Cost < 0 && res.CostUSD != nil:
 		t.Errorf("CostUSD = %v, want nil", *res.CostUSD)
-	case w.cost >= 0 && res.CostUSD == nil:
-		t.Errorf("CostUSD = nil, want %v", w.cost)
-	case w.cost >= 0 && math.Abs(*res.CostUSD-w.cost) > 1e-9:
-		t.Errorf("CostUSD = %v, want %v", *res.CostUSD, w.cost)
+	case w.Cost >= 0 && res.CostUSD == nil:
+		t.Errorf("CostUSD = nil, want %v", w.Cost)
+	case w.Cost >= 0 && math.Abs(*res.CostUSD-w.Cost) > 1e-9:
+		t.Errorf("CostUSD = %v, want %v", *res.CostUSD, w.Cost)
 	}
-	if res.SessionID != w.session || res.Model != w.model {
-		t.Errorf("SessionID, Model = %q, %q; want %q, %q", res.SessionID, res.Model, w.session, w.model)
+	if res.SessionID != w.Session || res.Model != w.Model {
+		t.Errorf("SessionID, Model = %q, %q; want %q, %q", res.SessionID, res.Model, w.Session, w.Model)
 	}
 	if rec != nil {
-		if len(rec.texts) != w.texts {
-			t.Errorf("Text events = %q, want %d", rec.texts, w.texts)
+		if len(rec.Texts) != w.Texts {
+			t.Errorf("Text events = %q, want %d", rec.Texts, w.Texts)
 		}
-		if !slices.Equal(rec.tools, w.tools) {
-			t.Errorf("Tool events = %q, want %q", rec.tools, w.tools)
+		if !slices.Equal(rec.Tools, w.Tools) {
+			t.Errorf("Tool events = %q, want %q", rec.Tools, w.Tools)
 		}
-		if rec.terminal != w.terminals {
-			t.Errorf("Terminal events = %d, want %d", rec.terminal, w.terminals)
+		if rec.Terminals != w.Terminals {
+			t.Errorf("Terminal events = %d, want %d", rec.Terminals, w.Terminals)
 		}
 	}
 }
 
 var (
-	complete     = Promise{Kind: PromiseComplete}
-	completeText = "Created hello.txt and committed it.\n\n<promise>COMPLETE</promise>"
-	failedTests  = Promise{Kind: PromiseFailed, Reason: "tests did not pass"}
-	failedText   = "I could not finish.\n\n<promise>FAILED: tests did not pass</promise>"
-	echoFailed   = Promise{Kind: PromiseFailed, Reason: "go test ./... fails in pkg/loop"}
-	echoText     = "Tests still fail.\n\n<promise>FAILED: go test ./... fails in pkg/loop</promise>"
+	Complete     = Promise{Kind: PromiseComplete}
+	CompleteText = "Created hello.txt and committed it.\n\n<promise>COMPLETE</promise>"
+	FailedTests  = Promise{Kind: PromiseFailed, Reason: "tests did not pass"}
+	FailedText   = "I could not finish.\n\n<promise>FAILED: tests did not pass</promise>"
+	EchoFailed   = Promise{Kind: PromiseFailed, Reason: "go test ./... fails in pkg/loop"}
+	EchoText     = "Tests still fail.\n\n<promise>FAILED: go test ./... fails in pkg/loop</promise>"
 )
 
 func TestCodexDecodeSamples(t *testing.T) {
@@ -120,46 +120,46 @@ func TestCodexDecodeSamples(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		file string
-		want driverWant
+		want Want
 	}{
-		{"codex-exec-json-complete.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 7206, out: 264, cost: -1, session: "01a2148c-6ed2-7240-b153-d188f72b1213",
-			texts: 2, tools: []string{edit, shell}, terminals: 1}},
-		{"codex-exec-json-complete-shell-only.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 7206, out: 264, cost: -1, session: "01a2148b-f063-7c02-ad12-672a7a440410", texts: 2,
-			tools: []string{`shell: printf 'hello from the mock model\n' > hello.txt`, shell}, terminals: 1}},
-		{"codex-exec-json-failed-signal.ndjson", driverWant{saw: true, promise: failedTests, text: failedText,
-			in: 7206, out: 264, cost: -1, session: "01a2148c-f060-71a0-8dd2-254d610da71c",
-			texts: 2, tools: []string{edit, shell}, terminals: 1}},
-		{"codex-exec-json-command-failed.ndjson", driverWant{saw: true, promise: Promise{Kind: PromiseFailed, Reason: "ls failed"},
-			text: "Command failed.\n\n<promise>FAILED: ls failed</promise>", in: 4811, out: 176, cost: -1,
-			session: "01a2149b-c8ce-7692-b725-98ecb608ee34", texts: 1,
-			tools: []string{"shell: ls /nonexistent-dir; exit 3"}, terminals: 1}},
-		{"codex-exec-json-turn-failed.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{`{"error":{"message":"mock: invalid request","type":"invalid_request_error","code":"bad"}}`},
-			cost:   -1, session: "01a2148c-ebf9-76c0-9b24-89d4a9dc4b4a", terminals: 1}},
-		{"codex-exec-json-killed-sigterm.ndjson", driverWant{cost: -1, session: "01a2148d-07af-7d70-b809-6445713365fd"}},
-		{"codex-exec-json-readonly-sandbox-silent-rejects.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 7215, out: 264, cost: -1, session: "01a2148c-92f5-7ef3-8d9e-713212a1b12c", texts: 2, terminals: 1}},
-		{"codex-exec-resume-json.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 9634, out: 352, cost: -1, session: "01a2148d-7cf6-7be3-bff7-ddc5db58d127", texts: 1, terminals: 1}},
-		{"synthetic-codex-garbage-lines.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 7206, out: 264, cost: -1, session: tid, texts: 2, tools: []string{edit, shell}, terminals: 1}},
-		{"synthetic-codex-no-signal.ndjson", driverWant{saw: true, text: "Created hello.txt and committed it.",
-			in: 7206, out: 264, cost: -1, session: tid, texts: 2, tools: []string{edit, shell}, terminals: 1}},
-		{"synthetic-codex-promise-echo-then-failed.ndjson", driverWant{saw: true, promise: echoFailed, text: echoText,
-			in: 7206, out: 264, cost: -1, session: tid, texts: 2, tools: []string{"shell: cat PROMPT.md"}, terminals: 1}},
-		{"synthetic-codex-crash-midstream.ndjson", driverWant{text: starting, cost: -1, session: tid, texts: 1}},
-		{"synthetic-codex-api-error-5xx.ndjson", driverWant{saw: true, isError: true, class: ClassTransient,
-			errors: []string{"exceeded retry limit, last status: 500 Internal Server Error"}, cost: -1, session: tid, terminals: 1}},
-		{"synthetic-codex-usage-limit.ndjson", driverWant{saw: true, isError: true, class: ClassLimit,
-			retryAfter: 2*time.Hour + 5*time.Minute, errors: []string{"You've hit your usage limit.…"}, cost: -1, session: tid, terminals: 1}},
-		{"synthetic-codex-auth.ndjson", driverWant{saw: true, isError: true, class: ClassAuth, fatal: true,
-			errors: []string{"unexpected status 401 Unauthorized…"}, cost: -1, session: tid, terminals: 1}},
+		{"codex-exec-json-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 7206, Out: 264, Cost: -1, Session: "01a2148c-6ed2-7240-b153-d188f72b1213",
+			Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
+		{"codex-exec-json-complete-shell-only.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 7206, Out: 264, Cost: -1, Session: "01a2148b-f063-7c02-ad12-672a7a440410", Texts: 2,
+			Tools: []string{`shell: printf 'hello from the mock model\n' > hello.txt`, shell}, Terminals: 1}},
+		{"codex-exec-json-failed-signal.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText,
+			In: 7206, Out: 264, Cost: -1, Session: "01a2148c-f060-71a0-8dd2-254d610da71c",
+			Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
+		{"codex-exec-json-command-failed.ndjson", Want{Saw: true, Promise: Promise{Kind: PromiseFailed, Reason: "ls failed"},
+			Text: "Command failed.\n\n<promise>FAILED: ls failed</promise>", In: 4811, Out: 176, Cost: -1,
+			Session: "01a2149b-c8ce-7692-b725-98ecb608ee34", Texts: 1,
+			Tools: []string{"shell: ls /nonexistent-dir; exit 3"}, Terminals: 1}},
+		{"codex-exec-json-turn-failed.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{`{"error":{"message":"mock: invalid request","type":"invalid_request_error","code":"bad"}}`},
+			Cost:   -1, Session: "01a2148c-ebf9-76c0-9b24-89d4a9dc4b4a", Terminals: 1}},
+		{"codex-exec-json-killed-sigterm.ndjson", Want{Cost: -1, Session: "01a2148d-07af-7d70-b809-6445713365fd"}},
+		{"codex-exec-json-readonly-sandbox-silent-rejects.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 7215, Out: 264, Cost: -1, Session: "01a2148c-92f5-7ef3-8d9e-713212a1b12c", Texts: 2, Terminals: 1}},
+		{"codex-exec-resume-json.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 9634, Out: 352, Cost: -1, Session: "01a2148d-7cf6-7be3-bff7-ddc5db58d127", Texts: 1, Terminals: 1}},
+		{"synthetic-codex-garbage-lines.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 7206, Out: 264, Cost: -1, Session: tid, Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
+		{"synthetic-codex-no-signal.ndjson", Want{Saw: true, Text: "Created hello.txt and committed it.",
+			In: 7206, Out: 264, Cost: -1, Session: tid, Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
+		{"synthetic-codex-promise-echo-then-failed.ndjson", Want{Saw: true, Promise: EchoFailed, Text: EchoText,
+			In: 7206, Out: 264, Cost: -1, Session: tid, Texts: 2, Tools: []string{"shell: cat PROMPT.md"}, Terminals: 1}},
+		{"synthetic-codex-crash-midstream.ndjson", Want{Text: starting, Cost: -1, Session: tid, Texts: 1}},
+		{"synthetic-codex-api-error-5xx.ndjson", Want{Saw: true, IsError: true, Class: ClassTransient,
+			Errors: []string{"exceeded retry limit, last status: 500 Internal Server Error"}, Cost: -1, Session: tid, Terminals: 1}},
+		{"synthetic-codex-usage-limit.ndjson", Want{Saw: true, IsError: true, Class: ClassLimit,
+			RetryAfter: 2*time.Hour + 5*time.Minute, Errors: []string{"You've hit your usage limit.…"}, Cost: -1, Session: tid, Terminals: 1}},
+		{"synthetic-codex-auth.ndjson", Want{Saw: true, IsError: true, Class: ClassAuth, Fatal: true,
+			Errors: []string{"unexpected status 401 Unauthorized…"}, Cost: -1, Session: tid, Terminals: 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, Codex{}, tc.file)
-			checkResult(t, res, rec, tc.want)
+			Check(t, res, rec, tc.want)
 		})
 	}
 }
@@ -170,39 +170,39 @@ func TestGeminiDecodeSamples(t *testing.T) {
 	commit := `run_shell_command: git add hello.txt && git commit -q -m "feat: add hello.txt"`
 	for _, tc := range []struct {
 		file string
-		want driverWant
+		want Want
 	}{
-		{"gemini-stream-json-complete.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 9006, out: 120, cost: -1, session: sid, model: "gemini-2.5-pro",
-			texts: 2, tools: []string{write, commit}, terminals: 1}},
+		{"gemini-stream-json-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 9006, Out: 120, Cost: -1, Session: sid, Model: "gemini-2.5-pro",
+			Texts: 2, Tools: []string{write, commit}, Terminals: 1}},
 		// The run "succeeds" although no tool ran (AGENTS-REFERENCE.md §5);
 		// only git can tell. The tools are still shown.
-		{"gemini-stream-json-no-yolo-tools-not-registered.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 9024, out: 120, cost: -1, session: "c479de68-07f1-48fb-9958-336195970437", model: "gemini-2.5-pro",
-			texts: 2, tools: []string{write, commit}, terminals: 1}},
-		{"gemini-stream-json-api-error.ndjson", driverWant{saw: true, isError: true, class: ClassTransient,
-			errors: []string{`[API Error: {"error":{"code":500,"message":"mock internal error","status":"INTERNAL"}}]`},
-			cost:   -1, session: "976acafc-5fa3-476e-b1ef-8e013b959627", model: "gemini-2.5-pro", terminals: 1}},
-		{"synthetic-gemini-failed.ndjson", driverWant{saw: true, promise: failedTests, text: failedText,
-			in: 9006, out: 120, cost: -1, session: sid, model: "gemini-2.5-pro", texts: 2, tools: []string{write}, terminals: 1}},
-		{"synthetic-gemini-promise-echo-then-failed.ndjson", driverWant{saw: true, promise: echoFailed, text: echoText,
-			in: 9006, out: 120, cost: -1, session: sid, model: "gemini-2.5-pro", texts: 2,
-			tools: []string{"run_shell_command: cat PROMPT.md"}, terminals: 1}},
-		{"synthetic-gemini-killed.ndjson", driverWant{text: "I'll create the greeting file.", cost: -1, session: sid,
-			model: "gemini-2.5-pro", texts: 1, tools: []string{write}}},
-		{"synthetic-gemini-garbage-lines.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			in: 9006, out: 120, cost: -1, session: sid, model: "gemini-2.5-pro", texts: 2, tools: []string{write}, terminals: 1}},
-		{"synthetic-gemini-rate-limit.ndjson", driverWant{saw: true, isError: true, class: ClassLimit, retryAfter: 47500 * time.Millisecond,
-			errors: []string{`[API Error: {"error":{"code":429,…`}, cost: -1, session: sid, model: "gemini-2.5-pro", terminals: 1}},
-		{"synthetic-gemini-overloaded.ndjson", driverWant{saw: true, isError: true, class: ClassTransient,
-			errors: []string{`[API Error: {"error":{"code":503,…`}, cost: -1, session: sid, model: "gemini-2.5-pro", terminals: 1}},
-		{"synthetic-gemini-auth.ndjson", driverWant{saw: true, isError: true, class: ClassAuth, fatal: true,
-			errors: []string{`[API Error: {"error":{"code":400,"message":"API key not valid.…`}, cost: -1, session: sid,
-			model: "gemini-2.5-pro", terminals: 1}},
+		{"gemini-stream-json-no-yolo-tools-not-registered.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 9024, Out: 120, Cost: -1, Session: "c479de68-07f1-48fb-9958-336195970437", Model: "gemini-2.5-pro",
+			Texts: 2, Tools: []string{write, commit}, Terminals: 1}},
+		{"gemini-stream-json-api-error.ndjson", Want{Saw: true, IsError: true, Class: ClassTransient,
+			Errors: []string{`[API Error: {"error":{"code":500,"message":"mock internal error","status":"INTERNAL"}}]`},
+			Cost:   -1, Session: "976acafc-5fa3-476e-b1ef-8e013b959627", Model: "gemini-2.5-pro", Terminals: 1}},
+		{"synthetic-gemini-failed.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText,
+			In: 9006, Out: 120, Cost: -1, Session: sid, Model: "gemini-2.5-pro", Texts: 2, Tools: []string{write}, Terminals: 1}},
+		{"synthetic-gemini-promise-echo-then-failed.ndjson", Want{Saw: true, Promise: EchoFailed, Text: EchoText,
+			In: 9006, Out: 120, Cost: -1, Session: sid, Model: "gemini-2.5-pro", Texts: 2,
+			Tools: []string{"run_shell_command: cat PROMPT.md"}, Terminals: 1}},
+		{"synthetic-gemini-killed.ndjson", Want{Text: "I'll create the greeting file.", Cost: -1, Session: sid,
+			Model: "gemini-2.5-pro", Texts: 1, Tools: []string{write}}},
+		{"synthetic-gemini-garbage-lines.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			In: 9006, Out: 120, Cost: -1, Session: sid, Model: "gemini-2.5-pro", Texts: 2, Tools: []string{write}, Terminals: 1}},
+		{"synthetic-gemini-rate-limit.ndjson", Want{Saw: true, IsError: true, Class: ClassLimit, RetryAfter: 47500 * time.Millisecond,
+			Errors: []string{`[API Error: {"error":{"code":429,…`}, Cost: -1, Session: sid, Model: "gemini-2.5-pro", Terminals: 1}},
+		{"synthetic-gemini-overloaded.ndjson", Want{Saw: true, IsError: true, Class: ClassTransient,
+			Errors: []string{`[API Error: {"error":{"code":503,…`}, Cost: -1, Session: sid, Model: "gemini-2.5-pro", Terminals: 1}},
+		{"synthetic-gemini-auth.ndjson", Want{Saw: true, IsError: true, Class: ClassAuth, Fatal: true,
+			Errors: []string{`[API Error: {"error":{"code":400,"message":"API key not valid.…`}, Cost: -1, Session: sid,
+			Model: "gemini-2.5-pro", Terminals: 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, Gemini{}, tc.file)
-			checkResult(t, res, rec, tc.want)
+			Check(t, res, rec, tc.want)
 		})
 	}
 }
@@ -213,37 +213,37 @@ func TestOpenCodeDecodeSamples(t *testing.T) {
 	commit := `bash: git add hello.txt && git commit -q -m "feat: add hello.txt"`
 	for _, tc := range []struct {
 		file string
-		want driverWant
+		want Want
 	}{
-		{"opencode-run-format-json-complete.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			turns: 3, in: 1202 + 1203 + 1204, out: 57 * 3, cost: 0.004461 + 0.004464 + 0.004467, session: ses,
-			texts: 2, tools: []string{write, commit}, terminals: 1}},
+		{"opencode-run-format-json-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			Turns: 3, In: 1202 + 1203 + 1204, Out: 57 * 3, Cost: 0.004461 + 0.004464 + 0.004467, Session: ses,
+			Texts: 2, Tools: []string{write, commit}, Terminals: 1}},
 		// Rejected permissions end the run without a final step: no result.
-		{"opencode-run-format-json-permission-auto-rejected.ndjson", driverWant{text: "I'll create the greeting file.",
-			turns: 2, in: 1214 + 1215, out: 114, cost: 0.004497 + 0.0045, session: "ses_deb6a7d66ffeVB9bPNTNjy5Gss",
-			texts: 1, tools: []string{write, commit}}},
-		{"opencode-run-format-json-api-error.ndjson", driverWant{saw: true, isError: true, class: ClassTransient,
-			errors: []string{"HTTP 500: Internal server error (mock)"}, cost: -1, session: "ses_deb6c1276ffedZM0wKvly3cBgz", terminals: 1}},
-		{"synthetic-opencode-failed.ndjson", driverWant{saw: true, promise: failedTests, text: failedText,
-			turns: 2, in: 2404, out: 114, cost: 2 * 0.004461, session: ses, texts: 2,
-			tools: []string{write}, terminals: 1}},
-		{"synthetic-opencode-promise-echo-then-failed.ndjson", driverWant{saw: true, promise: echoFailed, text: echoText,
-			turns: 2, in: 2404, out: 114, cost: 2 * 0.004461, session: ses, texts: 2,
-			tools: []string{"bash: cat PROMPT.md"}, terminals: 1}},
-		{"synthetic-opencode-killed.ndjson", driverWant{text: "I'll create the greeting file.", cost: -1, session: ses,
-			texts: 1, tools: []string{write}}},
-		{"synthetic-opencode-garbage-lines.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			turns: 2, in: 2404, out: 114, cost: 2 * 0.004461, session: ses, texts: 2, terminals: 1}},
-		{"synthetic-opencode-rate-limit.ndjson", driverWant{saw: true, isError: true, class: ClassLimit, retryAfter: 30 * time.Second,
-			errors: []string{"HTTP 429: Rate limit exceeded: retry after 30 seconds"}, cost: -1, session: ses, terminals: 1}},
-		{"synthetic-opencode-overloaded.ndjson", driverWant{saw: true, isError: true, class: ClassTransient,
-			errors: []string{"HTTP 529: Overloaded"}, cost: -1, session: ses, terminals: 1}},
-		{"synthetic-opencode-auth.ndjson", driverWant{saw: true, isError: true, class: ClassAuth, fatal: true,
-			errors: []string{"invalid x-api-key"}, cost: -1, session: ses, terminals: 1}},
+		{"opencode-run-format-json-permission-auto-rejected.ndjson", Want{Text: "I'll create the greeting file.",
+			Turns: 2, In: 1214 + 1215, Out: 114, Cost: 0.004497 + 0.0045, Session: "ses_deb6a7d66ffeVB9bPNTNjy5Gss",
+			Texts: 1, Tools: []string{write, commit}}},
+		{"opencode-run-format-json-api-error.ndjson", Want{Saw: true, IsError: true, Class: ClassTransient,
+			Errors: []string{"HTTP 500: Internal server error (mock)"}, Cost: -1, Session: "ses_deb6c1276ffedZM0wKvly3cBgz", Terminals: 1}},
+		{"synthetic-opencode-failed.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText,
+			Turns: 2, In: 2404, Out: 114, Cost: 2 * 0.004461, Session: ses, Texts: 2,
+			Tools: []string{write}, Terminals: 1}},
+		{"synthetic-opencode-promise-echo-then-failed.ndjson", Want{Saw: true, Promise: EchoFailed, Text: EchoText,
+			Turns: 2, In: 2404, Out: 114, Cost: 2 * 0.004461, Session: ses, Texts: 2,
+			Tools: []string{"bash: cat PROMPT.md"}, Terminals: 1}},
+		{"synthetic-opencode-killed.ndjson", Want{Text: "I'll create the greeting file.", Cost: -1, Session: ses,
+			Texts: 1, Tools: []string{write}}},
+		{"synthetic-opencode-garbage-lines.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			Turns: 2, In: 2404, Out: 114, Cost: 2 * 0.004461, Session: ses, Texts: 2, Terminals: 1}},
+		{"synthetic-opencode-rate-limit.ndjson", Want{Saw: true, IsError: true, Class: ClassLimit, RetryAfter: 30 * time.Second,
+			Errors: []string{"HTTP 429: Rate limit exceeded: retry after 30 seconds"}, Cost: -1, Session: ses, Terminals: 1}},
+		{"synthetic-opencode-overloaded.ndjson", Want{Saw: true, IsError: true, Class: ClassTransient,
+			Errors: []string{"HTTP 529: Overloaded"}, Cost: -1, Session: ses, Terminals: 1}},
+		{"synthetic-opencode-auth.ndjson", Want{Saw: true, IsError: true, Class: ClassAuth, Fatal: true,
+			Errors: []string{"invalid x-api-key"}, Cost: -1, Session: ses, Terminals: 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, OpenCode{}, tc.file)
-			checkResult(t, res, rec, tc.want)
+			Check(t, res, rec, tc.want)
 		})
 	}
 }
@@ -252,27 +252,27 @@ func TestAmpDecodeSamples(t *testing.T) {
 	const th = "T-5f3c1a9e-2b7d-4c8e-9f10-1234567890ab"
 	for _, tc := range []struct {
 		file string
-		want driverWant
+		want Want
 	}{
-		{"synthetic-amp-complete.ndjson", driverWant{saw: true, promise: complete, text: completeText, turns: 3,
-			in: 4 * 1300, out: 4 * 57, cost: -1, session: th, texts: 2,
-			tools:     []string{"create_file: /home/user/repo/repo5/hello.txt", `Bash: git add hello.txt && git commit -q -m "feat: add hello.txt"`},
-			terminals: 1}},
-		{"synthetic-amp-failed.ndjson", driverWant{saw: true, promise: failedTests, text: failedText, turns: 2,
-			in: 2 * 1300, out: 2 * 57, cost: -1, session: th, texts: 1, tools: []string{"Bash: go test ./..."}, terminals: 1}},
-		{"synthetic-amp-promise-echo-then-failed.ndjson", driverWant{saw: true, promise: echoFailed, text: echoText, turns: 2,
-			in: 3 * 1300, out: 3 * 57, cost: -1, session: th, texts: 2, tools: []string{"Bash: cat PROMPT.md"}, terminals: 1}},
-		{"synthetic-amp-api-error.ndjson", driverWant{saw: true, isError: true, class: ClassTransient, turns: 1,
-			errors: []string{"API Error: 529 …"}, cost: -1, session: th, terminals: 1}},
-		{"synthetic-amp-rate-limit.ndjson", driverWant{saw: true, isError: true, class: ClassLimit, retryAfter: 15 * time.Minute,
-			turns: 1, errors: []string{"Rate limit exceeded. Please try again in 15 minutes."}, cost: -1, session: th, terminals: 1}},
-		{"synthetic-amp-killed.ndjson", driverWant{text: "I'll create the greeting file.", in: 1300, out: 57, cost: -1, session: th, texts: 1}},
-		{"synthetic-amp-garbage-lines.ndjson", driverWant{saw: true, promise: complete, text: completeText, turns: 1,
-			in: 2 * 1300, out: 2 * 57, cost: -1, session: th, texts: 2, terminals: 1}},
+		{"synthetic-amp-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText, Turns: 3,
+			In: 4 * 1300, Out: 4 * 57, Cost: -1, Session: th, Texts: 2,
+			Tools:     []string{"create_file: /home/user/repo/repo5/hello.txt", `Bash: git add hello.txt && git commit -q -m "feat: add hello.txt"`},
+			Terminals: 1}},
+		{"synthetic-amp-failed.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText, Turns: 2,
+			In: 2 * 1300, Out: 2 * 57, Cost: -1, Session: th, Texts: 1, Tools: []string{"Bash: go test ./..."}, Terminals: 1}},
+		{"synthetic-amp-promise-echo-then-failed.ndjson", Want{Saw: true, Promise: EchoFailed, Text: EchoText, Turns: 2,
+			In: 3 * 1300, Out: 3 * 57, Cost: -1, Session: th, Texts: 2, Tools: []string{"Bash: cat PROMPT.md"}, Terminals: 1}},
+		{"synthetic-amp-api-error.ndjson", Want{Saw: true, IsError: true, Class: ClassTransient, Turns: 1,
+			Errors: []string{"API Error: 529 …"}, Cost: -1, Session: th, Terminals: 1}},
+		{"synthetic-amp-rate-limit.ndjson", Want{Saw: true, IsError: true, Class: ClassLimit, RetryAfter: 15 * time.Minute,
+			Turns: 1, Errors: []string{"Rate limit exceeded. Please try again in 15 minutes."}, Cost: -1, Session: th, Terminals: 1}},
+		{"synthetic-amp-killed.ndjson", Want{Text: "I'll create the greeting file.", In: 1300, Out: 57, Cost: -1, Session: th, Texts: 1}},
+		{"synthetic-amp-garbage-lines.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText, Turns: 1,
+			In: 2 * 1300, Out: 2 * 57, Cost: -1, Session: th, Texts: 2, Terminals: 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, Amp{}, tc.file)
-			checkResult(t, res, rec, tc.want)
+			Check(t, res, rec, tc.want)
 		})
 	}
 }
@@ -282,28 +282,28 @@ func TestCursorDecodeSamples(t *testing.T) {
 	const model = "Claude 4 Sonnet"
 	for _, tc := range []struct {
 		file string
-		want driverWant
+		want Want
 	}{
-		{"synthetic-cursor-complete.ndjson", driverWant{saw: true, promise: complete, text: completeText, cost: -1,
-			session: cs, model: model, texts: 2,
-			tools:     []string{"write: /home/user/repo/repo6/hello.txt", `shell: git add hello.txt && git commit -q -m "feat: add hello.txt"`},
-			terminals: 1}},
-		{"synthetic-cursor-failed.ndjson", driverWant{saw: true, promise: failedTests, text: failedText, cost: -1,
-			session: cs, model: model, texts: 1, tools: []string{"shell: go test ./..."}, terminals: 1}},
-		{"synthetic-cursor-promise-echo-then-failed.ndjson", driverWant{saw: true, promise: echoFailed, text: echoText, cost: -1,
-			session: cs, model: model, texts: 2, tools: []string{"shell: cat PROMPT.md"}, terminals: 1}},
+		{"synthetic-cursor-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText, Cost: -1,
+			Session: cs, Model: model, Texts: 2,
+			Tools:     []string{"write: /home/user/repo/repo6/hello.txt", `shell: git add hello.txt && git commit -q -m "feat: add hello.txt"`},
+			Terminals: 1}},
+		{"synthetic-cursor-failed.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText, Cost: -1,
+			Session: cs, Model: model, Texts: 1, Tools: []string{"shell: go test ./..."}, Terminals: 1}},
+		{"synthetic-cursor-promise-echo-then-failed.ndjson", Want{Saw: true, Promise: EchoFailed, Text: EchoText, Cost: -1,
+			Session: cs, Model: model, Texts: 2, Tools: []string{"shell: cat PROMPT.md"}, Terminals: 1}},
 		// result.result holds the echoed instruction too; only the text after
 		// the last tool call counts, so there is no COMPLETE.
-		{"synthetic-cursor-echo-then-no-signal.ndjson", driverWant{saw: true, text: "Created hello.txt.", cost: -1,
-			session: cs, model: model, texts: 2, tools: []string{"shell: cat PROMPT.md"}, terminals: 1}},
-		{"synthetic-cursor-killed.ndjson", driverWant{cost: -1, session: cs, model: model,
-			texts: 1, tools: []string{"write: /home/user/repo/repo6/hello.txt"}}},
-		{"synthetic-cursor-garbage-lines.ndjson", driverWant{saw: true, promise: complete, text: completeText, cost: -1,
-			session: cs, model: model, texts: 1, terminals: 1}},
+		{"synthetic-cursor-echo-then-no-signal.ndjson", Want{Saw: true, Text: "Created hello.txt.", Cost: -1,
+			Session: cs, Model: model, Texts: 2, Tools: []string{"shell: cat PROMPT.md"}, Terminals: 1}},
+		{"synthetic-cursor-killed.ndjson", Want{Cost: -1, Session: cs, Model: model,
+			Texts: 1, Tools: []string{"write: /home/user/repo/repo6/hello.txt"}}},
+		{"synthetic-cursor-garbage-lines.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText, Cost: -1,
+			Session: cs, Model: model, Texts: 1, Terminals: 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, Cursor{}, tc.file)
-			checkResult(t, res, rec, tc.want)
+			Check(t, res, rec, tc.want)
 		})
 	}
 }
@@ -335,7 +335,7 @@ func TestCustomTextDecode(t *testing.T) {
 	long := strings.Repeat("x", 10000)
 	stream := "Working on story 1.\r\n\n" + "The prompt says <promise>COMPLETE</promise> when done.\n" +
 		long + "\n" + "<promise>FAILED: blocked</promise>\n" + "bye"
-	rec := &recorder{}
+	rec := &Recorder{}
 	res, err := Custom{Command: []string{"a"}}.Decode(strings.NewReader(stream), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -343,9 +343,9 @@ func TestCustomTextDecode(t *testing.T) {
 	if res.Text != stream || res.SawResult {
 		t.Fatalf("Text %q… SawResult %v", res.Text[:20], res.SawResult)
 	}
-	if len(rec.texts) != 5 || rec.texts[0] != "Working on story 1." || rec.texts[4] != "bye" ||
-		len(rec.texts[2]) != maxShownLine+len("…") || rec.terminal != 0 {
-		t.Fatalf("texts %d %q", len(rec.texts), rec.texts[0])
+	if len(rec.Texts) != 5 || rec.Texts[0] != "Working on story 1." || rec.Texts[4] != "bye" ||
+		len(rec.Texts[2]) != maxShownLine+len("…") || rec.Terminals != 0 {
+		t.Fatalf("texts %d %q", len(rec.Texts), rec.Texts[0])
 	}
 	// The clean exit is the terminal event.
 	c := Custom{Command: []string{"a"}}
@@ -360,9 +360,9 @@ func TestCustomTextDecode(t *testing.T) {
 		}
 	}
 	// Only the last 64 KiB are kept: the promise must be near the end.
-	big := "<promise>COMPLETE</promise>\n" + strings.Repeat("y\n", maxText)
+	big := "<promise>COMPLETE</promise>\n" + strings.Repeat("y\n", MaxText)
 	res, _ = Custom{}.Decode(strings.NewReader(big), nil)
-	if len(res.Text) != maxText || ParsePromise(res.Text).Kind != PromiseNone {
+	if len(res.Text) != MaxText || ParsePromise(res.Text).Kind != PromiseNone {
 		t.Fatalf("Text %d bytes", len(res.Text))
 	}
 	// Invalid UTF-8 does not reach the Result.
@@ -377,7 +377,7 @@ func TestCustomTextDecode(t *testing.T) {
 // around a complete transcript.
 func TestDecodeLongAndGarbageLines(t *testing.T) {
 	big300 := strings.Repeat("y", 300<<10)
-	huge := strings.Repeat("z", maxLine+10)
+	huge := strings.Repeat("z", MaxLine+10)
 	for _, tc := range []struct {
 		d             Driver
 		sample        string
@@ -408,7 +408,7 @@ func TestDecodeLongAndGarbageLines(t *testing.T) {
 			}
 			want, wantRec := decodeWith(t, tc.d, tc.sample)
 			var log bytes.Buffer
-			rec := &recorder{}
+			rec := &Recorder{}
 			got, err := tc.d.Decode(io.TeeReader(strings.NewReader(in.String()), &log), rec)
 			if err != nil {
 				t.Fatal(err)
@@ -420,8 +420,8 @@ func TestDecodeLongAndGarbageLines(t *testing.T) {
 				got.InputTokens != want.InputTokens || got.SessionID != want.SessionID {
 				t.Errorf("with long and garbage lines:\n got %+v\nwant %+v", got, want)
 			}
-			if len(rec.texts) != len(wantRec.texts)+tc.wantTextsPlus {
-				t.Errorf("%d text events, want %d", len(rec.texts), len(wantRec.texts)+tc.wantTextsPlus)
+			if len(rec.Texts) != len(wantRec.Texts)+tc.wantTextsPlus {
+				t.Errorf("%d text events, want %d", len(rec.Texts), len(wantRec.Texts)+tc.wantTextsPlus)
 			}
 		})
 	}
@@ -438,8 +438,8 @@ func TestDecodersNeverPanic(t *testing.T) {
 				continue
 			}
 			for _, cut := range []int{1, len(data) / 3, len(data) / 2, len(data) - 1} {
-				res, err := d.Decode(bytes.NewReader(data[:cut]), &recorder{})
-				if err != nil || len(res.Text) > maxText || len(res.Errors) > maxErrors {
+				res, err := d.Decode(bytes.NewReader(data[:cut]), &Recorder{})
+				if err != nil || len(res.Text) > MaxText || len(res.Errors) > MaxErrors {
 					t.Fatalf("%s on %s[:%d]: err %v, text %d, errors %d", d.Name(), name, cut, err, len(res.Text), len(res.Errors))
 				}
 			}
@@ -491,7 +491,7 @@ func TestArgv(t *testing.T) {
 		t.Errorf("custom from Request: %q", got)
 	}
 	// Codex gets the file Run made.
-	got = Codex{}.Argv(Request{outputFile: "/tmp/x.txt"})
+	got = Codex{}.Argv(Request{OutputFile: "/tmp/x.txt"})
 	if i := slices.Index(got, "--output-last-message"); i < 0 || got[i+1] != "/tmp/x.txt" {
 		t.Errorf("codex: %q", got)
 	}
@@ -528,9 +528,9 @@ func TestClassifyError(t *testing.T) {
 		{0, "wrote 500 lines", ClassNone, 0, time.Time{}},
 		{0, "", ClassNone, 0, time.Time{}},
 	} {
-		f := classifyError(tc.status, tc.msg)
-		if f.class != tc.class || f.after != tc.after || !f.at.Equal(tc.at) {
-			t.Errorf("classifyError(%d, %q) = %v %v %v; want %v %v %v", tc.status, tc.msg, f.class, f.after, f.at, tc.class, tc.after, tc.at)
+		f := ClassifyError(tc.status, tc.msg)
+		if f.Class != tc.class || f.After != tc.after || !f.At.Equal(tc.at) {
+			t.Errorf("classifyError(%d, %q) = %v %v %v; want %v %v %v", tc.status, tc.msg, f.Class, f.After, f.At, tc.class, tc.after, tc.at)
 		}
 	}
 }

@@ -17,8 +17,8 @@ func runFake(t *testing.T, d Driver, scenario string) Result {
 	t.Helper()
 	t.Chdir(t.TempDir())
 	req := Request{Model: ""}
-	if _, ok := d.(outputFiler); ok {
-		req.outputFile = filepath.Join(t.TempDir(), "output-file")
+	if _, ok := d.(OutputFiler); ok {
+		req.OutputFile = filepath.Join(t.TempDir(), "output-file")
 	}
 	argv := d.Argv(req)
 	env := map[string]string{"FAKE_AGENT_SCENARIO_JSON": scenario, "AMP_API_KEY": "k",
@@ -26,13 +26,13 @@ func runFake(t *testing.T, d Driver, scenario string) Result {
 		"FAKE_AGENT_FIXED_TIME": "2026-01-02T03:04:05Z"}
 	var out, errb bytes.Buffer
 	code := fakeagent.Run(argv, strings.NewReader("the prompt"), &out, &errb, func(k string) string { return env[k] })
-	res, err := d.Decode(&out, &recorder{})
+	res, err := d.Decode(&out, &Recorder{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.ExitCode, res.Stderr = code, errb.String()
-	if of, ok := d.(outputFiler); ok {
-		of.readOutputFile(&res, req.outputFile)
+	if of, ok := d.(OutputFiler); ok {
+		of.ReadOutputFile(&res, req.OutputFile)
 	}
 	if dg, ok := d.(Diagnoser); ok {
 		dg.Diagnose(&res)

@@ -31,7 +31,7 @@ func FuzzDecode(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if len(res.Text) > maxText || len(res.Errors) > maxErrors || len(res.Denials) > maxErrors {
+			if len(res.Text) > MaxText || len(res.Errors) > MaxErrors || len(res.Denials) > MaxErrors {
 				t.Fatalf("%s: unbounded result: text %d, errors %d, denials %d", name, len(res.Text), len(res.Errors), len(res.Denials))
 			}
 			_ = ParsePromise(res.Text)

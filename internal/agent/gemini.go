@@ -71,11 +71,11 @@ func (Gemini) Diagnose(res *Result) {
 	case res.ExitCode == 55 || strings.Contains(res.Stderr, "not running in a trusted directory"):
 		res.Fatal = geminiTrustFatal
 	case res.ExitCode == 52:
-		res.Fatal = geminiConfigFatal + ": " + oneLine(lastLines(res.Stderr, 1), 200)
+		res.Fatal = geminiConfigFatal + ": " + OneLine(LastLines(res.Stderr, 1), 200)
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = geminiArgsFatal + ": " + oneLine(lastLines(res.Stderr, 1), 200)
+		res.Fatal = geminiArgsFatal + ": " + OneLine(LastLines(res.Stderr, 1), 200)
 	default:
-		diagnoseStderr(res, geminiAuthFatal)
+		DiagnoseStderr(res, geminiAuthFatal)
 	}
 }
 
@@ -123,10 +123,10 @@ type geminiStats struct {
 // after the last tool result; the outcome comes from the result line only.
 func (Gemini) Decode(r io.Reader, ev Events) (Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = NopEvents{}
 	}
-	d := geminiDecoder{ev: ev, final: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := geminiDecoder{ev: ev, final: TextTail{Max: MaxText}}
+	err := EachLine(r, d.line)
 	d.flush()
 	return d.finish(), err
 }
@@ -136,7 +136,7 @@ type geminiDecoder struct {
 	ev      Events
 	res     Result
 	block   strings.Builder // assistant text not yet shown
-	final   textTail        // assistant text since the last tool result
+	final   TextTail        // assistant text since the last tool result
 	lastErr string          // the last error event (a warning)
 }
 
@@ -165,8 +165,8 @@ func (d *geminiDecoder) line(line []byte) {
 	}
 	switch e.Type {
 	case "init":
-		d.res.SessionID = firstNonEmpty(e.SessionID, d.res.SessionID)
-		d.res.Model = firstNonEmpty(e.Model, d.res.Model)
+		d.res.SessionID = FirstNonEmpty(e.SessionID, d.res.SessionID)
+		d.res.Model = FirstNonEmpty(e.Model, d.res.Model)
 	case "message":
 		if e.Role != "assistant" || e.Content == "" {
 			return // the echoed prompt
@@ -174,17 +174,17 @@ func (d *geminiDecoder) line(line []byte) {
 		if !e.Delta && d.block.Len() > 0 {
 			d.flush()
 		}
-		if d.block.Len()+len(e.Content) > maxText {
+		if d.block.Len()+len(e.Content) > MaxText {
 			d.flush()
 		}
 		d.block.WriteString(e.Content)
-		d.final.append(e.Content, e.Delta)
+		d.final.Append(e.Content, e.Delta)
 	case "tool_use":
 		d.ev.Tool(e.ToolName, geminiToolSummary(e.Parameters))
 	case "tool_result":
-		d.final.reset()
+		d.final.Reset()
 	case "error":
-		d.lastErr = head(strings.TrimSpace(firstNonEmpty(e.Message, errMessage(e.Error))), maxErrorLen)
+		d.lastErr = Head(strings.TrimSpace(FirstNonEmpty(e.Message, errMessage(e.Error))), MaxErrorLen)
 	case "result":
 		d.result(&e)
 		d.ev.Terminal()
@@ -208,12 +208,12 @@ func (d *geminiDecoder) result(e *geminiEvent) {
 	if msg == "" {
 		msg = "gemini reported status " + e.Status
 	}
-	addError(&r.Errors, msg)
+	AddError(&r.Errors, msg)
 	kind := ""
 	if e.Error != nil {
 		kind = e.Error.Type
 	}
-	classifyError(0, kind+": "+msg).apply(r)
+	ClassifyError(0, kind+": "+msg).Apply(r)
 	if r.Class == ClassAuth {
 		r.Fatal = geminiAuthFatal
 	}
@@ -223,7 +223,7 @@ func (d *geminiDecoder) finish() Result {
 	r := d.res
 	r.Text = d.final.String()
 	if !r.SawResult && d.lastErr != "" {
-		addError(&r.Errors, d.lastErr)
+		AddError(&r.Errors, d.lastErr)
 	}
 	return r
 }
@@ -241,5 +241,5 @@ func geminiToolSummary(in *geminiToolInput) string {
 	if in == nil {
 		return ""
 	}
-	return oneLine(firstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), maxSummary)
+	return OneLine(FirstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), MaxSummary)
 }

@@ -58,7 +58,7 @@ func (OpenCode) Diagnose(res *Result) {
 	if res.Fatal != "" {
 		return
 	}
-	diagnoseStderr(res, opencodeAuthFatal)
+	DiagnoseStderr(res, opencodeAuthFatal)
 }
 
 // opencodeEvent is one line of `opencode run --format json`.
@@ -75,7 +75,7 @@ type opencodePart struct {
 	Tool   string          `json:"tool"`   // tool
 	State  *opencodeState  `json:"state"`  // tool
 	Reason string          `json:"reason"` // step-finish
-	Cost   optFloat        `json:"cost"`
+	Cost   OptFloat        `json:"cost"`
 	Tokens *opencodeTokens `json:"tokens"`
 }
 
@@ -126,10 +126,10 @@ type opencodeError struct {
 // not count.
 func (OpenCode) Decode(r io.Reader, ev Events) (Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = NopEvents{}
 	}
-	d := opencodeDecoder{ev: ev, step: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := opencodeDecoder{ev: ev, step: TextTail{Max: MaxText}}
+	err := EachLine(r, d.line)
 	return d.finish(), err
 }
 
@@ -139,7 +139,7 @@ type opencodeDecoder struct {
 	res      Result
 	cost     float64
 	costSeen bool
-	step     textTail // text of the current (or last) step
+	step     TextTail // text of the current (or last) step
 	lastText string   // the last text event
 }
 
@@ -163,7 +163,7 @@ func (d *opencodeDecoder) line(line []byte) {
 	switch e.Type {
 	case "step_start":
 		if main {
-			d.step.reset()
+			d.step.Reset()
 		}
 	case "text":
 		if p == nil || p.Text == "" {
@@ -171,8 +171,8 @@ func (d *opencodeDecoder) line(line []byte) {
 		}
 		d.ev.Text(p.Text)
 		if main {
-			d.step.add(p.Text)
-			d.lastText = tail(p.Text, maxText)
+			d.step.Add(p.Text)
+			d.lastText = Tail(p.Text, MaxText)
 		}
 	case "tool_use":
 		if p != nil {
@@ -183,8 +183,8 @@ func (d *opencodeDecoder) line(line []byte) {
 			return
 		}
 		d.res.Turns++
-		if p.Cost.ok {
-			d.cost += p.Cost.v
+		if p.Cost.Valid {
+			d.cost += p.Cost.Value
 			d.costSeen = true
 		}
 		if t := p.Tokens; t != nil {
@@ -211,33 +211,33 @@ func (d *opencodeDecoder) error(oe *opencodeError) {
 	r.SawResult, r.IsError = true, true
 	if oe == nil {
 		r.Subtype = "error"
-		addError(&r.Errors, "opencode reported an error")
+		AddError(&r.Errors, "opencode reported an error")
 		return
 	}
-	r.Subtype = firstNonEmpty(oe.Name, "error")
+	r.Subtype = FirstNonEmpty(oe.Name, "error")
 	msg := oe.Data.Message
 	if oe.Data.StatusCode != 0 {
 		msg = "HTTP " + strconv.Itoa(oe.Data.StatusCode) + ": " + msg
 	}
-	addError(&r.Errors, firstNonEmpty(strings.TrimSpace(msg), oe.Name))
-	body := rawString(oe.Data.ResponseBody)
+	AddError(&r.Errors, FirstNonEmpty(strings.TrimSpace(msg), oe.Name))
+	body := RawString(oe.Data.ResponseBody)
 	if body == "" && len(oe.Data.ResponseBody) > 0 && string(oe.Data.ResponseBody) != "null" {
 		body = string(oe.Data.ResponseBody)
 	}
-	f := classifyError(oe.Data.StatusCode, oe.Name+": "+oe.Data.Message+"\n"+head(body, maxErrorLen))
-	if f.class == ClassNone && oe.Data.IsRetryable {
-		f.class = ClassTransient
+	f := ClassifyError(oe.Data.StatusCode, oe.Name+": "+oe.Data.Message+"\n"+Head(body, MaxErrorLen))
+	if f.Class == ClassNone && oe.Data.IsRetryable {
+		f.Class = ClassTransient
 	}
-	if f.after == 0 {
+	if f.After == 0 {
 		for k, v := range oe.Data.ResponseHeaders {
 			if strings.EqualFold(k, "retry-after") {
 				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 && n <= 30*24*3600 {
-					f.after = time.Duration(n) * time.Second
+					f.After = time.Duration(n) * time.Second
 				}
 			}
 		}
 	}
-	f.apply(r)
+	f.Apply(r)
 	if r.Class == ClassAuth {
 		r.Fatal = opencodeAuthFatal
 	}
@@ -245,7 +245,7 @@ func (d *opencodeDecoder) error(oe *opencodeError) {
 
 func (d *opencodeDecoder) finish() Result {
 	r := d.res
-	r.Text = firstNonEmpty(d.step.String(), d.lastText)
+	r.Text = FirstNonEmpty(d.step.String(), d.lastText)
 	if d.costSeen {
 		c := d.cost
 		r.CostUSD = &c
@@ -260,7 +260,7 @@ func opencodeToolSummary(st *opencodeState) string {
 	}
 	s := st.Title
 	if in := st.Input; in != nil {
-		s = firstNonEmpty(in.Command, in.FilePath, in.Path, in.Pattern, in.URL, in.Query, in.Description, s)
+		s = FirstNonEmpty(in.Command, in.FilePath, in.Path, in.Pattern, in.URL, in.Query, in.Description, s)
 	}
-	return oneLine(s, maxSummary)
+	return OneLine(s, MaxSummary)
 }

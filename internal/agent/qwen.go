@@ -77,19 +77,19 @@ func (Qwen) Diagnose(res *Result) {
 	case strings.Contains(res.Stderr, qwenNoAuth):
 		res.Class, res.Fatal = ClassAuth, qwenNoAuthFatal
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = qwenArgsFatal + ": " + oneLine(lineWith(res.Stderr, "Unknown argument"), 200)
+		res.Fatal = qwenArgsFatal + ": " + OneLine(lineWith(res.Stderr, "Unknown argument"), 200)
 	case strings.Contains(res.Stderr, "Invalid values:"):
-		res.Fatal = qwenArgsFatal + ": " + oneLine(lineWith(res.Stderr, "Argument:"), 200)
+		res.Fatal = qwenArgsFatal + ": " + OneLine(lineWith(res.Stderr, "Argument:"), 200)
 	default:
-		diagnoseStderr(res, qwenAuthFatal)
+		DiagnoseStderr(res, qwenAuthFatal)
 	}
 }
 
 // Decode reads qwen's stream-json to the end, as Claude.Decode does (the
 // outcome from the result line only), counting input tokens as qwen does.
 func (Qwen) Decode(r io.Reader, ev Events) (Result, error) {
-	res, err := decodeClaudeStream(r, ev, claudeFlavor{
-		authFatal: qwenAuthFatal, billingFatal: qwenBillingFatal, modelFatal: qwenModelFatal, inputHasCache: true,
+	res, err := DecodeStream(r, ev, Flavor{
+		AuthFatal: qwenAuthFatal, BillingFatal: qwenBillingFatal, ModelFatal: qwenModelFatal, InputHasCache: true,
 	})
 	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, qwenNoAuth) }) {
 		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = ClassAuth, qwenNoAuthFatal, 0, time.Time{}

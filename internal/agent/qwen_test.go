@@ -15,39 +15,39 @@ func TestQwenDecodeRecorded(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		file string
-		want driverWant
+		want Want
 	}{
 		// usage: input_tokens 3060 of which cache_read_input_tokens 1200:
 		// counted once.
-		{"qwen-stream-json-complete.ndjson", driverWant{saw: true, promise: complete, text: completeText,
-			turns: 3, in: 3060, out: 66, cost: -1, session: "e95f1c92-8938-4da9-a2e7-d8cf31dcf014", model: "qwen3-coder-plus",
-			texts: 2, tools: []string{write, commit}, terminals: 1}},
+		{"qwen-stream-json-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+			Turns: 3, In: 3060, Out: 66, Cost: -1, Session: "e95f1c92-8938-4da9-a2e7-d8cf31dcf014", Model: "qwen3-coder-plus",
+			Texts: 2, Tools: []string{write, commit}, Terminals: 1}},
 		// The memory helper's model call (after the answer, before the
 		// result) is in the result's usage (2 calls: 2030) and nowhere else.
-		{"qwen-stream-json-failed-memory-helper.ndjson", driverWant{saw: true, promise: failedTests, text: failedText,
-			turns: 1, in: 2030, out: 43, cost: -1, session: "32247032-a667-4020-849f-2b237ae3232b", model: "qwen3-coder-plus",
-			texts: 1, terminals: 1}},
-		{"qwen-stream-json-provider-401.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"[API Error: 401 Incorrect API key provided: sk-loop***back.]"}, class: ClassAuth, fatal: true,
-			turns: 1, cost: -1, session: "cc174c22-085f-4292-87b0-8d526e4eb73a", model: "qwen3-coder-plus", texts: 1, terminals: 1,
-			text: "[API Error: 401 Incorrect API key provided: sk-loop***back.]"}},
+		{"qwen-stream-json-failed-memory-helper.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText,
+			Turns: 1, In: 2030, Out: 43, Cost: -1, Session: "32247032-a667-4020-849f-2b237ae3232b", Model: "qwen3-coder-plus",
+			Texts: 1, Terminals: 1}},
+		{"qwen-stream-json-provider-401.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"[API Error: 401 Incorrect API key provided: sk-loop***back.]"}, Class: ClassAuth, Fatal: true,
+			Turns: 1, Cost: -1, Session: "cc174c22-085f-4292-87b0-8d526e4eb73a", Model: "qwen3-coder-plus", Texts: 1, Terminals: 1,
+			Text: "[API Error: 401 Incorrect API key provided: sk-loop***back.]"}},
 		// No authentication configured: an error result on stdout, at once.
-		{"qwen-stream-json-no-auth.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"No auth type is selected. Please configure an auth type (e.g. via settings or `--auth-type`) before running in non-interactive mode."},
-			class:  ClassAuth, fatal: true, cost: -1, session: "4400bb66-4d52-405c-8861-01b4b28e070b", terminals: 1}},
+		{"qwen-stream-json-no-auth.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"No auth type is selected. Please configure an auth type (e.g. via settings or `--auth-type`) before running in non-interactive mode."},
+			Class:  ClassAuth, Fatal: true, Cost: -1, Session: "4400bb66-4d52-405c-8861-01b4b28e070b", Terminals: 1}},
 		// The base URL on a closed port: fetch failed, after retries.
-		{"qwen-stream-json-provider-unreachable.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"[API Error: Connection error. (cause: fetch failed)]"}, class: ClassTransient,
-			turns: 1, cost: -1, session: "d8bdd8ce-e3aa-4fa8-ba0f-825a4d7be78c", model: "qwen3-coder-plus", texts: 1, terminals: 1,
-			text: "[API Error: Connection error. (cause: fetch failed)]"}},
-		{"qwen-stream-json-api-error-500.ndjson", driverWant{saw: true, isError: true,
-			errors: []string{"[API Error: 500 The server had an error while processing your request.]"}, class: ClassTransient,
-			turns: 1, cost: -1, session: "f039916d-06ac-4975-86e0-be16127cea51", model: "qwen3-coder-plus", texts: 1, terminals: 1,
-			text: "[API Error: 500 The server had an error while processing your request.]"}},
+		{"qwen-stream-json-provider-unreachable.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"[API Error: Connection error. (cause: fetch failed)]"}, Class: ClassTransient,
+			Turns: 1, Cost: -1, Session: "d8bdd8ce-e3aa-4fa8-ba0f-825a4d7be78c", Model: "qwen3-coder-plus", Texts: 1, Terminals: 1,
+			Text: "[API Error: Connection error. (cause: fetch failed)]"}},
+		{"qwen-stream-json-api-error-500.ndjson", Want{Saw: true, IsError: true,
+			Errors: []string{"[API Error: 500 The server had an error while processing your request.]"}, Class: ClassTransient,
+			Turns: 1, Cost: -1, Session: "f039916d-06ac-4975-86e0-be16127cea51", Model: "qwen3-coder-plus", Texts: 1, Terminals: 1,
+			Text: "[API Error: 500 The server had an error while processing your request.]"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, Qwen{}, tc.file)
-			checkResult(t, res, rec, tc.want)
+			Check(t, res, rec, tc.want)
 		})
 	}
 }

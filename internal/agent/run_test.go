@@ -71,7 +71,7 @@ func TestRunSamples(t *testing.T) {
 			}
 			req := helperRequest(t, "sample", "HELPER_FILE="+abs, fmt.Sprintf("HELPER_EXIT=%d", exit))
 			var log bytes.Buffer
-			rec := &recorder{}
+			rec := &Recorder{}
 			req.Log, req.Sink = &log, rec
 			got, err := Run(context.Background(), h, req)
 			if err != nil {
@@ -100,7 +100,7 @@ func TestRunSamples(t *testing.T) {
 			if trailer != wantTrailer {
 				t.Errorf("trailer = %q, want %q", trailer, wantTrailer)
 			}
-			if len(rec.texts) == 0 && want.Text != "" && name != "testdata/claude-output-format-json.json" {
+			if len(rec.Texts) == 0 && want.Text != "" && name != "testdata/claude-output-format-json.json" {
 				t.Errorf("no live text reached the sink")
 			}
 		})
@@ -113,7 +113,7 @@ func TestRunNormalExitKillsLeftovers(t *testing.T) {
 	// EOF at once.
 	req := helperRequest(t, "complete", "HELPER_CHILD=1")
 	req.KillGrace = 30 * time.Second // the drain must not need it
-	rec := &recorder{}
+	rec := &Recorder{}
 	req.Sink = rec
 	start := time.Now()
 	res, err := Run(context.Background(), newHelper(t), req)
@@ -126,8 +126,8 @@ func TestRunNormalExitKillsLeftovers(t *testing.T) {
 	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
-	if len(rec.texts) != 2 || len(rec.tools) != 1 || rec.tools[0] != "Bash: sleep 1000 &" {
-		t.Errorf("texts %q tools %q", rec.texts, rec.tools)
+	if len(rec.Texts) != 2 || len(rec.Tools) != 1 || rec.Tools[0] != "Bash: sleep 1000 &" {
+		t.Errorf("texts %q tools %q", rec.Texts, rec.Tools)
 	}
 	waitGone(t, childPid(t, res.Stderr))
 }
@@ -187,7 +187,7 @@ func TestRunIdleTimeout(t *testing.T) {
 	req.Timeout = 10 * time.Second
 	var log bytes.Buffer
 	req.Log = &log
-	rec := &recorder{}
+	rec := &Recorder{}
 	req.Sink = rec
 	res, err := Run(context.Background(), newHelper(t), req)
 	if err != nil {
@@ -196,11 +196,11 @@ func TestRunIdleTimeout(t *testing.T) {
 	if !res.Idle || res.TimedOut || res.SawResult || res.ExitCode != 143 || res.Signal != "" {
 		t.Fatalf("res = %+v", res)
 	}
-	if len(rec.texts) != 1 || res.Text != "thinking hard" {
-		t.Errorf("texts %q, Text %q", rec.texts, res.Text)
+	if len(rec.Texts) != 1 || res.Text != "thinking hard" {
+		t.Errorf("texts %q, Text %q", rec.Texts, res.Text)
 	}
 	if !strings.HasSuffix(log.String(), "--- git-ralph: agent exited with status 143 (idle timeout, no result event) ---\n") {
-		t.Errorf("log ends %q", tail(log.String(), 200))
+		t.Errorf("log ends %q", Tail(log.String(), 200))
 	}
 }
 
@@ -479,7 +479,7 @@ func BenchmarkDecodeFlood(b *testing.B) {
 	var peak uint64
 	for b.Loop() {
 		stop := sampleHeap()
-		res, err := Claude{}.Decode(newFlood(size), nopEvents{})
+		res, err := Claude{}.Decode(newFlood(size), NopEvents{})
 		peak = max(peak, stop())
 		if err != nil || !res.SawResult {
 			b.Fatalf("res %+v err %v", res, err)
@@ -493,7 +493,7 @@ func TestDecodeFloodMemory(t *testing.T) {
 		t.Skip("decodes 100 MB")
 	}
 	stop := sampleHeap()
-	res, err := Claude{}.Decode(newFlood(100<<20), nopEvents{})
+	res, err := Claude{}.Decode(newFlood(100<<20), NopEvents{})
 	peak := stop()
 	if err != nil || !res.SawResult {
 		t.Fatalf("res %+v err %v", res, err)

@@ -11,8 +11,8 @@ type Reporter interface {
 // Reports says whether the agent d runs, configured by req (a custom
 // agent's format), reports its cost and its tokens.
 func Reports(d Driver, req Request) (cost, tokens bool) {
-	if c, ok := d.(configurer); ok {
-		d = c.configure(req)
+	if c, ok := d.(Configurer); ok {
+		d = c.Configure(req)
 	}
 	if r, ok := d.(Reporter); ok {
 		return r.Reports()
