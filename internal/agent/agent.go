@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 )
@@ -299,32 +298,6 @@ func EnvValue(env []string, key string) string {
 		}
 	}
 	return v
-}
-
-// drivers returns every known driver, sorted by name.
-func drivers() []Driver {
-	return []Driver{Amp{}, Claude{}, Codex{}, Copilot{}, Cursor{}, Custom{}, Gemini{}, OpenCode{}, Qwen{}}
-}
-
-// Lookup returns the driver called name. For an unknown name the error lists
-// the known ones.
-func Lookup(name string) (Driver, error) {
-	for _, d := range drivers() {
-		if d.Name() == name {
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("unknown agent %q (known agents: %s)", name, strings.Join(Names(), ", "))
-}
-
-// Names returns the names of the known drivers, sorted.
-func Names() []string {
-	var names []string
-	for _, d := range drivers() {
-		names = append(names, d.Name())
-	}
-	slices.Sort(names)
-	return names
 }
 
 // LookPath finds the driver's binary on PATH (a name with a slash is taken as

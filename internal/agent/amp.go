@@ -122,3 +122,6 @@ const (
 	ampBillingFatal = "amp reported a billing problem; check the account's credits at https://ampcode.com/settings"
 	ampModelFatal   = "amp does not know the requested mode or model; check ralph.model"
 )
+
+// Reports: amp reports tokens only (the assistant messages' usage).
+func (Amp) Reports() (cost, tokens bool) { return false, true }

@@ -74,16 +74,6 @@ func (Claude) Diagnose(res *Result) {
 	}
 }
 
-// FirstErrorLine returns the first line of s that mentions an error, or "".
-func FirstErrorLine(s string) string {
-	for line := range strings.Lines(s) {
-		if strings.Contains(strings.ToLower(line), "error") {
-			return strings.TrimSpace(line)
-		}
-	}
-	return ""
-}
-
 // claudeEvent is one line of the stream. Only the fields git-ralph uses are
 // decoded; everything else (tool results, stream_event deltas, modelUsage) is
 // skipped by the JSON decoder without being stored.
@@ -427,42 +417,6 @@ func (d *claudeDecoder) finish() Result {
 	return r
 }
 
-// OptFloat is a JSON number that may be absent, null or of the wrong type.
-type OptFloat struct {
-	Value float64
-	Valid bool
-}
-
-// UnmarshalJSON keeps numbers and ignores anything else; it never fails.
-func (f *OptFloat) UnmarshalJSON(b []byte) error {
-	var v float64
-	if json.Unmarshal(b, &v) == nil && !bytes.Equal(b, []byte("null")) {
-		f.Value, f.Valid = v, true
-	}
-	return nil
-}
-
-// AddError appends a bounded message to a bounded list.
-func AddError(list *[]string, s string) {
-	s = strings.TrimSpace(s)
-	if s == "" || len(*list) >= MaxErrors {
-		return
-	}
-	*list = append(*list, Head(s, MaxErrorLen))
-}
-
-// RawString returns the JSON string in raw, or "" when raw is not a string.
-func RawString(raw json.RawMessage) string {
-	if len(raw) == 0 || raw[0] != '"' {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
-}
-
 // errorText returns a result's error: the JSON string in raw (amp), or the
 // message of the object in raw (qwen: {"message": …}); "" otherwise.
 func errorText(raw json.RawMessage) string {
@@ -512,11 +466,5 @@ func toolSummary(name string, in *claudeToolInput) string {
 	return OneLine(s, MaxSummary)
 }
 
-func FirstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
+// Reports: claude reports both (result.total_cost_usd, result.usage).
+func (Claude) Reports() (cost, tokens bool) { return true, true }

@@ -10,18 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
-
-// Recorder is an Events that remembers everything.
-type Recorder struct {
-	Texts     []string
-	Tools     []string // "name: summary"
-	Terminals int
-}
-
-func (r *Recorder) Text(s string)             { r.Texts = append(r.Texts, s) }
-func (r *Recorder) Tool(name, summary string) { r.Tools = append(r.Tools, name+": "+summary) }
-func (r *Recorder) Terminal()                 { r.Terminals++ }
 
 func decodeFile(t *testing.T, name string) (Result, *Recorder) {
 	t.Helper()
@@ -213,14 +203,6 @@ func TestClaudeDecodeSamples(t *testing.T) {
 			}
 		})
 	}
-}
-
-// MatchText compares exactly, or by prefix when want ends in "…".
-func MatchText(got, want string) bool {
-	if p, ok := strings.CutSuffix(want, "…"); ok {
-		return strings.HasPrefix(got, p)
-	}
-	return got == want
 }
 
 func TestClaudeDecodeEchoedPromiseIsShownButDoesNotCount(t *testing.T) {
@@ -495,4 +477,44 @@ func FuzzClaudeDecode(f *testing.F) {
 		}
 		_ = res.Promise()
 	})
+}
+
+func TestClaudeClassification(t *testing.T) {
+	res, _ := decodeFile(t, "claude-stream-json-api-error.ndjson")
+	if res.Class != ClassTransient || res.Fatal != "" {
+		t.Fatalf("api error: Class %v Fatal %q", res.Class, res.Fatal)
+	}
+	for _, f := range []string{"claude-stream-json-complete.ndjson", "claude-stream-json-error-max-turns.ndjson",
+		"claude-stream-json-error-max-budget.ndjson", "claude-stream-json-killed-sigterm.ndjson"} {
+		if res, _ := decodeFile(t, f); res.Class != ClassNone {
+			t.Errorf("%s: Class %v", f, res.Class)
+		}
+	}
+	limit := lines(initLine,
+		`{"type":"assistant","message":{"id":"m1","model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1795644000"}]},"parent_tool_use_id":null,"session_id":"s1","error":"rate_limit"}`,
+		`{"type":"result","subtype":"success","is_error":true,"num_turns":1,"result":"Claude AI usage limit reached|1795644000","session_id":"s1","total_cost_usd":0}`)
+	res, _ = decodeString(t, limit)
+	if res.Class != ClassLimit || !res.RetryAt.Equal(time.Unix(1795644000, 0)) || res.Fatal != "" {
+		t.Fatalf("limit: %+v", res)
+	}
+	overloaded := lines(initLine,
+		`{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"num_turns":1,"result":"API Error: Repeated 529 Overloaded errors","session_id":"s1"}`)
+	if res, _ = decodeString(t, overloaded); res.Class != ClassTransient {
+		t.Fatalf("overloaded: %+v", res)
+	}
+	// An API error the agent got past does not classify a later error.
+	recovered := lines(initLine,
+		`{"type":"assistant","message":{"id":"m1","model":"<synthetic>","content":[{"type":"text","text":"API Error: 500"}]},"parent_tool_use_id":null,"error":"server_error"}`,
+		assistantText("m2", "carrying on"),
+		`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":9,"errors":["Reached maximum number of turns (9)"]}`)
+	if res, _ = decodeString(t, recovered); res.Class != ClassNone {
+		t.Fatalf("recovered: %+v", res)
+	}
+	// Text inside tool results or earlier messages never classifies.
+	quiet := lines(initLine, assistantText("m1", "rate limit exceeded, API Error: 500, Please run /login"),
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"HTTP 429 Too Many Requests"}]}}`,
+		resultLine)
+	if res, _ = decodeString(t, quiet); res.Class != ClassNone || res.Fatal != "" {
+		t.Fatalf("transcript text classified the run: %+v", res)
+	}
 }

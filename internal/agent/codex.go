@@ -292,3 +292,6 @@ func unescapeDouble(s string) string {
 	}
 	return b.String()
 }
+
+// Reports: codex reports tokens only (turn.completed.usage).
+func (Codex) Reports() (cost, tokens bool) { return false, true }

@@ -357,3 +357,7 @@ func copilotToolSummary(name string, in *copilotToolInput) string {
 	}
 	return OneLine(s, MaxSummary)
 }
+
+// Reports: copilot reports tokens (its usage file) and premium requests, no
+// dollars.
+func (Copilot) Reports() (cost, tokens bool) { return false, true }

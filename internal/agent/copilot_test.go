@@ -112,31 +112,6 @@ func TestCopilotArgvAndDiagnose(t *testing.T) {
 	}
 }
 
-// The *-loop-attempt-* logs are the attempt logs git-ralph kept when it ran the
-// genuine CLIs in its loop (testdata/record/loop.sh): the agent's stdout and
-// git-ralph's trailer. Decoding a log gives the attempt's verdict again.
-func TestDecodeLoopLogs(t *testing.T) {
-	for _, tc := range []struct {
-		d       Driver
-		file    string
-		promise Promise
-		tools   []string
-	}{
-		{Copilot{}, "copilot-loop-attempt-1-1.log", Promise{Kind: PromiseFailed, Reason: "greeting test fails"},
-			[]string{"create: /tmp/agentslab/loop-copilot/greeting.txt"}},
-		{Copilot{}, "copilot-loop-attempt-1-2.log", Complete,
-			[]string{"create: /tmp/agentslab/loop-copilot/greeting.txt", "edit: /tmp/agentslab/loop-copilot/openspec/changes/greet/tasks.md"}},
-		{Qwen{}, "qwen-loop-attempt-1-2.log", Complete,
-			[]string{"write_file: /tmp/agentslab/loop-qwen/greeting.txt", "read_file: /tmp/agentslab/loop-qwen/openspec/changes/greet/tasks.md",
-				"edit: /tmp/agentslab/loop-qwen/openspec/changes/greet/tasks.md"}},
-	} {
-		res, rec := decodeWith(t, tc.d, tc.file)
-		if !res.SawResult || res.IsError || res.Promise() != tc.promise || !slices.Equal(rec.Tools, tc.tools) {
-			t.Errorf("%s: %+v, tools %q", tc.file, res, rec.Tools)
-		}
-	}
-}
-
 func TestCopilotPreflight(t *testing.T) {
 	byok := []string{"COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1"}
 	for _, tc := range []struct {

@@ -235,3 +235,6 @@ func (d *cursorDecoder) finish() Result {
 	}
 	return r
 }
+
+// Reports: cursor reports neither.
+func (Cursor) Reports() (cost, tokens bool) { return false, false }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // The output formats of a custom agent (ralph.agentFormat).
@@ -210,13 +209,12 @@ func decodeText(r io.Reader, ev Events) (Result, error) {
 	}
 }
 
-// ValidTail returns b as valid UTF-8, starting on a rune boundary.
-func ValidTail(b []byte) string {
-	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
-		if utf8.RuneStart(b[i]) {
-			b = b[i:]
-			break
-		}
+// Reports: a custom agent speaking Claude Code's stream-json reports what
+// its result lines carry (both, as far as git-ralph can know); a plain-text
+// one reports neither.
+func (c Custom) Reports() (cost, tokens bool) {
+	if c.Format == FormatClaudeStreamJSON {
+		return true, true
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return false, false
 }

@@ -243,3 +243,6 @@ func geminiToolSummary(in *geminiToolInput) string {
 	}
 	return OneLine(FirstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), MaxSummary)
 }
+
+// Reports: gemini reports tokens only (result.stats).
+func (Gemini) Reports() (cost, tokens bool) { return false, true }

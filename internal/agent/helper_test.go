@@ -38,29 +38,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// helperDriver is the claude driver with the test binary as the executable.
-type helperDriver struct {
-	Claude
-	exe string
-}
-
-func (h helperDriver) Binary() string { return h.exe }
-
-func (h helperDriver) Argv(req Request) []string {
-	argv := h.Claude.Argv(req)
-	argv[0] = h.exe
-	return argv
-}
-
-func newHelper(t *testing.T) helperDriver {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return helperDriver{exe: exe}
-}
-
 const (
 	helperInit   = `{"type":"system","subtype":"init","cwd":"/x","session_id":"h1","model":"claude-sonnet-4-5","permissionMode":"bypassPermissions"}`
 	helperResult = `{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":%s,"session_id":"h1","total_cost_usd":0.01,"usage":{"input_tokens":100,"output_tokens":20}}`

@@ -264,3 +264,6 @@ func opencodeToolSummary(st *opencodeState) string {
 	}
 	return OneLine(s, MaxSummary)
 }
+
+// Reports: opencode reports both (step_finish cost and tokens).
+func (OpenCode) Reports() (cost, tokens bool) { return true, true }

@@ -111,3 +111,6 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// Reports: qwen reports tokens only (result.usage).
+func (Qwen) Reports() (cost, tokens bool) { return false, true }

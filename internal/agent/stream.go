@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"unicode"
@@ -241,3 +243,69 @@ type NopEvents struct{}
 func (NopEvents) Text(string)         {}
 func (NopEvents) Tool(string, string) {}
 func (NopEvents) Terminal()           {}
+
+// FirstErrorLine returns the first line of s that mentions an error, or "".
+func FirstErrorLine(s string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(strings.ToLower(line), "error") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// OptFloat is a JSON number that may be absent, null or of the wrong type.
+type OptFloat struct {
+	Value float64
+	Valid bool
+}
+
+// UnmarshalJSON keeps numbers and ignores anything else; it never fails.
+func (f *OptFloat) UnmarshalJSON(b []byte) error {
+	var v float64
+	if json.Unmarshal(b, &v) == nil && !bytes.Equal(b, []byte("null")) {
+		f.Value, f.Valid = v, true
+	}
+	return nil
+}
+
+// AddError appends a bounded message to a bounded list.
+func AddError(list *[]string, s string) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(*list) >= MaxErrors {
+		return
+	}
+	*list = append(*list, Head(s, MaxErrorLen))
+}
+
+// RawString returns the JSON string in raw, or "" when raw is not a string.
+func RawString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func FirstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// ValidTail returns b as valid UTF-8, starting on a rune boundary.
+func ValidTail(b []byte) string {
+	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
+		if utf8.RuneStart(b[i]) {
+			b = b[i:]
+			break
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
