@@ -263,3 +263,28 @@ func (f *floodReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// assistantText and quote are claude_test.go's (package claude): the helper speaks
+// Claude Code's stream.
+func assistantText(id, text string) string {
+	return `{"type":"assistant","message":{"id":"` + id + `","model":"claude-sonnet-4-5","content":[{"type":"text","text":` + quote(text) + `}]},"parent_tool_use_id":null,"session_id":"s1"}`
+}
+
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

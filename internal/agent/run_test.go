@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"bytes"
@@ -17,11 +17,30 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/agenttest"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
+// From the helper (helper_test.go, package agent).
+const helperEnv = agent.HelperEnv
+
+var (
+	childPid = agent.ChildPid
+	waitGone = agent.WaitGone
+	newFlood = agent.NewFlood
+)
+
+// decodeFile decodes the transcript testdata/name with Claude Code's driver.
+func decodeFile(t *testing.T, name string) (agent.Result, *agenttest.Recorder) {
+	t.Helper()
+	return agenttest.Decode(t, claude.Claude{}, filepath.Join("testdata", name))
+}
+
 // helperRequest is a Request that runs the helper in mode.
-func helperRequest(t *testing.T, mode string, env ...string) Request {
-	return Request{
+func helperRequest(t *testing.T, mode string, env ...string) agent.Request {
+	return agent.Request{
 		Dir: t.TempDir(),
 		Env: append([]string{helperEnv + "=" + mode}, env...),
 		// Generous: they cost nothing unless the helper misbehaves.
@@ -70,9 +89,9 @@ func TestRunSamples(t *testing.T) {
 			}
 			req := helperRequest(t, "sample", "HELPER_FILE="+abs, fmt.Sprintf("HELPER_EXIT=%d", exit))
 			var log bytes.Buffer
-			rec := &Recorder{}
+			rec := &agenttest.Recorder{}
 			req.Log, req.Sink = &log, rec
-			got, err := Run(context.Background(), h, req)
+			got, err := agent.Run(context.Background(), h, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,17 +131,17 @@ func TestRunNormalExitKillsLeftovers(t *testing.T) {
 	// EOF at once.
 	req := helperRequest(t, "complete", "HELPER_CHILD=1")
 	req.KillGrace = 30 * time.Second // the drain must not need it
-	rec := &Recorder{}
+	rec := &agenttest.Recorder{}
 	req.Sink = rec
 	start := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 10*time.Second { // far below KillGrace, generous for a loaded machine
 		t.Errorf("Run took %v", d)
 	}
-	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 	if len(rec.Texts) != 2 || len(rec.Tools) != 1 || rec.Tools[0] != "Bash: sleep 1000 &" {
@@ -138,13 +157,13 @@ func TestRunHangIgnoringSIGTERM(t *testing.T) {
 	var pid int
 	var start uint64
 	req.OnStart = func(p int, s uint64) {
-		if runtime.GOOS == "linux" && !GroupAlive(p, s) {
+		if runtime.GOOS == "linux" && !agent.GroupAlive(p, s) {
 			t.Errorf("GroupAlive(%d, %d) = false right after the start", p, s)
 		}
 		pid, start = p, s
 	}
 	t0 := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +175,7 @@ func TestRunHangIgnoringSIGTERM(t *testing.T) {
 		t.Errorf("Run took %v; want IdleTimeout + KillGrace", d)
 	}
 	waitGone(t, childPid(t, res.Stderr))
-	if pid == 0 || GroupAlive(pid, start) {
+	if pid == 0 || agent.GroupAlive(pid, start) {
 		t.Errorf("GroupAlive(%d, %d) after Run", pid, start)
 	}
 }
@@ -168,11 +187,11 @@ func TestRunLingerAfterResult(t *testing.T) {
 	req.Grace = 2 * time.Second
 	req.Timeout = 10 * time.Second
 	req.IdleTimeout = time.Second
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.SawResult || !res.Lingered || res.Idle || res.TimedOut || res.Interrupted || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || !res.Lingered || res.Idle || res.TimedOut || res.Interrupted || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 	if res.ExitCode > 0 {
@@ -186,9 +205,9 @@ func TestRunIdleTimeout(t *testing.T) {
 	req.Timeout = 10 * time.Second
 	var log bytes.Buffer
 	req.Log = &log
-	rec := &Recorder{}
+	rec := &agenttest.Recorder{}
 	req.Sink = rec
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +218,7 @@ func TestRunIdleTimeout(t *testing.T) {
 		t.Errorf("texts %q, Text %q", rec.Texts, res.Text)
 	}
 	if !strings.HasSuffix(log.String(), "--- git-ralph: agent exited with status 143 (idle timeout, no result event) ---\n") {
-		t.Errorf("log ends %q", Tail(log.String(), 200))
+		t.Errorf("log ends %q", agent.Tail(log.String(), 200))
 	}
 }
 
@@ -208,7 +227,7 @@ func TestRunTimeout(t *testing.T) {
 	req.Timeout = time.Second
 	req.IdleTimeout = 3 * time.Second // output every 20ms keeps it quiet anyway
 	t0 := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +249,7 @@ func TestRunInterrupt(t *testing.T) {
 		<-log.started // the helper has trapped SIGINT before it printed init
 		cancel()
 	}()
-	res, err := Run(ctx, newHelper(t), req)
+	res, err := agent.Run(ctx, newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +278,7 @@ func TestRunKillChannel(t *testing.T) {
 		close(kill) // second Ctrl-C
 	}()
 	t0 := time.Now()
-	res, err := Run(ctx, newHelper(t), req)
+	res, err := agent.Run(ctx, newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,11 +304,11 @@ func TestRunPromptOnStdinAndEnvironment(t *testing.T) {
 	var onStart int
 	req.OnStart = func(pid int, start uint64) {
 		onStart++
-		if got, err := ProcStart(pid); runtime.GOOS == "linux" && (err != nil || got != start || start == 0) {
+		if got, err := agent.ProcStart(pid); runtime.GOOS == "linux" && (err != nil || got != start || start == 0) {
 			t.Errorf("OnStart(%d, %d); ProcStart = %d, %v", pid, start, got, err)
 		}
 	}
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +327,7 @@ func TestRunRootRefusal(t *testing.T) {
 	req := helperRequest(t, "root")
 	var log bytes.Buffer
 	req.Log = &log
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +347,7 @@ func TestRunEscapedDescendant(t *testing.T) {
 	req := helperRequest(t, "escape")
 	req.KillGrace = 200 * time.Millisecond
 	t0 := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +356,7 @@ func TestRunEscapedDescendant(t *testing.T) {
 	if d := time.Since(t0); d > 10*time.Second { // the descendant sleeps far longer
 		t.Errorf("Run took %v", d)
 	}
-	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 }
@@ -347,7 +366,7 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 	cancel()
 	req := helperRequest(t, "complete")
 	req.OnStart = func(int, uint64) { t.Error("started") }
-	res, err := Run(ctx, newHelper(t), req)
+	res, err := agent.Run(ctx, newHelper(t), req)
 	if err != nil || !res.Interrupted {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -355,15 +374,15 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 
 func TestRunNotFound(t *testing.T) {
 	d := helperDriver{exe: "git-ralph-no-such-agent"}
-	_, err := Run(context.Background(), d, Request{Dir: t.TempDir()})
-	var nf *NotFoundError
+	_, err := agent.Run(context.Background(), d, agent.Request{Dir: t.TempDir()})
+	var nf *agent.NotFoundError
 	if !errors.As(err, &nf) || nf.Binary != "git-ralph-no-such-agent" || !strings.Contains(nf.Hint(), "npm install") {
 		t.Fatalf("err = %#v", err)
 	}
 	if !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("err does not wrap exec.ErrNotFound: %v", err)
 	}
-	_, err = Run(context.Background(), helperDriver{exe: "/nonexistent/claude"}, Request{Dir: t.TempDir()})
+	_, err = agent.Run(context.Background(), helperDriver{exe: "/nonexistent/claude"}, agent.Request{Dir: t.TempDir()})
 	if err == nil {
 		t.Fatal("no error for a missing absolute path")
 	}
@@ -380,11 +399,11 @@ func TestRunLogWriteErrorIsHarmless(t *testing.T) {
 	req := helperRequest(t, "complete")
 	w := &failingWriter{}
 	req.Log = w
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Promise().Kind != PromiseComplete || w.n != 1 {
+	if res.Promise().Kind != agent.PromiseComplete || w.n != 1 {
 		t.Fatalf("res %+v, %d writes", res, w.n)
 	}
 }
@@ -392,7 +411,7 @@ func TestRunLogWriteErrorIsHarmless(t *testing.T) {
 // panicDriver's Decode panics after reading a little.
 type panicDriver struct{ helperDriver }
 
-func (panicDriver) Decode(r io.Reader, ev Events) (Result, error) {
+func (panicDriver) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	var b [1]byte
 	_, _ = r.Read(b[:])
 	panic("decoder bug")
@@ -402,7 +421,7 @@ func TestRunDecoderPanic(t *testing.T) {
 	req := helperRequest(t, "complete")
 	var log bytes.Buffer
 	req.Log = &log
-	res, err := Run(context.Background(), panicDriver{newHelper(t)}, req)
+	res, err := agent.Run(context.Background(), panicDriver{newHelper(t)}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,12 +442,12 @@ func TestRunFloodMemory(t *testing.T) {
 	var texts atomic.Int64
 	req.Sink = countSink{&texts}
 	stop := sampleHeap()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	peak := stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.SawResult || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 	if n := texts.Load(); n < 90_000 {
@@ -478,7 +497,7 @@ func BenchmarkDecodeFlood(b *testing.B) {
 	var peak uint64
 	for b.Loop() {
 		stop := sampleHeap()
-		res, err := Claude{}.Decode(newFlood(size), NopEvents{})
+		res, err := claude.Claude{}.Decode(newFlood(size), agent.NopEvents{})
 		peak = max(peak, stop())
 		if err != nil || !res.SawResult {
 			b.Fatalf("res %+v err %v", res, err)
@@ -492,7 +511,7 @@ func TestDecodeFloodMemory(t *testing.T) {
 		t.Skip("decodes 100 MB")
 	}
 	stop := sampleHeap()
-	res, err := Claude{}.Decode(newFlood(100<<20), NopEvents{})
+	res, err := claude.Claude{}.Decode(newFlood(100<<20), agent.NopEvents{})
 	peak := stop()
 	if err != nil || !res.SawResult {
 		t.Fatalf("res %+v err %v", res, err)
@@ -505,9 +524,9 @@ func TestDecodeFloodMemory(t *testing.T) {
 func TestLookPath(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("PATH", dir)
-	_, err := LookPath(Claude{})
-	var nf *NotFoundError
-	if !errors.As(err, &nf) || nf.Agent != "claude" || nf.Binary != "claude" || nf.Hint() != (Claude{}).InstallHint() {
+	_, err := agent.LookPath(claude.Claude{})
+	var nf *agent.NotFoundError
+	if !errors.As(err, &nf) || nf.Agent != "claude" || nf.Binary != "claude" || nf.Hint() != (claude.Claude{}).InstallHint() {
 		t.Fatalf("err = %#v", err)
 	}
 	if err.Error() != `"claude" not found on PATH` {
@@ -516,20 +535,20 @@ func TestLookPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := LookPath(Claude{}); err != nil || p != filepath.Join(dir, "claude") {
+	if p, err := agent.LookPath(claude.Claude{}); err != nil || p != filepath.Join(dir, "claude") {
 		t.Fatalf("LookPath = %q, %v", p, err)
 	}
 }
 
 // helperDriver is the claude driver with the test binary as the executable.
 type helperDriver struct {
-	Claude
+	claude.Claude
 	exe string
 }
 
 func (h helperDriver) Binary() string { return h.exe }
 
-func (h helperDriver) Argv(req Request) []string {
+func (h helperDriver) Argv(req agent.Request) []string {
 	argv := h.Claude.Argv(req)
 	argv[0] = h.exe
 	return argv

@@ -1,4 +1,4 @@
-package agent
+package opencode
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // OpenCode drives OpenCode (`opencode run`) headlessly, as described in
@@ -28,7 +30,7 @@ import (
 // "tool-calls" (normally "stop"), or at an error.
 type OpenCode struct{}
 
-var _ Diagnoser = OpenCode{}
+var _ agent.Diagnoser = OpenCode{}
 
 // Name returns "opencode".
 func (OpenCode) Name() string { return "opencode" }
@@ -42,7 +44,7 @@ func (OpenCode) InstallHint() string {
 }
 
 // Argv returns opencode's headless argv; the prompt goes on stdin.
-func (OpenCode) Argv(req Request) []string {
+func (OpenCode) Argv(req agent.Request) []string {
 	argv := []string{"opencode", "run", "--format", "json", "--auto"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
@@ -54,11 +56,11 @@ func (OpenCode) Argv(req Request) []string {
 const opencodeAuthFatal = "opencode could not authenticate with its model provider; run 'opencode auth login' (or set the provider's API key)"
 
 // Diagnose classifies a run that failed before it printed any event.
-func (OpenCode) Diagnose(res *Result) {
+func (OpenCode) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
 	}
-	DiagnoseStderr(res, opencodeAuthFatal)
+	agent.DiagnoseStderr(res, opencodeAuthFatal)
 }
 
 // opencodeEvent is one line of `opencode run --format json`.
@@ -75,7 +77,7 @@ type opencodePart struct {
 	Tool   string          `json:"tool"`   // tool
 	State  *opencodeState  `json:"state"`  // tool
 	Reason string          `json:"reason"` // step-finish
-	Cost   OptFloat        `json:"cost"`
+	Cost   agent.OptFloat  `json:"cost"`
 	Tokens *opencodeTokens `json:"tokens"`
 }
 
@@ -124,23 +126,23 @@ type opencodeError struct {
 // steps. An error event is an error, classified from its status code, name
 // and message. Events of another session (a subagent's) are shown but do
 // not count.
-func (OpenCode) Decode(r io.Reader, ev Events) (Result, error) {
+func (OpenCode) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = NopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := opencodeDecoder{ev: ev, step: TextTail{Max: MaxText}}
-	err := EachLine(r, d.line)
+	d := opencodeDecoder{ev: ev, step: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
 // opencodeDecoder is the state of one OpenCode.Decode.
 type opencodeDecoder struct {
-	ev       Events
-	res      Result
+	ev       agent.Events
+	res      agent.Result
 	cost     float64
 	costSeen bool
-	step     TextTail // text of the current (or last) step
-	lastText string   // the last text event
+	step     agent.TextTail // text of the current (or last) step
+	lastText string         // the last text event
 }
 
 func (d *opencodeDecoder) line(line []byte) {
@@ -172,7 +174,7 @@ func (d *opencodeDecoder) line(line []byte) {
 		d.ev.Text(p.Text)
 		if main {
 			d.step.Add(p.Text)
-			d.lastText = Tail(p.Text, MaxText)
+			d.lastText = agent.Tail(p.Text, agent.MaxText)
 		}
 	case "tool_use":
 		if p != nil {
@@ -211,22 +213,22 @@ func (d *opencodeDecoder) error(oe *opencodeError) {
 	r.SawResult, r.IsError = true, true
 	if oe == nil {
 		r.Subtype = "error"
-		AddError(&r.Errors, "opencode reported an error")
+		agent.AddError(&r.Errors, "opencode reported an error")
 		return
 	}
-	r.Subtype = FirstNonEmpty(oe.Name, "error")
+	r.Subtype = agent.FirstNonEmpty(oe.Name, "error")
 	msg := oe.Data.Message
 	if oe.Data.StatusCode != 0 {
 		msg = "HTTP " + strconv.Itoa(oe.Data.StatusCode) + ": " + msg
 	}
-	AddError(&r.Errors, FirstNonEmpty(strings.TrimSpace(msg), oe.Name))
-	body := RawString(oe.Data.ResponseBody)
+	agent.AddError(&r.Errors, agent.FirstNonEmpty(strings.TrimSpace(msg), oe.Name))
+	body := agent.RawString(oe.Data.ResponseBody)
 	if body == "" && len(oe.Data.ResponseBody) > 0 && string(oe.Data.ResponseBody) != "null" {
 		body = string(oe.Data.ResponseBody)
 	}
-	f := ClassifyError(oe.Data.StatusCode, oe.Name+": "+oe.Data.Message+"\n"+Head(body, MaxErrorLen))
-	if f.Class == ClassNone && oe.Data.IsRetryable {
-		f.Class = ClassTransient
+	f := agent.ClassifyError(oe.Data.StatusCode, oe.Name+": "+oe.Data.Message+"\n"+agent.Head(body, agent.MaxErrorLen))
+	if f.Class == agent.ClassNone && oe.Data.IsRetryable {
+		f.Class = agent.ClassTransient
 	}
 	if f.After == 0 {
 		for k, v := range oe.Data.ResponseHeaders {
@@ -238,14 +240,14 @@ func (d *opencodeDecoder) error(oe *opencodeError) {
 		}
 	}
 	f.Apply(r)
-	if r.Class == ClassAuth {
+	if r.Class == agent.ClassAuth {
 		r.Fatal = opencodeAuthFatal
 	}
 }
 
-func (d *opencodeDecoder) finish() Result {
+func (d *opencodeDecoder) finish() agent.Result {
 	r := d.res
-	r.Text = FirstNonEmpty(d.step.String(), d.lastText)
+	r.Text = agent.FirstNonEmpty(d.step.String(), d.lastText)
 	if d.costSeen {
 		c := d.cost
 		r.CostUSD = &c
@@ -260,9 +262,9 @@ func opencodeToolSummary(st *opencodeState) string {
 	}
 	s := st.Title
 	if in := st.Input; in != nil {
-		s = FirstNonEmpty(in.Command, in.FilePath, in.Path, in.Pattern, in.URL, in.Query, in.Description, s)
+		s = agent.FirstNonEmpty(in.Command, in.FilePath, in.Path, in.Pattern, in.URL, in.Query, in.Description, s)
 	}
-	return OneLine(s, MaxSummary)
+	return agent.OneLine(s, agent.MaxSummary)
 }
 
 // Reports: opencode reports both (step_finish cost and tokens).

@@ -1,4 +1,4 @@
-package agent
+package cursor
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Cursor drives the Cursor CLI (`cursor-agent`) headlessly, as described in
@@ -27,7 +29,7 @@ import (
 // non-zero exit with the message on stderr and possibly no result.
 type Cursor struct{}
 
-var _ Diagnoser = Cursor{}
+var _ agent.Diagnoser = Cursor{}
 
 // Name returns "cursor".
 func (Cursor) Name() string { return "cursor" }
@@ -41,7 +43,7 @@ func (Cursor) InstallHint() string {
 }
 
 // Argv returns cursor-agent's headless argv; the prompt goes on stdin.
-func (Cursor) Argv(req Request) []string {
+func (Cursor) Argv(req agent.Request) []string {
 	argv := []string{"cursor-agent", "-p", "--output-format", "stream-json", "--force", "--trust"}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
@@ -54,11 +56,11 @@ const cursorAuthFatal = "cursor-agent is not logged in or its API key was reject
 
 // Diagnose classifies a failed run by the last lines of its stderr, the only
 // place cursor-agent reports failures (§7).
-func (Cursor) Diagnose(res *Result) {
+func (Cursor) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
 	}
-	DiagnoseStderr(res, cursorAuthFatal)
+	agent.DiagnoseStderr(res, cursorAuthFatal)
 }
 
 // cursorEvent is one line of cursor-agent's stream-json output.
@@ -108,22 +110,22 @@ type cursorUsage struct {
 // the final text is the assistant text after the last tool call when the
 // result ends with it (an instruction the agent echoed earlier then does not
 // count), else the whole result.
-func (Cursor) Decode(r io.Reader, ev Events) (Result, error) {
+func (Cursor) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = NopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := cursorDecoder{ev: ev, seg: TextTail{Max: MaxText}}
-	err := EachLine(r, d.line)
+	d := cursorDecoder{ev: ev, seg: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
 // cursorDecoder is the state of one Cursor.Decode.
 type cursorDecoder struct {
-	ev      Events
-	res     Result
-	seg     TextTail // assistant text since the last tool call
-	lastMsg string   // the last assistant message since the last tool call
-	result  *string  // the result line's result
+	ev      agent.Events
+	res     agent.Result
+	seg     agent.TextTail // assistant text since the last tool call
+	lastMsg string         // the last assistant message since the last tool call
+	result  *string        // the result line's result
 }
 
 func (d *cursorDecoder) line(line []byte) {
@@ -155,13 +157,13 @@ func (d *cursorDecoder) line(line []byte) {
 			if c.Type == "text" && c.Text != "" {
 				d.ev.Text(c.Text)
 				d.seg.Add(c.Text)
-				if msg.Len() < MaxText {
+				if msg.Len() < agent.MaxText {
 					msg.WriteString(c.Text)
 				}
 			}
 		}
 		if msg.Len() > 0 {
-			d.lastMsg = Tail(msg.String(), MaxText)
+			d.lastMsg = agent.Tail(msg.String(), agent.MaxText)
 		}
 	case "tool_call":
 		if e.Subtype != "started" {
@@ -173,9 +175,9 @@ func (d *cursorDecoder) line(line []byte) {
 			name := strings.TrimSuffix(kind, "ToolCall")
 			sum := ""
 			if a := tc.Args; a != nil {
-				sum = FirstNonEmpty(a.Command, a.Path, a.Pattern, a.GlobPattern, a.Query, a.URL)
+				sum = agent.FirstNonEmpty(a.Command, a.Path, a.Pattern, a.GlobPattern, a.Query, a.URL)
 			}
-			d.ev.Tool(name, OneLine(sum, MaxSummary))
+			d.ev.Tool(name, agent.OneLine(sum, agent.MaxSummary))
 			break // one kind per call
 		}
 	case "result":
@@ -191,32 +193,32 @@ func (d *cursorDecoder) resultLine(e *cursorEvent) {
 	r.IsError = e.IsError || (e.Subtype != "" && e.Subtype != "success")
 	d.result = nil
 	if e.Result != nil {
-		s := Tail(*e.Result, MaxText)
+		s := agent.Tail(*e.Result, agent.MaxText)
 		d.result = &s
 	}
 	if u := e.Usage; u != nil {
 		r.InputTokens = max(u.InputTokens, u.InputTokensSnake)
 		r.OutputTokens = max(u.OutputTokens, u.OutputTokenSnake)
 	}
-	r.Errors, r.Class = nil, ClassNone
+	r.Errors, r.Class = nil, agent.ClassNone
 	if !r.IsError {
 		return
 	}
-	msg := RawString(e.Error)
+	msg := agent.RawString(e.Error)
 	if msg == "" && e.Result != nil {
 		msg = *e.Result
 	}
 	if msg == "" {
-		msg = "cursor-agent reported an error (" + FirstNonEmpty(e.Subtype, "is_error") + ")"
+		msg = "cursor-agent reported an error (" + agent.FirstNonEmpty(e.Subtype, "is_error") + ")"
 	}
-	AddError(&r.Errors, msg)
-	ClassifyError(0, msg).Apply(r)
-	if r.Class == ClassAuth {
+	agent.AddError(&r.Errors, msg)
+	agent.ClassifyError(0, msg).Apply(r)
+	if r.Class == agent.ClassAuth {
 		r.Fatal = cursorAuthFatal
 	}
 }
 
-func (d *cursorDecoder) finish() Result {
+func (d *cursorDecoder) finish() agent.Result {
 	r := d.res
 	seg := d.seg.String()
 	endsWith := func(s string) bool {

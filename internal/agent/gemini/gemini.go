@@ -1,4 +1,4 @@
-package agent
+package gemini
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Gemini drives Google's Gemini CLI (`gemini`) headlessly, as described in
@@ -28,7 +30,7 @@ import (
 // and token counts. Gemini reports no cost.
 type Gemini struct{}
 
-var _ Diagnoser = Gemini{}
+var _ agent.Diagnoser = Gemini{}
 
 // Name returns "gemini".
 func (Gemini) Name() string { return "gemini" }
@@ -42,7 +44,7 @@ func (Gemini) InstallHint() string {
 }
 
 // Argv returns gemini's headless argv; the prompt goes on stdin.
-func (Gemini) Argv(req Request) []string {
+func (Gemini) Argv(req agent.Request) []string {
 	argv := []string{"gemini", "--output-format", "stream-json", "--yolo", "--skip-trust"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
@@ -61,21 +63,21 @@ const (
 // Diagnose reads gemini's documented exit codes (§5: 41 authentication, 52
 // configuration, 55 untrusted folder) and a rejected command line, for runs
 // that printed no result.
-func (Gemini) Diagnose(res *Result) {
+func (Gemini) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult || res.Signal != "" {
 		return
 	}
 	switch {
 	case res.ExitCode == 41:
-		res.Class, res.Fatal = ClassAuth, geminiAuthFatal
+		res.Class, res.Fatal = agent.ClassAuth, geminiAuthFatal
 	case res.ExitCode == 55 || strings.Contains(res.Stderr, "not running in a trusted directory"):
 		res.Fatal = geminiTrustFatal
 	case res.ExitCode == 52:
-		res.Fatal = geminiConfigFatal + ": " + OneLine(LastLines(res.Stderr, 1), 200)
+		res.Fatal = geminiConfigFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = geminiArgsFatal + ": " + OneLine(LastLines(res.Stderr, 1), 200)
+		res.Fatal = geminiArgsFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
 	default:
-		DiagnoseStderr(res, geminiAuthFatal)
+		agent.DiagnoseStderr(res, geminiAuthFatal)
 	}
 }
 
@@ -121,22 +123,22 @@ type geminiStats struct {
 // gathered into blocks that go to ev.Text when a tool call or the result
 // ends them; tool_use goes to ev.Tool. The final text is the assistant text
 // after the last tool result; the outcome comes from the result line only.
-func (Gemini) Decode(r io.Reader, ev Events) (Result, error) {
+func (Gemini) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = NopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := geminiDecoder{ev: ev, final: TextTail{Max: MaxText}}
-	err := EachLine(r, d.line)
+	d := geminiDecoder{ev: ev, final: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	d.flush()
 	return d.finish(), err
 }
 
 // geminiDecoder is the state of one Gemini.Decode.
 type geminiDecoder struct {
-	ev      Events
-	res     Result
+	ev      agent.Events
+	res     agent.Result
 	block   strings.Builder // assistant text not yet shown
-	final   TextTail        // assistant text since the last tool result
+	final   agent.TextTail  // assistant text since the last tool result
 	lastErr string          // the last error event (a warning)
 }
 
@@ -165,8 +167,8 @@ func (d *geminiDecoder) line(line []byte) {
 	}
 	switch e.Type {
 	case "init":
-		d.res.SessionID = FirstNonEmpty(e.SessionID, d.res.SessionID)
-		d.res.Model = FirstNonEmpty(e.Model, d.res.Model)
+		d.res.SessionID = agent.FirstNonEmpty(e.SessionID, d.res.SessionID)
+		d.res.Model = agent.FirstNonEmpty(e.Model, d.res.Model)
 	case "message":
 		if e.Role != "assistant" || e.Content == "" {
 			return // the echoed prompt
@@ -174,7 +176,7 @@ func (d *geminiDecoder) line(line []byte) {
 		if !e.Delta && d.block.Len() > 0 {
 			d.flush()
 		}
-		if d.block.Len()+len(e.Content) > MaxText {
+		if d.block.Len()+len(e.Content) > agent.MaxText {
 			d.flush()
 		}
 		d.block.WriteString(e.Content)
@@ -184,7 +186,7 @@ func (d *geminiDecoder) line(line []byte) {
 	case "tool_result":
 		d.final.Reset()
 	case "error":
-		d.lastErr = Head(strings.TrimSpace(FirstNonEmpty(e.Message, errMessage(e.Error))), MaxErrorLen)
+		d.lastErr = agent.Head(strings.TrimSpace(agent.FirstNonEmpty(e.Message, errMessage(e.Error))), agent.MaxErrorLen)
 	case "result":
 		d.result(&e)
 		d.ev.Terminal()
@@ -197,7 +199,7 @@ func (d *geminiDecoder) result(e *geminiEvent) {
 	r.Subtype = e.Status
 	r.IsError = e.Status != "success"
 	r.Errors = nil
-	r.Class, r.RetryAfter, r.RetryAt = ClassNone, 0, time.Time{}
+	r.Class, r.RetryAfter, r.RetryAt = agent.ClassNone, 0, time.Time{}
 	if s := e.Stats; s != nil {
 		r.InputTokens, r.OutputTokens = s.InputTokens, s.OutputTokens
 	}
@@ -208,22 +210,22 @@ func (d *geminiDecoder) result(e *geminiEvent) {
 	if msg == "" {
 		msg = "gemini reported status " + e.Status
 	}
-	AddError(&r.Errors, msg)
+	agent.AddError(&r.Errors, msg)
 	kind := ""
 	if e.Error != nil {
 		kind = e.Error.Type
 	}
-	ClassifyError(0, kind+": "+msg).Apply(r)
-	if r.Class == ClassAuth {
+	agent.ClassifyError(0, kind+": "+msg).Apply(r)
+	if r.Class == agent.ClassAuth {
 		r.Fatal = geminiAuthFatal
 	}
 }
 
-func (d *geminiDecoder) finish() Result {
+func (d *geminiDecoder) finish() agent.Result {
 	r := d.res
 	r.Text = d.final.String()
 	if !r.SawResult && d.lastErr != "" {
-		AddError(&r.Errors, d.lastErr)
+		agent.AddError(&r.Errors, d.lastErr)
 	}
 	return r
 }
@@ -241,7 +243,7 @@ func geminiToolSummary(in *geminiToolInput) string {
 	if in == nil {
 		return ""
 	}
-	return OneLine(FirstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), MaxSummary)
+	return agent.OneLine(agent.FirstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), agent.MaxSummary)
 }
 
 // Reports: gemini reports tokens only (result.stats).

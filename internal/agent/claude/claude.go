@@ -1,4 +1,4 @@
-package agent
+package claude
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Claude drives Claude Code (`claude`) headlessly, as described in
@@ -26,7 +28,7 @@ import (
 // killed or interrupted (§2 "Errors and exit codes").
 type Claude struct{}
 
-var _ Diagnoser = Claude{}
+var _ agent.Diagnoser = Claude{}
 
 // Name returns "claude".
 func (Claude) Name() string { return "claude" }
@@ -41,7 +43,7 @@ func (Claude) InstallHint() string {
 }
 
 // Argv returns claude's headless argv; the prompt goes on stdin.
-func (Claude) Argv(req Request) []string {
+func (Claude) Argv(req agent.Request) []string {
 	argv := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
@@ -61,7 +63,7 @@ const (
 
 // Diagnose recognises failures that only show on stderr: the root refusal and
 // a rejected command line (§2 "Verified behaviours").
-func (Claude) Diagnose(res *Result) {
+func (Claude) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {
 		return
 	}
@@ -70,7 +72,7 @@ func (Claude) Diagnose(res *Result) {
 		res.Fatal = claudeRootFatal
 	case strings.Contains(res.Stderr, "error: unknown option"),
 		strings.Contains(res.Stderr, "requires --verbose"):
-		res.Fatal = claudeArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
+		res.Fatal = claudeArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	}
 }
 
@@ -88,11 +90,11 @@ type claudeEvent struct {
 
 	// result
 	IsError           bool           `json:"is_error"`
-	APIErrorStatus    OptFloat       `json:"api_error_status"`
+	APIErrorStatus    agent.OptFloat `json:"api_error_status"`
 	Result            *string        `json:"result"` // absent on error_* subtypes
 	Errors            []string       `json:"errors"`
 	NumTurns          int            `json:"num_turns"`
-	TotalCostUSD      OptFloat       `json:"total_cost_usd"`
+	TotalCostUSD      agent.OptFloat `json:"total_cost_usd"`
 	Usage             *claudeUsage   `json:"usage"`
 	PermissionDenials []claudeDenial `json:"permission_denials"`
 }
@@ -143,7 +145,7 @@ type claudeDenial struct {
 // included); the outcome fields come from the last result line only, so text
 // echoed in tool results or earlier messages never counts. Lines that are not
 // JSON, are cut short, or are longer than 8 MiB are skipped.
-func (Claude) Decode(r io.Reader, ev Events) (Result, error) {
+func (Claude) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	return DecodeStream(r, ev, Flavor{
 		AuthFatal: claudeAuthFatal, BillingFatal: claudeBillingFatal, ModelFatal: claudeModelFatal,
 	})
@@ -163,20 +165,20 @@ type Flavor struct {
 }
 
 // DecodeStream decodes a Claude-Code-shaped stream; see Claude.Decode.
-func DecodeStream(r io.Reader, ev Events, fl Flavor) (Result, error) {
+func DecodeStream(r io.Reader, ev agent.Events, fl Flavor) (agent.Result, error) {
 	if ev == nil {
-		ev = NopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := claudeDecoder{ev: ev, fl: fl, last: TextTail{Max: MaxText}}
-	err := EachLine(r, d.line)
+	d := claudeDecoder{ev: ev, fl: fl, last: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
 // claudeDecoder is the state of one Decode.
 type claudeDecoder struct {
-	ev  Events
+	ev  agent.Events
 	fl  Flavor
-	res Result
+	res agent.Result
 
 	// the assistant messages' usage, summed (Flavor.SumUsage)
 	usageID           string
@@ -185,8 +187,8 @@ type claudeDecoder struct {
 
 	initModel, firstModel, session string
 
-	lastID string   // message.id of the last main-agent assistant message
-	last   TextTail // its text blocks
+	lastID string         // message.id of the last main-agent assistant message
+	last   agent.TextTail // its text blocks
 
 	apiErrCode, apiErrText string // the last assistant message carrying an error
 }
@@ -249,7 +251,7 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 			d.ev.Text(b.Text)
 			if main {
 				d.last.Add(b.Text)
-				if text.Len() < MaxErrorLen {
+				if text.Len() < agent.MaxErrorLen {
 					text.WriteString(b.Text)
 				}
 			}
@@ -257,9 +259,9 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 			d.ev.Tool(b.Name, toolSummary(b.Name, b.Input))
 		}
 	}
-	if code := RawString(e.Error); code != "" && main {
+	if code := agent.RawString(e.Error); code != "" && main {
 		d.apiErrCode = code
-		d.apiErrText = Head(strings.TrimSpace(text.String()), MaxErrorLen)
+		d.apiErrText = agent.Head(strings.TrimSpace(text.String()), agent.MaxErrorLen)
 		if d.apiErrText == "" {
 			d.apiErrText = "API error: " + code
 		}
@@ -276,22 +278,22 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	r.Subtype = e.Subtype
 	r.IsError = e.IsError || strings.HasPrefix(e.Subtype, "error")
 	if e.Result != nil {
-		r.Text = Tail(*e.Result, MaxText)
+		r.Text = agent.Tail(*e.Result, agent.MaxText)
 	} else {
 		r.Text = d.last.String()
 	}
 	r.Errors = nil
 	for _, s := range e.Errors {
-		AddError(&r.Errors, s)
+		agent.AddError(&r.Errors, s)
 	}
 	if r.IsError && len(r.Errors) == 0 {
 		switch {
 		case errorText(e.Error) != "": // amp: an error string in place of result; qwen: error.message
-			AddError(&r.Errors, errorText(e.Error))
+			agent.AddError(&r.Errors, errorText(e.Error))
 		case e.Result != nil && strings.TrimSpace(*e.Result) != "":
-			AddError(&r.Errors, *e.Result)
+			agent.AddError(&r.Errors, *e.Result)
 		case d.apiErrText != "":
-			AddError(&r.Errors, d.apiErrText)
+			agent.AddError(&r.Errors, d.apiErrText)
 		}
 	}
 	r.Turns = e.NumTurns
@@ -311,16 +313,16 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	}
 	r.Denials = nil
 	for _, p := range e.PermissionDenials {
-		if len(r.Denials) == MaxErrors {
+		if len(r.Denials) == agent.MaxErrors {
 			break
 		}
-		s := OneLine(p.ToolName, MaxSummary)
+		s := agent.OneLine(p.ToolName, agent.MaxSummary)
 		if sum := toolSummary(p.ToolName, p.ToolInput); sum != "" {
 			s += ": " + sum
 		}
 		r.Denials = append(r.Denials, s)
 	}
-	r.Class, r.RetryAfter, r.RetryAt = ClassNone, 0, time.Time{}
+	r.Class, r.RetryAfter, r.RetryAt = agent.ClassNone, 0, time.Time{}
 	if r.IsError {
 		d.classify(e)
 	}
@@ -357,14 +359,14 @@ func (d *claudeDecoder) classify(e *claudeEvent) {
 	if d.apiErrText != "" {
 		msg += "\n" + d.apiErrText
 	}
-	f := Failure{Class: ClassOfStatus(status)}
-	if f.Class == ClassNone {
+	f := agent.Failure{Class: agent.ClassOfStatus(status)}
+	if f.Class == agent.ClassNone {
 		f.Class = classOfAPIErrorCode(d.apiErrCode)
 	}
-	if f.Class == ClassNone {
-		f = ClassifyError(0, msg)
+	if f.Class == agent.ClassNone {
+		f = agent.ClassifyError(0, msg)
 	} else {
-		f.After, f.At = RetryHint(msg)
+		f.After, f.At = agent.RetryHint(msg)
 	}
 	f.Apply(r)
 	if r.Fatal != "" {
@@ -375,31 +377,31 @@ func (d *claudeDecoder) classify(e *claudeEvent) {
 		r.Fatal = d.fl.BillingFatal
 	case d.apiErrCode == "model_not_found":
 		r.Fatal = d.fl.ModelFatal
-	case r.Class == ClassAuth:
+	case r.Class == agent.ClassAuth:
 		r.Fatal = d.fl.AuthFatal
 	}
 }
 
 // classOfAPIErrorCode classifies the error code of a Claude Code assistant
 // message (SDKAssistantMessageError, AGENTS-REFERENCE.md §2).
-func classOfAPIErrorCode(code string) FailureClass {
+func classOfAPIErrorCode(code string) agent.FailureClass {
 	switch code {
 	case "authentication_failed", "billing_error":
-		return ClassAuth
+		return agent.ClassAuth
 	case "rate_limit":
-		return ClassLimit
+		return agent.ClassLimit
 	case "overloaded", "server_error":
-		return ClassTransient
+		return agent.ClassTransient
 	}
-	return ClassNone
+	return agent.ClassNone
 }
 
 // finish completes the Result once the stream has ended.
-func (d *claudeDecoder) finish() Result {
+func (d *claudeDecoder) finish() agent.Result {
 	if !d.res.SawResult {
 		d.res.Text = d.last.String()
 		if d.apiErrText != "" {
-			AddError(&d.res.Errors, d.apiErrText)
+			agent.AddError(&d.res.Errors, d.apiErrText)
 		}
 		if d.apiErrCode != "" {
 			d.classify(nil)
@@ -420,7 +422,7 @@ func (d *claudeDecoder) finish() Result {
 // errorText returns a result's error: the JSON string in raw (amp), or the
 // message of the object in raw (qwen: {"message": …}); "" otherwise.
 func errorText(raw json.RawMessage) string {
-	if s := RawString(raw); s != "" {
+	if s := agent.RawString(raw); s != "" {
 		return s
 	}
 	var e struct {
@@ -441,11 +443,11 @@ func toolSummary(name string, in *claudeToolInput) string {
 	var s string
 	switch name {
 	case "Bash":
-		s = FirstNonEmpty(in.Command, in.Cmd)
+		s = agent.FirstNonEmpty(in.Command, in.Cmd)
 	case "Read", "Write", "Edit", "MultiEdit":
 		s = in.FilePath
 	case "NotebookEdit":
-		s = FirstNonEmpty(in.NotebookPath, in.FilePath)
+		s = agent.FirstNonEmpty(in.NotebookPath, in.FilePath)
 	case "Glob", "Grep":
 		s = in.Pattern
 		if in.Path != "" {
@@ -461,9 +463,9 @@ func toolSummary(name string, in *claudeToolInput) string {
 		s = in.Skill
 	}
 	if s == "" {
-		s = FirstNonEmpty(in.Command, in.Cmd, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
+		s = agent.FirstNonEmpty(in.Command, in.Cmd, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
 	}
-	return OneLine(s, MaxSummary)
+	return agent.OneLine(s, agent.MaxSummary)
 }
 
 // Reports: claude reports both (result.total_cost_usd, result.usage).

@@ -1,10 +1,13 @@
-package agent
+package amp
 
 import (
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // Amp drives Sourcegraph's Amp CLI (`amp`) headlessly, as described in
@@ -31,8 +34,8 @@ import (
 type Amp struct{}
 
 var (
-	_ Diagnoser   = Amp{}
-	_ Preflighter = Amp{}
+	_ agent.Diagnoser   = Amp{}
+	_ agent.Preflighter = Amp{}
 )
 
 // Name returns "amp".
@@ -48,7 +51,7 @@ func (Amp) InstallHint() string {
 }
 
 // Argv returns amp's headless argv; the prompt goes on stdin.
-func (Amp) Argv(req Request) []string {
+func (Amp) Argv(req agent.Request) []string {
 	argv := []string{"amp", "--dangerously-allow-all", "-x", "--stream-json"}
 	if req.Model != "" {
 		argv = append(argv, "--mode", req.Model)
@@ -67,15 +70,15 @@ const (
 
 // Preflight refuses to start amp without an API key: AMP_API_KEY in env, or
 // the key `amp login` stores in ~/.local/share/amp/secrets.json.
-func (Amp) Preflight(_ Request, env []string) error {
-	if strings.TrimSpace(EnvValue(env, "AMP_API_KEY")) != "" {
+func (Amp) Preflight(_ agent.Request, env []string) error {
+	if strings.TrimSpace(agent.EnvValue(env, "AMP_API_KEY")) != "" {
 		return nil
 	}
 	var dirs []string
-	if d := EnvValue(env, "XDG_DATA_HOME"); d != "" {
+	if d := agent.EnvValue(env, "XDG_DATA_HOME"); d != "" {
 		dirs = append(dirs, d)
 	}
-	if h := EnvValue(env, "HOME"); h != "" {
+	if h := agent.EnvValue(env, "HOME"); h != "" {
 		dirs = append(dirs, filepath.Join(h, ".local", "share"))
 	}
 	for _, d := range dirs {
@@ -83,28 +86,28 @@ func (Amp) Preflight(_ Request, env []string) error {
 			return nil
 		}
 	}
-	return &PreflightError{Agent: "amp", Msg: ampKeyMissing, Fix: ampKeyFix}
+	return &agent.PreflightError{Agent: "amp", Msg: ampKeyMissing, Fix: ampKeyFix}
 }
 
 // Diagnose recognises amp's start-up failures on stderr (§6 "Verified
 // behaviours"): the login flow of a missing key (seen once a timeout killed
 // it), an unreachable server, a rejected option.
-func (Amp) Diagnose(res *Result) {
+func (Amp) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {
 		return
 	}
 	switch {
 	case strings.Contains(res.Stderr, "No API key found"):
-		res.Class, res.Fatal = ClassAuth, "amp "+ampKeyMissing+"; "+ampKeyFix
+		res.Class, res.Fatal = agent.ClassAuth, "amp "+ampKeyMissing+"; "+ampKeyFix
 	case strings.Contains(res.Stderr, "Couldn't connect to the Amp server"):
-		if res.Class == ClassNone {
-			res.Class = ClassTransient
+		if res.Class == agent.ClassNone {
+			res.Class = agent.ClassTransient
 		}
-		AddError(&res.Errors, LastLines(res.Stderr, 1))
+		agent.AddError(&res.Errors, agent.LastLines(res.Stderr, 1))
 	case strings.Contains(res.Stderr, "error: unknown option"):
-		res.Fatal = ampArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
+		res.Fatal = ampArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	default:
-		DiagnoseStderr(res, ampAuthFatal)
+		agent.DiagnoseStderr(res, ampAuthFatal)
 	}
 }
 
@@ -112,8 +115,8 @@ func (Amp) Diagnose(res *Result) {
 // Claude.Decode does (the outcome from the result line only), with the
 // error string of error results as the error, and tokens summed from the
 // assistant messages when the result has no usage.
-func (Amp) Decode(r io.Reader, ev Events) (Result, error) {
-	return DecodeStream(r, ev, Flavor{
+func (Amp) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
+	return claude.DecodeStream(r, ev, claude.Flavor{
 		AuthFatal: ampAuthFatal, BillingFatal: ampBillingFatal, ModelFatal: ampModelFatal, SumUsage: true,
 	})
 }

@@ -1,4 +1,4 @@
-package agent
+package copilot
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot)
@@ -49,18 +51,18 @@ import (
 type Copilot struct{}
 
 var (
-	_ Diagnoser   = Copilot{}
-	_ Preflighter = Copilot{}
-	_ OutputFiler = Copilot{}
+	_ agent.Diagnoser   = Copilot{}
+	_ agent.Preflighter = Copilot{}
+	_ agent.OutputFiler = Copilot{}
 )
 
 // Preflight refuses a custom provider (COPILOT_PROVIDER_BASE_URL) without a
 // model: copilot would refuse every attempt ("BYOK providers require an
 // explicit model"). The model may come from --model, COPILOT_MODEL,
 // COPILOT_PROVIDER_MODEL_ID or ralph.agentArgs.
-func (Copilot) Preflight(req Request, env []string) error {
-	if EnvValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
-		EnvValue(env, "COPILOT_MODEL") != "" || EnvValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
+func (Copilot) Preflight(req agent.Request, env []string) error {
+	if agent.EnvValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
+		agent.EnvValue(env, "COPILOT_MODEL") != "" || agent.EnvValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
 		return nil
 	}
 	for _, a := range req.Args {
@@ -68,7 +70,7 @@ func (Copilot) Preflight(req Request, env []string) error {
 			return nil
 		}
 	}
-	return &PreflightError{Agent: "copilot", Msg: "a custom provider (COPILOT_PROVIDER_BASE_URL) needs a model, and none is set",
+	return &agent.PreflightError{Agent: "copilot", Msg: "a custom provider (COPILOT_PROVIDER_BASE_URL) needs a model, and none is set",
 		Fix: "give one with --model M (or 'git config ralph.model M', or COPILOT_MODEL)"}
 }
 
@@ -85,7 +87,7 @@ func (Copilot) InstallHint() string {
 }
 
 // Argv returns copilot's headless argv; the prompt goes on stdin.
-func (Copilot) Argv(req Request) []string {
+func (Copilot) Argv(req agent.Request) []string {
 	argv := []string{"copilot", "--output-format", "json", "--allow-all-tools"}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
@@ -107,19 +109,19 @@ const (
 
 // Diagnose recognises the failures copilot reports on stderr alone: no
 // credentials, a custom provider without a model, a rejected command line.
-func (Copilot) Diagnose(res *Result) {
+func (Copilot) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult || res.Signal != "" {
 		return
 	}
 	switch {
 	case strings.Contains(res.Stderr, "No authentication information found"):
-		res.Class, res.Fatal = ClassAuth, copilotLoginFatal
+		res.Class, res.Fatal = agent.ClassAuth, copilotLoginFatal
 	case strings.Contains(res.Stderr, "require an explicit model"):
 		res.Fatal = copilotModelFatal
 	case strings.Contains(res.Stderr, "error: unexpected argument"), strings.Contains(res.Stderr, "error: invalid value"):
-		res.Fatal = copilotArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
+		res.Fatal = copilotArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	default:
-		DiagnoseStderr(res, copilotAuthFatal)
+		agent.DiagnoseStderr(res, copilotAuthFatal)
 	}
 }
 
@@ -140,7 +142,7 @@ type copilotUsageFile struct {
 // ReadOutputFile reads the tokens from the usage file, summed over the
 // models (the session's own requests and its helpers'). A missing, empty,
 // oversized or garbled file leaves the tokens at 0.
-func (Copilot) ReadOutputFile(res *Result, path string) {
+func (Copilot) ReadOutputFile(res *agent.Result, path string) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -172,7 +174,7 @@ type copilotEvent struct {
 	SessionID string       `json:"sessionId"` // result
 	ExitCode  *int         `json:"exitCode"`  // result
 	Usage     *struct {
-		PremiumRequests OptFloat `json:"premiumRequests"`
+		PremiumRequests agent.OptFloat `json:"premiumRequests"`
 	} `json:"usage"` // result
 }
 
@@ -185,10 +187,10 @@ type copilotData struct {
 	ToolName  string            `json:"toolName"`
 	Arguments *copilotToolInput `json:"arguments"`
 	// session.error, model.call_failure
-	ErrorType    string   `json:"errorType"`
-	Message      string   `json:"message"`
-	ErrorMessage string   `json:"errorMessage"`
-	StatusCode   OptFloat `json:"statusCode"`
+	ErrorType    string         `json:"errorType"`
+	Message      string         `json:"message"`
+	ErrorMessage string         `json:"errorMessage"`
+	StatusCode   agent.OptFloat `json:"statusCode"`
 }
 
 // copilotToolInput holds the tool arguments a summary can be made of.
@@ -207,19 +209,19 @@ type copilotToolInput struct {
 // main-agent assistant.message's content; the outcome comes from the result
 // line (exitCode) and the session.error before it, classified by its status
 // code and message. Tokens come from the usage file (readOutputFile).
-func (Copilot) Decode(r io.Reader, ev Events) (Result, error) {
+func (Copilot) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = NopEvents{}
+		ev = agent.NopEvents{}
 	}
 	d := copilotDecoder{ev: ev}
-	err := EachLine(r, d.line)
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
 // copilotDecoder is the state of one Copilot.Decode.
 type copilotDecoder struct {
-	ev       Events
-	res      Result
+	ev       agent.Events
+	res      agent.Result
 	last     string // the last main-agent assistant message
 	model    string
 	errText  string // the last session.error's message
@@ -264,10 +266,10 @@ func (d *copilotDecoder) line(line []byte) {
 	case "tool.execution_start":
 		d.ev.Tool(data.ToolName, copilotToolSummary(data.ToolName, data.Arguments))
 	case "model.call_failure":
-		d.failText = Head(strings.TrimSpace(data.ErrorMessage), MaxErrorLen)
+		d.failText = agent.Head(strings.TrimSpace(data.ErrorMessage), agent.MaxErrorLen)
 		d.failCode = int(data.StatusCode.Value)
 	case "session.error":
-		d.errText = Head(strings.TrimSpace(data.Message), MaxErrorLen)
+		d.errText = agent.Head(strings.TrimSpace(data.Message), agent.MaxErrorLen)
 		d.errType = data.ErrorType
 		d.errCode = int(data.StatusCode.Value)
 	case "result":
@@ -279,7 +281,7 @@ func (d *copilotDecoder) line(line []byte) {
 func (d *copilotDecoder) result(e *copilotEvent) {
 	r := &d.res
 	r.SawResult = true
-	r.SessionID = FirstNonEmpty(e.SessionID, r.SessionID)
+	r.SessionID = agent.FirstNonEmpty(e.SessionID, r.SessionID)
 	code := 0
 	if e.ExitCode != nil {
 		code = *e.ExitCode
@@ -294,9 +296,9 @@ func (d *copilotDecoder) result(e *copilotEvent) {
 	}
 }
 
-func (d *copilotDecoder) finish() Result {
+func (d *copilotDecoder) finish() agent.Result {
 	r := d.res
-	r.Text = Tail(d.last, MaxText)
+	r.Text = agent.Tail(d.last, agent.MaxText)
 	r.Model = d.model
 	msg, code := d.errText, d.errCode
 	if msg == "" && (r.IsError || !r.SawResult) {
@@ -304,30 +306,30 @@ func (d *copilotDecoder) finish() Result {
 	}
 	if msg == "" {
 		if r.IsError {
-			AddError(&r.Errors, "copilot exited with an error")
+			agent.AddError(&r.Errors, "copilot exited with an error")
 		}
 		return r
 	}
 	if r.SawResult && !r.IsError {
 		return r
 	}
-	AddError(&r.Errors, msg)
-	f := Failure{Class: ClassOfStatus(code)}
-	if f.Class == ClassNone {
-		f = ClassifyError(0, d.errType+": "+msg)
+	agent.AddError(&r.Errors, msg)
+	f := agent.Failure{Class: agent.ClassOfStatus(code)}
+	if f.Class == agent.ClassNone {
+		f = agent.ClassifyError(0, d.errType+": "+msg)
 	} else {
-		f.After, f.At = RetryHint(msg)
+		f.After, f.At = agent.RetryHint(msg)
 	}
-	if f.Class == ClassNone {
+	if f.Class == agent.ClassNone {
 		switch d.errType {
 		case "authentication":
-			f.Class = ClassAuth
+			f.Class = agent.ClassAuth
 		case "rate_limit":
-			f.Class = ClassLimit
+			f.Class = agent.ClassLimit
 		}
 	}
 	f.Apply(&r)
-	if r.Class == ClassAuth && r.Fatal == "" {
+	if r.Class == agent.ClassAuth && r.Fatal == "" {
 		r.Fatal = copilotAuthFatal
 	}
 	return r
@@ -353,9 +355,9 @@ func copilotToolSummary(name string, in *copilotToolInput) string {
 		}
 	}
 	if s == "" {
-		s = FirstNonEmpty(in.Command, in.Path, in.Pattern, in.URL, in.Query, in.Description, in.Prompt)
+		s = agent.FirstNonEmpty(in.Command, in.Path, in.Pattern, in.URL, in.Query, in.Description, in.Prompt)
 	}
-	return OneLine(s, MaxSummary)
+	return agent.OneLine(s, agent.MaxSummary)
 }
 
 // Reports: copilot reports tokens (its usage file) and premium requests, no

@@ -1,10 +1,13 @@
-package agent
+package qwen
 
 import (
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // Qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code) headlessly:
@@ -34,7 +37,7 @@ import (
 // authentication failure (Result.Fatal).
 type Qwen struct{}
 
-var _ Diagnoser = Qwen{}
+var _ agent.Diagnoser = Qwen{}
 
 // Name returns "qwen".
 func (Qwen) Name() string { return "qwen" }
@@ -49,7 +52,7 @@ func (Qwen) InstallHint() string {
 }
 
 // Argv returns qwen's headless argv; the prompt goes on stdin.
-func (Qwen) Argv(req Request) []string {
+func (Qwen) Argv(req agent.Request) []string {
 	argv := []string{"qwen", "-o", "stream-json", "--yolo"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
@@ -69,30 +72,30 @@ const (
 
 // Diagnose recognises the failures qwen reports on stderr alone: no
 // authentication configured, a rejected command line.
-func (Qwen) Diagnose(res *Result) {
+func (Qwen) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult || res.Signal != "" {
 		return
 	}
 	switch {
 	case strings.Contains(res.Stderr, qwenNoAuth):
-		res.Class, res.Fatal = ClassAuth, qwenNoAuthFatal
+		res.Class, res.Fatal = agent.ClassAuth, qwenNoAuthFatal
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = qwenArgsFatal + ": " + OneLine(lineWith(res.Stderr, "Unknown argument"), 200)
+		res.Fatal = qwenArgsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Unknown argument"), 200)
 	case strings.Contains(res.Stderr, "Invalid values:"):
-		res.Fatal = qwenArgsFatal + ": " + OneLine(lineWith(res.Stderr, "Argument:"), 200)
+		res.Fatal = qwenArgsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Argument:"), 200)
 	default:
-		DiagnoseStderr(res, qwenAuthFatal)
+		agent.DiagnoseStderr(res, qwenAuthFatal)
 	}
 }
 
 // Decode reads qwen's stream-json to the end, as Claude.Decode does (the
 // outcome from the result line only), counting input tokens as qwen does.
-func (Qwen) Decode(r io.Reader, ev Events) (Result, error) {
-	res, err := DecodeStream(r, ev, Flavor{
+func (Qwen) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
+	res, err := claude.DecodeStream(r, ev, claude.Flavor{
 		AuthFatal: qwenAuthFatal, BillingFatal: qwenBillingFatal, ModelFatal: qwenModelFatal, InputHasCache: true,
 	})
 	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, qwenNoAuth) }) {
-		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = ClassAuth, qwenNoAuthFatal, 0, time.Time{}
+		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = agent.ClassAuth, qwenNoAuthFatal, 0, time.Time{}
 	}
 	return res, err
 }

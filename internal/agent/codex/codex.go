@@ -1,4 +1,4 @@
-package agent
+package codex
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Codex drives the OpenAI Codex CLI (`codex exec`) headlessly, as described
@@ -29,8 +31,8 @@ import (
 type Codex struct{}
 
 var (
-	_ Diagnoser   = Codex{}
-	_ OutputFiler = Codex{}
+	_ agent.Diagnoser   = Codex{}
+	_ agent.OutputFiler = Codex{}
 )
 
 // Name returns "codex".
@@ -45,7 +47,7 @@ func (Codex) InstallHint() string {
 }
 
 // Argv returns codex's headless argv; the prompt goes on stdin ("-").
-func (Codex) Argv(req Request) []string {
+func (Codex) Argv(req agent.Request) []string {
 	argv := []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
@@ -63,21 +65,21 @@ const (
 
 // Diagnose recognises a rejected command line (exit 2, clap's message) and
 // failures that codex reports on stderr alone.
-func (Codex) Diagnose(res *Result) {
+func (Codex) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {
 		return
 	}
 	if res.ExitCode == 2 && strings.Contains(res.Stderr, "error: ") {
-		res.Fatal = codexArgsFatal + ": " + OneLine(FirstErrorLine(res.Stderr), 200)
+		res.Fatal = codexArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 		return
 	}
-	DiagnoseStderr(res, codexAuthFatal)
+	agent.DiagnoseStderr(res, codexAuthFatal)
 }
 
 // ReadOutputFile makes the --output-last-message file's content (its last
 // 64 KiB) the final text, unless codex left it empty.
-func (Codex) ReadOutputFile(res *Result, path string) {
-	text, err := ReadTail(path, MaxText)
+func (Codex) ReadOutputFile(res *agent.Result, path string) {
+	text, err := agent.ReadTail(path, agent.MaxText)
 	if err == nil && strings.TrimSpace(text) != "" {
 		res.Text = text
 	}
@@ -121,19 +123,19 @@ type codexUsage struct {
 // codex wrote one); tokens are summed over turn.completed. turn.failed, and
 // an error event that was the last word of a run without a terminal event,
 // are errors, classified from their message.
-func (Codex) Decode(r io.Reader, ev Events) (Result, error) {
+func (Codex) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = NopEvents{}
+		ev = agent.NopEvents{}
 	}
 	d := codexDecoder{ev: ev, started: map[string]bool{}}
-	err := EachLine(r, d.line)
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
 // codexDecoder is the state of one Codex.Decode.
 type codexDecoder struct {
-	ev      Events
-	res     Result
+	ev      agent.Events
+	res     agent.Result
 	last    string          // the last agent_message
 	lastErr string          // the last error event's message, while nothing followed it
 	started map[string]bool // tool items shown on item.started
@@ -169,7 +171,7 @@ func (d *codexDecoder) line(line []byte) {
 	case "item.completed":
 		d.completed(e.Item)
 	case "error":
-		d.lastErr = Head(strings.TrimSpace(e.Message), MaxErrorLen)
+		d.lastErr = agent.Head(strings.TrimSpace(e.Message), agent.MaxErrorLen)
 	case "turn.completed":
 		d.res.SawResult = true
 		if u := e.Usage; u != nil {
@@ -183,8 +185,8 @@ func (d *codexDecoder) line(line []byte) {
 		d.res.SawResult, d.res.IsError = true, true
 		d.res.Subtype = "turn.failed"
 		msg := codexErrorMessage(e.Error)
-		AddError(&d.res.Errors, msg)
-		ClassifyError(0, msg).Apply(&d.res)
+		agent.AddError(&d.res.Errors, msg)
+		agent.ClassifyError(0, msg).Apply(&d.res)
 		d.ev.Terminal()
 	}
 }
@@ -215,31 +217,31 @@ func (d *codexDecoder) completed(it *codexItem) {
 func (d *codexDecoder) tool(it *codexItem) bool {
 	switch it.Type {
 	case "command_execution":
-		d.ev.Tool("shell", OneLine(unwrapShell(it.Command), MaxSummary))
+		d.ev.Tool("shell", agent.OneLine(unwrapShell(it.Command), agent.MaxSummary))
 	case "file_change":
 		var paths []string
 		for _, c := range it.Changes {
 			paths = append(paths, c.Path)
 		}
-		d.ev.Tool("edit", OneLine(strings.Join(paths, " "), MaxSummary))
+		d.ev.Tool("edit", agent.OneLine(strings.Join(paths, " "), agent.MaxSummary))
 	case "mcp_tool_call":
-		d.ev.Tool("mcp", OneLine(it.Server+"/"+it.Tool, MaxSummary))
+		d.ev.Tool("mcp", agent.OneLine(it.Server+"/"+it.Tool, agent.MaxSummary))
 	case "web_search":
-		d.ev.Tool("web_search", OneLine(it.Query, MaxSummary))
+		d.ev.Tool("web_search", agent.OneLine(it.Query, agent.MaxSummary))
 	default:
 		return false
 	}
 	return true
 }
 
-func (d *codexDecoder) finish() Result {
+func (d *codexDecoder) finish() agent.Result {
 	r := d.res
-	r.Text = Tail(d.last, MaxText)
+	r.Text = agent.Tail(d.last, agent.MaxText)
 	if !r.SawResult && d.lastErr != "" {
-		AddError(&r.Errors, d.lastErr)
-		ClassifyError(0, d.lastErr).Apply(&r)
+		agent.AddError(&r.Errors, d.lastErr)
+		agent.ClassifyError(0, d.lastErr).Apply(&r)
 	}
-	if r.Class == ClassAuth && r.Fatal == "" {
+	if r.Class == agent.ClassAuth && r.Fatal == "" {
 		r.Fatal = codexAuthFatal
 	}
 	return r
@@ -253,11 +255,11 @@ func codexErrorMessage(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
 		return e.Message
 	}
-	if s := RawString(raw); s != "" {
+	if s := agent.RawString(raw); s != "" {
 		return s
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		return Head(string(raw), MaxErrorLen)
+		return agent.Head(string(raw), agent.MaxErrorLen)
 	}
 	return "turn failed"
 }

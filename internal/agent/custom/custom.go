@@ -1,4 +1,4 @@
-package agent
+package custom
 
 import (
 	"bufio"
@@ -6,6 +6,9 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // The output formats of a custom agent (ralph.agentFormat).
@@ -48,10 +51,10 @@ type Custom struct {
 }
 
 var (
-	_ Diagnoser   = Custom{}
-	_ Preflighter = Custom{}
-	_ Configurer  = Custom{}
-	_ EnvAdder    = Custom{}
+	_ agent.Diagnoser   = Custom{}
+	_ agent.Preflighter = Custom{}
+	_ agent.Configurer  = Custom{}
+	_ agent.EnvAdder    = Custom{}
 )
 
 // NewCustom returns the custom driver for argv (ralph.agentCommand, split
@@ -70,11 +73,11 @@ func (c Custom) check() error {
 	switch c.Format {
 	case "", FormatText, FormatClaudeStreamJSON:
 	default:
-		return &PreflightError{Agent: "custom", Msg: fmt.Sprintf("unknown output format %q", c.Format),
+		return &agent.PreflightError{Agent: "custom", Msg: fmt.Sprintf("unknown output format %q", c.Format),
 			Fix: "set 'git config ralph.agentFormat' to " + FormatText + " or " + FormatClaudeStreamJSON}
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return &PreflightError{Agent: "custom", Msg: "no command configured", Fix: customCommandHint}
+		return &agent.PreflightError{Agent: "custom", Msg: "no command configured", Fix: customCommandHint}
 	}
 	return nil
 }
@@ -98,7 +101,7 @@ func (c Custom) Binary() string {
 func (Custom) InstallHint() string { return customCommandHint }
 
 // Argv returns the command with ralph.agentArgs appended.
-func (c Custom) Argv(req Request) []string {
+func (c Custom) Argv(req agent.Request) []string {
 	cmd := c.resolve(req).Command
 	if len(cmd) == 0 {
 		return nil
@@ -107,7 +110,7 @@ func (c Custom) Argv(req Request) []string {
 }
 
 // resolve returns c, or for a Custom without a command, the one req names.
-func (c Custom) resolve(req Request) Custom {
+func (c Custom) resolve(req agent.Request) Custom {
 	if len(c.Command) == 0 {
 		return Custom{Command: req.Command, Format: req.Format}
 	}
@@ -115,10 +118,10 @@ func (c Custom) resolve(req Request) Custom {
 }
 
 // Configure implements Configurer.
-func (c Custom) Configure(req Request) Driver { return c.resolve(req) }
+func (c Custom) Configure(req agent.Request) agent.Driver { return c.resolve(req) }
 
 // ExtraEnv passes the model, which a custom agent has no flag for.
-func (Custom) ExtraEnv(req Request) []string {
+func (Custom) ExtraEnv(req agent.Request) []string {
 	if req.Model == "" {
 		return nil
 	}
@@ -126,7 +129,7 @@ func (Custom) ExtraEnv(req Request) []string {
 }
 
 // Preflight checks the command and the format.
-func (c Custom) Preflight(req Request, _ []string) error { return c.resolve(req).check() }
+func (c Custom) Preflight(req agent.Request, _ []string) error { return c.resolve(req).check() }
 
 // Fatal message of the custom driver.
 const customAuthFatal = "the custom agent reported an authentication failure; fix its credentials, then run 'git ralph start' again"
@@ -134,21 +137,21 @@ const customAuthFatal = "the custom agent reported an authentication failure; fi
 // Diagnose decides the outcome of a plain-text run: a clean exit is its
 // terminal event. Failed runs of either format are classified by their last
 // stderr lines.
-func (c Custom) Diagnose(res *Result) {
+func (c Custom) Diagnose(res *agent.Result) {
 	if c.Format != FormatClaudeStreamJSON && res.ExitCode == 0 && res.Signal == "" &&
 		!res.TimedOut && !res.Idle && !res.Interrupted {
 		res.SawResult = true
 	}
 	if res.Fatal == "" {
-		DiagnoseStderr(res, customAuthFatal)
+		agent.DiagnoseStderr(res, customAuthFatal)
 	}
 }
 
 // Decode reads the agent's output: Claude Code's stream-json, or plain text
 // whose lines go to ev.Text and whose last 64 KiB are the final text.
-func (c Custom) Decode(r io.Reader, ev Events) (Result, error) {
+func (c Custom) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if c.Format == FormatClaudeStreamJSON {
-		return DecodeStream(r, ev, Flavor{
+		return claude.DecodeStream(r, ev, claude.Flavor{
 			AuthFatal: customAuthFatal, BillingFatal: customBillingFatal, ModelFatal: customModelFatal,
 		})
 	}
@@ -166,12 +169,12 @@ const maxShownLine = 4 << 10
 // decodeText reads plain text to the end: every non-empty line goes to
 // ev.Text (cut at 4 KiB), the last 64 KiB are Result.Text. There is no
 // terminal event in plain text: Diagnose decides SawResult from the exit.
-func decodeText(r io.Reader, ev Events) (Result, error) {
+func decodeText(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = NopEvents{}
+		ev = agent.NopEvents{}
 	}
-	br := bufio.NewReaderSize(r, ReadBuf)
-	out := TailBuffer{Max: MaxText}
+	br := bufio.NewReaderSize(r, agent.ReadBuf)
+	out := agent.TailBuffer{Max: agent.MaxText}
 	var line []byte
 	long := false
 	show := func() {
@@ -204,7 +207,7 @@ func decodeText(r io.Reader, ev Events) (Result, error) {
 			if err == io.EOF {
 				err = nil
 			}
-			return Result{Text: ValidTail(out.Bytes())}, err
+			return agent.Result{Text: agent.ValidTail(out.Bytes())}, err
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package custom
 
 import (
 	"context"
@@ -7,16 +7,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/agenttest"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // TestCustomClaudeFormatDecodesLikeClaude: a custom agent speaking Claude's
 // stream gets the same result from every claude transcript, with its own
 // fatal messages.
 func TestCustomClaudeFormatDecodesLikeClaude(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*claude*")
+	files, _ := filepath.Glob("../testdata/*claude*")
 	c := Custom{Command: []string{"agent"}, Format: FormatClaudeStreamJSON}
 	for _, name := range files {
-		want, _ := decodeWith(t, Claude{}, filepath.Base(name))
+		want, _ := decodeWith(t, claude.Claude{}, filepath.Base(name))
 		got, _ := decodeWith(t, c, filepath.Base(name))
 		if want.Fatal != "" && got.Fatal == "" {
 			t.Errorf("%s: Fatal lost", name)
@@ -36,7 +40,7 @@ func TestCustomTextDecode(t *testing.T) {
 	long := strings.Repeat("x", 10000)
 	stream := "Working on story 1.\r\n\n" + "The prompt says <promise>COMPLETE</promise> when done.\n" +
 		long + "\n" + "<promise>FAILED: blocked</promise>\n" + "bye"
-	rec := &Recorder{}
+	rec := &agenttest.Recorder{}
 	res, err := Custom{Command: []string{"a"}}.Decode(strings.NewReader(stream), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -51,19 +55,19 @@ func TestCustomTextDecode(t *testing.T) {
 	// The clean exit is the terminal event.
 	c := Custom{Command: []string{"a"}}
 	c.Diagnose(&res)
-	if !res.SawResult || res.Promise() != (Promise{Kind: PromiseFailed, Reason: "blocked"}) {
+	if !res.SawResult || res.Promise() != (agent.Promise{Kind: agent.PromiseFailed, Reason: "blocked"}) {
 		t.Fatalf("after Diagnose: SawResult %v Promise %+v", res.SawResult, res.Promise())
 	}
-	for _, bad := range []Result{{ExitCode: 1}, {ExitCode: -1, Signal: "killed"}, {TimedOut: true}, {Idle: true}, {Interrupted: true}} {
+	for _, bad := range []agent.Result{{ExitCode: 1}, {ExitCode: -1, Signal: "killed"}, {TimedOut: true}, {Idle: true}, {Interrupted: true}} {
 		c.Diagnose(&bad)
 		if bad.SawResult {
 			t.Errorf("%+v counted as a result", bad)
 		}
 	}
 	// Only the last 64 KiB are kept: the promise must be near the end.
-	big := "<promise>COMPLETE</promise>\n" + strings.Repeat("y\n", MaxText)
+	big := "<promise>COMPLETE</promise>\n" + strings.Repeat("y\n", agent.MaxText)
 	res, _ = Custom{}.Decode(strings.NewReader(big), nil)
-	if len(res.Text) != MaxText || ParsePromise(res.Text).Kind != PromiseNone {
+	if len(res.Text) != agent.MaxText || agent.ParsePromise(res.Text).Kind != agent.PromiseNone {
 		t.Fatalf("Text %d bytes", len(res.Text))
 	}
 	// Invalid UTF-8 does not reach the Result.
@@ -74,7 +78,7 @@ func TestCustomTextDecode(t *testing.T) {
 }
 
 func TestRunCustomTextAgent(t *testing.T) {
-	script := WriteScript(t, `
+	script := agenttest.WriteScript(t, `
 prompt=$(cat)
 echo "working on $RALPH_CHANGE story $RALPH_STORY attempt $RALPH_ATTEMPT with model $RALPH_MODEL"
 echo "prompt bytes: $(printf %s "$prompt" | wc -c | tr -d ' ')"
@@ -85,18 +89,18 @@ echo "<promise>COMPLETE</promise>"
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := ScriptRequest(t)
+	req := agenttest.ScriptRequest(t)
 	req.Prompt = strings.Repeat("p", 200<<10) // bigger than an argv string may be
 	req.Model = "m1"
 	req.Args = []string{"--extra"}
 	req.Env = []string{"RALPH_AGENT=1", "RALPH_CHANGE=add-x", "RALPH_STORY=2", "RALPH_ATTEMPT=3"}
-	rec := &Recorder{}
+	rec := &agenttest.Recorder{}
 	req.Sink = rec
-	res, err := Run(context.Background(), c, req)
+	res, err := agent.Run(context.Background(), c, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.SawResult || res.IsError || res.Promise().Kind != PromiseComplete || res.CostUSD != nil {
+	if !res.SawResult || res.IsError || res.Promise().Kind != agent.PromiseComplete || res.CostUSD != nil {
 		t.Fatalf("res %+v", res)
 	}
 	want := []string{"working on add-x story 2 attempt 3 with model m1", "prompt bytes: 204800", "args: --flag --extra", "<promise>COMPLETE</promise>"}
@@ -106,12 +110,18 @@ echo "<promise>COMPLETE</promise>"
 
 	// A failing exit is no result, whatever it printed; its stderr is
 	// classified.
-	script = WriteScript(t, "cat >/dev/null\necho '<promise>COMPLETE</promise>'\necho 'API Error: 529 overloaded' >&2\nexit 3\n")
-	res, err = Run(context.Background(), Custom{Command: []string{script}}, ScriptRequest(t))
+	script = agenttest.WriteScript(t, "cat >/dev/null\necho '<promise>COMPLETE</promise>'\necho 'API Error: 529 overloaded' >&2\nexit 3\n")
+	res, err = agent.Run(context.Background(), Custom{Command: []string{script}}, agenttest.ScriptRequest(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.SawResult || res.ExitCode != 3 || res.Class != ClassTransient || res.Promise().Kind != PromiseNone {
+	if res.SawResult || res.ExitCode != 3 || res.Class != agent.ClassTransient || res.Promise().Kind != agent.PromiseNone {
 		t.Fatalf("failing agent: %+v", res)
 	}
+}
+
+// decodeWith decodes the transcript testdata/name (internal/agent/testdata) with d.
+func decodeWith(t *testing.T, d agent.Driver, name string) (agent.Result, *agenttest.Recorder) {
+	t.Helper()
+	return agenttest.Decode(t, d, filepath.Join("..", "testdata", name))
 }

@@ -1,4 +1,4 @@
-package agent
+package codex
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/agenttest"
 )
 
 func TestCodexDecodeSamples(t *testing.T) {
@@ -20,46 +23,46 @@ func TestCodexDecodeSamples(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		file string
-		want Want
+		want agenttest.Want
 	}{
-		{"codex-exec-json-complete.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+		{"codex-exec-json-complete.ndjson", agenttest.Want{Saw: true, Promise: agenttest.Complete, Text: agenttest.CompleteText,
 			In: 7206, Out: 264, Cost: -1, Session: "01a2148c-6ed2-7240-b153-d188f72b1213",
 			Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
-		{"codex-exec-json-complete-shell-only.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+		{"codex-exec-json-complete-shell-only.ndjson", agenttest.Want{Saw: true, Promise: agenttest.Complete, Text: agenttest.CompleteText,
 			In: 7206, Out: 264, Cost: -1, Session: "01a2148b-f063-7c02-ad12-672a7a440410", Texts: 2,
 			Tools: []string{`shell: printf 'hello from the mock model\n' > hello.txt`, shell}, Terminals: 1}},
-		{"codex-exec-json-failed-signal.ndjson", Want{Saw: true, Promise: FailedTests, Text: FailedText,
+		{"codex-exec-json-failed-signal.ndjson", agenttest.Want{Saw: true, Promise: agenttest.FailedTests, Text: agenttest.FailedText,
 			In: 7206, Out: 264, Cost: -1, Session: "01a2148c-f060-71a0-8dd2-254d610da71c",
 			Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
-		{"codex-exec-json-command-failed.ndjson", Want{Saw: true, Promise: Promise{Kind: PromiseFailed, Reason: "ls failed"},
+		{"codex-exec-json-command-failed.ndjson", agenttest.Want{Saw: true, Promise: agent.Promise{Kind: agent.PromiseFailed, Reason: "ls failed"},
 			Text: "Command failed.\n\n<promise>FAILED: ls failed</promise>", In: 4811, Out: 176, Cost: -1,
 			Session: "01a2149b-c8ce-7692-b725-98ecb608ee34", Texts: 1,
 			Tools: []string{"shell: ls /nonexistent-dir; exit 3"}, Terminals: 1}},
-		{"codex-exec-json-turn-failed.ndjson", Want{Saw: true, IsError: true,
+		{"codex-exec-json-turn-failed.ndjson", agenttest.Want{Saw: true, IsError: true,
 			Errors: []string{`{"error":{"message":"mock: invalid request","type":"invalid_request_error","code":"bad"}}`},
 			Cost:   -1, Session: "01a2148c-ebf9-76c0-9b24-89d4a9dc4b4a", Terminals: 1}},
-		{"codex-exec-json-killed-sigterm.ndjson", Want{Cost: -1, Session: "01a2148d-07af-7d70-b809-6445713365fd"}},
-		{"codex-exec-json-readonly-sandbox-silent-rejects.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+		{"codex-exec-json-killed-sigterm.ndjson", agenttest.Want{Cost: -1, Session: "01a2148d-07af-7d70-b809-6445713365fd"}},
+		{"codex-exec-json-readonly-sandbox-silent-rejects.ndjson", agenttest.Want{Saw: true, Promise: agenttest.Complete, Text: agenttest.CompleteText,
 			In: 7215, Out: 264, Cost: -1, Session: "01a2148c-92f5-7ef3-8d9e-713212a1b12c", Texts: 2, Terminals: 1}},
-		{"codex-exec-resume-json.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+		{"codex-exec-resume-json.ndjson", agenttest.Want{Saw: true, Promise: agenttest.Complete, Text: agenttest.CompleteText,
 			In: 9634, Out: 352, Cost: -1, Session: "01a2148d-7cf6-7be3-bff7-ddc5db58d127", Texts: 1, Terminals: 1}},
-		{"synthetic-codex-garbage-lines.ndjson", Want{Saw: true, Promise: Complete, Text: CompleteText,
+		{"synthetic-codex-garbage-lines.ndjson", agenttest.Want{Saw: true, Promise: agenttest.Complete, Text: agenttest.CompleteText,
 			In: 7206, Out: 264, Cost: -1, Session: tid, Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
-		{"synthetic-codex-no-signal.ndjson", Want{Saw: true, Text: "Created hello.txt and committed it.",
+		{"synthetic-codex-no-signal.ndjson", agenttest.Want{Saw: true, Text: "Created hello.txt and committed it.",
 			In: 7206, Out: 264, Cost: -1, Session: tid, Texts: 2, Tools: []string{edit, shell}, Terminals: 1}},
-		{"synthetic-codex-promise-echo-then-failed.ndjson", Want{Saw: true, Promise: EchoFailed, Text: EchoText,
+		{"synthetic-codex-promise-echo-then-failed.ndjson", agenttest.Want{Saw: true, Promise: agenttest.EchoFailed, Text: agenttest.EchoText,
 			In: 7206, Out: 264, Cost: -1, Session: tid, Texts: 2, Tools: []string{"shell: cat PROMPT.md"}, Terminals: 1}},
-		{"synthetic-codex-crash-midstream.ndjson", Want{Text: starting, Cost: -1, Session: tid, Texts: 1}},
-		{"synthetic-codex-api-error-5xx.ndjson", Want{Saw: true, IsError: true, Class: ClassTransient,
+		{"synthetic-codex-crash-midstream.ndjson", agenttest.Want{Text: starting, Cost: -1, Session: tid, Texts: 1}},
+		{"synthetic-codex-api-error-5xx.ndjson", agenttest.Want{Saw: true, IsError: true, Class: agent.ClassTransient,
 			Errors: []string{"exceeded retry limit, last status: 500 Internal Server Error"}, Cost: -1, Session: tid, Terminals: 1}},
-		{"synthetic-codex-usage-limit.ndjson", Want{Saw: true, IsError: true, Class: ClassLimit,
+		{"synthetic-codex-usage-limit.ndjson", agenttest.Want{Saw: true, IsError: true, Class: agent.ClassLimit,
 			RetryAfter: 2*time.Hour + 5*time.Minute, Errors: []string{"You've hit your usage limit.…"}, Cost: -1, Session: tid, Terminals: 1}},
-		{"synthetic-codex-auth.ndjson", Want{Saw: true, IsError: true, Class: ClassAuth, Fatal: true,
+		{"synthetic-codex-auth.ndjson", agenttest.Want{Saw: true, IsError: true, Class: agent.ClassAuth, Fatal: true,
 			Errors: []string{"unexpected status 401 Unauthorized…"}, Cost: -1, Session: tid, Terminals: 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res, rec := decodeWith(t, Codex{}, tc.file)
-			Check(t, res, rec, tc.want)
+			agenttest.Check(t, res, rec, tc.want)
 		})
 	}
 }
@@ -72,7 +75,7 @@ type codexScript struct {
 
 func (c codexScript) Binary() string { return c.exe }
 
-func (c codexScript) Argv(req Request) []string {
+func (c codexScript) Argv(req agent.Request) []string {
 	argv := c.Codex.Argv(req)
 	argv[0] = c.exe
 	return argv
@@ -81,7 +84,7 @@ func (c codexScript) Argv(req Request) []string {
 func TestRunCodexLastMessageFile(t *testing.T) {
 	// Like codex: the prompt is read from stdin ("-"), which must be closed,
 	// and the final message goes to the --output-last-message file.
-	script := WriteScript(t, `
+	script := agenttest.WriteScript(t, `
 out=""
 last=""
 for a in "$@"; do
@@ -97,18 +100,18 @@ echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","tex
 printf 'from the file: %s\n<promise>COMPLETE</promise>\n' "$prompt" > "$out"
 echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2}}'
 `)
-	req := ScriptRequest(t)
+	req := agenttest.ScriptRequest(t)
 	req.Prompt = "the prompt"
-	rec := &Recorder{}
+	rec := &agenttest.Recorder{}
 	req.Sink = rec
-	res, err := Run(context.Background(), codexScript{exe: script}, req)
+	res, err := agent.Run(context.Background(), codexScript{exe: script}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ExitCode != 0 || !res.SawResult || res.IsError {
 		t.Fatalf("res %+v", res)
 	}
-	if res.Text != "from the file: the prompt\n<promise>COMPLETE</promise>\n" || res.Promise().Kind != PromiseComplete {
+	if res.Text != "from the file: the prompt\n<promise>COMPLETE</promise>\n" || res.Promise().Kind != agent.PromiseComplete {
 		t.Errorf("Text %q", res.Text)
 	}
 	if res.InputTokens != 10 || res.OutputTokens != 2 || res.CostUSD != nil || res.SessionID != "t1" {
@@ -130,13 +133,19 @@ echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":
 	}
 
 	// Without the file, the last agent_message is the final text.
-	script = WriteScript(t, `cat >/dev/null
+	script = agenttest.WriteScript(t, `cat >/dev/null
 echo '{"type":"thread.started","thread_id":"t2"}'
 echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"<promise>FAILED: nope</promise>"}}'
 echo '{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}'
 `)
-	res, err = Run(context.Background(), codexScript{exe: script}, ScriptRequest(t))
-	if err != nil || res.Promise() != (Promise{Kind: PromiseFailed, Reason: "nope"}) {
+	res, err = agent.Run(context.Background(), codexScript{exe: script}, agenttest.ScriptRequest(t))
+	if err != nil || res.Promise() != (agent.Promise{Kind: agent.PromiseFailed, Reason: "nope"}) {
 		t.Fatalf("res %+v err %v", res, err)
 	}
+}
+
+// decodeWith decodes the transcript testdata/name (internal/agent/testdata) with d.
+func decodeWith(t *testing.T, d agent.Driver, name string) (agent.Result, *agenttest.Recorder) {
+	t.Helper()
+	return agenttest.Decode(t, d, filepath.Join("..", "testdata", name))
 }

@@ -1,4 +1,4 @@
-package agent
+package agenttest
 
 import (
 	"math"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Recorder is an Events that remembers everything.
@@ -31,9 +33,11 @@ func MatchText(got, want string) bool {
 	return got == want
 }
 
-func decodeWith(t *testing.T, d Driver, name string) (Result, *Recorder) {
+// Decode decodes the transcript at path with d, recording its events.
+func Decode(t *testing.T, d agent.Driver, path string) (agent.Result, *Recorder) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	name := filepath.Base(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,10 +53,10 @@ func decodeWith(t *testing.T, d Driver, name string) (Result, *Recorder) {
 // Want is what decoding a transcript must give.
 type Want struct {
 	Saw, IsError bool
-	Promise      Promise
+	Promise      agent.Promise
 	Text         string   // exact, or a prefix when it ends in "…"
 	Errors       []string // each exact or a prefix
-	Class        FailureClass
+	Class        agent.FailureClass
 	RetryAfter   time.Duration
 	Fatal        bool
 	Turns        int
@@ -65,7 +69,7 @@ type Want struct {
 	Terminals    int
 }
 
-func Check(t *testing.T, res Result, rec *Recorder, w Want) {
+func Check(t *testing.T, res agent.Result, rec *Recorder, w Want) {
 	t.Helper()
 	if res.SawResult != w.Saw || res.IsError != w.IsError {
 		t.Errorf("SawResult, IsError = %v, %v; want %v, %v", res.SawResult, res.IsError, w.Saw, w.IsError)
@@ -120,11 +124,11 @@ func Check(t *testing.T, res Result, rec *Recorder, w Want) {
 }
 
 var (
-	Complete     = Promise{Kind: PromiseComplete}
+	Complete     = agent.Promise{Kind: agent.PromiseComplete}
 	CompleteText = "Created hello.txt and committed it.\n\n<promise>COMPLETE</promise>"
-	FailedTests  = Promise{Kind: PromiseFailed, Reason: "tests did not pass"}
+	FailedTests  = agent.Promise{Kind: agent.PromiseFailed, Reason: "tests did not pass"}
 	FailedText   = "I could not finish.\n\n<promise>FAILED: tests did not pass</promise>"
-	EchoFailed   = Promise{Kind: PromiseFailed, Reason: "go test ./... fails in pkg/loop"}
+	EchoFailed   = agent.Promise{Kind: agent.PromiseFailed, Reason: "go test ./... fails in pkg/loop"}
 	EchoText     = "Tests still fail.\n\n<promise>FAILED: go test ./... fails in pkg/loop</promise>"
 )
 
@@ -138,6 +142,6 @@ func WriteScript(t *testing.T, body string) string {
 	return path
 }
 
-func ScriptRequest(t *testing.T) Request {
-	return Request{Dir: t.TempDir(), Grace: 2 * time.Second, KillGrace: 2 * time.Second}
+func ScriptRequest(t *testing.T) agent.Request {
+	return agent.Request{Dir: t.TempDir(), Grace: 2 * time.Second, KillGrace: 2 * time.Second}
 }
