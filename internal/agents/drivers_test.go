@@ -222,13 +222,13 @@ func TestPreflight(t *testing.T) {
 			t.Errorf("Preflight(%s, %+v) = %v, want %q", tc.d.Name(), tc.req, err, tc.want)
 		}
 	}
-	if _, err := custom.NewCustom(nil, ""); err == nil {
+	if _, err := custom.New(nil, ""); err == nil {
 		t.Error("NewCustom without a command")
 	}
-	if _, err := custom.NewCustom([]string{"a"}, "json"); err == nil {
+	if _, err := custom.New([]string{"a"}, "json"); err == nil {
 		t.Error("NewCustom with an unknown format")
 	}
-	c, err := custom.NewCustom([]string{"a", "b"}, "")
+	c, err := custom.New([]string{"a", "b"}, "")
 	if err != nil || c.Binary() != "a" {
 		t.Errorf("NewCustom = %+v, %v", c, err)
 	}

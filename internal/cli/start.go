@@ -181,7 +181,7 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, err := custom.NewCustom(argv, format)
+		d, err := custom.New(argv, format)
 		if err != nil {
 			var pe *agent.PreflightError
 			if errors.As(err, &pe) {

@@ -57,10 +57,10 @@ var (
 	_ agent.EnvAdder    = Custom{}
 )
 
-// NewCustom returns the custom driver for argv (ralph.agentCommand, split
+// New returns the custom driver for argv (ralph.agentCommand, split
 // into words) and format (ralph.agentFormat; "" means FormatText). The error
 // says what is wrong with them.
-func NewCustom(argv []string, format string) (Custom, error) {
+func New(argv []string, format string) (Custom, error) {
 	c := Custom{Command: slices.Clone(argv), Format: format}
 	if err := c.check(); err != nil {
 		return Custom{}, err

@@ -85,7 +85,7 @@ echo "prompt bytes: $(printf %s "$prompt" | wc -c | tr -d ' ')"
 echo "args: $*"
 echo "<promise>COMPLETE</promise>"
 `)
-	c, err := NewCustom([]string{"/bin/sh", script, "--flag"}, "")
+	c, err := New([]string{"/bin/sh", script, "--flag"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

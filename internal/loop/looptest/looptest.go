@@ -109,7 +109,7 @@ func ScriptAgent(t *testing.T, results ...string) agent.Driver {
 	if err := os.WriteFile(p, []byte(b.String()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d, err := custom.NewCustom([]string{p}, custom.FormatClaudeStreamJSON)
+	d, err := custom.New([]string{p}, custom.FormatClaudeStreamJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
