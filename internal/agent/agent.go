@@ -99,11 +99,11 @@ type Request struct {
 	OnStart func(pid int, start uint64)
 
 	// Command is the custom agent's argv (ralph.agentCommand, already split
-	// into words), for the "custom" driver that Lookup returns; a Custom made
-	// by NewCustom uses its own. Other drivers ignore it.
+	// into words), for the custom driver that agents.Lookup("custom") returns; a
+	// custom.Custom made by custom.New uses its own. Other drivers ignore it.
 	Command []string
 	// Format is the custom agent's output format, used like Command:
-	// FormatText ("" means the same) or FormatClaudeStreamJSON.
+	// custom.FormatText ("" means the same) or custom.FormatClaudeStreamJSON.
 	Format string
 
 	// OutputFile is the file the CLI writes what its stream lacks to (codex
@@ -227,7 +227,8 @@ func (r Result) Promise() Promise {
 }
 
 // Driver knows one agent CLI: how to invoke it headlessly and how to decode
-// its event stream. Drivers are stateless values; one file per driver.
+// its event stream. Drivers are stateless values; one package per driver
+// (internal/agent/claude, …).
 type Driver interface {
 	// Name is the name users pick the agent by ("claude").
 	Name() string

@@ -48,7 +48,7 @@ const (
 //     left the group (its own setsid) could hold them open forever. Such a
 //     descendant is not killed.
 //
-// Before anything starts, a custom driver from Lookup takes its command from
+// Before anything starts, a custom driver from agents.Lookup takes its command from
 // req.Command and req.Format, and Preflight runs the driver's own checks (amp
 // needs an API key); their error is returned with nothing started. For codex,
 // Run passes a temporary --output-last-message file and makes its content the
@@ -153,7 +153,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 }
 
 // Configurer is a driver whose configuration can come with the Request (the
-// custom driver that Lookup returns); Run uses the driver it returns.
+// custom driver that agents.Lookup returns); Run uses the driver it returns.
 type Configurer interface {
 	Configure(req Request) Driver
 }

@@ -1,3 +1,13 @@
+// Package agents is the list of the agents git-ralph can run: Lookup finds one by
+// name (--agent, ralph.agent), Names lists them (the error for an unknown name,
+// shell completion). The list is explicit code, not registration at init time:
+// adding an agent is adding its package under internal/agent and one entry
+// here. The tests that run over every driver live here too (argv, diagnoses,
+// preflights, what each reports, every transcript through every decoder,
+// FuzzDecode, the fake agent's dialects decoded by the drivers).
+//
+// It holds no driver code of its own and starts nothing: the drivers are in
+// internal/agent/<name>, and agent.Run runs them.
 package agents
 
 import (

@@ -223,14 +223,14 @@ func TestPreflight(t *testing.T) {
 		}
 	}
 	if _, err := custom.New(nil, ""); err == nil {
-		t.Error("NewCustom without a command")
+		t.Error("custom.New without a command")
 	}
 	if _, err := custom.New([]string{"a"}, "json"); err == nil {
-		t.Error("NewCustom with an unknown format")
+		t.Error("custom.New with an unknown format")
 	}
 	c, err := custom.New([]string{"a", "b"}, "")
 	if err != nil || c.Binary() != "a" {
-		t.Errorf("NewCustom = %+v, %v", c, err)
+		t.Errorf("custom.New = %+v, %v", c, err)
 	}
 	// LookPath of a custom driver without a command.
 	_, err = agent.LookPath(custom.Custom{})

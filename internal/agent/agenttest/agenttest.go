@@ -1,3 +1,9 @@
+// Package agenttest holds what the tests of the agent drivers share: Recorder (an
+// agent.Events that keeps every event), Decode (a transcript through a driver),
+// Want and Check (what decoding a transcript must give), the promises of the
+// reference transcripts (Complete, CompleteText, …) and WriteScript and
+// ScriptRequest (a shell script as a stand-in agent for agent.Run). Only tests
+// import it; it runs no agent of its own.
 package agenttest
 
 import (

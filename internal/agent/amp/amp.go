@@ -1,3 +1,13 @@
+// Package amp drives Sourcegraph's Amp CLI (`amp -x --stream-json`), as
+// AGENTS-REFERENCE.md §6 describes it. Amp could not be run end to end where
+// the reference was written: the synthetic-amp-* transcripts in
+// internal/agent/testdata follow its documented schema.
+//
+// Amp prints Claude Code's stream-json, so it decodes with package claude's
+// DecodeStream (a Flavor that sums the assistant messages' usage) rather than a
+// copy of it. It must never start amp without an API key (Preflight): amp
+// would wait for an interactive login forever. It imports nothing of this
+// module but internal/agent and internal/agent/claude.
 package amp
 
 import (
@@ -112,7 +122,7 @@ func (Amp) Diagnose(res *agent.Result) {
 }
 
 // Decode reads amp's Claude-Code-compatible stream-json to the end, as
-// Claude.Decode does (the outcome from the result line only), with the
+// claude.Claude.Decode does (the outcome from the result line only), with the
 // error string of error results as the error, and tokens summed from the
 // assistant messages when the result has no usage.
 func (Amp) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {

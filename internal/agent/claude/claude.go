@@ -1,3 +1,14 @@
+// Package claude drives Claude Code (`claude`), as AGENTS-REFERENCE.md §2
+// describes it, and holds the one decoder of its stream-json: Claude is the
+// driver, and DecodeStream, given a Flavor, reads the same stream for the agents
+// that print it (package amp, package qwen, and package custom's
+// claude-stream-json format), so that format is decoded in one place.
+//
+// Like every driver it builds an argv and reads output; it never starts a
+// process (agent.Run does) and keeps no state between runs. The outcome comes
+// from the result line and the error-carrying assistant message before it only,
+// never from text elsewhere in the transcript: tool results hold file contents
+// that can say anything. It imports nothing of this module but internal/agent.
 package claude
 
 import (
@@ -164,7 +175,8 @@ type Flavor struct {
 	InputHasCache bool
 }
 
-// DecodeStream decodes a Claude-Code-shaped stream; see Claude.Decode.
+// DecodeStream decodes a Claude-Code-shaped stream; see Claude.Decode. Amp, Qwen
+// and a custom agent's claude-stream-json format decode with it, each with its own Flavor.
 func DecodeStream(r io.Reader, ev agent.Events, fl Flavor) (agent.Result, error) {
 	if ev == nil {
 		ev = agent.NopEvents{}

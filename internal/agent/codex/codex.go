@@ -1,3 +1,12 @@
+// Package codex drives the OpenAI Codex CLI (`codex exec`), as
+// AGENTS-REFERENCE.md §3 describes it; the codex-* transcripts in
+// internal/agent/testdata are the reference's.
+//
+// It builds the argv and reads the JSONL stream; agent.Run starts the process
+// and hands it the --output-last-message file (agent.OutputFiler). The outcome
+// comes from turn.completed or turn.failed, or a last error event, never from
+// text elsewhere in the transcript. It imports nothing of this module but
+// internal/agent.
 package codex
 
 import (

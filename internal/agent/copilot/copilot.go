@@ -1,3 +1,14 @@
+// Package copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot).
+// AGENTS-REFERENCE.md does not cover it: the driver follows Copilot CLI
+// 1.0.102's own output, recorded here against a scripted model on loopback
+// (internal/agent/testdata/copilot-*, made with testdata/record).
+//
+// It builds the argv and reads the JSON events; agent.Run starts the process
+// and hands it the --usage-output-file (agent.OutputFiler). The outcome comes
+// from the result line and the session.error before it only. It must not keep
+// git-ralph's GitHub tokens for the agent (agent.SecretEnv): its hints ask for
+// COPILOT_GITHUB_TOKEN instead. It imports nothing of this module but
+// internal/agent.
 package copilot
 
 import (

@@ -1,3 +1,14 @@
+// Package cursor drives the Cursor CLI (`cursor-agent -p`), as
+// AGENTS-REFERENCE.md §7 describes it from Cursor's documentation: the binary
+// could not be installed where the reference was written, and the
+// synthetic-cursor-* transcripts in internal/agent/testdata follow the
+// documented schema.
+//
+// It builds the argv and reads the stream-json; agent.Run starts the process.
+// The outcome comes from the result line, or for a run without one from its
+// exit and last lines of stderr (agent.DiagnoseStderr), never from text
+// elsewhere in the transcript. It imports nothing of this module but
+// internal/agent.
 package cursor
 
 import (

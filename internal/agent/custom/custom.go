@@ -1,3 +1,13 @@
+// Package custom drives an agent of the user's own: ralph.agentCommand, run as
+// an argv, never through a shell, with the contract the manual's "Custom
+// agents" section documents (internal/manual). Its output is plain text, or
+// Claude Code's stream-json (AGENTS-REFERENCE.md §2), which it decodes with
+// package claude's DecodeStream rather than a copy of it.
+//
+// The command comes only from flags and git config, through New or the
+// Request (agents.Lookup("custom")); a plain-text agent's only terminal event
+// is its clean exit. It imports nothing of this module but internal/agent and
+// internal/agent/claude.
 package custom
 
 import (
@@ -43,7 +53,7 @@ const (
 //     rate or usage limit, an API error such as HTTP 5xx or "overloaded", or
 //     an authentication failure is classified like the other agents' errors.
 //
-// A Custom with no Command (the one Lookup("custom") returns) takes its
+// A Custom with no Command (the one agents.Lookup("custom") returns) takes its
 // command and format from Request.Command and Request.Format when it runs.
 type Custom struct {
 	Command []string // argv: Command[0] is looked up on PATH unless it contains a slash

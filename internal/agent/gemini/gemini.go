@@ -1,3 +1,11 @@
+// Package gemini drives Google's Gemini CLI (`gemini`), as
+// AGENTS-REFERENCE.md §5 describes it; the gemini-* transcripts in
+// internal/agent/testdata are the reference's.
+//
+// It builds the argv and reads the stream-json; agent.Run starts the process.
+// The outcome comes from the result line and, for a run that printed none, the
+// documented exit codes; never from text elsewhere in the transcript. It
+// imports nothing of this module but internal/agent.
 package gemini
 
 import (

@@ -1,3 +1,11 @@
+// Package opencode drives OpenCode (`opencode run`), as AGENTS-REFERENCE.md
+// §4 describes it; the opencode-* transcripts in internal/agent/testdata are the
+// reference's.
+//
+// It builds the argv and reads the JSON events; agent.Run starts the process.
+// The outcome comes from the last step_finish or an error event of the main
+// session only, never from text elsewhere in the transcript or a subagent's
+// events. It imports nothing of this module but internal/agent.
 package opencode
 
 import (

@@ -1,3 +1,12 @@
+// Package qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code).
+// AGENTS-REFERENCE.md does not cover it: the driver follows Qwen Code 0.24.4's
+// own output, recorded here against a scripted model on loopback
+// (internal/agent/testdata/qwen-*, made with testdata/record).
+//
+// Qwen prints Claude Code's stream-json, so it decodes with package claude's
+// DecodeStream (a Flavor whose input tokens already count the cache reads)
+// rather than a copy of it; the outcome comes from the result line only. It
+// imports nothing of this module but internal/agent and internal/agent/claude.
 package qwen
 
 import (
@@ -22,7 +31,7 @@ import (
 // model; testdata/qwen-*.ndjson) is Claude Code's stream-json: system/init,
 // assistant lines with text and tool_use blocks, user lines with
 // tool_result, and one result line with num_turns, usage and is_error; so
-// Claude Code's decoder reads it (Claude.Decode), with two differences:
+// Claude Code's decoder reads it (claude.DecodeStream), with two differences:
 // usage.input_tokens already counts the cache reads (Qwen reports OpenAI's
 // prompt_tokens, and cache_read_input_tokens as a part of them), and an
 // error result carries error.message. The result's usage is the whole
@@ -88,7 +97,7 @@ func (Qwen) Diagnose(res *agent.Result) {
 	}
 }
 
-// Decode reads qwen's stream-json to the end, as Claude.Decode does (the
+// Decode reads qwen's stream-json to the end, as claude.Claude.Decode does (the
 // outcome from the result line only), counting input tokens as qwen does.
 func (Qwen) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	res, err := claude.DecodeStream(r, ev, claude.Flavor{
