@@ -71,11 +71,11 @@ func (Amp) Argv(req agent.Request) []string {
 
 // Messages of the amp driver.
 const (
-	ampKeyMissing = "needs AMP_API_KEY: without it amp starts an interactive login and waits forever"
-	ampKeyFix     = "create an access token at https://ampcode.com/settings and export AMP_API_KEY=<token> " +
+	keyMissing = "needs AMP_API_KEY: without it amp starts an interactive login and waits forever"
+	keyFix     = "create an access token at https://ampcode.com/settings and export AMP_API_KEY=<token> " +
 		"(or run 'amp login' once), then run 'git ralph start' again"
-	ampAuthFatal = "amp rejected its API key or is not logged in; set AMP_API_KEY to a valid access token from https://ampcode.com/settings"
-	ampArgsFatal = "amp rejected its command line; check ralph.agentArgs"
+	authFatal = "amp rejected its API key or is not logged in; set AMP_API_KEY to a valid access token from https://ampcode.com/settings"
+	argsFatal = "amp rejected its command line; check ralph.agentArgs"
 )
 
 // Preflight refuses to start amp without an API key: AMP_API_KEY in env, or
@@ -96,7 +96,7 @@ func (Amp) Preflight(_ agent.Request, env []string) error {
 			return nil
 		}
 	}
-	return &agent.PreflightError{Agent: "amp", Msg: ampKeyMissing, Fix: ampKeyFix}
+	return &agent.PreflightError{Agent: "amp", Msg: keyMissing, Fix: keyFix}
 }
 
 // Diagnose recognises amp's start-up failures on stderr (§6 "Verified
@@ -108,16 +108,16 @@ func (Amp) Diagnose(res *agent.Result) {
 	}
 	switch {
 	case strings.Contains(res.Stderr, "No API key found"):
-		res.Class, res.Fatal = agent.ClassAuth, "amp "+ampKeyMissing+"; "+ampKeyFix
+		res.Class, res.Fatal = agent.ClassAuth, "amp "+keyMissing+"; "+keyFix
 	case strings.Contains(res.Stderr, "Couldn't connect to the Amp server"):
 		if res.Class == agent.ClassNone {
 			res.Class = agent.ClassTransient
 		}
 		agent.AddError(&res.Errors, agent.LastLines(res.Stderr, 1))
 	case strings.Contains(res.Stderr, "error: unknown option"):
-		res.Fatal = ampArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	default:
-		agent.DiagnoseStderr(res, ampAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
@@ -127,13 +127,13 @@ func (Amp) Diagnose(res *agent.Result) {
 // assistant messages when the result has no usage.
 func (Amp) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	return claude.DecodeStream(r, ev, claude.Flavor{
-		AuthFatal: ampAuthFatal, BillingFatal: ampBillingFatal, ModelFatal: ampModelFatal, SumUsage: true,
+		AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal, SumUsage: true,
 	})
 }
 
 const (
-	ampBillingFatal = "amp reported a billing problem; check the account's credits at https://ampcode.com/settings"
-	ampModelFatal   = "amp does not know the requested mode or model; check ralph.model"
+	billingFatal = "amp reported a billing problem; check the account's credits at https://ampcode.com/settings"
+	modelFatal   = "amp does not know the requested mode or model; check ralph.model"
 )
 
 // Reports: amp reports tokens only (the assistant messages' usage).

@@ -64,12 +64,12 @@ func (Claude) Argv(req agent.Request) []string {
 
 // Fatal messages of the claude driver.
 const (
-	claudeRootFatal = "claude refuses --dangerously-skip-permissions when run as root; " +
+	rootFatal = "claude refuses --dangerously-skip-permissions when run as root; " +
 		"set IS_SANDBOX=1 in the environment if this is a throwaway sandbox or container, or run git-ralph as a non-root user"
-	claudeAuthFatal    = "claude is not logged in or its credentials were rejected; run 'claude' once and log in (or set ANTHROPIC_API_KEY)"
-	claudeBillingFatal = "claude reported a billing error; check the account's plan or credit balance"
-	claudeModelFatal   = "claude does not know the requested model; check the model setting"
-	claudeArgsFatal    = "claude rejected its command line; check ralph.agentArgs"
+	authFatal    = "claude is not logged in or its credentials were rejected; run 'claude' once and log in (or set ANTHROPIC_API_KEY)"
+	billingFatal = "claude reported a billing error; check the account's plan or credit balance"
+	modelFatal   = "claude does not know the requested model; check the model setting"
+	argsFatal    = "claude rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises failures that only show on stderr: the root refusal and
@@ -80,23 +80,23 @@ func (Claude) Diagnose(res *agent.Result) {
 	}
 	switch {
 	case strings.Contains(res.Stderr, "cannot be used with root/sudo privileges"):
-		res.Fatal = claudeRootFatal
+		res.Fatal = rootFatal
 	case strings.Contains(res.Stderr, "error: unknown option"),
 		strings.Contains(res.Stderr, "requires --verbose"):
-		res.Fatal = claudeArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	}
 }
 
-// claudeEvent is one line of the stream. Only the fields git-ralph uses are
+// event is one line of the stream. Only the fields git-ralph uses are
 // decoded; everything else (tool results, stream_event deltas, modelUsage) is
 // skipped by the JSON decoder without being stored.
-type claudeEvent struct {
+type event struct {
 	Type            string          `json:"type"`
 	Subtype         string          `json:"subtype"`
 	SessionID       string          `json:"session_id"`
 	Model           string          `json:"model"` // system/init
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
-	Message         *claudeMessage  `json:"message"` // assistant
+	Message         *message        `json:"message"` // assistant
 	Error           json.RawMessage `json:"error"`   // assistant: "authentication_failed", …
 
 	// result
@@ -106,27 +106,27 @@ type claudeEvent struct {
 	Errors            []string       `json:"errors"`
 	NumTurns          int            `json:"num_turns"`
 	TotalCostUSD      agent.OptFloat `json:"total_cost_usd"`
-	Usage             *claudeUsage   `json:"usage"`
-	PermissionDenials []claudeDenial `json:"permission_denials"`
+	Usage             *usage         `json:"usage"`
+	PermissionDenials []denial       `json:"permission_denials"`
 }
 
-type claudeMessage struct {
-	ID      string        `json:"id"`
-	Model   string        `json:"model"`
-	Content []claudeBlock `json:"content"`
-	Usage   *claudeUsage  `json:"usage"`
+type message struct {
+	ID      string  `json:"id"`
+	Model   string  `json:"model"`
+	Content []block `json:"content"`
+	Usage   *usage  `json:"usage"`
 }
 
-type claudeBlock struct {
-	Type  string           `json:"type"` // text, tool_use, thinking, tool_result
-	Text  string           `json:"text"`
-	Name  string           `json:"name"`
-	Input *claudeToolInput `json:"input"`
+type block struct {
+	Type  string     `json:"type"` // text, tool_use, thinking, tool_result
+	Text  string     `json:"text"`
+	Name  string     `json:"name"`
+	Input *toolInput `json:"input"`
 }
 
-// claudeToolInput holds the tool input fields a summary can be made of; the
+// toolInput holds the tool input fields a summary can be made of; the
 // big ones (a Write's content) are not decoded.
-type claudeToolInput struct {
+type toolInput struct {
 	Command      string `json:"command"`
 	Cmd          string `json:"cmd"` // amp's Bash
 	FilePath     string `json:"file_path"`
@@ -139,16 +139,16 @@ type claudeToolInput struct {
 	Skill        string `json:"skill"`
 }
 
-type claudeUsage struct {
+type usage struct {
 	InputTokens              int64 `json:"input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 }
 
-type claudeDenial struct {
-	ToolName  string           `json:"tool_name"`
-	ToolInput *claudeToolInput `json:"tool_input"`
+type denial struct {
+	ToolName  string     `json:"tool_name"`
+	ToolInput *toolInput `json:"tool_input"`
 }
 
 // Decode reads claude's stream-json output to the end. Assistant text blocks
@@ -158,7 +158,7 @@ type claudeDenial struct {
 // JSON, are cut short, or are longer than 8 MiB are skipped.
 func (Claude) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	return DecodeStream(r, ev, Flavor{
-		AuthFatal: claudeAuthFatal, BillingFatal: claudeBillingFatal, ModelFatal: claudeModelFatal,
+		AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal,
 	})
 }
 
@@ -181,13 +181,13 @@ func DecodeStream(r io.Reader, ev agent.Events, fl Flavor) (agent.Result, error)
 	if ev == nil {
 		ev = agent.NopEvents{}
 	}
-	d := claudeDecoder{ev: ev, fl: fl, last: agent.TextTail{Max: agent.MaxText}}
+	d := decoder{ev: ev, fl: fl, last: agent.TextTail{Max: agent.MaxText}}
 	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// claudeDecoder is the state of one Decode.
-type claudeDecoder struct {
+// decoder is the state of one Decode.
+type decoder struct {
 	ev  agent.Events
 	fl  Flavor
 	res agent.Result
@@ -205,12 +205,12 @@ type claudeDecoder struct {
 	apiErrCode, apiErrText string // the last assistant message carrying an error
 }
 
-func (d *claudeDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return // a warning, a hook's chatter, …: it is in the log, that is all
 	}
-	var e claudeEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		// A field of an unexpected type leaves the others decoded; anything
 		// else (a truncated or garbled line) is skipped.
@@ -235,7 +235,7 @@ func (d *claudeDecoder) line(line []byte) {
 	}
 }
 
-func (d *claudeDecoder) assistant(e *claudeEvent) {
+func (d *decoder) assistant(e *event) {
 	m := e.Message
 	if m == nil {
 		return
@@ -284,7 +284,7 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 	}
 }
 
-func (d *claudeDecoder) result(e *claudeEvent) {
+func (d *decoder) result(e *event) {
 	r := &d.res
 	r.SawResult = true
 	r.Subtype = e.Subtype
@@ -341,7 +341,7 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 }
 
 // inputTokens counts u's input tokens, cache reads and writes included.
-func (d *claudeDecoder) inputTokens(u *claudeUsage) int64 {
+func (d *decoder) inputTokens(u *usage) int64 {
 	if d.fl.InputHasCache {
 		return u.InputTokens
 	}
@@ -352,7 +352,7 @@ func (d *claudeDecoder) inputTokens(u *claudeUsage) int64 {
 // that ended without one after an assistant message carrying an API error
 // (e == nil). Only the result line and that message count: the HTTP status
 // the result names, the assistant's error code, the error text.
-func (d *claudeDecoder) classify(e *claudeEvent) {
+func (d *decoder) classify(e *event) {
 	r := &d.res
 	status := 0
 	var msg string
@@ -409,7 +409,7 @@ func classOfAPIErrorCode(code string) agent.FailureClass {
 }
 
 // finish completes the Result once the stream has ended.
-func (d *claudeDecoder) finish() agent.Result {
+func (d *decoder) finish() agent.Result {
 	if !d.res.SawResult {
 		d.res.Text = d.last.String()
 		if d.apiErrText != "" {
@@ -448,7 +448,7 @@ func errorText(raw json.RawMessage) string {
 
 // toolSummary describes a claude tool call in one short line: the command for
 // Bash, the path for file tools, the pattern for searches, …
-func toolSummary(name string, in *claudeToolInput) string {
+func toolSummary(name string, in *toolInput) string {
 	if in == nil {
 		return ""
 	}

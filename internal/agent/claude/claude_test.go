@@ -435,24 +435,24 @@ func TestToolSummary(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	for _, tc := range []struct {
 		name string
-		in   *claudeToolInput
+		in   *toolInput
 		want string
 	}{
-		{"Bash", &claudeToolInput{Command: "go test ./...\n\techo  done", Description: "Run tests"}, "go test ./... echo done"},
-		{"Read", &claudeToolInput{FilePath: "/a/b.go"}, "/a/b.go"},
-		{"Grep", &claudeToolInput{Pattern: "func main", Path: "cmd"}, "func main in cmd"},
-		{"WebFetch", &claudeToolInput{URL: "https://example.com"}, "https://example.com"},
-		{"Task", &claudeToolInput{Description: "explore"}, "explore"},
-		{"mcp__x__y", &claudeToolInput{Query: "q"}, "q"},
-		{"Bash", &claudeToolInput{Command: "\x1b[31mred\x1b[0m"}, "[31mred [0m"},
-		{"TodoWrite", &claudeToolInput{}, ""},
+		{"Bash", &toolInput{Command: "go test ./...\n\techo  done", Description: "Run tests"}, "go test ./... echo done"},
+		{"Read", &toolInput{FilePath: "/a/b.go"}, "/a/b.go"},
+		{"Grep", &toolInput{Pattern: "func main", Path: "cmd"}, "func main in cmd"},
+		{"WebFetch", &toolInput{URL: "https://example.com"}, "https://example.com"},
+		{"Task", &toolInput{Description: "explore"}, "explore"},
+		{"mcp__x__y", &toolInput{Query: "q"}, "q"},
+		{"Bash", &toolInput{Command: "\x1b[31mred\x1b[0m"}, "[31mred [0m"},
+		{"TodoWrite", &toolInput{}, ""},
 		{"Bash", nil, ""},
 	} {
 		if got := toolSummary(tc.name, tc.in); got != tc.want {
 			t.Errorf("toolSummary(%s, %+v) = %q, want %q", tc.name, tc.in, got, tc.want)
 		}
 	}
-	got := toolSummary("Bash", &claudeToolInput{Command: long})
+	got := toolSummary("Bash", &toolInput{Command: long})
 	if n := len([]rune(got)); n != agent.MaxSummary || !strings.HasSuffix(got, "…") {
 		t.Fatalf("long summary: %d runes %q", n, got)
 	}

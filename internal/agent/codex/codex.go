@@ -68,8 +68,8 @@ func (Codex) Argv(req agent.Request) []string {
 
 // Fatal messages of the codex driver.
 const (
-	codexAuthFatal = "codex is not logged in or its credentials were rejected; run 'codex login' (or set OPENAI_API_KEY)"
-	codexArgsFatal = "codex rejected its command line; check ralph.agentArgs"
+	authFatal = "codex is not logged in or its credentials were rejected; run 'codex login' (or set OPENAI_API_KEY)"
+	argsFatal = "codex rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises a rejected command line (exit 2, clap's message) and
@@ -79,10 +79,10 @@ func (Codex) Diagnose(res *agent.Result) {
 		return
 	}
 	if res.ExitCode == 2 && strings.Contains(res.Stderr, "error: ") {
-		res.Fatal = codexArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 		return
 	}
-	agent.DiagnoseStderr(res, codexAuthFatal)
+	agent.DiagnoseStderr(res, authFatal)
 }
 
 // ReadOutputFile makes the --output-last-message file's content (its last
@@ -94,34 +94,34 @@ func (Codex) ReadOutputFile(res *agent.Result, path string) {
 	}
 }
 
-// codexEvent is one line of `codex exec --json`.
-type codexEvent struct {
+// event is one line of `codex exec --json`.
+type event struct {
 	Type     string          `json:"type"`
 	ThreadID string          `json:"thread_id"`
 	Message  string          `json:"message"` // error
-	Item     *codexItem      `json:"item"`
-	Usage    *codexUsage     `json:"usage"` // turn.completed
+	Item     *item           `json:"item"`
+	Usage    *usage          `json:"usage"` // turn.completed
 	Error    json.RawMessage `json:"error"` // turn.failed: {message}
 }
 
-type codexItem struct {
-	ID      string        `json:"id"`
-	Type    string        `json:"type"`
-	Text    string        `json:"text"`    // agent_message
-	Command string        `json:"command"` // command_execution
-	Changes []codexChange `json:"changes"` // file_change
-	Server  string        `json:"server"`  // mcp_tool_call
-	Tool    string        `json:"tool"`
-	Query   string        `json:"query"` // web_search
-	Message string        `json:"message"`
+type item struct {
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Text    string   `json:"text"`    // agent_message
+	Command string   `json:"command"` // command_execution
+	Changes []change `json:"changes"` // file_change
+	Server  string   `json:"server"`  // mcp_tool_call
+	Tool    string   `json:"tool"`
+	Query   string   `json:"query"` // web_search
+	Message string   `json:"message"`
 }
 
-type codexChange struct {
+type change struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
 }
 
-type codexUsage struct {
+type usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 }
@@ -136,13 +136,13 @@ func (Codex) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
 		ev = agent.NopEvents{}
 	}
-	d := codexDecoder{ev: ev, started: map[string]bool{}}
+	d := decoder{ev: ev, started: map[string]bool{}}
 	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// codexDecoder is the state of one Codex.Decode.
-type codexDecoder struct {
+// decoder is the state of one Codex.Decode.
+type decoder struct {
 	ev      agent.Events
 	res     agent.Result
 	last    string          // the last agent_message
@@ -150,12 +150,12 @@ type codexDecoder struct {
 	started map[string]bool // tool items shown on item.started
 }
 
-func (d *codexDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return // "Reading additional input from stdin...", a warning: logged only
 	}
-	var e codexEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -193,7 +193,7 @@ func (d *codexDecoder) line(line []byte) {
 	case "turn.failed":
 		d.res.SawResult, d.res.IsError = true, true
 		d.res.Subtype = "turn.failed"
-		msg := codexErrorMessage(e.Error)
+		msg := errorMessage(e.Error)
 		agent.AddError(&d.res.Errors, msg)
 		agent.ClassifyError(0, msg).Apply(&d.res)
 		d.ev.Terminal()
@@ -201,7 +201,7 @@ func (d *codexDecoder) line(line []byte) {
 }
 
 // completed handles item.completed.
-func (d *codexDecoder) completed(it *codexItem) {
+func (d *decoder) completed(it *item) {
 	if it == nil {
 		return
 	}
@@ -223,7 +223,7 @@ func (d *codexDecoder) completed(it *codexItem) {
 
 // tool reports a tool item to ev.Tool; it returns false for items that are
 // not tools (messages, reasoning, warnings).
-func (d *codexDecoder) tool(it *codexItem) bool {
+func (d *decoder) tool(it *item) bool {
 	switch it.Type {
 	case "command_execution":
 		d.ev.Tool("shell", agent.OneLine(unwrapShell(it.Command), agent.MaxSummary))
@@ -243,7 +243,7 @@ func (d *codexDecoder) tool(it *codexItem) bool {
 	return true
 }
 
-func (d *codexDecoder) finish() agent.Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
 	r.Text = agent.Tail(d.last, agent.MaxText)
 	if !r.SawResult && d.lastErr != "" {
@@ -251,13 +251,13 @@ func (d *codexDecoder) finish() agent.Result {
 		agent.ClassifyError(0, d.lastErr).Apply(&r)
 	}
 	if r.Class == agent.ClassAuth && r.Fatal == "" {
-		r.Fatal = codexAuthFatal
+		r.Fatal = authFatal
 	}
 	return r
 }
 
-// codexErrorMessage returns turn.failed's error.message (or the raw error).
-func codexErrorMessage(raw json.RawMessage) string {
+// errorMessage returns turn.failed's error.message (or the raw error).
+func errorMessage(raw json.RawMessage) string {
 	var e struct {
 		Message string `json:"message"`
 	}

@@ -109,13 +109,13 @@ func (Copilot) Argv(req agent.Request) []string {
 
 // Fatal messages of the copilot driver.
 const (
-	copilotLoginFatal = "copilot found no credentials; set COPILOT_GITHUB_TOKEN to a token with the Copilot Requests permission " +
+	loginFatal = "copilot found no credentials; set COPILOT_GITHUB_TOKEN to a token with the Copilot Requests permission " +
 		"(git-ralph passes GH_TOKEN and GITHUB_TOKEN to no agent), run 'copilot login' once, " +
 		"or use your own model provider with COPILOT_PROVIDER_BASE_URL"
-	copilotAuthFatal = "copilot's credentials were rejected; check COPILOT_GITHUB_TOKEN (or 'copilot login'), " +
+	authFatal = "copilot's credentials were rejected; check COPILOT_GITHUB_TOKEN (or 'copilot login'), " +
 		"or for your own model provider COPILOT_PROVIDER_API_KEY"
-	copilotModelFatal = "copilot needs a model with a custom provider; set --model or ralph.model (or COPILOT_MODEL)"
-	copilotArgsFatal  = "copilot rejected its command line; check ralph.agentArgs"
+	modelFatal = "copilot needs a model with a custom provider; set --model or ralph.model (or COPILOT_MODEL)"
+	argsFatal  = "copilot rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises the failures copilot reports on stderr alone: no
@@ -126,21 +126,21 @@ func (Copilot) Diagnose(res *agent.Result) {
 	}
 	switch {
 	case strings.Contains(res.Stderr, "No authentication information found"):
-		res.Class, res.Fatal = agent.ClassAuth, copilotLoginFatal
+		res.Class, res.Fatal = agent.ClassAuth, loginFatal
 	case strings.Contains(res.Stderr, "require an explicit model"):
-		res.Fatal = copilotModelFatal
+		res.Fatal = modelFatal
 	case strings.Contains(res.Stderr, "error: unexpected argument"), strings.Contains(res.Stderr, "error: invalid value"):
-		res.Fatal = copilotArgsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	default:
-		agent.DiagnoseStderr(res, copilotAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
 // maxUsageFile bounds what is read of the usage file.
 const maxUsageFile = 1 << 20
 
-// copilotUsageFile is the part of --usage-output-file that git-ralph reads.
-type copilotUsageFile struct {
+// usageFile is the part of --usage-output-file that git-ralph reads.
+type usageFile struct {
 	ModelMetrics map[string]struct {
 		Usage struct {
 			InputTokens  int64 `json:"inputTokens"`
@@ -163,7 +163,7 @@ func (Copilot) ReadOutputFile(res *agent.Result, path string) {
 	if err != nil || len(data) > maxUsageFile {
 		return
 	}
-	var u copilotUsageFile
+	var u usageFile
 	if json.Unmarshal(data, &u) != nil {
 		return
 	}
@@ -178,25 +178,25 @@ func (Copilot) ReadOutputFile(res *agent.Result, path string) {
 	}
 }
 
-// copilotEvent is one line of `copilot --output-format json`.
-type copilotEvent struct {
-	Type      string       `json:"type"`
-	Data      *copilotData `json:"data"`
-	SessionID string       `json:"sessionId"` // result
-	ExitCode  *int         `json:"exitCode"`  // result
+// event is one line of `copilot --output-format json`.
+type event struct {
+	Type      string     `json:"type"`
+	Data      *eventData `json:"data"`
+	SessionID string     `json:"sessionId"` // result
+	ExitCode  *int       `json:"exitCode"`  // result
 	Usage     *struct {
 		PremiumRequests agent.OptFloat `json:"premiumRequests"`
 	} `json:"usage"` // result
 }
 
-type copilotData struct {
+type eventData struct {
 	// assistant.message
 	Content          string `json:"content"`
 	Model            string `json:"model"`
 	ParentToolCallID string `json:"parentToolCallId"`
 	// tool.execution_start
-	ToolName  string            `json:"toolName"`
-	Arguments *copilotToolInput `json:"arguments"`
+	ToolName  string     `json:"toolName"`
+	Arguments *toolInput `json:"arguments"`
 	// session.error, model.call_failure
 	ErrorType    string         `json:"errorType"`
 	Message      string         `json:"message"`
@@ -204,8 +204,8 @@ type copilotData struct {
 	StatusCode   agent.OptFloat `json:"statusCode"`
 }
 
-// copilotToolInput holds the tool arguments a summary can be made of.
-type copilotToolInput struct {
+// toolInput holds the tool arguments a summary can be made of.
+type toolInput struct {
 	Command     string `json:"command"`
 	Path        string `json:"path"`
 	Pattern     string `json:"pattern"`
@@ -224,13 +224,13 @@ func (Copilot) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
 		ev = agent.NopEvents{}
 	}
-	d := copilotDecoder{ev: ev}
+	d := decoder{ev: ev}
 	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// copilotDecoder is the state of one Copilot.Decode.
-type copilotDecoder struct {
+// decoder is the state of one Copilot.Decode.
+type decoder struct {
 	ev       agent.Events
 	res      agent.Result
 	last     string // the last main-agent assistant message
@@ -242,12 +242,12 @@ type copilotDecoder struct {
 	failCode int
 }
 
-func (d *copilotDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e copilotEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -256,7 +256,7 @@ func (d *copilotDecoder) line(line []byte) {
 	}
 	data := e.Data
 	if data == nil {
-		data = &copilotData{}
+		data = &eventData{}
 	}
 	switch e.Type {
 	case "session.tools_updated", "model.call_start":
@@ -275,7 +275,7 @@ func (d *copilotDecoder) line(line []byte) {
 			d.last = data.Content
 		}
 	case "tool.execution_start":
-		d.ev.Tool(data.ToolName, copilotToolSummary(data.ToolName, data.Arguments))
+		d.ev.Tool(data.ToolName, toolSummary(data.ToolName, data.Arguments))
 	case "model.call_failure":
 		d.failText = agent.Head(strings.TrimSpace(data.ErrorMessage), agent.MaxErrorLen)
 		d.failCode = int(data.StatusCode.Value)
@@ -289,7 +289,7 @@ func (d *copilotDecoder) line(line []byte) {
 	}
 }
 
-func (d *copilotDecoder) result(e *copilotEvent) {
+func (d *decoder) result(e *event) {
 	r := &d.res
 	r.SawResult = true
 	r.SessionID = agent.FirstNonEmpty(e.SessionID, r.SessionID)
@@ -307,7 +307,7 @@ func (d *copilotDecoder) result(e *copilotEvent) {
 	}
 }
 
-func (d *copilotDecoder) finish() agent.Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
 	r.Text = agent.Tail(d.last, agent.MaxText)
 	r.Model = d.model
@@ -341,15 +341,15 @@ func (d *copilotDecoder) finish() agent.Result {
 	}
 	f.Apply(&r)
 	if r.Class == agent.ClassAuth && r.Fatal == "" {
-		r.Fatal = copilotAuthFatal
+		r.Fatal = authFatal
 	}
 	return r
 }
 
-// copilotToolSummary describes a copilot tool call in one short line: the
+// toolSummary describes a copilot tool call in one short line: the
 // command for bash, the path for view/create/edit, the pattern for
 // grep/glob, …
-func copilotToolSummary(name string, in *copilotToolInput) string {
+func toolSummary(name string, in *toolInput) string {
 	if in == nil {
 		return ""
 	}

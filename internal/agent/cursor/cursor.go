@@ -62,8 +62,8 @@ func (Cursor) Argv(req agent.Request) []string {
 	return append(argv, req.Args...)
 }
 
-// cursorAuthFatal is the Fatal message of an authentication failure.
-const cursorAuthFatal = "cursor-agent is not logged in or its API key was rejected; run 'cursor-agent login' (or set CURSOR_API_KEY)"
+// authFatal is the Fatal message of an authentication failure.
+const authFatal = "cursor-agent is not logged in or its API key was rejected; run 'cursor-agent login' (or set CURSOR_API_KEY)"
 
 // Diagnose classifies a failed run by the last lines of its stderr, the only
 // place cursor-agent reports failures (§7).
@@ -71,31 +71,31 @@ func (Cursor) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
 	}
-	agent.DiagnoseStderr(res, cursorAuthFatal)
+	agent.DiagnoseStderr(res, authFatal)
 }
 
-// cursorEvent is one line of cursor-agent's stream-json output.
-type cursorEvent struct {
-	Type      string                    `json:"type"`
-	Subtype   string                    `json:"subtype"`
-	SessionID string                    `json:"session_id"`
-	Model     string                    `json:"model"`
-	Message   *cursorMessage            `json:"message"`
-	ToolCall  map[string]cursorToolCall `json:"tool_call"`
-	IsError   bool                      `json:"is_error"`
-	Result    *string                   `json:"result"`
-	Error     json.RawMessage           `json:"error"`
-	Usage     *cursorUsage              `json:"usage"`
+// event is one line of cursor-agent's stream-json output.
+type event struct {
+	Type      string              `json:"type"`
+	Subtype   string              `json:"subtype"`
+	SessionID string              `json:"session_id"`
+	Model     string              `json:"model"`
+	Message   *message            `json:"message"`
+	ToolCall  map[string]toolCall `json:"tool_call"`
+	IsError   bool                `json:"is_error"`
+	Result    *string             `json:"result"`
+	Error     json.RawMessage     `json:"error"`
+	Usage     *usage              `json:"usage"`
 }
 
-type cursorMessage struct {
+type message struct {
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
 }
 
-type cursorToolCall struct {
+type toolCall struct {
 	Args *struct {
 		Command     string `json:"command"`
 		Path        string `json:"path"`
@@ -106,9 +106,9 @@ type cursorToolCall struct {
 	} `json:"args"`
 }
 
-// cursorUsage is the token usage some versions reportedly add to the result
+// usage is the token usage some versions reportedly add to the result
 // (unverified, §7); both spellings are read.
-type cursorUsage struct {
+type usage struct {
 	InputTokens      int64 `json:"inputTokens"`
 	OutputTokens     int64 `json:"outputTokens"`
 	InputTokensSnake int64 `json:"input_tokens"`
@@ -125,13 +125,13 @@ func (Cursor) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
 		ev = agent.NopEvents{}
 	}
-	d := cursorDecoder{ev: ev, seg: agent.TextTail{Max: agent.MaxText}}
+	d := decoder{ev: ev, seg: agent.TextTail{Max: agent.MaxText}}
 	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// cursorDecoder is the state of one Cursor.Decode.
-type cursorDecoder struct {
+// decoder is the state of one Cursor.Decode.
+type decoder struct {
 	ev      agent.Events
 	res     agent.Result
 	seg     agent.TextTail // assistant text since the last tool call
@@ -139,12 +139,12 @@ type cursorDecoder struct {
 	result  *string        // the result line's result
 }
 
-func (d *cursorDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e cursorEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -197,7 +197,7 @@ func (d *cursorDecoder) line(line []byte) {
 	}
 }
 
-func (d *cursorDecoder) resultLine(e *cursorEvent) {
+func (d *decoder) resultLine(e *event) {
 	r := &d.res
 	r.SawResult = true
 	r.Subtype = e.Subtype
@@ -225,11 +225,11 @@ func (d *cursorDecoder) resultLine(e *cursorEvent) {
 	agent.AddError(&r.Errors, msg)
 	agent.ClassifyError(0, msg).Apply(r)
 	if r.Class == agent.ClassAuth {
-		r.Fatal = cursorAuthFatal
+		r.Fatal = authFatal
 	}
 }
 
-func (d *cursorDecoder) finish() agent.Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
 	seg := d.seg.String()
 	endsWith := func(s string) bool {

@@ -87,13 +87,13 @@ func (c Custom) check() error {
 			Fix: "set 'git config ralph.agentFormat' to " + FormatText + " or " + FormatClaudeStreamJSON}
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return &agent.PreflightError{Agent: "custom", Msg: "no command configured", Fix: customCommandHint}
+		return &agent.PreflightError{Agent: "custom", Msg: "no command configured", Fix: commandHint}
 	}
 	return nil
 }
 
-// customCommandHint tells how to configure a custom agent.
-const customCommandHint = "set it with 'git config ralph.agentCommand \"path/to/agent --flag\"' " +
+// commandHint tells how to configure a custom agent.
+const commandHint = "set it with 'git config ralph.agentCommand \"path/to/agent --flag\"' " +
 	"(split like a shell would, never run through one); see \"Custom agents\" in git ralph --help"
 
 // Name returns "custom".
@@ -108,7 +108,7 @@ func (c Custom) Binary() string {
 }
 
 // InstallHint tells how to configure the command.
-func (Custom) InstallHint() string { return customCommandHint }
+func (Custom) InstallHint() string { return commandHint }
 
 // Argv returns the command with ralph.agentArgs appended.
 func (c Custom) Argv(req agent.Request) []string {
@@ -142,7 +142,7 @@ func (Custom) ExtraEnv(req agent.Request) []string {
 func (c Custom) Preflight(req agent.Request, _ []string) error { return c.resolve(req).check() }
 
 // Fatal message of the custom driver.
-const customAuthFatal = "the custom agent reported an authentication failure; fix its credentials, then run 'git ralph start' again"
+const authFatal = "the custom agent reported an authentication failure; fix its credentials, then run 'git ralph start' again"
 
 // Diagnose decides the outcome of a plain-text run: a clean exit is its
 // terminal event. Failed runs of either format are classified by their last
@@ -153,7 +153,7 @@ func (c Custom) Diagnose(res *agent.Result) {
 		res.SawResult = true
 	}
 	if res.Fatal == "" {
-		agent.DiagnoseStderr(res, customAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
@@ -162,15 +162,15 @@ func (c Custom) Diagnose(res *agent.Result) {
 func (c Custom) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if c.Format == FormatClaudeStreamJSON {
 		return claude.DecodeStream(r, ev, claude.Flavor{
-			AuthFatal: customAuthFatal, BillingFatal: customBillingFatal, ModelFatal: customModelFatal,
+			AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal,
 		})
 	}
 	return decodeText(r, ev)
 }
 
 const (
-	customBillingFatal = "the custom agent reported a billing error; check the account's plan or credit balance"
-	customModelFatal   = "the custom agent does not know the requested model; check ralph.model"
+	billingFatal = "the custom agent reported a billing error; check the account's plan or credit balance"
+	modelFatal   = "the custom agent does not know the requested model; check ralph.model"
 )
 
 // maxShownLine bounds one line of plain text shown live.

@@ -62,10 +62,10 @@ func (Gemini) Argv(req agent.Request) []string {
 
 // Fatal messages of the gemini driver.
 const (
-	geminiAuthFatal   = "gemini could not authenticate; set GEMINI_API_KEY (or log in by running 'gemini' once), and check ~/.gemini/settings.json's security.auth.selectedType"
-	geminiTrustFatal  = "gemini does not trust this repository; make sure the installed gemini supports --skip-trust (0.61 or later), or set GEMINI_CLI_TRUST_WORKSPACE=true"
-	geminiConfigFatal = "gemini reported a configuration error"
-	geminiArgsFatal   = "gemini rejected its command line; update gemini (--skip-trust needs 0.61 or later) or check ralph.agentArgs"
+	authFatal   = "gemini could not authenticate; set GEMINI_API_KEY (or log in by running 'gemini' once), and check ~/.gemini/settings.json's security.auth.selectedType"
+	trustFatal  = "gemini does not trust this repository; make sure the installed gemini supports --skip-trust (0.61 or later), or set GEMINI_CLI_TRUST_WORKSPACE=true"
+	configFatal = "gemini reported a configuration error"
+	argsFatal   = "gemini rejected its command line; update gemini (--skip-trust needs 0.61 or later) or check ralph.agentArgs"
 )
 
 // Diagnose reads gemini's documented exit codes (§5: 41 authentication, 52
@@ -77,35 +77,35 @@ func (Gemini) Diagnose(res *agent.Result) {
 	}
 	switch {
 	case res.ExitCode == 41:
-		res.Class, res.Fatal = agent.ClassAuth, geminiAuthFatal
+		res.Class, res.Fatal = agent.ClassAuth, authFatal
 	case res.ExitCode == 55 || strings.Contains(res.Stderr, "not running in a trusted directory"):
-		res.Fatal = geminiTrustFatal
+		res.Fatal = trustFatal
 	case res.ExitCode == 52:
-		res.Fatal = geminiConfigFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
+		res.Fatal = configFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = geminiArgsFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
 	default:
-		agent.DiagnoseStderr(res, geminiAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
-// geminiEvent is one line of gemini's stream-json output.
-type geminiEvent struct {
-	Type       string           `json:"type"`
-	SessionID  string           `json:"session_id"`
-	Model      string           `json:"model"`
-	Role       string           `json:"role"`    // message
-	Content    string           `json:"content"` // message
-	Delta      bool             `json:"delta"`
-	ToolName   string           `json:"tool_name"` // tool_use
-	Parameters *geminiToolInput `json:"parameters"`
-	Status     string           `json:"status"` // tool_result, result
-	Error      *geminiError     `json:"error"`
-	Message    string           `json:"message"` // error (a warning)
-	Stats      *geminiStats     `json:"stats"`
+// event is one line of gemini's stream-json output.
+type event struct {
+	Type       string      `json:"type"`
+	SessionID  string      `json:"session_id"`
+	Model      string      `json:"model"`
+	Role       string      `json:"role"`    // message
+	Content    string      `json:"content"` // message
+	Delta      bool        `json:"delta"`
+	ToolName   string      `json:"tool_name"` // tool_use
+	Parameters *toolInput  `json:"parameters"`
+	Status     string      `json:"status"` // tool_result, result
+	Error      *eventError `json:"error"`
+	Message    string      `json:"message"` // error (a warning)
+	Stats      *stats      `json:"stats"`
 }
 
-type geminiToolInput struct {
+type toolInput struct {
 	Command      string `json:"command"`
 	FilePath     string `json:"file_path"`
 	AbsolutePath string `json:"absolute_path"`
@@ -117,12 +117,12 @@ type geminiToolInput struct {
 	Prompt       string `json:"prompt"`
 }
 
-type geminiError struct {
+type eventError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
 
-type geminiStats struct {
+type stats struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 }
@@ -135,14 +135,14 @@ func (Gemini) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
 		ev = agent.NopEvents{}
 	}
-	d := geminiDecoder{ev: ev, final: agent.TextTail{Max: agent.MaxText}}
+	d := decoder{ev: ev, final: agent.TextTail{Max: agent.MaxText}}
 	err := agent.EachLine(r, d.line)
 	d.flush()
 	return d.finish(), err
 }
 
-// geminiDecoder is the state of one Gemini.Decode.
-type geminiDecoder struct {
+// decoder is the state of one Gemini.Decode.
+type decoder struct {
 	ev      agent.Events
 	res     agent.Result
 	block   strings.Builder // assistant text not yet shown
@@ -151,19 +151,19 @@ type geminiDecoder struct {
 }
 
 // flush shows the pending assistant block.
-func (d *geminiDecoder) flush() {
+func (d *decoder) flush() {
 	if d.block.Len() > 0 {
 		d.ev.Text(d.block.String())
 		d.block.Reset()
 	}
 }
 
-func (d *geminiDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e geminiEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -190,7 +190,7 @@ func (d *geminiDecoder) line(line []byte) {
 		d.block.WriteString(e.Content)
 		d.final.Append(e.Content, e.Delta)
 	case "tool_use":
-		d.ev.Tool(e.ToolName, geminiToolSummary(e.Parameters))
+		d.ev.Tool(e.ToolName, toolSummary(e.Parameters))
 	case "tool_result":
 		d.final.Reset()
 	case "error":
@@ -201,7 +201,7 @@ func (d *geminiDecoder) line(line []byte) {
 	}
 }
 
-func (d *geminiDecoder) result(e *geminiEvent) {
+func (d *decoder) result(e *event) {
 	r := &d.res
 	r.SawResult = true
 	r.Subtype = e.Status
@@ -225,11 +225,11 @@ func (d *geminiDecoder) result(e *geminiEvent) {
 	}
 	agent.ClassifyError(0, kind+": "+msg).Apply(r)
 	if r.Class == agent.ClassAuth {
-		r.Fatal = geminiAuthFatal
+		r.Fatal = authFatal
 	}
 }
 
-func (d *geminiDecoder) finish() agent.Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
 	r.Text = d.final.String()
 	if !r.SawResult && d.lastErr != "" {
@@ -239,15 +239,15 @@ func (d *geminiDecoder) finish() agent.Result {
 }
 
 // errMessage returns e's message, "" for nil.
-func errMessage(e *geminiError) string {
+func errMessage(e *eventError) string {
 	if e == nil {
 		return ""
 	}
 	return e.Message
 }
 
-// geminiToolSummary describes a gemini tool call in one short line.
-func geminiToolSummary(in *geminiToolInput) string {
+// toolSummary describes a gemini tool call in one short line.
+func toolSummary(in *toolInput) string {
 	if in == nil {
 		return ""
 	}

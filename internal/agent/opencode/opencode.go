@@ -60,42 +60,42 @@ func (OpenCode) Argv(req agent.Request) []string {
 	return append(argv, req.Args...)
 }
 
-// opencodeAuthFatal is the Fatal message of an authentication failure.
-const opencodeAuthFatal = "opencode could not authenticate with its model provider; run 'opencode auth login' (or set the provider's API key)"
+// authFatal is the Fatal message of an authentication failure.
+const authFatal = "opencode could not authenticate with its model provider; run 'opencode auth login' (or set the provider's API key)"
 
 // Diagnose classifies a run that failed before it printed any event.
 func (OpenCode) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
 	}
-	agent.DiagnoseStderr(res, opencodeAuthFatal)
+	agent.DiagnoseStderr(res, authFatal)
 }
 
-// opencodeEvent is one line of `opencode run --format json`.
-type opencodeEvent struct {
-	Type      string         `json:"type"`
-	SessionID string         `json:"sessionID"`
-	Part      *opencodePart  `json:"part"`
-	Error     *opencodeError `json:"error"`
+// event is one line of `opencode run --format json`.
+type event struct {
+	Type      string      `json:"type"`
+	SessionID string      `json:"sessionID"`
+	Part      *part       `json:"part"`
+	Error     *eventError `json:"error"`
 }
 
-type opencodePart struct {
-	Type   string          `json:"type"`
-	Text   string          `json:"text"`   // text
-	Tool   string          `json:"tool"`   // tool
-	State  *opencodeState  `json:"state"`  // tool
-	Reason string          `json:"reason"` // step-finish
-	Cost   agent.OptFloat  `json:"cost"`
-	Tokens *opencodeTokens `json:"tokens"`
+type part struct {
+	Type   string         `json:"type"`
+	Text   string         `json:"text"`   // text
+	Tool   string         `json:"tool"`   // tool
+	State  *toolState     `json:"state"`  // tool
+	Reason string         `json:"reason"` // step-finish
+	Cost   agent.OptFloat `json:"cost"`
+	Tokens *tokens        `json:"tokens"`
 }
 
-type opencodeState struct {
-	Status string             `json:"status"`
-	Input  *opencodeToolInput `json:"input"`
-	Title  string             `json:"title"`
+type toolState struct {
+	Status string     `json:"status"`
+	Input  *toolInput `json:"input"`
+	Title  string     `json:"title"`
 }
 
-type opencodeToolInput struct {
+type toolInput struct {
 	Command     string `json:"command"`
 	FilePath    string `json:"filePath"`
 	Path        string `json:"path"`
@@ -105,7 +105,7 @@ type opencodeToolInput struct {
 	Description string `json:"description"`
 }
 
-type opencodeTokens struct {
+type tokens struct {
 	Input     int64 `json:"input"`
 	Output    int64 `json:"output"`
 	Reasoning int64 `json:"reasoning"`
@@ -115,7 +115,7 @@ type opencodeTokens struct {
 	} `json:"cache"`
 }
 
-type opencodeError struct {
+type eventError struct {
 	Name string `json:"name"`
 	Data struct {
 		Message         string            `json:"message"`
@@ -138,13 +138,13 @@ func (OpenCode) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
 		ev = agent.NopEvents{}
 	}
-	d := opencodeDecoder{ev: ev, step: agent.TextTail{Max: agent.MaxText}}
+	d := decoder{ev: ev, step: agent.TextTail{Max: agent.MaxText}}
 	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// opencodeDecoder is the state of one OpenCode.Decode.
-type opencodeDecoder struct {
+// decoder is the state of one OpenCode.Decode.
+type decoder struct {
 	ev       agent.Events
 	res      agent.Result
 	cost     float64
@@ -153,12 +153,12 @@ type opencodeDecoder struct {
 	lastText string         // the last text event
 }
 
-func (d *opencodeDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e opencodeEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -186,7 +186,7 @@ func (d *opencodeDecoder) line(line []byte) {
 		}
 	case "tool_use":
 		if p != nil {
-			d.ev.Tool(p.Tool, opencodeToolSummary(p.State))
+			d.ev.Tool(p.Tool, toolSummary(p.State))
 		}
 	case "step_finish":
 		if p == nil || !main {
@@ -216,7 +216,7 @@ func (d *opencodeDecoder) line(line []byte) {
 }
 
 // error records an error event: the run is over and failed.
-func (d *opencodeDecoder) error(oe *opencodeError) {
+func (d *decoder) error(oe *eventError) {
 	r := &d.res
 	r.SawResult, r.IsError = true, true
 	if oe == nil {
@@ -249,11 +249,11 @@ func (d *opencodeDecoder) error(oe *opencodeError) {
 	}
 	f.Apply(r)
 	if r.Class == agent.ClassAuth {
-		r.Fatal = opencodeAuthFatal
+		r.Fatal = authFatal
 	}
 }
 
-func (d *opencodeDecoder) finish() agent.Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
 	r.Text = agent.FirstNonEmpty(d.step.String(), d.lastText)
 	if d.costSeen {
@@ -263,8 +263,8 @@ func (d *opencodeDecoder) finish() agent.Result {
 	return r
 }
 
-// opencodeToolSummary describes an opencode tool call in one short line.
-func opencodeToolSummary(st *opencodeState) string {
+// toolSummary describes an opencode tool call in one short line.
+func toolSummary(st *toolState) string {
 	if st == nil {
 		return ""
 	}

@@ -71,12 +71,12 @@ func (Qwen) Argv(req agent.Request) []string {
 
 // Fatal messages of the qwen driver.
 const (
-	qwenNoAuthFatal = "qwen has no authentication configured; set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL " +
+	noAuthFatal = "qwen has no authentication configured; set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL " +
 		"(any OpenAI-compatible endpoint), or select an auth type in ~/.qwen/settings.json"
-	qwenAuthFatal    = "qwen's model provider rejected its credentials; check OPENAI_API_KEY (or ~/.qwen/settings.json)"
-	qwenBillingFatal = "qwen's model provider reported a billing problem; check the account's balance"
-	qwenModelFatal   = "qwen's model provider does not know the requested model; check ralph.model (or OPENAI_MODEL)"
-	qwenArgsFatal    = "qwen rejected its command line; check ralph.agentArgs"
+	authFatal    = "qwen's model provider rejected its credentials; check OPENAI_API_KEY (or ~/.qwen/settings.json)"
+	billingFatal = "qwen's model provider reported a billing problem; check the account's balance"
+	modelFatal   = "qwen's model provider does not know the requested model; check ralph.model (or OPENAI_MODEL)"
+	argsFatal    = "qwen rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises the failures qwen reports on stderr alone: no
@@ -86,14 +86,14 @@ func (Qwen) Diagnose(res *agent.Result) {
 		return
 	}
 	switch {
-	case strings.Contains(res.Stderr, qwenNoAuth):
-		res.Class, res.Fatal = agent.ClassAuth, qwenNoAuthFatal
+	case strings.Contains(res.Stderr, noAuth):
+		res.Class, res.Fatal = agent.ClassAuth, noAuthFatal
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = qwenArgsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Unknown argument"), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Unknown argument"), 200)
 	case strings.Contains(res.Stderr, "Invalid values:"):
-		res.Fatal = qwenArgsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Argument:"), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Argument:"), 200)
 	default:
-		agent.DiagnoseStderr(res, qwenAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
@@ -101,17 +101,17 @@ func (Qwen) Diagnose(res *agent.Result) {
 // outcome from the result line only), counting input tokens as qwen does.
 func (Qwen) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	res, err := claude.DecodeStream(r, ev, claude.Flavor{
-		AuthFatal: qwenAuthFatal, BillingFatal: qwenBillingFatal, ModelFatal: qwenModelFatal, InputHasCache: true,
+		AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal, InputHasCache: true,
 	})
-	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, qwenNoAuth) }) {
-		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = agent.ClassAuth, qwenNoAuthFatal, 0, time.Time{}
+	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, noAuth) }) {
+		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = agent.ClassAuth, noAuthFatal, 0, time.Time{}
 	}
 	return res, err
 }
 
-// qwenNoAuth is how qwen says no authentication is configured (its result's
+// noAuth is how qwen says no authentication is configured (its result's
 // error.message, or stderr in the text format).
-const qwenNoAuth = "No auth type is selected"
+const noAuth = "No auth type is selected"
 
 // lineWith returns the first line of s that contains sub, trimmed; "" when
 // none does. (yargs prints its usage around the error line.)

@@ -64,7 +64,7 @@ func TestQwenArgvAndDiagnose(t *testing.T) {
 	}
 	res := agent.Result{ExitCode: 1, Stderr: "No auth type is selected. Please configure an auth type (e.g. via settings or --auth-type) before running in non-interactive mode.\n"}
 	Qwen{}.Diagnose(&res)
-	if res.Class != agent.ClassAuth || res.Fatal != qwenNoAuthFatal {
+	if res.Class != agent.ClassAuth || res.Fatal != noAuthFatal {
 		t.Errorf("no auth: %+v", res)
 	}
 	res = agent.Result{ExitCode: 1, Stderr: "Unknown argument: bogus\nUsage: qwen [options] [command]\n…\n  -h, --help  Show help  [boolean]\n"}
