@@ -169,13 +169,14 @@ func OneLine(s string, max int) string {
 	return out
 }
 
-// TailBuffer keeps the last max bytes written to it, and counts them all.
+// TailBuffer keeps the last Max bytes written to it, and counts them all.
 type TailBuffer struct {
 	b     []byte
-	Max   int
+	Max   int // how many bytes to keep
 	total int64
 }
 
+// Write keeps the tail of p; it never fails.
 func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.total += int64(len(p))
 	if len(p) >= t.Max {
@@ -198,14 +199,16 @@ func (t *TailBuffer) Bytes() []byte {
 	return t.b
 }
 
-// TextTail accumulates text and keeps its last max bytes.
+// TextTail accumulates text and keeps its last Max bytes.
 type TextTail struct {
 	b   strings.Builder
-	Max int
+	Max int // how many bytes to keep
 }
 
+// Reset forgets the text so far.
 func (t *TextTail) Reset() { t.b.Reset() }
 
+// Add adds s on a line of its own.
 func (t *TextTail) Add(s string) {
 	if t.b.Len() > 0 {
 		t.b.WriteByte('\n')
@@ -220,7 +223,7 @@ func (t *TextTail) Add(s string) {
 }
 
 // Append adds s right after the text so far when direct (a streamed chunk),
-// else on a line of its own, as add does.
+// else on a line of its own, as Add does.
 func (t *TextTail) Append(s string, direct bool) {
 	if !direct || t.b.Len() == 0 {
 		t.Add(s)
@@ -235,14 +238,20 @@ func (t *TextTail) Append(s string, direct bool) {
 	t.b.WriteString(s)
 }
 
+// String returns the kept text: its last Max bytes.
 func (t *TextTail) String() string { return Tail(t.b.String(), t.Max) }
 
 // NopEvents discards events; Decode uses it when given none.
 type NopEvents struct{}
 
-func (NopEvents) Text(string)         {}
+// Text discards the text.
+func (NopEvents) Text(string) {}
+
+// Tool discards the tool call.
 func (NopEvents) Tool(string, string) {}
-func (NopEvents) Terminal()           {}
+
+// Terminal discards the terminal event.
+func (NopEvents) Terminal() {}
 
 // FirstErrorLine returns the first line of s that mentions an error, or "".
 func FirstErrorLine(s string) string {
@@ -257,7 +266,7 @@ func FirstErrorLine(s string) string {
 // OptFloat is a JSON number that may be absent, null or of the wrong type.
 type OptFloat struct {
 	Value float64
-	Valid bool
+	Valid bool // a number was there
 }
 
 // UnmarshalJSON keeps numbers and ignores anything else; it never fails.
