@@ -1,3 +1,5 @@
+// Run's tests are in package agent_test: they drive Claude Code's driver (package
+// claude), which imports agent.
 package agent_test
 
 import (
