@@ -34,7 +34,7 @@ import (
 // --allow-all-paths.
 //
 // The stream (--output-format json, checked against Copilot CLI 1.0.102 run
-// here against a scripted model; testdata/copilot-*.ndjson) is one JSON event
+// here against a scripted model; ../testdata/copilot-*.ndjson) is one JSON event
 // per line: {"type","data",…}. assistant.message carries a whole message
 // (data.content, data.toolRequests, data.model), tool.execution_start a tool
 // call (data.toolName, data.arguments), model.call_failure each failed

@@ -13,7 +13,7 @@ import (
 )
 
 // The copilot-* transcripts are GitHub Copilot CLI 1.0.102's own output,
-// recorded against a scripted model on loopback (testdata/record).
+// recorded against a scripted model on loopback (../testdata/record).
 func TestCopilotDecodeRecorded(t *testing.T) {
 	const (
 		create = "create: /tmp/agentslab/repo/hello.txt"

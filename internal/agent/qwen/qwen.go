@@ -28,7 +28,7 @@ import (
 // OPENAI_MODEL and the settings.
 //
 // The stream (checked against Qwen Code 0.24.4 run here against a scripted
-// model; testdata/qwen-*.ndjson) is Claude Code's stream-json: system/init,
+// model; ../testdata/qwen-*.ndjson) is Claude Code's stream-json: system/init,
 // assistant lines with text and tool_use blocks, user lines with
 // tool_result, and one result line with num_turns, usage and is_error; so
 // Claude Code's decoder reads it (claude.DecodeStream), with two differences:

@@ -11,7 +11,7 @@ import (
 )
 
 // The qwen-* transcripts are Qwen Code 0.24.4's own output, recorded against
-// a scripted model on loopback (testdata/record).
+// a scripted model on loopback (../testdata/record).
 func TestQwenDecodeRecorded(t *testing.T) {
 	const (
 		write  = "write_file: /tmp/agentslab/qrepo/hello.txt"
