@@ -312,7 +312,6 @@ func (e *env) loop() (*loop.Loop, error) {
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
-	l.StopWait, l.KillWait = e.tune.StopWait, e.tune.KillWait
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now
 	}

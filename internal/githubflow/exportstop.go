@@ -7,8 +7,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// How long export gives a loop of the same change that is still running (an orphan
+// whose step was killed, or one still saving after the cancel's SIGINT): it waits
+// DefaultStopWait for the loop to end on its own, then stops it as Ctrl-C would and
+// waits DefaultKillWait more before it kills it. Together they fit GitHub's budget of
+// 5 minutes from a cancel to the end of everything (DESIGN.md, issue 19).
+const (
+	DefaultStopWait = 30 * time.Second
+	DefaultKillWait = 15 * time.Second
 )
 
 // LockAfterLoop takes the change's lock for export. If a loop holds it, it waits for
@@ -23,7 +32,7 @@ func (fl *Flow) LockAfterLoop(ctx context.Context, change string, runID int64) (
 	if !errors.Is(err, run.ErrLocked) {
 		return lock, err
 	}
-	stopWait, killWait := orDuration(fl.Loop.StopWait, loop.DefaultStopWait), orDuration(fl.Loop.KillWait, loop.DefaultKillWait)
+	stopWait, killWait := orDuration(fl.StopWait, DefaultStopWait), orDuration(fl.KillWait, DefaultKillWait)
 	pid := fl.Store.Holder(change)
 	fl.Loop.Report.Step(fmt.Sprintf("a loop of %s is still running (pid %s); waiting up to %s for it to end", change, pidText(pid), stopWait))
 	if lock, err := fl.waitLock(ctx, change, stopWait); lock != nil || err != nil {

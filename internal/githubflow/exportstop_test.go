@@ -16,7 +16,7 @@ import (
 // nothing is signalled.
 func TestLockAfterLoopWaitsForTheLoop(t *testing.T) {
 	rep := &recorder{}
-	l := On(&loop.Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 5 * time.Second, KillWait: time.Second})
+	l := &Flow{Remote: Remote{Store: run.NewStore(t.TempDir())}, Loop: &loop.Loop{Report: rep}, StopWait: 5 * time.Second, KillWait: time.Second}
 	held, err := l.Store.Lock("c")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestLockAfterLoopWaitsForTheLoop(t *testing.T) {
 // SIGINT to this process would end the test binary).
 func TestLockAfterLoopLeavesOtherHolders(t *testing.T) {
 	rep := &recorder{}
-	l := On(&loop.Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond})
+	l := &Flow{Remote: Remote{Store: run.NewStore(t.TempDir())}, Loop: &loop.Loop{Report: rep}, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond}
 	held, err := l.Store.Lock("c")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestLockAfterLoopLeavesOtherHolders(t *testing.T) {
 // (Holder then says 0) leaves the lock to export, which takes it rather than refuse.
 func TestLockAfterLoopHolderEndsAfterTheWait(t *testing.T) {
 	rep := &recorder{}
-	l := On(&loop.Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond})
+	l := &Flow{Remote: Remote{Store: run.NewStore(t.TempDir())}, Loop: &loop.Loop{Report: rep}, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond}
 	held, err := l.Store.Lock("c")
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestLockAfterLoopHolderEndsAfterTheWait(t *testing.T) {
 // the test binary).
 func TestLockAfterLoopLeavesOtherRuns(t *testing.T) {
 	rep := &recorder{}
-	l := On(&loop.Loop{Store: run.NewStore(t.TempDir()), Report: rep, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond})
+	l := &Flow{Remote: Remote{Store: run.NewStore(t.TempDir())}, Loop: &loop.Loop{Report: rep}, StopWait: 100 * time.Millisecond, KillWait: 100 * time.Millisecond}
 	held, err := l.Store.Lock("c")
 	if err != nil {
 		t.Fatal(err)

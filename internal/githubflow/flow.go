@@ -81,6 +81,11 @@ func (rem *Remote) wait(ctx context.Context, d time.Duration) error {
 type Flow struct {
 	Remote
 	Loop *loop.Loop // required
+	// StopWait and KillWait tune how export deals with a loop of the same change that
+	// is still running: how long it waits for it to end, and then, once it has sent
+	// it SIGINT, for it to save and exit before it is killed; zero means
+	// DefaultStopWait and DefaultKillWait.
+	StopWait, KillWait time.Duration
 }
 
 // On returns the GitHub workflows over l.

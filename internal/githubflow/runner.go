@@ -123,7 +123,7 @@ const LogCap = 1 << 20
 // attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
 // cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
 // says running, nobody holds the lock) has its leftovers saved as an attempt first; a
-// loop still running is waited for, then stopped (loop.LockAfterLoop).
+// loop still running is waited for, then stopped (LockAfterLoop).
 //
 // Where that fails (a loop that cannot be stopped, or is not this run's; the killed
 // loop's leftovers that cannot be saved: a git lock still in use, a full disk), the
@@ -158,7 +158,7 @@ func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, err
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
 	if partial == "" {
-		if err := fl.Loop.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out)); err != nil {
+		if err := fl.Loop.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out), orDuration(fl.StopWait, DefaultStopWait)); err != nil {
 			partial = fmt.Sprintf("the attempt the killed loop left could not be saved (%v)", err)
 			if rec, err = fl.Store.Load(o.Change); err != nil {
 				return nil, err
