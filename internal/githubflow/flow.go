@@ -9,13 +9,21 @@
 //     status --watch and dispatch --wait, cancel, logs (the artifact's, else the job's);
 //   - home.go: finish and start of a dispatched run bring its published result home;
 //   - prune.go: finish --prune-remote deletes the run's refs on the remote;
-//   - runner.go: the runner's side: start --adopt, export and publish.
+//   - runner.go, exportstop.go: the runner's side: start --adopt, export (which waits
+//     for, then stops, a loop of the change still running) and publish.
 //
-// Every workflow hangs off Flow, which embeds the *loop.Loop whose record, locks, clock
-// and reporter it shares. The loop reaches back only through loop.RemoteRuns (Runs), so
-// this package depends on internal/loop and never the reverse.
+// Each workflow's type says what it depends on. Remote holds those that only look at
+// or act on a dispatched run through GitHub and the run records (remote status, status
+// --watch and dispatch --wait, RemoteViews, PublishedChange, logs, cancel, finish
+// --prune-remote): a repository, its store, a clock and a wait, and the GitHub client
+// the caller passes; no *loop.Loop is reachable from it. Flow holds those that run,
+// resume or finish the local loop (finish --pr, dispatch, start --adopt, export, and the
+// import of a published run): the loop as its field Loop, used through its exported
+// methods, and the Remote over that loop's repository and records. The loop reaches
+// back only through loop.RemoteRuns (Runs), so this package depends on internal/loop
+// and never the reverse.
 //
-// It never prints (progress goes to the loop's Reporter, failures come back as
+// It never prints (Flow's progress goes to the loop's Reporter, failures come back as
 // *loop.Error), runs git only through internal/git and talks to GitHub only through
 // internal/github. Only internal/cli imports it.
 package githubflow

@@ -180,7 +180,7 @@ type StatusReport struct {
 	Learnings  string         // path of the learnings file
 	Logs       string         // directory of the attempt logs
 	Worktree   *WorktreeState // for a worktree run
-	Remote     *RemoteView    // for a run on GitHub Actions, when asked for (githubflow.Flow.RemoteStatus)
+	Remote     *RemoteView    // for a run on GitHub Actions, when asked for (githubflow.Remote.RemoteStatus)
 	Published  bool           // Change is as the remote run published it (PublishedChange)
 }
 
