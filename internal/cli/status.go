@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -376,7 +375,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 	case r.Status == string(run.Failed):
 		st = p.Fail("failed") + ": " + term.Inert(rec.StopReason)
 	case r.Status == string(run.Budget):
-		st = p.Warn("budget") + ": " + term.Inert(rec.StopReason) + " (raise it and run 'git ralph start " + rec.Change + "')"
+		st = p.Warn("budget") + ": " + term.Inert(rec.StopReason) + " (" + budgetNext(rec) + ")"
 	case r.Status == string(run.Interrupted):
 		st = p.Warn("interrupted")
 	case r.Status == string(run.Complete):
@@ -437,7 +436,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		tokens = loop.Thousands(rec.Tokens)
 	}
 	kv("tokens", tokens+" so far")
-	if b := budgetText(rec); b != "" {
+	if b := report.Budget(rec.Tokens, rec.MaxTokens, rec.TokensKnown, rec.CostUSD, rec.MaxCost, rec.CostKnown); b != "" {
 		kv("budget", b)
 	}
 	if all, by := firstAttempts(rec); all.Done > 0 {
@@ -617,17 +616,15 @@ func printWatchedNext(e *env, changes []string, views map[string]*loop.RemoteVie
 	}
 }
 
-// budgetText says what the run's budget is and how much of it is used:
-// "1,250,000 of 2,000,000 tokens (62%)", "$0.0200 of $0.015"; "" without a
-// budget.
-func budgetText(rec *run.Record) string {
-	var parts []string
-	if rec.MaxTokens > 0 {
-		parts = append(parts, fmt.Sprintf("%s of %s tokens (%d%%)", loop.Thousands(rec.Tokens), loop.Thousands(rec.MaxTokens),
-			rec.Tokens*100/rec.MaxTokens))
+// budgetNext says how a run stopped by its budget goes on: with a higher one, or, when
+// it stopped because the agent reported no cost (no tokens), with a cap it can be held
+// to or none.
+func budgetNext(rec *run.Record) string {
+	again := "run 'git ralph start " + rec.Change + "'"
+	usedUp := rec.MaxCost > 0 && rec.CostKnown && rec.CostUSD > rec.MaxCost ||
+		rec.MaxTokens > 0 && rec.TokensKnown && rec.Tokens >= rec.MaxTokens
+	if usedUp {
+		return "raise it and " + again
 	}
-	if rec.MaxCost > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f of $%s", rec.CostUSD, strconv.FormatFloat(rec.MaxCost, 'f', -1, 64)))
-	}
-	return strings.Join(parts, "; ")
+	return "the agent does not report what it caps: cap it another way or drop it, and " + again
 }

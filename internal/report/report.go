@@ -813,12 +813,28 @@ func summarize(rep *Report) {
 // BudgetText says what the budget is and how much of it is used, "" without one:
 // "240 of 200 tokens (120%); $0.0200 of $0.015".
 func (r *Report) BudgetText() string {
+	return Budget(r.Tokens, r.MaxTokens, r.Tokens > 0, r.Cost, r.MaxCost, r.CostKnown)
+}
+
+// Budget says what a run's budget is and how much of it is used, "" without one:
+// "240 of 200 tokens (120%); $0.0200 of $0.015". A use the agent never reported is
+// said to be unknown rather than shown as 0 (a run stops when that happens).
+func Budget(tokens, maxTokens int64, tokensKnown bool, cost, maxCost float64, costKnown bool) string {
 	var parts []string
-	if r.MaxTokens > 0 {
-		parts = append(parts, thousands(r.Tokens)+" of "+thousands(r.MaxTokens)+" tokens ("+strconv.FormatInt(r.Tokens*100/r.MaxTokens, 10)+"%)")
+	if maxTokens > 0 {
+		if tokensKnown {
+			parts = append(parts, thousands(tokens)+" of "+thousands(maxTokens)+" tokens ("+strconv.FormatInt(tokens*100/maxTokens, 10)+"%)")
+		} else {
+			parts = append(parts, "tokens not reported, budget "+thousands(maxTokens))
+		}
 	}
-	if r.MaxCost > 0 {
-		parts = append(parts, money(r.Cost)+" of $"+strconv.FormatFloat(r.MaxCost, 'f', -1, 64))
+	if maxCost > 0 {
+		limit := "$" + strconv.FormatFloat(maxCost, 'f', -1, 64)
+		if costKnown {
+			parts = append(parts, money(cost)+" of "+limit)
+		} else {
+			parts = append(parts, "cost not reported, limit "+limit)
+		}
 	}
 	return strings.Join(parts, "; ")
 }

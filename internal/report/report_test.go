@@ -139,3 +139,23 @@ func TestLearningsBounded(t *testing.T) {
 		t.Errorf("a missing file has learnings")
 	}
 }
+
+// TestBudget: a use the agent never reported reads as unknown, never as 0 of the budget.
+func TestBudget(t *testing.T) {
+	for _, c := range []struct {
+		tokens, maxTokens int64
+		tokensKnown       bool
+		cost, maxCost     float64
+		costKnown         bool
+		want              string
+	}{
+		{0, 0, false, 0, 0, false, ""},
+		{240, 200, true, 0.02, 0.015, true, "240 of 200 tokens (120%); $0.0200 of $0.015"},
+		{0, 2000000, false, 0, 5, false, "tokens not reported, budget 2,000,000; cost not reported, limit $5"},
+		{1250000, 2000000, true, 0, 0, false, "1,250,000 of 2,000,000 tokens (62%)"},
+	} {
+		if got := Budget(c.tokens, c.maxTokens, c.tokensKnown, c.cost, c.maxCost, c.costKnown); got != c.want {
+			t.Errorf("Budget(%+v) = %q, want %q", c, got, c.want)
+		}
+	}
+}
