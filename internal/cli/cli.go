@@ -27,6 +27,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
 )
@@ -326,6 +327,7 @@ func printErr(s *term.Streams, err error) int {
 		return 0
 	}
 	var le *loop.Error
+	var se *source.Error
 	var ue *usageError
 	var pe *kong.ParseError
 	code := 1
@@ -339,6 +341,12 @@ func printErr(s *term.Streams, err error) int {
 		}
 		if le == loop.ErrInterrupted {
 			code = 130
+		}
+	case errors.As(err, &se): // from a reader of the sources that is not the loop (internal/status)
+		if se.Hint != "" { // as loop.Error.Hints splits the hint the loop wrapped it with
+			for _, h := range strings.Split(se.Hint, "\n") {
+				hints = append(hints, term.Inert(h))
+			}
 		}
 	case errors.As(err, &ue):
 		code = 2

@@ -9,6 +9,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -282,4 +284,27 @@ func TestMan(t *testing.T) {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// TestSourceErrorPrintsAsTheLoopsWrapping: a source's error that reaches the CLI
+// unwrapped (internal/status passes them on) prints as the loop's wrapping of the same
+// error (sourceErr) prints: its message, each hint line, exit 1.
+func TestSourceErrorPrintsAsTheLoopsWrapping(t *testing.T) {
+	for _, hint := range []string{"", "one line", "first\nsecond"} {
+		raw := &source.Error{Msg: "plan docs/x.md has no task", Hint: hint}
+		wrapped := &loop.Error{Msg: raw.Msg, Hint: raw.Hint, Err: raw}
+		var got [2]string
+		var codes [2]int
+		for i, err := range []error{raw, wrapped} {
+			s, _, errOut := term.Test()
+			codes[i] = printErr(s, err)
+			got[i] = errOut.String()
+		}
+		if got[0] != got[1] || codes[0] != codes[1] {
+			t.Errorf("hint %q: unwrapped prints %q (exit %d), wrapped %q (exit %d)", hint, got[0], codes[0], got[1], codes[1])
+		}
+		if hint != "" && !strings.Contains(got[0], "hint: "+strings.Split(hint, "\n")[0]) {
+			t.Errorf("hint %q: %q has no hint line", hint, got[0])
+		}
+	}
 }

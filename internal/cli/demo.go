@@ -85,7 +85,7 @@ func (c *demoCmd) Run(e *env) error {
 	printReport(e, l, demo.Change) // as start does: the demo shows the real end of a run
 	pause(time.Second)
 	fmt.Fprintf(s.Err, "\n%s git ralph status\n", p.Dim("$"))
-	r, err := l.Status(e.ctx, demo.Change)
+	r, err := reader(l).Status(e.ctx, demo.Change)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -89,7 +90,7 @@ func waitDispatched(e *env, changes []string) error {
 	}
 	fmt.Fprintf(e.s.Err, "waiting for the runs on GitHub Actions (Ctrl-C stops waiting; the runs go on)\n")
 	views, err := rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) {
+		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
 		}})
 	if err == loop.ErrInterrupted {

@@ -9,6 +9,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -159,7 +160,7 @@ func (c *finishCmd) wait(e *env, rem *githubflow.Remote) error {
 	}
 	fmt.Fprintf(e.s.Err, "waiting for the run of %s on GitHub Actions (Ctrl-C stops waiting; the run goes on)\n", change)
 	_, err = rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: []string{change}, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) {
+		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
 		}})
 	if err == loop.ErrInterrupted {

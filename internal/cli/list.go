@@ -16,7 +16,7 @@ func (c *listCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	changes, err := l.List(e.ctx)
+	changes, err := reader(l).List(e.ctx)
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 	var failed, complete []string
 	for _, r := range results {
 		result, stories, wt := "", "-", "-"
-		st, _ := l.Status(context.WithoutCancel(e.ctx), r.Name) // after a Ctrl-C too
+		st, _ := reader(l).Status(context.WithoutCancel(e.ctx), r.Name) // after a Ctrl-C too
 		if st != nil && st.Record.Change == r.Name {
 			if st.Change != nil {
 				done := 0

@@ -16,6 +16,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/report"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -47,7 +48,19 @@ func (c *statusCmd) Run(e *env) error {
 			return overview(e, l, names)
 		}
 	}
-	r, err := l.Status(e.ctx, c.Change)
+	change := c.Change
+	if change == "" { // the only run, if there is one
+		names, err := l.Store.Changes()
+		if err != nil {
+			return err
+		}
+		if len(names) > 0 {
+			if change, err = l.ResolveRun(""); err != nil {
+				return err
+			}
+		}
+	}
+	r, err := reader(l).Status(e.ctx, change)
 	if err != nil {
 		return err
 	}
@@ -58,7 +71,7 @@ func (c *statusCmd) Run(e *env) error {
 		}
 		v, err := rem.RemoteStatus(e.ctx, r.Record.Change, e.github)
 		if err != nil {
-			v = &loop.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
+			v = &status.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
 		r.Remote = v
 		if ch := rem.PublishedChange(e.ctx, r, v.Tip); ch != nil {
@@ -105,7 +118,7 @@ func (c *statusCmd) watch(e *env) error {
 		return err
 	}
 	views, err := rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *loop.RemoteView) {
+		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Out, term.Inert(githubflow.WatchText(change, v)))
 		}})
 	if err == loop.ErrInterrupted {
@@ -120,7 +133,7 @@ func (c *statusCmd) watch(e *env) error {
 
 // overview is plain status with several runs: a line per run, local, worktree or on
 // GitHub Actions, with its stories done/total. The runs on GitHub Actions are asked
-// for with one runs listing per repository and workflow (loop.RemoteViews).
+// for with one runs listing per repository and workflow (githubflow RemoteViews).
 func overview(e *env, l *loop.Loop, names []string) error {
 	var remote []string
 	for _, name := range names {
@@ -132,7 +145,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 	if err != nil {
 		return err
 	}
-	views := map[string]*loop.RemoteView{}
+	views := map[string]*status.RemoteView{}
 	if len(remote) > 0 {
 		if views, err = rem.RemoteViews(e.ctx, remote, e.github); err != nil {
 			return err
@@ -142,7 +155,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 	// Stop reasons and remote states are the agent's or a remote record's text.
 	t := tableprinter.New(term.NewInertWriter(e.s.Out), e.s.StdoutTTY, 120)
 	t.AddHeader([]string{"CHANGE", "WHERE", "STATUS", "STORIES", "BRANCH"})
-	runs, err := l.Summaries(names)
+	runs, err := reader(l).Summaries(names)
 	if err != nil {
 		return err
 	}
@@ -173,7 +186,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 		stories := "-"
 		if r.Change != nil {
 			done := 0
-			for _, sv := range loop.Stories(r.Change) {
+			for _, sv := range status.Stories(r.Change) {
 				if sv.Complete {
 					done++
 				}
@@ -229,15 +242,15 @@ func watchedChanges(rem *githubflow.Remote, change string) ([]string, error) {
 }
 
 // statusJSON is the run record's fields plus the stories as `list --json` gives them.
-func statusJSON(r *loop.StatusReport) any {
+func statusJSON(r *status.Report) any {
 	type out struct {
 		*run.Record
-		Status     string           `json:"status"`
-		Running    bool             `json:"running"`
-		VerifyHook bool             `json:"verifyHook"`
-		Stories    []loop.StoryView `json:"stories"`
-		Learnings  string           `json:"learnings"`
-		Logs       string           `json:"logs"`
+		Status     string             `json:"status"`
+		Running    bool               `json:"running"`
+		VerifyHook bool               `json:"verifyHook"`
+		Stories    []status.StoryView `json:"stories"`
+		Learnings  string             `json:"learnings"`
+		Logs       string             `json:"logs"`
 		// WorktreeMissing: the run's worktree directory is gone (start re-creates it).
 		WorktreeMissing bool `json:"worktreeMissing,omitempty"`
 		// Remote: the record's remote, plus what GitHub and the git remote say now.
@@ -246,7 +259,7 @@ func statusJSON(r *loop.StatusReport) any {
 		FirstAttempt firstAttemptJSON `json:"firstAttempt"`
 	}
 	o := out{Record: r.Record, Status: r.Status, Running: r.Running, VerifyHook: r.VerifyHook,
-		Stories: []loop.StoryView{}, Learnings: r.Learnings, Logs: r.Logs,
+		Stories: []status.StoryView{}, Learnings: r.Learnings, Logs: r.Logs,
 		WorktreeMissing: r.Worktree != nil && r.Worktree.Missing}
 	all, by := firstAttempts(r.Record)
 	o.FirstAttempt = firstAttemptJSON{rateJSON: rateOf(all), ByAgent: []rateJSON{}}
@@ -254,7 +267,7 @@ func statusJSON(r *loop.StatusReport) any {
 		o.FirstAttempt.ByAgent = append(o.FirstAttempt.ByAgent, rateOf(g))
 	}
 	if r.Change != nil {
-		o.Stories = loop.Stories(r.Change)
+		o.Stories = status.Stories(r.Change)
 	}
 	if r.Record.Remote != nil {
 		o.Remote = &remoteJSON{Remote: r.Record.Remote, RemoteView: r.Remote}
@@ -310,7 +323,7 @@ func rateText(r report.Rate) string {
 // conclusion, url and tip as GitHub and the git remote say them now.
 type remoteJSON struct {
 	*run.Remote
-	*loop.RemoteView
+	*status.RemoteView
 }
 
 // MarshalJSON merges the two, the live view winning (both have runId).
@@ -335,7 +348,7 @@ func (r remoteJSON) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func renderStatus(s *term.Streams, r *loop.StatusReport) {
+func renderStatus(s *term.Streams, r *status.Report) {
 	p := s.Palette()
 	rec := r.Record
 	// Reasons, titles and remote states are the agent's or a remote record's
@@ -410,7 +423,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		kv("published", shortID(rv.Tip)+" on "+rec.Remote.GitRemote)
 		if r.Published {
 			done := 0
-			for _, sv := range loop.Stories(r.Change) {
+			for _, sv := range status.Stories(r.Change) {
 				if sv.Complete {
 					done++
 				}
@@ -460,7 +473,7 @@ func renderStatus(s *term.Streams, r *loop.StatusReport) {
 		t := tableprinter.New(w, s.StdoutTTY, 120)
 		t.AddHeader([]string{"", "STORY", "TITLE", "TASKS", "ATTEMPTS", "LAST"})
 		next, hasNext := r.Change.NextStory()
-		for _, sv := range loop.Stories(r.Change) {
+		for _, sv := range status.Stories(r.Change) {
 			mark := " "
 			switch {
 			case sv.Complete:
@@ -529,7 +542,7 @@ func attemptText(a run.Attempt) string {
 	return s
 }
 
-func nextSteps(w io.Writer, r *loop.StatusReport) {
+func nextSteps(w io.Writer, r *status.Report) {
 	c := r.Record.Change
 	switch {
 	case r.Remote != nil && (r.Remote.Conclusion == "startup_failure" || r.Remote.Conclusion == "action_required"):
@@ -606,7 +619,7 @@ func fileExists(path string) bool {
 
 // printWatchedNext says, after a watch (status --watch, dispatch --wait), what to do
 // with each completed run: finish it, or, when it published nothing, dispatch or start.
-func printWatchedNext(e *env, changes []string, views map[string]*loop.RemoteView) {
+func printWatchedNext(e *env, changes []string, views map[string]*status.RemoteView) {
 	for _, ch := range changes {
 		if v := views[ch]; v.Conclusion == "startup_failure" || v.Conclusion == "action_required" {
 			fmt.Fprintf(e.s.Err, "next: run %d of %s published nothing (%s); see %s, then dispatch it again (git ralph dispatch %s) or run it here (git ralph start %s)\n", v.RunID, ch, v.Conclusion, v.URL, ch, ch)
@@ -628,3 +641,6 @@ func budgetNext(rec *run.Record) string {
 	}
 	return "the agent does not report what it caps: cap it another way or drop it, and " + again
 }
+
+// reader reads l's runs for status, list and the demo.
+func reader(l *loop.Loop) status.Reader { return status.Reader{Repo: l.Repo, Store: l.Store} }

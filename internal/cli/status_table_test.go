@@ -6,10 +6,10 @@ import (
 
 	"github.com/cli/go-gh/v2/pkg/text"
 
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -32,7 +32,7 @@ func TestStatusTableLongIDs(t *testing.T) {
 			Ref:    "refs/ralph/offline-sync/attempts/" + long + "-1"}}}
 	s, out, _ := term.Test()
 	s.StdoutTTY = true
-	renderStatus(s, &loop.StatusReport{Record: rec, Status: string(run.Failed), Change: &source.Source{Name: "offline-sync", Tasks: tasks}, Branch: true})
+	renderStatus(s, &status.Report{Record: rec, Status: string(run.Failed), Change: &source.Source{Name: "offline-sync", Tasks: tasks}, Branch: true})
 	got := out.String()
 	for _, id := range []string{"prerequisites-and-access-to-the-staging", long, long + "_2", "12"} {
 		if !strings.Contains(got, " "+id+" ") {

@@ -137,7 +137,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(), Remote: &remote,
 	}
-	loop.RecordSource(rec, ch.Kind, ch.Arg, 0)
+	source.Record(rec, ch.Kind, ch.Arg, 0)
 	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (fl *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (str
 		fmt.Fprintf(&b, "Ralph-Original: %s\n", rec.Original)
 	}
 	fmt.Fprintf(&b, "Ralph-Base: %s\nRalph-Dispatch: %s\n", rec.OriginalCommit, rec.Remote.Nonce)
-	b.WriteString(loop.SourceTrailers(rec))
+	b.WriteString(source.Trailers(rec))
 	id, err := fl.Repo.CommitTree(ctx, tree, []string{rec.OriginalCommit}, b.String())
 	if err != nil {
 		return "", err

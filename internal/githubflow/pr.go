@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // PROptions says where finish --pr sends the branch.
@@ -127,10 +128,10 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	}
 	// The change's files go into the pull request's title and body: one that may not
 	// be read stops it here, before anything is pushed.
-	if _, err := fl.Loop.LoadChangeFor(rec, change); err != nil {
+	if _, err := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec); err != nil {
 		var refused *repofile.RefusedError
 		if errors.As(err, &refused) {
-			return nil, loop.ChangeFileErr(err)
+			return nil, changeFileErr(err)
 		}
 	}
 	cur, err := fl.Repo.Branch(ctx)
@@ -264,7 +265,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	}
 
 	// The pull request.
-	ch, _ := fl.Loop.LoadChangeFor(rec, change)
+	ch, _ := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec)
 	if ch != nil {
 		// The title and the "Why" are the user's words: the proposal as the run began,
 		// never what the agent made of it in the work tree.
@@ -530,4 +531,16 @@ func initialFile(ctx context.Context, repo *git.Repo, rec *run.Record, rel strin
 		return nil
 	}
 	return data
+}
+
+// changeFileErr turns a change file that repofile refused to read (a symlink out of
+// the repository, a FIFO, a device) into an error naming it, with what to do.
+func changeFileErr(err error) error {
+	var refused *repofile.RefusedError
+	if errors.As(err, &refused) {
+		return &loop.Error{Msg: refused.Error(),
+			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
+			Err:  err}
+	}
+	return err
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/github"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/status"
 )
 
 // A dispatched run seen from here: status, cancel and logs ask GitHub about the run a
@@ -97,12 +97,12 @@ func (rem *Remote) CancelRemote(ctx context.Context, change string, force bool, 
 
 // RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
 // records what it saw. It changes nothing else.
-func (rem *Remote) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*loop.RemoteView, error) {
+func (rem *Remote) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*status.RemoteView, error) {
 	rec, client, repo, err := rem.remoteRun(ctx, change, clientFor)
 	if err != nil {
 		return nil, err
 	}
-	v := &loop.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	v := &status.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
 	if tip, ok, err := rem.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
 		v.Tip = tip
 	}
@@ -209,7 +209,7 @@ func (rem *Remote) Logs(ctx context.Context, change, attempt string, clientFor f
 // objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
 // tree or index changes. It returns nil when the tip has no tasks file or cannot be
 // fetched (status then shows the stories as they are here).
-func (rem *Remote) PublishedChange(ctx context.Context, r *loop.StatusReport, tip string) *source.Source {
+func (rem *Remote) PublishedChange(ctx context.Context, r *status.Report, tip string) *source.Source {
 	rec := r.Record
 	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // The runner side of a run on GitHub Actions (REMOTE.md §5.5): start --adopt rebuilds
@@ -86,7 +87,7 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(),
 	}
 	kind, arg := o.ResolvedSource()
-	loop.RecordSource(rec, kind, arg, o.StoryLevel)
+	source.Record(rec, kind, arg, o.StoryLevel)
 	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/status"
 )
 
 // Watching runs on GitHub Actions politely (REMOTE.md §2.6, §5.3): one conditional
@@ -31,7 +32,7 @@ type WatchOptions struct {
 	Interval time.Duration
 	// Update, if set, is called with a run's view each time it changes, and once for
 	// every run in the first round.
-	Update func(change string, v *loop.RemoteView)
+	Update func(change string, v *status.RemoteView)
 }
 
 // watched is one run of a watch.
@@ -39,14 +40,14 @@ type watched struct {
 	rec  *run.Record
 	repo github.Repo
 	key  string // host/owner/name/workflow: the listing it is in
-	last *loop.RemoteView
+	last *status.RemoteView
 }
 
 // WatchRemote polls GitHub until every run of o.Changes is completed, and returns their
 // last views, by change. Ctrl-C (ctx done) returns ErrInterrupted; the records then
 // hold what was seen last. It changes nothing but those records (the run id found by
 // its nonce, the last status and conclusion seen).
-func (rem *Remote) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*loop.RemoteView, error) {
+func (rem *Remote) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*status.RemoteView, error) {
 	if o.Interval <= 0 {
 		o.Interval = WatchInterval
 	}
@@ -111,7 +112,7 @@ func (rem *Remote) WatchRemote(ctx context.Context, o WatchOptions) (map[string]
 			allDone = allDone && w.last.Status == "completed"
 		}
 		if allDone {
-			out := map[string]*loop.RemoteView{}
+			out := map[string]*status.RemoteView{}
 			for _, w := range runs {
 				out[w.rec.Change] = w.last
 			}
@@ -127,7 +128,7 @@ func (rem *Remote) WatchRemote(ctx context.Context, o WatchOptions) (map[string]
 // run found by its id, or by the nonce in its title, which is then recorded), else
 // what the last round saw. A run the listing no longer holds (more than 100 newer
 // ones) is asked for by its id.
-func (rem *Remote) watchView(ctx context.Context, w *watched, list []github.WorkflowRun, fresh bool, client *github.Client) (*loop.RemoteView, error) {
+func (rem *Remote) watchView(ctx context.Context, w *watched, list []github.WorkflowRun, fresh bool, client *github.Client) (*status.RemoteView, error) {
 	rec := w.rec
 	if !fresh && w.last != nil {
 		return w.last, nil
@@ -148,7 +149,7 @@ func (rem *Remote) watchView(ctx context.Context, w *watched, list []github.Work
 		}
 		found = r
 	}
-	v := &loop.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
+	v := &status.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
 	if found != nil {
 		v.RunID, v.Status, v.Conclusion = found.ID, found.Status, found.Conclusion
 		if found.HTMLURL != "" {
@@ -211,7 +212,7 @@ func RemoteDone(rec *run.Record) (bool, string) {
 }
 
 // WatchText is one line about a run's view, for status --watch and finish --wait.
-func WatchText(change string, v *loop.RemoteView) string {
+func WatchText(change string, v *status.RemoteView) string {
 	switch {
 	case v.RunID == 0:
 		return change + ": dispatched, run id pending (GitHub does not list the run yet)"
@@ -230,8 +231,8 @@ func WatchText(change string, v *loop.RemoteView) string {
 // for by id. A repository GitHub cannot be asked about gives its runs' views an Error
 // rather than failing the others. It changes nothing but the records (a run id found,
 // the last status seen).
-func (rem *Remote) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*loop.RemoteView, error) {
-	out := map[string]*loop.RemoteView{}
+func (rem *Remote) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*status.RemoteView, error) {
+	out := map[string]*status.RemoteView{}
 	listings := map[string][]github.WorkflowRun{}
 	failed := map[string]error{}
 	for _, change := range changes {
@@ -243,7 +244,7 @@ func (rem *Remote) RemoteViews(ctx context.Context, changes []string, clientFor 
 			continue
 		}
 		fail := func(err error) {
-			out[change] = &loop.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL, Error: err.Error()}
+			out[change] = &status.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL, Error: err.Error()}
 		}
 		repo, client, err := remoteClient(rec, clientFor)
 		if err != nil {

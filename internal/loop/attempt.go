@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
@@ -24,7 +25,7 @@ import (
 // cost limit is passed, the agent cannot run, or the user interrupts.
 func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record) (*Summary, error) {
 	start := l.Time()
-	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: orDetached(rec), Total: len(ch.Stories)}
+	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: OrDetached(rec), Total: len(ch.Stories)}
 	tries := map[string]int{}     // attempts per story in this invocation
 	transient := map[string]int{} // transient API errors retried per story
 	learnings, err := l.Store.EnsureLearnings(o.Change)
@@ -66,12 +67,12 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		}
 		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
 			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
-				userErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
+				UserErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
 					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
 		}
 		if o.MaxTokens > 0 && rec.Tokens >= o.MaxTokens {
 			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", Thousands(o.MaxTokens)),
-				userErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
+				UserErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
 					"this run has used %s tokens, the budget is %s", Thousands(rec.Tokens), Thousands(o.MaxTokens)))
 		}
 		if !o.deadlineAt.IsZero() {
@@ -86,7 +87,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		}
 		tries[story.ID]++
 		sum.Attempts++
-		learnings = l.readLearnings(ch)
+		learnings = prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
 		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err
@@ -123,7 +124,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 					hint = "run 'git ralph start " + o.Change + "' again after " + until.Format("15:04 MST")
 				}
 				hint += "\nor let git-ralph wait for it: --wait-on-limit D (or 'git config ralph.waitOnLimit D')"
-				return finish(), l.stop(rec, run.Failed, reason, userErr(hint, "%s", reason))
+				return finish(), l.stop(rec, run.Failed, reason, UserErr(hint, "%s", reason))
 			}
 			if until.IsZero() || until.After(now.Add(o.WaitOnLimit)) {
 				until = now.Add(o.WaitOnLimit)
@@ -164,7 +165,7 @@ func (l *Loop) exhausted(rec *run.Record, story tasklist.Story, n int) error {
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, short(rec.Checkpoint), filepath.Join(l.Store.ChangeDir(rec.Change), "logs"))
+	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, Short(rec.Checkpoint), filepath.Join(l.Store.ChangeDir(rec.Change), "logs"))
 	fmt.Fprintf(&b, "finish the story by hand and commit it on %s, or change the story, then run 'git ralph start %s' again", rec.Branch, rec.Change)
 	return &Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
 }
@@ -190,11 +191,11 @@ func firstLine(s string) string {
 // checkpoint or restored to the old one, with the attempt recorded.
 func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record,
 	story tasklist.Story, index, try int, learnings string) (string, agent.Result, error) {
-	n := nextAttemptN(rec, story.ID)
+	n := rec.NextAttemptN(story.ID)
 	for l.taken[AttemptRef(o.Change, story.ID, n)] {
 		n++ // a crash after saving an attempt but before recording it
 	}
-	text, err := l.render(o, ch, story, learnings, lastReason(rec, story.ID), try)
+	text, err := l.render(o, ch, story, learnings, rec.LastReason(story.ID), try)
 	if err != nil {
 		return "", agent.Result{}, err
 	}
@@ -293,7 +294,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 		}
 	}
 	if outcome == run.OutcomeComplete {
-		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, short(rec.Checkpoint)))
+		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, Short(rec.Checkpoint)))
 		return outcome, res, nil
 	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
@@ -368,7 +369,7 @@ func exitText(res agent.Result) string {
 }
 
 func stderrNote(res agent.Result) string {
-	if s := firstLine(tail(res.Stderr, 3)); s != "" {
+	if s := firstLine(Tail(res.Stderr, 3)); s != "" {
 		return ": " + s
 	}
 	return ""
@@ -441,7 +442,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		if code != 0 {
 			att.Verify = "failed"
-			return run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, tail(out, 40)), true, nil
+			return run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, Tail(out, 40)), true, nil
 		}
 		att.Verify = "passed"
 	}
@@ -453,7 +454,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
-			return run.OutcomeFailed, "the checkpoint commit was refused by a commit hook:\n" + tail(ge.Stderr, 40), true, nil
+			return run.OutcomeFailed, "the checkpoint commit was refused by a commit hook:\n" + Tail(ge.Stderr, 40), true, nil
 		}
 		return "", "", false, err
 	}
@@ -467,12 +468,7 @@ func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
-	if rec.Source != "" { // what a report rebuilt from git alone reads the stories from
-		fmt.Fprintf(&b, "%s: %s\n", trailerSource, rec.Source)
-		if rec.SourceArg != "" {
-			fmt.Fprintf(&b, "%s: %s\n", trailerSourceArg, rec.SourceArg)
-		}
-	}
+	b.WriteString(source.Trailers(rec)) // what a report rebuilt from git alone reads the stories from
 	auditTrailers(&b, att)
 	if runID != 0 {
 		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)
@@ -533,7 +529,7 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 		rec.Status, rec.StopReason = run.Failed, "could not save a failed attempt"
 		_ = l.Save(rec)
 		return &Error{Msg: "could not save the failed attempt: " + err.Error(),
-			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
+			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + Short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
 	}
 	att.Ref = ref
 	if att.Outcome == run.OutcomeRunning {
@@ -543,7 +539,7 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 		return err
 	}
 	if err := l.Repo.Restore(ctx, rec.Branch, rec.Checkpoint); err != nil {
-		return fmt.Errorf("restore %s to checkpoint %s: %w", rec.Branch, short(rec.Checkpoint), err)
+		return fmt.Errorf("restore %s to checkpoint %s: %w", rec.Branch, Short(rec.Checkpoint), err)
 	}
 	return nil
 }
@@ -575,11 +571,11 @@ func unreported(o Options, drv agent.Driver, res agent.Result, story string) (st
 	switch {
 	case o.MaxCost > 0 && res.CostUSD == nil:
 		return "the agent reported no cost, so --max-cost cannot cap it",
-			userErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
+			UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
 				"agent %q reported no cost for story %s, so --max-cost could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
 	case o.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
 		return "the agent reported no tokens, so --max-tokens cannot cap it",
-			userErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
+			UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
 				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
 	}
 	return "", nil

@@ -32,8 +32,9 @@ func imports(t *testing.T, dir string) []string {
 var workflows = []string{"internal/githubflow", "internal/parallel", "internal/wtrun"}
 
 // TestLayout keeps the split of issue 17: internal/loop depends on nothing of GitHub
-// and on no workflow package, not even through another package; only the CLI imports
-// the GitHub workflows, and no package but the CLI imports more than one workflow.
+// and on no workflow package, not even through another package; internal/status on
+// neither the loop nor GitHub; only the CLI imports the GitHub workflows, and no
+// package but the CLI imports more than one workflow.
 func TestLayout(t *testing.T) {
 	root := filepath.Join("..", "..")
 	seen := map[string]bool{}
@@ -54,6 +55,24 @@ func TestLayout(t *testing.T) {
 		}
 	}
 	walk("internal/loop")
+
+	// internal/status reads runs from outside: it depends neither on the loop nor on
+	// anything of GitHub, not even through another package.
+	seenStatus := map[string]bool{}
+	var walkStatus func(pkg string)
+	walkStatus = func(pkg string) {
+		if seenStatus[pkg] {
+			return
+		}
+		seenStatus[pkg] = true
+		if pkg == "internal/loop" || strings.HasPrefix(pkg, "internal/github") {
+			t.Errorf("internal/status depends on %s", pkg)
+		}
+		for _, imp := range imports(t, filepath.Join(root, pkg)) {
+			walkStatus(imp)
+		}
+	}
+	walkStatus("internal/status")
 
 	entries, err := os.ReadDir(filepath.Join(root, "internal"))
 	if err != nil {

@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -47,6 +49,29 @@ func ResolveRunIn(root string, store *run.Store, name string) (string, error) {
 	return PickRun(names, runNameIn(root, store, name), "status")
 }
 
+// PickRun picks the change a command means among the changes with a run (names): the
+// named one, or the only one. command is the git ralph command the hint of "more than
+// one run" suggests. A name is accepted only if it is one of names.
+func PickRun(names []string, name, command string) (string, error) {
+	if name != "" {
+		if slices.Contains(names, name) {
+			return name, nil
+		}
+		hint := "no run exists in this repository; 'git ralph list' shows the changes"
+		if len(names) > 0 {
+			hint = "runs here: " + strings.Join(names, ", ")
+		}
+		return "", UserErr(hint, "no run for change %q", name)
+	}
+	switch len(names) {
+	case 0:
+		return "", UserErr("start one with 'git ralph start <change>'; 'git ralph list' shows the changes", "no run in this repository")
+	case 1:
+		return names[0], nil
+	}
+	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
+}
+
 // Finish ends the run of change (or of the only run) the way mode says.
 func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*FinishResult, error) {
 	change, rec, lock, err := l.LockRun(change)
@@ -65,10 +90,10 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	}
 	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
 		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
-		if err := l.ClearCrashLocks(ctx, rec, finishCommand(change, mode)); err != nil {
+		if err := l.ClearCrashLocks(ctx, rec, FinishCommand(change, mode)); err != nil {
 			return nil, err
 		}
-		if err := l.CheckCrashedSurface(ctx, rec, finishCommand(change, mode)); err != nil {
+		if err := l.CheckCrashedSurface(ctx, rec, FinishCommand(change, mode)); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +116,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, err
 	}
 	res := &FinishResult{Change: change, Branch: rec.Branch}
-	if err := l.CheckOriginal(ctx, l.Repo, rec, mode == Keep, finishCommand(change, mode)); err != nil {
+	if err := l.CheckOriginal(ctx, l.Repo, rec, mode == Keep, FinishCommand(change, mode)); err != nil {
 		return nil, err
 	}
 	if mode == Keep {
@@ -103,11 +128,11 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 				if err != nil {
 					return nil, err
 				}
-				if err := l.restoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
+				if err := l.RestoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
 					return nil, err
 				}
 			} else if len(st) > 0 {
-				return nil, userErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", orDetachedName(cur, ""))
+				return nil, UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", OrDetachedName(cur, ""))
 			}
 			if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
 				return nil, err
@@ -118,7 +143,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	}
 
 	if len(st) > 0 {
-		return nil, userErr(fmt.Sprintf("commit them on %s (they will be squashed too) or stash them, then run 'git ralph finish --squash' again", rec.Branch),
+		return nil, UserErr(fmt.Sprintf("commit them on %s (they will be squashed too) or stash them, then run 'git ralph finish --squash' again", rec.Branch),
 			"the working tree has %d uncommitted change(s)", len(st))
 	}
 	target := rec.Original
@@ -126,7 +151,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		if ok, err := l.Repo.BranchExists(ctx, target); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, userErr(fmt.Sprintf("recreate it (git branch %s %s) and run 'git ralph finish --squash' again, or keep the work on %s with 'git ralph finish --keep'", target, short(rec.OriginalCommit), rec.Branch),
+			return nil, UserErr(fmt.Sprintf("recreate it (git branch %s %s) and run 'git ralph finish --squash' again, or keep the work on %s with 'git ralph finish --keep'", target, Short(rec.OriginalCommit), rec.Branch),
 				"the original branch %s no longer exists", target)
 		}
 	} else {
@@ -145,8 +170,8 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	// From here on a kill leaves the work half-way between the branches: the record
 	// says so, and the next finish completes it (resumeSquash). It is written before
 	// the backup, so that a git killed in any step of finish is met by a crash-resume.
-	backup := backupRef(change, l.Time())
-	res.Backup, res.Target = backup, orDetachedName(rec.Original, rec.OriginalCommit)
+	backup := BackupRef(change, l.Time())
+	res.Backup, res.Target = backup, OrDetachedName(rec.Original, rec.OriginalCommit)
 	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
 	if err := l.Save(rec); err != nil {
 		return nil, err
@@ -171,7 +196,7 @@ func (l *Loop) squash(ctx context.Context, rec *run.Record, res *FinishResult) (
 		_ = l.Repo.DeleteRef(ctx, res.Backup)
 		rec.Finishing = nil
 		_ = l.Save(rec)
-		return nil, userErr(fmt.Sprintf("%s moved on since the run started; %s is intact and you are back on it\nmerge by hand: git switch %s && git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish --keep",
+		return nil, UserErr(fmt.Sprintf("%s moved on since the run started; %s is intact and you are back on it\nmerge by hand: git switch %s && git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish --keep",
 			res.Target, rec.Branch, res.Target, rec.Branch),
 			"squashing %s onto %s conflicts", rec.Branch, res.Target)
 	}
@@ -189,7 +214,7 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
+	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -201,9 +226,9 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 // nothing changed.
 func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
 	f := rec.Finishing
-	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: orDetachedName(rec.Original, rec.OriginalCommit)}
+	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: OrDetachedName(rec.Original, rec.OriginalCommit)}
 	pending := func(format string, args ...any) error {
-		return userErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
+		return UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
 	}
 	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
@@ -228,7 +253,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 			} else if tip != f.Tip {
 				return nil, pending("%s moved since", rec.Branch)
 			}
-			if err := l.restoreAfterCutShort(ctx, rec, rec.Branch, f.Tip, "switch to "+res.Target); err != nil {
+			if err := l.RestoreAfterCutShort(ctx, rec, rec.Branch, f.Tip, "switch to "+res.Target); err != nil {
 				return nil, err
 			}
 		}
@@ -240,10 +265,10 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, err
 	}
 	if cur != rec.Original || head != f.Target {
-		return nil, pending("HEAD is no longer where it left it (%s)", orDetachedName(rec.Original, f.Target))
+		return nil, pending("HEAD is no longer where it left it (%s)", OrDetachedName(rec.Original, f.Target))
 	}
 	if mode == Keep {
-		return nil, userErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
+		return nil, UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
 	if !exists {
@@ -251,7 +276,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		if st, err := l.Repo.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: squashTarget(rec), Backup: res.Backup, At: l.Time()})
+		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
@@ -286,7 +311,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		}
 		// A merge cut short: part of the squash is in the worktree. Keep it, put the
 		// target back as it was (clean) and squash again.
-		if err := l.restoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
+		if err := l.RestoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
 			return nil, err
 		}
 		return l.squash(ctx, rec, res)
@@ -294,18 +319,18 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 	return l.squashed(ctx, rec, res)
 }
 
-// restoreAfterCutShort keeps what a git step killed half-way left in the worktree
+// RestoreAfterCutShort keeps what a git step killed half-way left in the worktree
 // (clean before it) under refs/ralph/<change>/backup/, then puts branch back at id,
 // worktree and index included.
-func (l *Loop) restoreAfterCutShort(ctx context.Context, rec *run.Record, branch, id, step string) error {
-	ref := backupRef(rec.Change, l.Time()) + "-worktree"
+func (l *Loop) RestoreAfterCutShort(ctx context.Context, rec *run.Record, branch, id, step string) error {
+	ref := BackupRef(rec.Change, l.Time()) + "-worktree"
 	for i := 1; ; i++ {
 		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
 			return err
 		} else if !ok {
 			break
 		}
-		ref = fmt.Sprintf("%s-worktree-%d", backupRef(rec.Change, l.Time()), i)
+		ref = fmt.Sprintf("%s-worktree-%d", BackupRef(rec.Change, l.Time()), i)
 	}
 	if _, err := l.Repo.SaveAttempt(ctx, id, ref, "left over from an interrupted "+step+" of git ralph finish"); err != nil {
 		return fmt.Errorf("keep the worktree an interrupted finish left: %w", err)
@@ -318,17 +343,17 @@ func (l *Loop) restoreAfterCutShort(ctx context.Context, rec *run.Record, branch
 	return l.Save(rec)
 }
 
-// finishCommand is the finish command line for a hint.
-func finishCommand(change string, mode FinishMode) string {
+// FinishCommand is the finish command line for a hint.
+func FinishCommand(change string, mode FinishMode) string {
 	if mode == Keep {
 		return "git ralph finish " + change + " --keep"
 	}
 	return "git ralph finish " + change + " --squash"
 }
 
-// squashTarget is where finish --squash lands the work, as finished.json records it:
+// SquashTarget is where finish --squash lands the work, as finished.json records it:
 // the original branch, or the commit (in full) after a detached start.
-func squashTarget(rec *run.Record) string {
+func SquashTarget(rec *run.Record) string {
 	if rec.Original != "" {
 		return rec.Original
 	}

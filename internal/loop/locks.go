@@ -96,13 +96,13 @@ func (l *Loop) LockRun(name string) (change string, rec *run.Record, lock *run.L
 	}
 	lock, err = l.Store.Lock(change)
 	if errors.Is(err, run.ErrLocked) {
-		return "", nil, nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
+		return "", nil, nil, UserErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
 	}
 	if err != nil {
 		return "", nil, nil, err
 	}
 	if rec, err = l.Store.Load(change); err == nil && rec.Status == run.Starting {
-		err = userErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
+		err = UserErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
 			"the run of %q never finished starting", change)
 	}
 	if err != nil {
@@ -119,7 +119,7 @@ func (l *Loop) FromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
 	if !git.SamePath(l.Repo.Root, rec.Worktree.Path) {
 		return l, nil
 	}
-	origin, err := l.originRepo(ctx, rec)
+	origin, err := l.OriginRepo(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (l *Loop) FromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
 
 // BranchGone is the error for a run whose branch was deleted: there is nothing to finish.
 func BranchGone(rec *run.Record) error {
-	return userErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
+	return UserErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
 		"branch %s no longer exists", rec.Branch)
 }
 

@@ -1,8 +1,14 @@
 // Package loop is one run of the Ralph loop in a working tree: preflight, the initial
-// state commit, attempts, checkpoints, saving and restoring failed attempts, resuming,
-// finish --squash and --keep, status and list; and the same run in a linked worktree of
-// its own (start --worktree: worktree.go, finishwt.go), which Start and Finish branch
-// into at every step.
+// state commit, attempts, checkpoints, the trust surface around them, saving and
+// restoring failed attempts, resuming, finish --squash and --keep, and the run locks;
+// for a run in a linked worktree of its own (start --worktree), what the loop and the
+// workflows read of it (worktree.go), while making and finishing one is internal/wtrun's
+// (Loop.Worktrees).
+//
+// What is not the loop's lives beside it: how a run looks from outside (status, list) in
+// internal/status, a run's record of its task source in internal/source, the questions
+// about one record or the store in internal/run, the prompt and its learnings in
+// internal/prompt.
 //
 // It never prints. Progress goes through a Reporter (internal/term implements it), and
 // failures come back as errors, most of them *Error with a hint for the user.
@@ -65,7 +71,8 @@ func (e *Error) ExitCode() int {
 	return e.Code
 }
 
-func userErr(hint, format string, args ...any) *Error {
+// UserErr is an error the user can act on: hint says how.
+func UserErr(hint, format string, args ...any) *Error {
 	return &Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
@@ -155,7 +162,8 @@ func AttemptRef(change, story string, n int) string {
 	return fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, story, n)
 }
 
-func backupRef(change string, t time.Time) string {
+// BackupRef is the ref under which a change's work is kept at t.
+func BackupRef(change string, t time.Time) string {
 	return fmt.Sprintf("refs/ralph/%s/backup/%d", change, t.Unix())
 }
 
@@ -163,7 +171,8 @@ func stagedRef(change string, t time.Time) string {
 	return fmt.Sprintf("refs/ralph/%s/staged/%d", change, t.Unix())
 }
 
-func short(id string) string {
+// Short is a commit id cut to 7 characters.
+func Short(id string) string {
 	if len(id) > 7 {
 		return id[:7]
 	}
@@ -186,8 +195,8 @@ func (l *Loop) Save(rec *run.Record) error {
 	return nil
 }
 
-// tail returns the last n lines of s, trimmed.
-func tail(s string, n int) string {
+// Tail returns the last n lines of s, trimmed.
+func Tail(s string, n int) string {
 	s = strings.TrimRight(s, "\n \t\r")
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {

@@ -36,15 +36,15 @@ func (l *Loop) CheckOriginal(ctx context.Context, repo *git.Repo, rec *run.Recor
 		commits = commits[:maxMovedCommits]
 	}
 	for _, c := range commits {
-		fmt.Fprintf(&b, "  %s %s\n", short(c.ID), c.Subject)
+		fmt.Fprintf(&b, "  %s %s\n", Short(c.ID), c.Subject)
 	}
 	if more {
-		fmt.Fprintf(&b, "  … ('git log %s..%s' shows them all)\n", short(rec.OriginalCommit), short(now))
+		fmt.Fprintf(&b, "  … ('git log %s..%s' shows them all)\n", Short(rec.OriginalCommit), Short(now))
 	}
 	if ff, err := repo.IsAncestor(ctx, rec.OriginalCommit, now); err == nil && !ff {
-		fmt.Fprintf(&b, "  (and %s no longer contains %s: it was rewritten)\n", rec.Original, short(rec.OriginalCommit))
+		fmt.Fprintf(&b, "  (and %s no longer contains %s: it was rewritten)\n", rec.Original, Short(rec.OriginalCommit))
 	}
-	what := fmt.Sprintf("%s moved since the run started: it was at %s, it is at %s", rec.Original, short(rec.OriginalCommit), short(now))
+	what := fmt.Sprintf("%s moved since the run started: it was at %s, it is at %s", rec.Original, Short(rec.OriginalCommit), Short(now))
 	switch {
 	case warn:
 		l.Report.Warn(what + ":\n" + strings.TrimSuffix(b.String(), "\n"))
@@ -53,6 +53,6 @@ func (l *Loop) CheckOriginal(ctx context.Context, repo *git.Repo, rec *run.Recor
 		l.Report.Step(what + "; going on (--onto-moved)")
 		return nil
 	}
-	return userErr("the commits on "+rec.Original+" since then:\n"+b.String()+
-		"if they are yours, run '"+again+" --onto-moved'; if not, look at them first (git log -p "+short(rec.OriginalCommit)+".."+short(now)+"); nothing was changed", "%s", what)
+	return UserErr("the commits on "+rec.Original+" since then:\n"+b.String()+
+		"if they are yours, run '"+again+" --onto-moved'; if not, look at them first (git log -p "+Short(rec.OriginalCommit)+".."+Short(now)+"); nothing was changed", "%s", what)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // prepare returns a record in status running with the worktree on the branch at the
@@ -63,7 +64,7 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	}
 	if !exists {
 		if !o.Fresh {
-			return nil, userErr("start over with 'git ralph start "+o.Change+" --fresh'",
+			return nil, UserErr("start over with 'git ralph start "+o.Change+" --fresh'",
 				"the run of %q has lost its branch %s", o.Change, branch)
 		}
 		if err := l.Store.Remove(o.Change); err != nil {
@@ -154,7 +155,7 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 	gctx := context.WithoutCancel(ctx)
 	branch := BranchName(o.Change)
-	cur, head, err := l.startPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/")
+	cur, head, err := l.StartPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/")
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
 	}
-	RecordSource(rec, o.srcKind, o.srcArg, o.StoryLevel)
+	source.Record(rec, o.srcKind, o.srcArg, o.StoryLevel)
 	if o.RunID != 0 {
 		// Export stops only the loop its record says works for its run; a new run
 		// starts from nothing the remote has (no start commit): its bundle is whole.
@@ -178,16 +179,16 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 	return rec, nil
 }
 
-// startPoint is where a new run starts from: the current branch ("" when HEAD is
+// StartPoint is where a new run starts from: the current branch ("" when HEAD is
 // detached) and HEAD's commit. Starting from branch itself, which an earlier run left
 // checked out, is refused with hint.
-func (l *Loop) startPoint(ctx context.Context, branch, hint string) (cur, head string, err error) {
+func (l *Loop) StartPoint(ctx context.Context, branch, hint string) (cur, head string, err error) {
 	cur, err = l.Repo.Branch(ctx)
 	if err != nil {
 		return "", "", err
 	}
 	if cur == branch {
-		return "", "", userErr(hint, "you are on %s, which an earlier run left behind", branch)
+		return "", "", UserErr(hint, "you are on %s, which an earlier run left behind", branch)
 	}
 	if head, err = l.Repo.Head(ctx); err != nil {
 		return "", "", err
@@ -200,7 +201,7 @@ func (l *Loop) createBranch(ctx context.Context, rec *run.Record) error {
 	if err := l.keepStaged(ctx, rec); err != nil {
 		return err
 	}
-	if err := l.backupBranch(ctx, rec); err != nil {
+	if err := l.BackupBranch(ctx, rec); err != nil {
 		return err
 	}
 	if err := l.Repo.CheckoutNewBranch(ctx, rec.Branch); err != nil {
@@ -246,8 +247,8 @@ func (l *Loop) keepStaged(ctx context.Context, rec *run.Record) error {
 	return nil
 }
 
-// backupBranch keeps the tip of an existing ralph/<change> under refs/ralph/<change>/backup/.
-func (l *Loop) backupBranch(ctx context.Context, rec *run.Record) error {
+// BackupBranch keeps the tip of an existing ralph/<change> under refs/ralph/<change>/backup/.
+func (l *Loop) BackupBranch(ctx context.Context, rec *run.Record) error {
 	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
 	if err != nil || !ok {
 		return err
@@ -257,20 +258,20 @@ func (l *Loop) backupBranch(ctx context.Context, rec *run.Record) error {
 			return nil
 		}
 	}
-	ref := backupRef(rec.Change, l.Time())
+	ref := BackupRef(rec.Change, l.Time())
 	for i := 1; ; i++ {
 		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
 			return err
 		} else if !ok {
 			break
 		}
-		ref = fmt.Sprintf("%s-%d", backupRef(rec.Change, l.Time()), i)
+		ref = fmt.Sprintf("%s-%d", BackupRef(rec.Change, l.Time()), i)
 	}
 	if err := l.Repo.UpdateRef(ctx, ref, tip); err != nil {
 		return fmt.Errorf("back up %s: %w", rec.Branch, err)
 	}
 	rec.Backups = append(rec.Backups, ref)
-	l.Report.Step(fmt.Sprintf("kept the old %s (%s) as %s", rec.Branch, short(tip), ref))
+	l.Report.Step(fmt.Sprintf("kept the old %s (%s) as %s", rec.Branch, Short(tip), ref))
 	return l.Save(rec)
 }
 
@@ -286,9 +287,9 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 		var ge *git.Error
 		detail := err.Error()
 		if errors.As(err, &ge) {
-			detail = tail(ge.Stderr, 10)
+			detail = Tail(ge.Stderr, 10)
 		}
-		return userErr("git-ralph commits your uncommitted work as \"initial state\" and your commit hooks refused it:\n"+detail+"\ncommit or stash your work first, or fix the hook; nothing was changed",
+		return UserErr("git-ralph commits your uncommitted work as \"initial state\" and your commit hooks refused it:\n"+detail+"\ncommit or stash your work first, or fix the hook; nothing was changed",
 			"the \"initial state\" commit was refused")
 	}
 	rec.Initial, rec.Checkpoint, rec.Status = id, id, run.Running
@@ -297,9 +298,9 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 	}
 	from := rec.Original
 	if from == "" {
-		from = short(rec.OriginalCommit)
+		from = Short(rec.OriginalCommit)
 	}
-	l.Report.Step(fmt.Sprintf("on branch %s from %s; initial state %s", rec.Branch, from, short(id)))
+	l.Report.Step(fmt.Sprintf("on branch %s from %s; initial state %s", rec.Branch, from, Short(id)))
 	return nil
 }
 
@@ -314,13 +315,13 @@ func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
 	if err := l.Repo.Checkout(ctx, target); err != nil {
 		return // leave everything where it is, the record says where we were
 	}
-	l.dropNewRun(ctx, rec)
+	l.DropNewRun(ctx, rec)
 }
 
-// dropNewRun ends a run that could not be made: ralph/<change> goes back to what it
+// DropNewRun ends a run that could not be made: ralph/<change> goes back to what it
 // was before (its last backup, or no branch at all) and the record goes. Best effort:
 // the caller reports the error that made it give up.
-func (l *Loop) dropNewRun(ctx context.Context, rec *run.Record) {
+func (l *Loop) DropNewRun(ctx context.Context, rec *run.Record) {
 	if n := len(rec.Backups); n > 0 {
 		if tip, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
 			_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)
@@ -351,7 +352,7 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 	case cur == rec.Branch:
 		c, err := l.Repo.Log(ctx, head, 1)
 		if err != nil || len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
-			return nil, userErr("start over with 'git ralph start "+o.Change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", o.Change, rec.Branch)
+			return nil, UserErr("start over with 'git ralph start "+o.Change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", o.Change, rec.Branch)
 		}
 		rec.Initial, rec.Checkpoint, rec.Status = head, head, run.Running
 	case cur == rec.Original && head == rec.OriginalCommit:
@@ -360,18 +361,19 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 			return nil, err
 		}
 	default:
-		return nil, userErr("switch back to "+orDetached(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
+		return nil, UserErr("switch back to "+OrDetached(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
 			"an interrupted start of %q is pending, but HEAD moved since", o.Change)
 	}
 	rec.Status, rec.PID = run.Running, os.Getpid()
 	return rec, l.Save(rec)
 }
 
-func orDetached(rec *run.Record) string {
+// OrDetached names the branch the run started from, or its commit when detached.
+func OrDetached(rec *run.Record) string {
 	if rec.Original != "" {
 		return rec.Original
 	}
-	return short(rec.OriginalCommit)
+	return Short(rec.OriginalCommit)
 }
 
 // resume brings the worktree back to the branch at the recorded checkpoint.
@@ -413,12 +415,12 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	}
 	if !crashed {
 		if dirty {
-			where := orDetachedName(cur, head)
+			where := OrDetachedName(cur, head)
 			hint := "commit or stash them, then run 'git ralph start " + rec.Change + "' again"
 			if cur == rec.Branch {
 				hint = "commit them on " + rec.Branch + " (the commit becomes the new checkpoint) or stash them, then run 'git ralph start " + rec.Change + "' again"
 			}
-			return userErr(hint, "you have uncommitted changes on %s", where)
+			return UserErr(hint, "you have uncommitted changes on %s", where)
 		}
 		if tip == rec.Checkpoint && cur == rec.Branch {
 			return nil
@@ -462,11 +464,12 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
 }
 
-func orDetachedName(cur, head string) string {
+// OrDetachedName names branch cur, or "detached HEAD <head>" when cur is "".
+func OrDetachedName(cur, head string) string {
 	if cur != "" {
 		return cur
 	}
-	return "detached HEAD " + short(head)
+	return "detached HEAD " + Short(head)
 }
 
 // adoptCheckpoint records a checkpoint commit whose recording a crash cut short: the
@@ -483,7 +486,7 @@ func (l *Loop) adoptCheckpoint(ctx context.Context, rec *run.Record, tip string)
 	if a := rec.Last(); a != nil && a.Story == rec.CurrentStory && a.Outcome == run.OutcomeRunning {
 		a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.Time()
 	}
-	l.Report.Step(fmt.Sprintf("recorded checkpoint %s for story %s, made just before the last run stopped", short(tip), rec.CurrentStory))
+	l.Report.Step(fmt.Sprintf("recorded checkpoint %s for story %s, made just before the last run stopped", Short(tip), rec.CurrentStory))
 	rec.Checkpoint = tip
 	return true, l.Save(rec)
 }
@@ -497,14 +500,14 @@ func (l *Loop) adoptUserTip(ctx context.Context, rec *run.Record, tip string) er
 		return err
 	}
 	if !contains {
-		ref := backupRef(rec.Change, l.Time())
+		ref := BackupRef(rec.Change, l.Time())
 		if err := l.Repo.UpdateRef(ctx, ref, rec.Checkpoint); err != nil {
 			return err
 		}
 		rec.Backups = append(rec.Backups, ref)
-		l.Report.Step(fmt.Sprintf("%s was moved off the last checkpoint %s; that checkpoint is kept as %s", rec.Branch, short(rec.Checkpoint), ref))
+		l.Report.Step(fmt.Sprintf("%s was moved off the last checkpoint %s; that checkpoint is kept as %s", rec.Branch, Short(rec.Checkpoint), ref))
 	}
-	l.Report.Step(fmt.Sprintf("continuing from %s as it is now (%s)", rec.Branch, short(tip)))
+	l.Report.Step(fmt.Sprintf("continuing from %s as it is now (%s)", rec.Branch, Short(tip)))
 	rec.Checkpoint = tip
 	return l.Save(rec)
 }
@@ -520,7 +523,7 @@ func (l *Loop) leftoverAttempt(ctx context.Context, rec *run.Record, story strin
 		}
 		a.Outcome, a.Ref, a.Ended = run.OutcomeInterrupted, AttemptRef(rec.Change, a.Story, a.N), l.Time()
 	}
-	n := nextAttemptN(rec, story)
+	n := rec.NextAttemptN(story)
 	for {
 		_, taken, err := l.Repo.ResolveRef(ctx, AttemptRef(rec.Change, story, n))
 		if err != nil {
@@ -539,7 +542,7 @@ func (l *Loop) leftoverAttempt(ctx context.Context, rec *run.Record, story strin
 // branch goes back to its "initial state" commit (which holds the user's uncommitted
 // work), and the attempts are forgotten.
 func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
-	if err := l.backupBranch(ctx, rec); err != nil {
+	if err := l.BackupBranch(ctx, rec); err != nil {
 		return err
 	}
 	if err := l.Repo.Restore(ctx, rec.Branch, rec.Initial); err != nil {
@@ -548,7 +551,7 @@ func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
 	rec.Checkpoint, rec.Attempts, rec.CostUSD, rec.CostKnown, rec.CurrentStory = rec.Initial, nil, 0, false, ""
 	rec.Tokens, rec.TokensKnown = 0, false
 	rec.Started = l.Time()
-	l.Report.Step(fmt.Sprintf("started %s over from its initial state %s", rec.Branch, short(rec.Initial)))
+	l.Report.Step(fmt.Sprintf("started %s over from its initial state %s", rec.Branch, Short(rec.Initial)))
 	return l.Save(rec)
 }
 
@@ -572,7 +575,7 @@ func (l *Loop) takeBackUnpublished(ctx context.Context, rec *run.Record) error {
 	rec.Status = run.Interrupted
 	rec.StopReason = fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion)
 	rec.Checkpoint = r.StartCommit
-	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, short(r.StartCommit)))
+	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, Short(r.StartCommit)))
 	return l.Save(rec)
 }
 

@@ -13,12 +13,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// LoadChange resolves a bare name (or a path from the top level) as `git ralph start`
-// does (source.Resolve) in repo and checks that its run name can name a branch.
-func LoadChange(ctx context.Context, repo *git.Repo, name string) (*source.Source, error) {
-	return ResolveSource(ctx, repo, repo.Root, name, source.Options{})
-}
-
 // ResolveSource resolves start's argument arg in repo, a relative path from cwd, and
 // checks the run name: it must not start with a dash and ralph/<name> must be a valid
 // branch name.
@@ -49,10 +43,10 @@ func checkRunName(ctx context.Context, repo *git.Repo, s *source.Source) error {
 		fix = "set its \"branchName\" to ralph/<a name made of letters, digits and dashes>"
 	}
 	if strings.HasPrefix(s.Name, "-") { // it would read as an option to the commands it is passed to
-		return userErr(fix, "%s name %q starts with a dash", s.Kind.Noun(), s.Name)
+		return UserErr(fix, "%s name %q starts with a dash", s.Kind.Noun(), s.Name)
 	}
 	if err := repo.CheckBranchName(ctx, BranchName(s.Name)); err != nil {
-		return userErr(fix, "%s name %q cannot be used in a branch name", s.Kind.Noun(), s.Name)
+		return UserErr(fix, "%s name %q cannot be used in a branch name", s.Kind.Noun(), s.Name)
 	}
 	return nil
 }
@@ -71,36 +65,6 @@ func (l *Loop) runRecord(name string) *run.Record {
 	return rec
 }
 
-// OpenRun opens the source of a recorded run in root, the top level it works in.
-func OpenRun(root string, rec *run.Record) (*source.Source, error) {
-	arg := rec.SourceArg
-	if arg == "" {
-		arg = rec.Change
-	}
-	s, err := source.Open(root, source.Kind(rec.Source), arg, source.Options{StoryLevel: rec.StoryLevel})
-	if err != nil {
-		return nil, sourceErr(err)
-	}
-	s.Name = rec.Change // a prd.json whose branchName changed since is still this run's
-	s.KeepIDs(recordedIDs(rec))
-	return s, nil
-}
-
-// recordedIDs are the story ids a run has recorded: a story keeps the id its run began
-// with (tasklist.Tasks.KeepIDs).
-func recordedIDs(rec *run.Record) []string {
-	ids := []string{}
-	if rec.CurrentStory != "" {
-		ids = append(ids, rec.CurrentStory)
-	}
-	for _, a := range rec.Attempts {
-		if !slices.Contains(ids, a.Story) {
-			ids = append(ids, a.Story)
-		}
-	}
-	return ids
-}
-
 // findSource finds what start (or status, or a worktree run) means by arg, in repo (the
 // checkout, or the worktree its run works in): the source a run of that name recorded,
 // else arg resolved (source.Resolve, a relative path from cwd). A source whose run name
@@ -108,9 +72,9 @@ func recordedIDs(rec *run.Record) []string {
 func (l *Loop) findSource(ctx context.Context, repo *git.Repo, cwd, arg string, o source.Options) (*source.Source, error) {
 	if !source.IsPath(arg) {
 		if rec := l.runRecord(arg); rec != nil && rec.Source != "" {
-			s, err := OpenRun(repo.Root, rec)
+			s, err := source.OpenRun(repo.Root, rec)
 			if err != nil {
-				return nil, err
+				return nil, sourceErr(err)
 			}
 			return s, checkRunName(ctx, repo, s)
 		}
@@ -129,7 +93,7 @@ func (l *Loop) findSource(ctx context.Context, repo *git.Repo, cwd, arg string, 
 			if recArg != "" {
 				was = kind.Noun() + " " + recArg
 			}
-			return nil, userErr("finish that run first ('git ralph finish "+s.Name+"'), or rename one of them",
+			return nil, UserErr("finish that run first ('git ralph finish "+s.Name+"'), or rename one of them",
 				"the run %s belongs to the %s, not to the %s %s", s.Name, was, s.Kind.Noun(), s.Arg)
 		}
 		if rec.StoryLevel != 0 && o.StoryLevel == 0 {
@@ -138,7 +102,7 @@ func (l *Loop) findSource(ctx context.Context, repo *git.Repo, cwd, arg string, 
 				return nil, sourceErr(err)
 			}
 		}
-		s.KeepIDs(recordedIDs(rec))
+		s.KeepIDs(source.RecordedIDs(rec))
 	}
 	return s, nil
 }
@@ -149,41 +113,6 @@ func runnable(s *source.Source) error {
 		return sourceErr(err)
 	}
 	return nil
-}
-
-// RecordSource writes into rec which source its run works through, so that status,
-// finish, report and a resume reopen the same one (OpenRun). An OpenSpec change leaves
-// the record as it always was.
-func RecordSource(rec *run.Record, kind source.Kind, arg string, storyLevel int) {
-	if kind == "" || kind == source.OpenSpec {
-		return
-	}
-	rec.Source = string(kind)
-	if kind == source.Plan || kind == source.PRD {
-		rec.SourceArg = arg
-	}
-	if kind == source.Plan {
-		rec.StoryLevel = storyLevel
-	}
-}
-
-// Trailers of the "initial state" commit that name the source of a run of a plan or a
-// prd.json, so that the runner's start --adopt, which has no record, finds it again.
-const (
-	trailerSource    = "Ralph-Source"
-	trailerSourceArg = "Ralph-Source-Arg"
-)
-
-// SourceTrailers are the initial state commit's trailer lines for rec's source, "" for
-// an OpenSpec change (its run name finds it, as it always did).
-func SourceTrailers(rec *run.Record) string {
-	switch {
-	case rec.Source == "":
-		return ""
-	case rec.SourceArg == "":
-		return trailerSource + ": " + rec.Source + "\n"
-	}
-	return trailerSource + ": " + rec.Source + "\n" + trailerSourceArg + ": " + rec.SourceArg + "\n"
 }
 
 // initialSource reads the source of the run name from the trailers of the "initial
@@ -198,21 +127,9 @@ func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (
 		return nil, false
 	}
 	for _, c := range cs {
-		if c.Subject != "initial state" {
-			continue
+		if c.Subject == "initial state" {
+			return source.FromTrailers(repo.Root, name, c.Trailers)
 		}
-		kind, arg := source.Kind(c.Trailers[trailerSource]), c.Trailers[trailerSourceArg]
-		if kind == source.SpecKit {
-			arg = name // a feature that is also an OpenSpec change's name: the trailer says which
-		}
-		if c.Trailers["Ralph-Change"] != name || kind != source.Plan && kind != source.PRD && kind != source.SpecKit || arg == "" {
-			return nil, false
-		}
-		s, err := source.Open(repo.Root, kind, arg, source.Options{})
-		if err != nil || s.Name != name {
-			return nil, false
-		}
-		return s, true
 	}
 	return nil, false
 }
@@ -220,6 +137,9 @@ func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (
 // ResolvedSource is the source Start resolved: its kind and, for a plan or a prd.json,
 // the tracked file (githubflow's adopt records them).
 func (o Options) ResolvedSource() (source.Kind, string) { return o.srcKind, o.srcArg }
+
+// RecordSource records o's task source in rec.
+func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.srcKind, o.srcArg, o.StoryLevel) }
 
 // RunNameOf is the run name of arg: arg itself, unless it is the path of a plan or a
 // prd.json (from the current directory, or from the top level) that a run records; then
@@ -260,6 +180,6 @@ func checkTracked(ctx context.Context, repo *git.Repo, s *source.Source) error {
 	if err != nil || !ignored {
 		return err
 	}
-	return userErr("track it ('git add -f "+s.TasksRel+"' and commit) or take it out of .gitignore, then start again",
+	return UserErr("track it ('git add -f "+s.TasksRel+"' and commit) or take it out of .gitignore, then start again",
 		"%s is ignored by git: its ticks could be neither committed nor undone after a failed attempt", s.TasksRel)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
-	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -142,7 +140,7 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	}
 	lock, err := l.Store.Lock(o.Change)
 	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr(
+		return nil, UserErr(
 			"wait for it to end, or stop it with Ctrl-C in its terminal\n'git ralph status "+o.Change+"' shows where it stands",
 			"a loop is already running for change %q", o.Change)
 	}
@@ -221,7 +219,7 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (*source.Source, boo
 			return nil, inWT, sourceErr(err)
 		}
 		if rec := l.runRecord(s.Name); rec != nil {
-			s.KeepIDs(recordedIDs(rec))
+			s.KeepIDs(source.RecordedIDs(rec))
 		}
 	}
 	if err := runnable(s); err != nil {
@@ -247,7 +245,7 @@ func (l *Loop) reopen(ctx context.Context, repo *git.Repo, o Options) (*source.S
 		return nil, sourceErr(err)
 	}
 	if rec := l.runRecord(s.Name); rec != nil {
-		s.KeepIDs(recordedIDs(rec))
+		s.KeepIDs(source.RecordedIDs(rec))
 	}
 	return s, runnable(s)
 }
@@ -283,7 +281,7 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 		}
 	}
 	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
-		return nil, nil, userErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
+		return nil, nil, UserErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
 			"the repository has no commits yet")
 	} else if err != nil {
 		return nil, nil, err
@@ -293,7 +291,7 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 		drv, err = agent.Lookup(o.Agent)
 	}
 	if err != nil {
-		return nil, nil, userErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
+		return nil, nil, UserErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
 			"unknown agent %q", o.Agent)
 	}
 	if err := agent.Preflight(drv, l.request(*o, "", nil)); err != nil {
@@ -321,7 +319,7 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {
-			return nil, nil, userErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
+			return nil, nil, UserErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
 				"prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err))
 		}
 	}
@@ -338,13 +336,13 @@ func checkBudget(o Options, drv agent.Driver, req agent.Request) error {
 	cost, tokens := agent.Reports(drv, req)
 	switch {
 	case o.MaxCost > 0 && !cost && tokens:
-		return userErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
+		return UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
 			"agent %q reports no cost, so --max-cost could not stop it", drv.Name())
 	case o.MaxCost > 0 && !cost:
-		return userErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
+		return UserErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
 			"agent %q reports neither cost nor tokens, so --max-cost could not stop it", drv.Name())
 	case o.MaxTokens > 0 && !tokens:
-		return userErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
+		return UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
 			"agent %q reports no tokens, so --max-tokens could not stop it", drv.Name())
 	}
 	return nil
@@ -356,13 +354,13 @@ func (l *Loop) checkCheckout(ctx context.Context, o Options) error {
 	if op, err := l.Repo.InProgress(ctx); err != nil {
 		return err
 	} else if op != "" {
-		return userErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
+		return UserErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
 			"a %s is in progress", op)
 	}
 	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
 		return err
 	} else if len(paths) > 0 {
-		return userErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
+		return UserErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
 			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
 	}
 	return nil
@@ -382,7 +380,7 @@ func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool
 		here = wt
 	}
 	if p, ok := wts[branch]; ok && !git.SamePath(p, here) {
-		return userErr("finish or remove that worktree first (git worktree remove "+p+")",
+		return UserErr("finish or remove that worktree first (git worktree remove "+p+")",
 			"branch %s is checked out in another worktree: %s", branch, p)
 	}
 	return nil
@@ -395,20 +393,8 @@ func openOutsideStories(ch *source.Source) error {
 	if n == 0 {
 		return nil
 	}
-	return userErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
+	return UserErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
-}
-
-// ChangeFileErr turns a change file that repofile refused to read (a symlink out of
-// the repository, a FIFO, a device) into an error naming it, with what to do.
-func ChangeFileErr(err error) error {
-	var refused *repofile.RefusedError
-	if errors.As(err, &refused) {
-		return &Error{Msg: refused.Error(),
-			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
-			Err:  err}
-	}
-	return err
 }
 
 func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver) (*Summary, error) {
@@ -424,11 +410,11 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 	reason := ""
 	n := 1
 	if rec, err := l.Store.Load(o.Change); err == nil {
-		reason = lastReason(rec, story.ID)
+		reason = rec.LastReason(story.ID)
 		n = len(rec.AttemptsOf(story.ID)) + 1
 	}
 	learnings := ""
-	learnings = l.readLearnings(ch)
+	learnings = prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
 	text, err := l.render(o, ch, story, learnings, reason, n)
 	if err != nil {
 		return nil, err
@@ -462,47 +448,6 @@ func (l *Loop) render(o Options, ch *source.Source, s tasklist.Story, learnings,
 	return text, nil
 }
 
-// readLearnings is the content of the learnings file of a run of ch, "" when there is
-// none. The source's own (progress.txt) goes into every prompt: it is read only when it is
-// a regular file inside the repository.
-func (l *Loop) readLearnings(ch *source.Source) string {
-	path := l.learningsFile(ch)
-	var b []byte
-	var err error
-	if ch.Learnings != "" {
-		b, _, err = repofile.Read(l.Repo.Root, path)
-	} else {
-		b, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// learningsFile is the learnings file of a run of ch: the source's own (progress.txt
-// beside a prd.json), else git-ralph's, outside the work tree.
-func (l *Loop) learningsFile(ch *source.Source) string {
-	if ch.Learnings != "" {
-		return filepath.Join(l.Repo.Root, filepath.FromSlash(ch.Learnings))
-	}
-	return l.Store.LearningsPath(ch.Name)
-}
-
-// lastReason is the reason to pass on to the next attempt at story: the newest
-// attempt's, when that attempt failed with a reason worth telling the agent.
-func lastReason(rec *run.Record, story string) string {
-	atts := rec.AttemptsOf(story)
-	if len(atts) == 0 {
-		return ""
-	}
-	a := atts[len(atts)-1]
-	if a.PassOn {
-		return a.Reason
-	}
-	return ""
-}
-
 // storyIndex is the 1-based position of a story among the change's stories.
 func storyIndex(ch *source.Source, id string) int {
 	for i, s := range ch.Stories {
@@ -511,14 +456,6 @@ func storyIndex(ch *source.Source, id string) int {
 		}
 	}
 	return 0
-}
-
-func nextAttemptN(rec *run.Record, story string) int {
-	n := 0
-	for _, a := range rec.AttemptsOf(story) {
-		n = max(n, a.N)
-	}
-	return n + 1
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -80,7 +79,7 @@ func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *ru
 // had changed the repository's config: its settings (ralph.* keys among them) were read
 // from the agent's config before it was restored, so it stops and is run again.
 func errReadAgain(change, again string) error {
-	return userErr("run '"+again+"' again: it reads its settings from the restored config",
+	return UserErr("run '"+again+"' again: it reads its settings from the restored config",
 		"the agent had changed the config of this repository during the attempt a crash cut short of %q; it is restored", change)
 }
 
@@ -100,39 +99,8 @@ func (l *Loop) CheckCrashedSurface(ctx context.Context, rec *run.Record, again s
 	return nil
 }
 
-// runStamps is surface.Options.Others: for each change with a directory in the store,
-// surface.Busy while a git-ralph process holds its run lock, else its run record's and
-// finished record's sizes and times ("none" when neither is there). Every process that
-// changes a run's refs (a loop, a finish, a dispatch, a stop) holds its lock, and writes
-// one of the records or ends before the next check.
-func (l *Loop) runStamps() map[string]string {
-	entries, err := os.ReadDir(l.Store.Dir)
-	if err != nil {
-		return nil
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		x := e.Name()
-		if l.Store.Busy(x) {
-			out[x] = surface.Busy
-			continue
-		}
-		stamp := ""
-		for _, name := range []string{"run.json", "finished.json"} {
-			if st, err := os.Stat(filepath.Join(l.Store.ChangeDir(x), name)); err == nil {
-				stamp += fmt.Sprintf("%s:%d:%d ", name, st.Size(), st.ModTime().UnixNano())
-			}
-		}
-		if stamp == "" {
-			stamp = "none"
-		}
-		out[x] = strings.TrimSpace(stamp)
-	}
-	return out
-}
+// runStamps is surface.Options.Others: the store's stamps of every change (run.Store.Stamps).
+func (l *Loop) runStamps() map[string]string { return l.Store.Stamps(surface.Busy) }
 
 // dropSurface forgets the snapshot of an attempt that has been checked.
 func (l *Loop) dropSurface(change string) { _ = os.Remove(l.surfacePath(change)) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,9 +19,9 @@ import (
 // never touched. Its record and lock stay in the common dir, like every run's; the
 // record names the worktree and the checkout the run came from (where finish --squash
 // lands). Making, running and finishing such a run is internal/wtrun's (reached through
-// Loop.Worktrees); this file holds what the loop, status and the other workflows read
-// of it: where it works, its state, the checkout it came from, its crash locks, and
-// removing its worktree (for finish --pr too).
+// Loop.Worktrees); this file holds what the loop and the other workflows read of it:
+// where it works, the checkout it came from, its crash locks, and removing its worktree
+// (for finish --pr too). Its state (run.Record.WorktreeState) is the record's.
 
 // WorktreeDirConfig is the git config key naming the directory under which worktree
 // runs are made, one subdirectory per change.
@@ -44,7 +43,7 @@ func (l *Loop) worktreeTarget(ctx context.Context, o Options) (path string, exis
 		return "", rec, false, nil
 	}
 	if rec != nil {
-		return "", nil, false, userErr("resume it there with 'git ralph start "+o.Change+"' (without --worktree), or finish it first",
+		return "", nil, false, UserErr("resume it there with 'git ralph start "+o.Change+"' (without --worktree), or finish it first",
 			"change %q already has a run in the checkout %s", o.Change, l.Repo.Root)
 	}
 	path = o.WorktreePath
@@ -100,7 +99,7 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 	if err != nil || rec.Worktree == nil {
 		return l.Repo, false
 	}
-	if worktreeState(rec).Missing || git.SamePath(rec.Worktree.Path, l.Repo.Root) {
+	if rec.WorktreeState().Missing || git.SamePath(rec.Worktree.Path, l.Repo.Root) {
 		return l.Repo, true
 	}
 	repo, err := git.Open(ctx, rec.Worktree.Path)
@@ -111,8 +110,9 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 	return repo, true
 }
 
-// LoadRunChange is LoadChange from where change's run works: its worktree, for a
-// worktree run (whose change may exist nowhere else), else this checkout.
+// LoadRunChange resolves change as start does (ResolveSource), from where change's
+// run works: its worktree, for a worktree run (whose change may exist nowhere else),
+// else this checkout.
 func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source, error) {
 	repo, _ := l.worktreeRunRepo(ctx, change)
 	cwd := repo.Root
@@ -134,8 +134,8 @@ func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
 	return wts[0].Path, nil
 }
 
-// in returns a Loop like l whose git runs in the worktree at path, without automatic gc.
-func (l *Loop) in(ctx context.Context, path string) (*Loop, error) {
+// In returns a Loop like l whose git runs In the worktree at path, without automatic gc.
+func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	repo, err := git.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("open worktree %s: %w", path, err)
@@ -160,35 +160,13 @@ func (l *Loop) worktreeEnv() []string {
 	return env
 }
 
-// WorktreeState is where a run's worktree stands, for status and list.
-type WorktreeState struct {
-	Path    string `json:"path"`
-	Missing bool   `json:"missing"` // the directory is gone; start re-creates it
-}
-
-func worktreeState(rec *run.Record) *WorktreeState {
-	if rec.Worktree == nil {
-		return nil
-	}
-	_, err := os.Stat(rec.Worktree.Path)
-	return &WorktreeState{Path: rec.Worktree.Path, Missing: errors.Is(err, fs.ErrNotExist)}
-}
-
-// changeRoot is where a run's change is read: its worktree when it has one that exists.
-func (l *Loop) changeRoot(rec *run.Record) string {
-	if w := worktreeState(rec); w != nil && !w.Missing {
-		return w.Path
-	}
-	return l.Repo.Root
-}
-
 // WorktreeDirty returns the uncommitted changes in the run's worktree, and whether the
 // worktree is there at all.
 func (l *Loop) WorktreeDirty(ctx context.Context, rec *run.Record) ([]git.StatusEntry, bool, error) {
-	if worktreeState(rec).Missing {
+	if rec.WorktreeState().Missing {
 		return nil, false, nil
 	}
-	wl, err := l.in(ctx, rec.Worktree.Path)
+	wl, err := l.In(ctx, rec.Worktree.Path)
 	if err != nil {
 		return nil, false, err
 	}
@@ -221,9 +199,9 @@ func (l *Loop) RemoveWorktree(ctx context.Context, rec *run.Record, dirty []git.
 	return nil
 }
 
-// originRepo opens the checkout the worktree run started from (the main worktree when
+// OriginRepo opens the checkout the worktree run started from (the main worktree when
 // that checkout is gone).
-func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, error) {
+func (l *Loop) OriginRepo(ctx context.Context, rec *run.Record) (*git.Repo, error) {
 	dir := rec.Worktree.Origin
 	if _, err := os.Stat(dir); err != nil {
 		if dir, err = l.mainWorktree(ctx); err != nil {
@@ -241,23 +219,15 @@ func (l *Loop) originRepo(ctx context.Context, rec *run.Record) (*git.Repo, erro
 	return repo, nil
 }
 
-// LoadChangeFor loads a change for display from where its run works.
-func (l *Loop) LoadChangeFor(rec *run.Record, name string) (*source.Source, error) {
-	if rec != nil {
-		return OpenRun(l.changeRoot(rec), rec)
-	}
-	return source.Resolve(l.Repo.Root, l.Repo.Root, name, source.Options{})
-}
-
 // ClearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
 // left in this checkout, in the checkout the run started from (where finish --squash
 // merges) and in the run's worktree, judged all together.
 func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
 	var repos []*git.Repo
-	if origin, err := l.originRepo(ctx, rec); err == nil && !git.SamePath(origin.Root, l.Repo.Root) {
+	if origin, err := l.OriginRepo(ctx, rec); err == nil && !git.SamePath(origin.Root, l.Repo.Root) {
 		repos = append(repos, origin)
 	}
-	if !worktreeState(rec).Missing && !git.SamePath(rec.Worktree.Path, l.Repo.Root) {
+	if !rec.WorktreeState().Missing && !git.SamePath(rec.Worktree.Path, l.Repo.Root) {
 		if wt, err := git.Open(ctx, rec.Worktree.Path); err == nil {
 			wt.Trace = l.Repo.Trace
 			repos = append(repos, wt)

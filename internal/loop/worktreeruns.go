@@ -10,9 +10,9 @@ import (
 
 // WorktreeRuns starts and finishes runs in a linked worktree of their own (start
 // --worktree): internal/wtrun implements it and the CLI sets it (Loop.Worktrees), so
-// that this package holds one run in one working tree. What the loop, status and the
-// other workflows read of such a run (where it works, its state, its locks, removing
-// its worktree) stays here. A Loop without it refuses such runs.
+// that this package holds one run in one working tree. What the loop and the other
+// workflows read of such a run (where it works, its locks, removing its worktree) stays
+// here. A Loop without it refuses such runs.
 type WorktreeRuns interface {
 	// Start runs the loop of o in the worktree at path, with the change's lock held:
 	// it makes the run (or completes a start a crash cut short), re-creates a deleted
@@ -34,4 +34,24 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 		return nil, fmt.Errorf("finish of %q: its run is in a worktree, and there is no way to finish it here", rec.Change)
 	}
 	return l.Worktrees.Finish(ctx, l, rec, mode)
+}
+
+// RunInWorktree runs the loop of o in l, a Loop made by In for the run's worktree,
+// once the run and its worktree exist: the stories are read from the worktree (the
+// branch's tasks.md is the one the agent ticks, never the copy in the user's checkout).
+func (l *Loop) RunInWorktree(ctx context.Context, o Options, drv agent.Driver) (*Summary, error) {
+	gctx := context.WithoutCancel(ctx)
+	rec, err := l.prepare(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := l.reopen(gctx, l.Repo, o)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := l.work(ctx, o, ch, drv, rec)
+	if sum != nil {
+		sum.Worktree = rec.Worktree.Path
+	}
+	return sum, err
 }

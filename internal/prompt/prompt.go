@@ -1,4 +1,6 @@
-// Package prompt renders the prompt one attempt at one story sends to the agent.
+// Package prompt renders the prompt one attempt at one story sends to the agent, and
+// reads the learnings that go into it (ReadLearnings: a source's own progress.txt only as
+// a regular file inside the repository).
 //
 // The default template is embedded in the binary (story.tmpl); a user may replace it
 // with a Go text/template file of their own named by `git config ralph.promptTemplate`.

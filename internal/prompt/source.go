@@ -1,6 +1,10 @@
 package prompt
 
 import (
+	"os"
+	"path/filepath"
+
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
@@ -31,4 +35,31 @@ func ForSource(s *source.Source, story tasklist.Story, learningsPath, learnings 
 		}
 	}
 	return d
+}
+
+// ReadLearnings is the content of the learnings file of a run of ch, "" when there is
+// none. The source's own (progress.txt) goes into every prompt: it is read only when it is
+// a regular file inside the repository.
+func ReadLearnings(root string, ch *source.Source, runLearnings string) string {
+	path := learningsFile(root, ch, runLearnings)
+	var b []byte
+	var err error
+	if ch.Learnings != "" {
+		b, _, err = repofile.Read(root, path)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// learningsFile is the learnings file of a run of ch: the source's own (progress.txt
+// beside a prd.json), else git-ralph's, outside the work tree (runLearnings).
+func learningsFile(root string, ch *source.Source, runLearnings string) string {
+	if ch.Learnings != "" {
+		return filepath.Join(root, filepath.FromSlash(ch.Learnings))
+	}
+	return runLearnings
 }

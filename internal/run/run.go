@@ -1,5 +1,7 @@
 // Package run keeps the state of a Ralph loop under <git-common-dir>/ralph/<change>/:
-// the run record (run.json), the learnings file, the per-attempt logs and the lock.
+// the run record (run.json), the learnings file, the per-attempt logs and the lock; and
+// answers the small questions about one record (its attempts, its worktree's state,
+// where its change is read) or the store (Stamps) that need nothing else.
 //
 // Nothing here is ever committed, and nothing here runs git: the directory lives inside
 // the git common dir, where the agent's `git clean` cannot reach it and every worktree
@@ -15,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -117,6 +120,30 @@ type Worktree struct {
 	Path    string `json:"path"`           // the linked worktree, on the run's branch
 	Created bool   `json:"createdByRalph"` // git-ralph added it (and may remove it when clean)
 	Origin  string `json:"origin"`         // the checkout start ran in: finish --squash lands there
+}
+
+// WorktreeState is where a run's worktree stands, for status and list.
+type WorktreeState struct {
+	Path    string `json:"path"`
+	Missing bool   `json:"missing"` // the directory is gone; start re-creates it
+}
+
+// WorktreeState is where r's worktree stands; nil for a run in the user's checkout.
+func (r *Record) WorktreeState() *WorktreeState {
+	if r.Worktree == nil {
+		return nil
+	}
+	_, err := os.Stat(r.Worktree.Path)
+	return &WorktreeState{Path: r.Worktree.Path, Missing: errors.Is(err, fs.ErrNotExist)}
+}
+
+// ChangeRoot is where r's change is read: its worktree when it has one that exists,
+// else root.
+func (r *Record) ChangeRoot(root string) string {
+	if w := r.WorktreeState(); w != nil && !w.Missing {
+		return w.Path
+	}
+	return root
 }
 
 // PullRequest is what finish --pr has done so far.
@@ -368,6 +395,40 @@ func (s *Store) Changes() ([]string, error) {
 	return names, nil
 }
 
+// Stamps is surface.Options.Others: for each change with a directory in the store,
+// busy while a git-ralph process holds its run lock, else its run record's and
+// finished record's sizes and times ("none" when neither is there). Every process that
+// changes a run's refs (a loop, a finish, a dispatch, a stop) holds its lock, and writes
+// one of the records or ends before the next check.
+func (s *Store) Stamps(busy string) map[string]string {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		x := e.Name()
+		if s.Busy(x) {
+			out[x] = busy
+			continue
+		}
+		stamp := ""
+		for _, name := range []string{"run.json", "finished.json"} {
+			if st, err := os.Stat(filepath.Join(s.ChangeDir(x), name)); err == nil {
+				stamp += fmt.Sprintf("%s:%d:%d ", name, st.Size(), st.ModTime().UnixNano())
+			}
+		}
+		if stamp == "" {
+			stamp = "none"
+		}
+		out[x] = strings.TrimSpace(stamp)
+	}
+	return out
+}
+
 // AttemptsOf returns the recorded attempts at one story, oldest first.
 func (r *Record) AttemptsOf(story string) []Attempt {
 	var out []Attempt
@@ -377,6 +438,29 @@ func (r *Record) AttemptsOf(story string) []Attempt {
 		}
 	}
 	return out
+}
+
+// LastReason is the reason to pass on to the next attempt at story: the newest
+// attempt's, when that attempt failed with a reason worth telling the agent.
+func (r *Record) LastReason(story string) string {
+	atts := r.AttemptsOf(story)
+	if len(atts) == 0 {
+		return ""
+	}
+	a := atts[len(atts)-1]
+	if a.PassOn {
+		return a.Reason
+	}
+	return ""
+}
+
+// NextAttemptN is the number of the next attempt at story.
+func (r *Record) NextAttemptN(story string) int {
+	n := 0
+	for _, a := range r.AttemptsOf(story) {
+		n = max(n, a.N)
+	}
+	return n + 1
 }
 
 // Last returns a pointer to the newest attempt, or nil.

@@ -18,7 +18,7 @@ func TestParsersAreLeaves(t *testing.T) {
 		"speckit":  {"tasklist", "repofile"},
 		"plan":     {"tasklist"},
 		"prd":      {"tasklist"},
-		"source":   {"tasklist", "repofile", "openspec", "speckit", "plan", "prd"},
+		"source":   {"tasklist", "repofile", "openspec", "speckit", "plan", "prd", "run"},
 	}
 	for pkg, ok := range allowed {
 		p, err := build.ImportDir(filepath.Join("..", pkg), 0)

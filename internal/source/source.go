@@ -4,8 +4,13 @@
 // the prompt shows beside them. The loop, finish, status, report, worktree and dispatch
 // code see only a *Source and never ask which kind it is, except to pass it on.
 //
+// A run records its source (run.go: Record, Trailers) and is given it back from that
+// record (OpenRun) or, on a runner without one, from the trailers of its "initial state"
+// commit (FromTrailers), which the caller reads from git.
+//
 // It reads files under the repository's top level and nothing else: it runs neither git
-// nor an agent. Each kind's parser is its own leaf package (openspec, speckit, plan, prd).
+// nor an agent. Each kind's parser is its own leaf package (openspec, speckit, plan, prd);
+// of git-ralph's own packages it imports only those and internal/run (the record).
 package source
 
 import (

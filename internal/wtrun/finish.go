@@ -113,7 +113,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		if st, err := origin.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
-		if loop.WorktreeStateOf(rec).Missing {
+		if rec.WorktreeState().Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
 		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})

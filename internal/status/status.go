@@ -1,11 +1,19 @@
-package loop
+// Package status is what a run looks like from outside, read only: the views of
+// changes and runs that `list` and `status` show (Report, ChangeView, RunView,
+// StoryView), read from the run store, the repository and the task sources.
+//
+// It never changes anything: not the repository, not the store, not a run. It runs git
+// only through internal/git, to ask (the branch, the verify hook). It knows nothing of
+// the loop or of GitHub and imports neither internal/loop nor internal/github*:
+// RemoteView is a plain struct that internal/githubflow fills in.
+package status
 
 import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
@@ -28,7 +36,7 @@ type RunView struct {
 	Branch       string `json:"branch"`
 	CurrentStory string `json:"currentStory"`
 
-	Worktree *WorktreeState `json:"worktree,omitempty"` // for a worktree run
+	Worktree *run.WorktreeState `json:"worktree,omitempty"` // for a worktree run
 }
 
 // ChangeView is one change as `list --json` shows it.
@@ -52,10 +60,16 @@ func Stories(ch *source.Source) []StoryView {
 	return out
 }
 
-// EffectiveStatus is the record's status corrected by the lock: a record that says
+// Reader reads the runs of one repository: its store and its checkout.
+type Reader struct {
+	Repo  *git.Repo
+	Store *run.Store
+}
+
+// Effective is the record's status corrected by the lock: a record that says
 // running while nobody holds the lock belongs to a process that died.
-func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
-	running = l.Store.Held(rec.Change)
+func (rd Reader) Effective(rec *run.Record) (status string, running bool) {
+	running = rd.Store.Held(rec.Change)
 	status = string(rec.Status)
 	if !running && (rec.Status == run.Running || rec.Status == run.Starting) {
 		status = string(run.Interrupted)
@@ -65,32 +79,32 @@ func (l *Loop) EffectiveStatus(rec *run.Record) (status string, running bool) {
 
 // List returns every OpenSpec change and spec-kit feature of the repository, and every
 // plan or prd.json that has a run, with its progress and run.
-func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
+func (rd Reader) List(ctx context.Context) ([]ChangeView, error) {
 	type entry struct {
 		kind source.Kind
 		name string
 	}
 	var entries []entry
-	here, err := openspec.List(l.Repo.Root) // the schemas read once for every change
+	here, err := openspec.List(rd.Repo.Root) // the schemas read once for every change
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range here.Names {
 		entries = append(entries, entry{source.OpenSpec, n})
 	}
-	features, err := speckit.ListFeatures(l.Repo.Root)
+	features, err := speckit.ListFeatures(rd.Repo.Root)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range features {
 		entries = append(entries, entry{source.SpecKit, n})
 	}
-	runs, err := l.Store.Changes()
+	runs, err := rd.Store.Changes()
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range runs {
-		if rec, err := l.Store.Load(n); err == nil && (rec.Source == string(source.Plan) || rec.Source == string(source.PRD)) {
+		if rec, err := rd.Store.Load(n); err == nil && (rec.Source == string(source.Plan) || rec.Source == string(source.PRD)) {
 			entries = append(entries, entry{source.Kind(rec.Source), n})
 		}
 	}
@@ -98,32 +112,32 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 	for _, e := range entries {
 		var rec *run.Record
 		if slices.Contains(runs, e.name) {
-			if rec, err = l.Store.Load(e.name); err != nil && !errors.Is(err, run.ErrNoRun) {
+			if rec, err = rd.Store.Load(e.name); err != nil && !errors.Is(err, run.ErrNoRun) {
 				return nil, err
 			}
-			if rec != nil && recordKind(rec) != e.kind {
+			if rec != nil && source.KindOf(rec) != e.kind {
 				rec = nil // a run of another source that has the same name: listed on its own
 			}
 		}
 		var ch *source.Source
 		switch {
-		case rec != nil && (l.changeRoot(rec) != l.Repo.Root || e.kind != source.OpenSpec):
-			ch, err = OpenRun(l.changeRoot(rec), rec) // a worktree run: from its own checkout
+		case rec != nil && (rec.ChangeRoot(rd.Repo.Root) != rd.Repo.Root || e.kind != source.OpenSpec):
+			ch, err = source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec) // a worktree run: from its own checkout
 		case e.kind == source.OpenSpec:
 			var c *openspec.Change
 			if c, err = here.LoadTasks(e.name); err == nil {
 				ch = source.FromChange(c)
 				if rec != nil {
-					ch.KeepIDs(recordedIDs(rec))
+					ch.KeepIDs(source.RecordedIDs(rec))
 				}
 			}
 		default:
-			ch, err = source.Open(l.Repo.Root, e.kind, e.name, source.Options{})
+			ch, err = source.Open(rd.Repo.Root, e.kind, e.name, source.Options{})
 		}
 		if err != nil {
 			if rec != nil && (e.kind == source.Plan || e.kind == source.PRD) {
 				// the tracked file is gone: the run is still listed
-				out = append(out, ChangeView{Name: e.name, Source: string(e.kind), TasksFile: rec.SourceArg, Stories: []StoryView{}, Run: l.runView(rec)})
+				out = append(out, ChangeView{Name: e.name, Source: string(e.kind), TasksFile: rec.SourceArg, Stories: []StoryView{}, Run: rd.runView(rec)})
 				continue
 			}
 			return nil, err
@@ -134,29 +148,21 @@ func (l *Loop) List(ctx context.Context) ([]ChangeView, error) {
 			v.TasksFile = ch.TasksRel
 		}
 		if rec != nil {
-			v.Run = l.runView(rec)
+			v.Run = rd.runView(rec)
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-// recordKind is the source kind of a run; records before 2026-11-26 are OpenSpec's.
-func recordKind(rec *run.Record) source.Kind {
-	if rec.Source == "" {
-		return source.OpenSpec
-	}
-	return source.Kind(rec.Source)
-}
-
-func (l *Loop) runView(rec *run.Record) *RunView {
-	st, _ := l.EffectiveStatus(rec)
-	return &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: worktreeState(rec)}
+func (rd Reader) runView(rec *run.Record) *RunView {
+	st, _ := rd.Effective(rec)
+	return &RunView{Status: st, Branch: rec.Branch, CurrentStory: rec.CurrentStory, Worktree: rec.WorktreeState()}
 }
 
 // RemoteView is what `status` shows of a dispatched run, asked of GitHub and of the git
 // remote: the run's status and conclusion, its page, and the branch tip published.
-// internal/githubflow fills it in; it is declared here because StatusReport carries it.
+// internal/githubflow fills it in; it is declared here because Report carries it.
 type RemoteView struct {
 	RunID      int64  `json:"runId"`
 	Status     string `json:"status"`               // queued, in_progress, completed, …; "" while the run is not listed
@@ -168,57 +174,48 @@ type RemoteView struct {
 	Step       string `json:"step,omitempty"` // and its step in progress
 }
 
-// StatusReport is everything `git ralph status` shows.
-type StatusReport struct {
+// Report is everything `git ralph status` shows.
+type Report struct {
 	Record     *run.Record
-	Status     string         // effective status
-	Running    bool           // a process holds the lock now
-	Change     *source.Source // nil when the change directory (or tracked file) is gone
-	VerifyHook bool           // a ralph-verify hook is installed
-	Branch     bool           // the branch exists
-	Current    string         // the branch HEAD is on
-	Learnings  string         // path of the learnings file
-	Logs       string         // directory of the attempt logs
-	Worktree   *WorktreeState // for a worktree run
-	Remote     *RemoteView    // for a run on GitHub Actions, when asked for (githubflow.Remote.RemoteStatus)
-	Published  bool           // Change is as the remote run published it (PublishedChange)
+	Status     string             // effective status
+	Running    bool               // a process holds the lock now
+	Change     *source.Source     // nil when the change directory (or tracked file) is gone
+	VerifyHook bool               // a ralph-verify hook is installed
+	Branch     bool               // the branch exists
+	Current    string             // the branch HEAD is on
+	Learnings  string             // path of the learnings file
+	Logs       string             // directory of the attempt logs
+	Worktree   *run.WorktreeState // for a worktree run
+	Remote     *RemoteView        // for a run on GitHub Actions, when asked for (githubflow.Remote.RemoteStatus)
+	Published  bool               // Change is as the remote run published it (PublishedChange)
 }
 
-// Status reports on the run of change (or of the only run). It returns nil, nil when
-// there is no run.
-func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error) {
+// Status reports on the run of change, a run name (loop.ResolveRun). It returns nil,
+// nil when there is no run (change "" is none).
+func (rd Reader) Status(ctx context.Context, change string) (*Report, error) {
 	if change == "" {
-		names, err := l.Store.Changes()
-		if err != nil {
-			return nil, err
-		}
-		if len(names) == 0 {
-			return nil, nil
-		}
-		if change, err = l.ResolveRun(""); err != nil {
-			return nil, err
-		}
+		return nil, nil
 	}
-	rec, err := l.Store.Load(change)
+	rec, err := rd.Store.Load(change)
 	if errors.Is(err, run.ErrNoRun) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(change), Logs: l.Store.ChangeDir(change) + "/logs"}
-	r.Status, r.Running = l.EffectiveStatus(rec)
-	r.Worktree = worktreeState(rec)
-	if ch, err := l.LoadChangeFor(rec, change); err == nil {
+	r := &Report{Record: rec, Learnings: rd.Store.LearningsPath(change), Logs: rd.Store.ChangeDir(change) + "/logs"}
+	r.Status, r.Running = rd.Effective(rec)
+	r.Worktree = rec.WorktreeState()
+	if ch, err := source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec); err == nil {
 		r.Change = ch
 	}
-	if r.VerifyHook, err = l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
+	if r.VerifyHook, err = rd.Repo.HookExists(ctx, "ralph-verify"); err != nil {
 		return nil, err
 	}
-	if r.Branch, err = l.Repo.BranchExists(ctx, rec.Branch); err != nil {
+	if r.Branch, err = rd.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	if r.Current, err = l.Repo.Branch(ctx); err != nil {
+	if r.Current, err = rd.Repo.Branch(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -228,53 +225,30 @@ func (l *Loop) Status(ctx context.Context, change string) (*StatusReport, error)
 // whether the branch exists, the current branch), each change read with its tasks only
 // and openspec/changes listed once: what plain status's line per run shows, at the same
 // cost per run with ten runs or a thousand. A name without a run is left out.
-func (l *Loop) Summaries(names []string) ([]*StatusReport, error) {
-	here, err := openspec.List(l.Repo.Root)
+func (rd Reader) Summaries(names []string) ([]*Report, error) {
+	here, err := openspec.List(rd.Repo.Root)
 	if err != nil {
 		return nil, err
 	}
-	var out []*StatusReport
+	var out []*Report
 	for _, name := range names {
-		rec, err := l.Store.Load(name)
+		rec, err := rd.Store.Load(name)
 		if errors.Is(err, run.ErrNoRun) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		r := &StatusReport{Record: rec, Learnings: l.Store.LearningsPath(name), Logs: l.Store.ChangeDir(name) + "/logs"}
-		r.Status, r.Running = l.EffectiveStatus(rec)
-		r.Worktree = worktreeState(rec)
-		if l.changeRoot(rec) != l.Repo.Root || recordKind(rec) != source.OpenSpec {
-			r.Change, _ = l.LoadChangeFor(rec, name)
+		r := &Report{Record: rec, Learnings: rd.Store.LearningsPath(name), Logs: rd.Store.ChangeDir(name) + "/logs"}
+		r.Status, r.Running = rd.Effective(rec)
+		r.Worktree = rec.WorktreeState()
+		if rec.ChangeRoot(rd.Repo.Root) != rd.Repo.Root || source.KindOf(rec) != source.OpenSpec {
+			r.Change, _ = source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec)
 		} else if c, err := here.LoadTasks(name); err == nil {
 			r.Change = source.FromChange(c)
-			r.Change.KeepIDs(recordedIDs(rec))
+			r.Change.KeepIDs(source.RecordedIDs(rec))
 		}
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// PickRun picks the change a command means among the changes with a run (names): the
-// named one, or the only one. command is the git ralph command the hint of "more than
-// one run" suggests. A name is accepted only if it is one of names.
-func PickRun(names []string, name, command string) (string, error) {
-	if name != "" {
-		if slices.Contains(names, name) {
-			return name, nil
-		}
-		hint := "no run exists in this repository; 'git ralph list' shows the changes"
-		if len(names) > 0 {
-			hint = "runs here: " + strings.Join(names, ", ")
-		}
-		return "", userErr(hint, "no run for change %q", name)
-	}
-	switch len(names) {
-	case 0:
-		return "", userErr("start one with 'git ralph start <change>'; 'git ralph list' shows the changes", "no run in this repository")
-	case 1:
-		return names[0], nil
-	}
-	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
 }
