@@ -121,12 +121,6 @@ type Loop struct {
 	// LockMinAge and LockWait tune how a crash-resume tells a stale git lock file
 	// from one in use (git.LockCheck); zero means the defaults, a few seconds each.
 	LockMinAge, LockWait time.Duration
-
-	// StopWait and KillWait tune how export deals with a loop of the same change that
-	// is still running: how long it waits for it to end, and then, once it has sent
-	// it SIGINT, for it to save and exit before it is killed; zero means
-	// DefaultStopWait and DefaultKillWait.
-	StopWait, KillWait time.Duration
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
