@@ -78,23 +78,27 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	// inside the worktree (which goes away at the end when clean).
 	var wtDirty []git.StatusEntry
 	wtPresent := false
+	wt := fl.Loop.Worktrees
 	if rec.Worktree != nil {
+		if wt == nil {
+			return nil, fmt.Errorf("finish --pr of %q: its run is in a worktree, and there is no way to finish it here", rec.Change)
+		}
 		wlock, err := fl.Store.LockWorktrees()
 		if err != nil {
 			return nil, err
 		}
 		defer wlock.Unlock()
-		ol, err := fl.Loop.FromOrigin(ctx, rec)
+		ol, err := wt.FromOrigin(ctx, fl.Loop, rec)
 		if err != nil {
 			return nil, err
 		}
 		fl = On(ol)
 		if crashResumePR(rec) {
-			if err := fl.Loop.ClearWorktreeCrashLocks(ctx, rec, again); err != nil {
+			if err := wt.ClearCrashLocks(ctx, fl.Loop, rec, again); err != nil {
 				return nil, err
 			}
 		}
-		if wtDirty, wtPresent, err = fl.Loop.WorktreeDirty(ctx, rec); err != nil {
+		if wtDirty, wtPresent, err = wt.Dirty(ctx, fl.Loop, rec); err != nil {
 			return nil, err
 		}
 		if len(wtDirty) > 0 {
@@ -307,7 +311,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	}
 	if rec.Worktree != nil {
 		fr := &loop.FinishResult{}
-		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return fl.Loop.RemoveWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
+		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return wt.Remove(ctx, fl.Loop, rec, wtDirty, wtPresent, fr) }); err != nil {
 			return nil, err
 		}
 		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree

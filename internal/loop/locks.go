@@ -112,22 +112,6 @@ func (l *Loop) LockRun(name string) (change string, rec *run.Record, lock *run.L
 	return change, rec, lock, nil
 }
 
-// FromOrigin returns l, or, when l works inside rec's worktree (which a finish may
-// remove), a Loop working in the checkout the worktree run started from. The caller
-// holds the worktrees lock.
-func (l *Loop) FromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
-	if !git.SamePath(l.Repo.Root, rec.Worktree.Path) {
-		return l, nil
-	}
-	origin, err := l.OriginRepo(ctx, rec)
-	if err != nil {
-		return nil, err
-	}
-	ol := *l
-	ol.Repo = origin
-	return &ol, nil
-}
-
 // BranchGone is the error for a run whose branch was deleted: there is nothing to finish.
 func BranchGone(rec *run.Record) error {
 	return UserErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",

@@ -1,8 +1,8 @@
 // Package loop is one run of the Ralph loop in a working tree: preflight, the initial
 // state commit, attempts, checkpoints, the trust surface around them, saving and
 // restoring failed attempts, resuming, finish --squash and --keep, and the run locks;
-// for a run in a linked worktree of its own (start --worktree), what the loop and the
-// workflows read of it (worktree.go), while making and finishing one is internal/wtrun's
+// for a run in a linked worktree of its own (start --worktree), what the loop and status
+// read of it (worktree.go), while making and finishing one is internal/wtrun's
 // (Loop.Worktrees).
 //
 // What is not the loop's lives beside it: how a run looks from outside (status, list) in
