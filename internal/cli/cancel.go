@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-
-	"github.com/git-ralph/git-ralph/internal/githubflow"
 )
 
 type cancelCmd struct {
@@ -20,11 +18,11 @@ from them. --force skips that saving. A run that has already ended is left as it
 }
 
 func (c *cancelCmd) Run(e *env) error {
-	l, err := e.loop()
+	rem, err := e.remote()
 	if err != nil {
 		return err
 	}
-	res, err := githubflow.On(l).CancelRemote(e.ctx, c.Change, c.Force, e.github)
+	res, err := rem.CancelRemote(e.ctx, c.Change, c.Force, e.github)
 	if err != nil {
 		return err
 	}

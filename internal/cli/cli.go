@@ -26,6 +26,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
@@ -288,6 +289,21 @@ func (e *env) openRepo() (*git.Repo, error) {
 	return repo, nil
 }
 
+// remote returns the workflows that look at runs on GitHub Actions without running the
+// loop (githubflow.Remote): the repository, its run records, the clock and the waits of
+// the polls.
+func (e *env) remote() (*githubflow.Remote, error) {
+	repo, err := e.openRepo()
+	if err != nil {
+		return nil, err
+	}
+	r := &githubflow.Remote{Repo: repo, Store: run.NewStore(repo.CommonDir), Now: time.Now, Sleep: e.tune.Sleep}
+	if e.tune.Now != nil {
+		r.Now = e.tune.Now
+	}
+	return r, nil
+}
+
 func (e *env) loop() (*loop.Loop, error) {
 	repo, err := e.openRepo()
 	if err != nil {
@@ -297,7 +313,6 @@ func (e *env) loop() (*loop.Loop, error) {
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
-	l.StopWait, l.KillWait = e.tune.StopWait, e.tune.KillWait
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now
 	}

@@ -75,7 +75,7 @@ func (c *dispatchCmd) Run(e *env) error {
 		dispatched = append(dispatched, change)
 	}
 	if c.Wait {
-		return waitDispatched(e, l, dispatched)
+		return waitDispatched(e, dispatched)
 	}
 	fmt.Fprintf(e.s.Err, "next: once a run is over, git ralph finish <change> --squash (or --keep)\n")
 	return nil
@@ -83,9 +83,13 @@ func (c *dispatchCmd) Run(e *env) error {
 
 // waitDispatched is dispatch --wait: follow the runs just dispatched until each has
 // completed, with status --watch's polling, then say how to finish each.
-func waitDispatched(e *env, l *loop.Loop, changes []string) error {
+func waitDispatched(e *env, changes []string) error {
+	rem, err := e.remote()
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(e.s.Err, "waiting for the runs on GitHub Actions (Ctrl-C stops waiting; the runs go on)\n")
-	views, err := githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
+	views, err := rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
 		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
 		}})

@@ -65,27 +65,31 @@ func (c *finishCmd) Run(e *env) error {
 		return err
 	}
 	l.OntoMoved = c.OntoMoved
+	rem, err := e.remote()
+	if err != nil {
+		return err
+	}
 	var prune *githubflow.PruneTarget
 	if c.Prune || c.Cancel {
 		if c.Prune && c.PR {
 			return &usageError{msg: "--prune-remote does not go with --pr (ralph/<change> is the pull request's head)", hint: "see 'git ralph finish -h'"}
 		}
-		if prune, err = githubflow.On(l).RemotePruneTarget(c.Change); err != nil {
+		if prune, err = rem.RemotePruneTarget(c.Change); err != nil {
 			return err
 		}
 		c.Change = prune.Change
 	}
 	if c.Cancel {
-		if err := c.cancel(e, l); err != nil {
+		if err := c.cancel(e, rem); err != nil {
 			return err
 		}
 	}
 	if c.Wait || c.Cancel {
-		if err := c.wait(e, l); err != nil {
+		if err := c.wait(e, rem); err != nil {
 			return err
 		}
 	} else {
-		refreshRemote(e, l, c.Change)
+		refreshRemote(e, rem, c.Change)
 	}
 	if c.PR {
 		return c.runPR(e, l)
@@ -103,15 +107,15 @@ func (c *finishCmd) Run(e *env) error {
 	}
 	printFinish(e.s, res, mode)
 	if c.Prune {
-		return c.prune(e, l, prune)
+		return c.prune(e, rem, prune)
 	}
 	return nil
 }
 
 // cancel is finish --cancel: ask GitHub to cancel the run (a run already over is left
 // as it is); wait then follows it to its end.
-func (c *finishCmd) cancel(e *env, l *loop.Loop) error {
-	res, err := githubflow.On(l).CancelRemote(e.ctx, c.Change, false, e.github)
+func (c *finishCmd) cancel(e *env, rem *githubflow.Remote) error {
+	res, err := rem.CancelRemote(e.ctx, c.Change, false, e.github)
 	if err != nil {
 		return err
 	}
@@ -125,8 +129,8 @@ func (c *finishCmd) cancel(e *env, l *loop.Loop) error {
 }
 
 // prune is finish --prune-remote, once the finish is done.
-func (c *finishCmd) prune(e *env, l *loop.Loop, t *githubflow.PruneTarget) error {
-	res, err := githubflow.On(l).PruneRemote(context.WithoutCancel(e.ctx), t)
+func (c *finishCmd) prune(e *env, rem *githubflow.Remote, t *githubflow.PruneTarget) error {
+	res, err := rem.PruneRemote(context.WithoutCancel(e.ctx), t)
 	if err != nil {
 		return err
 	}
@@ -142,23 +146,20 @@ func (c *finishCmd) prune(e *env, l *loop.Loop, t *githubflow.PruneTarget) error
 
 // wait is finish --wait: for a run on GitHub Actions, poll until it has completed. A
 // local run has nothing to wait for.
-func (c *finishCmd) wait(e *env, l *loop.Loop) error {
-	change, err := l.ResolveRun(c.Change)
+func (c *finishCmd) wait(e *env, rem *githubflow.Remote) error {
+	change, err := rem.ResolveRun(c.Change)
 	if err != nil {
 		return err
 	}
-	rec, err := l.Store.Load(change)
+	rec, err := rem.Store.Load(change)
 	if err != nil {
 		return err
 	}
 	if rec.Remote == nil || rec.Status != run.Dispatched {
 		return nil
 	}
-	if e.tune.Sleep != nil {
-		l.Sleep = e.tune.Sleep
-	}
 	fmt.Fprintf(e.s.Err, "waiting for the run of %s on GitHub Actions (Ctrl-C stops waiting; the run goes on)\n", change)
-	_, err = githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: []string{change}, Client: e.github,
+	_, err = rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: []string{change}, Client: e.github,
 		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
 		}})
@@ -172,16 +173,16 @@ func (c *finishCmd) wait(e *env, l *loop.Loop) error {
 // refreshRemote asks GitHub, when a dispatched run of change has not been seen
 // completed, where it stands, so that finish can tell a run under way from one that
 // ended without publishing. Best effort: finish itself needs only git.
-func refreshRemote(e *env, l *loop.Loop, change string) {
-	name, err := l.ResolveRun(change)
+func refreshRemote(e *env, rem *githubflow.Remote, change string) {
+	name, err := rem.ResolveRun(change)
 	if err != nil {
 		return
 	}
-	rec, err := l.Store.Load(name)
+	rec, err := rem.Store.Load(name)
 	if err != nil || rec.Remote == nil || rec.Status != run.Dispatched || rec.Remote.LastSeenStatus == "completed" {
 		return
 	}
-	_, _ = githubflow.On(l).RemoteStatus(e.ctx, name, e.github)
+	_, _ = rem.RemoteStatus(e.ctx, name, e.github)
 }
 
 func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-
-	"github.com/git-ralph/git-ralph/internal/githubflow"
 )
 
 type logsCmd struct {
@@ -25,11 +23,11 @@ end (the last MiB) of its "loop" step's log from there, and says so on stderr.`
 }
 
 func (c *logsCmd) Run(e *env) error {
-	l, err := e.loop()
+	rem, err := e.remote()
 	if err != nil {
 		return err
 	}
-	res, err := githubflow.On(l).Logs(e.ctx, c.Change, c.Attempt, e.github)
+	res, err := rem.Logs(e.ctx, c.Change, c.Attempt, e.github)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,9 @@ func (c *exportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := githubflow.On(l).Export(e.ctx, githubflow.ExportOptions{Change: c.Change, RunID: c.RunID, Out: c.Out})
+	fl := githubflow.On(l)
+	fl.StopWait, fl.KillWait = e.tune.StopWait, e.tune.KillWait
+	res, err := fl.Export(e.ctx, githubflow.ExportOptions{Change: c.Change, RunID: c.RunID, Out: c.Out})
 	if err != nil {
 		return err
 	}

@@ -65,12 +65,16 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if r != nil && r.Record.IsRemote() {
-		v, err := githubflow.On(l).RemoteStatus(e.ctx, r.Record.Change, e.github)
+		rem, err := e.remote()
+		if err != nil {
+			return err
+		}
+		v, err := rem.RemoteStatus(e.ctx, r.Record.Change, e.github)
 		if err != nil {
 			v = &status.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
 		r.Remote = v
-		if ch := githubflow.On(l).PublishedChange(e.ctx, r, v.Tip); ch != nil {
+		if ch := rem.PublishedChange(e.ctx, r, v.Tip); ch != nil {
 			r.Change, r.Published = ch, true
 		}
 	}
@@ -105,15 +109,15 @@ func (c *statusCmd) watch(e *env) error {
 	if c.JSON {
 		return &usageError{msg: "--watch and --json cannot go together", hint: "poll 'git ralph status --json' yourself, or drop --json"}
 	}
-	l, err := e.githubLoop()
+	rem, err := e.remote()
 	if err != nil {
 		return err
 	}
-	changes, err := watchedChanges(l, c.Change)
+	changes, err := watchedChanges(rem, c.Change)
 	if err != nil {
 		return err
 	}
-	views, err := githubflow.On(l).WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
+	views, err := rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
 		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Out, term.Inert(githubflow.WatchText(change, v)))
 		}})
@@ -137,10 +141,13 @@ func overview(e *env, l *loop.Loop, names []string) error {
 			remote = append(remote, name)
 		}
 	}
+	rem, err := e.remote()
+	if err != nil {
+		return err
+	}
 	views := map[string]*status.RemoteView{}
 	if len(remote) > 0 {
-		var err error
-		if views, err = githubflow.On(l).RemoteViews(e.ctx, remote, e.github); err != nil {
+		if views, err = rem.RemoteViews(e.ctx, remote, e.github); err != nil {
 			return err
 		}
 	}
@@ -172,7 +179,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 			if v.Error != "" {
 				st = p.Warn("cannot ask GitHub: " + v.Error)
 			}
-			if ch := githubflow.On(l).PublishedChange(e.ctx, r, v.Tip); ch != nil {
+			if ch := rem.PublishedChange(e.ctx, r, v.Tip); ch != nil {
 				r.Change = ch
 			}
 		}
@@ -202,13 +209,13 @@ func overview(e *env, l *loop.Loop, names []string) error {
 
 // watchedChanges is what status --watch follows: the named change's run, which must be
 // on GitHub Actions, or every dispatched run.
-func watchedChanges(l *loop.Loop, change string) ([]string, error) {
+func watchedChanges(rem *githubflow.Remote, change string) ([]string, error) {
 	if change != "" {
-		name, err := l.ResolveRun(change)
+		name, err := rem.ResolveRun(change)
 		if err != nil {
 			return nil, err
 		}
-		rec, err := l.Store.Load(name)
+		rec, err := rem.Store.Load(name)
 		if err != nil {
 			return nil, err
 		}
@@ -218,13 +225,13 @@ func watchedChanges(l *loop.Loop, change string) ([]string, error) {
 		}
 		return []string{name}, nil
 	}
-	names, err := l.Store.Changes()
+	names, err := rem.Store.Changes()
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, name := range names {
-		if rec, err := l.Store.Load(name); err == nil && rec.IsRemote() {
+		if rec, err := rem.Store.Load(name); err == nil && rec.IsRemote() {
 			out = append(out, name)
 		}
 	}

@@ -17,6 +17,19 @@ type Worktree struct {
 	Prunable bool // its directory is gone
 }
 
+// MainWorktree is the path of the repository's main worktree (its top level when git
+// lists none).
+func (r *Repo) MainWorktree(ctx context.Context) (string, error) {
+	wts, err := r.Worktrees(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(wts) == 0 {
+		return r.Root, nil
+	}
+	return wts[0].Path, nil
+}
+
 // Worktrees lists the repository's worktrees, the main one first.
 func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	args := []string{"worktree", "list", "--porcelain"}

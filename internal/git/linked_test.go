@@ -182,3 +182,24 @@ func TestSquashHelpers(t *testing.T) {
 		t.Fatal("DropPaths did not restore HEAD's files")
 	}
 }
+
+// MainWorktree names the main worktree from the main worktree and from a linked one.
+func TestMainWorktree(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	wt := filepath.Join(t.TempDir(), "linked")
+	gitT(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	linked, err := Open(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, repo := range []*Repo{r, linked} {
+		got, err := repo.MainWorktree(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !SamePath(got, dir) {
+			t.Errorf("MainWorktree from %s = %s, want %s", repo.Root, got, dir)
+		}
+	}
+}

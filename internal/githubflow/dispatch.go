@@ -50,12 +50,12 @@ type DispatchStart struct {
 // of ralph/<change> with a temporary index (the user's work tree, index and HEAD are
 // untouched) or takes the branch's tip when it exists, and pushes the branch with a
 // lease, git-ralph's own pre-push hook let through and the user's hooks run.
-func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*DispatchStart, error) {
+func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*DispatchStart, error) {
 	arg := o.Arg
 	if arg == "" {
 		arg = o.Change
 	}
-	ch, err := l.LoadRunChange(ctx, arg)
+	ch, err := fl.Loop.LoadRunChange(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 	if o.GitRemote == "" || o.Nonce == "" || strings.ContainsAny(o.Nonce, " []\n") {
 		return nil, fmt.Errorf("dispatch %q: a remote and a nonce are required", o.Change)
 	}
-	lock, err := l.Store.Lock(o.Change)
+	lock, err := fl.Store.Lock(o.Change)
 	if errors.Is(err, run.ErrLocked) {
 		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q here", o.Change)
 	}
@@ -79,14 +79,14 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 	}
 	defer lock.Unlock()
 	gctx := context.WithoutCancel(ctx)
-	rec, err := l.Store.Load(o.Change)
+	rec, err := fl.Store.Load(o.Change)
 	switch {
 	case errors.Is(err, run.ErrNoRun):
 		rec = nil
 	case err != nil:
 		return nil, err
 	case rec.Status == run.Dispatching:
-		pushed, err := l.pushStart(gctx, rec)
+		pushed, err := fl.pushStart(gctx, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -96,15 +96,15 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 	}
 
 	branch := loop.BranchName(o.Change)
-	tip, exists, err := l.Repo.ResolveRef(gctx, "refs/heads/"+branch)
+	tip, exists, err := fl.Repo.ResolveRef(gctx, "refs/heads/"+branch)
 	if err != nil {
 		return nil, err
 	}
-	cur, err := l.Repo.Branch(gctx)
+	cur, err := fl.Repo.Branch(gctx)
 	if err != nil {
 		return nil, err
 	}
-	head, err := l.Repo.Head(gctx)
+	head, err := fl.Repo.Head(gctx)
 	if errors.Is(err, git.ErrNoCommits) {
 		return nil, userErr("make a first commit, then dispatch again", "the repository has no commits yet")
 	} else if err != nil {
@@ -115,7 +115,7 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 			return nil, userErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
 		}
 		if !o.IncludeWIP {
-			st, err := l.Repo.Status(gctx)
+			st, err := fl.Repo.Status(gctx)
 			if err != nil {
 				return nil, err
 			}
@@ -132,28 +132,28 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 		}
 	}
 	remote := o.Remote
-	remote.GitRemote, remote.Nonce, remote.DispatchedAt = o.GitRemote, o.Nonce, l.Time()
+	remote.GitRemote, remote.Nonce, remote.DispatchedAt = o.GitRemote, o.Nonce, fl.Loop.Time()
 	rec = &run.Record{
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
-		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: l.Time(), Remote: &remote,
+		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(), Remote: &remote,
 	}
 	source.Record(rec, ch.Kind, ch.Arg, 0)
-	if err := l.Save(rec); err != nil {
+	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
 	if !exists {
-		if tip, err = l.startCommit(gctx, rec, o.IncludeWIP); err != nil {
-			_ = l.Store.Remove(o.Change)
+		if tip, err = fl.startCommit(gctx, rec, o.IncludeWIP); err != nil {
+			_ = fl.Store.Remove(o.Change)
 			return nil, err
 		}
 		rec.Initial = tip
-		l.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OrDetached(rec)))
+		fl.Loop.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OrDetached(rec)))
 	}
 	rec.Checkpoint, rec.Remote.StartCommit = tip, tip
-	if err := l.Save(rec); err != nil {
+	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
-	pushed, err := l.pushStart(gctx, rec)
+	pushed, err := fl.pushStart(gctx, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -163,13 +163,13 @@ func (l *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispatc
 // startCommit makes ralph/<change>'s first commit: "initial state" on HEAD, with the
 // uncommitted work when wip (built in a temporary index), and the trailers start
 // --adopt reads on the runner.
-func (l *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (string, error) {
+func (fl *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (string, error) {
 	var tree string
 	var err error
 	if wip {
-		tree, err = l.Repo.WorktreeTree(ctx)
+		tree, err = fl.Repo.WorktreeTree(ctx)
 	} else {
-		tree, err = l.Repo.TreeOf(ctx, rec.OriginalCommit)
+		tree, err = fl.Repo.TreeOf(ctx, rec.OriginalCommit)
 	}
 	if err != nil {
 		return "", err
@@ -181,11 +181,11 @@ func (l *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (stri
 	}
 	fmt.Fprintf(&b, "Ralph-Base: %s\nRalph-Dispatch: %s\n", rec.OriginalCommit, rec.Remote.Nonce)
 	b.WriteString(source.Trailers(rec))
-	id, err := l.Repo.CommitTree(ctx, tree, []string{rec.OriginalCommit}, b.String())
+	id, err := fl.Repo.CommitTree(ctx, tree, []string{rec.OriginalCommit}, b.String())
 	if err != nil {
 		return "", err
 	}
-	if err := l.Repo.CreateRef(ctx, "refs/heads/"+rec.Branch, id); err != nil {
+	if err := fl.Repo.CreateRef(ctx, "refs/heads/"+rec.Branch, id); err != nil {
 		return "", fmt.Errorf("create %s: %w", rec.Branch, err)
 	}
 	return id, nil
@@ -194,10 +194,10 @@ func (l *Flow) startCommit(ctx context.Context, rec *run.Record, wip bool) (stri
 // pushStart pushes ralph/<change> at the start commit unless the remote has it there
 // already. The lease: the remote branch absent, or at a commit the start contains (a
 // branch an earlier run left, which this one continues).
-func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
+func (fl *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 	r := rec.Remote
 	ref := "refs/heads/" + rec.Branch
-	now, ok, err := l.Repo.RemoteRef(ctx, r.GitRemote, ref)
+	now, ok, err := fl.Repo.RemoteRef(ctx, r.GitRemote, ref)
 	if err != nil {
 		return false, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", rec.Branch, r.GitRemote), Hint: firstLine(errText(err)), Err: err}
 	}
@@ -205,18 +205,18 @@ func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 		return false, nil
 	}
 	if ok {
-		if _, have, _ := l.Repo.ResolveRef(ctx, now); !have {
+		if _, have, _ := fl.Repo.ResolveRef(ctx, now); !have {
 			return false, userErr("fetch it (git fetch "+r.GitRemote+" "+rec.Branch+") and look: finish or delete it before dispatching again",
 				"%s on %s is at %s, which you do not have", rec.Branch, r.GitRemote, loop.Short(now))
 		}
-		if in, err := l.Repo.IsAncestor(ctx, now, r.StartCommit); err != nil {
+		if in, err := fl.Repo.IsAncestor(ctx, now, r.StartCommit); err != nil {
 			return false, err
 		} else if !in {
 			return false, userErr("bring it home first (git fetch "+r.GitRemote+" "+rec.Branch+"), or delete it on the remote",
 				"%s on %s has commits that %s does not", rec.Branch, r.GitRemote, loop.Short(r.StartCommit))
 		}
 	}
-	err = l.Repo.PushAtomic(ctx, git.AtomicPush{
+	err = fl.Repo.PushAtomic(ctx, git.AtomicPush{
 		Remote:   r.GitRemote,
 		Lease:    map[string]string{ref: now},
 		Refspecs: []string{r.StartCommit + ":" + ref},
@@ -226,7 +226,7 @@ func (l *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 		return false, &loop.Error{Msg: fmt.Sprintf("the push of %s to %s was refused", rec.Branch, r.GitRemote),
 			Hint: errText(err) + "\nnothing was dispatched; run 'git ralph dispatch " + rec.Change + "' again once that is fixed", Err: err}
 	}
-	l.Report.Step(fmt.Sprintf("pushed %s (%s) to %s", rec.Branch, loop.Short(r.StartCommit), r.GitRemote))
+	fl.Loop.Report.Step(fmt.Sprintf("pushed %s (%s) to %s", rec.Branch, loop.Short(r.StartCommit), r.GitRemote))
 	return true, nil
 }
 
@@ -241,10 +241,10 @@ func errText(err error) string {
 
 // Dispatched records that GitHub accepted the dispatch; runID is 0 when GitHub did not
 // say (the run is then found by its nonce later).
-func (l *Flow) Dispatched(rec *run.Record, runID int64, url string) error {
+func (fl *Flow) Dispatched(rec *run.Record, runID int64, url string) error {
 	rec.Status = run.Dispatched
 	rec.Remote.RunID, rec.Remote.HTMLURL = runID, url
-	return l.Save(rec)
+	return fl.Loop.Save(rec)
 }
 
 // dispatchRefusal is why a change with this record cannot be dispatched (it is not in
@@ -288,33 +288,33 @@ type DispatchResult struct {
 // the run's id and, where GitHub cannot say it, finding the run by the nonce in its
 // title. A dispatch that stopped after its push looks for its run first, so a change is
 // never dispatched twice.
-func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
+func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult, error) {
 	if o.Workflow == "" {
 		o.Workflow = "ralph.yml"
 	}
 	again := "git ralph dispatch " + o.Change
 	arg := o.Change
-	ch, err := l.LoadRunChange(ctx, arg)
+	ch, err := fl.Loop.LoadRunChange(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
 	o.Change = ch.Name    // a plan's or a prd.json's run name, from here on
 	var ended *run.Record // a dispatched run that ended without publishing: replaced
-	if rec, err := l.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
-		if !l.redispatchable(ctx, rec) {
+	if rec, err := fl.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
+		if !fl.redispatchable(ctx, rec) {
 			return nil, dispatchRefusal(rec) // known here: no need to ask GitHub
 		}
 		ended = rec
 	}
-	cur, err := l.Repo.Branch(ctx)
+	cur, err := fl.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
-	remote, err := l.pushRemote(ctx, &run.Record{Original: cur}, o.Remote)
+	remote, err := fl.pushRemote(ctx, &run.Record{Original: cur}, o.Remote)
 	if err != nil {
 		return nil, err
 	}
-	repo, err := l.dispatchRepo(ctx, remote, o)
+	repo, err := fl.dispatchRepo(ctx, remote, o)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 		}
 		ref = info.DefaultBranch
 	}
-	if rec, err := l.Store.Load(o.Change); err != nil || rec.Status != run.Dispatching {
+	if rec, err := fl.Store.Load(o.Change); err != nil || rec.Status != run.Dispatching {
 		// A run of this change already queued or running (dispatched from elsewhere):
 		// the workflow's concurrency group would only queue a second one behind it.
 		runs, err := client.DispatchedRuns(ctx, repo, o.Workflow)
@@ -359,7 +359,7 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 					"a run of %q is already %s on GitHub Actions", o.Change, strings.ReplaceAll(r.Status, "_", " "))
 			}
 		}
-		if _, ok, err := l.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
+		if _, ok, err := fl.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
 			return nil, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
 		} else if !ok {
 			return nil, userErr("push it first, or name another with --ref; nothing was changed",
@@ -370,7 +370,7 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 			return nil, err
 		}
 		if outdated {
-			l.Report.Warn(fmt.Sprintf("the workflow on %s is an older git-ralph's: its loop step runs the loop through git, so a cancelled run can lose the story under way; run 'git ralph ci init', then commit and push it", ref))
+			fl.Loop.Report.Warn(fmt.Sprintf("the workflow on %s is an older git-ralph's: its loop step runs the loop through git, so a cancelled run can lose the story under way; run 'git ralph ci init', then commit and push it", ref))
 		}
 	}
 	nonce, err := newNonce()
@@ -378,12 +378,12 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 		return nil, err
 	}
 	if ended != nil {
-		l.Report.Step(fmt.Sprintf("run %d of %s ended (%s) without publishing: dispatching it again from %s", ended.Remote.RunID, o.Change, ended.Remote.LastSeenConclusion, ended.Branch))
-		if err := l.Store.Remove(o.Change); err != nil {
+		fl.Loop.Report.Step(fmt.Sprintf("run %d of %s ended (%s) without publishing: dispatching it again from %s", ended.Remote.RunID, o.Change, ended.Remote.LastSeenConclusion, ended.Branch))
+		if err := fl.Store.Remove(o.Change); err != nil {
 			return nil, err
 		}
 	}
-	ds, err := l.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, Arg: arg, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
+	ds, err := fl.PrepareDispatch(ctx, DispatchOptions{Change: o.Change, Arg: arg, GitRemote: remote, Nonce: nonce, IncludeWIP: o.IncludeWIP,
 		Agent: o.Agent, Model: o.Model,
 		Remote: run.Remote{RepoHost: repo.Host, Owner: repo.Owner, Name: repo.Name, Workflow: o.Workflow, Ref: ref}})
 	if err != nil {
@@ -393,13 +393,13 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	res := &DispatchResult{Change: o.Change, Branch: rec.Branch, Remote: remote, Repo: repo.String(), Pushed: ds.Pushed}
 	done := fmt.Sprintf("%s is pushed to %s; ", rec.Branch, remote)
 	if ds.Resumed {
-		r, err := l.findRun(ctx, client, repo, rec, 0)
+		r, err := fl.findRun(ctx, client, repo, rec, 0)
 		if err != nil {
 			return nil, githubErr(err, repo, again, done)
 		}
 		if r != nil {
 			res.RunID, res.URL, res.Found = r.ID, r.HTMLURL, true
-			return res, l.Dispatched(rec, r.ID, r.HTMLURL)
+			return res, fl.Dispatched(rec, r.ID, r.HTMLURL)
 		}
 	}
 	out, err := client.DispatchWorkflow(ctx, repo, rec.Remote.Workflow, github.Dispatch{Ref: rec.Remote.Ref, ReturnRunDetails: true,
@@ -419,11 +419,11 @@ func (l *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResult
 	if res.RunID == 0 {
 		// 204: GitHub did not say which run; it lists it by its title a little later.
 		// Not found in FindRunFor: the run id stays pending, status keeps looking.
-		if r, err := l.findRun(ctx, client, repo, rec, FindRunFor); err == nil && r != nil {
+		if r, err := fl.findRun(ctx, client, repo, rec, FindRunFor); err == nil && r != nil {
 			res.RunID, res.URL = r.ID, r.HTMLURL
 		}
 	}
-	return res, l.Dispatched(rec, res.RunID, res.URL)
+	return res, fl.Dispatched(rec, res.RunID, res.URL)
 }
 
 // dispatchTrigger checks that the copy of the workflow at ref, the one GitHub would
@@ -491,7 +491,7 @@ const FindRunFor = 2 * time.Minute
 // findRun looks for the run whose title carries rec's nonce: once, then again with
 // backoff for as long as patience, with conditional listings (an unchanged one is a
 // 304, which does not count against the rate limit).
-func (l *Flow) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
+func (rem *Remote) findRun(ctx context.Context, client *github.Client, repo github.Repo, rec *run.Record, patience time.Duration) (*github.WorkflowRun, error) {
 	mark := "[" + rec.Remote.Nonce + "]"
 	wait, waited, etag := time.Second, time.Duration(0), ""
 	for {
@@ -508,7 +508,7 @@ func (l *Flow) findRun(ctx context.Context, client *github.Client, repo github.R
 		if waited+wait > patience {
 			return nil, nil
 		}
-		if err := l.Wait(ctx, wait); err != nil {
+		if err := rem.wait(ctx, wait); err != nil {
 			return nil, err
 		}
 		waited += wait
@@ -518,8 +518,8 @@ func (l *Flow) findRun(ctx context.Context, client *github.Client, repo github.R
 
 // dispatchRepo is the GitHub repository dispatch runs the workflow in: --repo or
 // ralph.repo, then GH_REPO, then the push remote's URL.
-func (l *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
-	urls, err := l.Repo.RemoteURLs(ctx, remote)
+func (fl *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
+	urls, err := fl.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
 		return github.Repo{}, userErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
 	}

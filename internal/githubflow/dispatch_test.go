@@ -161,7 +161,7 @@ const resultFailed = `{"type":"result","subtype":"success","is_error":false,"num
 
 // remoteRun dispatches change c of dir (git side), runs it on a "runner" with the given
 // agent results and publishes it to bare; it returns the start commit.
-func remoteRun(t *testing.T, dir, bare string, l *Flow, maxRetries int, results ...string) string {
+func remoteRun(t *testing.T, dir, bare string, l *flowLoop, maxRetries int, results ...string) string {
 	t.Helper()
 	ds, err := l.PrepareDispatch(t.Context(), DispatchOptions{Change: "c", GitRemote: "origin", Nonce: "n1"})
 	if err != nil {

@@ -24,8 +24,15 @@ var (
 
 const resultComplete = looptest.ResultComplete
 
+// flowLoop is a test's one handle on the workflows (Flow) and the loop under them
+// (Start, Finish): their repository and store are the same.
+type flowLoop struct {
+	*Flow
+	*loop.Loop
+}
+
 // newLoop returns the workflows over a loop in dir, wired as the CLI wires them.
-func newLoop(t *testing.T, dir string, clock *fakeClock) (*Flow, *recorder) {
+func newLoop(t *testing.T, dir string, clock *fakeClock) (*flowLoop, *recorder) {
 	t.Helper()
 	repo, err := git.Open(t.Context(), dir)
 	if err != nil {
@@ -34,5 +41,5 @@ func newLoop(t *testing.T, dir string, clock *fakeClock) (*Flow, *recorder) {
 	rep := &recorder{}
 	l := loop.New(repo, rep)
 	l.Now, l.Sleep, l.Remote = clock.Now, clock.Sleep, Runs
-	return On(l), rep
+	return &flowLoop{On(l), l}, rep
 }

@@ -22,7 +22,7 @@ import (
 // branch (refusing if it moved since the dispatch), and takes the run's record and
 // learnings from its state commit. The record is then an ordinary local one: finish
 // squashes or keeps it, and start continues a run that stopped.
-func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
+func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	r := rec.Remote
 	if rec.Status == run.Dispatching || r == nil {
 		return userErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
@@ -34,24 +34,24 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	prefix := runsPrefix(rec.Change, r.RunID)
 	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
 	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
-	if _, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
+	if _, published, err := fl.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
 		return &loop.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	} else if !published {
-		return l.unpublished(rec)
+		return fl.unpublished(rec)
 	}
 	// What the fetch changes here, to put back when the record turns out bad.
-	before, err := l.Repo.Refs(ctx, prefix)
+	before, err := fl.Repo.Refs(ctx, prefix)
 	if err != nil {
 		return err
 	}
-	trackingWas, trackingExisted, err := l.Repo.ResolveRef(ctx, tracking)
+	trackingWas, trackingExisted, err := fl.Repo.ResolveRef(ctx, tracking)
 	if err != nil {
 		return err
 	}
-	if err := l.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
+	if err := fl.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
 		return &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	}
-	state, ok, err := l.Repo.ResolveRef(ctx, prefix+"state")
+	state, ok, err := fl.Repo.ResolveRef(ctx, prefix+"state")
 	if err != nil {
 		return err
 	}
@@ -61,44 +61,44 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	// The record is input: checked before anything of it, or of the run's branch, is
 	// taken here; a bad one leaves the repository as the fetch found it.
-	there, err := l.readRemoteRecord(ctx, state, rec.Change, r.RunID)
+	there, err := fl.readRemoteRecord(ctx, state, rec.Change, r.RunID)
 	if err != nil {
-		l.unfetch(ctx, prefix, before, tracking, trackingWas, trackingExisted)
+		fl.unfetch(ctx, prefix, before, tracking, trackingWas, trackingExisted)
 		return err
 	}
-	remoteTip, ok, err := l.Repo.ResolveRef(ctx, tracking)
+	remoteTip, ok, err := fl.Repo.ResolveRef(ctx, tracking)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return userErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
 	}
-	if in, err := l.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
+	if in, err := fl.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
 		return err
 	} else if !in {
 		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
 			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, loop.Short(remoteTip), loop.Short(r.StartCommit))
 	}
 	localRef := "refs/heads/" + rec.Branch
-	local, exists, err := l.Repo.ResolveRef(ctx, localRef)
+	local, exists, err := fl.Repo.ResolveRef(ctx, localRef)
 	if err != nil {
 		return err
 	}
 	switch {
 	case !exists:
-		if err := l.Repo.CreateRef(ctx, localRef, remoteTip); err != nil {
+		if err := fl.Repo.CreateRef(ctx, localRef, remoteTip); err != nil {
 			return err
 		}
 	case local == remoteTip:
 	case local == r.StartCommit:
-		wts, err := l.Repo.WorktreeBranches(ctx)
+		wts, err := fl.Repo.WorktreeBranches(ctx)
 		if err != nil {
 			return err
 		}
 		if p, on := wts[rec.Branch]; on {
 			return userErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
 		}
-		if err := l.Repo.UpdateRef(ctx, localRef, remoteTip); err != nil {
+		if err := fl.Repo.UpdateRef(ctx, localRef, remoteTip); err != nil {
 			return err
 		}
 	default:
@@ -115,19 +115,19 @@ func (l *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	rec.Checkpoint = remoteTip
 	r.LastSeenStatus = "completed"
-	if learned, ok, err := l.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(learned) <= maxLearnedBytes && len(strings.TrimSpace(string(learned))) > 0 {
-		mine, err := l.Store.EnsureLearnings(rec.Change)
+	if learned, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(learned) <= maxLearnedBytes && len(strings.TrimSpace(string(learned))) > 0 {
+		mine, err := fl.Store.EnsureLearnings(rec.Change)
 		if err != nil {
 			return err
 		}
 		if mine != string(learned) {
-			if err := appendFile(l.Store.LearningsPath(rec.Change), learned); err != nil {
+			if err := appendFile(fl.Store.LearningsPath(rec.Change), learned); err != nil {
 				return err
 			}
 		}
 	}
-	l.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, loop.Short(remoteTip), rec.Status, len(there.Attempts)))
-	return l.Save(rec)
+	fl.Loop.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, loop.Short(remoteTip), rec.Status, len(there.Attempts)))
+	return fl.Loop.Save(rec)
 }
 
 // addRemoteRun adds to rec what the run on GitHub did (there, from its state commit):
@@ -151,8 +151,8 @@ func addRemoteRun(rec, there *run.Record, prefix string) {
 }
 
 // readRemoteRecord reads and checks the record.json of a run's state commit.
-func (l *Flow) readRemoteRecord(ctx context.Context, state, change string, runID int64) (*run.Record, error) {
-	data, ok, err := l.Repo.ReadFile(ctx, state, "record.json")
+func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runID int64) (*run.Record, error) {
+	data, ok, err := fl.Repo.ReadFile(ctx, state, "record.json")
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +173,8 @@ func (l *Flow) readRemoteRecord(ctx context.Context, state, change string, runID
 // unfetch puts back the refs a fetch of a run changed: those under prefix that were not
 // there before, and the remote-tracking ref. Best effort: it runs on the way out of an
 // error.
-func (l *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tracking, was string, existed bool) {
-	now, err := l.Repo.Refs(ctx, prefix)
+func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tracking, was string, existed bool) {
+	now, err := fl.Repo.Refs(ctx, prefix)
 	if err != nil {
 		return
 	}
@@ -184,15 +184,15 @@ func (l *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tra
 	}
 	for _, r := range now {
 		if id, ok := old[r.Name]; !ok {
-			_ = l.Repo.DeleteRef(ctx, r.Name)
+			_ = fl.Repo.DeleteRef(ctx, r.Name)
 		} else if id != r.ID {
-			_ = l.Repo.UpdateRef(ctx, r.Name, id)
+			_ = fl.Repo.UpdateRef(ctx, r.Name, id)
 		}
 	}
 	if existed {
-		_ = l.Repo.UpdateRef(ctx, tracking, was)
+		_ = fl.Repo.UpdateRef(ctx, tracking, was)
 	} else {
-		_ = l.Repo.DeleteRef(ctx, tracking)
+		_ = fl.Repo.DeleteRef(ctx, tracking)
 	}
 }
 
@@ -218,7 +218,7 @@ func appendFile(path string, data []byte) error {
 // unpublished is the error of importRemoteRun for a run that has published nothing:
 // still under way as far as anyone here knows, or, when GitHub was last seen saying it
 // completed (status and status --watch record it; finish asks first), over for good.
-func (l *Flow) unpublished(rec *run.Record) error {
+func (fl *Flow) unpublished(rec *run.Record) error {
 	r := rec.Remote
 	if r.LastSeenStatus != "completed" {
 		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
@@ -243,11 +243,11 @@ func (l *Flow) unpublished(rec *run.Record) error {
 
 // redispatchable reports whether a dispatched record belongs to a run that ended
 // without publishing, which dispatch may replace.
-func (l *Flow) redispatchable(ctx context.Context, rec *run.Record) bool {
+func (fl *Flow) redispatchable(ctx context.Context, rec *run.Record) bool {
 	r := rec.Remote
 	if rec.Status != run.Dispatched || r == nil || r.RunID == 0 || r.LastSeenStatus != "completed" {
 		return false
 	}
-	_, published, err := l.Repo.RemoteRef(ctx, r.GitRemote, runsPrefix(rec.Change, r.RunID)+"state")
+	_, published, err := fl.Repo.RemoteRef(ctx, r.GitRemote, runsPrefix(rec.Change, r.RunID)+"state")
 	return err == nil && !published
 }

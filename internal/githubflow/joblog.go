@@ -39,7 +39,7 @@ var (
 // jobLog is Logs for a run without an artifact to read (none, or expired): the loop
 // step's log, from the run's own logs zip. With attempt it is an error, as the job log
 // does not tell attempts apart.
-func (l *Flow) jobLog(ctx context.Context, client *github.Client, repo github.Repo, res *LogsResult, attempt string, artifactExpired bool, expired error) (*LogsResult, error) {
+func (rem *Remote) jobLog(ctx context.Context, client *github.Client, repo github.Repo, res *LogsResult, attempt string, artifactExpired bool, expired error) (*LogsResult, error) {
 	change, again := res.Change, "git ralph logs "+res.Change
 	run, err := client.Run(ctx, repo, res.RunID)
 	if err != nil {

@@ -48,12 +48,12 @@ type PRResult struct {
 // back to the original branch, keeps the branch, and forgets the run. Every check runs
 // before anything changes; after a successful push a failure leaves the push recorded,
 // so that running it again only makes the pull request call.
-func (l *Flow) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
-	res, err := l.finishPR(ctx, change, o)
+func (fl *Flow) FinishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+	res, err := fl.finishPR(ctx, change, o)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: a started git step finished; a request was abandoned. Whatever was done
 		// is recorded, and a rerun picks up from there.
-		if name, rerr := l.ResolveRun(change); rerr == nil {
+		if name, rerr := fl.Loop.ResolveRun(change); rerr == nil {
 			change = name
 		}
 		return nil, &loop.Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
@@ -61,8 +61,8 @@ func (l *Flow) FinishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	return res, err
 }
 
-func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
-	change, rec, lock, err := l.LockRun(change)
+func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
+	change, rec, lock, err := fl.Loop.LockRun(change)
 	if err != nil {
 		return nil, err
 	}
@@ -78,23 +78,27 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	// inside the worktree (which goes away at the end when clean).
 	var wtDirty []git.StatusEntry
 	wtPresent := false
+	wt := fl.Loop.Worktrees
 	if rec.Worktree != nil {
-		wlock, err := l.Store.LockWorktrees()
+		if wt == nil {
+			return nil, fmt.Errorf("finish --pr of %q: its run is in a worktree, and there is no way to finish it here", rec.Change)
+		}
+		wlock, err := fl.Store.LockWorktrees()
 		if err != nil {
 			return nil, err
 		}
 		defer wlock.Unlock()
-		ol, err := l.FromOrigin(ctx, rec)
+		ol, err := wt.FromOrigin(ctx, fl.Loop, rec)
 		if err != nil {
 			return nil, err
 		}
-		l = On(ol)
+		fl = On(ol)
 		if crashResumePR(rec) {
-			if err := l.ClearWorktreeCrashLocks(ctx, rec, again); err != nil {
+			if err := wt.ClearCrashLocks(ctx, fl.Loop, rec, again); err != nil {
 				return nil, err
 			}
 		}
-		if wtDirty, wtPresent, err = l.WorktreeDirty(ctx, rec); err != nil {
+		if wtDirty, wtPresent, err = wt.Dirty(ctx, fl.Loop, rec); err != nil {
 			return nil, err
 		}
 		if len(wtDirty) > 0 {
@@ -105,36 +109,36 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 
 	if rec.Worktree == nil && crashResumePR(rec) {
 		// A crash-resume: a loop or a finish --pr was killed, maybe with a git of its own.
-		if err := l.ClearCrashLocks(ctx, rec, again); err != nil {
+		if err := fl.Loop.ClearCrashLocks(ctx, rec, again); err != nil {
 			return nil, err
 		}
 	}
 	// A loop killed during an attempt: the surface as it was before it, first (the
 	// push remote and the repository come from the config).
-	if err := l.CheckCrashedSurface(ctx, rec, again); err != nil {
+	if err := fl.Loop.CheckCrashedSurface(ctx, rec, again); err != nil {
 		return nil, err
 	}
 
 	// Preflight: nothing changes until every check has passed.
-	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
+	tip, ok, err := fl.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, loop.BranchGone(rec)
 	}
-	if err := l.CheckOriginal(ctx, l.Repo, rec, false, again); err != nil {
+	if err := fl.Loop.CheckOriginal(ctx, fl.Repo, rec, false, again); err != nil {
 		return nil, err
 	}
 	// The change's files go into the pull request's title and body: one that may not
 	// be read stops it here, before anything is pushed.
-	if _, err := source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec); err != nil {
+	if _, err := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec); err != nil {
 		var refused *repofile.RefusedError
 		if errors.As(err, &refused) {
 			return nil, changeFileErr(err)
 		}
 	}
-	cur, err := l.Repo.Branch(ctx)
+	cur, err := fl.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +147,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	case rec.Worktree != nil:
 		// HEAD here was never moved by the run.
 	case rec.Original != "" && cur != rec.Original:
-		if ok, err := l.Repo.BranchExists(ctx, rec.Original); err != nil {
+		if ok, err := fl.Repo.BranchExists(ctx, rec.Original); err != nil {
 			return nil, err
 		} else if ok {
 			back = rec.Original
@@ -152,7 +156,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		back = rec.OriginalCommit
 	}
 	if back != "" {
-		st, err := l.Repo.Status(ctx)
+		st, err := fl.Repo.Status(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +170,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		}
 	}
 
-	remote, repo, head, explicit, err := l.prTarget(ctx, rec, change, o)
+	remote, repo, head, explicit, err := fl.prTarget(ctx, rec, change, o)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +211,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, apiErr(err, repo, again)
 	}
 
-	remoteTip, onRemote, err := l.Repo.RemoteBranch(ctx, remote, rec.Branch)
+	remoteTip, onRemote, err := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
 	if err != nil {
 		return nil, userErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+again+"' again",
 			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error())
@@ -222,11 +226,11 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	if needPush && onRemote {
 		expect = remoteTip
 		ours := remoteTip == pushed.Pushed
-		if f := l.Store.LoadFinished(change); f != nil && f.Remote == remote && f.Pushed == remoteTip {
+		if f := fl.Store.LoadFinished(change); f != nil && f.Remote == remote && f.Pushed == remoteTip {
 			ours = true // an earlier run's finish --pr pushed it: replace it, as its pull request's new head
 		}
 		if !ours {
-			if anc, _ := l.Repo.IsAncestor(ctx, remoteTip, tip); !anc {
+			if anc, _ := fl.Repo.IsAncestor(ctx, remoteTip, tip); !anc {
 				return nil, movedErr(rec.Branch, remote, remoteTip, tip, again)
 			}
 		}
@@ -238,13 +242,13 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		res.Stopped = string(rec.Status)
 	}
 	if needPush {
-		l.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
-		err := l.Busy(rec, "finish --pr", func() error {
-			return l.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
+		fl.Loop.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
+		err := fl.Loop.Busy(rec, "finish --pr", func() error {
+			return fl.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
 				Config: []string{"ralph.allowPush=true"}})
 		})
 		if errors.Is(err, git.ErrPushRejected) {
-			now, _, _ := l.Repo.RemoteBranch(ctx, remote, rec.Branch)
+			now, _, _ := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
 			return nil, movedErr(rec.Branch, remote, now, tip, again)
 		}
 		if err != nil {
@@ -260,16 +264,16 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	pushed.Pushed = tip
 	rec.PullRequest = pushed
 	rec.Busy = "" // no git at work while GitHub is called: a failure there is no crash
-	if err := l.Save(rec); err != nil {
+	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
 
 	// The pull request.
-	ch, _ := source.OpenRun(rec.ChangeRoot(l.Repo.Root), rec)
+	ch, _ := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec)
 	if ch != nil {
 		// The title and the "Why" are the user's words: the proposal as the run began,
 		// never what the agent made of it in the work tree.
-		ch.FromInitial(func(rel string) []byte { return initialFile(ctx, l.Repo, rec, rel) })
+		ch.FromInitial(func(rel string) []byte { return initialFile(ctx, fl.Repo, rec, rel) })
 	}
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
@@ -278,7 +282,7 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 		return nil, prErr(err, repo, again, rec.Branch, remote)
 	}
 	if pr != nil {
-		l.Report.Step(fmt.Sprintf("updating the description of pull request #%d", pr.Number))
+		fl.Loop.Report.Step(fmt.Sprintf("updating the description of pull request #%d", pr.Number))
 		if pr, err = client.UpdatePullRequest(ctx, repo, pr.Number, github.PullRequestUpdate{Body: body}); err != nil {
 			return nil, prErr(err, repo, again, rec.Branch, remote)
 		}
@@ -294,26 +298,26 @@ func (l *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRes
 	}
 	res.URL, res.Number = pr.HTMLURL, pr.Number
 	pushed.URL = pr.HTMLURL
-	if err := l.Save(rec); err != nil {
+	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
 
 	// Back to the original branch; the run's branch stays: it is the pull request's head.
 	if back != "" {
-		if err := l.Busy(rec, "finish --pr", func() error { return l.Repo.Checkout(ctx, back) }); err != nil {
+		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return fl.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
 		res.Back = loop.OrDetachedName(rec.Original, back)
 	}
 	if rec.Worktree != nil {
 		fr := &loop.FinishResult{}
-		if err := l.Busy(rec, "finish --pr", func() error { return l.RemoveWorktree(ctx, rec, wtDirty, wtPresent, fr) }); err != nil {
+		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return wt.Remove(ctx, fl.Loop, rec, wtDirty, wtPresent, fr) }); err != nil {
 			return nil, err
 		}
 		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: l.Time()})
-	return res, l.Store.Remove(change)
+	_ = fl.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: fl.Loop.Time()})
+	return res, fl.Store.Remove(change)
 }
 
 // crashResumePR reports whether finish --pr meets a run a killed git-ralph left at
@@ -328,16 +332,16 @@ func crashResumePR(rec *run.Record) bool {
 // push remote's URL, or o.Repo / o.EnvRepo), without a network call: so the fork's
 // parent is not looked up. ok is false when there is none (the push remote is missing
 // or not a GitHub URL, and no repository is named).
-func (l *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo github.Repo, ok bool, err error) {
-	change, err = l.ResolveRun(change)
+func (fl *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo github.Repo, ok bool, err error) {
+	change, err = fl.Loop.ResolveRun(change)
 	if err != nil {
 		return github.Repo{}, false, err
 	}
-	rec, err := l.Store.Load(change)
+	rec, err := fl.Store.Load(change)
 	if err != nil {
 		return github.Repo{}, false, err
 	}
-	if _, repo, _, _, err = l.prTarget(ctx, rec, change, o); err != nil {
+	if _, repo, _, _, err = fl.prTarget(ctx, rec, change, o); err != nil {
 		var ue *loop.Error
 		if errors.As(err, &ue) {
 			return github.Repo{}, false, nil // what finish --pr would refuse with
@@ -350,12 +354,12 @@ func (l *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo git
 // prTarget resolves where finish --pr goes: the git remote to push to, the GitHub
 // repository of the pull request, the one its head branch is in, and the repository
 // named by --repo, ralph.repo or GH_REPO ("" when the remote's URL decided).
-func (l *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o PROptions) (remote string, repo github.Repo, head *github.Repo, explicit string, err error) {
-	remote, err = l.pushRemote(ctx, rec, o.Remote)
+func (fl *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o PROptions) (remote string, repo github.Repo, head *github.Repo, explicit string, err error) {
+	remote, err = fl.pushRemote(ctx, rec, o.Remote)
 	if err != nil {
 		return "", github.Repo{}, nil, "", err
 	}
-	urls, err := l.Repo.RemoteURLs(ctx, remote)
+	urls, err := fl.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
 		hint := "push to another remote with '" + prCommand(change) + " --remote NAME', or add this one: git remote add " + remote + " <url>"
 		return "", github.Repo{}, nil, "", userErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
@@ -384,7 +388,7 @@ func (l *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o P
 
 // pushRemote is the remote finish --pr pushes to: the flag (or ralph.remote), the
 // original branch's pushRemote, remote.pushDefault, then origin.
-func (l *Flow) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
+func (fl *Flow) pushRemote(ctx context.Context, rec *run.Record, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
@@ -393,7 +397,7 @@ func (l *Flow) pushRemote(ctx context.Context, rec *run.Record, flag string) (st
 		keys = append([]string{"branch." + rec.Original + ".pushRemote"}, keys...)
 	}
 	for _, k := range keys {
-		v, ok, err := l.Repo.Config(ctx, k)
+		v, ok, err := fl.Repo.Config(ctx, k)
 		if err != nil {
 			return "", err
 		}

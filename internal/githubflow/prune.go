@@ -23,12 +23,12 @@ type PruneTarget struct {
 // GitHub Actions, or one a finish has brought home from there (that finish was killed
 // before it completed: the same command again completes it, and prunes). It changes
 // nothing.
-func (l *Flow) RemotePruneTarget(change string) (*PruneTarget, error) {
-	name, err := l.ResolveRun(change)
+func (rem *Remote) RemotePruneTarget(change string) (*PruneTarget, error) {
+	name, err := rem.ResolveRun(change)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := l.Store.Load(name)
+	rec, err := rem.Store.Load(name)
 	if err != nil {
 		return nil, err
 	}
@@ -50,20 +50,20 @@ type PruneResult struct {
 // each with a lease on the tip finish brought home (the remote-tracking branch and the
 // run's refs fetched here): a ref someone pushed to since is never deleted, and then
 // neither is any other. The pre-push hooks run; git-ralph's lets this push through.
-func (l *Flow) PruneRemote(ctx context.Context, t *PruneTarget) (*PruneResult, error) {
+func (rem *Remote) PruneRemote(ctx context.Context, t *PruneTarget) (*PruneResult, error) {
 	lease := map[string]string{}
 	var specs []string
 	add := func(ref, id string) {
 		lease[ref] = id
 		specs = append(specs, ":"+ref)
 	}
-	if tip, ok, err := l.Repo.ResolveRef(ctx, "refs/remotes/"+t.GitRemote+"/"+t.Branch); err != nil {
+	if tip, ok, err := rem.Repo.ResolveRef(ctx, "refs/remotes/"+t.GitRemote+"/"+t.Branch); err != nil {
 		return nil, err
 	} else if ok {
 		add("refs/heads/"+t.Branch, tip)
 	}
 	if t.RunID != 0 {
-		refs, err := l.Repo.Refs(ctx, runsPrefix(t.Change, t.RunID))
+		refs, err := rem.Repo.Refs(ctx, runsPrefix(t.Change, t.RunID))
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (l *Flow) PruneRemote(ctx context.Context, t *PruneTarget) (*PruneResult, e
 	if len(specs) == 0 {
 		return res, nil
 	}
-	err := l.Repo.PushAtomic(ctx, git.AtomicPush{Remote: t.GitRemote, Lease: lease, Refspecs: specs,
+	err := rem.Repo.PushAtomic(ctx, git.AtomicPush{Remote: t.GitRemote, Lease: lease, Refspecs: specs,
 		Hooks: true, Config: []string{"ralph.allowPush=true"}})
 	if err != nil {
 		return nil, &loop.Error{Msg: fmt.Sprintf("%s and the run's refs on %s were left as they are: the push deleting them was refused", t.Branch, t.GitRemote),

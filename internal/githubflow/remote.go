@@ -26,12 +26,12 @@ type RemoteRun struct {
 
 // remoteRun loads the record of a dispatched run and a client for its repository,
 // finding (and recording) the run's id by its nonce when the dispatch could not.
-func (l *Flow) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
-	change, err := l.ResolveRun(change)
+func (rem *Remote) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
+	change, err := rem.ResolveRun(change)
 	if err != nil {
 		return nil, nil, github.Repo{}, err
 	}
-	rec, err := l.Store.Load(change)
+	rec, err := rem.Store.Load(change)
 	if err != nil {
 		return nil, nil, github.Repo{}, err
 	}
@@ -44,13 +44,13 @@ func (l *Flow) remoteRun(ctx context.Context, change string, clientFor func(stri
 		return nil, nil, repo, err
 	}
 	if rec.Remote.RunID == 0 && rec.Remote.Nonce != "" {
-		r, err := l.findRun(ctx, client, repo, rec, 0)
+		r, err := rem.findRun(ctx, client, repo, rec, 0)
 		if err != nil {
 			return nil, nil, repo, apiErr(err, repo, "git ralph status "+change)
 		}
 		if r != nil {
 			rec.Remote.RunID, rec.Remote.HTMLURL = r.ID, r.HTMLURL
-			if err := l.Save(rec); err != nil {
+			if err := rem.save(rec); err != nil {
 				return nil, nil, repo, err
 			}
 		}
@@ -75,8 +75,8 @@ type CancelResult struct {
 
 // CancelRemote asks GitHub to cancel a change's run (force-cancel with force, which
 // skips the steps that save and publish the work).
-func (l *Flow) CancelRemote(ctx context.Context, change string, force bool, clientFor func(string) (*github.Client, error)) (*CancelResult, error) {
-	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
+func (rem *Remote) CancelRemote(ctx context.Context, change string, force bool, clientFor func(string) (*github.Client, error)) (*CancelResult, error) {
+	rec, client, repo, err := rem.remoteRun(ctx, change, clientFor)
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +97,13 @@ func (l *Flow) CancelRemote(ctx context.Context, change string, force bool, clie
 
 // RemoteStatus asks GitHub and the git remote where a dispatched run stands, and
 // records what it saw. It changes nothing else.
-func (l *Flow) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*status.RemoteView, error) {
-	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
+func (rem *Remote) RemoteStatus(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*status.RemoteView, error) {
+	rec, client, repo, err := rem.remoteRun(ctx, change, clientFor)
 	if err != nil {
 		return nil, err
 	}
 	v := &status.RemoteView{RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
-	if tip, ok, err := l.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
+	if tip, ok, err := rem.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
 		v.Tip = tip
 	}
 	if v.RunID == 0 {
@@ -125,7 +125,7 @@ func (l *Flow) RemoteStatus(ctx context.Context, change string, clientFor func(s
 	}
 	if rec.Remote.LastSeenStatus != r.Status || rec.Remote.LastSeenConclusion != r.Conclusion {
 		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion = r.Status, r.Conclusion
-		if err := l.Save(rec); err != nil {
+		if err := rem.save(rec); err != nil {
 			return nil, err
 		}
 	}
@@ -148,11 +148,11 @@ type LogsResult struct {
 // Logs reads a dispatched run's artifact (ralph-<run-id>): the list of its files, or,
 // with attempt ("<story>-<n>"), that attempt's log. An expired artifact is an error
 // that says finish does not need it.
-func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
+func (rem *Remote) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
 	if attempt != "" && (strings.ContainsAny(attempt, "/\\\x00") || strings.HasPrefix(attempt, ".") || !strings.Contains(attempt, "-")) {
 		return nil, userErr("name an attempt as <story>-<n>, e.g. 1-2 ('git ralph logs "+change+"' lists them)", "invalid attempt %q", attempt)
 	}
-	rec, client, repo, err := l.remoteRun(ctx, change, clientFor)
+	rec, client, repo, err := rem.remoteRun(ctx, change, clientFor)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(
 		return nil, apiErr(err, repo, again)
 	}
 	if len(arts) == 0 || arts[0].Expired {
-		return l.jobLog(ctx, client, repo, res, attempt, len(arts) > 0, expired)
+		return rem.jobLog(ctx, client, repo, res, attempt, len(arts) > 0, expired)
 	}
 	data, err := client.DownloadArtifact(ctx, repo, arts[0].ID)
 	if github.StatusOf(err) == 410 {
@@ -209,18 +209,18 @@ func (l *Flow) Logs(ctx context.Context, change, attempt string, clientFor func(
 // objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
 // tree or index changes. It returns nil when the tip has no tasks file or cannot be
 // fetched (status then shows the stories as they are here).
-func (l *Flow) PublishedChange(ctx context.Context, r *status.Report, tip string) *source.Source {
+func (rem *Remote) PublishedChange(ctx context.Context, r *status.Report, tip string) *source.Source {
 	rec := r.Record
 	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
 		return nil
 	}
 	path := r.Change.TasksRel
-	data, ok, err := l.Repo.ReadFile(ctx, tip, path)
+	data, ok, err := rem.Repo.ReadFile(ctx, tip, path)
 	if err == nil && !ok {
-		if l.Repo.FetchRefs(ctx, rec.Remote.GitRemote, []string{tip}) != nil {
+		if rem.Repo.FetchRefs(ctx, rec.Remote.GitRemote, []string{tip}) != nil {
 			return nil
 		}
-		data, ok, err = l.Repo.ReadFile(ctx, tip, path)
+		data, ok, err = rem.Repo.ReadFile(ctx, tip, path)
 	}
 	if err != nil || !ok {
 		return nil

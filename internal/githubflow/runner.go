@@ -35,9 +35,9 @@ const maxAdoptWalk = 10000
 // commit, and the original branch and commit come from that commit's Ralph-Original and
 // Ralph-Base trailers (dispatch writes them), else from its parent. Attempts start from
 // none; tasks.md at the tip says which stories are done.
-func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
+func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 	branch := loop.BranchName(o.Change)
-	tip, ok, err := l.Repo.ResolveRef(ctx, "refs/heads/"+branch)
+	tip, ok, err := fl.Repo.ResolveRef(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 	id, n := tip, 0
 	var initial git.Commit
 	for ; ; n++ {
-		cs, err := l.Repo.Log(ctx, id, 1)
+		cs, err := fl.Repo.Log(ctx, id, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -78,20 +78,20 @@ func (l *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
 			"the initial state commit %s of %s does not say which commit it started from", loop.Short(initial.ID), branch)
 	}
 	original := initial.Trailers["Ralph-Original"]
-	if original != "" && l.Repo.CheckBranchName(ctx, original) != nil {
+	if original != "" && fl.Repo.CheckBranchName(ctx, original) != nil {
 		original = ""
 	}
 	rec := &run.Record{
 		Change: o.Change, Branch: branch, Original: original, OriginalCommit: base,
 		Initial: initial.ID, Checkpoint: tip, Status: run.Interrupted, StopReason: "adopted",
-		Agent: o.Agent, Model: o.Model, Started: l.Time(),
+		Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(),
 	}
 	kind, arg := o.ResolvedSource()
 	source.Record(rec, kind, arg, o.StoryLevel)
-	if err := l.Save(rec); err != nil {
+	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
-	l.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OrDetached(rec)))
+	fl.Loop.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OrDetached(rec)))
 	return rec, nil
 }
 
@@ -124,7 +124,7 @@ const LogCap = 1 << 20
 // attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
 // cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
 // says running, nobody holds the lock) has its leftovers saved as an attempt first; a
-// loop still running is waited for, then stopped (loop.LockAfterLoop).
+// loop still running is waited for, then stopped (LockAfterLoop).
 //
 // Where that fails (a loop that cannot be stopped, or is not this run's; the killed
 // loop's leftovers that cannot be saved: a git lock still in use, a full disk), the
@@ -133,15 +133,15 @@ const LogCap = 1 << 20
 // the agent may have moved) and the attempt refs as they are, all committed already;
 // it writes no ref and no record here, since a loop may still be writing them.
 // ExportResult.Partial says so.
-func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
-	if _, err := l.LoadRunChange(ctx, o.Change); err != nil {
+func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
+	if _, err := fl.Loop.LoadRunChange(ctx, o.Change); err != nil {
 		return nil, err
 	}
 	if o.RunID <= 0 {
 		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
 	}
 	partial := ""
-	lock, err := l.LockAfterLoop(ctx, o.Change, o.RunID)
+	lock, err := fl.LockAfterLoop(ctx, o.Change, o.RunID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -150,7 +150,7 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	} else {
 		defer lock.Unlock()
 	}
-	rec, err := l.Store.Load(o.Change)
+	rec, err := fl.Store.Load(o.Change)
 	if errors.Is(err, run.ErrNoRun) {
 		return nil, userErr("run the loop first: git ralph start "+o.Change+" --adopt", "change %q has no run to export", o.Change)
 	}
@@ -159,22 +159,22 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
 	if partial == "" {
-		if err := l.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out)); err != nil {
+		if err := fl.Loop.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out), orDuration(fl.StopWait, DefaultStopWait)); err != nil {
 			partial = fmt.Sprintf("the attempt the killed loop left could not be saved (%v)", err)
-			if rec, err = l.Store.Load(o.Change); err != nil {
+			if rec, err = fl.Store.Load(o.Change); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if partial != "" {
-		return l.exportPartial(gctx, o, rec, partial)
+		return fl.exportPartial(gctx, o, rec, partial)
 	}
 	loop.MarkRun(rec, o.RunID)
-	if err := l.Save(rec); err != nil {
+	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
 	branchRef := "refs/heads/" + rec.Branch
-	tip, ok, err := l.Repo.ResolveRef(gctx, branchRef)
+	tip, ok, err := fl.Repo.ResolveRef(gctx, branchRef)
 	if err != nil {
 		return nil, err
 	}
@@ -183,34 +183,34 @@ func (l *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, erro
 	}
 	prefix := runsPrefix(o.Change, o.RunID)
 	res := &ExportResult{Refs: []git.Ref{{Name: branchRef, ID: tip}}}
-	attempts, err := l.Repo.Refs(gctx, "refs/ralph/"+o.Change+"/attempts/")
+	attempts, err := fl.Repo.Refs(gctx, "refs/ralph/"+o.Change+"/attempts/")
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range attempts {
 		name := prefix + "attempts/" + strings.TrimPrefix(a.Name, "refs/ralph/"+o.Change+"/attempts/")
-		if err := l.Repo.UpdateRef(gctx, name, a.ID); err != nil {
+		if err := fl.Repo.UpdateRef(gctx, name, a.ID); err != nil {
 			return nil, err
 		}
 		res.Refs = append(res.Refs, git.Ref{Name: name, ID: a.ID})
 	}
-	state, err := l.stateCommit(gctx, rec)
+	state, err := fl.stateCommit(gctx, rec)
 	if err != nil {
 		return nil, fmt.Errorf("make the state commit: %w", err)
 	}
-	if err := l.Repo.UpdateRef(gctx, prefix+"state", state); err != nil {
+	if err := fl.Repo.UpdateRef(gctx, prefix+"state", state); err != nil {
 		return nil, err
 	}
 	res.Refs = append(res.Refs, git.Ref{Name: prefix + "state", ID: state})
-	return res, l.writeArtifact(gctx, o, rec, res, l.Repo.CreateBundle)
+	return res, fl.writeArtifact(gctx, o, rec, res, fl.Repo.CreateBundle)
 }
 
 // exportPartial writes the artifact of a run export could not settle (see Export):
 // the record's checkpoint as the branch and the attempts already saved, under the
 // run's names, with a state commit saying interrupted and why; no ref or record here
 // changes.
-func (l *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Record, why string) (*ExportResult, error) {
-	l.Report.Warn("export is partial: " + why + "; exporting the last checkpoint " + loop.Short(rec.Checkpoint) +
+func (fl *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Record, why string) (*ExportResult, error) {
+	fl.Loop.Report.Warn("export is partial: " + why + "; exporting the last checkpoint " + loop.Short(rec.Checkpoint) +
 		" and the attempts already saved, not what the loop was doing after it")
 	if rec.Checkpoint == "" {
 		return nil, userErr("", "the run of %q has no checkpoint to export", o.Change)
@@ -230,14 +230,14 @@ func (l *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Reco
 	cp.Status, cp.StopReason, cp.PID = run.Interrupted, strings.ToValidUTF8("export was partial: "+why, "?"), 0
 	prefix := runsPrefix(o.Change, o.RunID)
 	res := &ExportResult{Partial: why, Refs: []git.Ref{{Name: "refs/heads/" + rec.Branch, ID: rec.Checkpoint}}}
-	attempts, err := l.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
+	attempts, err := fl.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range attempts {
 		res.Refs = append(res.Refs, git.Ref{Name: prefix + "attempts/" + strings.TrimPrefix(a.Name, "refs/ralph/"+o.Change+"/attempts/"), ID: a.ID})
 	}
-	state, err := l.stateCommit(ctx, &cp)
+	state, err := fl.stateCommit(ctx, &cp)
 	if err != nil {
 		return nil, fmt.Errorf("make the state commit: %w", err)
 	}
@@ -249,14 +249,14 @@ func (l *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Reco
 				refs = append(refs, r)
 			}
 		}
-		return l.Repo.CreateBundleOf(ctx, path, refs, exclude)
+		return fl.Repo.CreateBundleOf(ctx, path, refs, exclude)
 	}
-	return res, l.writeArtifact(ctx, o, &cp, res, bundle)
+	return res, fl.writeArtifact(ctx, o, &cp, res, bundle)
 }
 
 // writeArtifact writes the bundle of res.Refs (res.Refs[0] the branch), the logs and
 // summary.json into o.Out.
-func (l *Flow) writeArtifact(ctx context.Context, o ExportOptions, rec *run.Record, res *ExportResult,
+func (fl *Flow) writeArtifact(ctx context.Context, o ExportOptions, rec *run.Record, res *ExportResult,
 	createBundle func(ctx context.Context, path string, refs, exclude []string) error) error {
 	tip := res.Refs[0].ID
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -265,7 +265,7 @@ func (l *Flow) writeArtifact(ctx context.Context, o ExportOptions, rec *run.Reco
 	res.Bundle = filepath.Join(o.Out, "ralph.bundle")
 	var exclude []string
 	if s := rec.Remote.StartCommit; s != "" {
-		if in, err := l.Repo.IsAncestor(ctx, s, tip); err != nil {
+		if in, err := fl.Repo.IsAncestor(ctx, s, tip); err != nil {
 			return err
 		} else if in {
 			exclude, res.Start = []string{s}, s // the publish job's checkout has it
@@ -284,7 +284,7 @@ func (l *Flow) writeArtifact(ctx context.Context, o ExportOptions, rec *run.Reco
 		return fmt.Errorf("create bundle: %w", err)
 	}
 	var err error
-	if res.Logs, err = l.exportLogs(rec.Change, filepath.Join(o.Out, "logs")); err != nil {
+	if res.Logs, err = fl.exportLogs(rec.Change, filepath.Join(o.Out, "logs")); err != nil {
 		return err
 	}
 	return writeSummary(filepath.Join(o.Out, "summary.json"), rec, res)
@@ -292,12 +292,12 @@ func (l *Flow) writeArtifact(ctx context.Context, o ExportOptions, rec *run.Reco
 
 // stateCommit makes a root commit holding the record and the learnings: the run's
 // state, small enough for git, brought home by finish.
-func (l *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error) {
+func (fl *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error) {
 	recJSON, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	learnings, err := os.ReadFile(l.Store.LearningsPath(rec.Change))
+	learnings, err := os.ReadFile(fl.Store.LearningsPath(rec.Change))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
@@ -306,23 +306,23 @@ func (l *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error)
 		name string
 		data []byte
 	}{{"learnings.md", learnings}, {"record.json", append(recJSON, '\n')}} {
-		id, err := l.Repo.HashObject(ctx, f.data)
+		id, err := fl.Repo.HashObject(ctx, f.data)
 		if err != nil {
 			return "", err
 		}
 		entries = append(entries, git.TreeEntry{Mode: "100644", Type: "blob", ID: id, Name: f.name})
 	}
-	tree, err := l.Repo.MakeTree(ctx, entries)
+	tree, err := fl.Repo.MakeTree(ctx, entries)
 	if err != nil {
 		return "", err
 	}
 	msg := fmt.Sprintf("ralph run %d of %s: %s\n\nRalph-Change: %s\nRalph-Run: %d\n", rec.Remote.RunID, rec.Change, rec.Status, rec.Change, rec.Remote.RunID)
-	return l.Repo.CommitTree(ctx, tree, nil, msg)
+	return fl.Repo.CommitTree(ctx, tree, nil, msg)
 }
 
 // exportLogs copies each attempt log into dir, keeping the last LogCap bytes.
-func (l *Flow) exportLogs(change, dir string) ([]string, error) {
-	src := filepath.Join(l.Store.ChangeDir(change), "logs")
+func (fl *Flow) exportLogs(change, dir string) ([]string, error) {
+	src := filepath.Join(fl.Store.ChangeDir(change), "logs")
 	entries, err := os.ReadDir(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -47,7 +47,7 @@ type watched struct {
 // last views, by change. Ctrl-C (ctx done) returns ErrInterrupted; the records then
 // hold what was seen last. It changes nothing but those records (the run id found by
 // its nonce, the last status and conclusion seen).
-func (l *Flow) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*status.RemoteView, error) {
+func (rem *Remote) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*status.RemoteView, error) {
 	if o.Interval <= 0 {
 		o.Interval = WatchInterval
 	}
@@ -55,7 +55,7 @@ func (l *Flow) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*sta
 	clients := map[string]*github.Client{}
 	etags := map[string]string{}
 	for _, change := range o.Changes {
-		rec, client, repo, err := l.remoteRun(ctx, change, o.Client)
+		rec, client, repo, err := rem.remoteRun(ctx, change, o.Client)
 		if err != nil {
 			return nil, interrupted(ctx, err)
 		}
@@ -90,7 +90,7 @@ func (l *Flow) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*sta
 		}
 		if rateWait > 0 {
 			limited++
-			if err := l.Wait(ctx, rateWait); err != nil {
+			if err := rem.wait(ctx, rateWait); err != nil {
 				return nil, loop.ErrInterrupted
 			}
 			continue
@@ -99,7 +99,7 @@ func (l *Flow) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*sta
 		allDone := true
 		for _, w := range runs {
 			list, listed := listings[w.key]
-			v, err := l.watchView(ctx, w, list, listed && list != nil, clients[w.repo.Host])
+			v, err := rem.watchView(ctx, w, list, listed && list != nil, clients[w.repo.Host])
 			if err != nil {
 				return nil, interrupted(ctx, err)
 			}
@@ -118,7 +118,7 @@ func (l *Flow) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*sta
 			}
 			return out, nil
 		}
-		if err := l.Wait(ctx, wait); err != nil {
+		if err := rem.wait(ctx, wait); err != nil {
 			return nil, loop.ErrInterrupted
 		}
 	}
@@ -128,7 +128,7 @@ func (l *Flow) WatchRemote(ctx context.Context, o WatchOptions) (map[string]*sta
 // run found by its id, or by the nonce in its title, which is then recorded), else
 // what the last round saw. A run the listing no longer holds (more than 100 newer
 // ones) is asked for by its id.
-func (l *Flow) watchView(ctx context.Context, w *watched, list []github.WorkflowRun, fresh bool, client *github.Client) (*status.RemoteView, error) {
+func (rem *Remote) watchView(ctx context.Context, w *watched, list []github.WorkflowRun, fresh bool, client *github.Client) (*status.RemoteView, error) {
 	rec := w.rec
 	if !fresh && w.last != nil {
 		return w.last, nil
@@ -161,7 +161,7 @@ func (l *Flow) watchView(ctx context.Context, w *watched, list []github.Workflow
 	}
 	if w.last == nil || v.Status != w.last.Status {
 		// The branch on the remote moves when the run publishes, at its end.
-		if tip, ok, err := l.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
+		if tip, ok, err := rem.Repo.RemoteRef(ctx, rec.Remote.GitRemote, "refs/heads/"+rec.Branch); err == nil && ok {
 			v.Tip = tip
 		}
 	}
@@ -173,7 +173,7 @@ func (l *Flow) watchView(ctx context.Context, w *watched, list []github.Workflow
 		rec.Remote.LastSeenStatus, rec.Remote.LastSeenConclusion, changed = v.Status, v.Conclusion, true
 	}
 	if changed {
-		if err := l.Save(rec); err != nil {
+		if err := rem.save(rec); err != nil {
 			return nil, err
 		}
 	}
@@ -231,12 +231,12 @@ func WatchText(change string, v *status.RemoteView) string {
 // for by id. A repository GitHub cannot be asked about gives its runs' views an Error
 // rather than failing the others. It changes nothing but the records (a run id found,
 // the last status seen).
-func (l *Flow) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*status.RemoteView, error) {
+func (rem *Remote) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*status.RemoteView, error) {
 	out := map[string]*status.RemoteView{}
 	listings := map[string][]github.WorkflowRun{}
 	failed := map[string]error{}
 	for _, change := range changes {
-		rec, err := l.Store.Load(change)
+		rec, err := rem.Store.Load(change)
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +265,7 @@ func (l *Flow) RemoteViews(ctx context.Context, changes []string, clientFor func
 			}
 			listings[w.key] = list
 		}
-		v, err := l.watchView(ctx, w, list, true, client)
+		v, err := rem.watchView(ctx, w, list, true, client)
 		if err != nil {
 			fail(err)
 			continue

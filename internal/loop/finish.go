@@ -35,11 +35,18 @@ type FinishResult struct {
 // ResolveRun picks the change a command means: the named one, or the only one with a run.
 // A name is accepted only if it is one of the runs listed (never joined into a path).
 func (l *Loop) ResolveRun(name string) (string, error) {
-	names, err := l.Store.Changes()
+	return ResolveRunIn(l.Repo.Root, l.Store, name)
+}
+
+// ResolveRunIn is ResolveRun in the repository whose top level is root and whose run
+// records store holds, for the workflows that look at runs without a Loop
+// (githubflow.Remote).
+func ResolveRunIn(root string, store *run.Store, name string) (string, error) {
+	names, err := store.Changes()
 	if err != nil {
 		return "", err
 	}
-	return PickRun(names, l.RunNameOf(name), "status")
+	return PickRun(names, runNameIn(root, store, name), "status")
 }
 
 // PickRun picks the change a command means among the changes with a run (names): the

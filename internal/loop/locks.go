@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"time"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -111,24 +112,26 @@ func (l *Loop) LockRun(name string) (change string, rec *run.Record, lock *run.L
 	return change, rec, lock, nil
 }
 
-// FromOrigin returns l, or, when l works inside rec's worktree (which a finish may
-// remove), a Loop working in the checkout the worktree run started from. The caller
-// holds the worktrees lock.
-func (l *Loop) FromOrigin(ctx context.Context, rec *run.Record) (*Loop, error) {
-	if !git.SamePath(l.Repo.Root, rec.Worktree.Path) {
-		return l, nil
-	}
-	origin, err := l.OriginRepo(ctx, rec)
-	if err != nil {
-		return nil, err
-	}
-	ol := *l
-	ol.Repo = origin
-	return &ol, nil
-}
-
 // BranchGone is the error for a run whose branch was deleted: there is nothing to finish.
 func BranchGone(rec *run.Record) error {
 	return UserErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
 		"branch %s no longer exists", rec.Branch)
+}
+
+// clearKilledLoopLocks is ClearCrashLocks after a loop was killed: a git it ran may
+// live on (it has a process group of its own, which a runner's kill of the loop does
+// not reach) and is waited for gitWait (export's: as long as a loop would be), not a
+// few seconds (LockWait).
+func (l *Loop) clearKilledLoopLocks(ctx context.Context, rec *run.Record, again string, gitWait time.Duration) error {
+	wait := l.LockWait
+	l.LockWait = max(orDuration(wait, git.DefaultLockWait), gitWait)
+	defer func() { l.LockWait = wait }()
+	return l.ClearCrashLocks(ctx, rec, again)
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

@@ -1,8 +1,8 @@
 // Package loop is one run of the Ralph loop in a working tree: preflight, the initial
 // state commit, attempts, checkpoints, the trust surface around them, saving and
 // restoring failed attempts, resuming, finish --squash and --keep, and the run locks;
-// for a run in a linked worktree of its own (start --worktree), what the loop and the
-// workflows read of it (worktree.go), while making and finishing one is internal/wtrun's
+// for a run in a linked worktree of its own (start --worktree), what the loop and status
+// read of it (worktree.go), while making and finishing one is internal/wtrun's
 // (Loop.Worktrees).
 //
 // What is not the loop's lives beside it: how a run looks from outside (status, list) in
@@ -121,12 +121,6 @@ type Loop struct {
 	// LockMinAge and LockWait tune how a crash-resume tells a stale git lock file
 	// from one in use (git.LockCheck); zero means the defaults, a few seconds each.
 	LockMinAge, LockWait time.Duration
-
-	// StopWait and KillWait tune how export deals with a loop of the same change that
-	// is still running: how long it waits for it to end, and then, once it has sent
-	// it SIGINT, for it to save and exit before it is killed; zero means
-	// DefaultStopWait and DefaultKillWait.
-	StopWait, KillWait time.Duration
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -104,15 +105,16 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 // no git uses them (one the loop ran may still be at work: it is waited for), what the
 // attempt left is saved as an attempt and the branch restored, and the record says
 // interrupted. Any other record is left as it is. again is the command to run once a
-// lock in use is dealt with, for the hint.
-func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string) error {
+// lock in use is dealt with, for the hint; gitWait is how long a git the loop ran,
+// still at work, is waited for (at least LockWait).
+func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gitWait time.Duration) error {
 	if rec.Status != run.Running && rec.Status != run.Starting {
 		return nil
 	}
 	if err := l.stopOrphanAgent(rec); err != nil {
 		return err
 	}
-	if err := l.clearKilledLoopLocks(ctx, rec, again); err != nil {
+	if err := l.clearKilledLoopLocks(ctx, rec, again, gitWait); err != nil {
 		return err
 	}
 	var err error

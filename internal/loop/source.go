@@ -144,25 +144,28 @@ func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.srcKind, o
 // RunNameOf is the run name of arg: arg itself, unless it is the path of a plan or a
 // prd.json (from the current directory, or from the top level) that a run records; then
 // that run's name. So `git ralph status docs/plans/x.md` finds the run "x".
-func (l *Loop) RunNameOf(arg string) string {
+func (l *Loop) RunNameOf(arg string) string { return runNameIn(l.Repo.Root, l.Store, arg) }
+
+// runNameIn is RunNameOf in the repository whose top level is root.
+func runNameIn(root string, store *run.Store, arg string) string {
 	if !source.IsPath(arg) {
 		return arg
 	}
 	var rels []string
 	if cwd, err := os.Getwd(); err == nil {
 		if abs, err := filepath.Abs(filepath.Join(cwd, arg)); err == nil {
-			if rel, err := filepath.Rel(l.Repo.Root, abs); err == nil {
+			if rel, err := filepath.Rel(root, abs); err == nil {
 				rels = append(rels, filepath.ToSlash(rel))
 			}
 		}
 	}
 	rels = append(rels, filepath.ToSlash(filepath.Clean(arg)))
-	names, err := l.Store.Changes()
+	names, err := store.Changes()
 	if err != nil {
 		return arg
 	}
 	for _, n := range names {
-		if rec, err := l.Store.Load(n); err == nil && rec.SourceArg != "" && slices.Contains(rels, rec.SourceArg) {
+		if rec, err := store.Load(n); err == nil && rec.SourceArg != "" && slices.Contains(rels, rec.SourceArg) {
 			return n
 		}
 	}

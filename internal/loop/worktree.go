@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -19,9 +18,9 @@ import (
 // never touched. Its record and lock stay in the common dir, like every run's; the
 // record names the worktree and the checkout the run came from (where finish --squash
 // lands). Making, running and finishing such a run is internal/wtrun's (reached through
-// Loop.Worktrees); this file holds what the loop and the other workflows read of it:
-// where it works, the checkout it came from, its crash locks, and removing its worktree
-// (for finish --pr too). Its state (run.Record.WorktreeState) is the record's.
+// Loop.Worktrees, also by finish --pr); this file holds what the loop and status read
+// of it: where it works, the Loop that works there, the agent's environment there. Its
+// state (run.Record.WorktreeState) is the record's.
 
 // WorktreeDirConfig is the git config key naming the directory under which worktree
 // runs are made, one subdirectory per change.
@@ -48,7 +47,7 @@ func (l *Loop) worktreeTarget(ctx context.Context, o Options) (path string, exis
 	}
 	path = o.WorktreePath
 	if path == "" {
-		main, err := l.mainWorktree(ctx)
+		main, err := l.Repo.MainWorktree(ctx)
 		if err != nil {
 			return "", nil, false, err
 		}
@@ -122,18 +121,6 @@ func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source
 	return l.findSource(ctx, repo, cwd, change, source.Options{})
 }
 
-// mainWorktree is the path of the repository's main worktree.
-func (l *Loop) mainWorktree(ctx context.Context) (string, error) {
-	wts, err := l.Repo.Worktrees(ctx)
-	if err != nil {
-		return "", err
-	}
-	if len(wts) == 0 {
-		return l.Repo.Root, nil
-	}
-	return wts[0].Path, nil
-}
-
 // In returns a Loop like l whose git runs In the worktree at path, without automatic gc.
 func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	repo, err := git.Open(ctx, path)
@@ -158,80 +145,4 @@ func (l *Loop) worktreeEnv() []string {
 		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0")
 	}
 	return env
-}
-
-// WorktreeDirty returns the uncommitted changes in the run's worktree, and whether the
-// worktree is there at all.
-func (l *Loop) WorktreeDirty(ctx context.Context, rec *run.Record) ([]git.StatusEntry, bool, error) {
-	if rec.WorktreeState().Missing {
-		return nil, false, nil
-	}
-	wl, err := l.In(ctx, rec.Worktree.Path)
-	if err != nil {
-		return nil, false, err
-	}
-	st, err := wl.Repo.Status(ctx)
-	return st, true, err
-}
-
-// RemoveWorktree removes the run's worktree if it is clean; a worktree with changes is
-// kept (res.KeptWorktree says so). A deleted one is pruned from git's list.
-func (l *Loop) RemoveWorktree(ctx context.Context, rec *run.Record, dirty []git.StatusEntry, present bool, res *FinishResult) error {
-	path := rec.Worktree.Path
-	if !present {
-		return l.Repo.PruneWorktrees(ctx)
-	}
-	if len(dirty) > 0 {
-		res.KeptWorktree, res.KeptChanges = true, len(dirty)
-		return l.Repo.UnlockWorktree(ctx, path)
-	}
-	if err := l.Repo.UnlockWorktree(ctx, path); err != nil {
-		return err
-	}
-	if err := l.Repo.RemoveWorktree(ctx, path); err != nil {
-		return fmt.Errorf("remove worktree %s: %w", path, err)
-	}
-	res.RemovedWorktree = true
-	if parent := filepath.Dir(path); rec.Worktree.Created && strings.HasSuffix(parent, ".ralph") {
-		// The default parent (../<repo>.ralph) goes too, once it is empty.
-		_ = os.Remove(parent)
-	}
-	return nil
-}
-
-// OriginRepo opens the checkout the worktree run started from (the main worktree when
-// that checkout is gone).
-func (l *Loop) OriginRepo(ctx context.Context, rec *run.Record) (*git.Repo, error) {
-	dir := rec.Worktree.Origin
-	if _, err := os.Stat(dir); err != nil {
-		if dir, err = l.mainWorktree(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if git.SamePath(dir, l.Repo.Root) {
-		return l.Repo, nil
-	}
-	repo, err := git.Open(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
-	}
-	repo.Trace = l.Repo.Trace
-	return repo, nil
-}
-
-// ClearWorktreeCrashLocks is clearCrashLocks for a worktree run: the locks a killed git
-// left in this checkout, in the checkout the run started from (where finish --squash
-// merges) and in the run's worktree, judged all together.
-func (l *Loop) ClearWorktreeCrashLocks(ctx context.Context, rec *run.Record, again string) error {
-	var repos []*git.Repo
-	if origin, err := l.OriginRepo(ctx, rec); err == nil && !git.SamePath(origin.Root, l.Repo.Root) {
-		repos = append(repos, origin)
-	}
-	if !rec.WorktreeState().Missing && !git.SamePath(rec.Worktree.Path, l.Repo.Root) {
-		if wt, err := git.Open(ctx, rec.Worktree.Path); err == nil {
-			wt.Trace = l.Repo.Trace
-			repos = append(repos, wt)
-		}
-	}
-	return l.ClearCrashLocks(ctx, rec, again, repos...)
 }

@@ -5,14 +5,17 @@ import (
 	"fmt"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 // WorktreeRuns starts and finishes runs in a linked worktree of their own (start
 // --worktree): internal/wtrun implements it and the CLI sets it (Loop.Worktrees), so
-// that this package holds one run in one working tree. What the loop and the other
-// workflows read of such a run (where it works, its locks, removing its worktree) stays
-// here. A Loop without it refuses such runs.
+// that this package holds one run in one working tree. Start and Finish are the
+// loop's way there; the four after them are what finish --pr (internal/githubflow)
+// does with such a run's worktree and checkout, reached through here so that no
+// workflow package imports another. What the loop and status read of such a run (where
+// it works, its state) stays here. A Loop without it refuses such runs.
 type WorktreeRuns interface {
 	// Start runs the loop of o in the worktree at path, with the change's lock held:
 	// it makes the run (or completes a start a crash cut short), re-creates a deleted
@@ -20,6 +23,20 @@ type WorktreeRuns interface {
 	Start(ctx context.Context, l *Loop, o Options, drv agent.Driver, path string) (*Summary, error)
 	// Finish ends the worktree run rec in mode (--squash or --keep).
 	Finish(ctx context.Context, l *Loop, rec *run.Record, mode FinishMode) (*FinishResult, error)
+
+	// FromOrigin returns l, or, when l works inside rec's worktree (which a finish may
+	// remove), a Loop working in the checkout the run started from. The caller holds
+	// the worktrees lock.
+	FromOrigin(ctx context.Context, l *Loop, rec *run.Record) (*Loop, error)
+	// ClearCrashLocks is ClearCrashLocks over this checkout, the run's origin and its
+	// worktree, judged all together.
+	ClearCrashLocks(ctx context.Context, l *Loop, rec *run.Record, again string) error
+	// Dirty returns the uncommitted changes in the run's worktree, and whether the
+	// worktree is there at all.
+	Dirty(ctx context.Context, l *Loop, rec *run.Record) ([]git.StatusEntry, bool, error)
+	// Remove removes the run's worktree when it is clean (dirty, as Dirty said) and
+	// keeps it otherwise (res says which); a deleted one is pruned from git's list.
+	Remove(ctx context.Context, l *Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *FinishResult) error
 }
 
 func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, path string) (*Summary, error) {

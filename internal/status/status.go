@@ -186,7 +186,7 @@ type Report struct {
 	Learnings  string             // path of the learnings file
 	Logs       string             // directory of the attempt logs
 	Worktree   *run.WorktreeState // for a worktree run
-	Remote     *RemoteView        // for a run on GitHub Actions, when asked for (githubflow.Flow.RemoteStatus)
+	Remote     *RemoteView        // for a run on GitHub Actions, when asked for (githubflow.Remote.RemoteStatus)
 	Published  bool               // Change is as the remote run published it (PublishedChange)
 }
 

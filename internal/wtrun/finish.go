@@ -55,11 +55,11 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 	if after, err := origin.Status(ctx); err == nil {
 		res.Files = len(after)
 	}
-	dirty, present, err := l.WorktreeDirty(ctx, rec)
+	dirty, present, err := worktreeDirty(ctx, l, rec)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.RemoveWorktree(ctx, rec, dirty, present, res); err != nil {
+	if err := removeWorktree(ctx, l, rec, dirty, present, res); err != nil {
 		return nil, err
 	}
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
@@ -80,7 +80,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
 	f := rec.Finishing
 	res.Backup, res.Target = f.Backup, loop.OrDetachedName(rec.Original, rec.OriginalCommit)
-	origin, err := l.OriginRepo(ctx, rec)
+	origin, err := originRepo(ctx, l, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		return nil, pending("%s moved since", rec.Branch)
 	}
 	// The worktree was clean when the finish began; changes there now are someone's.
-	if dirty, _, err := l.WorktreeDirty(ctx, rec); err != nil {
+	if dirty, _, err := worktreeDirty(ctx, l, rec); err != nil {
 		return nil, err
 	} else if len(dirty) > 0 {
 		return nil, loop.UserErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),

@@ -287,14 +287,14 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 		return nil, err
 	}
 	defer wlock.Unlock()
-	if l, err = l.FromOrigin(ctx, rec); err != nil {
+	if l, err = fromOrigin(ctx, l, rec); err != nil {
 		return nil, err
 	}
 	res := &loop.FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	path := rec.Worktree.Path
 	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
 		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
-		if err := l.ClearWorktreeCrashLocks(ctx, rec, loop.FinishCommand(rec.Change, mode)); err != nil {
+		if err := clearCrashLocks(ctx, l, rec, loop.FinishCommand(rec.Change, mode)); err != nil {
 			return nil, err
 		}
 		if err := l.CheckCrashedSurface(ctx, rec, loop.FinishCommand(rec.Change, mode)); err != nil {
@@ -304,7 +304,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	if rec.Finishing != nil {
 		return resumeWorktreeSquash(ctx, l, rec, mode, res)
 	}
-	dirty, present, err := l.WorktreeDirty(ctx, rec)
+	dirty, present, err := worktreeDirty(ctx, l, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -314,10 +314,10 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 		return nil, loop.BranchGone(rec)
 	}
 	if mode == loop.Keep {
-		if origin, err := l.OriginRepo(ctx, rec); err == nil {
+		if origin, err := originRepo(ctx, l, rec); err == nil {
 			_ = l.CheckOriginal(ctx, origin, rec, true, "")
 		}
-		if err := l.Busy(rec, "finish --keep", func() error { return l.RemoveWorktree(ctx, rec, dirty, present, res) }); err != nil {
+		if err := l.Busy(rec, "finish --keep", func() error { return removeWorktree(ctx, l, rec, dirty, present, res) }); err != nil {
 			return nil, err
 		}
 		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
@@ -327,7 +327,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 		return nil, loop.UserErr(fmt.Sprintf("commit them on %s in %s (they will be squashed too) or discard them, then run 'git ralph finish %s --squash' again", rec.Branch, path, rec.Change),
 			"the worktree %s has %d uncommitted change(s)", path, len(dirty))
 	}
-	origin, err := l.OriginRepo(ctx, rec)
+	origin, err := originRepo(ctx, l, rec)
 	if err != nil {
 		return nil, err
 	}

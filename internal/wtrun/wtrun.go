@@ -6,15 +6,16 @@
 // It is built on internal/loop and reached from it only through loop.WorktreeRuns,
 // which the CLI sets (Loop.Worktrees = wtrun.Runs): internal/loop must never import
 // it, and it must import no other workflow package (internal/githubflow,
-// internal/parallel). What the loop, status and finish --pr read of a worktree run
-// (where it works, its state, its crash locks, removing its worktree) stays in
-// internal/loop.
+// internal/parallel). What the loop and status read of a worktree run (where it works,
+// its state) stays in internal/loop; what finish --pr does with its worktree and
+// checkout (checkout.go) it asks of this package through loop.WorktreeRuns.
 package wtrun
 
 import (
 	"context"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -30,4 +31,20 @@ func (runs) Start(ctx context.Context, l *loop.Loop, o loop.Options, drv agent.D
 
 func (runs) Finish(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
 	return finishWorktree(ctx, l, rec, mode)
+}
+
+func (runs) FromOrigin(ctx context.Context, l *loop.Loop, rec *run.Record) (*loop.Loop, error) {
+	return fromOrigin(ctx, l, rec)
+}
+
+func (runs) ClearCrashLocks(ctx context.Context, l *loop.Loop, rec *run.Record, again string) error {
+	return clearCrashLocks(ctx, l, rec, again)
+}
+
+func (runs) Dirty(ctx context.Context, l *loop.Loop, rec *run.Record) ([]git.StatusEntry, bool, error) {
+	return worktreeDirty(ctx, l, rec)
+}
+
+func (runs) Remove(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *loop.FinishResult) error {
+	return removeWorktree(ctx, l, rec, dirty, present, res)
 }

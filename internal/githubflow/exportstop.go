@@ -1,4 +1,4 @@
-package loop
+package githubflow
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -28,48 +27,48 @@ const (
 // the lock's holder, and that the run record names as the loop of Actions run runID,
 // is ever signalled: any other holder (a finish, another export, a loop of another run
 // or a user's own loop of the change) is waited for, then refused, and nothing changes.
-func (l *Loop) LockAfterLoop(ctx context.Context, change string, runID int64) (*run.Lock, error) {
-	lock, err := l.Store.Lock(change)
+func (fl *Flow) LockAfterLoop(ctx context.Context, change string, runID int64) (*run.Lock, error) {
+	lock, err := fl.Store.Lock(change)
 	if !errors.Is(err, run.ErrLocked) {
 		return lock, err
 	}
-	stopWait, killWait := orDuration(l.StopWait, DefaultStopWait), orDuration(l.KillWait, DefaultKillWait)
-	pid := l.Store.Holder(change)
-	l.Report.Step(fmt.Sprintf("a loop of %s is still running (pid %s); waiting up to %s for it to end", change, pidText(pid), stopWait))
-	if lock, err := l.waitLock(ctx, change, stopWait); lock != nil || err != nil {
+	stopWait, killWait := orDuration(fl.StopWait, DefaultStopWait), orDuration(fl.KillWait, DefaultKillWait)
+	pid := fl.Store.Holder(change)
+	fl.Loop.Report.Step(fmt.Sprintf("a loop of %s is still running (pid %s); waiting up to %s for it to end", change, pidText(pid), stopWait))
+	if lock, err := fl.waitLock(ctx, change, stopWait); lock != nil || err != nil {
 		return lock, err
 	}
-	running := UserErr("export once the loop has stopped", "a loop is running for change %q", change)
+	running := userErr("export once the loop has stopped", "a loop is running for change %q", change)
 	if testHookAfterStopWait != nil {
 		testHookAfterStopWait()
 	}
-	pid = l.Store.Holder(change)
-	rec, err := l.Store.Load(change)
+	pid = fl.Store.Holder(change)
+	rec, err := fl.Store.Load(change)
 	if pid <= 1 || err != nil || rec.PID != pid {
 		// The holder may have ended between the wait and Holder (which then says 0):
 		// one more try before refusing.
-		return l.lockOrRefuse(change, running)
+		return fl.lockOrRefuse(change, running)
 	}
 	if rec.Remote == nil || rec.Remote.RunID != runID {
-		return nil, UserErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
+		return nil, userErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
 			"a loop of change %q that is not Actions run %d holds it (pid %d); it was left running", change, runID, pid)
 	}
-	l.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))
+	fl.Loop.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))
 	if err := syscall.Kill(pid, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return nil, fmt.Errorf("stop the loop (pid %d): %w", pid, err)
 	}
-	if lock, err := l.waitLock(ctx, change, killWait); lock != nil || err != nil {
+	if lock, err := fl.waitLock(ctx, change, killWait); lock != nil || err != nil {
 		return lock, err
 	}
-	if now := l.Store.Holder(change); now != pid {
-		return l.lockOrRefuse(change, running)
+	if now := fl.Store.Holder(change); now != pid {
+		return fl.lockOrRefuse(change, running)
 	}
-	l.Report.Warn(fmt.Sprintf("the loop (pid %d) did not stop within %s; killing it, and saving what it left", pid, killWait))
+	fl.Loop.Report.Warn(fmt.Sprintf("the loop (pid %d) did not stop within %s; killing it, and saving what it left", pid, killWait))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return nil, fmt.Errorf("kill the loop (pid %d): %w", pid, err)
 	}
 	// The kernel releases the lock once the process is gone.
-	if lock, err := l.waitLock(ctx, change, killWait); lock != nil || err != nil {
+	if lock, err := fl.waitLock(ctx, change, killWait); lock != nil || err != nil {
 		return lock, err
 	}
 	return nil, running
@@ -81,8 +80,8 @@ var testHookAfterStopWait func()
 
 // lockOrRefuse tries the change's lock once more: the holder seen a moment ago may
 // just have ended. Still held: refused.
-func (l *Loop) lockOrRefuse(change string, refused error) (*run.Lock, error) {
-	lock, err := l.Store.Lock(change)
+func (fl *Flow) lockOrRefuse(change string, refused error) (*run.Lock, error) {
+	lock, err := fl.Store.Lock(change)
 	if errors.Is(err, run.ErrLocked) {
 		return nil, refused
 	}
@@ -91,10 +90,10 @@ func (l *Loop) lockOrRefuse(change string, refused error) (*run.Lock, error) {
 
 // waitLock tries the change's lock until it is free (the lock), d has passed (nil, nil)
 // or ctx is done.
-func (l *Loop) waitLock(ctx context.Context, change string, d time.Duration) (*run.Lock, error) {
+func (fl *Flow) waitLock(ctx context.Context, change string, d time.Duration) (*run.Lock, error) {
 	deadline := time.Now().Add(d)
 	for {
-		lock, err := l.Store.Lock(change)
+		lock, err := fl.Store.Lock(change)
 		if !errors.Is(err, run.ErrLocked) {
 			return lock, err
 		}
@@ -107,14 +106,11 @@ func (l *Loop) waitLock(ctx context.Context, change string, d time.Duration) (*r
 	}
 }
 
-// clearKilledLoopLocks is ClearCrashLocks after a loop was killed: a git it ran may
-// live on (it has a process group of its own, which a runner's kill of the loop does
-// not reach) and is waited for as long as a loop would be (StopWait), not a few seconds.
-func (l *Loop) clearKilledLoopLocks(ctx context.Context, rec *run.Record, again string) error {
-	wait := l.LockWait
-	l.LockWait = max(orDuration(wait, git.DefaultLockWait), orDuration(l.StopWait, DefaultStopWait))
-	defer func() { l.LockWait = wait }()
-	return l.ClearCrashLocks(ctx, rec, again)
+func pidText(pid int) string {
+	if pid <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprint(pid)
 }
 
 func orDuration(d, def time.Duration) time.Duration {
@@ -124,9 +120,13 @@ func orDuration(d, def time.Duration) time.Duration {
 	return def
 }
 
-func pidText(pid int) string {
-	if pid <= 0 {
-		return "unknown"
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
-	return fmt.Sprint(pid)
 }
