@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 )
@@ -100,30 +99,30 @@ type Request struct {
 	OnStart func(pid int, start uint64)
 
 	// Command is the custom agent's argv (ralph.agentCommand, already split
-	// into words), for the "custom" driver that Lookup returns; a Custom made
-	// by NewCustom uses its own. Other drivers ignore it.
+	// into words), for the custom driver that agents.Lookup("custom") returns; a
+	// custom.Custom made by custom.New uses its own. Other drivers ignore it.
 	Command []string
 	// Format is the custom agent's output format, used like Command:
-	// FormatText ("" means the same) or FormatClaudeStreamJSON.
+	// custom.FormatText ("" means the same) or custom.FormatClaudeStreamJSON.
 	Format string
 
-	// outputFile is the file the CLI writes what its stream lacks to (codex
+	// OutputFile is the file the CLI writes what its stream lacks to (codex
 	// --output-last-message: the final answer; copilot --usage-output-file:
-	// the token counts); Run sets it to a temporary file (see outputFiler).
-	outputFile string
+	// the token counts); Run sets it to a temporary file (see OutputFiler); callers leave it empty.
+	OutputFile string
 }
 
-// outputFilePlaceholder stands for the temporary file in an argv that Run
+// OutputFilePlaceholder stands for the temporary file in an argv that Run
 // did not make (git ralph start --dry-run).
-const outputFilePlaceholder = "<temporary file>"
+const OutputFilePlaceholder = "<temporary file>"
 
-// outputFileArg is the output file for the argv: the one Run made, else the
+// OutputFileArg is the output file for the argv: the one Run made, else the
 // placeholder.
-func (r Request) outputFileArg() string {
-	if r.outputFile == "" {
-		return outputFilePlaceholder
+func (r Request) OutputFileArg() string {
+	if r.OutputFile == "" {
+		return OutputFilePlaceholder
 	}
-	return r.outputFile
+	return r.OutputFile
 }
 
 // Result is what one run of an agent came to. Decode fills in the fields that
@@ -228,7 +227,8 @@ func (r Result) Promise() Promise {
 }
 
 // Driver knows one agent CLI: how to invoke it headlessly and how to decode
-// its event stream. Drivers are stateless values; one file per driver.
+// its event stream. Drivers are stateless values; one package per driver
+// (internal/agent/claude, …).
 type Driver interface {
 	// Name is the name users pick the agent by ("claude").
 	Name() string
@@ -290,8 +290,8 @@ func (e *PreflightError) Error() string { return fmt.Sprintf("agent %q: %s", e.A
 // Hint says how to fix it.
 func (e *PreflightError) Hint() string { return e.Fix }
 
-// envValue returns the last value of key in env, "" when unset.
-func envValue(env []string, key string) string {
+// EnvValue returns the last value of key in env, "" when unset.
+func EnvValue(env []string, key string) string {
 	v := ""
 	for _, kv := range env {
 		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
@@ -299,32 +299,6 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return v
-}
-
-// drivers returns every known driver, sorted by name.
-func drivers() []Driver {
-	return []Driver{Amp{}, Claude{}, Codex{}, Copilot{}, Cursor{}, Custom{}, Gemini{}, OpenCode{}, Qwen{}}
-}
-
-// Lookup returns the driver called name. For an unknown name the error lists
-// the known ones.
-func Lookup(name string) (Driver, error) {
-	for _, d := range drivers() {
-		if d.Name() == name {
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("unknown agent %q (known agents: %s)", name, strings.Join(Names(), ", "))
-}
-
-// Names returns the names of the known drivers, sorted.
-func Names() []string {
-	var names []string
-	for _, d := range drivers() {
-		names = append(names, d.Name())
-	}
-	slices.Sort(names)
-	return names
 }
 
 // LookPath finds the driver's binary on PATH (a name with a slash is taken as

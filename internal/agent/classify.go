@@ -52,21 +52,21 @@ func (c FailureClass) String() string {
 	return "none"
 }
 
-// failure is what classifyError found in one error.
-type failure struct {
-	class FailureClass
-	after time.Duration // "try again in 2 hours"; 0 when not said
-	at    time.Time     // "limit reached|1767225600"; zero when not said
+// Failure is what ClassifyError found in one error.
+type Failure struct {
+	Class FailureClass
+	After time.Duration // "try again in 2 hours"; 0 when not said
+	At    time.Time     // "limit reached|1767225600"; zero when not said
 }
 
-// apply records f on res, unless res already has a class.
-func (f failure) apply(res *Result) {
-	if res.Class != ClassNone || f.class == ClassNone {
+// Apply records f on res, unless res already has a class.
+func (f Failure) Apply(res *Result) {
+	if res.Class != ClassNone || f.Class == ClassNone {
 		return
 	}
-	res.Class = f.class
-	if f.class == ClassLimit || f.class == ClassTransient {
-		res.RetryAfter, res.RetryAt = f.after, f.at
+	res.Class = f.Class
+	if f.Class == ClassLimit || f.Class == ClassTransient {
+		res.RetryAfter, res.RetryAt = f.After, f.At
 	}
 }
 
@@ -114,28 +114,28 @@ var (
 	resetRFC3339Re = regexp.MustCompile(`(?i)(?:resets?|try again|available again)\s+(?:at|after)\s+([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+(?:Z|[+-][0-9]{2}:?[0-9]{2}))`)
 )
 
-// classifyError classifies one error of an agent: status is the HTTP status
+// ClassifyError classifies one error of an agent: status is the HTTP status
 // the agent reported in a field of its own (0 when none), msg the error text
 // (the result text, the error message, the API error body).
-func classifyError(status int, msg string) failure {
-	var f failure
+func ClassifyError(status int, msg string) Failure {
+	var f Failure
 	if status == 0 {
 		if m := statusRe.FindStringSubmatch(msg); m != nil {
 			status, _ = strconv.Atoi(m[1])
 		}
 	}
-	f.class = classOfStatus(status)
-	if f.class == ClassNone {
-		f.class = classOfText(msg)
+	f.Class = ClassOfStatus(status)
+	if f.Class == ClassNone {
+		f.Class = classOfText(msg)
 	}
-	if f.class == ClassLimit || f.class == ClassTransient {
-		f.after, f.at = retryHint(msg)
+	if f.Class == ClassLimit || f.Class == ClassTransient {
+		f.After, f.At = RetryHint(msg)
 	}
 	return f
 }
 
-// classOfStatus classifies an HTTP status code.
-func classOfStatus(status int) FailureClass {
+// ClassOfStatus classifies an HTTP status code.
+func ClassOfStatus(status int) FailureClass {
 	switch {
 	case status == 401 || status == 403:
 		return ClassAuth
@@ -166,8 +166,8 @@ func classOfText(msg string) FailureClass {
 	return ClassNone
 }
 
-// retryHint finds when the agent says to try again.
-func retryHint(msg string) (after time.Duration, at time.Time) {
+// RetryHint finds when the agent says to try again.
+func RetryHint(msg string) (after time.Duration, at time.Time) {
 	if m := resetUnixRe.FindStringSubmatch(msg); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			at = time.Unix(sec, 0).UTC()
@@ -210,29 +210,29 @@ func unitOf(u string) time.Duration {
 	return time.Second
 }
 
-// diagnoseStderr classifies a run that exited non-zero without a terminal
+// DiagnoseStderr classifies a run that exited non-zero without a terminal
 // event by the last lines of its stderr, the only error report such a run
 // leaves (cursor reports every failure that way; the others their start-up
 // failures). authFatal becomes Result.Fatal for ClassAuth. Timeouts,
 // interrupts and deaths by a signal are left alone: the kill explains them.
-func diagnoseStderr(res *Result, authFatal string) {
+func DiagnoseStderr(res *Result, authFatal string) {
 	if res.SawResult || res.Class != ClassNone || res.ExitCode <= 0 || res.Interrupted || res.TimedOut || res.Idle {
 		return
 	}
-	msg := lastLines(res.Stderr, 5)
-	f := classifyError(0, msg)
-	if f.class == ClassNone {
+	msg := LastLines(res.Stderr, 5)
+	f := ClassifyError(0, msg)
+	if f.Class == ClassNone {
 		return
 	}
-	f.apply(res)
-	addError(&res.Errors, lastLines(res.Stderr, 1))
+	f.Apply(res)
+	AddError(&res.Errors, LastLines(res.Stderr, 1))
 	if res.Class == ClassAuth && res.Fatal == "" {
 		res.Fatal = authFatal
 	}
 }
 
-// lastLines returns the last n non-empty lines of s, joined by newlines.
-func lastLines(s string, n int) string {
+// LastLines returns the last n non-empty lines of s, joined by newlines.
+func LastLines(s string, n int) string {
 	var keep []string
 	for len(s) > 0 && len(keep) < n {
 		i := strings.LastIndexByte(strings.TrimRight(s, "\n"), '\n')

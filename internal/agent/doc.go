@@ -1,26 +1,37 @@
-// Package agent runs a coding-agent CLI once, headlessly, and reports what it
-// did: the driver interface and the driver list (agent.go), one file per
-// driver (claude.go, codex.go, gemini.go, opencode.go, amp.go, cursor.go,
-// copilot.go, qwen.go and custom.go for a user's own command), process spawning and killing (run.go,
-// proc*.go), stream decoding (stream.go), the failure classes (classify.go)
-// and promise parsing (promise.go).
+// Package agent is the core every agent driver shares: it runs a coding-agent
+// CLI once, headlessly, and reports what it did. It holds the Driver interface
+// and the optional ones Run and the loop look for (Diagnoser, Preflighter,
+// Reporter, Configurer, EnvAdder, OutputFiler), Request, Result, Events and Sink
+// (agent.go), process spawning and killing (run.go, proc*.go), the bounded line
+// reader and the small helpers the decoders share (stream.go), the failure
+// classes and their classifier (classify.go), what a driver reports it used
+// (usage.go), the secrets no agent sees (secrets.go) and promise parsing
+// (promise.go).
+//
+// Each agent is a package of its own beside it, named after it:
+// internal/agent/claude, codex, gemini, opencode, amp, cursor, copilot, qwen,
+// and custom for a user's own command. Those that print Claude Code's
+// stream-json (amp, qwen, custom's claude-stream-json format) decode it with
+// package claude's DecodeStream. internal/agents is the list of them (Lookup,
+// Names); internal/agent/agenttest holds what their tests share.
 //
 // It follows SPEC.md §4 ("Each attempt" steps 1–3, "Interrupt") and §7
 // (process identity), and the facts collected in
 // shared/reference/agents/AGENTS-REFERENCE.md: §1 (cross-cutting facts for a
-// Go runner) and one section per agent (§2 Claude Code, §3 Codex, §4
-// OpenCode, §5 Gemini, §6 Amp, §7 Cursor), which each driver's doc comment
-// cites; GitHub Copilot CLI and Qwen Code, which the reference does not
-// cover, cite their own recordings. testdata holds the reference's
-// transcripts, synthetic-* ones derived from them (Amp and Cursor could not
-// be run: theirs follow the documented schemas), and copilot-* and qwen-*
-// transcripts recorded here from the genuine CLIs against a scripted model
-// on loopback (testdata/record).
+// Go runner) here, and one section per agent (§2 Claude Code, §3 Codex, §4
+// OpenCode, §5 Gemini, §6 Amp, §7 Cursor), which each driver's package
+// comment cites; GitHub Copilot CLI and Qwen Code, which the reference does
+// not cover, cite their own recordings. testdata holds the transcripts every
+// driver's tests read: the reference's, synthetic-* ones derived from them
+// (Amp and Cursor could not be run: theirs follow the documented schemas),
+// and copilot-* and qwen-* transcripts recorded here from the genuine CLIs
+// against a scripted model on loopback (testdata/record).
 //
-// The package imports nothing else of this module. Run is the only place that
-// starts an agent: always with an argv (never a shell), in a new session
-// (Setsid, so the agent's process group id equals its pid), with the prompt on
-// stdin, and with the whole process group killed when the attempt ends.
+// The package imports nothing else of this module, no driver included: the
+// drivers import it. Run is the only place that starts an agent: always with
+// an argv (never a shell), in a new session (Setsid, so the agent's process
+// group id equals its pid), with the prompt on stdin, and with the whole
+// process group killed when the attempt ends.
 //
 // Every driver decides the outcome from the agent's terminal event only (the
 // result line, turn.completed/turn.failed, the last step_finish, an error

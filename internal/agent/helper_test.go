@@ -38,29 +38,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// helperDriver is the claude driver with the test binary as the executable.
-type helperDriver struct {
-	Claude
-	exe string
-}
-
-func (h helperDriver) Binary() string { return h.exe }
-
-func (h helperDriver) Argv(req Request) []string {
-	argv := h.Claude.Argv(req)
-	argv[0] = h.exe
-	return argv
-}
-
-func newHelper(t *testing.T) helperDriver {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return helperDriver{exe: exe}
-}
-
 const (
 	helperInit   = `{"type":"system","subtype":"init","cwd":"/x","session_id":"h1","model":"claude-sonnet-4-5","permissionMode":"bypassPermissions"}`
 	helperResult = `{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":%s,"session_id":"h1","total_cost_usd":0.01,"usage":{"input_tokens":100,"output_tokens":20}}`
@@ -285,4 +262,29 @@ func (f *floodReader) Read(p []byte) (int, error) {
 		f.off = 0
 	}
 	return n, nil
+}
+
+// assistantText and quote are claude_test.go's (package claude): the helper speaks
+// Claude Code's stream.
+func assistantText(id, text string) string {
+	return `{"type":"assistant","message":{"id":"` + id + `","model":"claude-sonnet-4-5","content":[{"type":"text","text":` + quote(text) + `}]},"parent_tool_use_id":null,"session_id":"s1"}`
+}
+
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

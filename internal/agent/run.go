@@ -48,7 +48,7 @@ const (
 //     left the group (its own setsid) could hold them open forever. Such a
 //     descendant is not killed.
 //
-// Before anything starts, a custom driver from Lookup takes its command from
+// Before anything starts, a custom driver from agents.Lookup takes its command from
 // req.Command and req.Format, and Preflight runs the driver's own checks (amp
 // needs an API key); their error is returned with nothing started. For codex,
 // Run passes a temporary --output-last-message file and makes its content the
@@ -61,28 +61,28 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Interrupted: true}, nil
 	}
-	if c, ok := d.(configurer); ok {
-		d = c.configure(req)
+	if c, ok := d.(Configurer); ok {
+		d = c.Configure(req)
 	}
 	if err := Preflight(d, req); err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	of, wantsFile := d.(outputFiler)
+	of, wantsFile := d.(OutputFiler)
 	if wantsFile {
 		path, err := tempFile(d.Name())
 		if err != nil {
 			return Result{ExitCode: -1}, err
 		}
 		defer os.Remove(path)
-		req.outputFile = path
+		req.OutputFile = path
 	}
 	argv := d.Argv(req)
 	if len(argv) == 0 {
 		return Result{ExitCode: -1}, fmt.Errorf("agent %q: empty command line", d.Name())
 	}
 	env := req.Env
-	if a, ok := d.(envAdder); ok {
-		env = append(slices.Clone(env), a.extraEnv(req)...)
+	if a, ok := d.(EnvAdder); ok {
+		env = append(slices.Clone(env), a.ExtraEnv(req)...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = req.Dir
@@ -112,7 +112,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		grace:     orDefault(req.Grace),
 		killGrace: orDefault(req.KillGrace),
 		log:       &logWriter{w: req.Log},
-		stderr:    &tailBuffer{max: maxStderrLog},
+		stderr:    &TailBuffer{Max: maxStderrLog},
 		ev:        &runEvents{sink: req.Sink, terminal: make(chan struct{})},
 	}
 	exited, reap := watchExit(cmd)
@@ -136,14 +136,14 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if out.err != nil {
 		var pe *decodePanic
 		if errors.As(out.err, &pe) {
-			addError(&res.Errors, fmt.Sprintf("internal error: the %s decoder panicked: %v", d.Name(), pe.value))
+			AddError(&res.Errors, fmt.Sprintf("internal error: the %s decoder panicked: %v", d.Name(), pe.value))
 		}
 	}
 	res.TimedOut, res.Idle, res.Interrupted, res.Lingered = r.flags.TimedOut, r.flags.Idle, r.flags.Interrupted, r.flags.Lingered
 	res.ExitCode, res.Signal = exitStatus(state)
-	res.Stderr = strings.ToValidUTF8(tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
+	res.Stderr = strings.ToValidUTF8(Tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
 	if wantsFile {
-		of.readOutputFile(&res, req.outputFile)
+		of.ReadOutputFile(&res, req.OutputFile)
 	}
 	if dg, ok := d.(Diagnoser); ok {
 		dg.Diagnose(&res)
@@ -152,26 +152,26 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	return res, nil
 }
 
-// configurer is a driver whose configuration can come with the Request (the
-// custom driver that Lookup returns); Run uses the driver it returns.
-type configurer interface {
-	configure(req Request) Driver
+// Configurer is a driver whose configuration can come with the Request (the
+// custom driver that agents.Lookup returns); Run uses the driver it returns.
+type Configurer interface {
+	Configure(req Request) Driver
 }
 
-// envAdder is a driver that passes something through the environment
+// EnvAdder is a driver that passes something through the environment
 // rather than the argv (a custom agent's model: RALPH_MODEL).
-type envAdder interface {
-	extraEnv(req Request) []string
+type EnvAdder interface {
+	ExtraEnv(req Request) []string
 }
 
-// outputFiler is a driver whose CLI writes something its stream lacks to a
+// OutputFiler is a driver whose CLI writes something its stream lacks to a
 // file named on its command line (codex --output-last-message: the final
 // answer; copilot --usage-output-file: the token counts). Run makes an empty
 // temporary file, puts its path in Request.outputFile for Argv, and after the
 // run (before Diagnose) hands the path to readOutputFile, which must bound
 // what it reads and tolerate a file left empty or cut short.
-type outputFiler interface {
-	readOutputFile(res *Result, path string)
+type OutputFiler interface {
+	ReadOutputFile(res *Result, path string)
 }
 
 // tempFile creates an empty temporary file for agent name and returns its
@@ -189,9 +189,9 @@ func tempFile(name string) (string, error) {
 	return path, nil
 }
 
-// readTail returns the last n bytes of the file at path at most, as valid
+// ReadTail returns the last n bytes of the file at path at most, as valid
 // UTF-8 starting on a rune boundary.
-func readTail(path string, n int64) (string, error) {
+func ReadTail(path string, n int64) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -210,7 +210,7 @@ func readTail(path string, n int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return validTail(b), nil
+	return ValidTail(b), nil
 }
 
 // runner is the state of one Run once the process has started.
@@ -224,7 +224,7 @@ type runner struct {
 	grace            time.Duration
 	killGrace        time.Duration
 	log              *logWriter
-	stderr           *tailBuffer
+	stderr           *TailBuffer
 	ev               *runEvents
 	flags            Result // TimedOut, Idle, Interrupted, Lingered
 	outDone, errDone chan struct{}

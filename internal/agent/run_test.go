@@ -1,4 +1,6 @@
-package agent
+// Run's tests are in package agent_test: they drive Claude Code's driver (package
+// claude), which imports agent.
+package agent_test
 
 import (
 	"bytes"
@@ -11,18 +13,36 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/agenttest"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
+// From the helper (helper_test.go, package agent).
+const helperEnv = agent.HelperEnv
+
+var (
+	childPid = agent.ChildPid
+	waitGone = agent.WaitGone
+	newFlood = agent.NewFlood
+)
+
+// decodeFile decodes the transcript testdata/name with Claude Code's driver.
+func decodeFile(t *testing.T, name string) (agent.Result, *agenttest.Recorder) {
+	t.Helper()
+	return agenttest.Decode(t, claude.Claude{}, filepath.Join("testdata", name))
+}
+
 // helperRequest is a Request that runs the helper in mode.
-func helperRequest(t *testing.T, mode string, env ...string) Request {
-	return Request{
+func helperRequest(t *testing.T, mode string, env ...string) agent.Request {
+	return agent.Request{
 		Dir: t.TempDir(),
 		Env: append([]string{helperEnv + "=" + mode}, env...),
 		// Generous: they cost nothing unless the helper misbehaves.
@@ -71,9 +91,9 @@ func TestRunSamples(t *testing.T) {
 			}
 			req := helperRequest(t, "sample", "HELPER_FILE="+abs, fmt.Sprintf("HELPER_EXIT=%d", exit))
 			var log bytes.Buffer
-			rec := &recorder{}
+			rec := &agenttest.Recorder{}
 			req.Log, req.Sink = &log, rec
-			got, err := Run(context.Background(), h, req)
+			got, err := agent.Run(context.Background(), h, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +120,7 @@ func TestRunSamples(t *testing.T) {
 			if trailer != wantTrailer {
 				t.Errorf("trailer = %q, want %q", trailer, wantTrailer)
 			}
-			if len(rec.texts) == 0 && want.Text != "" && name != "testdata/claude-output-format-json.json" {
+			if len(rec.Texts) == 0 && want.Text != "" && name != "testdata/claude-output-format-json.json" {
 				t.Errorf("no live text reached the sink")
 			}
 		})
@@ -113,21 +133,21 @@ func TestRunNormalExitKillsLeftovers(t *testing.T) {
 	// EOF at once.
 	req := helperRequest(t, "complete", "HELPER_CHILD=1")
 	req.KillGrace = 30 * time.Second // the drain must not need it
-	rec := &recorder{}
+	rec := &agenttest.Recorder{}
 	req.Sink = rec
 	start := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 10*time.Second { // far below KillGrace, generous for a loaded machine
 		t.Errorf("Run took %v", d)
 	}
-	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
-	if len(rec.texts) != 2 || len(rec.tools) != 1 || rec.tools[0] != "Bash: sleep 1000 &" {
-		t.Errorf("texts %q tools %q", rec.texts, rec.tools)
+	if len(rec.Texts) != 2 || len(rec.Tools) != 1 || rec.Tools[0] != "Bash: sleep 1000 &" {
+		t.Errorf("texts %q tools %q", rec.Texts, rec.Tools)
 	}
 	waitGone(t, childPid(t, res.Stderr))
 }
@@ -139,13 +159,13 @@ func TestRunHangIgnoringSIGTERM(t *testing.T) {
 	var pid int
 	var start uint64
 	req.OnStart = func(p int, s uint64) {
-		if runtime.GOOS == "linux" && !GroupAlive(p, s) {
+		if runtime.GOOS == "linux" && !agent.GroupAlive(p, s) {
 			t.Errorf("GroupAlive(%d, %d) = false right after the start", p, s)
 		}
 		pid, start = p, s
 	}
 	t0 := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +177,7 @@ func TestRunHangIgnoringSIGTERM(t *testing.T) {
 		t.Errorf("Run took %v; want IdleTimeout + KillGrace", d)
 	}
 	waitGone(t, childPid(t, res.Stderr))
-	if pid == 0 || GroupAlive(pid, start) {
+	if pid == 0 || agent.GroupAlive(pid, start) {
 		t.Errorf("GroupAlive(%d, %d) after Run", pid, start)
 	}
 }
@@ -169,11 +189,11 @@ func TestRunLingerAfterResult(t *testing.T) {
 	req.Grace = 2 * time.Second
 	req.Timeout = 10 * time.Second
 	req.IdleTimeout = time.Second
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.SawResult || !res.Lingered || res.Idle || res.TimedOut || res.Interrupted || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || !res.Lingered || res.Idle || res.TimedOut || res.Interrupted || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 	if res.ExitCode > 0 {
@@ -187,20 +207,20 @@ func TestRunIdleTimeout(t *testing.T) {
 	req.Timeout = 10 * time.Second
 	var log bytes.Buffer
 	req.Log = &log
-	rec := &recorder{}
+	rec := &agenttest.Recorder{}
 	req.Sink = rec
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Idle || res.TimedOut || res.SawResult || res.ExitCode != 143 || res.Signal != "" {
 		t.Fatalf("res = %+v", res)
 	}
-	if len(rec.texts) != 1 || res.Text != "thinking hard" {
-		t.Errorf("texts %q, Text %q", rec.texts, res.Text)
+	if len(rec.Texts) != 1 || res.Text != "thinking hard" {
+		t.Errorf("texts %q, Text %q", rec.Texts, res.Text)
 	}
 	if !strings.HasSuffix(log.String(), "--- git-ralph: agent exited with status 143 (idle timeout, no result event) ---\n") {
-		t.Errorf("log ends %q", tail(log.String(), 200))
+		t.Errorf("log ends %q", agent.Tail(log.String(), 200))
 	}
 }
 
@@ -209,7 +229,7 @@ func TestRunTimeout(t *testing.T) {
 	req.Timeout = time.Second
 	req.IdleTimeout = 3 * time.Second // output every 20ms keeps it quiet anyway
 	t0 := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +251,7 @@ func TestRunInterrupt(t *testing.T) {
 		<-log.started // the helper has trapped SIGINT before it printed init
 		cancel()
 	}()
-	res, err := Run(ctx, newHelper(t), req)
+	res, err := agent.Run(ctx, newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +280,7 @@ func TestRunKillChannel(t *testing.T) {
 		close(kill) // second Ctrl-C
 	}()
 	t0 := time.Now()
-	res, err := Run(ctx, newHelper(t), req)
+	res, err := agent.Run(ctx, newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,11 +306,11 @@ func TestRunPromptOnStdinAndEnvironment(t *testing.T) {
 	var onStart int
 	req.OnStart = func(pid int, start uint64) {
 		onStart++
-		if got, err := ProcStart(pid); runtime.GOOS == "linux" && (err != nil || got != start || start == 0) {
+		if got, err := agent.ProcStart(pid); runtime.GOOS == "linux" && (err != nil || got != start || start == 0) {
 			t.Errorf("OnStart(%d, %d); ProcStart = %d, %v", pid, start, got, err)
 		}
 	}
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +329,7 @@ func TestRunRootRefusal(t *testing.T) {
 	req := helperRequest(t, "root")
 	var log bytes.Buffer
 	req.Log = &log
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +349,7 @@ func TestRunEscapedDescendant(t *testing.T) {
 	req := helperRequest(t, "escape")
 	req.KillGrace = 200 * time.Millisecond
 	t0 := time.Now()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +358,7 @@ func TestRunEscapedDescendant(t *testing.T) {
 	if d := time.Since(t0); d > 10*time.Second { // the descendant sleeps far longer
 		t.Errorf("Run took %v", d)
 	}
-	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || res.ExitCode != 0 || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 }
@@ -348,7 +368,7 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 	cancel()
 	req := helperRequest(t, "complete")
 	req.OnStart = func(int, uint64) { t.Error("started") }
-	res, err := Run(ctx, newHelper(t), req)
+	res, err := agent.Run(ctx, newHelper(t), req)
 	if err != nil || !res.Interrupted {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -356,15 +376,15 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 
 func TestRunNotFound(t *testing.T) {
 	d := helperDriver{exe: "git-ralph-no-such-agent"}
-	_, err := Run(context.Background(), d, Request{Dir: t.TempDir()})
-	var nf *NotFoundError
+	_, err := agent.Run(context.Background(), d, agent.Request{Dir: t.TempDir()})
+	var nf *agent.NotFoundError
 	if !errors.As(err, &nf) || nf.Binary != "git-ralph-no-such-agent" || !strings.Contains(nf.Hint(), "npm install") {
 		t.Fatalf("err = %#v", err)
 	}
 	if !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("err does not wrap exec.ErrNotFound: %v", err)
 	}
-	_, err = Run(context.Background(), helperDriver{exe: "/nonexistent/claude"}, Request{Dir: t.TempDir()})
+	_, err = agent.Run(context.Background(), helperDriver{exe: "/nonexistent/claude"}, agent.Request{Dir: t.TempDir()})
 	if err == nil {
 		t.Fatal("no error for a missing absolute path")
 	}
@@ -381,11 +401,11 @@ func TestRunLogWriteErrorIsHarmless(t *testing.T) {
 	req := helperRequest(t, "complete")
 	w := &failingWriter{}
 	req.Log = w
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Promise().Kind != PromiseComplete || w.n != 1 {
+	if res.Promise().Kind != agent.PromiseComplete || w.n != 1 {
 		t.Fatalf("res %+v, %d writes", res, w.n)
 	}
 }
@@ -393,7 +413,7 @@ func TestRunLogWriteErrorIsHarmless(t *testing.T) {
 // panicDriver's Decode panics after reading a little.
 type panicDriver struct{ helperDriver }
 
-func (panicDriver) Decode(r io.Reader, ev Events) (Result, error) {
+func (panicDriver) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	var b [1]byte
 	_, _ = r.Read(b[:])
 	panic("decoder bug")
@@ -403,7 +423,7 @@ func TestRunDecoderPanic(t *testing.T) {
 	req := helperRequest(t, "complete")
 	var log bytes.Buffer
 	req.Log = &log
-	res, err := Run(context.Background(), panicDriver{newHelper(t)}, req)
+	res, err := agent.Run(context.Background(), panicDriver{newHelper(t)}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,12 +444,12 @@ func TestRunFloodMemory(t *testing.T) {
 	var texts atomic.Int64
 	req.Sink = countSink{&texts}
 	stop := sampleHeap()
-	res, err := Run(context.Background(), newHelper(t), req)
+	res, err := agent.Run(context.Background(), newHelper(t), req)
 	peak := stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.SawResult || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 	if n := texts.Load(); n < 90_000 {
@@ -479,7 +499,7 @@ func BenchmarkDecodeFlood(b *testing.B) {
 	var peak uint64
 	for b.Loop() {
 		stop := sampleHeap()
-		res, err := Claude{}.Decode(newFlood(size), nopEvents{})
+		res, err := claude.Claude{}.Decode(newFlood(size), agent.NopEvents{})
 		peak = max(peak, stop())
 		if err != nil || !res.SawResult {
 			b.Fatalf("res %+v err %v", res, err)
@@ -493,7 +513,7 @@ func TestDecodeFloodMemory(t *testing.T) {
 		t.Skip("decodes 100 MB")
 	}
 	stop := sampleHeap()
-	res, err := Claude{}.Decode(newFlood(100<<20), nopEvents{})
+	res, err := claude.Claude{}.Decode(newFlood(100<<20), agent.NopEvents{})
 	peak := stop()
 	if err != nil || !res.SawResult {
 		t.Fatalf("res %+v err %v", res, err)
@@ -503,33 +523,12 @@ func TestDecodeFloodMemory(t *testing.T) {
 	}
 }
 
-func TestLookup(t *testing.T) {
-	d, err := Lookup("claude")
-	if err != nil || d.Name() != "claude" || d.Binary() != "claude" {
-		t.Fatalf("Lookup(claude) = %v, %v", d, err)
-	}
-	_, err = Lookup("gpt-9")
-	if err == nil || !strings.Contains(err.Error(), `"gpt-9"`) || !strings.Contains(err.Error(), "claude") {
-		t.Fatalf("Lookup(gpt-9) err = %v", err)
-	}
-	want := []string{"amp", "claude", "codex", "copilot", "cursor", "custom", "gemini", "opencode", "qwen"}
-	if names := Names(); !slices.Equal(names, want) {
-		t.Fatalf("Names() = %q, want %q", names, want)
-	}
-	for _, name := range want {
-		d, err := Lookup(name)
-		if err != nil || d.Name() != name {
-			t.Errorf("Lookup(%s) = %v, %v", name, d, err)
-		}
-	}
-}
-
 func TestLookPath(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("PATH", dir)
-	_, err := LookPath(Claude{})
-	var nf *NotFoundError
-	if !errors.As(err, &nf) || nf.Agent != "claude" || nf.Binary != "claude" || nf.Hint() != (Claude{}).InstallHint() {
+	_, err := agent.LookPath(claude.Claude{})
+	var nf *agent.NotFoundError
+	if !errors.As(err, &nf) || nf.Agent != "claude" || nf.Binary != "claude" || nf.Hint() != (claude.Claude{}).InstallHint() {
 		t.Fatalf("err = %#v", err)
 	}
 	if err.Error() != `"claude" not found on PATH` {
@@ -538,16 +537,30 @@ func TestLookPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := LookPath(Claude{}); err != nil || p != filepath.Join(dir, "claude") {
+	if p, err := agent.LookPath(claude.Claude{}); err != nil || p != filepath.Join(dir, "claude") {
 		t.Fatalf("LookPath = %q, %v", p, err)
 	}
 }
 
-func TestChildEnv(t *testing.T) {
-	base := []string{"PATH=/bin", "GIT_DIR=/x/.git", "GIT_WORK_TREE=/x", "GIT_INDEX_FILE=/x/i", "GIT_PREFIX=sub/", "GIT_AUTHOR_NAME=a", "RALPH_STORY=old"}
-	got := childEnv(base, []string{"RALPH_STORY=1.2", "RALPH_AGENT=1"})
-	want := []string{"PATH=/bin", "GIT_AUTHOR_NAME=a", "RALPH_STORY=1.2", "RALPH_AGENT=1"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("childEnv = %q, want %q", got, want)
+// helperDriver is the claude driver with the test binary as the executable.
+type helperDriver struct {
+	claude.Claude
+	exe string
+}
+
+func (h helperDriver) Binary() string { return h.exe }
+
+func (h helperDriver) Argv(req agent.Request) []string {
+	argv := h.Claude.Argv(req)
+	argv[0] = h.exe
+	return argv
+}
+
+func newHelper(t *testing.T) helperDriver {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return helperDriver{exe: exe}
 }

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"unicode"
@@ -10,22 +12,22 @@ import (
 
 // Limits that keep decoding bounded whatever the agent prints.
 const (
-	// maxLine is the longest event line that is decoded. Longer lines (a Write
+	// MaxLine is the longest event line that is decoded. Longer lines (a Write
 	// of a huge file, its echoed tool result) still reach the log but are
 	// skipped without being held in memory whole.
-	maxLine = 8 << 20
-	// readBuf is the read buffer of the line reader.
-	readBuf = 64 << 10
+	MaxLine = 8 << 20
+	// ReadBuf is the read buffer of the line reader.
+	ReadBuf = 64 << 10
 	// keepLineBuf is the largest line buffer kept between lines; a bigger one,
 	// grown for a long line, is dropped so that it does not stay resident.
 	keepLineBuf = 1 << 20
-	// maxText bounds Result.Text: the promise is at the end of the answer.
-	maxText = 64 << 10
-	// maxErrors and maxErrorLen bound Result.Errors and Result.Denials.
-	maxErrors   = 16
-	maxErrorLen = 1 << 10
-	// maxSummary bounds a tool summary, in runes.
-	maxSummary = 120
+	// MaxText bounds Result.Text: the promise is at the end of the answer.
+	MaxText = 64 << 10
+	// MaxErrors and MaxErrorLen bound Result.Errors and Result.Denials.
+	MaxErrors   = 16
+	MaxErrorLen = 1 << 10
+	// MaxSummary bounds a tool summary, in runes.
+	MaxSummary = 120
 )
 
 // lineReader splits a stream into lines with bounded memory, for the NDJSON
@@ -38,11 +40,11 @@ type lineReader struct {
 	err error // sticky read error, reported after the last line
 }
 
-// eachLine calls fn with every line of r (without its newline). Lines longer than
-// maxLine are skipped: Run has logged them, and decoding them would hold them whole.
+// EachLine calls fn with every line of r (without its newline). Lines longer than
+// MaxLine are skipped: Run has logged them, and decoding them would hold them whole.
 // It returns nil at EOF, or the read error.
-func eachLine(r io.Reader, fn func(line []byte)) error {
-	lr := newLineReader(r, maxLine)
+func EachLine(r io.Reader, fn func(line []byte)) error {
+	lr := newLineReader(r, MaxLine)
 	for {
 		line, long, err := lr.next()
 		if err != nil {
@@ -58,7 +60,7 @@ func eachLine(r io.Reader, fn func(line []byte)) error {
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, readBuf), max: max}
+	return &lineReader{r: bufio.NewReaderSize(r, ReadBuf), max: max}
 }
 
 // next returns the next line without its "\n" (a "\r" before it stays). A
@@ -106,8 +108,8 @@ func (l *lineReader) next() (line []byte, long bool, err error) {
 	}
 }
 
-// tail returns the last n bytes of s at most, starting on a rune boundary.
-func tail(s string, n int) string {
+// Tail returns the last n bytes of s at most, starting on a rune boundary.
+func Tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -120,9 +122,9 @@ func tail(s string, n int) string {
 	return s
 }
 
-// head returns the first n bytes of s at most, ending on a rune boundary, with
+// Head returns the first n bytes of s at most, ending on a rune boundary, with
 // "…" appended when it cut something.
-func head(s string, n int) string {
+func Head(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -133,10 +135,10 @@ func head(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// oneLine turns s into a single line of at most max runes: runs of white space
+// OneLine turns s into a single line of at most max runes: runs of white space
 // and control characters become one space, and a longer result is cut with
 // "…".
-func oneLine(s string, max int) string {
+func OneLine(s string, max int) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s {
@@ -167,49 +169,52 @@ func oneLine(s string, max int) string {
 	return out
 }
 
-// tailBuffer keeps the last max bytes written to it, and counts them all.
-type tailBuffer struct {
+// TailBuffer keeps the last Max bytes written to it, and counts them all.
+type TailBuffer struct {
 	b     []byte
-	max   int
+	Max   int // how many bytes to keep
 	total int64
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+// Write keeps the tail of p; it never fails.
+func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.total += int64(len(p))
-	if len(p) >= t.max {
-		t.b = append(t.b[:0], p[len(p)-t.max:]...)
+	if len(p) >= t.Max {
+		t.b = append(t.b[:0], p[len(p)-t.Max:]...)
 		return len(p), nil
 	}
 	t.b = append(t.b, p...)
-	if len(t.b) > 2*t.max {
-		n := copy(t.b, t.b[len(t.b)-t.max:])
+	if len(t.b) > 2*t.Max {
+		n := copy(t.b, t.b[len(t.b)-t.Max:])
 		t.b = t.b[:n]
 	}
 	return len(p), nil
 }
 
 // Bytes returns the kept tail.
-func (t *tailBuffer) Bytes() []byte {
-	if len(t.b) > t.max {
-		return t.b[len(t.b)-t.max:]
+func (t *TailBuffer) Bytes() []byte {
+	if len(t.b) > t.Max {
+		return t.b[len(t.b)-t.Max:]
 	}
 	return t.b
 }
 
-// textTail accumulates text and keeps its last max bytes.
-type textTail struct {
+// TextTail accumulates text and keeps its last Max bytes.
+type TextTail struct {
 	b   strings.Builder
-	max int
+	Max int // how many bytes to keep
 }
 
-func (t *textTail) reset() { t.b.Reset() }
+// Reset forgets the text so far.
+func (t *TextTail) Reset() { t.b.Reset() }
 
-func (t *textTail) add(s string) {
+// Add adds s on a line of its own.
+func (t *TextTail) Add(s string) {
 	if t.b.Len() > 0 {
 		t.b.WriteByte('\n')
 	}
-	if t.b.Len()+len(s) > 2*t.max {
-		kept := tail(t.b.String()+s, t.max)
+	if t.b.Len()+len(s) > 2*t.Max {
+		kept := Tail(t.b.String()+s, t.Max)
 		t.b.Reset()
 		t.b.WriteString(kept)
 		return
@@ -217,15 +222,15 @@ func (t *textTail) add(s string) {
 	t.b.WriteString(s)
 }
 
-// append adds s right after the text so far when direct (a streamed chunk),
-// else on a line of its own, as add does.
-func (t *textTail) append(s string, direct bool) {
+// Append adds s right after the text so far when direct (a streamed chunk),
+// else on a line of its own, as Add does.
+func (t *TextTail) Append(s string, direct bool) {
 	if !direct || t.b.Len() == 0 {
-		t.add(s)
+		t.Add(s)
 		return
 	}
-	if t.b.Len()+len(s) > 2*t.max {
-		kept := tail(t.b.String()+s, t.max)
+	if t.b.Len()+len(s) > 2*t.Max {
+		kept := Tail(t.b.String()+s, t.Max)
 		t.b.Reset()
 		t.b.WriteString(kept)
 		return
@@ -233,11 +238,83 @@ func (t *textTail) append(s string, direct bool) {
 	t.b.WriteString(s)
 }
 
-func (t *textTail) String() string { return tail(t.b.String(), t.max) }
+// String returns the kept text: its last Max bytes.
+func (t *TextTail) String() string { return Tail(t.b.String(), t.Max) }
 
-// nopEvents discards events; Decode uses it when given none.
-type nopEvents struct{}
+// NopEvents discards events; Decode uses it when given none.
+type NopEvents struct{}
 
-func (nopEvents) Text(string)         {}
-func (nopEvents) Tool(string, string) {}
-func (nopEvents) Terminal()           {}
+// Text discards the text.
+func (NopEvents) Text(string) {}
+
+// Tool discards the tool call.
+func (NopEvents) Tool(string, string) {}
+
+// Terminal discards the terminal event.
+func (NopEvents) Terminal() {}
+
+// FirstErrorLine returns the first line of s that mentions an error, or "".
+func FirstErrorLine(s string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(strings.ToLower(line), "error") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// OptFloat is a JSON number that may be absent, null or of the wrong type.
+type OptFloat struct {
+	Value float64
+	Valid bool // a number was there
+}
+
+// UnmarshalJSON keeps numbers and ignores anything else; it never fails.
+func (f *OptFloat) UnmarshalJSON(b []byte) error {
+	var v float64
+	if json.Unmarshal(b, &v) == nil && !bytes.Equal(b, []byte("null")) {
+		f.Value, f.Valid = v, true
+	}
+	return nil
+}
+
+// AddError appends a bounded message to a bounded list.
+func AddError(list *[]string, s string) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(*list) >= MaxErrors {
+		return
+	}
+	*list = append(*list, Head(s, MaxErrorLen))
+}
+
+// RawString returns the JSON string in raw, or "" when raw is not a string.
+func RawString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func FirstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// ValidTail returns b as valid UTF-8, starting on a rune boundary.
+func ValidTail(b []byte) string {
+	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
+		if utf8.RuneStart(b[i]) {
+			b = b[i:]
+			break
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

@@ -9,7 +9,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/git-ralph/git-ralph/hooks"
-	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/report"
 	"github.com/git-ralph/git-ralph/internal/speckit"
@@ -82,7 +82,7 @@ func (c *completeCmd) words(e *env) []string {
 		}
 		return out
 	case "agents":
-		return agent.Names()
+		return agents.Names()
 	case "hooks":
 		return hooks.Names()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/hooks"
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/custom"
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
@@ -180,7 +181,7 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, err := agent.NewCustom(argv, format)
+		d, err := custom.New(argv, format)
 		if err != nil {
 			var pe *agent.PreflightError
 			if errors.As(err, &pe) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 	"github.com/git-ralph/git-ralph/internal/git"
 )
 
@@ -90,7 +91,7 @@ func Driver(exe string, delay time.Duration) agent.Driver {
 }
 
 type driver struct {
-	agent.Claude
+	claude.Claude
 	exe   string
 	delay time.Duration
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // The demo agent's output decodes with the Claude Code driver into the outcome the
@@ -34,7 +35,7 @@ func TestAgentScript(t *testing.T) {
 		if code := AgentMain([]string{"--delay", "0s", "-p"}, strings.NewReader(prompt), &out, &errOut, func(k string) string { return env[k] }); code != 0 {
 			t.Fatalf("story %s attempt %s exited %d: %s", story, attempt, code, errOut.String())
 		}
-		res, err := agent.Claude{}.Decode(&out, nil)
+		res, err := claude.Claude{}.Decode(&out, nil)
 		if err != nil || !res.SawResult {
 			t.Fatalf("decode: %v %+v", err, res)
 		}

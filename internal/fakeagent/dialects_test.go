@@ -350,7 +350,7 @@ func TestRefusedTools(t *testing.T) {
 }
 
 // TestFailures plays every failure kind in every dialect; the drivers'
-// tests decode the same output (internal/agent).
+// tests decode the same output (internal/agents).
 func TestFailures(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kinds := []string{failAPIError, failOverloaded, failRateLimit, failUsageLimit, failAuth}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -288,10 +289,10 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 	}
 	drv := o.Driver
 	if drv == nil {
-		drv, err = agent.Lookup(o.Agent)
+		drv, err = agents.Lookup(o.Agent)
 	}
 	if err != nil {
-		return nil, nil, UserErr("known agents: "+strings.Join(agent.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
+		return nil, nil, UserErr("known agents: "+strings.Join(agents.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
 			"unknown agent %q", o.Agent)
 	}
 	if err := agent.Preflight(drv, l.request(*o, "", nil)); err != nil {

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
@@ -642,7 +642,7 @@ func transcript(data []byte, agentName string) (lines []string) {
 	if agentName == "demo" {
 		agentName = "claude" // the demo's scripted agent speaks Claude Code's stream-json
 	}
-	drv, err := agent.Lookup(agentName)
+	drv, err := agents.Lookup(agentName)
 	if err != nil {
 		return nil
 	}

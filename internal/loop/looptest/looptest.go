@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/custom"
 )
 
 // Recorder is a loop Reporter that keeps what it is told.
@@ -108,7 +109,7 @@ func ScriptAgent(t *testing.T, results ...string) agent.Driver {
 	if err := os.WriteFile(p, []byte(b.String()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d, err := agent.NewCustom([]string{p}, agent.FormatClaudeStreamJSON)
+	d, err := custom.New([]string{p}, custom.FormatClaudeStreamJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

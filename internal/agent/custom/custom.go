@@ -1,4 +1,14 @@
-package agent
+// Package custom drives an agent of the user's own: ralph.agentCommand, run as
+// an argv, never through a shell, with the contract the manual's "Custom
+// agents" section documents (internal/manual). Its output is plain text, or
+// Claude Code's stream-json (AGENTS-REFERENCE.md §2), which it decodes with
+// package claude's DecodeStream rather than a copy of it.
+//
+// The command comes only from flags and git config, through New or the
+// Request (agents.Lookup("custom")); a plain-text agent's only terminal event
+// is its clean exit. It imports nothing of this module but internal/agent and
+// internal/agent/claude.
+package custom
 
 import (
 	"bufio"
@@ -6,7 +16,9 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // The output formats of a custom agent (ralph.agentFormat).
@@ -41,7 +53,7 @@ const (
 //     rate or usage limit, an API error such as HTTP 5xx or "overloaded", or
 //     an authentication failure is classified like the other agents' errors.
 //
-// A Custom with no Command (the one Lookup("custom") returns) takes its
+// A Custom with no Command (the one agents.Lookup("custom") returns) takes its
 // command and format from Request.Command and Request.Format when it runs.
 type Custom struct {
 	Command []string // argv: Command[0] is looked up on PATH unless it contains a slash
@@ -49,16 +61,16 @@ type Custom struct {
 }
 
 var (
-	_ Diagnoser   = Custom{}
-	_ Preflighter = Custom{}
-	_ configurer  = Custom{}
-	_ envAdder    = Custom{}
+	_ agent.Diagnoser   = Custom{}
+	_ agent.Preflighter = Custom{}
+	_ agent.Configurer  = Custom{}
+	_ agent.EnvAdder    = Custom{}
 )
 
-// NewCustom returns the custom driver for argv (ralph.agentCommand, split
+// New returns the custom driver for argv (ralph.agentCommand, split
 // into words) and format (ralph.agentFormat; "" means FormatText). The error
 // says what is wrong with them.
-func NewCustom(argv []string, format string) (Custom, error) {
+func New(argv []string, format string) (Custom, error) {
 	c := Custom{Command: slices.Clone(argv), Format: format}
 	if err := c.check(); err != nil {
 		return Custom{}, err
@@ -71,17 +83,17 @@ func (c Custom) check() error {
 	switch c.Format {
 	case "", FormatText, FormatClaudeStreamJSON:
 	default:
-		return &PreflightError{Agent: "custom", Msg: fmt.Sprintf("unknown output format %q", c.Format),
+		return &agent.PreflightError{Agent: "custom", Msg: fmt.Sprintf("unknown output format %q", c.Format),
 			Fix: "set 'git config ralph.agentFormat' to " + FormatText + " or " + FormatClaudeStreamJSON}
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return &PreflightError{Agent: "custom", Msg: "no command configured", Fix: customCommandHint}
+		return &agent.PreflightError{Agent: "custom", Msg: "no command configured", Fix: commandHint}
 	}
 	return nil
 }
 
-// customCommandHint tells how to configure a custom agent.
-const customCommandHint = "set it with 'git config ralph.agentCommand \"path/to/agent --flag\"' " +
+// commandHint tells how to configure a custom agent.
+const commandHint = "set it with 'git config ralph.agentCommand \"path/to/agent --flag\"' " +
 	"(split like a shell would, never run through one); see \"Custom agents\" in git ralph --help"
 
 // Name returns "custom".
@@ -96,10 +108,10 @@ func (c Custom) Binary() string {
 }
 
 // InstallHint tells how to configure the command.
-func (Custom) InstallHint() string { return customCommandHint }
+func (Custom) InstallHint() string { return commandHint }
 
 // Argv returns the command with ralph.agentArgs appended.
-func (c Custom) Argv(req Request) []string {
+func (c Custom) Argv(req agent.Request) []string {
 	cmd := c.resolve(req).Command
 	if len(cmd) == 0 {
 		return nil
@@ -108,18 +120,18 @@ func (c Custom) Argv(req Request) []string {
 }
 
 // resolve returns c, or for a Custom without a command, the one req names.
-func (c Custom) resolve(req Request) Custom {
+func (c Custom) resolve(req agent.Request) Custom {
 	if len(c.Command) == 0 {
 		return Custom{Command: req.Command, Format: req.Format}
 	}
 	return c
 }
 
-// configure implements configurer.
-func (c Custom) configure(req Request) Driver { return c.resolve(req) }
+// Configure implements Configurer.
+func (c Custom) Configure(req agent.Request) agent.Driver { return c.resolve(req) }
 
-// extraEnv passes the model, which a custom agent has no flag for.
-func (Custom) extraEnv(req Request) []string {
+// ExtraEnv passes the model, which a custom agent has no flag for.
+func (Custom) ExtraEnv(req agent.Request) []string {
 	if req.Model == "" {
 		return nil
 	}
@@ -127,38 +139,38 @@ func (Custom) extraEnv(req Request) []string {
 }
 
 // Preflight checks the command and the format.
-func (c Custom) Preflight(req Request, _ []string) error { return c.resolve(req).check() }
+func (c Custom) Preflight(req agent.Request, _ []string) error { return c.resolve(req).check() }
 
 // Fatal message of the custom driver.
-const customAuthFatal = "the custom agent reported an authentication failure; fix its credentials, then run 'git ralph start' again"
+const authFatal = "the custom agent reported an authentication failure; fix its credentials, then run 'git ralph start' again"
 
 // Diagnose decides the outcome of a plain-text run: a clean exit is its
 // terminal event. Failed runs of either format are classified by their last
 // stderr lines.
-func (c Custom) Diagnose(res *Result) {
+func (c Custom) Diagnose(res *agent.Result) {
 	if c.Format != FormatClaudeStreamJSON && res.ExitCode == 0 && res.Signal == "" &&
 		!res.TimedOut && !res.Idle && !res.Interrupted {
 		res.SawResult = true
 	}
 	if res.Fatal == "" {
-		diagnoseStderr(res, customAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
 // Decode reads the agent's output: Claude Code's stream-json, or plain text
 // whose lines go to ev.Text and whose last 64 KiB are the final text.
-func (c Custom) Decode(r io.Reader, ev Events) (Result, error) {
+func (c Custom) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if c.Format == FormatClaudeStreamJSON {
-		return decodeClaudeStream(r, ev, claudeFlavor{
-			authFatal: customAuthFatal, billingFatal: customBillingFatal, modelFatal: customModelFatal,
+		return claude.DecodeStream(r, ev, claude.Flavor{
+			AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal,
 		})
 	}
 	return decodeText(r, ev)
 }
 
 const (
-	customBillingFatal = "the custom agent reported a billing error; check the account's plan or credit balance"
-	customModelFatal   = "the custom agent does not know the requested model; check ralph.model"
+	billingFatal = "the custom agent reported a billing error; check the account's plan or credit balance"
+	modelFatal   = "the custom agent does not know the requested model; check ralph.model"
 )
 
 // maxShownLine bounds one line of plain text shown live.
@@ -167,12 +179,12 @@ const maxShownLine = 4 << 10
 // decodeText reads plain text to the end: every non-empty line goes to
 // ev.Text (cut at 4 KiB), the last 64 KiB are Result.Text. There is no
 // terminal event in plain text: Diagnose decides SawResult from the exit.
-func decodeText(r io.Reader, ev Events) (Result, error) {
+func decodeText(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = agent.NopEvents{}
 	}
-	br := bufio.NewReaderSize(r, readBuf)
-	out := tailBuffer{max: maxText}
+	br := bufio.NewReaderSize(r, agent.ReadBuf)
+	out := agent.TailBuffer{Max: agent.MaxText}
 	var line []byte
 	long := false
 	show := func() {
@@ -205,18 +217,17 @@ func decodeText(r io.Reader, ev Events) (Result, error) {
 			if err == io.EOF {
 				err = nil
 			}
-			return Result{Text: validTail(out.Bytes())}, err
+			return agent.Result{Text: agent.ValidTail(out.Bytes())}, err
 		}
 	}
 }
 
-// validTail returns b as valid UTF-8, starting on a rune boundary.
-func validTail(b []byte) string {
-	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
-		if utf8.RuneStart(b[i]) {
-			b = b[i:]
-			break
-		}
+// Reports: a custom agent speaking Claude Code's stream-json reports what
+// its result lines carry (both, as far as git-ralph can know); a plain-text
+// one reports neither.
+func (c Custom) Reports() (cost, tokens bool) {
+	if c.Format == FormatClaudeStreamJSON {
+		return true, true
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return false, false
 }

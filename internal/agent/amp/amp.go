@@ -1,10 +1,23 @@
-package agent
+// Package amp drives Sourcegraph's Amp CLI (`amp -x --stream-json`), as
+// AGENTS-REFERENCE.md §6 describes it. Amp could not be run end to end where
+// the reference was written: the synthetic-amp-* transcripts in
+// internal/agent/testdata follow its documented schema.
+//
+// Amp prints Claude Code's stream-json, so it decodes with package claude's
+// DecodeStream (a Flavor that sums the assistant messages' usage) rather than a
+// copy of it. It must never start amp without an API key (Preflight): amp
+// would wait for an interactive login forever. It imports nothing of this
+// module but internal/agent and internal/agent/claude.
+package amp
 
 import (
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // Amp drives Sourcegraph's Amp CLI (`amp`) headlessly, as described in
@@ -31,8 +44,8 @@ import (
 type Amp struct{}
 
 var (
-	_ Diagnoser   = Amp{}
-	_ Preflighter = Amp{}
+	_ agent.Diagnoser   = Amp{}
+	_ agent.Preflighter = Amp{}
 )
 
 // Name returns "amp".
@@ -48,7 +61,7 @@ func (Amp) InstallHint() string {
 }
 
 // Argv returns amp's headless argv; the prompt goes on stdin.
-func (Amp) Argv(req Request) []string {
+func (Amp) Argv(req agent.Request) []string {
 	argv := []string{"amp", "--dangerously-allow-all", "-x", "--stream-json"}
 	if req.Model != "" {
 		argv = append(argv, "--mode", req.Model)
@@ -58,24 +71,24 @@ func (Amp) Argv(req Request) []string {
 
 // Messages of the amp driver.
 const (
-	ampKeyMissing = "needs AMP_API_KEY: without it amp starts an interactive login and waits forever"
-	ampKeyFix     = "create an access token at https://ampcode.com/settings and export AMP_API_KEY=<token> " +
+	keyMissing = "needs AMP_API_KEY: without it amp starts an interactive login and waits forever"
+	keyFix     = "create an access token at https://ampcode.com/settings and export AMP_API_KEY=<token> " +
 		"(or run 'amp login' once), then run 'git ralph start' again"
-	ampAuthFatal = "amp rejected its API key or is not logged in; set AMP_API_KEY to a valid access token from https://ampcode.com/settings"
-	ampArgsFatal = "amp rejected its command line; check ralph.agentArgs"
+	authFatal = "amp rejected its API key or is not logged in; set AMP_API_KEY to a valid access token from https://ampcode.com/settings"
+	argsFatal = "amp rejected its command line; check ralph.agentArgs"
 )
 
 // Preflight refuses to start amp without an API key: AMP_API_KEY in env, or
 // the key `amp login` stores in ~/.local/share/amp/secrets.json.
-func (Amp) Preflight(_ Request, env []string) error {
-	if strings.TrimSpace(envValue(env, "AMP_API_KEY")) != "" {
+func (Amp) Preflight(_ agent.Request, env []string) error {
+	if strings.TrimSpace(agent.EnvValue(env, "AMP_API_KEY")) != "" {
 		return nil
 	}
 	var dirs []string
-	if d := envValue(env, "XDG_DATA_HOME"); d != "" {
+	if d := agent.EnvValue(env, "XDG_DATA_HOME"); d != "" {
 		dirs = append(dirs, d)
 	}
-	if h := envValue(env, "HOME"); h != "" {
+	if h := agent.EnvValue(env, "HOME"); h != "" {
 		dirs = append(dirs, filepath.Join(h, ".local", "share"))
 	}
 	for _, d := range dirs {
@@ -83,42 +96,45 @@ func (Amp) Preflight(_ Request, env []string) error {
 			return nil
 		}
 	}
-	return &PreflightError{Agent: "amp", Msg: ampKeyMissing, Fix: ampKeyFix}
+	return &agent.PreflightError{Agent: "amp", Msg: keyMissing, Fix: keyFix}
 }
 
 // Diagnose recognises amp's start-up failures on stderr (§6 "Verified
 // behaviours"): the login flow of a missing key (seen once a timeout killed
 // it), an unreachable server, a rejected option.
-func (Amp) Diagnose(res *Result) {
+func (Amp) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {
 		return
 	}
 	switch {
 	case strings.Contains(res.Stderr, "No API key found"):
-		res.Class, res.Fatal = ClassAuth, "amp "+ampKeyMissing+"; "+ampKeyFix
+		res.Class, res.Fatal = agent.ClassAuth, "amp "+keyMissing+"; "+keyFix
 	case strings.Contains(res.Stderr, "Couldn't connect to the Amp server"):
-		if res.Class == ClassNone {
-			res.Class = ClassTransient
+		if res.Class == agent.ClassNone {
+			res.Class = agent.ClassTransient
 		}
-		addError(&res.Errors, lastLines(res.Stderr, 1))
+		agent.AddError(&res.Errors, agent.LastLines(res.Stderr, 1))
 	case strings.Contains(res.Stderr, "error: unknown option"):
-		res.Fatal = ampArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	default:
-		diagnoseStderr(res, ampAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
 // Decode reads amp's Claude-Code-compatible stream-json to the end, as
-// Claude.Decode does (the outcome from the result line only), with the
+// claude.Claude.Decode does (the outcome from the result line only), with the
 // error string of error results as the error, and tokens summed from the
 // assistant messages when the result has no usage.
-func (Amp) Decode(r io.Reader, ev Events) (Result, error) {
-	return decodeClaudeStream(r, ev, claudeFlavor{
-		authFatal: ampAuthFatal, billingFatal: ampBillingFatal, modelFatal: ampModelFatal, sumUsage: true,
+func (Amp) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
+	return claude.DecodeStream(r, ev, claude.Flavor{
+		AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal, SumUsage: true,
 	})
 }
 
 const (
-	ampBillingFatal = "amp reported a billing problem; check the account's credits at https://ampcode.com/settings"
-	ampModelFatal   = "amp does not know the requested mode or model; check ralph.model"
+	billingFatal = "amp reported a billing problem; check the account's credits at https://ampcode.com/settings"
+	modelFatal   = "amp does not know the requested mode or model; check ralph.model"
 )
+
+// Reports: amp reports tokens only (the assistant messages' usage).
+func (Amp) Reports() (cost, tokens bool) { return false, true }

@@ -1,4 +1,12 @@
-package agent
+// Package opencode drives OpenCode (`opencode run`), as AGENTS-REFERENCE.md
+// §4 describes it; the opencode-* transcripts in internal/agent/testdata are the
+// reference's.
+//
+// It builds the argv and reads the JSON events; agent.Run starts the process.
+// The outcome comes from the last step_finish or an error event of the main
+// session only, never from text elsewhere in the transcript or a subagent's
+// events. It imports nothing of this module but internal/agent.
+package opencode
 
 import (
 	"bytes"
@@ -8,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // OpenCode drives OpenCode (`opencode run`) headlessly, as described in
@@ -28,7 +38,7 @@ import (
 // "tool-calls" (normally "stop"), or at an error.
 type OpenCode struct{}
 
-var _ Diagnoser = OpenCode{}
+var _ agent.Diagnoser = OpenCode{}
 
 // Name returns "opencode".
 func (OpenCode) Name() string { return "opencode" }
@@ -42,7 +52,7 @@ func (OpenCode) InstallHint() string {
 }
 
 // Argv returns opencode's headless argv; the prompt goes on stdin.
-func (OpenCode) Argv(req Request) []string {
+func (OpenCode) Argv(req agent.Request) []string {
 	argv := []string{"opencode", "run", "--format", "json", "--auto"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
@@ -50,42 +60,42 @@ func (OpenCode) Argv(req Request) []string {
 	return append(argv, req.Args...)
 }
 
-// opencodeAuthFatal is the Fatal message of an authentication failure.
-const opencodeAuthFatal = "opencode could not authenticate with its model provider; run 'opencode auth login' (or set the provider's API key)"
+// authFatal is the Fatal message of an authentication failure.
+const authFatal = "opencode could not authenticate with its model provider; run 'opencode auth login' (or set the provider's API key)"
 
 // Diagnose classifies a run that failed before it printed any event.
-func (OpenCode) Diagnose(res *Result) {
+func (OpenCode) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
 	}
-	diagnoseStderr(res, opencodeAuthFatal)
+	agent.DiagnoseStderr(res, authFatal)
 }
 
-// opencodeEvent is one line of `opencode run --format json`.
-type opencodeEvent struct {
-	Type      string         `json:"type"`
-	SessionID string         `json:"sessionID"`
-	Part      *opencodePart  `json:"part"`
-	Error     *opencodeError `json:"error"`
+// event is one line of `opencode run --format json`.
+type event struct {
+	Type      string      `json:"type"`
+	SessionID string      `json:"sessionID"`
+	Part      *part       `json:"part"`
+	Error     *eventError `json:"error"`
 }
 
-type opencodePart struct {
-	Type   string          `json:"type"`
-	Text   string          `json:"text"`   // text
-	Tool   string          `json:"tool"`   // tool
-	State  *opencodeState  `json:"state"`  // tool
-	Reason string          `json:"reason"` // step-finish
-	Cost   optFloat        `json:"cost"`
-	Tokens *opencodeTokens `json:"tokens"`
+type part struct {
+	Type   string         `json:"type"`
+	Text   string         `json:"text"`   // text
+	Tool   string         `json:"tool"`   // tool
+	State  *toolState     `json:"state"`  // tool
+	Reason string         `json:"reason"` // step-finish
+	Cost   agent.OptFloat `json:"cost"`
+	Tokens *tokens        `json:"tokens"`
 }
 
-type opencodeState struct {
-	Status string             `json:"status"`
-	Input  *opencodeToolInput `json:"input"`
-	Title  string             `json:"title"`
+type toolState struct {
+	Status string     `json:"status"`
+	Input  *toolInput `json:"input"`
+	Title  string     `json:"title"`
 }
 
-type opencodeToolInput struct {
+type toolInput struct {
 	Command     string `json:"command"`
 	FilePath    string `json:"filePath"`
 	Path        string `json:"path"`
@@ -95,7 +105,7 @@ type opencodeToolInput struct {
 	Description string `json:"description"`
 }
 
-type opencodeTokens struct {
+type tokens struct {
 	Input     int64 `json:"input"`
 	Output    int64 `json:"output"`
 	Reasoning int64 `json:"reasoning"`
@@ -105,7 +115,7 @@ type opencodeTokens struct {
 	} `json:"cache"`
 }
 
-type opencodeError struct {
+type eventError struct {
 	Name string `json:"name"`
 	Data struct {
 		Message         string            `json:"message"`
@@ -124,31 +134,31 @@ type opencodeError struct {
 // steps. An error event is an error, classified from its status code, name
 // and message. Events of another session (a subagent's) are shown but do
 // not count.
-func (OpenCode) Decode(r io.Reader, ev Events) (Result, error) {
+func (OpenCode) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := opencodeDecoder{ev: ev, step: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := decoder{ev: ev, step: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// opencodeDecoder is the state of one OpenCode.Decode.
-type opencodeDecoder struct {
-	ev       Events
-	res      Result
+// decoder is the state of one OpenCode.Decode.
+type decoder struct {
+	ev       agent.Events
+	res      agent.Result
 	cost     float64
 	costSeen bool
-	step     textTail // text of the current (or last) step
-	lastText string   // the last text event
+	step     agent.TextTail // text of the current (or last) step
+	lastText string         // the last text event
 }
 
-func (d *opencodeDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e opencodeEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -163,7 +173,7 @@ func (d *opencodeDecoder) line(line []byte) {
 	switch e.Type {
 	case "step_start":
 		if main {
-			d.step.reset()
+			d.step.Reset()
 		}
 	case "text":
 		if p == nil || p.Text == "" {
@@ -171,20 +181,20 @@ func (d *opencodeDecoder) line(line []byte) {
 		}
 		d.ev.Text(p.Text)
 		if main {
-			d.step.add(p.Text)
-			d.lastText = tail(p.Text, maxText)
+			d.step.Add(p.Text)
+			d.lastText = agent.Tail(p.Text, agent.MaxText)
 		}
 	case "tool_use":
 		if p != nil {
-			d.ev.Tool(p.Tool, opencodeToolSummary(p.State))
+			d.ev.Tool(p.Tool, toolSummary(p.State))
 		}
 	case "step_finish":
 		if p == nil || !main {
 			return
 		}
 		d.res.Turns++
-		if p.Cost.ok {
-			d.cost += p.Cost.v
+		if p.Cost.Valid {
+			d.cost += p.Cost.Value
 			d.costSeen = true
 		}
 		if t := p.Tokens; t != nil {
@@ -206,46 +216,46 @@ func (d *opencodeDecoder) line(line []byte) {
 }
 
 // error records an error event: the run is over and failed.
-func (d *opencodeDecoder) error(oe *opencodeError) {
+func (d *decoder) error(oe *eventError) {
 	r := &d.res
 	r.SawResult, r.IsError = true, true
 	if oe == nil {
 		r.Subtype = "error"
-		addError(&r.Errors, "opencode reported an error")
+		agent.AddError(&r.Errors, "opencode reported an error")
 		return
 	}
-	r.Subtype = firstNonEmpty(oe.Name, "error")
+	r.Subtype = agent.FirstNonEmpty(oe.Name, "error")
 	msg := oe.Data.Message
 	if oe.Data.StatusCode != 0 {
 		msg = "HTTP " + strconv.Itoa(oe.Data.StatusCode) + ": " + msg
 	}
-	addError(&r.Errors, firstNonEmpty(strings.TrimSpace(msg), oe.Name))
-	body := rawString(oe.Data.ResponseBody)
+	agent.AddError(&r.Errors, agent.FirstNonEmpty(strings.TrimSpace(msg), oe.Name))
+	body := agent.RawString(oe.Data.ResponseBody)
 	if body == "" && len(oe.Data.ResponseBody) > 0 && string(oe.Data.ResponseBody) != "null" {
 		body = string(oe.Data.ResponseBody)
 	}
-	f := classifyError(oe.Data.StatusCode, oe.Name+": "+oe.Data.Message+"\n"+head(body, maxErrorLen))
-	if f.class == ClassNone && oe.Data.IsRetryable {
-		f.class = ClassTransient
+	f := agent.ClassifyError(oe.Data.StatusCode, oe.Name+": "+oe.Data.Message+"\n"+agent.Head(body, agent.MaxErrorLen))
+	if f.Class == agent.ClassNone && oe.Data.IsRetryable {
+		f.Class = agent.ClassTransient
 	}
-	if f.after == 0 {
+	if f.After == 0 {
 		for k, v := range oe.Data.ResponseHeaders {
 			if strings.EqualFold(k, "retry-after") {
 				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 && n <= 30*24*3600 {
-					f.after = time.Duration(n) * time.Second
+					f.After = time.Duration(n) * time.Second
 				}
 			}
 		}
 	}
-	f.apply(r)
-	if r.Class == ClassAuth {
-		r.Fatal = opencodeAuthFatal
+	f.Apply(r)
+	if r.Class == agent.ClassAuth {
+		r.Fatal = authFatal
 	}
 }
 
-func (d *opencodeDecoder) finish() Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
-	r.Text = firstNonEmpty(d.step.String(), d.lastText)
+	r.Text = agent.FirstNonEmpty(d.step.String(), d.lastText)
 	if d.costSeen {
 		c := d.cost
 		r.CostUSD = &c
@@ -253,14 +263,17 @@ func (d *opencodeDecoder) finish() Result {
 	return r
 }
 
-// opencodeToolSummary describes an opencode tool call in one short line.
-func opencodeToolSummary(st *opencodeState) string {
+// toolSummary describes an opencode tool call in one short line.
+func toolSummary(st *toolState) string {
 	if st == nil {
 		return ""
 	}
 	s := st.Title
 	if in := st.Input; in != nil {
-		s = firstNonEmpty(in.Command, in.FilePath, in.Path, in.Pattern, in.URL, in.Query, in.Description, s)
+		s = agent.FirstNonEmpty(in.Command, in.FilePath, in.Path, in.Pattern, in.URL, in.Query, in.Description, s)
 	}
-	return oneLine(s, maxSummary)
+	return agent.OneLine(s, agent.MaxSummary)
 }
+
+// Reports: opencode reports both (step_finish cost and tokens).
+func (OpenCode) Reports() (cost, tokens bool) { return true, true }

@@ -1,10 +1,22 @@
-package agent
+// Package qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code).
+// AGENTS-REFERENCE.md does not cover it: the driver follows Qwen Code 0.24.4's
+// own output, recorded here against a scripted model on loopback
+// (internal/agent/testdata/qwen-*, made with testdata/record).
+//
+// Qwen prints Claude Code's stream-json, so it decodes with package claude's
+// DecodeStream (a Flavor whose input tokens already count the cache reads)
+// rather than a copy of it; the outcome comes from the result line only. It
+// imports nothing of this module but internal/agent and internal/agent/claude.
+package qwen
 
 import (
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
 // Qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code) headlessly:
@@ -16,10 +28,10 @@ import (
 // OPENAI_MODEL and the settings.
 //
 // The stream (checked against Qwen Code 0.24.4 run here against a scripted
-// model; testdata/qwen-*.ndjson) is Claude Code's stream-json: system/init,
+// model; ../testdata/qwen-*.ndjson) is Claude Code's stream-json: system/init,
 // assistant lines with text and tool_use blocks, user lines with
 // tool_result, and one result line with num_turns, usage and is_error; so
-// Claude Code's decoder reads it (Claude.Decode), with two differences:
+// Claude Code's decoder reads it (claude.DecodeStream), with two differences:
 // usage.input_tokens already counts the cache reads (Qwen reports OpenAI's
 // prompt_tokens, and cache_read_input_tokens as a part of them), and an
 // error result carries error.message. The result's usage is the whole
@@ -34,7 +46,7 @@ import (
 // authentication failure (Result.Fatal).
 type Qwen struct{}
 
-var _ Diagnoser = Qwen{}
+var _ agent.Diagnoser = Qwen{}
 
 // Name returns "qwen".
 func (Qwen) Name() string { return "qwen" }
@@ -49,7 +61,7 @@ func (Qwen) InstallHint() string {
 }
 
 // Argv returns qwen's headless argv; the prompt goes on stdin.
-func (Qwen) Argv(req Request) []string {
+func (Qwen) Argv(req agent.Request) []string {
 	argv := []string{"qwen", "-o", "stream-json", "--yolo"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
@@ -59,47 +71,47 @@ func (Qwen) Argv(req Request) []string {
 
 // Fatal messages of the qwen driver.
 const (
-	qwenNoAuthFatal = "qwen has no authentication configured; set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL " +
+	noAuthFatal = "qwen has no authentication configured; set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL " +
 		"(any OpenAI-compatible endpoint), or select an auth type in ~/.qwen/settings.json"
-	qwenAuthFatal    = "qwen's model provider rejected its credentials; check OPENAI_API_KEY (or ~/.qwen/settings.json)"
-	qwenBillingFatal = "qwen's model provider reported a billing problem; check the account's balance"
-	qwenModelFatal   = "qwen's model provider does not know the requested model; check ralph.model (or OPENAI_MODEL)"
-	qwenArgsFatal    = "qwen rejected its command line; check ralph.agentArgs"
+	authFatal    = "qwen's model provider rejected its credentials; check OPENAI_API_KEY (or ~/.qwen/settings.json)"
+	billingFatal = "qwen's model provider reported a billing problem; check the account's balance"
+	modelFatal   = "qwen's model provider does not know the requested model; check ralph.model (or OPENAI_MODEL)"
+	argsFatal    = "qwen rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises the failures qwen reports on stderr alone: no
 // authentication configured, a rejected command line.
-func (Qwen) Diagnose(res *Result) {
+func (Qwen) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult || res.Signal != "" {
 		return
 	}
 	switch {
-	case strings.Contains(res.Stderr, qwenNoAuth):
-		res.Class, res.Fatal = ClassAuth, qwenNoAuthFatal
+	case strings.Contains(res.Stderr, noAuth):
+		res.Class, res.Fatal = agent.ClassAuth, noAuthFatal
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = qwenArgsFatal + ": " + oneLine(lineWith(res.Stderr, "Unknown argument"), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Unknown argument"), 200)
 	case strings.Contains(res.Stderr, "Invalid values:"):
-		res.Fatal = qwenArgsFatal + ": " + oneLine(lineWith(res.Stderr, "Argument:"), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(lineWith(res.Stderr, "Argument:"), 200)
 	default:
-		diagnoseStderr(res, qwenAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
-// Decode reads qwen's stream-json to the end, as Claude.Decode does (the
+// Decode reads qwen's stream-json to the end, as claude.Claude.Decode does (the
 // outcome from the result line only), counting input tokens as qwen does.
-func (Qwen) Decode(r io.Reader, ev Events) (Result, error) {
-	res, err := decodeClaudeStream(r, ev, claudeFlavor{
-		authFatal: qwenAuthFatal, billingFatal: qwenBillingFatal, modelFatal: qwenModelFatal, inputHasCache: true,
+func (Qwen) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
+	res, err := claude.DecodeStream(r, ev, claude.Flavor{
+		AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal, InputHasCache: true,
 	})
-	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, qwenNoAuth) }) {
-		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = ClassAuth, qwenNoAuthFatal, 0, time.Time{}
+	if res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, noAuth) }) {
+		res.Class, res.Fatal, res.RetryAfter, res.RetryAt = agent.ClassAuth, noAuthFatal, 0, time.Time{}
 	}
 	return res, err
 }
 
-// qwenNoAuth is how qwen says no authentication is configured (its result's
+// noAuth is how qwen says no authentication is configured (its result's
 // error.message, or stderr in the text format).
-const qwenNoAuth = "No auth type is selected"
+const noAuth = "No auth type is selected"
 
 // lineWith returns the first line of s that contains sub, trimmed; "" when
 // none does. (yargs prints its usage around the error line.)
@@ -111,3 +123,6 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// Reports: qwen reports tokens only (result.usage).
+func (Qwen) Reports() (cost, tokens bool) { return false, true }

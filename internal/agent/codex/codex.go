@@ -1,4 +1,13 @@
-package agent
+// Package codex drives the OpenAI Codex CLI (`codex exec`), as
+// AGENTS-REFERENCE.md §3 describes it; the codex-* transcripts in
+// internal/agent/testdata are the reference's.
+//
+// It builds the argv and reads the JSONL stream; agent.Run starts the process
+// and hands it the --output-last-message file (agent.OutputFiler). The outcome
+// comes from turn.completed or turn.failed, or a last error event, never from
+// text elsewhere in the transcript. It imports nothing of this module but
+// internal/agent.
+package codex
 
 import (
 	"bytes"
@@ -6,6 +15,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Codex drives the OpenAI Codex CLI (`codex exec`) headlessly, as described
@@ -29,8 +40,8 @@ import (
 type Codex struct{}
 
 var (
-	_ Diagnoser   = Codex{}
-	_ outputFiler = Codex{}
+	_ agent.Diagnoser   = Codex{}
+	_ agent.OutputFiler = Codex{}
 )
 
 // Name returns "codex".
@@ -45,72 +56,72 @@ func (Codex) InstallHint() string {
 }
 
 // Argv returns codex's headless argv; the prompt goes on stdin ("-").
-func (Codex) Argv(req Request) []string {
+func (Codex) Argv(req agent.Request) []string {
 	argv := []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
 	}
-	argv = append(argv, "--output-last-message", req.outputFileArg())
+	argv = append(argv, "--output-last-message", req.OutputFileArg())
 	argv = append(argv, req.Args...)
 	return append(argv, "-")
 }
 
 // Fatal messages of the codex driver.
 const (
-	codexAuthFatal = "codex is not logged in or its credentials were rejected; run 'codex login' (or set OPENAI_API_KEY)"
-	codexArgsFatal = "codex rejected its command line; check ralph.agentArgs"
+	authFatal = "codex is not logged in or its credentials were rejected; run 'codex login' (or set OPENAI_API_KEY)"
+	argsFatal = "codex rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises a rejected command line (exit 2, clap's message) and
 // failures that codex reports on stderr alone.
-func (Codex) Diagnose(res *Result) {
+func (Codex) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {
 		return
 	}
 	if res.ExitCode == 2 && strings.Contains(res.Stderr, "error: ") {
-		res.Fatal = codexArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 		return
 	}
-	diagnoseStderr(res, codexAuthFatal)
+	agent.DiagnoseStderr(res, authFatal)
 }
 
-// readOutputFile makes the --output-last-message file's content (its last
+// ReadOutputFile makes the --output-last-message file's content (its last
 // 64 KiB) the final text, unless codex left it empty.
-func (Codex) readOutputFile(res *Result, path string) {
-	text, err := readTail(path, maxText)
+func (Codex) ReadOutputFile(res *agent.Result, path string) {
+	text, err := agent.ReadTail(path, agent.MaxText)
 	if err == nil && strings.TrimSpace(text) != "" {
 		res.Text = text
 	}
 }
 
-// codexEvent is one line of `codex exec --json`.
-type codexEvent struct {
+// event is one line of `codex exec --json`.
+type event struct {
 	Type     string          `json:"type"`
 	ThreadID string          `json:"thread_id"`
 	Message  string          `json:"message"` // error
-	Item     *codexItem      `json:"item"`
-	Usage    *codexUsage     `json:"usage"` // turn.completed
+	Item     *item           `json:"item"`
+	Usage    *usage          `json:"usage"` // turn.completed
 	Error    json.RawMessage `json:"error"` // turn.failed: {message}
 }
 
-type codexItem struct {
-	ID      string        `json:"id"`
-	Type    string        `json:"type"`
-	Text    string        `json:"text"`    // agent_message
-	Command string        `json:"command"` // command_execution
-	Changes []codexChange `json:"changes"` // file_change
-	Server  string        `json:"server"`  // mcp_tool_call
-	Tool    string        `json:"tool"`
-	Query   string        `json:"query"` // web_search
-	Message string        `json:"message"`
+type item struct {
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Text    string   `json:"text"`    // agent_message
+	Command string   `json:"command"` // command_execution
+	Changes []change `json:"changes"` // file_change
+	Server  string   `json:"server"`  // mcp_tool_call
+	Tool    string   `json:"tool"`
+	Query   string   `json:"query"` // web_search
+	Message string   `json:"message"`
 }
 
-type codexChange struct {
+type change struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
 }
 
-type codexUsage struct {
+type usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 }
@@ -121,30 +132,30 @@ type codexUsage struct {
 // codex wrote one); tokens are summed over turn.completed. turn.failed, and
 // an error event that was the last word of a run without a terminal event,
 // are errors, classified from their message.
-func (Codex) Decode(r io.Reader, ev Events) (Result, error) {
+func (Codex) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := codexDecoder{ev: ev, started: map[string]bool{}}
-	err := eachLine(r, d.line)
+	d := decoder{ev: ev, started: map[string]bool{}}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// codexDecoder is the state of one Codex.Decode.
-type codexDecoder struct {
-	ev      Events
-	res     Result
+// decoder is the state of one Codex.Decode.
+type decoder struct {
+	ev      agent.Events
+	res     agent.Result
 	last    string          // the last agent_message
 	lastErr string          // the last error event's message, while nothing followed it
 	started map[string]bool // tool items shown on item.started
 }
 
-func (d *codexDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return // "Reading additional input from stdin...", a warning: logged only
 	}
-	var e codexEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -169,7 +180,7 @@ func (d *codexDecoder) line(line []byte) {
 	case "item.completed":
 		d.completed(e.Item)
 	case "error":
-		d.lastErr = head(strings.TrimSpace(e.Message), maxErrorLen)
+		d.lastErr = agent.Head(strings.TrimSpace(e.Message), agent.MaxErrorLen)
 	case "turn.completed":
 		d.res.SawResult = true
 		if u := e.Usage; u != nil {
@@ -182,15 +193,15 @@ func (d *codexDecoder) line(line []byte) {
 	case "turn.failed":
 		d.res.SawResult, d.res.IsError = true, true
 		d.res.Subtype = "turn.failed"
-		msg := codexErrorMessage(e.Error)
-		addError(&d.res.Errors, msg)
-		classifyError(0, msg).apply(&d.res)
+		msg := errorMessage(e.Error)
+		agent.AddError(&d.res.Errors, msg)
+		agent.ClassifyError(0, msg).Apply(&d.res)
 		d.ev.Terminal()
 	}
 }
 
 // completed handles item.completed.
-func (d *codexDecoder) completed(it *codexItem) {
+func (d *decoder) completed(it *item) {
 	if it == nil {
 		return
 	}
@@ -212,52 +223,52 @@ func (d *codexDecoder) completed(it *codexItem) {
 
 // tool reports a tool item to ev.Tool; it returns false for items that are
 // not tools (messages, reasoning, warnings).
-func (d *codexDecoder) tool(it *codexItem) bool {
+func (d *decoder) tool(it *item) bool {
 	switch it.Type {
 	case "command_execution":
-		d.ev.Tool("shell", oneLine(unwrapShell(it.Command), maxSummary))
+		d.ev.Tool("shell", agent.OneLine(unwrapShell(it.Command), agent.MaxSummary))
 	case "file_change":
 		var paths []string
 		for _, c := range it.Changes {
 			paths = append(paths, c.Path)
 		}
-		d.ev.Tool("edit", oneLine(strings.Join(paths, " "), maxSummary))
+		d.ev.Tool("edit", agent.OneLine(strings.Join(paths, " "), agent.MaxSummary))
 	case "mcp_tool_call":
-		d.ev.Tool("mcp", oneLine(it.Server+"/"+it.Tool, maxSummary))
+		d.ev.Tool("mcp", agent.OneLine(it.Server+"/"+it.Tool, agent.MaxSummary))
 	case "web_search":
-		d.ev.Tool("web_search", oneLine(it.Query, maxSummary))
+		d.ev.Tool("web_search", agent.OneLine(it.Query, agent.MaxSummary))
 	default:
 		return false
 	}
 	return true
 }
 
-func (d *codexDecoder) finish() Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
-	r.Text = tail(d.last, maxText)
+	r.Text = agent.Tail(d.last, agent.MaxText)
 	if !r.SawResult && d.lastErr != "" {
-		addError(&r.Errors, d.lastErr)
-		classifyError(0, d.lastErr).apply(&r)
+		agent.AddError(&r.Errors, d.lastErr)
+		agent.ClassifyError(0, d.lastErr).Apply(&r)
 	}
-	if r.Class == ClassAuth && r.Fatal == "" {
-		r.Fatal = codexAuthFatal
+	if r.Class == agent.ClassAuth && r.Fatal == "" {
+		r.Fatal = authFatal
 	}
 	return r
 }
 
-// codexErrorMessage returns turn.failed's error.message (or the raw error).
-func codexErrorMessage(raw json.RawMessage) string {
+// errorMessage returns turn.failed's error.message (or the raw error).
+func errorMessage(raw json.RawMessage) string {
 	var e struct {
 		Message string `json:"message"`
 	}
 	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
 		return e.Message
 	}
-	if s := rawString(raw); s != "" {
+	if s := agent.RawString(raw); s != "" {
 		return s
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		return head(string(raw), maxErrorLen)
+		return agent.Head(string(raw), agent.MaxErrorLen)
 	}
 	return "turn failed"
 }
@@ -292,3 +303,6 @@ func unescapeDouble(s string) string {
 	}
 	return b.String()
 }
+
+// Reports: codex reports tokens only (turn.completed.usage).
+func (Codex) Reports() (cost, tokens bool) { return false, true }

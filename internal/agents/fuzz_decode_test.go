@@ -1,17 +1,19 @@
-package agent
+package agents
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // FuzzDecode feeds every driver's decoder the same bytes, seeded with every transcript
 // of testdata (all dialects, real and synthetic): none may panic, fail on its input or
 // keep more of it than its bounds allow, whatever the stream holds.
 func FuzzDecode(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.*json")
+	files, _ := filepath.Glob("../agent/testdata/*.*json")
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -31,10 +33,10 @@ func FuzzDecode(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if len(res.Text) > maxText || len(res.Errors) > maxErrors || len(res.Denials) > maxErrors {
+			if len(res.Text) > agent.MaxText || len(res.Errors) > agent.MaxErrors || len(res.Denials) > agent.MaxErrors {
 				t.Fatalf("%s: unbounded result: text %d, errors %d, denials %d", name, len(res.Text), len(res.Errors), len(res.Denials))
 			}
-			_ = ParsePromise(res.Text)
+			_ = agent.ParsePromise(res.Text)
 		}
 	})
 }

@@ -1,4 +1,12 @@
-package agent
+// Package gemini drives Google's Gemini CLI (`gemini`), as
+// AGENTS-REFERENCE.md §5 describes it; the gemini-* transcripts in
+// internal/agent/testdata are the reference's.
+//
+// It builds the argv and reads the stream-json; agent.Run starts the process.
+// The outcome comes from the result line and, for a run that printed none, the
+// documented exit codes; never from text elsewhere in the transcript. It
+// imports nothing of this module but internal/agent.
+package gemini
 
 import (
 	"bytes"
@@ -7,6 +15,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Gemini drives Google's Gemini CLI (`gemini`) headlessly, as described in
@@ -28,7 +38,7 @@ import (
 // and token counts. Gemini reports no cost.
 type Gemini struct{}
 
-var _ Diagnoser = Gemini{}
+var _ agent.Diagnoser = Gemini{}
 
 // Name returns "gemini".
 func (Gemini) Name() string { return "gemini" }
@@ -42,7 +52,7 @@ func (Gemini) InstallHint() string {
 }
 
 // Argv returns gemini's headless argv; the prompt goes on stdin.
-func (Gemini) Argv(req Request) []string {
+func (Gemini) Argv(req agent.Request) []string {
 	argv := []string{"gemini", "--output-format", "stream-json", "--yolo", "--skip-trust"}
 	if req.Model != "" {
 		argv = append(argv, "-m", req.Model)
@@ -52,50 +62,50 @@ func (Gemini) Argv(req Request) []string {
 
 // Fatal messages of the gemini driver.
 const (
-	geminiAuthFatal   = "gemini could not authenticate; set GEMINI_API_KEY (or log in by running 'gemini' once), and check ~/.gemini/settings.json's security.auth.selectedType"
-	geminiTrustFatal  = "gemini does not trust this repository; make sure the installed gemini supports --skip-trust (0.61 or later), or set GEMINI_CLI_TRUST_WORKSPACE=true"
-	geminiConfigFatal = "gemini reported a configuration error"
-	geminiArgsFatal   = "gemini rejected its command line; update gemini (--skip-trust needs 0.61 or later) or check ralph.agentArgs"
+	authFatal   = "gemini could not authenticate; set GEMINI_API_KEY (or log in by running 'gemini' once), and check ~/.gemini/settings.json's security.auth.selectedType"
+	trustFatal  = "gemini does not trust this repository; make sure the installed gemini supports --skip-trust (0.61 or later), or set GEMINI_CLI_TRUST_WORKSPACE=true"
+	configFatal = "gemini reported a configuration error"
+	argsFatal   = "gemini rejected its command line; update gemini (--skip-trust needs 0.61 or later) or check ralph.agentArgs"
 )
 
 // Diagnose reads gemini's documented exit codes (§5: 41 authentication, 52
 // configuration, 55 untrusted folder) and a rejected command line, for runs
 // that printed no result.
-func (Gemini) Diagnose(res *Result) {
+func (Gemini) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult || res.Signal != "" {
 		return
 	}
 	switch {
 	case res.ExitCode == 41:
-		res.Class, res.Fatal = ClassAuth, geminiAuthFatal
+		res.Class, res.Fatal = agent.ClassAuth, authFatal
 	case res.ExitCode == 55 || strings.Contains(res.Stderr, "not running in a trusted directory"):
-		res.Fatal = geminiTrustFatal
+		res.Fatal = trustFatal
 	case res.ExitCode == 52:
-		res.Fatal = geminiConfigFatal + ": " + oneLine(lastLines(res.Stderr, 1), 200)
+		res.Fatal = configFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
 	case strings.Contains(res.Stderr, "Unknown argument"):
-		res.Fatal = geminiArgsFatal + ": " + oneLine(lastLines(res.Stderr, 1), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.LastLines(res.Stderr, 1), 200)
 	default:
-		diagnoseStderr(res, geminiAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
-// geminiEvent is one line of gemini's stream-json output.
-type geminiEvent struct {
-	Type       string           `json:"type"`
-	SessionID  string           `json:"session_id"`
-	Model      string           `json:"model"`
-	Role       string           `json:"role"`    // message
-	Content    string           `json:"content"` // message
-	Delta      bool             `json:"delta"`
-	ToolName   string           `json:"tool_name"` // tool_use
-	Parameters *geminiToolInput `json:"parameters"`
-	Status     string           `json:"status"` // tool_result, result
-	Error      *geminiError     `json:"error"`
-	Message    string           `json:"message"` // error (a warning)
-	Stats      *geminiStats     `json:"stats"`
+// event is one line of gemini's stream-json output.
+type event struct {
+	Type       string      `json:"type"`
+	SessionID  string      `json:"session_id"`
+	Model      string      `json:"model"`
+	Role       string      `json:"role"`    // message
+	Content    string      `json:"content"` // message
+	Delta      bool        `json:"delta"`
+	ToolName   string      `json:"tool_name"` // tool_use
+	Parameters *toolInput  `json:"parameters"`
+	Status     string      `json:"status"` // tool_result, result
+	Error      *eventError `json:"error"`
+	Message    string      `json:"message"` // error (a warning)
+	Stats      *stats      `json:"stats"`
 }
 
-type geminiToolInput struct {
+type toolInput struct {
 	Command      string `json:"command"`
 	FilePath     string `json:"file_path"`
 	AbsolutePath string `json:"absolute_path"`
@@ -107,12 +117,12 @@ type geminiToolInput struct {
 	Prompt       string `json:"prompt"`
 }
 
-type geminiError struct {
+type eventError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
 
-type geminiStats struct {
+type stats struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 }
@@ -121,39 +131,39 @@ type geminiStats struct {
 // gathered into blocks that go to ev.Text when a tool call or the result
 // ends them; tool_use goes to ev.Tool. The final text is the assistant text
 // after the last tool result; the outcome comes from the result line only.
-func (Gemini) Decode(r io.Reader, ev Events) (Result, error) {
+func (Gemini) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := geminiDecoder{ev: ev, final: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := decoder{ev: ev, final: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	d.flush()
 	return d.finish(), err
 }
 
-// geminiDecoder is the state of one Gemini.Decode.
-type geminiDecoder struct {
-	ev      Events
-	res     Result
+// decoder is the state of one Gemini.Decode.
+type decoder struct {
+	ev      agent.Events
+	res     agent.Result
 	block   strings.Builder // assistant text not yet shown
-	final   textTail        // assistant text since the last tool result
+	final   agent.TextTail  // assistant text since the last tool result
 	lastErr string          // the last error event (a warning)
 }
 
 // flush shows the pending assistant block.
-func (d *geminiDecoder) flush() {
+func (d *decoder) flush() {
 	if d.block.Len() > 0 {
 		d.ev.Text(d.block.String())
 		d.block.Reset()
 	}
 }
 
-func (d *geminiDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e geminiEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -165,8 +175,8 @@ func (d *geminiDecoder) line(line []byte) {
 	}
 	switch e.Type {
 	case "init":
-		d.res.SessionID = firstNonEmpty(e.SessionID, d.res.SessionID)
-		d.res.Model = firstNonEmpty(e.Model, d.res.Model)
+		d.res.SessionID = agent.FirstNonEmpty(e.SessionID, d.res.SessionID)
+		d.res.Model = agent.FirstNonEmpty(e.Model, d.res.Model)
 	case "message":
 		if e.Role != "assistant" || e.Content == "" {
 			return // the echoed prompt
@@ -174,30 +184,30 @@ func (d *geminiDecoder) line(line []byte) {
 		if !e.Delta && d.block.Len() > 0 {
 			d.flush()
 		}
-		if d.block.Len()+len(e.Content) > maxText {
+		if d.block.Len()+len(e.Content) > agent.MaxText {
 			d.flush()
 		}
 		d.block.WriteString(e.Content)
-		d.final.append(e.Content, e.Delta)
+		d.final.Append(e.Content, e.Delta)
 	case "tool_use":
-		d.ev.Tool(e.ToolName, geminiToolSummary(e.Parameters))
+		d.ev.Tool(e.ToolName, toolSummary(e.Parameters))
 	case "tool_result":
-		d.final.reset()
+		d.final.Reset()
 	case "error":
-		d.lastErr = head(strings.TrimSpace(firstNonEmpty(e.Message, errMessage(e.Error))), maxErrorLen)
+		d.lastErr = agent.Head(strings.TrimSpace(agent.FirstNonEmpty(e.Message, errMessage(e.Error))), agent.MaxErrorLen)
 	case "result":
 		d.result(&e)
 		d.ev.Terminal()
 	}
 }
 
-func (d *geminiDecoder) result(e *geminiEvent) {
+func (d *decoder) result(e *event) {
 	r := &d.res
 	r.SawResult = true
 	r.Subtype = e.Status
 	r.IsError = e.Status != "success"
 	r.Errors = nil
-	r.Class, r.RetryAfter, r.RetryAt = ClassNone, 0, time.Time{}
+	r.Class, r.RetryAfter, r.RetryAt = agent.ClassNone, 0, time.Time{}
 	if s := e.Stats; s != nil {
 		r.InputTokens, r.OutputTokens = s.InputTokens, s.OutputTokens
 	}
@@ -208,38 +218,41 @@ func (d *geminiDecoder) result(e *geminiEvent) {
 	if msg == "" {
 		msg = "gemini reported status " + e.Status
 	}
-	addError(&r.Errors, msg)
+	agent.AddError(&r.Errors, msg)
 	kind := ""
 	if e.Error != nil {
 		kind = e.Error.Type
 	}
-	classifyError(0, kind+": "+msg).apply(r)
-	if r.Class == ClassAuth {
-		r.Fatal = geminiAuthFatal
+	agent.ClassifyError(0, kind+": "+msg).Apply(r)
+	if r.Class == agent.ClassAuth {
+		r.Fatal = authFatal
 	}
 }
 
-func (d *geminiDecoder) finish() Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
 	r.Text = d.final.String()
 	if !r.SawResult && d.lastErr != "" {
-		addError(&r.Errors, d.lastErr)
+		agent.AddError(&r.Errors, d.lastErr)
 	}
 	return r
 }
 
 // errMessage returns e's message, "" for nil.
-func errMessage(e *geminiError) string {
+func errMessage(e *eventError) string {
 	if e == nil {
 		return ""
 	}
 	return e.Message
 }
 
-// geminiToolSummary describes a gemini tool call in one short line.
-func geminiToolSummary(in *geminiToolInput) string {
+// toolSummary describes a gemini tool call in one short line.
+func toolSummary(in *toolInput) string {
 	if in == nil {
 		return ""
 	}
-	return oneLine(firstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), maxSummary)
+	return agent.OneLine(agent.FirstNonEmpty(in.Command, in.FilePath, in.AbsolutePath, in.Path, in.DirPath, in.Pattern, in.URL, in.Query, in.Prompt), agent.MaxSummary)
 }
+
+// Reports: gemini reports tokens only (result.stats).
+func (Gemini) Reports() (cost, tokens bool) { return false, true }

@@ -1,4 +1,4 @@
-package agent
+package claude
 
 import (
 	"bytes"
@@ -10,27 +10,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agent/agenttest"
 )
 
-// recorder is an Events that remembers everything.
-type recorder struct {
-	texts    []string
-	tools    []string // "name: summary"
-	terminal int
-}
-
-func (r *recorder) Text(s string)             { r.texts = append(r.texts, s) }
-func (r *recorder) Tool(name, summary string) { r.tools = append(r.tools, name+": "+summary) }
-func (r *recorder) Terminal()                 { r.terminal++ }
-
-func decodeFile(t *testing.T, name string) (Result, *recorder) {
+func decodeFile(t *testing.T, name string) (agent.Result, *agenttest.Recorder) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	f, err := os.Open(filepath.Join("..", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rec := &recorder{}
+	rec := &agenttest.Recorder{}
 	res, err := Claude{}.Decode(f, rec)
 	if err != nil {
 		t.Fatalf("Decode(%s): %v", name, err)
@@ -48,7 +41,7 @@ func TestClaudeDecodeSamples(t *testing.T) {
 		saw       bool
 		isError   bool
 		subtype   string
-		promise   Promise
+		promise   agent.Promise
 		text      string // exact, or prefix when it ends in "…"
 		errors    []string
 		denials   []string
@@ -62,7 +55,7 @@ func TestClaudeDecodeSamples(t *testing.T) {
 		tools     []string
 		terminals int
 	}
-	complete := Promise{Kind: PromiseComplete}
+	complete := agent.Promise{Kind: agent.PromiseComplete}
 	completeText := "Created hello.txt and committed it.\n\n<promise>COMPLETE</promise>"
 	for _, tc := range []struct {
 		file string
@@ -74,7 +67,7 @@ func TestClaudeDecodeSamples(t *testing.T) {
 			model: "claude-sonnet-4-5", texts: 2, tools: []string{sampleWrite, sampleBash}, terminals: 1,
 		}},
 		{"claude-stream-json-failed-signal.ndjson", want{
-			saw: true, subtype: "success", promise: Promise{Kind: PromiseFailed, Reason: "tests did not pass"},
+			saw: true, subtype: "success", promise: agent.Promise{Kind: agent.PromiseFailed, Reason: "tests did not pass"},
 			text:  "I could not finish.\n\n<promise>FAILED: tests did not pass</promise>",
 			turns: 3, in: 3609, out: 171, cost: 0.013392, session: "654defde-409d-406b-ac4e-d0f801a0bd08",
 			model: "claude-sonnet-4-5", texts: 2, tools: []string{sampleWrite, sampleBash}, terminals: 1,
@@ -150,7 +143,7 @@ func TestClaudeDecodeSamples(t *testing.T) {
 			model: "claude-sonnet-4-5", texts: 2, tools: []string{sampleWrite, sampleBash}, terminals: 1,
 		}},
 		{"synthetic-claude-promise-echo-then-failed.ndjson", want{
-			saw: true, subtype: "success", promise: Promise{Kind: PromiseFailed, Reason: "go test ./... fails in pkg/loop"},
+			saw: true, subtype: "success", promise: agent.Promise{Kind: agent.PromiseFailed, Reason: "go test ./... fails in pkg/loop"},
 			text:  "Tests still fail.\n\n<promise>FAILED: go test ./... fails in pkg/loop</promise>",
 			turns: 3, in: 3609, out: 171, cost: 0.013392, session: "d3ee4755-3e4f-49cf-a25a-6a8b14fb2f7b",
 			model: "claude-sonnet-4-5", texts: 2, tools: []string{sampleWrite, sampleBash}, terminals: 1,
@@ -166,14 +159,14 @@ func TestClaudeDecodeSamples(t *testing.T) {
 			if got := res.Promise(); got != w.promise {
 				t.Errorf("Promise() = %+v, want %+v", got, w.promise)
 			}
-			if !matchText(res.Text, w.text) {
+			if !agenttest.MatchText(res.Text, w.text) {
 				t.Errorf("Text = %q, want %q", res.Text, w.text)
 			}
 			if len(res.Errors) != len(w.errors) {
 				t.Errorf("Errors = %q, want %q", res.Errors, w.errors)
 			} else {
 				for i := range w.errors {
-					if !matchText(res.Errors[i], w.errors[i]) {
+					if !agenttest.MatchText(res.Errors[i], w.errors[i]) {
 						t.Errorf("Errors[%d] = %q, want %q", i, res.Errors[i], w.errors[i])
 					}
 				}
@@ -202,33 +195,25 @@ func TestClaudeDecodeSamples(t *testing.T) {
 			if (res.Fatal != "") != w.fatal {
 				t.Errorf("Fatal = %q", res.Fatal)
 			}
-			if len(rec.texts) != w.texts {
-				t.Errorf("Text events = %q, want %d", rec.texts, w.texts)
+			if len(rec.Texts) != w.texts {
+				t.Errorf("Text events = %q, want %d", rec.Texts, w.texts)
 			}
-			if !slices.Equal(rec.tools, w.tools) {
-				t.Errorf("Tool events = %q, want %q", rec.tools, w.tools)
+			if !slices.Equal(rec.Tools, w.tools) {
+				t.Errorf("Tool events = %q, want %q", rec.Tools, w.tools)
 			}
-			if rec.terminal != w.terminals {
-				t.Errorf("Terminal events = %d, want %d", rec.terminal, w.terminals)
+			if rec.Terminals != w.terminals {
+				t.Errorf("Terminal events = %d, want %d", rec.Terminals, w.terminals)
 			}
 		})
 	}
 }
 
-// matchText compares exactly, or by prefix when want ends in "…".
-func matchText(got, want string) bool {
-	if p, ok := strings.CutSuffix(want, "…"); ok {
-		return strings.HasPrefix(got, p)
-	}
-	return got == want
-}
-
 func TestClaudeDecodeEchoedPromiseIsShownButDoesNotCount(t *testing.T) {
 	res, rec := decodeFile(t, "synthetic-claude-promise-echo-then-failed.ndjson")
-	if !strings.Contains(rec.texts[0], "<promise>COMPLETE</promise>") {
-		t.Fatalf("the echo should still be shown live: %q", rec.texts)
+	if !strings.Contains(rec.Texts[0], "<promise>COMPLETE</promise>") {
+		t.Fatalf("the echo should still be shown live: %q", rec.Texts)
 	}
-	if res.Promise().Kind != PromiseFailed {
+	if res.Promise().Kind != agent.PromiseFailed {
 		t.Fatalf("Promise() = %+v, want FAILED", res.Promise())
 	}
 }
@@ -264,9 +249,9 @@ func quote(s string) string {
 	return b.String()
 }
 
-func decodeString(t *testing.T, s string) (Result, *recorder) {
+func decodeString(t *testing.T, s string) (agent.Result, *agenttest.Recorder) {
 	t.Helper()
-	rec := &recorder{}
+	rec := &agenttest.Recorder{}
 	res, err := Claude{}.Decode(strings.NewReader(s), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -320,11 +305,11 @@ func TestClaudeDecodeFallbackTextIsLastMainMessage(t *testing.T) {
 	if res.Text != "second part one\n<promise>COMPLETE</promise>" {
 		t.Fatalf("Text = %q", res.Text)
 	}
-	if res.Promise().Kind != PromiseNone {
+	if res.Promise().Kind != agent.PromiseNone {
 		t.Fatalf("an error result must give no promise, got %+v", res.Promise())
 	}
-	if !slices.Equal(rec.tools, []string{"Bash: ls -la"}) || len(rec.texts) != 4 {
-		t.Fatalf("tools %q texts %q", rec.tools, rec.texts)
+	if !slices.Equal(rec.Tools, []string{"Bash: ls -la"}) || len(rec.Texts) != 4 {
+		t.Fatalf("tools %q texts %q", rec.Tools, rec.Texts)
 	}
 	if res.Model != "claude-sonnet-4-5" || res.SessionID != "s1" {
 		t.Fatalf("Model %q SessionID %q", res.Model, res.SessionID)
@@ -342,19 +327,19 @@ func TestClaudeDecodeToleratesOddLines(t *testing.T) {
 		`{"type":"result","subtype":"success","is_error":false,"num_turns":"three","result":"ok\r\n<promise>COMPLETE</promise>\r\n","errors":[1],"usage":7,"total_cost_usd":"x"}` + "\r\n" +
 		"\x00\xff garbage"
 	res, rec := decodeString(t, stream)
-	if !res.SawResult || res.Promise().Kind != PromiseComplete || res.Turns != 0 || res.CostUSD != nil {
+	if !res.SawResult || res.Promise().Kind != agent.PromiseComplete || res.Turns != 0 || res.CostUSD != nil {
 		t.Fatalf("res = %+v", res)
 	}
-	if !slices.Equal(rec.tools, []string{"Write: ", "Mystery: "}) {
-		t.Fatalf("tools %q", rec.tools)
+	if !slices.Equal(rec.Tools, []string{"Write: ", "Mystery: "}) {
+		t.Fatalf("tools %q", rec.Tools)
 	}
 }
 
 func TestClaudeDecodeLongLineSkipped(t *testing.T) {
-	big := strings.Repeat("y", maxLine+10)
+	big := strings.Repeat("y", agent.MaxLine+10)
 	stream := lines(initLine, assistantText("m1", "before"), assistantText("m2", big), assistantText("m3", "after"), resultLine)
 	var log bytes.Buffer
-	rec := &recorder{}
+	rec := &agenttest.Recorder{}
 	res, err := Claude{}.Decode(io.TeeReader(strings.NewReader(stream), &log), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -362,20 +347,20 @@ func TestClaudeDecodeLongLineSkipped(t *testing.T) {
 	if log.String() != stream {
 		t.Fatalf("the reader was not consumed whole: %d of %d bytes", log.Len(), len(stream))
 	}
-	if !slices.Equal(rec.texts, []string{"before", "after"}) {
-		t.Fatalf("texts %d", len(rec.texts))
+	if !slices.Equal(rec.Texts, []string{"before", "after"}) {
+		t.Fatalf("texts %d", len(rec.Texts))
 	}
-	if !res.SawResult || res.Promise().Kind != PromiseComplete {
+	if !res.SawResult || res.Promise().Kind != agent.PromiseComplete {
 		t.Fatalf("res = %+v", res)
 	}
 	// A line just under the limit is decoded.
-	okText := strings.Repeat("z", maxLine-200)
+	okText := strings.Repeat("z", agent.MaxLine-200)
 	res, rec = decodeString(t, lines(initLine, assistantText("m1", okText)))
-	if len(rec.texts) != 1 || len(rec.texts[0]) != len(okText) {
+	if len(rec.Texts) != 1 || len(rec.Texts[0]) != len(okText) {
 		t.Fatalf("a %d-byte line was not decoded", len(okText))
 	}
-	if len(res.Text) != maxText {
-		t.Fatalf("Text is %d bytes, want it bounded to %d", len(res.Text), maxText)
+	if len(res.Text) != agent.MaxText {
+		t.Fatalf("Text is %d bytes, want it bounded to %d", len(res.Text), agent.MaxText)
 	}
 }
 
@@ -401,24 +386,24 @@ func TestClaudeDecodeBoundedLists(t *testing.T) {
 		errs = append(errs, quote(strings.Repeat("e", 5000)))
 	}
 	res, _ := decodeString(t, lines(`{"type":"result","subtype":"error_during_execution","is_error":true,"errors":[`+strings.Join(errs, ",")+`]}`))
-	if len(res.Errors) != maxErrors {
+	if len(res.Errors) != agent.MaxErrors {
 		t.Fatalf("%d errors", len(res.Errors))
 	}
 	for _, e := range res.Errors {
-		if len(e) > maxErrorLen+len("…") {
+		if len(e) > agent.MaxErrorLen+len("…") {
 			t.Fatalf("error of %d bytes", len(e))
 		}
 	}
 }
 
 func TestClaudeArgv(t *testing.T) {
-	got := Claude{}.Argv(Request{Prompt: "ignored", Model: "opus", Args: []string{"--max-turns", "30"}})
+	got := Claude{}.Argv(agent.Request{Prompt: "ignored", Model: "opus", Args: []string{"--max-turns", "30"}})
 	want := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
 		"--model", "opus", "--max-turns", "30"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Argv = %q", got)
 	}
-	if got := (Claude{}).Argv(Request{}); slices.Contains(got, "--model") {
+	if got := (Claude{}).Argv(agent.Request{}); slices.Contains(got, "--model") {
 		t.Fatalf("Argv without a model = %q", got)
 	}
 }
@@ -432,14 +417,14 @@ func TestClaudeDiagnose(t *testing.T) {
 		{"Error: When using --print, --output-format=stream-json requires --verbose\n", "requires --verbose"},
 		{"some other crash\n", ""},
 	} {
-		res := Result{Stderr: tc.stderr, ExitCode: 1}
+		res := agent.Result{Stderr: tc.stderr, ExitCode: 1}
 		Claude{}.Diagnose(&res)
 		if (tc.want == "") != (res.Fatal == "") || !strings.Contains(res.Fatal, tc.want) {
 			t.Errorf("stderr %q: Fatal = %q, want it to mention %q", tc.stderr, res.Fatal, tc.want)
 		}
 	}
 	// A run that produced a result is judged by it, not by stderr noise.
-	res := Result{SawResult: true, Stderr: "cannot be used with root/sudo privileges"}
+	res := agent.Result{SawResult: true, Stderr: "cannot be used with root/sudo privileges"}
 	Claude{}.Diagnose(&res)
 	if res.Fatal != "" {
 		t.Fatalf("Fatal = %q", res.Fatal)
@@ -450,31 +435,31 @@ func TestToolSummary(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	for _, tc := range []struct {
 		name string
-		in   *claudeToolInput
+		in   *toolInput
 		want string
 	}{
-		{"Bash", &claudeToolInput{Command: "go test ./...\n\techo  done", Description: "Run tests"}, "go test ./... echo done"},
-		{"Read", &claudeToolInput{FilePath: "/a/b.go"}, "/a/b.go"},
-		{"Grep", &claudeToolInput{Pattern: "func main", Path: "cmd"}, "func main in cmd"},
-		{"WebFetch", &claudeToolInput{URL: "https://example.com"}, "https://example.com"},
-		{"Task", &claudeToolInput{Description: "explore"}, "explore"},
-		{"mcp__x__y", &claudeToolInput{Query: "q"}, "q"},
-		{"Bash", &claudeToolInput{Command: "\x1b[31mred\x1b[0m"}, "[31mred [0m"},
-		{"TodoWrite", &claudeToolInput{}, ""},
+		{"Bash", &toolInput{Command: "go test ./...\n\techo  done", Description: "Run tests"}, "go test ./... echo done"},
+		{"Read", &toolInput{FilePath: "/a/b.go"}, "/a/b.go"},
+		{"Grep", &toolInput{Pattern: "func main", Path: "cmd"}, "func main in cmd"},
+		{"WebFetch", &toolInput{URL: "https://example.com"}, "https://example.com"},
+		{"Task", &toolInput{Description: "explore"}, "explore"},
+		{"mcp__x__y", &toolInput{Query: "q"}, "q"},
+		{"Bash", &toolInput{Command: "\x1b[31mred\x1b[0m"}, "[31mred [0m"},
+		{"TodoWrite", &toolInput{}, ""},
 		{"Bash", nil, ""},
 	} {
 		if got := toolSummary(tc.name, tc.in); got != tc.want {
 			t.Errorf("toolSummary(%s, %+v) = %q, want %q", tc.name, tc.in, got, tc.want)
 		}
 	}
-	got := toolSummary("Bash", &claudeToolInput{Command: long})
-	if n := len([]rune(got)); n != maxSummary || !strings.HasSuffix(got, "…") {
+	got := toolSummary("Bash", &toolInput{Command: long})
+	if n := len([]rune(got)); n != agent.MaxSummary || !strings.HasSuffix(got, "…") {
 		t.Fatalf("long summary: %d runes %q", n, got)
 	}
 }
 
 func FuzzClaudeDecode(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*claude*")
+	files, _ := filepath.Glob("../testdata/*claude*")
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -486,13 +471,53 @@ func FuzzClaudeDecode(f *testing.F) {
 	}
 	f.Add([]byte(lines(initLine, resultLine)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := Claude{}.Decode(bytes.NewReader(data), &recorder{})
+		res, err := Claude{}.Decode(bytes.NewReader(data), &agenttest.Recorder{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Text) > maxText || len(res.Errors) > maxErrors || len(res.Denials) > maxErrors {
+		if len(res.Text) > agent.MaxText || len(res.Errors) > agent.MaxErrors || len(res.Denials) > agent.MaxErrors {
 			t.Fatalf("unbounded result: text %d, errors %d", len(res.Text), len(res.Errors))
 		}
 		_ = res.Promise()
 	})
+}
+
+func TestClaudeClassification(t *testing.T) {
+	res, _ := decodeFile(t, "claude-stream-json-api-error.ndjson")
+	if res.Class != agent.ClassTransient || res.Fatal != "" {
+		t.Fatalf("api error: Class %v Fatal %q", res.Class, res.Fatal)
+	}
+	for _, f := range []string{"claude-stream-json-complete.ndjson", "claude-stream-json-error-max-turns.ndjson",
+		"claude-stream-json-error-max-budget.ndjson", "claude-stream-json-killed-sigterm.ndjson"} {
+		if res, _ := decodeFile(t, f); res.Class != agent.ClassNone {
+			t.Errorf("%s: Class %v", f, res.Class)
+		}
+	}
+	limit := lines(initLine,
+		`{"type":"assistant","message":{"id":"m1","model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1795644000"}]},"parent_tool_use_id":null,"session_id":"s1","error":"rate_limit"}`,
+		`{"type":"result","subtype":"success","is_error":true,"num_turns":1,"result":"Claude AI usage limit reached|1795644000","session_id":"s1","total_cost_usd":0}`)
+	res, _ = decodeString(t, limit)
+	if res.Class != agent.ClassLimit || !res.RetryAt.Equal(time.Unix(1795644000, 0)) || res.Fatal != "" {
+		t.Fatalf("limit: %+v", res)
+	}
+	overloaded := lines(initLine,
+		`{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"num_turns":1,"result":"API Error: Repeated 529 Overloaded errors","session_id":"s1"}`)
+	if res, _ = decodeString(t, overloaded); res.Class != agent.ClassTransient {
+		t.Fatalf("overloaded: %+v", res)
+	}
+	// An API error the agent got past does not classify a later error.
+	recovered := lines(initLine,
+		`{"type":"assistant","message":{"id":"m1","model":"<synthetic>","content":[{"type":"text","text":"API Error: 500"}]},"parent_tool_use_id":null,"error":"server_error"}`,
+		assistantText("m2", "carrying on"),
+		`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":9,"errors":["Reached maximum number of turns (9)"]}`)
+	if res, _ = decodeString(t, recovered); res.Class != agent.ClassNone {
+		t.Fatalf("recovered: %+v", res)
+	}
+	// Text inside tool results or earlier messages never classifies.
+	quiet := lines(initLine, assistantText("m1", "rate limit exceeded, API Error: 500, Please run /login"),
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"HTTP 429 Too Many Requests"}]}}`,
+		resultLine)
+	if res, _ = decodeString(t, quiet); res.Class != agent.ClassNone || res.Fatal != "" {
+		t.Fatalf("transcript text classified the run: %+v", res)
+	}
 }

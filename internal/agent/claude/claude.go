@@ -1,4 +1,15 @@
-package agent
+// Package claude drives Claude Code (`claude`), as AGENTS-REFERENCE.md §2
+// describes it, and holds the one decoder of its stream-json: Claude is the
+// driver, and DecodeStream, given a Flavor, reads the same stream for the agents
+// that print it (package amp, package qwen, and package custom's
+// claude-stream-json format), so that format is decoded in one place.
+//
+// Like every driver it builds an argv and reads output; it never starts a
+// process (agent.Run does) and keeps no state between runs. The outcome comes
+// from the result line and the error-carrying assistant message before it only,
+// never from text elsewhere in the transcript: tool results hold file contents
+// that can say anything. It imports nothing of this module but internal/agent.
+package claude
 
 import (
 	"bytes"
@@ -7,6 +18,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Claude drives Claude Code (`claude`) headlessly, as described in
@@ -26,7 +39,7 @@ import (
 // killed or interrupted (§2 "Errors and exit codes").
 type Claude struct{}
 
-var _ Diagnoser = Claude{}
+var _ agent.Diagnoser = Claude{}
 
 // Name returns "claude".
 func (Claude) Name() string { return "claude" }
@@ -41,7 +54,7 @@ func (Claude) InstallHint() string {
 }
 
 // Argv returns claude's headless argv; the prompt goes on stdin.
-func (Claude) Argv(req Request) []string {
+func (Claude) Argv(req agent.Request) []string {
 	argv := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
@@ -51,79 +64,69 @@ func (Claude) Argv(req Request) []string {
 
 // Fatal messages of the claude driver.
 const (
-	claudeRootFatal = "claude refuses --dangerously-skip-permissions when run as root; " +
+	rootFatal = "claude refuses --dangerously-skip-permissions when run as root; " +
 		"set IS_SANDBOX=1 in the environment if this is a throwaway sandbox or container, or run git-ralph as a non-root user"
-	claudeAuthFatal    = "claude is not logged in or its credentials were rejected; run 'claude' once and log in (or set ANTHROPIC_API_KEY)"
-	claudeBillingFatal = "claude reported a billing error; check the account's plan or credit balance"
-	claudeModelFatal   = "claude does not know the requested model; check the model setting"
-	claudeArgsFatal    = "claude rejected its command line; check ralph.agentArgs"
+	authFatal    = "claude is not logged in or its credentials were rejected; run 'claude' once and log in (or set ANTHROPIC_API_KEY)"
+	billingFatal = "claude reported a billing error; check the account's plan or credit balance"
+	modelFatal   = "claude does not know the requested model; check the model setting"
+	argsFatal    = "claude rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises failures that only show on stderr: the root refusal and
 // a rejected command line (§2 "Verified behaviours").
-func (Claude) Diagnose(res *Result) {
+func (Claude) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {
 		return
 	}
 	switch {
 	case strings.Contains(res.Stderr, "cannot be used with root/sudo privileges"):
-		res.Fatal = claudeRootFatal
+		res.Fatal = rootFatal
 	case strings.Contains(res.Stderr, "error: unknown option"),
 		strings.Contains(res.Stderr, "requires --verbose"):
-		res.Fatal = claudeArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	}
 }
 
-// firstErrorLine returns the first line of s that mentions an error, or "".
-func firstErrorLine(s string) string {
-	for line := range strings.Lines(s) {
-		if strings.Contains(strings.ToLower(line), "error") {
-			return strings.TrimSpace(line)
-		}
-	}
-	return ""
-}
-
-// claudeEvent is one line of the stream. Only the fields git-ralph uses are
+// event is one line of the stream. Only the fields git-ralph uses are
 // decoded; everything else (tool results, stream_event deltas, modelUsage) is
 // skipped by the JSON decoder without being stored.
-type claudeEvent struct {
+type event struct {
 	Type            string          `json:"type"`
 	Subtype         string          `json:"subtype"`
 	SessionID       string          `json:"session_id"`
 	Model           string          `json:"model"` // system/init
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
-	Message         *claudeMessage  `json:"message"` // assistant
+	Message         *message        `json:"message"` // assistant
 	Error           json.RawMessage `json:"error"`   // assistant: "authentication_failed", …
 
 	// result
 	IsError           bool           `json:"is_error"`
-	APIErrorStatus    optFloat       `json:"api_error_status"`
+	APIErrorStatus    agent.OptFloat `json:"api_error_status"`
 	Result            *string        `json:"result"` // absent on error_* subtypes
 	Errors            []string       `json:"errors"`
 	NumTurns          int            `json:"num_turns"`
-	TotalCostUSD      optFloat       `json:"total_cost_usd"`
-	Usage             *claudeUsage   `json:"usage"`
-	PermissionDenials []claudeDenial `json:"permission_denials"`
+	TotalCostUSD      agent.OptFloat `json:"total_cost_usd"`
+	Usage             *usage         `json:"usage"`
+	PermissionDenials []denial       `json:"permission_denials"`
 }
 
-type claudeMessage struct {
-	ID      string        `json:"id"`
-	Model   string        `json:"model"`
-	Content []claudeBlock `json:"content"`
-	Usage   *claudeUsage  `json:"usage"`
+type message struct {
+	ID      string  `json:"id"`
+	Model   string  `json:"model"`
+	Content []block `json:"content"`
+	Usage   *usage  `json:"usage"`
 }
 
-type claudeBlock struct {
-	Type  string           `json:"type"` // text, tool_use, thinking, tool_result
-	Text  string           `json:"text"`
-	Name  string           `json:"name"`
-	Input *claudeToolInput `json:"input"`
+type block struct {
+	Type  string     `json:"type"` // text, tool_use, thinking, tool_result
+	Text  string     `json:"text"`
+	Name  string     `json:"name"`
+	Input *toolInput `json:"input"`
 }
 
-// claudeToolInput holds the tool input fields a summary can be made of; the
+// toolInput holds the tool input fields a summary can be made of; the
 // big ones (a Write's content) are not decoded.
-type claudeToolInput struct {
+type toolInput struct {
 	Command      string `json:"command"`
 	Cmd          string `json:"cmd"` // amp's Bash
 	FilePath     string `json:"file_path"`
@@ -136,16 +139,16 @@ type claudeToolInput struct {
 	Skill        string `json:"skill"`
 }
 
-type claudeUsage struct {
+type usage struct {
 	InputTokens              int64 `json:"input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 }
 
-type claudeDenial struct {
-	ToolName  string           `json:"tool_name"`
-	ToolInput *claudeToolInput `json:"tool_input"`
+type denial struct {
+	ToolName  string     `json:"tool_name"`
+	ToolInput *toolInput `json:"tool_input"`
 }
 
 // Decode reads claude's stream-json output to the end. Assistant text blocks
@@ -153,60 +156,61 @@ type claudeDenial struct {
 // included); the outcome fields come from the last result line only, so text
 // echoed in tool results or earlier messages never counts. Lines that are not
 // JSON, are cut short, or are longer than 8 MiB are skipped.
-func (Claude) Decode(r io.Reader, ev Events) (Result, error) {
-	return decodeClaudeStream(r, ev, claudeFlavor{
-		authFatal: claudeAuthFatal, billingFatal: claudeBillingFatal, modelFatal: claudeModelFatal,
+func (Claude) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
+	return DecodeStream(r, ev, Flavor{
+		AuthFatal: authFatal, BillingFatal: billingFatal, ModelFatal: modelFatal,
 	})
 }
 
-// claudeFlavor is what differs between the agents that print Claude Code's
+// Flavor is what differs between the agents that print Claude Code's
 // stream-json: Claude Code itself, Amp (§6) and a custom agent speaking it.
-type claudeFlavor struct {
-	// authFatal, billingFatal and modelFatal are the Result.Fatal sentences.
-	authFatal, billingFatal, modelFatal string
-	// sumUsage: the result line carries no usage (amp), so the assistant
+type Flavor struct {
+	// AuthFatal, BillingFatal and ModelFatal are the Result.Fatal sentences.
+	AuthFatal, BillingFatal, ModelFatal string
+	// SumUsage: the result line carries no usage (amp), so the assistant
 	// messages' usage is summed instead.
-	sumUsage bool
-	// inputHasCache: input_tokens already counts the cache reads and writes
+	SumUsage bool
+	// InputHasCache: input_tokens already counts the cache reads and writes
 	// (qwen reports OpenAI's prompt_tokens there), so they are not added.
-	inputHasCache bool
+	InputHasCache bool
 }
 
-// decodeClaudeStream decodes a Claude-Code-shaped stream; see Claude.Decode.
-func decodeClaudeStream(r io.Reader, ev Events, fl claudeFlavor) (Result, error) {
+// DecodeStream decodes a Claude-Code-shaped stream; see Claude.Decode. Amp, Qwen
+// and a custom agent's claude-stream-json format decode with it, each with its own Flavor.
+func DecodeStream(r io.Reader, ev agent.Events, fl Flavor) (agent.Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := claudeDecoder{ev: ev, fl: fl, last: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := decoder{ev: ev, fl: fl, last: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// claudeDecoder is the state of one Decode.
-type claudeDecoder struct {
-	ev  Events
-	fl  claudeFlavor
-	res Result
+// decoder is the state of one Decode.
+type decoder struct {
+	ev  agent.Events
+	fl  Flavor
+	res agent.Result
 
-	// the assistant messages' usage, summed (claudeFlavor.sumUsage)
+	// the assistant messages' usage, summed (Flavor.SumUsage)
 	usageID           string
 	usageIn, usageOut int64
 	resultUsage       bool
 
 	initModel, firstModel, session string
 
-	lastID string   // message.id of the last main-agent assistant message
-	last   textTail // its text blocks
+	lastID string         // message.id of the last main-agent assistant message
+	last   agent.TextTail // its text blocks
 
 	apiErrCode, apiErrText string // the last assistant message carrying an error
 }
 
-func (d *claudeDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return // a warning, a hook's chatter, …: it is in the log, that is all
 	}
-	var e claudeEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		// A field of an unexpected type leaves the others decoded; anything
 		// else (a truncated or garbled line) is skipped.
@@ -231,7 +235,7 @@ func (d *claudeDecoder) line(line []byte) {
 	}
 }
 
-func (d *claudeDecoder) assistant(e *claudeEvent) {
+func (d *decoder) assistant(e *event) {
 	m := e.Message
 	if m == nil {
 		return
@@ -239,12 +243,12 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 	main := e.ParentToolUseID == nil || *e.ParentToolUseID == ""
 	if main && (m.ID == "" || m.ID != d.lastID) {
 		d.lastID = m.ID
-		d.last.reset()
+		d.last.Reset()
 	}
 	if d.firstModel == "" && m.Model != "" && m.Model != "<synthetic>" {
 		d.firstModel = m.Model
 	}
-	if d.fl.sumUsage && main && m.Usage != nil && (m.ID == "" || m.ID != d.usageID) {
+	if d.fl.SumUsage && main && m.Usage != nil && (m.ID == "" || m.ID != d.usageID) {
 		d.usageID = m.ID
 		d.usageIn += d.inputTokens(m.Usage)
 		d.usageOut += m.Usage.OutputTokens
@@ -258,8 +262,8 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 			}
 			d.ev.Text(b.Text)
 			if main {
-				d.last.add(b.Text)
-				if text.Len() < maxErrorLen {
+				d.last.Add(b.Text)
+				if text.Len() < agent.MaxErrorLen {
 					text.WriteString(b.Text)
 				}
 			}
@@ -267,9 +271,9 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 			d.ev.Tool(b.Name, toolSummary(b.Name, b.Input))
 		}
 	}
-	if code := rawString(e.Error); code != "" && main {
+	if code := agent.RawString(e.Error); code != "" && main {
 		d.apiErrCode = code
-		d.apiErrText = head(strings.TrimSpace(text.String()), maxErrorLen)
+		d.apiErrText = agent.Head(strings.TrimSpace(text.String()), agent.MaxErrorLen)
 		if d.apiErrText == "" {
 			d.apiErrText = "API error: " + code
 		}
@@ -280,34 +284,34 @@ func (d *claudeDecoder) assistant(e *claudeEvent) {
 	}
 }
 
-func (d *claudeDecoder) result(e *claudeEvent) {
+func (d *decoder) result(e *event) {
 	r := &d.res
 	r.SawResult = true
 	r.Subtype = e.Subtype
 	r.IsError = e.IsError || strings.HasPrefix(e.Subtype, "error")
 	if e.Result != nil {
-		r.Text = tail(*e.Result, maxText)
+		r.Text = agent.Tail(*e.Result, agent.MaxText)
 	} else {
 		r.Text = d.last.String()
 	}
 	r.Errors = nil
 	for _, s := range e.Errors {
-		addError(&r.Errors, s)
+		agent.AddError(&r.Errors, s)
 	}
 	if r.IsError && len(r.Errors) == 0 {
 		switch {
 		case errorText(e.Error) != "": // amp: an error string in place of result; qwen: error.message
-			addError(&r.Errors, errorText(e.Error))
+			agent.AddError(&r.Errors, errorText(e.Error))
 		case e.Result != nil && strings.TrimSpace(*e.Result) != "":
-			addError(&r.Errors, *e.Result)
+			agent.AddError(&r.Errors, *e.Result)
 		case d.apiErrText != "":
-			addError(&r.Errors, d.apiErrText)
+			agent.AddError(&r.Errors, d.apiErrText)
 		}
 	}
 	r.Turns = e.NumTurns
 	r.CostUSD = nil
-	if e.TotalCostUSD.ok {
-		c := e.TotalCostUSD.v
+	if e.TotalCostUSD.Valid {
+		c := e.TotalCostUSD.Value
 		r.CostUSD = &c
 	}
 	r.InputTokens, r.OutputTokens = 0, 0
@@ -321,24 +325,24 @@ func (d *claudeDecoder) result(e *claudeEvent) {
 	}
 	r.Denials = nil
 	for _, p := range e.PermissionDenials {
-		if len(r.Denials) == maxErrors {
+		if len(r.Denials) == agent.MaxErrors {
 			break
 		}
-		s := oneLine(p.ToolName, maxSummary)
+		s := agent.OneLine(p.ToolName, agent.MaxSummary)
 		if sum := toolSummary(p.ToolName, p.ToolInput); sum != "" {
 			s += ": " + sum
 		}
 		r.Denials = append(r.Denials, s)
 	}
-	r.Class, r.RetryAfter, r.RetryAt = ClassNone, 0, time.Time{}
+	r.Class, r.RetryAfter, r.RetryAt = agent.ClassNone, 0, time.Time{}
 	if r.IsError {
 		d.classify(e)
 	}
 }
 
 // inputTokens counts u's input tokens, cache reads and writes included.
-func (d *claudeDecoder) inputTokens(u *claudeUsage) int64 {
-	if d.fl.inputHasCache {
+func (d *decoder) inputTokens(u *usage) int64 {
+	if d.fl.InputHasCache {
 		return u.InputTokens
 	}
 	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
@@ -348,13 +352,13 @@ func (d *claudeDecoder) inputTokens(u *claudeUsage) int64 {
 // that ended without one after an assistant message carrying an API error
 // (e == nil). Only the result line and that message count: the HTTP status
 // the result names, the assistant's error code, the error text.
-func (d *claudeDecoder) classify(e *claudeEvent) {
+func (d *decoder) classify(e *event) {
 	r := &d.res
 	status := 0
 	var msg string
 	if e != nil {
-		if e.APIErrorStatus.ok {
-			status = int(e.APIErrorStatus.v)
+		if e.APIErrorStatus.Valid {
+			status = int(e.APIErrorStatus.Value)
 		}
 		var parts []string
 		if e.Result != nil {
@@ -367,56 +371,56 @@ func (d *claudeDecoder) classify(e *claudeEvent) {
 	if d.apiErrText != "" {
 		msg += "\n" + d.apiErrText
 	}
-	f := failure{class: classOfStatus(status)}
-	if f.class == ClassNone {
-		f.class = classOfAPIErrorCode(d.apiErrCode)
+	f := agent.Failure{Class: agent.ClassOfStatus(status)}
+	if f.Class == agent.ClassNone {
+		f.Class = classOfAPIErrorCode(d.apiErrCode)
 	}
-	if f.class == ClassNone {
-		f = classifyError(0, msg)
+	if f.Class == agent.ClassNone {
+		f = agent.ClassifyError(0, msg)
 	} else {
-		f.after, f.at = retryHint(msg)
+		f.After, f.At = agent.RetryHint(msg)
 	}
-	f.apply(r)
+	f.Apply(r)
 	if r.Fatal != "" {
 		return
 	}
 	switch {
 	case d.apiErrCode == "billing_error":
-		r.Fatal = d.fl.billingFatal
+		r.Fatal = d.fl.BillingFatal
 	case d.apiErrCode == "model_not_found":
-		r.Fatal = d.fl.modelFatal
-	case r.Class == ClassAuth:
-		r.Fatal = d.fl.authFatal
+		r.Fatal = d.fl.ModelFatal
+	case r.Class == agent.ClassAuth:
+		r.Fatal = d.fl.AuthFatal
 	}
 }
 
 // classOfAPIErrorCode classifies the error code of a Claude Code assistant
 // message (SDKAssistantMessageError, AGENTS-REFERENCE.md §2).
-func classOfAPIErrorCode(code string) FailureClass {
+func classOfAPIErrorCode(code string) agent.FailureClass {
 	switch code {
 	case "authentication_failed", "billing_error":
-		return ClassAuth
+		return agent.ClassAuth
 	case "rate_limit":
-		return ClassLimit
+		return agent.ClassLimit
 	case "overloaded", "server_error":
-		return ClassTransient
+		return agent.ClassTransient
 	}
-	return ClassNone
+	return agent.ClassNone
 }
 
 // finish completes the Result once the stream has ended.
-func (d *claudeDecoder) finish() Result {
+func (d *decoder) finish() agent.Result {
 	if !d.res.SawResult {
 		d.res.Text = d.last.String()
 		if d.apiErrText != "" {
-			addError(&d.res.Errors, d.apiErrText)
+			agent.AddError(&d.res.Errors, d.apiErrText)
 		}
 		if d.apiErrCode != "" {
 			d.classify(nil)
 		}
 	}
 	r := d.res
-	if d.fl.sumUsage && !d.resultUsage {
+	if d.fl.SumUsage && !d.resultUsage {
 		r.InputTokens, r.OutputTokens = d.usageIn, d.usageOut
 	}
 	r.SessionID = d.session
@@ -427,46 +431,10 @@ func (d *claudeDecoder) finish() Result {
 	return r
 }
 
-// optFloat is a JSON number that may be absent, null or of the wrong type.
-type optFloat struct {
-	v  float64
-	ok bool
-}
-
-// UnmarshalJSON keeps numbers and ignores anything else; it never fails.
-func (f *optFloat) UnmarshalJSON(b []byte) error {
-	var v float64
-	if json.Unmarshal(b, &v) == nil && !bytes.Equal(b, []byte("null")) {
-		f.v, f.ok = v, true
-	}
-	return nil
-}
-
-// addError appends a bounded message to a bounded list.
-func addError(list *[]string, s string) {
-	s = strings.TrimSpace(s)
-	if s == "" || len(*list) >= maxErrors {
-		return
-	}
-	*list = append(*list, head(s, maxErrorLen))
-}
-
-// rawString returns the JSON string in raw, or "" when raw is not a string.
-func rawString(raw json.RawMessage) string {
-	if len(raw) == 0 || raw[0] != '"' {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
-}
-
 // errorText returns a result's error: the JSON string in raw (amp), or the
 // message of the object in raw (qwen: {"message": …}); "" otherwise.
 func errorText(raw json.RawMessage) string {
-	if s := rawString(raw); s != "" {
+	if s := agent.RawString(raw); s != "" {
 		return s
 	}
 	var e struct {
@@ -480,18 +448,18 @@ func errorText(raw json.RawMessage) string {
 
 // toolSummary describes a claude tool call in one short line: the command for
 // Bash, the path for file tools, the pattern for searches, …
-func toolSummary(name string, in *claudeToolInput) string {
+func toolSummary(name string, in *toolInput) string {
 	if in == nil {
 		return ""
 	}
 	var s string
 	switch name {
 	case "Bash":
-		s = firstNonEmpty(in.Command, in.Cmd)
+		s = agent.FirstNonEmpty(in.Command, in.Cmd)
 	case "Read", "Write", "Edit", "MultiEdit":
 		s = in.FilePath
 	case "NotebookEdit":
-		s = firstNonEmpty(in.NotebookPath, in.FilePath)
+		s = agent.FirstNonEmpty(in.NotebookPath, in.FilePath)
 	case "Glob", "Grep":
 		s = in.Pattern
 		if in.Path != "" {
@@ -507,16 +475,10 @@ func toolSummary(name string, in *claudeToolInput) string {
 		s = in.Skill
 	}
 	if s == "" {
-		s = firstNonEmpty(in.Command, in.Cmd, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
+		s = agent.FirstNonEmpty(in.Command, in.Cmd, in.FilePath, in.NotebookPath, in.Path, in.Pattern, in.URL, in.Query, in.Description)
 	}
-	return oneLine(s, maxSummary)
+	return agent.OneLine(s, agent.MaxSummary)
 }
 
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
+// Reports: claude reports both (result.total_cost_usd, result.usage).
+func (Claude) Reports() (cost, tokens bool) { return true, true }

@@ -1,4 +1,15 @@
-package agent
+// Package copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot).
+// AGENTS-REFERENCE.md does not cover it: the driver follows Copilot CLI
+// 1.0.102's own output, recorded here against a scripted model on loopback
+// (internal/agent/testdata/copilot-*, made with testdata/record).
+//
+// It builds the argv and reads the JSON events; agent.Run starts the process
+// and hands it the --usage-output-file (agent.OutputFiler). The outcome comes
+// from the result line and the session.error before it only. It must not keep
+// git-ralph's GitHub tokens for the agent (agent.SecretEnv): its hints ask for
+// COPILOT_GITHUB_TOKEN instead. It imports nothing of this module but
+// internal/agent.
+package copilot
 
 import (
 	"bytes"
@@ -7,6 +18,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot)
@@ -21,7 +34,7 @@ import (
 // --allow-all-paths.
 //
 // The stream (--output-format json, checked against Copilot CLI 1.0.102 run
-// here against a scripted model; testdata/copilot-*.ndjson) is one JSON event
+// here against a scripted model; ../testdata/copilot-*.ndjson) is one JSON event
 // per line: {"type","data",…}. assistant.message carries a whole message
 // (data.content, data.toolRequests, data.model), tool.execution_start a tool
 // call (data.toolName, data.arguments), model.call_failure each failed
@@ -49,18 +62,18 @@ import (
 type Copilot struct{}
 
 var (
-	_ Diagnoser   = Copilot{}
-	_ Preflighter = Copilot{}
-	_ outputFiler = Copilot{}
+	_ agent.Diagnoser   = Copilot{}
+	_ agent.Preflighter = Copilot{}
+	_ agent.OutputFiler = Copilot{}
 )
 
 // Preflight refuses a custom provider (COPILOT_PROVIDER_BASE_URL) without a
 // model: copilot would refuse every attempt ("BYOK providers require an
 // explicit model"). The model may come from --model, COPILOT_MODEL,
 // COPILOT_PROVIDER_MODEL_ID or ralph.agentArgs.
-func (Copilot) Preflight(req Request, env []string) error {
-	if envValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
-		envValue(env, "COPILOT_MODEL") != "" || envValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
+func (Copilot) Preflight(req agent.Request, env []string) error {
+	if agent.EnvValue(env, "COPILOT_PROVIDER_BASE_URL") == "" || req.Model != "" ||
+		agent.EnvValue(env, "COPILOT_MODEL") != "" || agent.EnvValue(env, "COPILOT_PROVIDER_MODEL_ID") != "" {
 		return nil
 	}
 	for _, a := range req.Args {
@@ -68,7 +81,7 @@ func (Copilot) Preflight(req Request, env []string) error {
 			return nil
 		}
 	}
-	return &PreflightError{Agent: "copilot", Msg: "a custom provider (COPILOT_PROVIDER_BASE_URL) needs a model, and none is set",
+	return &agent.PreflightError{Agent: "copilot", Msg: "a custom provider (COPILOT_PROVIDER_BASE_URL) needs a model, and none is set",
 		Fix: "give one with --model M (or 'git config ralph.model M', or COPILOT_MODEL)"}
 }
 
@@ -85,49 +98,49 @@ func (Copilot) InstallHint() string {
 }
 
 // Argv returns copilot's headless argv; the prompt goes on stdin.
-func (Copilot) Argv(req Request) []string {
+func (Copilot) Argv(req agent.Request) []string {
 	argv := []string{"copilot", "--output-format", "json", "--allow-all-tools"}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
 	}
-	argv = append(argv, "--usage-output-file", req.outputFileArg())
+	argv = append(argv, "--usage-output-file", req.OutputFileArg())
 	return append(argv, req.Args...)
 }
 
 // Fatal messages of the copilot driver.
 const (
-	copilotLoginFatal = "copilot found no credentials; set COPILOT_GITHUB_TOKEN to a token with the Copilot Requests permission " +
+	loginFatal = "copilot found no credentials; set COPILOT_GITHUB_TOKEN to a token with the Copilot Requests permission " +
 		"(git-ralph passes GH_TOKEN and GITHUB_TOKEN to no agent), run 'copilot login' once, " +
 		"or use your own model provider with COPILOT_PROVIDER_BASE_URL"
-	copilotAuthFatal = "copilot's credentials were rejected; check COPILOT_GITHUB_TOKEN (or 'copilot login'), " +
+	authFatal = "copilot's credentials were rejected; check COPILOT_GITHUB_TOKEN (or 'copilot login'), " +
 		"or for your own model provider COPILOT_PROVIDER_API_KEY"
-	copilotModelFatal = "copilot needs a model with a custom provider; set --model or ralph.model (or COPILOT_MODEL)"
-	copilotArgsFatal  = "copilot rejected its command line; check ralph.agentArgs"
+	modelFatal = "copilot needs a model with a custom provider; set --model or ralph.model (or COPILOT_MODEL)"
+	argsFatal  = "copilot rejected its command line; check ralph.agentArgs"
 )
 
 // Diagnose recognises the failures copilot reports on stderr alone: no
 // credentials, a custom provider without a model, a rejected command line.
-func (Copilot) Diagnose(res *Result) {
+func (Copilot) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult || res.Signal != "" {
 		return
 	}
 	switch {
 	case strings.Contains(res.Stderr, "No authentication information found"):
-		res.Class, res.Fatal = ClassAuth, copilotLoginFatal
+		res.Class, res.Fatal = agent.ClassAuth, loginFatal
 	case strings.Contains(res.Stderr, "require an explicit model"):
-		res.Fatal = copilotModelFatal
+		res.Fatal = modelFatal
 	case strings.Contains(res.Stderr, "error: unexpected argument"), strings.Contains(res.Stderr, "error: invalid value"):
-		res.Fatal = copilotArgsFatal + ": " + oneLine(firstErrorLine(res.Stderr), 200)
+		res.Fatal = argsFatal + ": " + agent.OneLine(agent.FirstErrorLine(res.Stderr), 200)
 	default:
-		diagnoseStderr(res, copilotAuthFatal)
+		agent.DiagnoseStderr(res, authFatal)
 	}
 }
 
 // maxUsageFile bounds what is read of the usage file.
 const maxUsageFile = 1 << 20
 
-// copilotUsageFile is the part of --usage-output-file that git-ralph reads.
-type copilotUsageFile struct {
+// usageFile is the part of --usage-output-file that git-ralph reads.
+type usageFile struct {
 	ModelMetrics map[string]struct {
 		Usage struct {
 			InputTokens  int64 `json:"inputTokens"`
@@ -137,10 +150,10 @@ type copilotUsageFile struct {
 	CurrentModel string `json:"currentModel"`
 }
 
-// readOutputFile reads the tokens from the usage file, summed over the
+// ReadOutputFile reads the tokens from the usage file, summed over the
 // models (the session's own requests and its helpers'). A missing, empty,
 // oversized or garbled file leaves the tokens at 0.
-func (Copilot) readOutputFile(res *Result, path string) {
+func (Copilot) ReadOutputFile(res *agent.Result, path string) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -150,7 +163,7 @@ func (Copilot) readOutputFile(res *Result, path string) {
 	if err != nil || len(data) > maxUsageFile {
 		return
 	}
-	var u copilotUsageFile
+	var u usageFile
 	if json.Unmarshal(data, &u) != nil {
 		return
 	}
@@ -165,34 +178,34 @@ func (Copilot) readOutputFile(res *Result, path string) {
 	}
 }
 
-// copilotEvent is one line of `copilot --output-format json`.
-type copilotEvent struct {
-	Type      string       `json:"type"`
-	Data      *copilotData `json:"data"`
-	SessionID string       `json:"sessionId"` // result
-	ExitCode  *int         `json:"exitCode"`  // result
+// event is one line of `copilot --output-format json`.
+type event struct {
+	Type      string     `json:"type"`
+	Data      *eventData `json:"data"`
+	SessionID string     `json:"sessionId"` // result
+	ExitCode  *int       `json:"exitCode"`  // result
 	Usage     *struct {
-		PremiumRequests optFloat `json:"premiumRequests"`
+		PremiumRequests agent.OptFloat `json:"premiumRequests"`
 	} `json:"usage"` // result
 }
 
-type copilotData struct {
+type eventData struct {
 	// assistant.message
 	Content          string `json:"content"`
 	Model            string `json:"model"`
 	ParentToolCallID string `json:"parentToolCallId"`
 	// tool.execution_start
-	ToolName  string            `json:"toolName"`
-	Arguments *copilotToolInput `json:"arguments"`
+	ToolName  string     `json:"toolName"`
+	Arguments *toolInput `json:"arguments"`
 	// session.error, model.call_failure
-	ErrorType    string   `json:"errorType"`
-	Message      string   `json:"message"`
-	ErrorMessage string   `json:"errorMessage"`
-	StatusCode   optFloat `json:"statusCode"`
+	ErrorType    string         `json:"errorType"`
+	Message      string         `json:"message"`
+	ErrorMessage string         `json:"errorMessage"`
+	StatusCode   agent.OptFloat `json:"statusCode"`
 }
 
-// copilotToolInput holds the tool arguments a summary can be made of.
-type copilotToolInput struct {
+// toolInput holds the tool arguments a summary can be made of.
+type toolInput struct {
 	Command     string `json:"command"`
 	Path        string `json:"path"`
 	Pattern     string `json:"pattern"`
@@ -207,19 +220,19 @@ type copilotToolInput struct {
 // main-agent assistant.message's content; the outcome comes from the result
 // line (exitCode) and the session.error before it, classified by its status
 // code and message. Tokens come from the usage file (readOutputFile).
-func (Copilot) Decode(r io.Reader, ev Events) (Result, error) {
+func (Copilot) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := copilotDecoder{ev: ev}
-	err := eachLine(r, d.line)
+	d := decoder{ev: ev}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// copilotDecoder is the state of one Copilot.Decode.
-type copilotDecoder struct {
-	ev       Events
-	res      Result
+// decoder is the state of one Copilot.Decode.
+type decoder struct {
+	ev       agent.Events
+	res      agent.Result
 	last     string // the last main-agent assistant message
 	model    string
 	errText  string // the last session.error's message
@@ -229,12 +242,12 @@ type copilotDecoder struct {
 	failCode int
 }
 
-func (d *copilotDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e copilotEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -243,7 +256,7 @@ func (d *copilotDecoder) line(line []byte) {
 	}
 	data := e.Data
 	if data == nil {
-		data = &copilotData{}
+		data = &eventData{}
 	}
 	switch e.Type {
 	case "session.tools_updated", "model.call_start":
@@ -262,30 +275,30 @@ func (d *copilotDecoder) line(line []byte) {
 			d.last = data.Content
 		}
 	case "tool.execution_start":
-		d.ev.Tool(data.ToolName, copilotToolSummary(data.ToolName, data.Arguments))
+		d.ev.Tool(data.ToolName, toolSummary(data.ToolName, data.Arguments))
 	case "model.call_failure":
-		d.failText = head(strings.TrimSpace(data.ErrorMessage), maxErrorLen)
-		d.failCode = int(data.StatusCode.v)
+		d.failText = agent.Head(strings.TrimSpace(data.ErrorMessage), agent.MaxErrorLen)
+		d.failCode = int(data.StatusCode.Value)
 	case "session.error":
-		d.errText = head(strings.TrimSpace(data.Message), maxErrorLen)
+		d.errText = agent.Head(strings.TrimSpace(data.Message), agent.MaxErrorLen)
 		d.errType = data.ErrorType
-		d.errCode = int(data.StatusCode.v)
+		d.errCode = int(data.StatusCode.Value)
 	case "result":
 		d.result(&e)
 		d.ev.Terminal()
 	}
 }
 
-func (d *copilotDecoder) result(e *copilotEvent) {
+func (d *decoder) result(e *event) {
 	r := &d.res
 	r.SawResult = true
-	r.SessionID = firstNonEmpty(e.SessionID, r.SessionID)
+	r.SessionID = agent.FirstNonEmpty(e.SessionID, r.SessionID)
 	code := 0
 	if e.ExitCode != nil {
 		code = *e.ExitCode
 	}
-	if e.Usage != nil && e.Usage.PremiumRequests.ok {
-		r.PremiumRequests = e.Usage.PremiumRequests.v
+	if e.Usage != nil && e.Usage.PremiumRequests.Valid {
+		r.PremiumRequests = e.Usage.PremiumRequests.Value
 	}
 	r.IsError = code != 0 || d.errText != ""
 	r.Subtype = d.errType
@@ -294,9 +307,9 @@ func (d *copilotDecoder) result(e *copilotEvent) {
 	}
 }
 
-func (d *copilotDecoder) finish() Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
-	r.Text = tail(d.last, maxText)
+	r.Text = agent.Tail(d.last, agent.MaxText)
 	r.Model = d.model
 	msg, code := d.errText, d.errCode
 	if msg == "" && (r.IsError || !r.SawResult) {
@@ -304,39 +317,39 @@ func (d *copilotDecoder) finish() Result {
 	}
 	if msg == "" {
 		if r.IsError {
-			addError(&r.Errors, "copilot exited with an error")
+			agent.AddError(&r.Errors, "copilot exited with an error")
 		}
 		return r
 	}
 	if r.SawResult && !r.IsError {
 		return r
 	}
-	addError(&r.Errors, msg)
-	f := failure{class: classOfStatus(code)}
-	if f.class == ClassNone {
-		f = classifyError(0, d.errType+": "+msg)
+	agent.AddError(&r.Errors, msg)
+	f := agent.Failure{Class: agent.ClassOfStatus(code)}
+	if f.Class == agent.ClassNone {
+		f = agent.ClassifyError(0, d.errType+": "+msg)
 	} else {
-		f.after, f.at = retryHint(msg)
+		f.After, f.At = agent.RetryHint(msg)
 	}
-	if f.class == ClassNone {
+	if f.Class == agent.ClassNone {
 		switch d.errType {
 		case "authentication":
-			f.class = ClassAuth
+			f.Class = agent.ClassAuth
 		case "rate_limit":
-			f.class = ClassLimit
+			f.Class = agent.ClassLimit
 		}
 	}
-	f.apply(&r)
-	if r.Class == ClassAuth && r.Fatal == "" {
-		r.Fatal = copilotAuthFatal
+	f.Apply(&r)
+	if r.Class == agent.ClassAuth && r.Fatal == "" {
+		r.Fatal = authFatal
 	}
 	return r
 }
 
-// copilotToolSummary describes a copilot tool call in one short line: the
+// toolSummary describes a copilot tool call in one short line: the
 // command for bash, the path for view/create/edit, the pattern for
 // grep/glob, …
-func copilotToolSummary(name string, in *copilotToolInput) string {
+func toolSummary(name string, in *toolInput) string {
 	if in == nil {
 		return ""
 	}
@@ -353,7 +366,11 @@ func copilotToolSummary(name string, in *copilotToolInput) string {
 		}
 	}
 	if s == "" {
-		s = firstNonEmpty(in.Command, in.Path, in.Pattern, in.URL, in.Query, in.Description, in.Prompt)
+		s = agent.FirstNonEmpty(in.Command, in.Path, in.Pattern, in.URL, in.Query, in.Description, in.Prompt)
 	}
-	return oneLine(s, maxSummary)
+	return agent.OneLine(s, agent.MaxSummary)
 }
+
+// Reports: copilot reports tokens (its usage file) and premium requests, no
+// dollars.
+func (Copilot) Reports() (cost, tokens bool) { return false, true }

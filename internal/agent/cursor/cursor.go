@@ -1,4 +1,15 @@
-package agent
+// Package cursor drives the Cursor CLI (`cursor-agent -p`), as
+// AGENTS-REFERENCE.md §7 describes it from Cursor's documentation: the binary
+// could not be installed where the reference was written, and the
+// synthetic-cursor-* transcripts in internal/agent/testdata follow the
+// documented schema.
+//
+// It builds the argv and reads the stream-json; agent.Run starts the process.
+// The outcome comes from the result line, or for a run without one from its
+// exit and last lines of stderr (agent.DiagnoseStderr), never from text
+// elsewhere in the transcript. It imports nothing of this module but
+// internal/agent.
+package cursor
 
 import (
 	"bytes"
@@ -6,6 +17,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
 // Cursor drives the Cursor CLI (`cursor-agent`) headlessly, as described in
@@ -27,7 +40,7 @@ import (
 // non-zero exit with the message on stderr and possibly no result.
 type Cursor struct{}
 
-var _ Diagnoser = Cursor{}
+var _ agent.Diagnoser = Cursor{}
 
 // Name returns "cursor".
 func (Cursor) Name() string { return "cursor" }
@@ -41,7 +54,7 @@ func (Cursor) InstallHint() string {
 }
 
 // Argv returns cursor-agent's headless argv; the prompt goes on stdin.
-func (Cursor) Argv(req Request) []string {
+func (Cursor) Argv(req agent.Request) []string {
 	argv := []string{"cursor-agent", "-p", "--output-format", "stream-json", "--force", "--trust"}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
@@ -49,40 +62,40 @@ func (Cursor) Argv(req Request) []string {
 	return append(argv, req.Args...)
 }
 
-// cursorAuthFatal is the Fatal message of an authentication failure.
-const cursorAuthFatal = "cursor-agent is not logged in or its API key was rejected; run 'cursor-agent login' (or set CURSOR_API_KEY)"
+// authFatal is the Fatal message of an authentication failure.
+const authFatal = "cursor-agent is not logged in or its API key was rejected; run 'cursor-agent login' (or set CURSOR_API_KEY)"
 
 // Diagnose classifies a failed run by the last lines of its stderr, the only
 // place cursor-agent reports failures (§7).
-func (Cursor) Diagnose(res *Result) {
+func (Cursor) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
 	}
-	diagnoseStderr(res, cursorAuthFatal)
+	agent.DiagnoseStderr(res, authFatal)
 }
 
-// cursorEvent is one line of cursor-agent's stream-json output.
-type cursorEvent struct {
-	Type      string                    `json:"type"`
-	Subtype   string                    `json:"subtype"`
-	SessionID string                    `json:"session_id"`
-	Model     string                    `json:"model"`
-	Message   *cursorMessage            `json:"message"`
-	ToolCall  map[string]cursorToolCall `json:"tool_call"`
-	IsError   bool                      `json:"is_error"`
-	Result    *string                   `json:"result"`
-	Error     json.RawMessage           `json:"error"`
-	Usage     *cursorUsage              `json:"usage"`
+// event is one line of cursor-agent's stream-json output.
+type event struct {
+	Type      string              `json:"type"`
+	Subtype   string              `json:"subtype"`
+	SessionID string              `json:"session_id"`
+	Model     string              `json:"model"`
+	Message   *message            `json:"message"`
+	ToolCall  map[string]toolCall `json:"tool_call"`
+	IsError   bool                `json:"is_error"`
+	Result    *string             `json:"result"`
+	Error     json.RawMessage     `json:"error"`
+	Usage     *usage              `json:"usage"`
 }
 
-type cursorMessage struct {
+type message struct {
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
 }
 
-type cursorToolCall struct {
+type toolCall struct {
 	Args *struct {
 		Command     string `json:"command"`
 		Path        string `json:"path"`
@@ -93,9 +106,9 @@ type cursorToolCall struct {
 	} `json:"args"`
 }
 
-// cursorUsage is the token usage some versions reportedly add to the result
+// usage is the token usage some versions reportedly add to the result
 // (unverified, §7); both spellings are read.
-type cursorUsage struct {
+type usage struct {
 	InputTokens      int64 `json:"inputTokens"`
 	OutputTokens     int64 `json:"outputTokens"`
 	InputTokensSnake int64 `json:"input_tokens"`
@@ -108,30 +121,30 @@ type cursorUsage struct {
 // the final text is the assistant text after the last tool call when the
 // result ends with it (an instruction the agent echoed earlier then does not
 // count), else the whole result.
-func (Cursor) Decode(r io.Reader, ev Events) (Result, error) {
+func (Cursor) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
-		ev = nopEvents{}
+		ev = agent.NopEvents{}
 	}
-	d := cursorDecoder{ev: ev, seg: textTail{max: maxText}}
-	err := eachLine(r, d.line)
+	d := decoder{ev: ev, seg: agent.TextTail{Max: agent.MaxText}}
+	err := agent.EachLine(r, d.line)
 	return d.finish(), err
 }
 
-// cursorDecoder is the state of one Cursor.Decode.
-type cursorDecoder struct {
-	ev      Events
-	res     Result
-	seg     textTail // assistant text since the last tool call
-	lastMsg string   // the last assistant message since the last tool call
-	result  *string  // the result line's result
+// decoder is the state of one Cursor.Decode.
+type decoder struct {
+	ev      agent.Events
+	res     agent.Result
+	seg     agent.TextTail // assistant text since the last tool call
+	lastMsg string         // the last assistant message since the last tool call
+	result  *string        // the result line's result
 }
 
-func (d *cursorDecoder) line(line []byte) {
+func (d *decoder) line(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var e cursorEvent
+	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -154,28 +167,28 @@ func (d *cursorDecoder) line(line []byte) {
 		for _, c := range e.Message.Content {
 			if c.Type == "text" && c.Text != "" {
 				d.ev.Text(c.Text)
-				d.seg.add(c.Text)
-				if msg.Len() < maxText {
+				d.seg.Add(c.Text)
+				if msg.Len() < agent.MaxText {
 					msg.WriteString(c.Text)
 				}
 			}
 		}
 		if msg.Len() > 0 {
-			d.lastMsg = tail(msg.String(), maxText)
+			d.lastMsg = agent.Tail(msg.String(), agent.MaxText)
 		}
 	case "tool_call":
 		if e.Subtype != "started" {
 			return
 		}
-		d.seg.reset()
+		d.seg.Reset()
 		d.lastMsg = ""
 		for kind, tc := range e.ToolCall {
 			name := strings.TrimSuffix(kind, "ToolCall")
 			sum := ""
 			if a := tc.Args; a != nil {
-				sum = firstNonEmpty(a.Command, a.Path, a.Pattern, a.GlobPattern, a.Query, a.URL)
+				sum = agent.FirstNonEmpty(a.Command, a.Path, a.Pattern, a.GlobPattern, a.Query, a.URL)
 			}
-			d.ev.Tool(name, oneLine(sum, maxSummary))
+			d.ev.Tool(name, agent.OneLine(sum, agent.MaxSummary))
 			break // one kind per call
 		}
 	case "result":
@@ -184,39 +197,39 @@ func (d *cursorDecoder) line(line []byte) {
 	}
 }
 
-func (d *cursorDecoder) resultLine(e *cursorEvent) {
+func (d *decoder) resultLine(e *event) {
 	r := &d.res
 	r.SawResult = true
 	r.Subtype = e.Subtype
 	r.IsError = e.IsError || (e.Subtype != "" && e.Subtype != "success")
 	d.result = nil
 	if e.Result != nil {
-		s := tail(*e.Result, maxText)
+		s := agent.Tail(*e.Result, agent.MaxText)
 		d.result = &s
 	}
 	if u := e.Usage; u != nil {
 		r.InputTokens = max(u.InputTokens, u.InputTokensSnake)
 		r.OutputTokens = max(u.OutputTokens, u.OutputTokenSnake)
 	}
-	r.Errors, r.Class = nil, ClassNone
+	r.Errors, r.Class = nil, agent.ClassNone
 	if !r.IsError {
 		return
 	}
-	msg := rawString(e.Error)
+	msg := agent.RawString(e.Error)
 	if msg == "" && e.Result != nil {
 		msg = *e.Result
 	}
 	if msg == "" {
-		msg = "cursor-agent reported an error (" + firstNonEmpty(e.Subtype, "is_error") + ")"
+		msg = "cursor-agent reported an error (" + agent.FirstNonEmpty(e.Subtype, "is_error") + ")"
 	}
-	addError(&r.Errors, msg)
-	classifyError(0, msg).apply(r)
-	if r.Class == ClassAuth {
-		r.Fatal = cursorAuthFatal
+	agent.AddError(&r.Errors, msg)
+	agent.ClassifyError(0, msg).Apply(r)
+	if r.Class == agent.ClassAuth {
+		r.Fatal = authFatal
 	}
 }
 
-func (d *cursorDecoder) finish() Result {
+func (d *decoder) finish() agent.Result {
 	r := d.res
 	seg := d.seg.String()
 	endsWith := func(s string) bool {
@@ -235,3 +248,6 @@ func (d *cursorDecoder) finish() Result {
 	}
 	return r
 }
+
+// Reports: cursor reports neither.
+func (Cursor) Reports() (cost, tokens bool) { return false, false }
