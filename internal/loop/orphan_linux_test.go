@@ -28,6 +28,15 @@ func groupLeader(t *testing.T, env ...string) (int, uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Start returns once the exec has begun, which is before the kernel has set up the
+	// new program's environment: /proc/<pid>/environ can still be empty (seen under
+	// load, 2 in 300). An agent a crashed run left behind is long past that point.
+	for deadline := time.Now().Add(10 * time.Second); !agent.HasEnv(cmd.Process.Pid, env...); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the environment of %d never showed %v", cmd.Process.Pid, env)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return cmd.Process.Pid, start
 }
 
