@@ -121,7 +121,7 @@ func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source
 	return l.findSource(ctx, repo, cwd, change, source.Options{})
 }
 
-// In returns a Loop like l whose git runs In the worktree at path, without automatic gc.
+// In returns a Loop like l whose git runs in the worktree at path, without automatic gc.
 func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	repo, err := git.Open(ctx, path)
 	if err != nil {
