@@ -233,8 +233,9 @@ func writeFile(t *testing.T, name, content string) {
 // start-up files), a fresh HOME, the login PATH of /etc/login.defs plus Go's bin and
 // nothing git-ralph installs into, in a checkout of their own. The demo must run, and the
 // user's next login shell must find git ralph and its manual. Needs root and useradd; it builds
-// git-ralph from nothing (the user's own Go caches), offline: the modules come from a
-// copy of this machine's module download cache, served as a file:// GOPROXY.
+// git-ralph as that user, offline, with Go caches of the user's own: the modules come from a
+// copy of this machine's module download cache, served as a file:// GOPROXY, and the build
+// cache is seeded from this machine's (seedBuildCache).
 func TestInstallReadmeAsNewUser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates a user and builds git-ralph as that user; skipped with -short")

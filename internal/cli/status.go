@@ -133,7 +133,7 @@ func (c *statusCmd) watch(e *env) error {
 
 // overview is plain status with several runs: a line per run, local, worktree or on
 // GitHub Actions, with its stories done/total. The runs on GitHub Actions are asked
-// for with one runs listing per repository and workflow (githubflow RemoteViews).
+// for with one runs listing per repository and workflow (githubflow.Remote.RemoteViews).
 func overview(e *env, l *loop.Loop, names []string) error {
 	var remote []string
 	for _, name := range names {

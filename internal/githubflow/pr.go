@@ -92,7 +92,12 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		if err != nil {
 			return nil, err
 		}
-		fl = On(ol)
+		// The same Flow over the checkout the run started from: a copy, not On(ol), so
+		// that what the caller set on it (StopWait, KillWait, the Remote's clock and
+		// waits) carries over.
+		from := *fl
+		from.Loop, from.Repo = ol, ol.Repo
+		fl = &from
 		if crashResumePR(rec) {
 			if err := wt.ClearCrashLocks(ctx, fl.Loop, rec, again); err != nil {
 				return nil, err

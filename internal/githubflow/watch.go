@@ -202,15 +202,6 @@ func interrupted(ctx context.Context, err error) error {
 	return err
 }
 
-// RemoteDone reports whether a dispatched run's record says GitHub last saw it
-// completed, and how.
-func RemoteDone(rec *run.Record) (bool, string) {
-	if rec.Remote == nil {
-		return false, ""
-	}
-	return rec.Remote.LastSeenStatus == "completed", rec.Remote.LastSeenConclusion
-}
-
 // WatchText is one line about a run's view, for status --watch and finish --wait.
 func WatchText(change string, v *status.RemoteView) string {
 	switch {

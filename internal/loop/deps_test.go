@@ -2,7 +2,7 @@ package loop
 
 import (
 	"go/build"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,13 +74,31 @@ func TestLayout(t *testing.T) {
 	}
 	walkStatus("internal/status")
 
-	entries, err := os.ReadDir(filepath.Join(root, "internal"))
+	// Every package under internal, nested ones too (internal/loop/looptest,
+	// internal/agent/<name>, internal/github/githubtest).
+	var pkgs []string
+	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		pkgs = append(pkgs, filepath.ToSlash(rel))
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		pkg := "internal/" + e.Name()
-		if !e.IsDir() || pkg == "internal/cli" {
+	if !slices.Contains(pkgs, "internal/loop/looptest") {
+		t.Fatalf("the walk of internal found %d packages, not internal/loop/looptest", len(pkgs))
+	}
+	for _, pkg := range pkgs {
+		if pkg == "internal/cli" {
 			continue
 		}
 		if _, err := build.ImportDir(filepath.Join(root, pkg), 0); err != nil {

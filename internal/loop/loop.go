@@ -1,9 +1,9 @@
 // Package loop is one run of the Ralph loop in a working tree: preflight, the initial
 // state commit, attempts, checkpoints, the trust surface around them, saving and
 // restoring failed attempts, resuming, finish --squash and --keep, and the run locks;
-// for a run in a linked worktree of its own (start --worktree), what the loop and status
-// read of it (worktree.go), while making and finishing one is internal/wtrun's
-// (Loop.Worktrees).
+// for a run in a linked worktree of its own (start --worktree), what the loop reads of
+// it (worktree.go; its state is the record's, run.Record.WorktreeState), while making
+// and finishing one is internal/wtrun's (Loop.Worktrees).
 //
 // What is not the loop's lives beside it: how a run looks from outside (status, list) in
 // internal/status, a run's record of its task source in internal/source, the questions

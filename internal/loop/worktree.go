@@ -18,9 +18,9 @@ import (
 // never touched. Its record and lock stay in the common dir, like every run's; the
 // record names the worktree and the checkout the run came from (where finish --squash
 // lands). Making, running and finishing such a run is internal/wtrun's (reached through
-// Loop.Worktrees, also by finish --pr); this file holds what the loop and status read
-// of it: where it works, the Loop that works there, the agent's environment there. Its
-// state (run.Record.WorktreeState) is the record's.
+// Loop.Worktrees, also by finish --pr); this file holds what the loop reads of it: where
+// it works, the Loop that works there, the agent's environment there. Its state
+// (run.Record.WorktreeState, run.Record.ChangeRoot), which status reads, is the record's.
 
 // WorktreeDirConfig is the git config key naming the directory under which worktree
 // runs are made, one subdirectory per change.
@@ -121,7 +121,7 @@ func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source
 	return l.findSource(ctx, repo, cwd, change, source.Options{})
 }
 
-// In returns a Loop like l whose git runs In the worktree at path, without automatic gc.
+// In returns a Loop like l whose git runs in the worktree at path, without automatic gc.
 func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	repo, err := git.Open(ctx, path)
 	if err != nil {

@@ -14,8 +14,9 @@ import (
 // that this package holds one run in one working tree. Start and Finish are the
 // loop's way there; the four after them are what finish --pr (internal/githubflow)
 // does with such a run's worktree and checkout, reached through here so that no
-// workflow package imports another. What the loop and status read of such a run (where
-// it works, its state) stays here. A Loop without it refuses such runs.
+// workflow package imports another. What the loop reads of such a run (where it works)
+// stays here (worktree.go), and its state is the record's (run.Record.WorktreeState). A
+// Loop without it refuses such runs.
 type WorktreeRuns interface {
 	// Start runs the loop of o in the worktree at path, with the change's lock held:
 	// it makes the run (or completes a start a crash cut short), re-creates a deleted

@@ -10,7 +10,8 @@
 //
 // It reads files under the repository's top level and nothing else: it runs neither git
 // nor an agent. Each kind's parser is its own leaf package (openspec, speckit, plan, prd);
-// of git-ralph's own packages it imports only those and internal/run (the record).
+// of git-ralph's own packages it imports only those, what they share (tasklist,
+// repofile) and internal/run (the record), as TestParsersAreLeaves holds.
 package source
 
 import (

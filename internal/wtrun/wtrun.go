@@ -6,9 +6,10 @@
 // It is built on internal/loop and reached from it only through loop.WorktreeRuns,
 // which the CLI sets (Loop.Worktrees = wtrun.Runs): internal/loop must never import
 // it, and it must import no other workflow package (internal/githubflow,
-// internal/parallel). What the loop and status read of a worktree run (where it works,
-// its state) stays in internal/loop; what finish --pr does with its worktree and
-// checkout (checkout.go) it asks of this package through loop.WorktreeRuns.
+// internal/parallel). What the loop reads of a worktree run (where it works) stays in
+// internal/loop, and its state is the record's (run.Record.WorktreeState, ChangeRoot);
+// what finish --pr does with its worktree and checkout (checkout.go) it asks of this
+// package through loop.WorktreeRuns.
 package wtrun
 
 import (
