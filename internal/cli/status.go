@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -449,7 +450,9 @@ func renderStatus(s *term.Streams, r *status.Report) {
 		tokens = loop.Thousands(rec.Tokens)
 	}
 	kv("tokens", tokens+" so far")
-	if b := report.Budget(rec.Tokens, rec.MaxTokens, rec.TokensKnown, rec.CostUSD, rec.MaxCost, rec.CostKnown); b != "" {
+	// Before any attempt has ended nothing could have been reported: 0 so far.
+	ended := slices.ContainsFunc(rec.Attempts, func(a run.Attempt) bool { return a.Outcome != run.OutcomeRunning })
+	if b := report.Budget(rec.Tokens, rec.MaxTokens, rec.TokensKnown || !ended, rec.CostUSD, rec.MaxCost, rec.CostKnown || !ended); b != "" {
 		kv("budget", b)
 	}
 	if all, by := firstAttempts(rec); all.Done > 0 {

@@ -62,7 +62,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	if err := ch.Runnable(); err != nil {
 		var e *source.Error
 		if errors.As(err, &e) {
-			return nil, userErr(e.Hint, "%s", e.Msg)
+			return nil, loop.UserErr(e.Hint, "%s", e.Msg)
 		}
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	}
 	lock, err := fl.Store.Lock(o.Change)
 	if errors.Is(err, run.ErrLocked) {
-		return nil, userErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q here", o.Change)
+		return nil, loop.UserErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q here", o.Change)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
@@ -106,13 +106,13 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	}
 	head, err := fl.Repo.Head(gctx)
 	if errors.Is(err, git.ErrNoCommits) {
-		return nil, userErr("make a first commit, then dispatch again", "the repository has no commits yet")
+		return nil, loop.UserErr("make a first commit, then dispatch again", "the repository has no commits yet")
 	} else if err != nil {
 		return nil, err
 	}
 	if !exists {
 		if cur == branch {
-			return nil, userErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
+			return nil, loop.UserErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
 		}
 		if !o.IncludeWIP {
 			st, err := fl.Repo.Status(gctx)
@@ -126,7 +126,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 				}
 			}
 			if len(dirty) > 0 {
-				return nil, userErr("commit them, or dispatch with --include-wip to send your uncommitted work along",
+				return nil, loop.UserErr("commit them, or dispatch with --include-wip to send your uncommitted work along",
 					"the change has uncommitted files: %s", strings.Join(dirty, ", "))
 			}
 		}
@@ -206,13 +206,13 @@ func (fl *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 	}
 	if ok {
 		if _, have, _ := fl.Repo.ResolveRef(ctx, now); !have {
-			return false, userErr("fetch it (git fetch "+r.GitRemote+" "+rec.Branch+") and look: finish or delete it before dispatching again",
+			return false, loop.UserErr("fetch it (git fetch "+r.GitRemote+" "+rec.Branch+") and look: finish or delete it before dispatching again",
 				"%s on %s is at %s, which you do not have", rec.Branch, r.GitRemote, loop.Short(now))
 		}
 		if in, err := fl.Repo.IsAncestor(ctx, now, r.StartCommit); err != nil {
 			return false, err
 		} else if !in {
-			return false, userErr("bring it home first (git fetch "+r.GitRemote+" "+rec.Branch+"), or delete it on the remote",
+			return false, loop.UserErr("bring it home first (git fetch "+r.GitRemote+" "+rec.Branch+"), or delete it on the remote",
 				"%s on %s has commits that %s does not", rec.Branch, r.GitRemote, loop.Short(r.StartCommit))
 		}
 	}
@@ -251,10 +251,10 @@ func (fl *Flow) Dispatched(rec *run.Record, runID int64, url string) error {
 // the middle of a dispatch): it is dispatched already, or it has a local run.
 func dispatchRefusal(rec *run.Record) error {
 	if rec.Status == run.Dispatched {
-		return userErr("'git ralph status "+rec.Change+"' shows it; 'git ralph finish "+rec.Change+"' brings it home once it is over",
+		return loop.UserErr("'git ralph status "+rec.Change+"' shows it; 'git ralph finish "+rec.Change+"' brings it home once it is over",
 			"change %q is already dispatched", rec.Change)
 	}
-	return userErr("finish it first: 'git ralph finish "+rec.Change+" --keep' keeps the branch, and dispatch then continues from it",
+	return loop.UserErr("finish it first: 'git ralph finish "+rec.Change+" --keep' keeps the branch, and dispatch then continues from it",
 		"change %q has a local run (%s)", rec.Change, rec.Status)
 }
 
@@ -324,18 +324,18 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 	}
 	wf, err := client.Workflow(ctx, repo, o.Workflow)
 	if github.StatusOf(err) == 404 {
-		return nil, userErr("run 'git ralph ci init', commit .github/workflows/"+o.Workflow+" to the default branch and push it; nothing was changed",
+		return nil, loop.UserErr("run 'git ralph ci init', commit .github/workflows/"+o.Workflow+" to the default branch and push it; nothing was changed",
 			"%s has no workflow %s on its default branch", repo, o.Workflow)
 	}
 	if err != nil {
 		return nil, apiErr(err, repo, again)
 	}
 	if wf.State == "disabled_fork" {
-		return nil, userErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
+		return nil, loop.UserErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
 			"workflows are not enabled in %s, a fork", repo)
 	}
 	if wf.State != "active" {
-		return nil, userErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+o.Workflow+"'; nothing was changed",
+		return nil, loop.UserErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+o.Workflow+"'; nothing was changed",
 			"the workflow %s of %s is %s", o.Workflow, repo, strings.ReplaceAll(wf.State, "_", " "))
 	}
 	ref := o.Ref
@@ -355,14 +355,14 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 		}
 		for _, r := range runs {
 			if r.Status != "completed" && strings.HasPrefix(r.DisplayTitle, "ralph "+o.Change+" [") {
-				return nil, userErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
+				return nil, loop.UserErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
 					"a run of %q is already %s on GitHub Actions", o.Change, strings.ReplaceAll(r.Status, "_", " "))
 			}
 		}
 		if _, ok, err := fl.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
 			return nil, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
 		} else if !ok {
-			return nil, userErr("push it first, or name another with --ref; nothing was changed",
+			return nil, loop.UserErr("push it first, or name another with --ref; nothing was changed",
 				"branch %s, whose workflow would run, is not on %s", ref, remote)
 		}
 		outdated, err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again)
@@ -445,7 +445,7 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 	case 403:
 		return false, nil
 	case 404:
-		return false, userErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
+		return false, loop.UserErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
 			"branch %s of %s has no %s", ref, repo, path)
 	default:
 		return false, apiErr(err, repo, again)
@@ -455,11 +455,11 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 	}
 	ok, err := github.Dispatchable(src)
 	if err != nil {
-		return false, userErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
+		return false, loop.UserErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
 			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err))
 	}
 	if !ok {
-		return false, userErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
+		return false, loop.UserErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
 			"%s on branch %s of %s has no workflow_dispatch trigger", path, ref, repo)
 	}
 	return ci.Outdated(src), nil
@@ -521,7 +521,7 @@ func (rem *Remote) findRun(ctx context.Context, client *github.Client, repo gith
 func (fl *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
 	urls, err := fl.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
-		return github.Repo{}, userErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
+		return github.Repo{}, loop.UserErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
 	}
 	if err != nil {
 		return github.Repo{}, err
@@ -532,12 +532,12 @@ func (fl *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchReque
 	}
 	repo, _, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return github.Repo{}, userErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+		return github.Repo{}, loop.UserErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
 	}
 	if found {
 		return repo, nil
 	}
-	return github.Repo{}, userErr("name it: git ralph dispatch "+o.Change+" --repo OWNER/REPO (or git config ralph.repo OWNER/REPO); nothing was changed",
+	return github.Repo{}, loop.UserErr("name it: git ralph dispatch "+o.Change+" --repo OWNER/REPO (or git config ralph.repo OWNER/REPO); nothing was changed",
 		"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
 }
 

@@ -1,12 +1,14 @@
 package githubflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"syscall"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -32,13 +34,13 @@ func (fl *Flow) LockAfterLoop(ctx context.Context, change string, runID int64) (
 	if !errors.Is(err, run.ErrLocked) {
 		return lock, err
 	}
-	stopWait, killWait := orDuration(fl.StopWait, DefaultStopWait), orDuration(fl.KillWait, DefaultKillWait)
+	stopWait, killWait := cmp.Or(fl.StopWait, DefaultStopWait), cmp.Or(fl.KillWait, DefaultKillWait)
 	pid := fl.Store.Holder(change)
 	fl.Loop.Report.Step(fmt.Sprintf("a loop of %s is still running (pid %s); waiting up to %s for it to end", change, pidText(pid), stopWait))
 	if lock, err := fl.waitLock(ctx, change, stopWait); lock != nil || err != nil {
 		return lock, err
 	}
-	running := userErr("export once the loop has stopped", "a loop is running for change %q", change)
+	running := loop.UserErr("export once the loop has stopped", "a loop is running for change %q", change)
 	if testHookAfterStopWait != nil {
 		testHookAfterStopWait()
 	}
@@ -50,7 +52,7 @@ func (fl *Flow) LockAfterLoop(ctx context.Context, change string, runID int64) (
 		return fl.lockOrRefuse(change, running)
 	}
 	if rec.Remote == nil || rec.Remote.RunID != runID {
-		return nil, userErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
+		return nil, loop.UserErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
 			"a loop of change %q that is not Actions run %d holds it (pid %d); it was left running", change, runID, pid)
 	}
 	fl.Loop.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))
@@ -100,7 +102,7 @@ func (fl *Flow) waitLock(ctx context.Context, change string, d time.Duration) (*
 		if !time.Now().Before(deadline) {
 			return nil, nil
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+		if err := loop.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return nil, err
 		}
 	}
@@ -111,22 +113,4 @@ func pidText(pid int) string {
 		return "unknown"
 	}
 	return fmt.Sprint(pid)
-}
-
-func orDuration(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -77,7 +77,7 @@ func (rem *Remote) wait(ctx context.Context, d time.Duration) error {
 	if rem.Sleep != nil {
 		return rem.Sleep(ctx, d)
 	}
-	return sleepCtx(ctx, d)
+	return loop.Sleep(ctx, d)
 }
 
 // Flow holds the workflows that run, resume or finish the local loop: finish --pr
@@ -115,11 +115,8 @@ func (runs) Import(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 	return On(l).importRemoteRun(ctx, rec)
 }
 
-// The small helpers below are the workflows' own; the loop's are exported (loop.Short, …).
-
-func userErr(hint, format string, args ...any) *loop.Error {
-	return &loop.Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
-}
+// The small helpers below are the workflows' own; the loop's are exported (loop.Short,
+// loop.UserErr, …).
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

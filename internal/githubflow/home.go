@@ -25,11 +25,11 @@ import (
 func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	r := rec.Remote
 	if rec.Status == run.Dispatching || r == nil {
-		return userErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
+		return loop.UserErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
 			"the dispatch of %q did not complete", rec.Change)
 	}
 	if r.RunID == 0 {
-		return userErr("'git ralph status "+rec.Change+"' looks for it", "the Actions run of %q is not known yet", rec.Change)
+		return loop.UserErr("'git ralph status "+rec.Change+"' looks for it", "the Actions run of %q is not known yet", rec.Change)
 	}
 	prefix := runsPrefix(rec.Change, r.RunID)
 	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
@@ -56,7 +56,7 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 		return err
 	}
 	if !ok {
-		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+		return loop.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
 			"run %d of %q has published nothing yet", r.RunID, rec.Change)
 	}
 	// The record is input: checked before anything of it, or of the run's branch, is
@@ -71,12 +71,12 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 		return err
 	}
 	if !ok {
-		return userErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
+		return loop.UserErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
 	}
 	if in, err := fl.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
 		return err
 	} else if !in {
-		return userErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
+		return loop.UserErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
 			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, loop.Short(remoteTip), loop.Short(r.StartCommit))
 	}
 	localRef := "refs/heads/" + rec.Branch
@@ -96,13 +96,13 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 			return err
 		}
 		if p, on := wts[rec.Branch]; on {
-			return userErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
+			return loop.UserErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
 		}
 		if err := fl.Repo.UpdateRef(ctx, localRef, remoteTip); err != nil {
 			return err
 		}
 	default:
-		return userErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
+		return loop.UserErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
 			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, loop.Short(local), loop.Short(r.StartCommit), loop.Short(remoteTip))
 	}
 	addRemoteRun(rec, there, prefix)
@@ -157,11 +157,11 @@ func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runI
 		return nil, err
 	}
 	if !ok {
-		return nil, userErr("", "the state of run %d has no record.json", runID)
+		return nil, loop.UserErr("", "the state of run %d has no record.json", runID)
 	}
 	var there run.Record
 	if err := json.Unmarshal(data, &there); err != nil {
-		return nil, userErr("the run's refs were left as they were; look at its artifact ('git ralph logs "+change+"')",
+		return nil, loop.UserErr("the run's refs were left as they were; look at its artifact ('git ralph logs "+change+"')",
 			"the record of run %d is not valid: %v", runID, err)
 	}
 	if err := validateRecord(&there, len(data), change, runID); err != nil {
@@ -221,7 +221,7 @@ func appendFile(path string, data []byte) error {
 func (fl *Flow) unpublished(rec *run.Record) error {
 	r := rec.Remote
 	if r.LastSeenStatus != "completed" {
-		return userErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+		return loop.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
 			"run %d of %q has published nothing yet", r.RunID, rec.Change)
 	}
 	why := "GitHub shows why"

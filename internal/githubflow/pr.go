@@ -69,7 +69,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	defer lock.Unlock()
 	again := prCommand(change)
 	if rec.Finishing != nil {
-		return nil, userErr("run 'git ralph finish "+change+" --squash' to complete it",
+		return nil, loop.UserErr("run 'git ralph finish "+change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", change)
 	}
 
@@ -107,7 +107,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 			return nil, err
 		}
 		if len(wtDirty) > 0 {
-			return nil, userErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, again),
+			return nil, loop.UserErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, again),
 				"the worktree %s has %d uncommitted change(s)", rec.Worktree.Path, len(wtDirty))
 		}
 	}
@@ -170,7 +170,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 			if cur != rec.Branch {
 				what = "commit or stash them"
 			}
-			return nil, userErr(what+", then run '"+again+"' again",
+			return nil, loop.UserErr(what+", then run '"+again+"' again",
 				"you have uncommitted changes on %s", loop.OrDetachedName(cur, ""))
 		}
 	}
@@ -211,14 +211,14 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		if o.Base == "" && rec.Original != "" {
 			hint = fmt.Sprintf("push %s first (git push %s %s), or %s", base, remote, base, hint)
 		}
-		return nil, userErr(hint, "branch %s does not exist in %s", base, repo)
+		return nil, loop.UserErr(hint, "branch %s does not exist in %s", base, repo)
 	} else if err != nil {
 		return nil, apiErr(err, repo, again)
 	}
 
 	remoteTip, onRemote, err := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
 	if err != nil {
-		return nil, userErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+again+"' again",
+		return nil, loop.UserErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+again+"' again",
 			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error())
 	}
 	pushed := rec.PullRequest
@@ -367,7 +367,7 @@ func (fl *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o 
 	urls, err := fl.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
 		hint := "push to another remote with '" + prCommand(change) + " --remote NAME', or add this one: git remote add " + remote + " <url>"
-		return "", github.Repo{}, nil, "", userErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
+		return "", github.Repo{}, nil, "", loop.UserErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
 	}
 	if err != nil {
 		return "", github.Repo{}, nil, "", err
@@ -378,10 +378,10 @@ func (fl *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o 
 	}
 	repo, pushRepo, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return "", github.Repo{}, nil, "", userErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
+		return "", github.Repo{}, nil, "", loop.UserErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
 	}
 	if !found {
-		return "", github.Repo{}, nil, "", userErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
+		return "", github.Repo{}, nil, "", loop.UserErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
 			"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
 	}
 	head = pushRepo
@@ -417,7 +417,7 @@ func movedErr(branch, remote, theirs, ours, again string) error {
 	if theirs == "" {
 		theirs = "(gone)"
 	}
-	return userErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
+	return loop.UserErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
 		"to replace it with yours: git -c ralph.allowPush=true push --force-with-lease=%s:%s %s %s, then run '%s' again",
 		remote, branch, loop.Short(ours), branch, theirs, remote, branch, again),
 		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, loop.Short(theirs), loop.Short(ours))
@@ -493,7 +493,7 @@ func githubClient(clientFor func(host string) (*github.Client, error), host, aga
 		if again != "" {
 			hint += fmt.Sprintf(", then run '%s' again", again)
 		}
-		return nil, userErr(hint, "no GitHub token for %s", nt.Host)
+		return nil, loop.UserErr(hint, "no GitHub token for %s", nt.Host)
 	}
 	return client, err
 }

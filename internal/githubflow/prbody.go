@@ -86,7 +86,7 @@ func PRBody(rec *run.Record, ch *source.Source) string {
 		out += a.OutputTokens
 	}
 	w("- Attempts: %d (%d failed)\n", len(rec.Attempts), len(failed))
-	w("- Tokens: %s in, %s out\n", thousands(in), thousands(out))
+	w("- Tokens: %s in, %s out\n", loop.Thousands(in), loop.Thousands(out))
 	if rec.CostKnown {
 		w("- Cost: $%.2f\n", rec.CostUSD)
 	} else {
@@ -280,14 +280,6 @@ func firstLineOf(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		return s[:i] + " …"
-	}
-	return s
-}
-
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
 	}
 	return s
 }

@@ -34,7 +34,7 @@ func (rem *Remote) RemotePruneTarget(change string) (*PruneTarget, error) {
 	}
 	broughtHome := rec.Remote != nil && rec.Remote.RunID != 0 && rec.Remote.LastSeenStatus == "completed"
 	if !(rec.IsRemote() || broughtHome) || rec.Remote.GitRemote == "" {
-		return nil, userErr("it is for a run on GitHub Actions; 'git ralph finish "+name+" --squash' (or --keep) finishes this one",
+		return nil, loop.UserErr("it is for a run on GitHub Actions; 'git ralph finish "+name+" --squash' (or --keep) finishes this one",
 			"the run of %q is not on GitHub Actions", name)
 	}
 	return &PruneTarget{Change: name, Branch: rec.Branch, GitRemote: rec.Remote.GitRemote, RunID: rec.Remote.RunID}, nil

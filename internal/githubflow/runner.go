@@ -1,6 +1,7 @@
 package githubflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,7 +43,7 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		return nil, err
 	}
 	if !ok {
-		return nil, userErr("--adopt continues a run from its branch: fetch "+branch+" first, or run 'git ralph start "+o.Change+"' without --adopt",
+		return nil, loop.UserErr("--adopt continues a run from its branch: fetch "+branch+" first, or run 'git ralph start "+o.Change+"' without --adopt",
 			"there is no run of %q and no branch %s to adopt", o.Change, branch)
 	}
 	id, n := tip, 0
@@ -58,13 +59,13 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		c := cs[0]
 		if c.Subject == "initial state" {
 			if other := c.Trailers["Ralph-Change"]; other != "" && other != o.Change {
-				return nil, userErr("run 'git ralph start "+other+" --adopt' for that change", "%s starts from the initial state of change %q", branch, other)
+				return nil, loop.UserErr("run 'git ralph start "+other+" --adopt' for that change", "%s starts from the initial state of change %q", branch, other)
 			}
 			initial = c
 			break
 		}
 		if len(c.Parents) == 0 || n >= maxAdoptWalk {
-			return nil, userErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
+			return nil, loop.UserErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
 				"%s has no \"initial state\" commit to adopt the run from", branch)
 		}
 		id = c.Parents[0]
@@ -74,7 +75,7 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		base = initial.Parents[0]
 	}
 	if !isHex(base) {
-		return nil, userErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
+		return nil, loop.UserErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
 			"the initial state commit %s of %s does not say which commit it started from", loop.Short(initial.ID), branch)
 	}
 	original := initial.Trailers["Ralph-Original"]
@@ -138,7 +139,7 @@ func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, err
 		return nil, err
 	}
 	if o.RunID <= 0 {
-		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
+		return nil, loop.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
 	}
 	partial := ""
 	lock, err := fl.LockAfterLoop(ctx, o.Change, o.RunID)
@@ -152,14 +153,14 @@ func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, err
 	}
 	rec, err := fl.Store.Load(o.Change)
 	if errors.Is(err, run.ErrNoRun) {
-		return nil, userErr("run the loop first: git ralph start "+o.Change+" --adopt", "change %q has no run to export", o.Change)
+		return nil, loop.UserErr("run the loop first: git ralph start "+o.Change+" --adopt", "change %q has no run to export", o.Change)
 	}
 	if err != nil {
 		return nil, err
 	}
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
 	if partial == "" {
-		if err := fl.Loop.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out), orDuration(fl.StopWait, DefaultStopWait)); err != nil {
+		if err := fl.Loop.SaveKilled(gctx, rec, fmt.Sprintf("git ralph export %s --run-id %d --out %s", o.Change, o.RunID, o.Out), cmp.Or(fl.StopWait, DefaultStopWait)); err != nil {
 			partial = fmt.Sprintf("the attempt the killed loop left could not be saved (%v)", err)
 			if rec, err = fl.Store.Load(o.Change); err != nil {
 				return nil, err
@@ -179,7 +180,7 @@ func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, err
 		return nil, err
 	}
 	if !ok {
-		return nil, userErr("", "the run of %q has lost its branch %s", o.Change, rec.Branch)
+		return nil, loop.UserErr("", "the run of %q has lost its branch %s", o.Change, rec.Branch)
 	}
 	prefix := runsPrefix(o.Change, o.RunID)
 	res := &ExportResult{Refs: []git.Ref{{Name: branchRef, ID: tip}}}
@@ -213,7 +214,7 @@ func (fl *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Rec
 	fl.Loop.Report.Warn("export is partial: " + why + "; exporting the last checkpoint " + loop.Short(rec.Checkpoint) +
 		" and the attempts already saved, not what the loop was doing after it")
 	if rec.Checkpoint == "" {
-		return nil, userErr("", "the run of %q has no checkpoint to export", o.Change)
+		return nil, loop.UserErr("", "the run of %q has no checkpoint to export", o.Change)
 	}
 	cp := *rec // the record on disk is the loop's: left alone
 	remote := run.Remote{}
@@ -431,17 +432,17 @@ const maxStateFile = 8 << 20
 func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishResult, error) {
 	res := &PublishResult{}
 	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
-		return nil, userErr("", "invalid change name %q", o.Change)
+		return nil, loop.UserErr("", "invalid change name %q", o.Change)
 	}
 	if o.RunID <= 0 {
-		return nil, userErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "publish needs a run id")
+		return nil, loop.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "publish needs a run id")
 	}
 	if o.Remote == "" {
 		o.Remote = "origin"
 	}
 	start, ok, err := repo.ResolveRef(ctx, o.Start)
 	if err != nil || !ok || !isHex(o.Start) || start != o.Start {
-		return nil, userErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
+		return nil, loop.UserErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
 	}
 	heads, err := repo.BundleHeads(ctx, o.Bundle)
 	if err != nil {

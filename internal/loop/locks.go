@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -124,14 +125,7 @@ func BranchGone(rec *run.Record) error {
 // few seconds (LockWait).
 func (l *Loop) clearKilledLoopLocks(ctx context.Context, rec *run.Record, again string, gitWait time.Duration) error {
 	wait := l.LockWait
-	l.LockWait = max(orDuration(wait, git.DefaultLockWait), gitWait)
+	l.LockWait = max(cmp.Or(wait, git.DefaultLockWait), gitWait)
 	defer func() { l.LockWait = wait }()
 	return l.ClearCrashLocks(ctx, rec, again)
-}
-
-func orDuration(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

@@ -123,7 +123,8 @@ type Loop struct {
 	LockMinAge, LockWait time.Duration
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx is done (then it returns ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -139,7 +140,7 @@ func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
 	if l.Sleep != nil {
 		return l.Sleep(ctx, d)
 	}
-	return sleepCtx(ctx, d)
+	return Sleep(ctx, d)
 }
 
 func (l *Loop) backoff() []time.Duration {

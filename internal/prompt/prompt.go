@@ -33,9 +33,6 @@ var (
 	commonTemplate string
 )
 
-// Default returns the embedded template text of an OpenSpec change's story.
-func Default() string { return defaultTemplate }
-
 // builtin returns the embedded template of a source kind.
 func builtin(kind string) (name, text string) {
 	switch kind {

@@ -62,6 +62,7 @@ type Report struct {
 	// record exists; 0 when none.
 	MaxTokens int64
 	MaxCost   float64
+	ended     int // attempts that have ended (summarize)
 
 	// FirstTry is how many stories were done on their first attempt;
 	// FirstTryBy breaks it down by agent and model when more than one ran.
@@ -792,6 +793,8 @@ func summarize(rep *Report) {
 			}
 			if a.Outcome == run.OutcomeRunning {
 				running = true
+			} else {
+				rep.ended++
 			}
 			if rep.Agent == "" || !a.Started.Before(last) {
 				rep.Agent, rep.Model, last = a.Agent, a.Model, a.Started
@@ -813,7 +816,8 @@ func summarize(rep *Report) {
 // BudgetText says what the budget is and how much of it is used, "" without one:
 // "240 of 200 tokens (120%); $0.0200 of $0.015".
 func (r *Report) BudgetText() string {
-	return Budget(r.Tokens, r.MaxTokens, r.Tokens > 0, r.Cost, r.MaxCost, r.CostKnown)
+	// Before any attempt has ended nothing could have been reported: 0 so far.
+	return Budget(r.Tokens, r.MaxTokens, r.Tokens > 0 || r.ended == 0, r.Cost, r.MaxCost, r.CostKnown || r.ended == 0)
 }
 
 // Budget says what a run's budget is and how much of it is used, "" without one:

@@ -159,3 +159,19 @@ func TestBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetTextBeforeAnAttemptEnds: while no attempt has ended the agent could not have
+// reported anything yet, so the budget reads 0 so far; once one ended without a report,
+// it reads not reported.
+func TestBudgetTextBeforeAnAttemptEnds(t *testing.T) {
+	rep := &Report{MaxTokens: 1000, MaxCost: 5, Stories: []Story{{Attempts: []Attempt{{Outcome: run.OutcomeRunning}}}}}
+	summarize(rep)
+	if got, want := rep.BudgetText(), "0 of 1,000 tokens (0%); $0.0000 of $5"; got != want {
+		t.Errorf("while the first attempt runs: %q, want %q", got, want)
+	}
+	rep = &Report{MaxTokens: 1000, MaxCost: 5, Stories: []Story{{Attempts: []Attempt{{Outcome: run.OutcomeComplete}}}}}
+	summarize(rep)
+	if got, want := rep.BudgetText(), "tokens not reported, budget 1,000; cost not reported, limit $5"; got != want {
+		t.Errorf("after an attempt that reported nothing: %q, want %q", got, want)
+	}
+}
