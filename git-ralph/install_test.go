@@ -383,6 +383,13 @@ func seedBuildCache(t *testing.T, cacheDir, name string) {
 		os.RemoveAll(dst)
 		return
 	}
+	// A link reaches its file from the user's side of /root's 0700: only files nobody
+	// else may write are shared (Go writes them 0666 less the umask it ran under).
+	if out, err := exec.Command("find", dst, "-type", "f", "-perm", "/022", "-print", "-quit").Output(); err != nil || len(out) > 0 {
+		t.Logf("the Go build cache holds files others may write (%s%v): the new user's build starts cold", out, err)
+		os.RemoveAll(dst)
+		return
+	}
 	// the cache's own files (trim.txt, README) are rewritten in place: not shared
 	entries, err := os.ReadDir(dst)
 	if err != nil {
