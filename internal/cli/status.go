@@ -16,7 +16,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/report"
 	"github.com/git-ralph/git-ralph/internal/run"
-	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -356,13 +355,7 @@ func renderStatus(s *term.Streams, r *status.Report) {
 	// text: whatever path they take here, they reach the terminal inert.
 	w := term.NewInertWriter(s.Out)
 	kv := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
-	where := "openspec/changes/" + rec.Change
-	switch {
-	case r.Change != nil && r.Change.Kind != source.OpenSpec:
-		where = r.Change.Kind.Noun() + " " + r.Change.TasksRel
-	case rec.SourceArg != "":
-		where = source.Kind(rec.Source).Noun() + " " + rec.SourceArg
-	}
+	where := r.Where()
 	kv("change", p.Bold(rec.Change)+"  ("+where+")")
 	from := rec.Original
 	if from == "" {
@@ -646,4 +639,6 @@ func budgetNext(rec *run.Record) string {
 }
 
 // reader reads l's runs for status, list and the demo.
-func reader(l *loop.Loop) status.Reader { return status.Reader{Repo: l.Repo, Store: l.Store} }
+func reader(l *loop.Loop) status.Reader {
+	return status.Reader{Repo: l.Repo, Store: l.Store, Kinds: l.Sources}
+}

@@ -137,7 +137,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	}
 	// The change's files go into the pull request's title and body: one that may not
 	// be read stops it here, before anything is pushed.
-	if _, err := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec); err != nil {
+	if _, err := fl.Loop.Sources.OpenRun(source.Repo{Root: fl.Repo.Root}, rec); err != nil {
 		var refused *repofile.RefusedError
 		if errors.As(err, &refused) {
 			return nil, changeFileErr(err)
@@ -274,7 +274,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	}
 
 	// The pull request.
-	ch, _ := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec)
+	ch, _ := fl.Loop.Sources.OpenRun(source.Repo{Root: fl.Repo.Root}, rec)
 	if ch != nil {
 		// The title and the "Why" are the user's words: the proposal as the run began,
 		// never what the agent made of it in the work tree.

@@ -36,10 +36,10 @@ func PRBody(rec *run.Record, ch *source.Source) string {
 	}
 	switch {
 	case why != "":
-	case ch != nil && ch.Kind != source.OpenSpec:
-		why = fmt.Sprintf("_%s says nothing of why._", ch.TasksRel)
+	case ch != nil:
+		why = "_" + ch.NoWhy + "_"
 	default:
-		why = fmt.Sprintf("_openspec/changes/%s/proposal.md has no \"Why\" section._", rec.Change)
+		why = fmt.Sprintf("_The files of %s could not be read here: nothing says why._", code(rec.Change))
 	}
 	w("%s\n\n", why)
 

@@ -230,7 +230,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	id := attemptID()
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
-		"RALPH_SOURCE=" + string(ch.Kind), "RALPH_TASKS_FILE=" + ch.TasksRel,
+		"RALPH_SOURCE=" + ch.Kind.About().ID, "RALPH_TASKS_FILE=" + ch.TasksRel,
 		"RALPH_ATTEMPT_ID=" + id,
 	})
 	req.Log = logf
@@ -401,11 +401,8 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if !ok {
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, ch.TasksRel), true, nil
 	}
-	if open := s.OpenTasks(); len(open) > 0 {
-		if ch.Kind == source.PRD {
-			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s's \"passes\" is not true in %s", story.ID, ch.TasksRel), true, nil
-		}
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but %s still open in %s", tasklist.OpenList(open), ch.TasksRel), true, nil
+	if why := ch.Unfinished(s); why != "" {
+		return run.OutcomeFailed, "signalled COMPLETE but " + why, true, nil
 	}
 	if head != rec.Checkpoint {
 		// The agent committed (or rewound): fold it all into one checkpoint.

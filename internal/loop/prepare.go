@@ -164,7 +164,7 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
 	}
-	source.Record(rec, o.srcKind, o.srcArg, o.StoryLevel)
+	source.Record(rec, o.src)
 	if o.RunID != 0 {
 		// Export stops only the loop its record says works for its run; a new run
 		// starts from nothing the remote has (no start commit): its bundle is whole.

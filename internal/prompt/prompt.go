@@ -33,15 +33,18 @@ var (
 	commonTemplate string
 )
 
+// builtins are the embedded templates by source kind (source.About.ID); a kind without
+// one of its own gets story.tmpl, OpenSpec's.
+var builtins = map[string]struct{ name, text string }{
+	"speckit": {"speckit.tmpl", speckitTemplate},
+	"plan":    {"plan.tmpl", planTemplate},
+	"prd":     {"prd.tmpl", prdTemplate},
+}
+
 // builtin returns the embedded template of a source kind.
 func builtin(kind string) (name, text string) {
-	switch kind {
-	case "speckit":
-		return "speckit.tmpl", speckitTemplate
-	case "plan":
-		return "plan.tmpl", planTemplate
-	case "prd":
-		return "prd.tmpl", prdTemplate
+	if t, ok := builtins[kind]; ok {
+		return t.name, t.text
 	}
 	return "story.tmpl", defaultTemplate
 }

@@ -51,7 +51,7 @@ func golden(t *testing.T, name, got string) {
 // sourcePrompt resolves arg in root and renders the prompt of its next story.
 func sourcePrompt(t *testing.T, root, arg, learnings, reason string) (*source.Source, string) {
 	t.Helper()
-	s, err := source.Resolve(root, root, arg, source.Options{})
+	s, err := source.Builtin().Resolve(source.Repo{Root: root}, arg)
 	if err != nil {
 		t.Fatal(err)
 	}

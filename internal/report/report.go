@@ -27,7 +27,6 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
@@ -141,6 +140,7 @@ type Options struct {
 	MaxTotal int              // bytes of all patches together; 0: DefaultMaxTotal
 	MaxLogs  int              // bytes of all log tails together; 0: DefaultMaxLogs
 	Now      func() time.Time // nil: time.Now
+	Kinds    source.Kinds     // the kinds of task source; nil: source.Builtin()
 }
 
 // ErrNoRun is returned by Build when neither a run record nor git knows the change.
@@ -262,27 +262,30 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 
 	// The stories, from the tracked file as the newest checkpoint has it, read as the
 	// run's source reads it (the record says which, else the checkpoints' trailers).
-	kind, arg, level := source.OpenSpec, "", 0
+	ref := source.RefOf(&run.Record{Change: change}) // no record, no trailer: an OpenSpec change
 	if rec != nil {
-		kind, arg, level = source.Kind(rec.Source), rec.SourceArg, rec.StoryLevel
+		ref = source.RefOf(rec)
 	} else if len(checkpoints) > 0 {
-		t := checkpoints[len(checkpoints)-1].Trailers
-		kind, arg = source.Kind(t["Ralph-Source"]), t["Ralph-Source-Arg"]
+		if r, ok := source.RefOfTrailers(change, checkpoints[len(checkpoints)-1].Trailers); ok {
+			ref = r
+		}
 	}
-	tasks, proposal, err := readChange(ctx, repo, tip, change, kind, arg)
+	ch, err := o.Kinds.AtCommit(source.Repo{Root: repo.Root}, ref, func(rel string) ([]byte, error) { return readAt(ctx, repo, tip, rel) })
 	if err != nil {
-		return nil, err
+		var e *source.Error
+		if !errors.As(err, &e) { // a kind this git-ralph does not know: no stories
+			return nil, err
+		}
+		ch = &source.Source{}
 	}
-	parsed, _ := source.ParseAs(kind, tasks, level)
+	parsed := ch.Tasks
 	var known []string // a run recorded before slugs ended at a word keeps its ids
 	for _, a := range atts {
 		known = append(known, a.Story)
 	}
 	parsed.KeepIDs(known)
-	if kind == "" || kind == source.OpenSpec {
-		if rep.Why = openspec.Why(string(proposal)); len(rep.Why) > maxWhy {
-			rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
-		}
+	if rep.Why = ch.Why; len(rep.Why) > maxWhy {
+		rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
 	}
 	for _, s := range parsed.Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
@@ -479,43 +482,22 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 	return string(rec.Status)
 }
 
-// readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
-// change that is not in it, as the working tree has them. A working-tree file that is
-// not a regular file inside the repository (a symlink out of it, a FIFO) is an error
-// naming it (*repofile.RefusedError): its content would go into the report. kind and arg
-// say which source's tracked file it is.
-func readChange(ctx context.Context, repo *git.Repo, tip, change string, kind source.Kind, arg string) (tasks, proposal []byte, err error) {
-	dir := "openspec/changes/" + change + "/"
-	tasksRel := source.TrackedPath(kind, change, arg)
+// readAt returns the file rel as the commit tip has it, or, when it does not, as the
+// working tree has it (nil when neither does). A working-tree file that is not a regular
+// file inside the repository (a symlink out of it, a FIFO) is an error naming it
+// (*repofile.RefusedError): its content would go into the report.
+func readAt(ctx context.Context, repo *git.Repo, tip, rel string) ([]byte, error) {
+	if tip != "" {
+		if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
+			return b, nil
+		}
+	}
+	b, _, err := repofile.Read(repo.Root, filepath.Join(repo.Root, filepath.FromSlash(rel)))
 	var refused *repofile.RefusedError
-	if kind == "" || kind == source.OpenSpec {
-		ch, err := openspec.Load(repo.Root, change)
-		if errors.As(err, &refused) {
-			return nil, nil, err
-		}
-		if err == nil && ch.TasksRel != "" {
-			tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
-		}
+	if errors.As(err, &refused) {
+		return nil, err
 	}
-	read := func(rel string) ([]byte, error) {
-		if tip != "" {
-			if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
-				return b, nil
-			}
-		}
-		b, _, err := repofile.Read(repo.Root, filepath.Join(repo.Root, filepath.FromSlash(rel)))
-		if errors.As(err, &refused) {
-			return nil, err
-		}
-		return b, nil
-	}
-	if tasks, err = read(tasksRel); err != nil {
-		return nil, nil, err
-	}
-	if proposal, err = read(dir + "proposal.md"); err != nil {
-		return nil, nil, err
-	}
-	return tasks, proposal, nil
+	return b, nil
 }
 
 // learnings reads the end of the learnings file at path: at most maxLearnings bytes,

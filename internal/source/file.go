@@ -8,85 +8,55 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/git-ralph/git-ralph/internal/plan"
-	"github.com/git-ralph/git-ralph/internal/prd"
 	"github.com/git-ralph/git-ralph/internal/repofile"
-	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// openFile reads a plan or a prd.json at rel, a clean relative path.
-func openFile(root string, k Kind, rel string, o Options) (*Source, error) {
-	path := filepath.Join(root, filepath.FromSlash(rel))
+// What the kinds that run one file named by its path (a plan, a prd.json) share.
+
+// fileRef is the Ref of the file arg names, if it is a path inside r ending in ext (".md",
+// ".json"): its path relative to the top level. A path out of the repository or into
+// .git is an error; a path that ends otherwise is not this kind's.
+func fileRef(r Repo, kind, ext, arg string) (Match, error) {
+	if strings.ToLower(filepath.Ext(arg)) != ext {
+		return Match{}, nil
+	}
+	rel, err := inside(r, arg)
+	if err != nil {
+		return Match{}, err
+	}
+	return Match{Ref: Ref{Kind: kind, Arg: rel}, Rank: Loose}, nil
+}
+
+// readFile reads the tracked file ref names: a regular file inside r (not a symlink,
+// not a directory), read through repofile. what names the kind of file for the hint.
+func readFile(r Repo, noun, what string, ref Ref) (rel string, data []byte, err error) {
+	rel = filepath.ToSlash(filepath.Clean(filepath.FromSlash(ref.Arg)))
+	if filepath.IsAbs(ref.Arg) || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", nil, &Error{Msg: fmt.Sprintf("%s %q is outside the repository", noun, ref.Arg)}
+	}
+	path := filepath.Join(r.Root, filepath.FromSlash(rel))
 	info, err := os.Lstat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &Error{Msg: fmt.Sprintf("%s: no such file", rel), Hint: "give the path of a " + map[Kind]string{Plan: ".md plan", PRD: "prd.json"}[k] + " in this repository"}
+			return "", nil, &Error{Msg: fmt.Sprintf("%s: no such file", rel), Hint: "give the path of a " + what + " in this repository"}
 		}
-		return nil, err
+		return "", nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, &Error{Msg: fmt.Sprintf("%s is not a regular file", rel),
+		return "", nil, &Error{Msg: fmt.Sprintf("%s is not a regular file", rel),
 			Hint: "git-ralph runs a tracked file that is in the repository itself, not a symlink or a directory"}
 	}
-	dir := filepath.ToSlash(filepath.Dir(rel))
-	s := &Source{Kind: k, Arg: rel, RelDir: dir, TasksPath: path, TasksRel: rel, HasTasks: true, root: root}
-	data, ok, err := repofile.Read(root, path)
+	data, ok, err := repofile.Read(r.Root, path)
 	if err != nil {
-		return nil, &Error{Msg: err.Error(), Hint: "git-ralph runs a file that is in the repository itself"}
+		return "", nil, &Error{Msg: err.Error(), Hint: "git-ralph runs a file that is in the repository itself"}
 	}
 	if !ok {
-		return nil, &Error{Msg: fmt.Sprintf("%s: no such file", rel), Hint: "give the path of a file in this repository"}
+		return "", nil, &Error{Msg: fmt.Sprintf("%s: no such file", rel), Hint: "give the path of a file in this repository"}
 	}
-	base := strings.TrimSuffix(filepath.Base(rel), filepath.Ext(rel))
-	switch k {
-	case Plan:
-		level := o.StoryLevel
-		s.Name, s.DoneMark = base, "[x]"
-		s.parse = func(b []byte) (tasklist.Tasks, error) { return plan.Parse(b, level), nil }
-		s.Why = firstParagraph(string(data))
-		s.Title = firstHeading(string(data))
-	case PRD:
-		p, err := prd.Parse(data)
-		if err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("%s: %v", rel, err), Hint: "fix the file (snarktank/ralph's prd.json: {\"branchName\", \"userStories\": [{\"id\", \"title\", \"acceptanceCriteria\", \"priority\", \"passes\"}]})"}
-		}
-		s.Name = prdName(p.BranchName, dir, base)
-		s.Why, s.Title = p.Description, p.Project
-		s.want = p.IDs
-		var last []string // the ids of the file parse read last: it is decoded once
-		branch := p.BranchName
-		s.parse = func(b []byte) (tasklist.Tasks, error) {
-			p, err := prd.Parse(b)
-			if err != nil {
-				return tasklist.Tasks{}, err
-			}
-			if p.BranchName != branch { // the run is named after it
-				return tasklist.Tasks{}, fmt.Errorf("its branchName changed from %q to %q", branch, p.BranchName)
-			}
-			last = p.IDs
-			return p.Tasks, nil
-		}
-		s.ids = func([]byte) []string { return last }
-		progress := "progress.txt"
-		if dir != "." {
-			progress = dir + "/progress.txt"
-		}
-		if _, ok, err := repofile.Read(root, filepath.Join(root, filepath.FromSlash(progress))); err == nil && ok {
-			s.Learnings = progress // read into every prompt: a regular file inside the repository only
-		}
-	}
-	return s, s.Reload()
+	return rel, data, nil
 }
 
-// prdName is a prd's run name: its branchName without a leading "ralph/", else the name
-// of the directory it is in (the file's own name at the top level). A "/" left in a
-// branch name becomes "-": the run name is one path element.
-func prdName(branch, dir, base string) string {
-	if b := strings.TrimPrefix(strings.TrimSpace(branch), "ralph/"); b != "" {
-		return strings.ReplaceAll(b, "/", "-")
-	}
-	if dir != "." {
-		return filepath.Base(dir)
-	}
-	return base
+// baseName is a file's name without its extension.
+func baseName(rel string) string {
+	return strings.TrimSuffix(filepath.Base(rel), filepath.Ext(rel))
 }
