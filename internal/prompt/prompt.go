@@ -16,6 +16,7 @@ import (
 	"text/template"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
@@ -61,6 +62,7 @@ type Data struct {
 	ChangeDir     string           // the directory of its documents, relative to the repository root
 	TasksPath     string           // relative path of the tracked file (tasks.md, the plan, prd.json)
 	Story         openspec.Story   // the story to work on
+	Section       source.Section   // the story's own part of the tracked file, as it stands
 	Stories       []openspec.Story // every story of the change, for context
 	Proposal      Doc
 	Design        Doc
@@ -150,6 +152,8 @@ func Render(tmplPath string, d Data) (string, error) {
 			}
 			return strings.Repeat("  ", len(levels)-1)
 		},
+		// kib is a size in KiB, rounded up.
+		"kib": func(n int) int { return (n + 1023) / 1024 },
 		// tag is a document title as an XML-ish tag: "Data model" is <data-model>.
 		"tag": func(title string) string { return strings.ReplaceAll(strings.ToLower(title), " ", "-") },
 	})

@@ -48,7 +48,8 @@ func (openspecKind) Open(r Repo, ref Ref) (*Source, error) {
 		}
 		return nil, err
 	}
-	return FromChange(ch), nil
+	s := FromChange(ch)
+	return s, s.Reload() // read once more, as it stands, for the story's section
 }
 
 // List reads every change's tracked file only (not its proposal, design or specs), with

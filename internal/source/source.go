@@ -22,8 +22,11 @@
 package source
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
@@ -69,6 +72,7 @@ type Source struct {
 	root  string // the top level the files are read under
 	parse func([]byte) (tasklist.Tasks, error)
 	keep  []string
+	data  []byte // the tracked file as Reload (or WithTasks) read it last
 }
 
 // New is a source of kind k named by ref, whose tracked file is tasksRel (relative to
@@ -106,7 +110,7 @@ func (s *Source) Reload() error {
 	if err != nil {
 		return &BrokenError{File: s.TasksRel, Reason: err.Error()}
 	}
-	s.HasTasks, s.Tasks = true, t
+	s.HasTasks, s.Tasks, s.data = true, t, data
 	s.Tasks.KeepIDs(s.keep)
 	for i := range s.Docs {
 		if s.Docs[i].Tracked {
@@ -114,6 +118,72 @@ func (s *Source) Reload() error {
 		}
 	}
 	return nil
+}
+
+// MaxSection is the size above which a story's section is named by its line range
+// instead of shown whole (the prompt's limit for a document, 24 KiB).
+const MaxSection = 24 << 10
+
+// Section is a story's own part of the tracked file, as it stands.
+type Section struct {
+	Path        string // the tracked file, relative to the top level
+	First, Last int    // its lines, 1-based; 0 when the tracked file has none to name
+	Text        string // as written; "" when Cut
+	Size        int    // bytes
+	// Cut is set for a section over MaxSection: the agent reads it in the file, and Open
+	// lists its open tasks, each whole (its checkbox line and what continues it).
+	Cut  bool
+	Open []string
+}
+
+// Section is story's own part of the tracked file as Reload read it last: for a markdown
+// file its lines from its heading to the line before the next heading that ends it (the
+// preamble's from the top of the file), for a prd.json its JSON object, indented.
+func (s *Source) Section(story tasklist.Story) Section {
+	sec := Section{Path: s.TasksRel, First: story.Line, Last: story.End}
+	if story.Raw != "" {
+		var b bytes.Buffer
+		if json.Indent(&b, []byte(story.Raw), "", "  ") == nil {
+			sec.Text = b.String()
+		} else {
+			sec.Text = story.Raw
+		}
+	} else if story.End > 0 {
+		sec.First = max(story.Line, 1)
+		sec.Text = strings.Join(lines(s.data, sec.First, sec.Last), "\n")
+	}
+	sec.Size = len(sec.Text)
+	if sec.Size <= MaxSection {
+		return sec
+	}
+	sec.Cut, sec.Text = true, ""
+	for _, t := range story.OpenTasks() {
+		whole := t.Text
+		if t.Line > 0 {
+			whole = strings.Join(lines(s.data, t.Line, t.Line), "")
+		}
+		if t.Rest != "" {
+			whole += "\n" + t.Rest
+		}
+		sec.Open = append(sec.Open, whole)
+	}
+	return sec
+}
+
+// lines are the lines first to last (1-based, inclusive) of data, without their "\r".
+func lines(data []byte, first, last int) []string {
+	var out []string
+	n := 0
+	for line := range strings.SplitSeq(strings.TrimPrefix(string(data), "\ufeff"), "\n") {
+		n++
+		if n > last {
+			break
+		}
+		if n >= first {
+			out = append(out, strings.TrimSuffix(line, "\r"))
+		}
+	}
+	return out
 }
 
 // KeepIDs makes stories keep the ids a run recorded (tasklist.Tasks.KeepIDs), now and
@@ -146,7 +216,7 @@ func (s *Source) WithTasks(data []byte) (*Source, error) {
 		return nil, err
 	}
 	c := *s
-	c.HasTasks, c.Tasks = true, t
+	c.HasTasks, c.Tasks, c.data = true, t, data
 	c.Tasks.KeepIDs(s.keep)
 	return &c, nil
 }
