@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 )
 
 type startCmd struct {
-	Changes         []string      `arg:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path) or a prd.json (a .json path). Several need --worktree; they run in parallel."`
+	Changes         []string      `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path) or a prd.json (a .json path). Left out: the run of the branch you are on, spec-kit's current feature, or the only run. Several need --worktree; they run in parallel."`
 	StoryLevel      int           `config:"ralph.storyLevel" help:"For a markdown plan: 3 makes every '###' section a story (ralph.storyLevel; default: '##' sections, or ralphex's '### Task N' ones)." placeholder:"N"`
 	MaxRetries      int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
 	Timeout         time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
@@ -85,6 +86,9 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxTokens < 0 {
 		return &usageError{msg: "--max-tokens must not be negative", hint: "give a number of tokens, e.g. 2000000"}
 	}
+	if slices.Contains(c.Changes, "") {
+		return &usageError{msg: "an empty change name", hint: "name what to run, or leave the name out to run what is current ('git ralph start')"}
+	}
 	if err := c.checkParallel(); err != nil {
 		return err
 	}
@@ -99,7 +103,10 @@ func (c *startCmd) Run(e *env) error {
 	if len(c.Changes) > 1 {
 		return c.runParallel(e, l)
 	}
-	change := c.Changes[0]
+	change := "" // none given: what is current (source.Resolve's bare rule)
+	if len(c.Changes) == 1 {
+		change = c.Changes[0]
+	}
 	args, tmpl, err := startConfig(e, l.Repo)
 	if err != nil {
 		return err

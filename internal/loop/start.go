@@ -185,6 +185,11 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (s *source.Source, i
 	}
 	r := l.where(o.Cwd)
 	r.StoryLevel = o.StoryLevel
+	if arg == "" { // a bare start: the run of this branch, spec-kit's current feature, the only run
+		if r.Branch, err = l.Repo.Branch(ctx); err != nil {
+			return nil, false, err
+		}
+	}
 	if o.Adopt {
 		r.Initial = l.initialTrailers(ctx) // the runner: the branch's initial state commit says which file it runs
 	}

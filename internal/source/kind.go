@@ -15,8 +15,8 @@ import (
 // commit has it (AtCommit). Everything else sees only *Source and never asks which kind
 // it is: a new kind is one new entry in the list given to Resolve, and no new case.
 //
-// A kind may also implement the optional interfaces below (StillOpen), as an agent
-// driver may implement agent.Diagnoser.
+// A kind may also implement the optional interfaces below (StillOpen, Current), as an
+// agent driver may implement agent.Diagnoser.
 type Kind interface {
 	// About names the kind and says how messages name its sources.
 	About() About
@@ -61,6 +61,13 @@ type StillOpen interface {
 	StillOpen(s *Source, story tasklist.Story) string
 }
 
+// Current is implemented by a kind whose tool keeps a "current" source (spec-kit's
+// feature: SPECIFY_FEATURE_DIRECTORY, .specify/feature.json, the branch): what a bare
+// `git ralph start` runs when no run is current. A Match of Rank None without Err: none.
+type Current interface {
+	Current(r Repo) (Match, error)
+}
+
 // Ref names a source once it is found: what Open takes, what a run records of its
 // source and what the Ralph-Source trailers carry.
 type Ref struct {
@@ -92,9 +99,9 @@ const (
 type Match struct {
 	Ref  Ref
 	Rank Rank
-	// Err, with Rank None, is a near miss: what the argument seems to mean and why it
-	// cannot run (a spec-kit feature without tasks.md, a number two features share).
-	// Resolve says it when no kind matches.
+	// Err is set for a match that cannot run, and says why: a spec-kit feature without
+	// tasks.md (Rank Exact: it is one), a number two features share. Resolve says it when
+	// this is the best match; with Rank None (a near miss) only when nothing matches.
 	Err error
 }
 
@@ -108,6 +115,12 @@ type Repo struct {
 	// recorded, read where the run works. nil: no run is looked at.
 	Runs *run.Store
 	Options
+	// Branch is the branch HEAD is on ("" when detached or not asked): a bare start
+	// resumes the run of ralph/<name>, and spec-kit names a feature after its branch.
+	Branch string
+	// Getenv reads the environment, for a kind's own variables (spec-kit's
+	// SPECIFY_FEATURE_DIRECTORY); nil: os.Getenv.
+	Getenv func(string) string
 	// Initial returns the trailers of the "initial state" commit of ralph/<name>, nil
 	// when there is none: a runner's start --adopt has no record, and those trailers say
 	// which source its run works through. nil: not asked.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -81,5 +82,54 @@ func TestNewKindIsOneEntry(t *testing.T) {
 	}
 	if _, err := Builtin().OpenRun(Repo{Root: root}, rec); err == nil || !strings.Contains(fmt.Sprint(err), `unknown task source "ticket"`) {
 		t.Errorf("a run of an unknown kind: %v", err)
+	}
+}
+
+// TestBare: `git ralph start` with no argument runs the run of the branch HEAD is on,
+// else spec-kit's current feature, else the only run; several runs and nothing current
+// is refused naming them.
+func TestBare(t *testing.T) {
+	root := repo(t)
+	store := run.NewStore(t.TempDir())
+	env := map[string]string{}
+	r := Repo{Root: root, Runs: store, Getenv: func(k string) string { return env[k] }}
+	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	if err := store.Save(&run.Record{Change: "add-login", Branch: "ralph/add-login", Status: run.Interrupted}, now); err != nil {
+		t.Fatal(err)
+	}
+	name := func(r Repo) string {
+		t.Helper()
+		s, err := Builtin().Resolve(r, "")
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return s.Name
+	}
+	if got := name(r); got != "add-login" {
+		t.Errorf("the only run: %s", got)
+	}
+	env["SPECIFY_FEATURE_DIRECTORY"] = "specs/001-photo-albums"
+	if got := name(r); got != "001-photo-albums" {
+		t.Errorf("spec-kit's current feature: %s", got)
+	}
+	r.Branch = "ralph/add-login"
+	if got := name(r); got != "add-login" {
+		t.Errorf("the run of the branch: %s", got)
+	}
+	r.Branch, env["SPECIFY_FEATURE_DIRECTORY"] = "003-anything", ""
+	if got := name(r); got != "error: branch 003-anything could be any of the spec-kit features 003-a, 003-b" {
+		t.Errorf("a branch two features match: %s", got)
+	}
+	r.Branch = "shared"
+	if err := store.Save(&run.Record{Change: "shared", Branch: "ralph/shared", Status: run.Interrupted}, now); err != nil {
+		t.Fatal(err)
+	}
+	// the branch names the feature "shared", while the run "shared" is the change's
+	if got := name(r); got != "error: the run shared belongs to the change shared, not to the spec-kit feature shared" {
+		t.Errorf("branch shared: %s", got)
+	}
+	r.Branch = "main"
+	if got := name(r); got != "error: 2 runs exist: add-login, shared" {
+		t.Errorf("two runs: %s", got)
 	}
 }

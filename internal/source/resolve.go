@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -29,12 +30,63 @@ import (
 // path must lead to a file inside r.Root. When arg names a run whose source cannot be
 // read now, the error is a *RunError that says which run.
 func (ks Kinds) Resolve(r Repo, arg string) (*Source, error) {
+	if arg == "" {
+		return ks.bare(r)
+	}
 	name := RunOf(r, arg)
 	s, err := ks.resolve(r, arg, name)
 	if err != nil && name != "" {
 		return nil, &RunError{Run: name, Err: err}
 	}
 	return s, err
+}
+
+// bare is what `git ralph start` with no argument means: the run of the branch HEAD is on
+// (ralph/<name>), else the source a kind calls current (spec-kit's feature), else the
+// only run; else it says what there is to run.
+func (ks Kinds) bare(r Repo) (*Source, error) {
+	if name, ok := strings.CutPrefix(r.Branch, "ralph/"); ok && record(r.Runs, name) != nil {
+		return ks.Resolve(r, name)
+	}
+	for _, k := range ks.all() {
+		c, ok := k.(Current)
+		if !ok {
+			continue
+		}
+		m, err := c.Current(r)
+		switch {
+		case err != nil:
+			return nil, err
+		case m.Err != nil:
+			return nil, m.Err
+		case m.Rank != None:
+			s, err := k.Open(r, m.Ref)
+			if err != nil {
+				return nil, err
+			}
+			if rec := record(r.Runs, s.Name); rec != nil {
+				return ks.ofRun(r, s, rec)
+			}
+			return s, nil
+		}
+	}
+	var runs []string
+	if r.Runs != nil {
+		runs, _ = r.Runs.Changes()
+	}
+	switch len(runs) {
+	case 1:
+		return ks.Resolve(r, runs[0])
+	case 0:
+	default:
+		return nil, &Error{Msg: fmt.Sprintf("%d runs exist: %s", len(runs), strings.Join(runs, ", ")), Hint: "say which to go on with: 'git ralph start " + runs[0] + "'"}
+	}
+	e := ks.unknown(r, "")
+	var se *Error
+	if errors.As(e, &se) {
+		return nil, &Error{Msg: "nothing says what to run", Hint: "name it: 'git ralph start <change>'\n" + se.Hint}
+	}
+	return nil, e
 }
 
 func (ks Kinds) resolve(r Repo, arg, name string) (*Source, error) {
@@ -106,7 +158,7 @@ func (ks Kinds) find(r Repo, arg string) (*Source, error) {
 			switch {
 			case err != nil:
 				return nil, err
-			case m.Rank == None && m.Err != nil:
+			case m.Err != nil:
 				return nil, m.Err
 			case m.Rank == None:
 				return nil, noSuch(rest, nil)
@@ -128,7 +180,7 @@ func (ks Kinds) find(r Repo, arg string) (*Source, error) {
 		switch {
 		case m.Rank == None:
 			if near == nil {
-				near = m.Err
+				near = m.Err // a near miss
 			}
 		case len(best) == 0 || m.Rank > best[0].m.Rank:
 			best = []claim{{k, m}}
@@ -137,6 +189,8 @@ func (ks Kinds) find(r Repo, arg string) (*Source, error) {
 		}
 	}
 	switch {
+	case len(best) == 1 && best[0].m.Err != nil:
+		return nil, best[0].m.Err
 	case len(best) == 1:
 		return best[0].k.Open(r, best[0].m.Ref)
 	case len(best) > 1:

@@ -3,10 +3,12 @@ package source
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/speckit"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
@@ -23,18 +25,23 @@ func (speckitKind) About() About {
 		Make: "a spec-kit feature (specs/<feature>/tasks.md)"}
 }
 
-// Claim: a feature's directory name, or its number alone when one feature has it.
-// Explicit ("speckit:"), a directory under specs/ without tasks.md gets spec-kit's own
-// advice. A name is only ever looked up among the directories listed.
+// Claim: a feature's directory name, its number alone when one feature has it, or its
+// path (specs/<feature>, specs/<feature>/tasks.md, from the current directory). A
+// directory under specs/ without tasks.md is a near miss with spec-kit's own advice, run
+// /speckit.tasks. A name is only ever looked up among the directories listed.
 func (k speckitKind) Claim(r Repo, arg string, explicit bool) (Match, error) {
 	features, err := speckit.ListFeatures(r.Root)
 	if err != nil {
 		return Match{}, err
 	}
-	if slices.Contains(features, arg) {
-		return Match{Ref: Ref{Kind: speckitID, Arg: arg}, Rank: Exact}, nil
+	name, byPath := featureOfPath(r, arg)
+	if !byPath {
+		name = arg
 	}
-	if arg != "" && strings.Trim(arg, "0123456789") == "" {
+	if slices.Contains(features, name) {
+		return Match{Ref: Ref{Kind: speckitID, Arg: name}, Rank: Exact}, nil
+	}
+	if !byPath && arg != "" && strings.Trim(arg, "0123456789") == "" {
 		switch m := speckit.ByNumber(features, arg); len(m) {
 		case 0:
 		case 1:
@@ -44,15 +51,83 @@ func (k speckitKind) Claim(r Repo, arg string, explicit bool) (Match, error) {
 				Hint: "name one in full, e.g. 'git ralph start " + m[0] + "'"}}, nil
 		}
 	}
+	if dirs, err := speckit.Dirs(r.Root); err == nil && slices.Contains(dirs, name) {
+		nt := &speckit.NoTasksError{Name: name} // a feature whose tasks are not generated yet
+		return Match{Ref: Ref{Kind: speckitID, Arg: name}, Rank: Exact, Err: &Error{Msg: nt.Error(), Hint: nt.Hint()}}, nil
+	}
 	if !explicit {
 		return Match{}, nil
 	}
-	if _, err := k.Open(r, Ref{Kind: speckitID, Arg: arg}); err != nil {
-		if e, ok := err.(*Error); ok {
-			return Match{Err: e}, nil
+	return Match{Err: noSuch(arg, have(k, features))}, nil
+}
+
+// featureOfPath is the feature directory a path names: "specs/<name>", its tasks.md or
+// any file in it, relative to the current directory; false when arg is no such path.
+func featureOfPath(r Repo, arg string) (string, bool) {
+	if !strings.ContainsAny(arg, `/\`) {
+		return "", false
+	}
+	rel, err := inside(r, arg)
+	if err != nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(rel, "/"), "specs/")
+	if !ok {
+		return "", false
+	}
+	name, file, _ := strings.Cut(rest, "/")
+	if name == "" || file != "" && file != "tasks.md" {
+		return "", false
+	}
+	return name, true
+}
+
+// Current is spec-kit's current feature, in spec-kit's own order (scripts/bash/common.sh):
+// SPECIFY_FEATURE_DIRECTORY, else .specify/feature.json's "feature_directory" (what
+// /speckit.specify records), else the feature the branch is named after (SPECIFY_FEATURE,
+// else the branch HEAD is on; the rule spec-kit used until v0.10.0). A feature named by
+// the first two that is not a directory under specs/, or has no tasks.md yet, is said.
+func (k speckitKind) Current(r Repo) (Match, error) {
+	getenv := r.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	dir, from := getenv("SPECIFY_FEATURE_DIRECTORY"), "SPECIFY_FEATURE_DIRECTORY"
+	if dir == "" {
+		if data, ok, err := repofile.Read(r.Root, filepath.Join(r.Root, ".specify", "feature.json")); err == nil && ok {
+			dir, from = speckit.FeatureDirectory(data), ".specify/feature.json"
 		}
 	}
-	return Match{Err: noSuch(arg, have(k, features))}, nil
+	if dir != "" {
+		// relative to the top level, as spec-kit reads it
+		name, ok := featureOfPath(r.at(r.Root), strings.TrimSuffix(filepath.ToSlash(dir), "/")+"/")
+		if !ok {
+			return Match{Err: &Error{Msg: fmt.Sprintf("%s names %s, which is not a feature directory under specs/", from, dir),
+				Hint: "point it at the feature to run (specs/<feature>), or name the feature: 'git ralph start <feature>'"}}, nil
+		}
+		m, err := k.Claim(r, name, false)
+		if err == nil && m.Rank == None && m.Err == nil {
+			m.Err = &Error{Msg: fmt.Sprintf("%s names %s, which does not exist", from, dir), Hint: "run /speckit.specify, or name the feature: 'git ralph start <feature>'"}
+		}
+		return m, err
+	}
+	branch := getenv("SPECIFY_FEATURE")
+	if branch == "" {
+		branch = r.Branch
+	}
+	dirs, err := speckit.Dirs(r.Root)
+	if err != nil || branch == "" {
+		return Match{}, err
+	}
+	switch m := speckit.ForBranch(dirs, branch); len(m) {
+	case 0:
+		return Match{}, nil
+	case 1:
+		return k.Claim(r, m[0], false)
+	default:
+		return Match{Err: &Error{Msg: fmt.Sprintf("branch %s could be any of the spec-kit features %s", branch, strings.Join(m, ", ")),
+			Hint: "name one: 'git ralph start " + m[0] + "'"}}, nil
+	}
 }
 
 func (speckitKind) Open(r Repo, ref Ref) (*Source, error) {
