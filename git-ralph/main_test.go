@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,7 +262,8 @@ func testClock(v string) func() time.Time {
 // holdLock is the test binary as "hold-lock FILE PIDFILE RELEASE": a live process that
 // has FILE open, as a running git has its lock. It creates FILE if need be, writes its
 // pid to PIDFILE once the file is open, and exits (leaving FILE behind, as a killed git
-// would) when RELEASE exists, or after 30 seconds.
+// would) when RELEASE exists, or once its directory is gone (the script has ended),
+// or after ten minutes.
 func holdLock() {
 	if len(os.Args) != 4 {
 		fmt.Fprintln(os.Stderr, "usage: hold-lock FILE PIDFILE RELEASE")
@@ -277,8 +280,11 @@ func holdLock() {
 		fmt.Fprintln(os.Stderr, "write pid file:", err)
 		os.Exit(1)
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(os.Args[3]); err == nil {
+			return
+		}
+		if _, err := os.Stat(filepath.Dir(os.Args[3])); errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 	}
