@@ -155,7 +155,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 	// Stop reasons and remote states are the agent's or a remote record's text.
 	t := tableprinter.New(term.NewInertWriter(e.s.Out), e.s.StdoutTTY, 120)
 	t.AddHeader([]string{"CHANGE", "WHERE", "STATUS", "STORIES", "BRANCH"})
-	runs, err := reader(l).Summaries(names)
+	runs, err := reader(l).Summaries(e.ctx, names)
 	if err != nil {
 		return err
 	}

@@ -396,11 +396,19 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		return "", "", false, err
 	}
-	s, ok := ch.Story(story.ID)
+	// now is the source as the attempt leaves it: a plan that moved itself to completed/
+	// is followed there. ch (and the record) take it only with the checkpoint.
+	now := ch
+	if !ch.HasTasks {
+		if now, err = l.followMoved(ctx, ch, rec); err != nil {
+			return "", "", false, err
+		}
+	}
+	s, ok := now.Story(story.ID)
 	if !ok {
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, ch.TasksRel), true, nil
 	}
-	if why := ch.Unfinished(s); why != "" {
+	if why := now.Unfinished(s); why != "" {
 		return run.OutcomeFailed, "signalled COMPLETE but " + why, true, nil
 	}
 	if head != rec.Checkpoint {
@@ -442,11 +450,17 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		att.Verify = "passed"
 	}
+	followed := now != ch
+	if now, err = l.archive(ctx, now, rec); err != nil {
+		return "", "", false, err
+	}
 	if err := l.Repo.AddAll(ctx); err != nil {
 		return "", "", false, err
 	}
 	att.Ended = l.Time()
-	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, o.RunID), git.CommitOptions{AllowEmpty: true})
+	done := *rec // the record as the checkpoint leaves it: its trailers name the source where it is now
+	source.Record(&done, now.Ref)
+	id, err := l.Repo.Commit(ctx, checkpointMessage(&done, story, att, o.RunID), git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
@@ -454,9 +468,80 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		return "", "", false, err
 	}
+	if now != ch {
+		if followed {
+			l.Report.Step(fmt.Sprintf("%s moved to %s: the run follows it", ch.TasksRel, now.TasksRel))
+		}
+		*ch = *now
+		source.Record(rec, ch.Ref)
+	}
 	rec.Checkpoint = id
 	att.Outcome, att.Commit = run.OutcomeComplete, id
 	return run.OutcomeComplete, "", false, l.Save(rec)
+}
+
+// followMoved is ch where the attempt moved its tracked file (source.Archiver: a plan that
+// moved itself to completed/, as ralphex plans end by doing), found where git's rename
+// detection saw it go, or where its kind says such files go; ch itself when it did not
+// move or cannot be found (the story is then gone, and the attempt failed).
+func (l *Loop) followMoved(ctx context.Context, ch *source.Source, rec *run.Record) (*source.Source, error) {
+	a, ok := ch.Kind.(source.Archiver)
+	if !ok {
+		return ch, nil
+	}
+	to, err := l.Repo.RenamedSince(ctx, rec.Checkpoint, ch.TasksRel)
+	if err != nil {
+		return nil, err
+	}
+	where := l.where(ctx, "")
+	ref, ok := a.Moved(where, ch, to)
+	if !ok {
+		return ch, nil
+	}
+	moved, err := l.Sources.Open(where, ref)
+	if err != nil {
+		return ch, nil
+	}
+	moved.Name = ch.Name
+	moved.KeepIDs(source.RecordedIDs(rec))
+	return moved, nil
+}
+
+// archive moves the tracked file of a source whose last story this checkpoint completes
+// where its kind puts a completed one (source.Archiver: a plan of docs/plans to
+// docs/plans/completed/, as ralphex does, unless ralph.movePlan is false), in the work
+// tree: the checkpoint commits the move. It returns cur, moved, or as it was.
+func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record) (*source.Source, error) {
+	a, ok := cur.Kind.(source.Archiver)
+	if !ok {
+		return cur, nil
+	}
+	if _, more := cur.NextStory(); more || cur.OpenOutsideStories() > 0 {
+		return cur, nil
+	}
+	where := l.where(ctx, "")
+	to, ok := a.Archive(where, cur)
+	if !ok {
+		return cur, nil
+	}
+	from, dst := cur.TasksPath, filepath.Join(l.Repo.Root, filepath.FromSlash(to))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(from, dst); err != nil {
+		return nil, err
+	}
+	ref := cur.Ref
+	ref.Arg = to
+	moved, err := l.Sources.Open(where, ref)
+	if err != nil {
+		_ = os.Rename(dst, from)
+		return nil, sourceErr(err)
+	}
+	moved.Name = cur.Name
+	moved.KeepIDs(source.RecordedIDs(rec))
+	l.Report.Step(fmt.Sprintf("moved the completed %s to %s (ralph.movePlan=false leaves it)", cur.TasksRel, to))
+	return moved, nil
 }
 
 // checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.

@@ -480,8 +480,12 @@ func (l *Loop) adoptCheckpoint(ctx context.Context, rec *run.Record, tip string)
 		return false, err
 	}
 	if len(c[0].Parents) == 0 || c[0].Parents[0] != rec.Checkpoint ||
-		c[0].Subject != "checkpoint: "+rec.CurrentStory || c[0].Trailers["Ralph-Change"] != rec.Change {
+		c[0].Trailers["Ralph-Story"] != rec.CurrentStory || c[0].Trailers["Ralph-Change"] != rec.Change {
 		return false, nil
+	}
+	if ref, ok := source.RefOfTrailers(rec.Change, c[0].Trailers); ok {
+		ref.StoryLevel = rec.StoryLevel
+		source.Record(rec, ref) // a plan the checkpoint moved to completed/: the run follows it
 	}
 	if a := rec.Last(); a != nil && a.Story == rec.CurrentStory && a.Outcome == run.OutcomeRunning {
 		a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.Time()

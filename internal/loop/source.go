@@ -13,9 +13,17 @@ import (
 )
 
 // where is the repository as the task sources see it: its top level, cwd for a relative
-// path ("" for the top level), and its runs.
-func (l *Loop) where(cwd string) source.Repo {
-	return source.Repo{Root: l.Repo.Root, Cwd: cwd, Runs: l.Store}
+// path ("" for the top level), its runs and its git config.
+func (l *Loop) where(ctx context.Context, cwd string) source.Repo {
+	return source.Repo{Root: l.Repo.Root, Cwd: cwd, Runs: l.Store, Config: gitConfig(ctx, l.Repo)}
+}
+
+// gitConfig reads repo's git config for the task sources: "" when a key is unset.
+func gitConfig(ctx context.Context, repo *git.Repo) func(string) string {
+	return func(key string) string {
+		v, _, _ := repo.Config(ctx, key)
+		return v
+	}
 }
 
 // resolve is what an argument of start (or status, dispatch, a worktree run) means:

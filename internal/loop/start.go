@@ -192,7 +192,7 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (s *source.Source, i
 	if arg == "" {
 		arg = o.Change
 	}
-	r := l.where(o.Cwd)
+	r := l.where(ctx, o.Cwd)
 	r.StoryLevel = o.StoryLevel
 	if arg == "" { // a bare start: the run of this branch, spec-kit's current feature, the only run
 		if r.Branch, err = l.Repo.Branch(ctx); err != nil {
@@ -225,8 +225,8 @@ func (l *Loop) startSource(ctx context.Context, o *Options) (s *source.Source, i
 
 // openSrc opens the source Start resolved (o.src) where this Loop works: a worktree
 // run's loop reads it in its worktree.
-func (l *Loop) openSrc(o Options) (*source.Source, error) {
-	s, err := l.Sources.Open(l.where(""), o.src)
+func (l *Loop) openSrc(ctx context.Context, o Options) (*source.Source, error) {
+	s, err := l.Sources.Open(l.where(ctx, ""), o.src)
 	if err != nil {
 		return nil, sourceErr(err)
 	}
@@ -239,7 +239,7 @@ func (l *Loop) openSrc(o Options) (*source.Source, error) {
 
 // openRun opens the source rec records, where its run works.
 func (l *Loop) openRun(ctx context.Context, rec *run.Record) (*source.Source, error) {
-	s, err := l.Sources.OpenRun(l.where(""), rec)
+	s, err := l.Sources.OpenRun(l.where(ctx, ""), rec)
 	if err != nil {
 		return nil, sourceErr(err)
 	}

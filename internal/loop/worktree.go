@@ -114,7 +114,7 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 // change may exist nowhere else), else this checkout.
 func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source, error) {
 	cwd, _ := os.Getwd()
-	return l.resolve(ctx, l.where(cwd), change)
+	return l.resolve(ctx, l.where(ctx, cwd), change)
 }
 
 // In returns a Loop like l whose git runs in the worktree at path, without automatic gc.

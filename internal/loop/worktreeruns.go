@@ -62,7 +62,7 @@ func (l *Loop) RunInWorktree(ctx context.Context, o Options, drv agent.Driver) (
 	if err != nil {
 		return nil, err
 	}
-	ch, err := l.openSrc(o)
+	ch, err := l.openSrc(ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -391,7 +391,7 @@ func checkpointsOf(ctx context.Context, repo *git.Repo, change, tip string, rec 
 		if c.Subject == "initial state" {
 			break
 		}
-		if c.Trailers["Ralph-Change"] == change && strings.HasPrefix(c.Subject, "checkpoint: ") {
+		if c.Trailers["Ralph-Change"] == change && c.Trailers["Ralph-Story"] != "" { // whatever its subject (ralph.checkpointMessage)
 			out = append(out, c)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 // commit has it (AtCommit). Everything else sees only *Source and never asks which kind
 // it is: a new kind is one new entry in the list given to Resolve, and no new case.
 //
-// A kind may also implement the optional interfaces below (StillOpen, Current), as an
-// agent driver may implement agent.Diagnoser.
+// A kind may also implement the optional interfaces below (StillOpen, Current,
+// Archiver), as an agent driver may implement agent.Diagnoser.
 type Kind interface {
 	// About names the kind and says how messages name its sources.
 	About() About
@@ -66,6 +66,17 @@ type StillOpen interface {
 // `git ralph start` runs when no run is current. A Match of Rank None without Err: none.
 type Current interface {
 	Current(r Repo) (Match, error)
+}
+
+// Archiver is implemented by a kind whose tracked file moves once its work is done, as
+// ralphex moves a completed plan to completed/ (and its plans often end with a task that
+// does it): Moved finds the file after the agent moved it (to: where git's rename
+// detection saw it go, "" when it saw no rename), false when it is not to be found; Archive
+// says where it goes when the run's last story completes and it has not moved, false to
+// leave it.
+type Archiver interface {
+	Moved(r Repo, s *Source, to string) (Ref, bool)
+	Archive(r Repo, s *Source) (to string, ok bool)
 }
 
 // Ref names a source once it is found: what Open takes, what a run records of its
@@ -121,6 +132,9 @@ type Repo struct {
 	// Getenv reads the environment, for a kind's own variables (spec-kit's
 	// SPECIFY_FEATURE_DIRECTORY); nil: os.Getenv.
 	Getenv func(string) string
+	// Config reads a git config value ("" when unset), for a kind's own settings
+	// (ralph.plansDir, ralph.movePlan); nil: every value is unset.
+	Config func(key string) string
 	// Initial returns the trailers of the "initial state" commit of ralph/<name>, nil
 	// when there is none: a runner's start --adopt has no record, and those trailers say
 	// which source its run works through. nil: not asked.
@@ -132,6 +146,14 @@ type Options struct {
 	// StoryLevel 3 makes every "###" section of a plan a story (--story-level,
 	// ralph.storyLevel); 0 or 2: SPEC §2b's default.
 	StoryLevel int
+}
+
+// config is the git config value key, "" when it is unset or cannot be asked.
+func (r Repo) config(key string) string {
+	if r.Config == nil {
+		return ""
+	}
+	return r.Config(key)
 }
 
 // at is r rooted at root (a run's worktree), relative paths starting there too.

@@ -64,9 +64,13 @@ type Reader struct {
 	Kinds source.Kinds // the kinds of task source; nil: source.Builtin()
 }
 
-// where is the repository as the task sources see it.
-func (rd Reader) where() source.Repo {
-	return source.Repo{Root: rd.Repo.Root, Runs: rd.Store}
+// where is the repository as the task sources see it: its top level, its runs and its
+// git config.
+func (rd Reader) where(ctx context.Context) source.Repo {
+	return source.Repo{Root: rd.Repo.Root, Runs: rd.Store, Config: func(key string) string {
+		v, _, _ := rd.Repo.Config(ctx, key)
+		return v
+	}}
 }
 
 // Effective is the record's status corrected by the lock: a record that says
@@ -86,7 +90,7 @@ func (rd Reader) Effective(rec *run.Record) (status string, running bool) {
 // a change that exists only in the run's worktree, a tracked file that is gone) is a
 // line of its own.
 func (rd Reader) List(ctx context.Context) ([]ChangeView, error) {
-	r := rd.where()
+	r := rd.where(ctx)
 	listed, err := rd.Kinds.List(r)
 	if err != nil {
 		return nil, err
@@ -230,7 +234,7 @@ func (rd Reader) Status(ctx context.Context, change string) (*Report, error) {
 	r := &Report{Record: rec, Learnings: rd.Store.LearningsPath(change), Logs: rd.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = rd.Effective(rec)
 	r.Worktree, r.where = rec.WorktreeState(), rd.whereOf(rec)
-	if ch, err := rd.Kinds.OpenRun(rd.where(), rec); err == nil {
+	if ch, err := rd.Kinds.OpenRun(rd.where(ctx), rec); err == nil {
 		r.Change = ch
 	}
 	if r.VerifyHook, err = rd.Repo.HookExists(ctx, "ralph-verify"); err != nil {
@@ -249,7 +253,7 @@ func (rd Reader) Status(ctx context.Context, change string) (*Report, error) {
 // whether the branch exists, the current branch), each change read with its tasks only
 // and openspec/changes listed once: what plain status's line per run shows, at the same
 // cost per run with ten runs or a thousand. A name without a run is left out.
-func (rd Reader) Summaries(names []string) ([]*Report, error) {
+func (rd Reader) Summaries(ctx context.Context, names []string) ([]*Report, error) {
 	var out []*Report
 	args := map[string][]string{} // by kind: the runs read where the repository is, at the default level
 	for _, name := range names {
@@ -276,7 +280,7 @@ func (rd Reader) Summaries(names []string) ([]*Report, error) {
 		if !ok {
 			continue
 		}
-		srcs, err := k.List(rd.where(), only)
+		srcs, err := k.List(rd.where(ctx), only)
 		if err != nil {
 			return nil, err
 		}
@@ -291,7 +295,7 @@ func (rd Reader) Summaries(names []string) ([]*Report, error) {
 			r.Change = s
 			continue
 		}
-		r.Change, _ = rd.Kinds.OpenRun(rd.where(), r.Record)
+		r.Change, _ = rd.Kinds.OpenRun(rd.where(ctx), r.Record)
 	}
 	return out, nil
 }
