@@ -130,13 +130,11 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	return fl.Loop.Save(rec)
 }
 
-// addRemoteRun adds to rec what the run on GitHub did (there, from its state commit):
-// its attempts, their refs renamed under prefix and their logs left in the artifact,
-// its cost and its tokens.
+// addRemoteRun adds to rec what the run on GitHub did (there, from its state commit,
+// validated): its attempts, their refs renamed under prefix and their logs left in the
+// artifact. The cost and the tokens are those of the attempts, summed here: the
+// record's totals are never taken.
 func addRemoteRun(rec, there *run.Record, prefix string) {
-	// Either record may be older than the sums: each brings its own attempts' tokens.
-	rec.SumOldTokens()
-	there.SumOldTokens()
 	for _, a := range there.Attempts {
 		if a.Ref != "" {
 			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
@@ -144,10 +142,7 @@ func addRemoteRun(rec, there *run.Record, prefix string) {
 		a.Log = "" // in the run's artifact, not here
 		rec.Attempts = append(rec.Attempts, a)
 	}
-	rec.CostUSD += there.CostUSD
-	rec.CostKnown = rec.CostKnown || there.CostKnown
-	rec.Tokens += there.Tokens
-	rec.TokensKnown = rec.TokensKnown || there.TokensKnown
+	rec.SumAttempts()
 }
 
 // readRemoteRecord reads and checks the record.json of a run's state commit.

@@ -86,7 +86,9 @@ type Record struct {
 
 	// Tokens is what the agent reported of this run, resumes included: input
 	// (cache reads counted as the agent counts them) plus output, summed over
-	// the attempts; TokensKnown says some attempt reported any.
+	// the attempts; TokensKnown says some attempt reported any. Like CostUSD and
+	// CostKnown, it is written for the reader of run.json and computed anew from the
+	// attempts whenever a record is read (SumAttempts).
 	Tokens      int64 `json:"tokens"`
 	TokensKnown bool  `json:"tokensKnown"`
 	// MaxCost and MaxTokens are the budget the last start ran with (--max-cost,
@@ -329,6 +331,7 @@ func (s *Store) Load(change string) (*Record, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("read run record %s: %w", s.recordPath(change), err)
 	}
+	r.SumAttempts()
 	return &r, nil
 }
 

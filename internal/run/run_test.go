@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -101,5 +102,33 @@ func TestLearningsAreCreatedEmptyAndKept(t *testing.T) {
 	}
 	if text, _ := s.EnsureLearnings("c"); text != "use make\n" {
 		t.Errorf("EnsureLearnings overwrote the file: %q", text)
+	}
+}
+
+// TestSpent: a run's cost and tokens are the sums of its attempts', whatever totals the
+// record carries; a negative or NaN figure of an attempt counts as nothing, and the
+// token sum stops at the largest int64 rather than wrap to a negative.
+func TestSpent(t *testing.T) {
+	usd := func(v float64) *float64 { return &v }
+	r := &Record{CostUSD: -1e300, CostKnown: true, Tokens: -5, TokensKnown: true, Attempts: []Attempt{
+		{Story: "1", N: 1, CostUSD: usd(0.25), InputTokens: 100, OutputTokens: 20},
+		{Story: "1", N: 2, CostUSD: usd(-7), InputTokens: -50},
+		{Story: "2", N: 1, CostUSD: usd(math.NaN()), OutputTokens: 3},
+	}}
+	cost, costKnown, tokens, tokensKnown := r.Spent()
+	if cost != 0.25 || !costKnown || tokens != 123 || !tokensKnown {
+		t.Errorf("Spent = %v %v %d %v, want 0.25 true 123 true", cost, costKnown, tokens, tokensKnown)
+	}
+	r.SumAttempts()
+	if r.CostUSD != 0.25 || r.Tokens != 123 {
+		t.Errorf("SumAttempts left %v and %d", r.CostUSD, r.Tokens)
+	}
+	huge := &Record{Attempts: []Attempt{{InputTokens: math.MaxInt64, OutputTokens: 1}, {InputTokens: math.MaxInt64}}}
+	if _, _, tokens, _ := huge.Spent(); tokens != math.MaxInt64 {
+		t.Errorf("tokens %d, want the largest int64", tokens)
+	}
+	none := &Record{Attempts: []Attempt{{Story: "1", N: 1}}}
+	if cost, costKnown, tokens, tokensKnown := none.Spent(); cost != 0 || costKnown || tokens != 0 || tokensKnown {
+		t.Errorf("an attempt that reported nothing: %v %v %d %v", cost, costKnown, tokens, tokensKnown)
 	}
 }
