@@ -62,6 +62,9 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	// The record is input: checked before anything of it, or of the run's branch, is
 	// taken here; a bad one leaves the repository as the fetch found it.
 	there, err := fl.readRemoteRecord(ctx, state, rec.Change, r.RunID)
+	if err == nil {
+		err = fl.checkInitial(ctx, rec, there)
+	}
 	if err != nil {
 		fl.unfetch(ctx, prefix, before, tracking, trackingWas, trackingExisted)
 		return err
@@ -110,9 +113,6 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
 		rec.Status = run.Interrupted
 	}
-	if rec.Initial == "" {
-		rec.Initial = there.Initial
-	}
 	rec.Checkpoint = remoteTip
 	r.LastSeenStatus = "completed"
 	if learned, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(learned) <= maxLearnedBytes && len(strings.TrimSpace(string(learned))) > 0 {
@@ -143,6 +143,27 @@ func addRemoteRun(rec, there *run.Record, prefix string) {
 		rec.Attempts = append(rec.Attempts, a)
 	}
 	rec.SumAttempts()
+}
+
+// checkInitial settles the initial state commit of a run brought home, before anything
+// of the run is taken: the one recorded here, else the one found from the start commit
+// dispatch pushed (initialOf), never the record's; a record that names another is
+// refused naming the field. A run with none (its branch began from another commit than
+// the one recorded) keeps none: the record's is not taken either.
+func (fl *Flow) checkInitial(ctx context.Context, rec, there *run.Record) error {
+	if rec.Initial == "" {
+		found, err := fl.initialOf(ctx, rec.Change, rec.Remote.StartCommit, rec.OriginalCommit)
+		if err != nil {
+			return err
+		}
+		rec.Initial = found
+	}
+	if there.Initial == "" || rec.Initial == "" || there.Initial == rec.Initial {
+		return nil
+	}
+	err := &RecordError{RunID: rec.Remote.RunID, Field: "initialCommit",
+		Why: fmt.Sprintf("is %s, not the run's initial state commit %s", loop.Short(there.Initial), loop.Short(rec.Initial))}
+	return &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + rec.Change + "')", Err: err}
 }
 
 // readRemoteRecord reads and checks the record.json of a run's state commit.
