@@ -68,6 +68,12 @@ func TestScript(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":   cmdSnapshot,
 			"envfile":    cmdEnvfile,
+			"await":      cmdAwait,
+			"dead":       cmdDead,
+			"alive":      cmdAlive,
+			"sigparent":  cmdSigparent,
+			"exitcode":   cmdExitcode,
+			"agentpid":   cmdAgentpid,
 			"htmlcheck":  cmdHTMLCheck,
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
@@ -82,7 +88,9 @@ func hermetic(e *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
-	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+	// No automatic maintenance or gc: a commit would start 'git maintenance run
+	// --auto' (a tenth of the suite's processes) for repositories of a few objects.
+	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
