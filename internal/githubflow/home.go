@@ -1,6 +1,7 @@
 package githubflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -115,13 +117,18 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	rec.Checkpoint = remoteTip
 	r.LastSeenStatus = "completed"
-	if learned, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(learned) <= maxLearnedBytes && len(strings.TrimSpace(string(learned))) > 0 {
-		mine, err := fl.Store.EnsureLearnings(rec.Change)
-		if err != nil {
+	learned, size, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md", maxLearnedBytes)
+	switch {
+	case err != nil || !ok || len(strings.TrimSpace(string(learned))) == 0:
+	case size > maxLearnedBytes:
+		fl.Loop.Report.Warn(fmt.Sprintf("the learnings of run %d are %s, more than the %s git-ralph takes: left out (git show %s:learnings.md has them)",
+			r.RunID, repofile.Size(size), repofile.Size(maxLearnedBytes), loop.Short(state)))
+	default:
+		if err := fl.Store.EnsureLearnings(rec.Change); err != nil {
 			return err
 		}
-		if mine != string(learned) {
-			if err := appendFile(fl.Store.LearningsPath(rec.Change), learned); err != nil {
+		if path := fl.Store.LearningsPath(rec.Change); !endsWith(path, learned) {
+			if err := appendFile(path, learned); err != nil {
 				return err
 			}
 		}
@@ -168,12 +175,16 @@ func (fl *Flow) checkInitial(ctx context.Context, rec, there *run.Record) error 
 
 // readRemoteRecord reads and checks the record.json of a run's state commit.
 func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runID int64) (*run.Record, error) {
-	data, ok, err := fl.Repo.ReadFile(ctx, state, "record.json")
+	data, size, ok, err := fl.Repo.ReadFile(ctx, state, "record.json", maxRecordBytes)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, loop.UserErr("", "the state of run %d has no record.json", runID)
+	}
+	if size > maxRecordBytes { // not read past the limit
+		err := &RecordError{RunID: runID, Field: "record.json", Why: fmt.Sprintf("is %d bytes, more than %d", size, maxRecordBytes)}
+		return nil, &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}
 	}
 	var there run.Record
 	if err := json.Unmarshal(data, &there); err != nil {
@@ -210,6 +221,23 @@ func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tr
 	} else {
 		_ = fl.Repo.DeleteRef(ctx, tracking)
 	}
+}
+
+// endsWith reports whether the file at path ends with data (a run's learnings brought
+// home already), reading no more of it than data's length.
+func endsWith(path string, data []byte) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() < int64(len(data)) {
+		return false
+	}
+	end := make([]byte, len(data))
+	_, err = f.ReadAt(end, st.Size()-int64(len(data)))
+	return err == nil && bytes.Equal(end, data)
 }
 
 func appendFile(path string, data []byte) error {

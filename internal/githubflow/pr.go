@@ -537,8 +537,12 @@ func userFile(ctx context.Context, repo *git.Repo, rev, rel string) []byte {
 	if rev == "" || rel == "" || strings.HasPrefix(rel, "/") {
 		return nil
 	}
-	data, ok, err := repo.ReadFile(ctx, rev, rel)
-	if err != nil || !ok {
+	limit := repofile.MaxDoc // a proposal's or a spec's start: the title and the Why are there
+	if strings.HasSuffix(rel, ".json") {
+		limit = repofile.MaxFile // a prd.json is parsed whole
+	}
+	data, size, ok, err := repo.ReadFile(ctx, rev, rel, limit)
+	if err != nil || !ok || limit == repofile.MaxFile && size > int64(limit) {
 		return nil
 	}
 	return data
@@ -549,9 +553,7 @@ func userFile(ctx context.Context, repo *git.Repo, rev, rel string) []byte {
 func changeFileErr(err error) error {
 	var refused *repofile.RefusedError
 	if errors.As(err, &refused) {
-		return &loop.Error{Msg: refused.Error(),
-			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
-			Err:  err}
+		return &loop.Error{Msg: refused.Error(), Hint: refused.Hint(), Err: err}
 	}
 	return err
 }

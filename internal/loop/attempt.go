@@ -28,8 +28,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: OrDetached(rec), Total: len(ch.Stories)}
 	tries := map[string]int{}     // attempts per story in this invocation
 	transient := map[string]int{} // transient API errors retried per story
-	learnings, err := l.Store.EnsureLearnings(o.Change)
-	if err != nil {
+	if err := l.Store.EnsureLearnings(o.Change); err != nil {
 		return nil, fmt.Errorf("create learnings file: %w", err)
 	}
 	// Attempt refs a crash saved before it could record them: their numbers are taken.
@@ -90,7 +89,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		}
 		tries[story.ID]++
 		sum.Attempts++
-		learnings = prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
+		learnings := prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
 		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err

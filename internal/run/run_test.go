@@ -93,14 +93,19 @@ func TestLockIsExclusiveAndHeldReportsIt(t *testing.T) {
 
 func TestLearningsAreCreatedEmptyAndKept(t *testing.T) {
 	s := NewStore(t.TempDir())
-	text, err := s.EnsureLearnings("c")
-	if err != nil || text != "" {
-		t.Fatalf("EnsureLearnings = %q, %v", text, err)
+	if err := s.EnsureLearnings("c"); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := os.ReadFile(s.LearningsPath("c")); err != nil || len(text) != 0 {
+		t.Fatalf("the learnings file = %q, %v; want it empty", text, err)
 	}
 	if err := os.WriteFile(s.LearningsPath("c"), []byte("use make\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if text, _ := s.EnsureLearnings("c"); text != "use make\n" {
+	if err := s.EnsureLearnings("c"); err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := os.ReadFile(s.LearningsPath("c")); string(text) != "use make\n" {
 		t.Errorf("EnsureLearnings overwrote the file: %q", text)
 	}
 }
