@@ -542,26 +542,14 @@ func readChange(ctx context.Context, repo *git.Repo, tip, change string, kind so
 // from a line's start, and how many bytes before them were left out. The agent writes
 // the file; a file of any size makes a page of bounded size.
 func learnings(path string) (text, shown string, cut int64) {
-	f, err := os.Open(path)
+	f, err := repofile.OpenRegular(path)
 	if err != nil {
 		return "", "", 0
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	data, cut, err := repofile.Tail(f, maxLearnings)
+	if err != nil {
 		return "", "", 0
-	}
-	if st.Size() > maxLearnings {
-		if _, err := f.Seek(-maxLearnings, io.SeekEnd); err != nil {
-			return "", "", 0
-		}
-		cut = st.Size() - maxLearnings
-	}
-	data, _ := io.ReadAll(io.LimitReader(f, maxLearnings))
-	if cut > 0 {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data, cut = data[i+1:], cut+int64(i+1)
-		}
 	}
 	return string(data), path, cut
 }
