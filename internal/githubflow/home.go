@@ -226,13 +226,13 @@ func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tr
 // endsWith reports whether the file at path ends with data (a run's learnings brought
 // home already), reading no more of it than data's length.
 func endsWith(path string, data []byte) bool {
-	f, err := os.Open(path)
+	f, err := repofile.OpenRegular(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() < int64(len(data)) {
+	if err != nil || st.Size() < int64(len(data)) {
 		return false
 	}
 	end := make([]byte, len(data))
