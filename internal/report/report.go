@@ -270,7 +270,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			ref = r
 		}
 	}
-	ch, err := o.Kinds.AtCommit(source.Repo{Root: repo.Root}, ref, func(rel string) ([]byte, error) { return readAt(ctx, repo, tip, rel) })
+	ch, err := o.Kinds.AtCommit(source.Repo{Root: repo.Root}, ref, func(rel string, doc bool) ([]byte, error) { return readAt(ctx, repo, tip, rel, doc) })
 	if err != nil {
 		var e *source.Error
 		if !errors.As(err, &e) { // a kind this git-ralph does not know: no stories
@@ -483,17 +483,36 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 }
 
 // readAt returns the file rel as the commit tip has it, or, when it does not, as the
-// working tree has it (nil when neither does). A working-tree file that is not a regular
-// file inside the repository (a symlink out of it, a FIFO) is an error naming it
+// working tree has it (nil when neither does), bounded as repofile bounds it: a tracked
+// file whole up to repofile.MaxFile (a larger one is refused by name: cut, it would hide
+// stories), a document (doc) its start. A working-tree file that is not a regular file
+// inside the repository (a symlink out of it, a FIFO) is an error naming it
 // (*repofile.RefusedError): its content would go into the report.
-func readAt(ctx context.Context, repo *git.Repo, tip, rel string) ([]byte, error) {
+func readAt(ctx context.Context, repo *git.Repo, tip, rel string, doc bool) ([]byte, error) {
 	if tip != "" {
-		if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
+		limit := repofile.MaxFile
+		if doc {
+			limit = repofile.MaxDoc
+		}
+		b, size, ok, err := repo.ReadFile(ctx, tip, rel, limit)
+		if err == nil && ok && !doc && size > int64(limit) {
+			return nil, &repofile.RefusedError{Rel: rel, Why: repofile.Size(size) + " in " + tip[:min(7, len(tip))],
+				Rule: "git-ralph reads at most " + repofile.Size(repofile.MaxFile) + " of a task list"}
+		}
+		if err == nil && ok {
 			return b, nil
 		}
 	}
-	b, _, err := repofile.Read(repo.Root, filepath.Join(repo.Root, filepath.FromSlash(rel)))
 	var refused *repofile.RefusedError
+	path := filepath.Join(repo.Root, filepath.FromSlash(rel))
+	if doc {
+		h, _, err := repofile.ReadHead(repo.Root, path)
+		if errors.As(err, &refused) {
+			return nil, err
+		}
+		return h.Data, nil
+	}
+	b, _, err := repofile.Read(repo.Root, path)
 	if errors.As(err, &refused) {
 		return nil, err
 	}
@@ -504,26 +523,14 @@ func readAt(ctx context.Context, repo *git.Repo, tip, rel string) ([]byte, error
 // from a line's start, and how many bytes before them were left out. The agent writes
 // the file; a file of any size makes a page of bounded size.
 func learnings(path string) (text, shown string, cut int64) {
-	f, err := os.Open(path)
+	f, err := repofile.OpenRegular(path)
 	if err != nil {
 		return "", "", 0
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	data, cut, err := repofile.Tail(f, maxLearnings)
+	if err != nil {
 		return "", "", 0
-	}
-	if st.Size() > maxLearnings {
-		if _, err := f.Seek(-maxLearnings, io.SeekEnd); err != nil {
-			return "", "", 0
-		}
-		cut = st.Size() - maxLearnings
-	}
-	data, _ := io.ReadAll(io.LimitReader(f, maxLearnings))
-	if cut > 0 {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data, cut = data[i+1:], cut+int64(i+1)
-		}
 	}
 	return string(data), path, cut
 }

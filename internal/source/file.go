@@ -46,9 +46,9 @@ func readFile(r Repo, noun, what string, ref Ref) (rel string, data []byte, err 
 		return "", nil, &Error{Msg: fmt.Sprintf("%s is not a regular file", rel),
 			Hint: "git-ralph runs a tracked file that is in the repository itself, not a symlink or a directory"}
 	}
-	data, ok, err := repofile.Read(r.Root, path)
+	data, ok, err := repofile.Read(r.Root, path) // repofile's rule: where, what, how large
 	if err != nil {
-		return "", nil, &Error{Msg: err.Error(), Hint: "git-ralph runs a file that is in the repository itself"}
+		return "", nil, err // a *repofile.RefusedError says what to do
 	}
 	if !ok {
 		return "", nil, &Error{Msg: fmt.Sprintf("%s: no such file", rel), Hint: "give the path of a file in this repository"}

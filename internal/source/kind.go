@@ -35,9 +35,11 @@ type Kind interface {
 	List(r Repo, only []string) ([]*Source, error)
 	// AtCommit is the source ref names as a commit has it: its stories, title and why,
 	// from the files read returns (nil for a file the commit does not have; an error
-	// for one that may not be read). A tracked file that no longer parses gives no
-	// story. For a report built from git alone and for a pull request's words.
-	AtCommit(r Repo, ref Ref, read func(rel string) ([]byte, error)) (*Source, error)
+	// for one that may not be read). doc asks for a document's start only (a proposal,
+	// a spec: repofile.MaxDoc), else the whole file (the tracked file: repofile.MaxFile).
+	// A tracked file that no longer parses gives no story. For a report built from git
+	// alone and for a pull request's words.
+	AtCommit(r Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error)
 }
 
 // About is how a kind is named.
@@ -200,7 +202,7 @@ func (ks Kinds) Open(r Repo, ref Ref) (*Source, error) {
 }
 
 // AtCommit is the source ref names as a commit has it (Kind.AtCommit).
-func (ks Kinds) AtCommit(r Repo, ref Ref, read func(rel string) ([]byte, error)) (*Source, error) {
+func (ks Kinds) AtCommit(r Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error) {
 	k, ok := ks.Lookup(ref.Kind)
 	if !ok {
 		return nil, &Error{Msg: fmt.Sprintf("unknown task source %q", ref.Kind), Hint: "this run was started by a newer git-ralph"}

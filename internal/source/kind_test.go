@@ -44,7 +44,7 @@ func (k ticketKind) Open(r Repo, ref Ref) (*Source, error) {
 
 func (ticketKind) List(Repo, []string) ([]*Source, error) { return nil, nil }
 
-func (ticketKind) AtCommit(_ Repo, ref Ref, read func(string) ([]byte, error)) (*Source, error) {
+func (ticketKind) AtCommit(_ Repo, ref Ref, read func(string, bool) ([]byte, error)) (*Source, error) {
 	return &Source{Kind: ticketKind{}, Ref: ref}, nil
 }
 

@@ -2,6 +2,7 @@ package source
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,7 +76,7 @@ func (openspecKind) List(r Repo, only []string) ([]*Source, error) {
 
 // AtCommit reads the tracked file the change's schema names (tasks.md when the change is
 // not in the work tree) and proposal.md.
-func (openspecKind) AtCommit(r Repo, ref Ref, read func(rel string) ([]byte, error)) (*Source, error) {
+func (openspecKind) AtCommit(r Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error) {
 	dir := "openspec/changes/" + ref.Arg
 	tasksRel := dir + "/tasks.md"
 	ch, err := openspec.Load(r.Root, ref.Arg)
@@ -84,11 +85,11 @@ func (openspecKind) AtCommit(r Repo, ref Ref, read func(rel string) ([]byte, err
 	} else if errors.As(err, new(*repofile.RefusedError)) {
 		return nil, err // a file of the change that may not be read
 	}
-	tasks, err := read(tasksRel)
+	tasks, err := read(tasksRel, false)
 	if err != nil {
 		return nil, err
 	}
-	proposal, err := read(dir + "/proposal.md")
+	proposal, err := read(dir+"/proposal.md", true)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +113,9 @@ func FromChange(ch *openspec.Change) *Source {
 	s.NoWhy = "openspec/changes/" + name + "/proposal.md has no \"Why\" section."
 	s.Rename = "rename the directory " + ch.RelDir + " to a name made of letters, digits and dashes"
 	s.Docs = []Doc{{Title: "Proposal", Path: ch.RelDir + "/proposal.md", Content: ch.Proposal}, {Title: "Design", Path: ch.RelDir + "/design.md", Content: ch.Design}}
+	if ch.MoreSpecs {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s/specs holds more than %d delta specs: the first %d are shown here, read the others there", ch.RelDir, repofile.MaxDocs, repofile.MaxDocs))
+	}
 	s.Title = changeTitle(ch.Proposal)
 	return s
 }

@@ -78,8 +78,8 @@ func (k planKind) List(r Repo, only []string) ([]*Source, error) {
 	return out, nil
 }
 
-func (planKind) AtCommit(_ Repo, ref Ref, read func(rel string) ([]byte, error)) (*Source, error) {
-	data, err := read(ref.Arg)
+func (planKind) AtCommit(_ Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error) {
+	data, err := read(ref.Arg, false)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func (k prdKind) Open(r Repo, ref Ref) (*Source, error) {
 	if dir != "." {
 		progress = dir + "/progress.txt"
 	}
-	if _, ok, err := repofile.Read(r.Root, filepath.Join(r.Root, filepath.FromSlash(progress))); err == nil && ok {
+	if _, ok, err := repofile.ReadHead(r.Root, filepath.Join(r.Root, filepath.FromSlash(progress))); err == nil && ok {
 		s.Learnings = progress // read into every prompt: a regular file inside the repository only
 	}
 	return s, s.Reload()
@@ -74,8 +74,8 @@ func (prdKind) StillOpen(s *Source, story tasklist.Story) string {
 
 func (prdKind) List(Repo, []string) ([]*Source, error) { return nil, nil }
 
-func (prdKind) AtCommit(_ Repo, ref Ref, read func(rel string) ([]byte, error)) (*Source, error) {
-	data, err := read(ref.Arg)
+func (prdKind) AtCommit(_ Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error) {
+	data, err := read(ref.Arg, false)
 	if err != nil {
 		return nil, err
 	}

@@ -249,10 +249,11 @@ func (s *Source) Unfinished(story tasklist.Story) string {
 
 // FromInitial recomputes Title and Why from the source's documents as read returns them
 // (the run's initial state commit): a pull request carries the user's words, never what
-// the agent made of them in the work tree. read returns nil for a missing file.
-func (s *Source) FromInitial(read func(rel string) []byte) {
+// the agent made of them in the work tree. read returns nil for a missing file; doc is
+// Kind.AtCommit's.
+func (s *Source) FromInitial(read func(rel string, doc bool) []byte) {
 	s.Title, s.Why = "", ""
-	c, err := s.Kind.AtCommit(Repo{Root: s.root}, s.Ref, func(rel string) ([]byte, error) { return read(rel), nil })
+	c, err := s.Kind.AtCommit(Repo{Root: s.root}, s.Ref, func(rel string, doc bool) ([]byte, error) { return read(rel, doc), nil })
 	if err == nil {
 		s.Title, s.Why = c.Title, c.Why
 	}

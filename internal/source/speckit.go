@@ -186,13 +186,13 @@ func (k speckitKind) List(r Repo, only []string) ([]*Source, error) {
 }
 
 // AtCommit reads the feature's tasks.md and spec.md.
-func (speckitKind) AtCommit(r Repo, ref Ref, read func(rel string) ([]byte, error)) (*Source, error) {
+func (speckitKind) AtCommit(r Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error) {
 	dir := "specs/" + ref.Arg
-	tasks, err := read(dir + "/tasks.md")
+	tasks, err := read(dir+"/tasks.md", false)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := read(dir + "/spec.md")
+	spec, err := read(dir+"/spec.md", true)
 	if err != nil {
 		return nil, err
 	}
