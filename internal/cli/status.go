@@ -491,6 +491,18 @@ func renderStatus(s *term.Streams, r *status.Report) {
 			t.EndRow()
 		}
 		_ = t.Render()
+		var skipped []string
+		for _, sv := range status.Stories(r.Change) {
+			for _, line := range sv.Skipped {
+				skipped = append(skipped, sv.ID+": "+line)
+			}
+		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(w, "\nskipped tasks (ticked as not doable here; look at them):\n")
+			for _, line := range skipped {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
 	}
 	var failed []run.Attempt
 	for _, a := range rec.Attempts {

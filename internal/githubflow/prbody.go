@@ -61,6 +61,20 @@ func PRBody(rec *run.Record, ch *source.Source) string {
 	}
 	w("\n")
 
+	if ch != nil { // the tasks ticked as ones the agent could not do: someone must do them
+		var skipped []string
+		for _, s := range ch.Stories {
+			for _, t := range s.Tasks {
+				if t.Skipped != "" {
+					skipped = append(skipped, fmt.Sprintf("- story %s: %s", code(s.ID), code(clip(t.SkipLine(), maxReason))))
+				}
+			}
+		}
+		if len(skipped) > 0 {
+			w("## Skipped tasks\n\nThe agent ticked these as not doable where it ran; they are not done:\n\n%s\n\n", strings.Join(skipped, "\n"))
+		}
+	}
+
 	var failed []run.Attempt
 	for _, a := range rec.Attempts {
 		if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning {

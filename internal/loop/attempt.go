@@ -406,6 +406,9 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if why := now.Unfinished(s); why != "" {
 		return run.OutcomeFailed, "signalled COMPLETE but " + why, true, nil
 	}
+	if skipped := skippedTasks(s); o.NoSkip && len(skipped) > 0 {
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but ticked %s as skipped, and skipping is off here (ralph.allowSkip=false): do it, or end with FAILED saying why it cannot be done", strings.Join(skipped, ", ")), true, nil
+	}
 	if head != rec.Checkpoint {
 		// The agent committed (or rewound): fold it all into one checkpoint.
 		if err := l.Repo.SoftReset(ctx, rec.Checkpoint); err != nil {
@@ -455,7 +458,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	att.Ended = l.Time()
 	done := *rec // the record as the checkpoint leaves it: its trailers name the source where it is now
 	source.Record(&done, now.Ref)
-	id, err := l.Repo.Commit(ctx, checkpointMessage(&done, story, att, o.RunID), git.CommitOptions{AllowEmpty: true})
+	id, err := l.Repo.Commit(ctx, checkpointMessage(&done, s, att, o.RunID), git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
@@ -539,11 +542,17 @@ func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record)
 	return moved, nil
 }
 
-// checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
+// checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers: a
+// Ralph-Skipped one per task of story (as the attempt left it) ticked as skipped.
 func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, runID int64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
+	for _, t := range story.Tasks {
+		if t.Skipped != "" {
+			fmt.Fprintf(&b, "Ralph-Skipped: %s\n", t.SkipLine())
+		}
+	}
 	b.WriteString(source.Trailers(rec)) // what a report rebuilt from git alone reads the stories from
 	auditTrailers(&b, att)
 	if runID != 0 {
@@ -655,4 +664,23 @@ func unreported(o Options, drv agent.Driver, res agent.Result, story string) (st
 				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
 	}
 	return "", nil
+}
+
+// skippedTasks names the tasks of story ticked as skipped: their ids, else their lines.
+func skippedTasks(story tasklist.Story) []string {
+	var out []string
+	for _, t := range story.Tasks {
+		if t.Skipped == "" {
+			continue
+		}
+		name := t.ID
+		if name == "" && t.Line > 0 {
+			name = "line " + itoa(t.Line)
+		}
+		if name == "" {
+			name = strconv.Quote(t.Text)
+		}
+		out = append(out, name)
+	}
+	return out
 }

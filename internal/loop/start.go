@@ -48,6 +48,11 @@ type Options struct {
 	// the agent may manage branches and tags. Config and hooks stay watched.
 	AllowRefChanges bool
 
+	// NoSkip (ralph.allowSkip=false) fails an attempt that ticks a task as skipped
+	// ("(skipped - not automatable: …)") instead of counting it done, and the prompt
+	// does not offer the way out.
+	NoSkip bool
+
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
 
@@ -441,6 +446,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 
 func (l *Loop) render(o Options, ch *source.Source, s tasklist.Story, learnings, reason string, n int) (string, error) {
 	d := prompt.ForSource(ch, s, l.Store.LearningsPath(ch.Name), learnings, n, o.MaxRetries+1, reason)
+	d.NoSkip = o.NoSkip
 	text, err := prompt.Render(o.PromptTemplate, d)
 	if err != nil {
 		return "", &Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}

@@ -101,7 +101,11 @@ func Parse(data []byte) (*PRD, error) {
 				b, _ := json.Marshal(c)
 				text = string(b)
 			}
-			s.Tasks = append(s.Tasks, tasklist.Task{Text: text, Done: done})
+			t := tasklist.Task{Text: text, Done: done}
+			if done {
+				t.Skipped, _ = tasklist.SkipNote(text)
+			}
+			s.Tasks = append(s.Tasks, t)
 		}
 		if len(s.Tasks) == 0 {
 			s.Tasks = []tasklist.Task{{Text: s.Title, Done: done}}

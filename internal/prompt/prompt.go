@@ -77,6 +77,9 @@ type Data struct {
 	StoryDescription string // what a prd.json says of the story, "" for other sources
 	Why              string // what the source says of the whole work (a prd's description), "" if nothing
 	DoneMark         string // how the agent marks a task done: "[x]", spec-kit's "[X]"; "" for a prd
+	// NoSkip leaves out the way to tick a task that cannot be done here (ralph.allowSkip
+	// false); by default the prompt gives it: "(skipped - not automatable: <why>)".
+	NoSkip bool
 	Attempt          int    // 1-based
 	MaxAttempts      int
 	Reason           string // why the previous attempt failed, "" when there is none to pass on

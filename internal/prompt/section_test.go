@@ -204,3 +204,29 @@ func lineOf(t *testing.T, data, prefix string) int {
 	t.Fatalf("no line starts with %q", prefix)
 	return 0
 }
+
+// TestSkipRule: the prompt says in one line how to tick a task that cannot be done here,
+// in each source's terms, unless skipping is off (ralph.allowSkip=false).
+func TestSkipRule(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "openspec/changes/parser/tasks.md", openspecTasks)
+	copyFixture(t, root, "../prd/testdata/snarktank-example.json", "prd.json")
+	for arg, want := range map[string]string{
+		"parser":   `tick it all the same and end its text with "(skipped - not automatable: <why>)"`,
+		"prd.json": `end that acceptance criterion's text with "(skipped - not automatable: <why>)"`,
+	} {
+		s, err := source.Builtin().Resolve(source.Repo{Root: root}, arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		story, _ := s.NextStory()
+		d := ForSource(s, story, "/l.md", "", 1, 4, "")
+		if got := render(t, "", d); !strings.Contains(got, want) {
+			t.Errorf("%s: the prompt lacks %q", arg, want)
+		}
+		d.NoSkip = true
+		if got := render(t, "", d); strings.Contains(got, "skipped - not automatable") {
+			t.Errorf("%s: skipping is off, yet the prompt offers it", arg)
+		}
+	}
+}

@@ -73,6 +73,7 @@ type Report struct {
 type Task struct {
 	ID, Text string
 	Done     bool
+	Skipped  string // why a ticked task was not done (tasklist.Task.Skipped), "" otherwise
 }
 
 // Story is one story with its attempts.
@@ -290,7 +291,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	for _, s := range parsed.Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
 		for _, t := range s.Tasks {
-			st.Tasks = append(st.Tasks, Task{ID: t.ID, Text: t.Text, Done: t.Done})
+			st.Tasks = append(st.Tasks, Task{ID: t.ID, Text: t.Text, Done: t.Done, Skipped: t.Skipped})
 		}
 		rep.Stories = append(rep.Stories, st)
 	}

@@ -25,6 +25,9 @@ type StoryView struct {
 	CompletedTasks int    `json:"completedTasks"`
 	TotalTasks     int    `json:"totalTasks"`
 	Complete       bool   `json:"complete"`
+	// Skipped are the story's tasks ticked as ones the agent could not do here, each
+	// said on one line (tasklist.Task.SkipLine); absent when there are none.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // RunView is the short form of a run, as `list` shows it.
@@ -52,7 +55,13 @@ func Stories(ch *source.Source) []StoryView {
 	out := []StoryView{}
 	for _, s := range ch.Stories {
 		d, t := s.Counts()
-		out = append(out, StoryView{ID: s.ID, Title: s.Title, CompletedTasks: d, TotalTasks: t, Complete: s.Complete()})
+		v := StoryView{ID: s.ID, Title: s.Title, CompletedTasks: d, TotalTasks: t, Complete: s.Complete()}
+		for _, task := range s.Tasks {
+			if task.Skipped != "" {
+				v.Skipped = append(v.Skipped, task.SkipLine())
+			}
+		}
+		out = append(out, v)
 	}
 	return out
 }

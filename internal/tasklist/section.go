@@ -1,6 +1,10 @@
 package tasklist
 
-import "strings"
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
 
 // Close ends the story being read at the line before line next (1-based; len(lines)+1 at
 // the end of the file), not counting the blank lines and thematic breaks ("---") before
@@ -100,7 +104,28 @@ func Continue(s *Story, lines []string) {
 		} else {
 			s.Tasks[i].End = s.Tasks[i].Line
 		}
+		if t := &s.Tasks[i]; t.Done {
+			t.Skipped, _ = SkipNote(t.Text + "\n" + t.Rest)
+		}
 	}
+}
+
+// skipRE is the note of a task ticked without being done, as ralphex's task prompt asks
+// for it: "(skipped - not automatable)", with a reason after a colon or a dash.
+var skipRE = regexp.MustCompile(`(?i)\(\s*skipped\b\s*(?:[-–—:]+\s*)?([^()]*?)\s*\)`)
+
+// SkipNote returns the reason of text's skip note ("not automatable: needs a phone" in
+// "(skipped - not automatable: needs a phone)"), "skipped" for a note that gives none;
+// false when text has no such note.
+func SkipNote(text string) (reason string, ok bool) {
+	m := skipRE.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	if r := strings.Join(strings.Fields(m[1]), " "); r != "" {
+		return r, true
+	}
+	return "skipped", true
 }
 
 // separator reports whether line is blank or a thematic break ("---", "***", "___").
@@ -124,4 +149,23 @@ func listItem(line string) bool {
 		return false
 	}
 	return d+1 == len(t) || t[d+1] == ' ' || t[d+1] == '\t'
+}
+
+// maxSkipLine bounds SkipLine: the task's words are the agent's, its reason too.
+const maxSkipLine = 200
+
+// SkipLine says a task ticked as skipped on one line, for a Ralph-Skipped trailer,
+// status, the report and a pull request: its id (or its line), its text without the
+// note, and why: "1.3 Deploy to staging — not automatable: needs credentials".
+func (t Task) SkipLine() string {
+	name := t.ID
+	if name == "" && t.Line > 0 {
+		name = "line " + strconv.Itoa(t.Line)
+	}
+	text := strings.TrimSpace(skipRE.ReplaceAllString(t.Text, ""))
+	line := strings.Join(strings.Fields(strings.TrimSpace(name+" "+text)+" — "+t.Skipped), " ")
+	if len(line) > maxSkipLine {
+		line = strings.ToValidUTF8(line[:maxSkipLine], "") + "…"
+	}
+	return line
 }

@@ -75,3 +75,30 @@ func TestContinue(t *testing.T) {
 		t.Errorf("story 2: %+v", w)
 	}
 }
+
+// TestSkipNote: ralphex's "(skipped - not automatable)" and the forms agents write it in.
+func TestSkipNote(t *testing.T) {
+	for text, want := range map[string]string{
+		"manual test (skipped - not automatable)":                         "not automatable",
+		"Deploy to staging (skipped - not automatable: needs credentials)": "not automatable: needs credentials",
+		"Check on a device (Skipped: no device here)":                     "no device here",
+		"Verify in browser (skipped)":                                     "skipped",
+		"Verify (skipped —  not automatable:\n  needs a phone)":           "not automatable: needs a phone",
+		"Skip the cache (skipped)x":                                       "skipped",
+		"skipped - not in parentheses":                                    "",
+		"(skippedness)":                                                   "",
+	} {
+		got, ok := SkipNote(text)
+		if got != want || ok != (want != "") {
+			t.Errorf("SkipNote(%q) = %q, %v; want %q", text, got, ok, want)
+		}
+	}
+	got := ParseMarkdown([]byte("## 1. Ship\n- [x] build\n- [x] deploy (skipped - not automatable: needs credentials)\n- [ ] verify (skipped - no device)\n"), Rules{})
+	var skipped []string
+	for _, task := range got.Stories[0].Tasks {
+		skipped = append(skipped, task.Skipped)
+	}
+	if strings.Join(skipped, "|") != "|not automatable: needs credentials|" {
+		t.Errorf("skipped %q: only a ticked task is skipped", skipped)
+	}
+}

@@ -29,6 +29,10 @@ type Task struct {
 	// sits under ("Task 0.1: Parse the flags"), "" when there is none: it gives the
 	// task's sub-bullets their meaning in the prompt.
 	Heading string
+	// Skipped is why a task that is ticked was not done: the agent could not do it here
+	// and said so in the form ralphex uses, "[x] … (skipped - not automatable: reason)"
+	// (SkipNote). "" for a task that is open or was done.
+	Skipped string
 	// Rest is what continues the task below its checkbox line, as written (wrapped text,
 	// nested bullets, a code block under it; Continue), "" when nothing does. End is the
 	// last line it takes (Line when nothing continues it; 0 when the source has no lines).
