@@ -79,10 +79,10 @@ type Data struct {
 	DoneMark         string // how the agent marks a task done: "[x]", spec-kit's "[X]"; "" for a prd
 	// NoSkip leaves out the way to tick a task that cannot be done here (ralph.allowSkip
 	// false); by default the prompt gives it: "(skipped - not automatable: <why>)".
-	NoSkip bool
-	Attempt          int    // 1-based
-	MaxAttempts      int
-	Reason           string // why the previous attempt failed, "" when there is none to pass on
+	NoSkip      bool
+	Attempt     int // 1-based
+	MaxAttempts int
+	Reason      string // why the previous attempt failed, "" when there is none to pass on
 }
 
 // Doc is a document of the change, inlined when small, named by path always.

@@ -79,14 +79,14 @@ func TestContinue(t *testing.T) {
 // TestSkipNote: ralphex's "(skipped - not automatable)" and the forms agents write it in.
 func TestSkipNote(t *testing.T) {
 	for text, want := range map[string]string{
-		"manual test (skipped - not automatable)":                         "not automatable",
+		"manual test (skipped - not automatable)":                          "not automatable",
 		"Deploy to staging (skipped - not automatable: needs credentials)": "not automatable: needs credentials",
-		"Check on a device (Skipped: no device here)":                     "no device here",
-		"Verify in browser (skipped)":                                     "skipped",
-		"Verify (skipped —  not automatable:\n  needs a phone)":           "not automatable: needs a phone",
-		"Skip the cache (skipped)x":                                       "skipped",
-		"skipped - not in parentheses":                                    "",
-		"(skippedness)":                                                   "",
+		"Check on a device (Skipped: no device here)":                      "no device here",
+		"Verify in browser (skipped)":                                      "skipped",
+		"Verify (skipped —  not automatable:\n  needs a phone)":            "not automatable: needs a phone",
+		"Skip the cache (skipped)x":                                        "skipped",
+		"skipped - not in parentheses":                                     "",
+		"(skippedness)":                                                    "",
 	} {
 		got, ok := SkipNote(text)
 		if got != want || ok != (want != "") {
