@@ -108,7 +108,7 @@ func (c *startCmd) Run(e *env) error {
 	if len(c.Changes) == 1 {
 		change = c.Changes[0]
 	}
-	args, tmpl, err := startConfig(e, l.Repo)
+	args, tmpl, subject, err := startConfig(e, l.Repo)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (c *startCmd) Run(e *env) error {
 		NoSkip:     !c.AllowSkip,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost, MaxTokens: c.MaxTokens,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
-		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
+		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, CheckpointMessage: subject, Kill: e.kill,
 		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
 		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
 	})
@@ -205,20 +205,23 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 
 // startConfig reads the config-only settings: ralph.agentArgs (split like a shell
 // would, but never run through one) and ralph.promptTemplate.
-func startConfig(e *env, repo *git.Repo) (args []string, tmpl string, err error) {
+func startConfig(e *env, repo *git.Repo) (args []string, tmpl, subject string, err error) {
 	if v, ok, err := repo.Config(e.ctx, "ralph.agentArgs"); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	} else if ok {
 		if args, err = hooks.SplitWords(v); err != nil {
-			return nil, "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
+			return nil, "", "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
 		}
 	}
 	if v, ok, err := repo.ConfigPath(e.ctx, "ralph.promptTemplate"); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	} else if ok {
 		tmpl = v
 	}
-	return args, tmpl, nil
+	if subject, _, err = repo.Config(e.ctx, "ralph.checkpointMessage"); err != nil {
+		return nil, "", "", err
+	}
+	return args, tmpl, subject, nil
 }
 
 func printDryRun(s *term.Streams, sum *loop.Summary) error {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -458,7 +459,11 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	att.Ended = l.Time()
 	done := *rec // the record as the checkpoint leaves it: its trailers name the source where it is now
 	source.Record(&done, now.Ref)
-	id, err := l.Repo.Commit(ctx, checkpointMessage(&done, s, att, o.RunID), git.CommitOptions{AllowEmpty: true})
+	msg, err := checkpointMessage(&done, s, att, o)
+	if err != nil {
+		return "", "", false, err
+	}
+	id, err := l.Repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
@@ -542,11 +547,16 @@ func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record)
 	return moved, nil
 }
 
-// checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers: a
-// Ralph-Skipped one per task of story (as the attempt left it) ticked as skipped.
-func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, runID int64) string {
+// checkpointMessage is "checkpoint: <id>" (or o.CheckpointMessage's subject), the story
+// title, and the audit trailers: a Ralph-Skipped one per task of story (as the attempt
+// left it) ticked as skipped.
+func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, o Options) (string, error) {
+	subject, err := checkpointSubject(o.CheckpointMessage, rec.Change, story)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
+	fmt.Fprintf(&b, "%s\n\nStory %s: %s\n\n", subject, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
 	for _, t := range story.Tasks {
 		if t.Skipped != "" {
@@ -555,10 +565,42 @@ func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, 
 	}
 	b.WriteString(source.Trailers(rec)) // what a report rebuilt from git alone reads the stories from
 	auditTrailers(&b, att)
-	if runID != 0 {
-		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)
+	if o.RunID != 0 {
+		fmt.Fprintf(&b, "Ralph-Run: %d\n", o.RunID)
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// checkpointSubject is a checkpoint's subject: SPEC's "checkpoint: <id>", or tmpl (a
+// text/template over .ID, .Title and .Change, ralph.checkpointMessage) as one line; a
+// template that says nothing gives SPEC's. git-ralph knows its checkpoints by their
+// trailers, whatever the subject.
+func checkpointSubject(tmpl, change string, story tasklist.Story) (string, error) {
+	if tmpl == "" {
+		return "checkpoint: " + story.ID, nil
+	}
+	t, err := template.New("ralph.checkpointMessage").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", checkpointTmplErr(err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, struct{ ID, Title, Change string }{story.ID, story.Title, change}); err != nil {
+		return "", checkpointTmplErr(err)
+	}
+	line := strings.Join(strings.Fields(b.String()), " ")
+	if line == "" {
+		return "checkpoint: " + story.ID, nil
+	}
+	return line, nil
+}
+
+// checkpointTmplErr is a bad ralph.checkpointMessage: a bad config value is a usage
+// error, as for every other key.
+func checkpointTmplErr(err error) error {
+	e := UserErr("write it as a Go template over .ID, .Title and .Change, e.g. git config ralph.checkpointMessage 'feat: {{.ID}} - {{.Title}}', or unset it",
+		"git config ralph.checkpointMessage: %v", err)
+	e.Code = 2
+	return e
 }
 
 // trailerTime is RFC 3339 to the millisecond: a demo's attempts last less than a second.

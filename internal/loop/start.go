@@ -40,9 +40,13 @@ type Options struct {
 	MaxTokens      int64   // 0: no limit
 	Fresh          bool
 	DryRun         bool
-	PromptTemplate string          // path of a text/template file; "" for the embedded one
-	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
-	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
+	PromptTemplate string // path of a text/template file; "" for the embedded one
+	// CheckpointMessage is a text/template of a checkpoint's subject over .ID, .Title and
+	// .Change (ralph.checkpointMessage: snarktank's "feat: {{.ID}} - {{.Title}}"); "" for
+	// SPEC's "checkpoint: <id>". The body and the trailers are the same either way.
+	CheckpointMessage string
+	Kill              <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
+	Grace             time.Duration   // after the agent's result, before its group is killed; 0: agent default
 
 	// AllowRefChanges turns off the ref part of the trust surface (--allow-ref-changes):
 	// the agent may manage branches and tags. Config and hooks stay watched.
@@ -320,6 +324,9 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 		}
 		// A preview of the prompt needs no agent: say that it is missing, and go on.
 		l.Report.Warn(msg + "; a real run needs it")
+	}
+	if _, err := checkpointSubject(o.CheckpointMessage, o.Change, tasklist.Story{ID: "1", Title: "Title"}); err != nil {
+		return nil, nil, err // refused before anything changes, not at the first checkpoint
 	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {

@@ -140,6 +140,7 @@ func TestPRDPrompt(t *testing.T) {
 		"scripts/ralph/progress.txt holds notes shared by every story of this prd.",
 		"> - Use StatementQuery for every export",
 		`set "passes" to true for story US-002 in scripts/ralph/prd.json`,
+		`Keep it the way snarktank/ralph keeps progress.txt: a "## Codebase Patterns" section at its top`,
 		"- [x] US-001: Add the statement query",
 	} {
 		if !strings.Contains(got, want) {

@@ -1,8 +1,11 @@
 package source
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/prd"
@@ -27,6 +30,15 @@ func (prdKind) Claim(r Repo, arg string, explicit bool) (Match, error) {
 
 func (k prdKind) Open(r Repo, ref Ref) (*Source, error) {
 	rel, data, err := readFile(r, "prd", "prd.json", ref)
+	var missing *Error
+	if errors.As(err, &missing) && strings.HasSuffix(missing.Msg, ": no such file") {
+		// snarktank's loop keeps it in scripts/ralph/: say so when it is there
+		for _, at := range prdPlaces {
+			if found := at + baseName(ref.Arg) + ".json"; found != ref.Arg && isFile(r, found) {
+				missing.Hint = found + " is there: 'git ralph start " + found + "'"
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +84,40 @@ func (prdKind) StillOpen(s *Source, story tasklist.Story) string {
 	return fmt.Sprintf("story %s's \"passes\" is not true in %s", story.ID, s.TasksRel)
 }
 
-func (prdKind) List(Repo, []string) ([]*Source, error) { return nil, nil }
+// prdPlaces are where a prd.json is kept: the top level, and snarktank's scripts/ralph/.
+var prdPlaces = []string{"", "scripts/ralph/"}
+
+// List: prd.json at the top level and in scripts/ralph/ (a file that does not read as a
+// prd.json is left out).
+func (k prdKind) List(r Repo, only []string) ([]*Source, error) {
+	var out []*Source
+	for _, at := range prdPlaces {
+		rel := at + "prd.json"
+		if only != nil && !slices.Contains(only, rel) || !isFile(r, rel) {
+			continue
+		}
+		if s, err := k.Open(r, Ref{Kind: prdID, Arg: rel}); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// isFile reports whether rel (relative to the top level) is a regular file, looked up
+// in its directory's listing: a name is never joined into a path before it is listed.
+func isFile(r Repo, rel string) bool {
+	dir, name := filepath.Split(filepath.FromSlash(rel))
+	entries, err := os.ReadDir(filepath.Join(r.Root, dir))
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name() == name {
+			return e.Type().IsRegular()
+		}
+	}
+	return false
+}
 
 func (prdKind) AtCommit(_ Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error) {
 	data, err := read(ref.Arg, false)
