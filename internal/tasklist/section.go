@@ -33,20 +33,18 @@ func Continue(s *Story, lines []string) {
 	if len(s.Tasks) == 0 || s.End == 0 {
 		return
 	}
-	at := map[int]int{} // line → index of its task
-	for i, t := range s.Tasks {
-		if t.Line > 0 {
-			at[t.Line] = i
-		}
-	}
+	next := 0       // the next task, in line order
 	var stack []int // the tasks a deeper line may continue, outermost first
-	rest := make([][]string, len(s.Tasks))
-	last := make([]int, len(s.Tasks))
+	var rest [][]string
+	var last []int
 	var fences Fences
 	owner := -1   // the task a fenced block under it belongs to, while the block is open
 	blanks := 0   // blank lines since the last line kept
 	text := false // the line above goes on a task's text (a lazy continuation may follow)
 	keep := func(i, n int, line string) {
+		if rest == nil {
+			rest, last = make([][]string, len(s.Tasks)), make([]int, len(s.Tasks))
+		}
 		for range blanks {
 			rest[i] = append(rest[i], "")
 		}
@@ -54,7 +52,11 @@ func Continue(s *Story, lines []string) {
 	}
 	for n := max(s.Line, 1); n <= s.End && n <= len(lines); n++ {
 		line := strings.TrimSuffix(lines[n-1], "\r")
-		if i, ok := at[n]; ok { // a task
+		for next < len(s.Tasks) && s.Tasks[next].Line < n {
+			next++
+		}
+		if next < len(s.Tasks) && s.Tasks[next].Line == n { // a task
+			i := next
 			for len(stack) > 0 && s.Tasks[stack[len(stack)-1]].Indent >= s.Tasks[i].Indent {
 				stack = stack[:len(stack)-1]
 			}
@@ -99,7 +101,7 @@ func Continue(s *Story, lines []string) {
 		}
 	}
 	for i := range s.Tasks {
-		if len(rest[i]) > 0 {
+		if rest != nil && len(rest[i]) > 0 {
 			s.Tasks[i].Rest, s.Tasks[i].End = strings.Join(rest[i], "\n"), last[i]
 		} else {
 			s.Tasks[i].End = s.Tasks[i].Line
