@@ -21,14 +21,24 @@ func TestInstall(t *testing.T) {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
 	t.Parallel() // a cold build takes most of a minute: let the scripts run meanwhile
-	installing.Lock()
-	defer installing.Unlock()
-	t.Run("Script", testInstallScript)
-	t.Run("DefaultPrefixIsOnPath", testInstallDefaultPrefixIsOnPath)
-	t.Run("AddsToPath", testInstallAddsToPath)
-	t.Run("RelativePrefix", testInstallRelativePrefix)
-	t.Run("KeepsABrokenBlock", testInstallKeepsABrokenBlock)
-	t.Run("SaysWhatShadowsIt", testInstallSaysWhatShadowsIt)
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"Script", testInstallScript},
+		{"DefaultPrefixIsOnPath", testInstallDefaultPrefixIsOnPath},
+		{"AddsToPath", testInstallAddsToPath},
+		{"RelativePrefix", testInstallRelativePrefix},
+		{"KeepsABrokenBlock", testInstallKeepsABrokenBlock},
+		{"SaysWhatShadowsIt", testInstallSaysWhatShadowsIt},
+	} {
+		// The lock a subtest at a time: the new user's test seeds its cache in between.
+		t.Run(tc.name, func(t *testing.T) {
+			installing.Lock()
+			defer installing.Unlock()
+			tc.test(t)
+		})
+	}
 }
 
 // testInstallScript runs install.sh --no-modify-path twice into a temporary PREFIX: it
