@@ -19,6 +19,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/cli"
 	"github.com/git-ralph/git-ralph/internal/fakeagent"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -65,6 +66,7 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") != "",
 		Setup:               hermetic,
+		Condition:           condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":   cmdSnapshot,
 			"envfile":    cmdEnvfile,
@@ -81,6 +83,16 @@ func TestScript(t *testing.T) {
 	})
 }
 
+// condition answers a script's own conditions: [landlock] is a kernel git-ralph can
+// sandbox the agent on (the scripts that need it say so and skip elsewhere).
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "landlock":
+		return sandbox.Probe().Usable(), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
 // hermetic isolates every script: its own HOME and global config, no system config,
 // a fixed identity and fixed dates (stable commit ids), no colour, no prompts.
 func hermetic(e *testscript.Env) error {
@@ -88,9 +100,21 @@ func hermetic(e *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	// The fake agent keeps its state and its record of calls in .fake-state, the one
+	// place outside the repository its sandbox lets it write (ralph.sandboxWritable);
+	// scripts read the record as $WORK/agent-calls.ndjson, a link to it that dangles
+	// until the first call ("! exists" still says no agent ran).
+	state := filepath.Join(e.WorkDir, ".fake-state")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink(filepath.Join(".fake-state", "agent-calls.ndjson"), filepath.Join(e.WorkDir, "agent-calls.ndjson")); err != nil {
+		return err
+	}
 	// No automatic maintenance or gc: a commit would start 'git maintenance run
 	// --auto' (a tenth of the suite's processes) for repositories of a few objects.
-	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
+	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n" +
+		"[ralph]\n\tsandboxWritable = " + state + "\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
@@ -109,8 +133,8 @@ func hermetic(e *testscript.Env) error {
 		"NO_COLOR":              "1",
 		"CI":                    "true",
 		"IS_SANDBOX":            "1",
-		"FAKE_AGENT_STATE_DIR":  filepath.Join(e.WorkDir, ".fake-state"),
-		"FAKE_AGENT_RECORD":     filepath.Join(e.WorkDir, "agent-calls.ndjson"),
+		"FAKE_AGENT_STATE_DIR":  state,
+		"FAKE_AGENT_RECORD":     filepath.Join(state, "agent-calls.ndjson"),
 		"FAKE_AGENT_FIXED_TIME": "2026-01-02T03:04:05Z",
 		"GIT_RALPH_TEST_CLOCK":  "2026-01-02T03:04:05Z",
 	} {
@@ -191,7 +215,20 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 func testTuning() cli.Tuning {
 	return cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
 		StopWait: time.Second, KillWait: 3 * time.Second,
-		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))}
+		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG")),
+		Landlock: testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK"))}
+}
+
+// testLandlock is the test binary's stand-in for the kernel's Landlock ABI:
+// GIT_RALPH_TEST_LANDLOCK=N plays a kernel with ABI N (0: none), so that a script can
+// run --sandbox=on and auto where there is no sandbox. nil (the kernel's own answer)
+// when the variable is unset.
+func testLandlock(v string) func() sandbox.Support {
+	n, err := strconv.Atoi(v)
+	if v == "" || err != nil {
+		return nil
+	}
+	return func() sandbox.Support { return sandbox.Supported(n) }
 }
 
 // testSleep is the waits of the GitHub polls in the test binary: each wait is written

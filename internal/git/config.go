@@ -229,3 +229,29 @@ func (r *Repo) SetConfig(ctx context.Context, key, value string) error {
 	r.dropConfigCache()
 	return err
 }
+
+// ConfigPathsMatching reads every value of the keys that match the extended regular
+// expression re (e.g. `^ralph\.sandbox(writable|hide)$`), multi-valued keys included,
+// in one git call, each value as a path ("~/" expanded as git expands it). The map is
+// keyed by the key as git prints it (lower case); values keep their order.
+func (r *Repo) ConfigPathsMatching(ctx context.Context, re string) (map[string][]string, error) {
+	if err := checkArg("config key pattern", re); err != nil {
+		return nil, err
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"config", "--type=path", "-z", "--get-regexp", re}})
+	if exitStatus(err) == 1 {
+		return map[string][]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]string{}
+	for rec := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if rec == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(rec, "\n")
+		m[k] = append(m[k], v)
+	}
+	return m, nil
+}
