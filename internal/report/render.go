@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -23,8 +24,9 @@ var pageTemplate string
 // expand/collapse buttons) by its hash, and no other script: no 'unsafe-inline', so a
 // script that got into the page some other way would not run. The hash is computed
 // here from the template's own script element, so editing the script cannot make the
-// policy stale.
-var pageText = func() string {
+// policy stale. It and page are made on first use, not when git-ralph starts (every
+// command, the agent's launcher included, would pay for parsing the page).
+var pageText = sync.OnceValue(func() string {
 	_, rest, ok1 := strings.Cut(pageTemplate, "<script>")
 	script, _, ok2 := strings.Cut(rest, "</script>")
 	if !ok1 || !ok2 || strings.Contains(script, "{{") {
@@ -32,22 +34,24 @@ var pageText = func() string {
 	}
 	sum := sha256.Sum256([]byte(script))
 	return strings.Replace(pageTemplate, "'sha256-SCRIPT_HASH'", "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
-}()
+})
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur":     dur,
-	"money":   money,
-	"short":   short,
-	"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"class":   outcomeClass,
-	"patch":   patchHTML,
-	"num":     func(n int64) string { return thousands(n) },
-	"plural":  plural,
-	"kib":     func(n int) string { return kib(n) },
-	"hasCost": func(a Attempt) bool { return a.Cost != nil },
-	"cost":    func(a Attempt) string { return money(*a.Cost) },
-	"fileURL": fileURL,
-}).Parse(pageText))
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"dur":     dur,
+		"money":   money,
+		"short":   short,
+		"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"class":   outcomeClass,
+		"patch":   patchHTML,
+		"num":     func(n int64) string { return thousands(n) },
+		"plural":  plural,
+		"kib":     func(n int) string { return kib(n) },
+		"hasCost": func(a Attempt) bool { return a.Cost != nil },
+		"cost":    func(a Attempt) string { return money(*a.Cost) },
+		"fileURL": fileURL,
+	}).Parse(pageText()))
+})
 
 // fileURL is the file: URL of an absolute path on this machine (an attempt's log),
 // every byte that needs it percent-encoded by net/url, so the URL cannot leave the
@@ -58,7 +62,7 @@ func fileURL(path string) template.URL {
 
 // Render writes the report as one self-contained HTML page.
 func Render(w io.Writer, rep *Report) error {
-	return page.Execute(w, struct {
+	return page().Execute(w, struct {
 		*Report
 		Timeline timeline
 	}{rep, layout(rep)})
