@@ -49,6 +49,9 @@ func dialectOf(argv0 string) string {
 // and exits the process. It is meant to be registered as a testscript command
 // under the names of the real agent binaries ("claude", "codex").
 func Main() {
+	if orders := os.Getenv(daemonEnv); orders != "" {
+		os.Exit(daemon(orders))
+	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv, true))
 }
 

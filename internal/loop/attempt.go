@@ -37,7 +37,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		rec.Sandbox = o.Sandbox.Level.String()
 		l.Report.Step("sandbox: " + rec.Sandbox)
 	}
-	if l.sandbox, err = l.sandboxPolicy(o, l.Store.LearningsPath(o.Change), true); err != nil {
+	if l.sandbox, err = l.sandboxPolicy(o, l.Repo.Root, l.Store.LearningsPath(o.Change), true); err != nil {
 		return nil, err
 	}
 	// Attempt refs a crash saved before it could record them: their numbers are taken.

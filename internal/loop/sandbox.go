@@ -29,17 +29,17 @@ func (l *Loop) writable(o Options, tree string) []string {
 	return append(w, o.Sandbox.Writable...)
 }
 
-// sandboxPolicy is the policy of the agent working in this Loop's tree, nil when the
-// run is not sandboxed; Run adds the attempt's directory and the driver's state. The
+// sandboxPolicy is the policy of the agent working in tree, nil when the run is not
+// sandboxed; Run adds the attempt's directory and the driver's state. The
 // learnings file is writable where the git directory is not: the prompt asks the agent
 // to add to it. With create, the caches that are missing are created (a rule names
 // existing paths only).
-func (l *Loop) sandboxPolicy(o Options, learnings string, create bool) (*sandbox.Policy, error) {
+func (l *Loop) sandboxPolicy(o Options, tree, learnings string, create bool) (*sandbox.Policy, error) {
 	if !o.Sandbox.Level.On() {
 		return nil, nil
 	}
 	p := &sandbox.Policy{ABI: o.Sandbox.Level.ABI, Ports: o.Sandbox.Ports}
-	p.AddWrite(l.writable(o, l.Repo.Root)...)
+	p.AddWrite(l.writable(o, tree)...)
 	if learnings != "" && !sandbox.Covers(p.Write, learnings) {
 		p.AddWrite(learnings)
 	}
@@ -52,15 +52,16 @@ func (l *Loop) sandboxPolicy(o Options, learnings string, create bool) (*sandbox
 	return p, nil
 }
 
-// describeSandbox is the dry run's account of the policy an attempt of drv would
-// run under, one line each: the level, what is writable, what is hidden, the network.
-func (l *Loop) describeSandbox(o Options, drv agent.Driver, learnings string) []string {
-	lvl := l.sandboxLevel(o, l.Repo.Root)
+// describeSandbox is the dry run's account of the policy an attempt of drv working in
+// tree would run under, one line each: the level, what is writable, what is hidden,
+// the network.
+func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree, learnings string) []string {
 	if !o.Sandbox.Decided() {
 		return nil
 	}
-	lines := []string{"sandbox: " + lvl.String()}
-	p, _ := l.sandboxPolicy(o, learnings, false)
+	o.Sandbox.Level = l.sandboxLevel(o, tree)
+	lines := []string{"sandbox: " + o.Sandbox.Level.String()}
+	p, _ := l.sandboxPolicy(o, tree, learnings, false)
 	if p == nil {
 		return lines
 	}
@@ -82,7 +83,7 @@ func (l *Loop) describeSandbox(o Options, drv agent.Driver, learnings string) []
 	if len(p.Dev) > 0 {
 		lines = append(lines, "  terminal devices (ioctl): "+short(p.Dev))
 	}
-	if len(p.Ports) > 0 && lvl.ABI >= 4 {
+	if len(p.Ports) > 0 && o.Sandbox.Level.ABI >= 4 {
 		ports := make([]string, len(p.Ports))
 		for i, n := range p.Ports {
 			ports[i] = itoa(int(n))

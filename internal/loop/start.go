@@ -144,12 +144,12 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.DryRun {
-		return l.dryRun(ctx, o, ch, drv)
-	}
 	tree := l.Repo.Root
 	if inWT {
 		tree = wt
+	}
+	if o.DryRun {
+		return l.dryRun(ctx, o, ch, drv, tree)
 	}
 	o.Sandbox.Level = l.sandboxLevel(o, tree)
 	lock, err := l.Store.Lock(o.Change)
@@ -411,7 +411,7 @@ func openOutsideStories(ch *source.Source) error {
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
 }
 
-func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver) (*Summary, error) {
+func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, tree string) (*Summary, error) {
 	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
 	story, ok := ch.NextStory()
 	if !ok {
@@ -435,7 +435,7 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 	}
 	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, ch.Notes
 	s.DryRun.Argv = drv.Argv(l.request(o, "", nil))
-	s.DryRun.Sandbox = l.describeSandbox(o, drv, l.Store.LearningsPath(ch.Name))
+	s.DryRun.Sandbox = l.describeSandbox(o, drv, tree, l.Store.LearningsPath(ch.Name))
 	return s, nil
 }
 
