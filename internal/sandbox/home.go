@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,7 +29,7 @@ var PTY = []string{"/dev/ptmx", "/dev/pts"}
 
 // Caches are the build caches the agent's builds and tests expect to write, in env:
 // XDG_CACHE_HOME (~/.cache, where go-build, pip and most tools keep theirs), GOCACHE
-// and GOMODCACHE (~/go/pkg/mod) when go is on PATH, npm's (~/.npm) when npm is.
+// and GOMODCACHE (~/go/pkg/mod) when go is on env's PATH, npm's (~/.npm) when npm is.
 // Missing ones are to be created (EnsureDirs) before a rule can name them.
 func Caches(env []string) []string {
 	get := func(k string) string {
@@ -66,9 +65,13 @@ func Caches(env []string) []string {
 		cache = inHome(".cache")
 	}
 	add(cache)
-	onPath := func(name string) bool {
-		_, err := exec.LookPath(name)
-		return err == nil
+	onPath := func(name string) bool { // as exec.LookPath, in env's PATH
+		for _, dir := range filepath.SplitList(get("PATH")) {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				return true
+			}
+		}
+		return false
 	}
 	if onPath("go") {
 		add(abs(get("GOCACHE")))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,5 +106,51 @@ func TestLauncherReportsFailure(t *testing.T) {
 	out, status, err := runLauncher(t, p, "true")
 	if err == nil || !strings.Contains(status, "sandbox: writable path") {
 		t.Fatalf("launch of a policy with a missing path: err %v, status %q, output %q", err, status, out)
+	}
+}
+
+// Reading is granted entry by entry on the way to a hidden path: not the path, not a
+// symbolic link to it, not a link to a directory that holds one; everything else is.
+func TestReadGrants(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	for _, d := range []string{"home/.ssh", "home/.config/gh", "home/.config/git", "home/src"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"home/.bashrc", "home/.config/git/config"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "keys")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(home, ".config"), filepath.Join(home, "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	dirs, files, listOnly := readGrants(HiddenIn(home, nil))
+	for _, want := range []string{filepath.Join(home, "src"), filepath.Join(home, ".config/git")} {
+		if !slices.Contains(dirs, want) {
+			t.Errorf("%s is not readable: %q", want, dirs)
+		}
+	}
+	if !slices.Contains(files, filepath.Join(home, ".bashrc")) {
+		t.Errorf("~/.bashrc is not readable: %q", files)
+	}
+	for _, p := range []string{"/", root, home, filepath.Join(home, ".config")} {
+		if !slices.Contains(listOnly, p) {
+			t.Errorf("%s cannot be listed: %q", p, listOnly)
+		}
+	}
+	for _, no := range []string{".ssh", "keys", ".config/gh", "cfg", ".config"} {
+		p := filepath.Join(home, no)
+		if slices.Contains(dirs, p) || slices.Contains(files, p) {
+			t.Errorf("%s is readable", p)
+		}
+	}
+	if d, f, l := readGrants([]string{filepath.Join(root, "missing")}); !slices.Equal(d, []string{"/"}) || f != nil || l != nil {
+		t.Errorf("no hidden path exists, yet %q %q %q", d, f, l)
 	}
 }
