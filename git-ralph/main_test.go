@@ -151,9 +151,21 @@ func hermetic(e *testscript.Env) error {
 		}
 	}
 	e.Vars = vars
+	e.Setenv("HOST_GOCACHE", hostGoCache())
 	hermeticGitHub(e)
 	return nil
 }
+
+// hostGoCache is the build cache of the go running the tests (asked once), which a
+// script whose agent runs go test points GOCACHE at: the script's own HOME has an empty
+// one, and compiling the standard library's test dependencies there takes a minute.
+var hostGoCache = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
 
 // cmdSnapshot writes (with -no-remotes: leaving out refs/remotes/) a description of a
 // repository's whole state to a file: every ref, HEAD, the index, and the working
