@@ -187,11 +187,16 @@ func readGrants(hide []string) (dirs, files, listOnly []string) {
 			if hidden[p] {
 				continue
 			}
-			real := p
-			if e.Type()&fs.ModeSymlink != 0 {
+			real, isDir := p, e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 { // the only entries worth a stat
 				if real, err = filepath.EvalSymlinks(p); err != nil {
 					continue
 				}
+				fi, err := os.Stat(real)
+				if err != nil {
+					continue
+				}
+				isDir = fi.IsDir()
 			}
 			if hidden[real] {
 				continue
@@ -202,12 +207,9 @@ func readGrants(hide []string) (dirs, files, listOnly []string) {
 				}
 				continue
 			}
-			fi, err := os.Stat(real)
-			switch {
-			case err != nil:
-			case fi.IsDir():
+			if isDir {
 				dirs = append(dirs, real)
-			default:
+			} else {
 				files = append(files, real)
 			}
 		}
