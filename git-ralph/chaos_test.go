@@ -48,6 +48,7 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills git-ralph at 26 points, about 25 seconds; skipped with -short")
 	}
+	t.Parallel() // with the scripts: much of a trial is waiting
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("CHAOS_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -70,7 +71,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("seed %d (replay with CHAOS_SEED=%d)", seed, seed)
 
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	full := tmpl.calibrate(t)
 	t.Logf("an uninterrupted run takes %v and %d observed steps", full.took.Round(time.Millisecond), full.steps)
@@ -115,10 +116,11 @@ func TestChaosFinishSquashKilledAtEveryStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the loop once per step of finish; skipped with -short")
 	}
+	t.Parallel() // with the scripts: much of a trial is waiting
 	if pendingFinishFix {
 		t.Skip("pending fix: finish --squash killed after its merge cannot be finished again (internal/loop/finish.go)")
 	}
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	full := tmpl.calibrate(t)
 	for i := 2; i <= 2*(full.finishSteps+1)+1; i++ {
@@ -164,10 +166,11 @@ func TestChaosAgentActsBeforeItIsRecorded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("races git-ralph against its agent; skipped with -short")
 	}
+	t.Parallel() // with the scripts: much of a trial is waiting
 	if pendingAgentRecordFix {
 		t.Skip("pending fix: the agent gets its prompt before its pid is recorded (internal/agent/run.go)")
 	}
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	const tries = 30
 	for try := range tries {
@@ -415,7 +418,7 @@ func (c *chaosTemplate) calibrate(t *testing.T) chaosCalibration {
 	t.Helper()
 	var cal chaosCalibration
 	t.Run("calibrate", func(t *testing.T) {
-		tr := c.newTrial(t, t.TempDir(), -1, chaosPlan{point: "none", hooks: true})
+		tr := c.newTrial(t, memTempDir(t), -1, chaosPlan{point: "none", hooks: true})
 		tr.writeScenario(t)
 		defer tr.cleanup(t)
 		start := time.Now()

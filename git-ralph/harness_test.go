@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -270,4 +272,114 @@ func cmdAgentpid(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s records no agent pid", args[0])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strconv.Itoa(pid)+"\n"), 0o644))
+}
+
+// testTimeClock is the clock of the test binary's git-ralph for the user's limits
+// (--timeout, --idle-timeout, --deadline): it stands still until a script moves it,
+// by appending a Go duration per line to the file GIT_RALPH_TEST_TIME names (the fake
+// agent's advance_clock step, the harness command advance). Every git-ralph process of
+// a script shares the file; each counts only what was appended after it started. A
+// limit is then reached when the script says so, never because the machine was slow.
+type testTimeClock struct {
+	path  string
+	start time.Time     // the wall clock when the process made the clock
+	base  time.Duration // the advances the file held then
+
+	mu   sync.Mutex
+	size int64 // of the file when total was summed
+	sum  time.Duration
+}
+
+func newTestTimeClock(path string) *testTimeClock {
+	c := &testTimeClock{path: path, start: time.Now()}
+	c.base = c.advanced()
+	return c
+}
+
+// advanced is the sum of the durations in the file, read again only when it grew.
+func (c *testTimeClock) advanced() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fi, err := os.Stat(c.path)
+	if err != nil || fi.Size() == c.size {
+		return c.sum
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return c.sum
+	}
+	var sum time.Duration
+	for line := range strings.Lines(string(data)) {
+		if !strings.HasSuffix(line, "\n") {
+			break // a line still being written: the next look sees it whole
+		}
+		if d, err := time.ParseDuration(strings.TrimSpace(line)); err == nil {
+			sum += d
+		}
+	}
+	c.size, c.sum = fi.Size(), sum
+	return sum
+}
+
+func (c *testTimeClock) Now() time.Time { return c.start.Add(c.advanced() - c.base) }
+
+func (c *testTimeClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	target := c.advanced() + d
+	go func() {
+		for {
+			if a := c.advanced(); a >= target {
+				ch <- c.start.Add(a - c.base)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return ch
+}
+
+// cmdAdvance moves the test binary's clock forward (see testTimeClock): advance 2s.
+func cmdAdvance(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: advance DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d <= 0 {
+		ts.Fatalf("advance: %q is not a positive Go duration", args[0])
+	}
+	f, err := os.OpenFile(ts.Getenv("GIT_RALPH_TEST_TIME"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	ts.Check(err)
+	_, err = f.WriteString(args[0] + "\n")
+	ts.Check(err)
+	ts.Check(f.Close())
+}
+
+// memTempDir is a temporary directory in memory (/dev/shm, when it is a tmpfs with room
+// to spare), removed when the test ends; else t.TempDir(). The scripts and the chaos
+// trials create and remove thousands of small files (a repository per script, git's
+// objects, locks and indexes): on the machine's ext4, allocating an inode among so many
+// recently deleted ones cost a quarter of the suite's CPU (perf: find_get_block_common,
+// recently_deleted under ext4_create and ext4_mkdir), and a tmpfs has no such cost.
+// What the tests check is git's and git-ralph's behaviour, which is the same there. The
+// install tests stay on the disk: they link Go's build cache, which must be on the
+// same file system.
+func memTempDir(t testing.TB) string {
+	t.Helper()
+	if os.Getenv("GIT_RALPH_TEST_ON_DISK") == "" && tmpfsWithRoom("/dev/shm", 2<<30) {
+		if dir, err := os.MkdirTemp("/dev/shm", "git-ralph-test-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return t.TempDir()
+}
+
+// tmpfsWithRoom reports whether dir is a writable tmpfs with at least room bytes free.
+func tmpfsWithRoom(dir string, room uint64) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return false
+	}
+	const tmpfsMagic = 0x01021994
+	return int64(st.Type) == tmpfsMagic && st.Bavail*uint64(st.Bsize) >= room && syscall.Access(dir, 2) == nil
 }

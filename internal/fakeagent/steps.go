@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
@@ -24,12 +25,17 @@ func (f *fake) runSteps(steps []step) (code int, stop bool, err error) {
 		if err != nil || stop {
 			return code, true, err
 		}
-		if f.out.err != nil {
+		if f.out.err != nil && !errors.Is(f.out.err, syscall.EPIPE) {
 			return 0, true, fmt.Errorf("stdout: %w", f.out.err)
 		}
 	}
 	return 0, false, nil
 }
+
+// A broken stdout (EPIPE: git-ralph, its reader, is gone) ends the fake's output but
+// not its steps: an agent left behind by a killed git-ralph goes on, as real ones do,
+// and the tests of what the next start does with it need it alive. Whether it wrote
+// once more after the kill landed must not decide that.
 
 func (f *fake) step(st *step) (code int, stop bool, err error) {
 	switch {
@@ -92,6 +98,10 @@ func (f *fake) step(st *step) (code int, stop bool, err error) {
 		}
 	case st.SleepMS != nil:
 		time.Sleep(time.Duration(*st.SleepMS) * time.Millisecond)
+	case st.Advance != nil:
+		if err := f.advanceClock(*st.Advance); err != nil {
+			return 0, true, usagef("advance_clock: %v", err)
+		}
 	case st.WaitForFile != nil:
 		path := f.path(*st.WaitForFile)
 		for {
@@ -277,4 +287,25 @@ func (f *fake) tick(story, taskID string) {
 		fmt.Fprintf(f.stderr, "fake-agent: %v\n", t.err)
 	}
 	f.ag.toolEnd(t)
+}
+
+// advanceClock moves the clock of the test binary's git-ralph, which measures the
+// user's limits (--timeout, --idle-timeout, --deadline), forward by d: it appends d to
+// the file GIT_RALPH_TEST_TIME names (git-ralph/main_test.go's testTimeClock). So a
+// scenario says when a limit is reached ("printed its part, then the time ran out")
+// instead of sleeping for a time a loaded machine may overrun.
+func (f *fake) advanceClock(d string) error {
+	path := f.env("GIT_RALPH_TEST_TIME")
+	if path == "" {
+		return errors.New("GIT_RALPH_TEST_TIME is not set")
+	}
+	file, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := file.WriteString(d + "\n"); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
 }
