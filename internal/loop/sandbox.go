@@ -15,7 +15,8 @@ import (
 func (l *Loop) sandboxLevel(o Options, tree string) sandbox.Level {
 	lvl := o.Sandbox.Level
 	if lvl.On() {
-		lvl.InPlace = sandbox.Covers(l.writable(o, tree), l.Repo.CommonDir)
+		lvl.InPlace = sandbox.Covers([]string{tree}, l.Repo.CommonDir)
+		lvl.GitWritable = !lvl.InPlace && sandbox.Covers(l.writable(o, tree), l.Repo.CommonDir)
 	}
 	return lvl
 }

@@ -90,6 +90,9 @@ type Level struct {
 	// InPlace: the run works in the checkout that holds the git directory, which
 	// Landlock cannot take out of the writable working tree (set by the loop).
 	InPlace bool
+	// GitWritable: another writable path (ralph.sandboxWritable) holds the git
+	// directory (set by the loop).
+	GitWritable bool
 	// Ports: ralph.sandboxNetwork named TCP ports, and the ABI can hold the agent to them.
 	Ports bool
 	// PortsIgnored: ralph.sandboxNetwork named ports the ABI cannot enforce (auto below ABI 4).
@@ -130,9 +133,12 @@ func (l Level) String() string {
 		return "unavailable (" + why + "); changes are detected and undone, not prevented"
 	}
 	s := "landlock ABI " + strconv.Itoa(l.ABI)
-	if l.InPlace {
+	switch {
+	case l.InPlace:
 		s += ", git directory writable (in place: checked after each attempt; --worktree makes it read-only)"
-	} else {
+	case l.GitWritable:
+		s += ", git directory writable (ralph.sandboxWritable holds it: checked after each attempt)"
+	default:
 		s += ", git directory read-only"
 	}
 	var lost []string

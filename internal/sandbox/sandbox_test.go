@@ -47,6 +47,10 @@ func TestResolve(t *testing.T) {
 	if got, want := lvl.String(), "landlock ABI 7, git directory writable (in place: checked after each attempt; --worktree makes it read-only)"; got != want {
 		t.Errorf("in place: %q, want %q", got, want)
 	}
+	lvl.InPlace, lvl.GitWritable = false, true
+	if got, want := lvl.String(), "landlock ABI 7, git directory writable (ralph.sandboxWritable holds it: checked after each attempt)"; got != want {
+		t.Errorf("git directory under a writable path: %q, want %q", got, want)
+	}
 	if (Settings{}).Decided() {
 		t.Error("the zero Settings say a level was decided")
 	}
