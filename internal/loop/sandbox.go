@@ -44,6 +44,11 @@ func (l *Loop) sandboxPolicy(o Options, tree, learnings string, create bool) (*s
 	if learnings != "" && !sandbox.Covers(p.Write, learnings) {
 		p.AddWrite(learnings)
 	}
+	for _, w := range o.Sandbox.Writable {
+		if strings.HasPrefix(w, "/dev/") {
+			p.Dev = append(p.Dev, w) // a device the user names is one the agent needs to drive
+		}
+	}
 	p.Hide = sandbox.HiddenIn(os.Getenv("HOME"), o.Sandbox.Hide)
 	if create {
 		if err := sandbox.EnsureDirs(sandbox.Caches(os.Environ())); err != nil {
