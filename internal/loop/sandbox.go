@@ -45,8 +45,9 @@ func (l *Loop) sandboxPolicy(o Options, tree, learnings string, create bool) (*s
 		p.AddWrite(learnings)
 	}
 	for _, w := range o.Sandbox.Writable {
-		if strings.HasPrefix(w, "/dev/") {
-			p.Dev = append(p.Dev, w) // a device the user names is one the agent needs to drive
+		// A device the user names is one the agent needs to drive (a terminal).
+		if fi, err := os.Stat(w); err == nil && (fi.Mode()&os.ModeDevice != 0 || w == "/dev/pts") {
+			p.Dev = append(p.Dev, w)
 		}
 	}
 	p.Hide = sandbox.HiddenIn(os.Getenv("HOME"), o.Sandbox.Hide)
