@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 )
-
-// sandboxKeys are the config keys of the sandbox's policy, read in one git call.
-const sandboxKeys = `^ralph\.sandbox(writable|hide|network)$`
 
 // sandboxSettings resolves a run's sandbox once: the mode (--sandbox, ralph.sandbox),
 // what this system supports, and the user's additions (ralph.sandboxWritable,
@@ -46,9 +44,13 @@ func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, err
 // ralph.sandboxNetwork.
 func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	var s sandbox.Settings
-	cfg, err := repo.ConfigPathsMatching(e.ctx, sandboxKeys)
-	if err != nil {
-		return s, err
+	cfg := map[string][]string{}
+	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork"} {
+		vals, err := repo.ConfigPathAll(e.ctx, key)
+		if err != nil {
+			return s, err
+		}
+		cfg[strings.ToLower(key)] = vals
 	}
 	bad := func(key, v, why string) error {
 		return &loop.Error{Msg: fmt.Sprintf("git config ralph.%s: %q %s", key, v, why),
@@ -69,9 +71,11 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 		}
 		s.Hide = append(s.Hide, filepath.Clean(p))
 	}
-	if s.Ports, err = sandbox.ParsePorts(cfg["ralph.sandboxnetwork"]); err != nil {
+	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
+	if err != nil {
 		return s, &loop.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(),
 			Hint: "name the TCP ports the agent may connect to, e.g. git config ralph.sandboxNetwork 443"}
 	}
+	s.Ports = ports
 	return s, nil
 }

@@ -230,28 +230,37 @@ func (r *Repo) SetConfig(ctx context.Context, key, value string) error {
 	return err
 }
 
-// ConfigPathsMatching reads every value of the keys that match the extended regular
-// expression re (e.g. `^ralph\.sandbox(writable|hide)$`), multi-valued keys included,
-// in one git call, each value as a path ("~/" expanded as git expands it). The map is
-// keyed by the key as git prints it (lower case); values keep their order.
-func (r *Repo) ConfigPathsMatching(ctx context.Context, re string) (map[string][]string, error) {
-	if err := checkArg("config key pattern", re); err != nil {
+// ConfigPathAll returns every value of the multi-valued key, in order, each as a path
+// ("~/" expanded the way git expands it): from the cached listing, or from `git config
+// --type=path --get-all` when a value needs git's expansion or the listing could not be
+// read.
+func (r *Repo) ConfigPathAll(ctx context.Context, key string) ([]string, error) {
+	if err := checkArg("config key", key); err != nil {
 		return nil, err
 	}
-	out, err := r.run(ctx, call{readOnly: true, args: []string{"config", "--type=path", "-z", "--get-regexp", re}})
+	if vals, read := r.cached(ctx, key); read {
+		out := make([]string, 0, len(vals))
+		for _, v := range vals {
+			if !v.set || strings.HasPrefix(v.s, "~") || strings.HasPrefix(v.s, "%(prefix)/") {
+				out = nil
+				break
+			}
+			out = append(out, v.s)
+		}
+		if out != nil {
+			return out, nil
+		}
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"config", "--type=path", "-z", "--get-all", key}})
 	if exitStatus(err) == 1 {
-		return map[string][]string{}, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	m := map[string][]string{}
-	for rec := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if rec == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(rec, "\n")
-		m[k] = append(m[k], v)
+	var vals []string
+	for v := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		vals = append(vals, v)
 	}
-	return m, nil
+	return vals, nil
 }
