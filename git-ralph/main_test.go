@@ -89,11 +89,23 @@ func TestScript(t *testing.T) {
 }
 
 // condition answers a script's own conditions: [landlock] is a kernel git-ralph can
-// sandbox the agent on (the scripts that need it say so and skip elsewhere).
+// sandbox the agent on (the scripts that need it say so and skip elsewhere), and
+// [landlock:N] one whose Landlock ABI is N or later. GIT_RALPH_TEST_LANDLOCK=N in the
+// environment of `go test` plays an older kernel for every script (and its git-ralph).
 func condition(cond string) (bool, error) {
-	switch cond {
-	case "landlock":
-		return sandbox.Probe().Usable(), nil
+	s := sandbox.Probe()
+	if f := testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK")); f != nil {
+		s = f()
+	}
+	switch name, arg, _ := strings.Cut(cond, ":"); {
+	case cond == "landlock":
+		return s.Usable(), nil
+	case name == "landlock":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return false, fmt.Errorf("condition %q: want landlock:N", cond)
+		}
+		return s.Usable() && s.ABI >= n, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
@@ -158,6 +170,9 @@ func hermetic(e *testscript.Env) error {
 	}
 	e.Vars = vars
 	e.Setenv("HOST_GOCACHE", hostGoCache())
+	if v := os.Getenv("GIT_RALPH_TEST_LANDLOCK"); v != "" {
+		e.Setenv("GIT_RALPH_TEST_LANDLOCK", v) // an older kernel played for the whole suite (see condition)
+	}
 	hermeticGitHub(e)
 	return nil
 }
