@@ -15,6 +15,13 @@
 //     hooks directory Open found>, so that config an agent plants in the
 //     repository cannot make git-ralph's git run its program (safetyArgs
 //     says which keys are left alone and why);
+//   - names the repository on every git it runs after Open: --git-dir and
+//     --work-tree as Open found them, and GIT_COMMON_DIR, so that no file the
+//     agent can write (a worktree's .git file, a commondir, core.worktree)
+//     decides where git-ralph's git runs; a commondir that git never wrote
+//     (in a main worktree's git directory, or pointing elsewhere) stops the
+//     call before git starts, since git's ref backend follows it whatever
+//     the environment says (ErrForeignCommonDir), and Open refuses it;
 //   - starts git in its own process group, so the Ctrl-C that the terminal
 //     sends to the whole foreground group reaches git-ralph but not a git
 //     commit half-way through its work: the caller decides when to stop;

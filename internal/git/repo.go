@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,8 +81,32 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	r.Root, r.GitDir, r.CommonDir = lines[0], lines[1], lines[2]
+	if err := checkLayout(r.GitDir, r.CommonDir); err != nil {
+		return nil, err
+	}
 	r.setHooksDir(lines[3])
 	return r, nil
+}
+
+// ErrForeignCommonDir is Open's refusal of a git directory whose commondir file names a
+// repository it does not belong to.
+var ErrForeignCommonDir = errors.New("the git directory's commondir names a repository it does not belong to")
+
+// checkLayout refuses a git directory whose commondir file points where git itself never
+// puts one: git writes commondir only in a linked worktree's directory,
+// <common dir>/worktrees/<name>. One anywhere else (a main worktree's .git/commondir, a
+// worktree's pointed at another repository) was written by someone else, the agent of
+// a run perhaps, and makes every git in that checkout read another repository's config,
+// hooks and refs: git-ralph will not open it.
+func checkLayout(gitDir, commonDir string) error {
+	if SamePath(gitDir, commonDir) {
+		return nil
+	}
+	admin := filepath.Dir(gitDir)
+	if filepath.Base(admin) == "worktrees" && SamePath(filepath.Dir(admin), commonDir) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s points this checkout at %s", ErrForeignCommonDir, filepath.Join(gitDir, "commondir"), commonDir)
 }
 
 // whyNoWorkTree maps a failed Open to ErrBare or ErrNotRepo.

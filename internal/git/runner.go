@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -154,14 +155,21 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		// The safety overrides are the same on every line: --verbose leaves
 		// them out so that it stays readable.
 		c.args = append(r.safetyArgs(), c.args...)
-		if c.dir == "" && r.GitDir != "" && r.GitDir != r.CommonDir {
-			// A linked worktree: the .git file in its work tree, and the
-			// commondir file beside its git directory, say where the
-			// repository is, and the agent can rewrite both. Pinned, git-ralph's
-			// git never runs in a repository the agent made (its config, its
-			// filters, refs copied to look untouched). git exports both to
-			// hooks, where it already sets GIT_DIR for a linked worktree.
-			c.args = append([]string{"--git-dir=" + r.GitDir}, c.args...)
+		if c.dir == "" && r.GitDir != "" {
+			// Where the repository is, said by files in the work tree that the
+			// agent can rewrite: a linked worktree's .git file, core.worktree,
+			// the commondir beside a git directory (a main worktree's too: git
+			// follows .git/commondir wherever it finds one). Named explicitly
+			// on every call, git-ralph's git never takes its config, hooks or
+			// objects from a repository the agent made. git's files ref backend
+			// still reads <git dir>/commondir whatever GIT_COMMON_DIR says, so
+			// a commondir that is not the one Open found stops the call before
+			// git starts (checkCommonDir). git exports all three to the hooks
+			// it runs.
+			if err := r.checkCommonDir(); err != nil {
+				return result{exitCode: -1, err: err}
+			}
+			c.args = append(r.locationArgs(), c.args...)
 			c.env = append(slices.Clone(c.env), "GIT_COMMON_DIR="+r.CommonDir)
 		}
 	}
@@ -245,6 +253,38 @@ func (r *Repo) safetyArgs() []string {
 		args = append(args, "-c", "core.hooksPath="+dir)
 	}
 	return args
+}
+
+// locationArgs name the git directory and the work tree Open found, so that no file
+// the agent can write (a .git file, a commondir, core.worktree) decides where
+// git-ralph's git runs. Like safetyArgs, --verbose leaves them out of its trace.
+func (r *Repo) locationArgs() []string {
+	return []string{"--git-dir=" + r.GitDir, "--work-tree=" + r.Root}
+}
+
+// checkCommonDir refuses a git directory whose commondir file, read now, no longer
+// names the common directory Open found (checkLayout): the agent wrote one. A stat, or
+// for a linked worktree a read of a few bytes, before each git.
+func (r *Repo) checkCommonDir() error {
+	file := filepath.Join(r.GitDir, "commondir")
+	if r.GitDir == r.CommonDir {
+		if _, err := os.Lstat(file); err == nil {
+			return fmt.Errorf("%w: %s appeared, pointing this checkout elsewhere", ErrForeignCommonDir, file)
+		}
+		return nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrForeignCommonDir, err)
+	}
+	dir := strings.TrimRight(string(b), "\r\n")
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.GitDir, dir)
+	}
+	if !SamePath(dir, r.CommonDir) {
+		return fmt.Errorf("%w: %s points this checkout at %s", ErrForeignCommonDir, file, dir)
+	}
+	return nil
 }
 
 // childEnv builds a child's environment from base (os.Environ()): the
