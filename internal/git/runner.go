@@ -69,6 +69,10 @@ type call struct {
 	// group (SIGINT, then SIGKILL). Only for user code of unbounded
 	// duration; see the package doc.
 	interruptible bool
+	// extra is passed to the child as its fd 3 (a sealed hook to run).
+	extra *os.File
+	// show is what --verbose prints for program (a hook's path, not the copy's).
+	show string
 	// stdout, when set, receives the child's stdout as it comes instead of
 	// a buffer (run then returns nil output): for output too large to hold,
 	// which the writer bounds. Only for read-only commands, which are never
@@ -179,6 +183,9 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		cmd.Dir = r.Root
 	}
 	cmd.Env = childEnv(os.Environ(), c)
+	if c.extra != nil {
+		cmd.ExtraFiles = []*os.File{c.extra}
+	}
 	cmd.SysProcAttr = newProcAttr()
 	cmd.WaitDelay = pipeGrace
 	if c.stdin != nil {
@@ -197,7 +204,11 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		}
 	}
 
-	r.trace(program, traced)
+	if c.show != "" {
+		r.trace(c.show, call{env: c.env})
+	} else {
+		r.trace(program, traced)
+	}
 	r.Calls.Add(1)
 	if err := cmd.Start(); err != nil {
 		return result{exitCode: -1, err: err}
