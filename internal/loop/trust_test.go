@@ -65,3 +65,23 @@ func TestGateRunsRecordedHook(t *testing.T) {
 		t.Errorf("the last check did not name the hook:\n%s", rec.Text())
 	}
 }
+
+// A worktree whose .git file was pointed at another repository (the agent's work tree
+// holds it) is not opened as the run's: In refuses it.
+func TestInRefusesForeignWorktree(t *testing.T) {
+	dir := newRepo(t)
+	l, _ := newLoop(t, dir, &fakeClock{})
+	wt := filepath.Join(t.TempDir(), "wt")
+	looptest.GitOut(t, dir, "worktree", "add", "-q", "-b", "ralph/c", wt)
+	if _, err := l.In(t.Context(), wt); err != nil {
+		t.Fatalf("In(its own worktree) = %v", err)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	looptest.GitOut(t, dir, "init", "-q", other)
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(other, ".git")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.In(t.Context(), wt); err == nil || !strings.Contains(err.Error(), "belongs to another repository") {
+		t.Errorf("In(a worktree pointed elsewhere) = %v", err)
+	}
+}
