@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(scriptParallel{m}, map[string]func(){
 		"git-ralph":    func() { os.Exit(cli.MainTuned(os.Args[1:], term.System(), testTuning())) },
 		"hold-lock":    holdLock,
+		"attacker":     attacker,
 		"claude":       fakeagent.Main,
 		"codex":        fakeagent.Main,
 		"gemini":       fakeagent.Main,

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// attacker is what the trust_attack_* scripts' hostile agent and its left-behind
+// processes use to act at a known step of git-ralph's instead of after a sleep (issue 29:
+// an attack that races in reality is modelled with a hold point). It is a command of the
+// test binary (TestMain puts it on PATH), never of git-ralph:
+//
+//	attacker wait FILE [PIDFILE]        until FILE exists (exit 0), or the process whose pid
+//	                                    PIDFILE holds is gone (exit 3: a sandbox killed it)
+//	attacker hold MARK RELEASE PIDFILE  a clean filter that, the first time it runs, creates
+//	                                    MARK and waits as "wait RELEASE PIDFILE" does; then it
+//	                                    passes stdin through
+//	attacker forge-surface JSON FILE    sets FILE's entry in a saved surface.json to FILE as
+//	                                    it is now: the forgery of attack 8
+//	attacker set-json JSON KEY VALUE    sets a top-level string in a JSON file (run.json)
+//
+// Every wait polls every 10 ms, within the process, and gives up after 60 s (exit 1):
+// a safety net, never a synchronisation.
+func attacker() {
+	args := os.Args[1:]
+	fail := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "attacker: "+format+"\n", a...)
+		os.Exit(1)
+	}
+	if len(args) == 0 {
+		fail("usage: attacker wait|hold|forge-surface|set-json …")
+	}
+	switch {
+	case args[0] == "wait" && (len(args) == 2 || len(args) == 3):
+		pidFile := ""
+		if len(args) == 3 {
+			pidFile = args[2]
+		}
+		os.Exit(attackerWait(args[1], pidFile))
+	case args[0] == "hold" && len(args) == 4:
+		if _, err := os.Stat(args[1]); errors.Is(err, fs.ErrNotExist) {
+			if err := os.WriteFile(args[1], nil, 0o644); err != nil {
+				fail("%v", err)
+			}
+			if attackerWait(args[2], args[3]) == 1 {
+				os.Exit(1)
+			}
+		}
+		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+			fail("%v", err)
+		}
+	case args[0] == "forge-surface" && len(args) == 3:
+		var snap map[string]any
+		readJSON(args[1], &snap, fail)
+		data, err := os.ReadFile(args[2])
+		if err != nil {
+			fail("%v", err)
+		}
+		files, _ := snap["files"].([]any)
+		found := false
+		for _, f := range files {
+			if m, ok := f.(map[string]any); ok && m["path"] == args[2] {
+				m["exists"], m["data"], found = true, data, true
+			}
+		}
+		if !found {
+			fail("%s is not in %s", args[2], args[1])
+		}
+		writeJSON(args[1], snap, fail)
+	case args[0] == "set-json" && len(args) == 4:
+		var rec map[string]any
+		readJSON(args[1], &rec, fail)
+		rec[args[2]] = args[3]
+		writeJSON(args[1], rec, fail)
+	default:
+		fail("usage: attacker wait|hold|forge-surface|set-json …")
+	}
+}
+
+// attackerWait waits until file exists (0), or the process whose pid pidFile holds is
+// gone (3), or 60 s have passed (1).
+func attackerWait(file, pidFile string) int {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(file); err == nil {
+			return 0
+		}
+		if pidFile == "" {
+			continue
+		}
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && gone(pid) {
+			return 3
+		}
+	}
+	fmt.Fprintf(os.Stderr, "attacker: gave up waiting for %s\n", file)
+	return 1
+}
+
+// gone reports whether no process pid exists, or it is a zombie (dead, not yet reaped).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	return ok && strings.HasPrefix(rest, "Z")
+}
+
+func readJSON(path string, v any, fail func(string, ...any)) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fail("%v", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		fail("%s: %v", path, err)
+	}
+}
+
+func writeJSON(path string, v any, fail func(string, ...any)) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fail("%v", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		fail("%v", err)
+	}
+}
