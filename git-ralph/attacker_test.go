@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -27,8 +26,8 @@ import (
 //	                                    it is now: the forgery of attack 8
 //	attacker set-json JSON KEY VALUE    sets a top-level string in a JSON file (run.json)
 //
-// Every wait polls every 10 ms, within the process, and gives up after 60 s (exit 1):
-// a safety net, never a synchronisation.
+// Every wait polls within the process (harnessPoll) and gives up after harnessBound
+// (exit 1): a safety net, never a synchronisation.
 func attacker() {
 	args := os.Args[1:]
 	fail := func(format string, a ...any) {
@@ -86,9 +85,9 @@ func attacker() {
 }
 
 // attackerWait waits until file exists (0), or the process whose pid pidFile holds is
-// gone (3), or 60 s have passed (1).
+// gone (3: gone, harness_test.go), or harnessBound has passed (1).
 func attackerWait(file, pidFile string) int {
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(harnessBound); time.Now().Before(deadline); time.Sleep(harnessPoll) {
 		if _, err := os.Stat(file); err == nil {
 			return 0
 		}
@@ -105,19 +104,6 @@ func attackerWait(file, pidFile string) int {
 	}
 	fmt.Fprintf(os.Stderr, "attacker: gave up waiting for %s\n", file)
 	return 1
-}
-
-// gone reports whether no process pid exists, or it is a zombie (dead, not yet reaped).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	_, rest, ok := strings.Cut(string(stat), ") ")
-	return ok && strings.HasPrefix(rest, "Z")
 }
 
 func readJSON(path string, v any, fail func(string, ...any)) {

@@ -17,15 +17,18 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
@@ -107,6 +110,14 @@ type Tuning struct {
 	// (status --watch, finish --wait, dispatch's search for its run, rate limits): the
 	// test binary's logs each wait and sleeps a few milliseconds. nil is a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// SleepNow, if not nil, is the clock that spaces GitHub requests a second apart
+	// (github.Options.Now): the test binary's is moved by its Sleep alone, so that the
+	// wait between two requests is the same however slow the machine. nil is time.Now.
+	SleepNow func() time.Time
+	// Clock, if not nil, measures the user's limits (--timeout, --idle-timeout,
+	// --deadline): the test binary's moves only when a script says so, so that no
+	// script depends on how fast the machine is. nil is the wall clock.
+	Clock agent.Clock
 }
 
 // MainTuned is Main with some waits and the clock changed: the test binary's git-ralph
@@ -205,6 +216,9 @@ func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.S
 	}()
 	var r root
 	env := &env{ctx: ctx, kill: kill, s: s, tune: t}
+	// A change file reached through a symlink is read only when git tracks its target:
+	// repofile runs no git, so it asks through this.
+	repofile.SetTracked(env.tracked)
 	parser, err := newParser(&r, s, func(c int) { panic(exitRequest(c)) }, env.findRepo)
 	if err != nil {
 		panic(err) // a broken command model is a bug
@@ -234,6 +248,38 @@ type env struct {
 	looked  bool
 
 	clients map[string]*github.Client // by host: one per host, so that its spacing holds across commands' requests
+
+	trackedMu sync.Mutex
+	trackedIn map[string]*git.Repo // the work trees repofile asked about, by their real path
+}
+
+// tracked is repofile's question: does git track the file at rel in the work tree at
+// root (a real path)? The repository of the working directory answers for its own work
+// tree; another (a worktree run's) is opened once. Loops side by side (-j) ask at once.
+func (e *env) tracked(root, rel string) (bool, error) {
+	e.trackedMu.Lock()
+	repo, ok := e.trackedIn[root]
+	if !ok {
+		if r, err := e.findRepo(); err == nil && sameDir(r.Root, root) {
+			repo = r
+		} else if repo, err = git.Open(e.ctx, root); err != nil {
+			e.trackedMu.Unlock()
+			return false, err
+		}
+		if e.trackedIn == nil {
+			e.trackedIn = map[string]*git.Repo{}
+		}
+		e.trackedIn[root] = repo
+	}
+	e.trackedMu.Unlock()
+	return repo.Tracked(e.ctx, rel)
+}
+
+// sameDir reports whether a and b are the same directory.
+func sameDir(a, b string) bool {
+	x, err1 := os.Stat(a)
+	y, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(x, y)
 }
 
 // githubLoop is loop() for the commands that poll GitHub: their waits are the tuned ones.
@@ -245,13 +291,20 @@ func (e *env) githubLoop() (*loop.Loop, error) {
 	return l, err
 }
 
+// githubOptions are the options of every GitHub client: the user agent, and the
+// tuned transport, waits and the clock the waits move.
+func (e *env) githubOptions() github.Options {
+	return github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport,
+		Sleep: e.tune.Sleep, Now: e.tune.SleepNow}
+}
+
 // github returns the GitHub client for host (made once): gh's token, the tuned
 // transport and waits.
 func (e *env) github(host string) (*github.Client, error) {
 	if c, ok := e.clients[host]; ok {
 		return c, nil
 	}
-	c, err := github.New(host, github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport, Sleep: e.tune.Sleep})
+	c, err := github.New(host, e.githubOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -315,6 +368,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
+	l.Clock = e.tune.Clock
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now
 	}

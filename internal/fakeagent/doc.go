@@ -104,10 +104,14 @@
 //	{"raw": "text", "newline": false} a raw stdout line; newline defaults to true
 //	{"stderr": "text"}                a line on stderr
 //	{"touch": "$WORK/reached"}        creates an empty file (no event); $VARS expanded
-//	{"sleep_ms": N}                   pause
+//	{"sleep_ms": N}                   pause (only where the time itself is the point:
+//	                                  never to wait for the test's next step)
+//	{"advance_clock": "2s"}           move the test binary's clock, which measures git-ralph's
+//	                                  --timeout, --idle-timeout and --deadline, forward by that
+//	                                  (appends to the file GIT_RALPH_TEST_TIME names)
 //	{"wait_for_file": "path"}         block until the file exists (polls; $VARS expanded)
 //	{"hang": {"ignore_sigterm": b, "ignore_sigint": b, "on_sigterm_exit": 143,
-//	          "on_sigint_exit": 0, "spawn_child": b, "pid_file": "path"}}
+//	          "on_sigint_exit": 0, "spawn_child": b, "pid_file": "path", "signal_log": "path"}}
 //	                                  block forever, no terminal event. SIGTERM/SIGINT kill the
 //	                                  process by the signal (like codex) unless ignored or trapped
 //	                                  with on_sig*_exit (claude exits 143 on SIGTERM, 0 on SIGINT).
@@ -115,6 +119,19 @@
 //	                                  holding stdout/stderr open; pid_file receives the fake's pid
 //	                                  and then the child's, once the signal handling is in place.
 //	                                  The handling is installed before the first line is printed.
+//	                                  signal_log gets a line per SIGINT or SIGTERM received
+//	                                  (ignored ones too), so a test can wait until the agent
+//	                                  has been signalled. advance_clock: "2s" moves git-ralph's
+//	                                  test clock (see the step) once the pid file is written,
+//	                                  and again every 100ms while it hangs (the agent's last
+//	                                  output may be read after the first move, and an idle
+//	                                  timeout counts from that read).
+//	                                  hang and wait_for_file also end (exit 0, the child killed)
+//	                                  once the test is over: when the parent directory of
+//	                                  FAKE_AGENT_STATE_DIR (the script's $WORK) is gone. So a fake
+//	                                  that must outlive git-ralph until the next command stops it
+//	                                  hangs, rather than sleeping for a time a loaded machine
+//	                                  may overrun.
 //	{"exit": code}                    stop now with that code, no terminal event
 //	{"crash": {"signal": "SEGV"}}     die by that signal (core dumps off), no terminal event
 //

@@ -3,9 +3,11 @@ package fakeagent
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,20 +21,25 @@ type signalState struct {
 	ch            chan os.Signal
 	onSIGTERMExit *int
 	onSIGINTExit  *int
+	log           string // signal_log: each SIGINT or SIGTERM received is a line here
+	ignore        map[os.Signal]bool
 }
 
 func setupSignals(h *hangSpec) *signalState {
-	s := &signalState{ch: make(chan os.Signal, 4)}
+	s := &signalState{ch: make(chan os.Signal, 4), log: h.SignalLog,
+		ignore: map[os.Signal]bool{syscall.SIGTERM: h.IgnoreSIGTERM, syscall.SIGINT: h.IgnoreSIGINT}}
 	var notify []os.Signal
-	if h.IgnoreSIGTERM {
+	// With a signal log, an ignored signal is caught and logged, not left to the
+	// kernel to drop, so that a test can wait until the agent has got it.
+	if h.IgnoreSIGTERM && s.log == "" {
 		signal.Ignore(syscall.SIGTERM)
-	} else if h.OnSIGTERMExit != nil {
+	} else if h.IgnoreSIGTERM || h.OnSIGTERMExit != nil || s.log != "" {
 		s.onSIGTERMExit = h.OnSIGTERMExit
 		notify = append(notify, syscall.SIGTERM)
 	}
-	if h.IgnoreSIGINT {
+	if h.IgnoreSIGINT && s.log == "" {
 		signal.Ignore(syscall.SIGINT)
-	} else if h.OnSIGINTExit != nil {
+	} else if h.IgnoreSIGINT || h.OnSIGINTExit != nil || s.log != "" {
 		s.onSIGINTExit = h.OnSIGINTExit
 		notify = append(notify, syscall.SIGINT)
 	}
@@ -52,8 +59,9 @@ func (f *fake) hang(h *hangSpec) (int, error) {
 		f.sig = setupSignals(h)
 	}
 	pids := strconv.Itoa(os.Getpid()) + "\n"
+	var child *exec.Cmd
 	if h.SpawnChild {
-		child := exec.Command("sleep", "1000")
+		child = exec.Command("sleep", "1000")
 		child.Dir = f.cwd
 		// Holding the fake's stdout and stderr like a real agent's helper
 		// does: the reader sees EOF only once the whole group is gone.
@@ -73,19 +81,61 @@ func (f *fake) hang(h *hangSpec) (int, error) {
 			return 0, usagef("hang: pid_file: %v", err)
 		}
 	}
+	if h.AdvanceClock != "" {
+		// Now that all is in place, the time runs out (a timeout under test).
+		if err := f.advanceClock(h.AdvanceClock); err != nil {
+			return 0, usagef("hang: advance_clock: %v", err)
+		}
+	}
 	for {
 		select {
 		case s := <-f.sig.ch:
+			if f.sig.log != "" {
+				if file, err := os.OpenFile(f.path(f.sig.log), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintln(file, s)
+					file.Close()
+				}
+			}
 			if s == syscall.SIGTERM && f.sig.onSIGTERMExit != nil {
 				return *f.sig.onSIGTERMExit, nil
 			}
 			if s == syscall.SIGINT && f.sig.onSIGINTExit != nil {
 				return *f.sig.onSIGINTExit, nil
 			}
-		case <-time.After(time.Hour):
-			// A timer keeps the runtime from declaring a deadlock.
+			if !f.sig.ignore[s] {
+				// Caught only to be logged: die of it, as an untrapped signal kills.
+				signal.Reset(s)
+				_ = syscall.Kill(os.Getpid(), s.(syscall.Signal))
+			}
+		case <-time.After(100 * time.Millisecond):
+			if h.AdvanceClock != "" {
+				// The time keeps running out while the agent hangs: git-ralph may
+				// have read its last output after the first advance, which an
+				// idle timeout counts from.
+				_ = f.advanceClock(h.AdvanceClock)
+			}
+			if f.scriptGone() {
+				if child != nil {
+					_ = child.Process.Kill()
+				}
+				return 0, nil
+			}
 		}
 	}
+}
+
+// scriptGone reports whether the test that started the fake has ended: its work
+// directory, the parent of FAKE_AGENT_STATE_DIR, is gone. A fake that waits (hang,
+// wait_for_file) waits for its test's next step, however long that takes on a loaded
+// machine, and never longer than the test: no timer bounds the wait, so no test
+// depends on how fast the machine is, and a failed test leaves nothing running.
+func (f *fake) scriptGone() bool {
+	dir := f.env("FAKE_AGENT_STATE_DIR")
+	if dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Dir(dir))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // crash makes the process die by sig. The Go runtime turns a SIGSEGV sent

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,6 +187,9 @@ func (r *Repo) CheckBranchName(ctx context.Context, name string) error {
 	if name == "" || strings.HasPrefix(name, "-") {
 		return invalid
 	}
+	if plainBranchName(name) {
+		return nil // valid by every rule of git's; no need to start a git to hear it
+	}
 	out, err := r.run(ctx, call{readOnly: true, args: []string{"check-ref-format", "--branch", name}})
 	if code := exitStatus(err); code > 0 {
 		return invalid
@@ -199,6 +203,30 @@ func (r *Repo) CheckBranchName(ctx context.Context, name string) error {
 		return invalid
 	}
 	return nil
+}
+
+// plainBranchName reports whether name is made only of what every rule of
+// check-ref-format --branch accepts: components of ASCII letters, digits, '-',
+// '_' and '.', none empty, none starting with '.' or ending with '.' or
+// ".lock", no "..", no '@' at all (so neither "@" nor "@{"), and not HEAD.
+// Names such as ralph/<change> almost always are; anything else is git's to
+// judge. (A leading '-' is refused before, as git would take it for an option.)
+func plainBranchName(name string) bool {
+	if strings.Contains(name, "..") || name == "HEAD" || strings.HasPrefix(name, "-") {
+		return false
+	}
+	for comp := range strings.SplitSeq(name, "/") {
+		if comp == "" || comp[0] == '.' || strings.HasSuffix(comp, ".") || strings.HasSuffix(comp, ".lock") {
+			return false
+		}
+		for i := 0; i < len(comp); i++ {
+			c := comp[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // DeleteBranch deletes a local branch whether or not it is merged
@@ -244,7 +272,7 @@ func (r *Repo) readHead() (branch, id string, ok bool) {
 	if fi, err := os.Lstat(head); err != nil || !fi.Mode().IsRegular() {
 		return "", "", false
 	}
-	data, err := os.ReadFile(head)
+	data, err := readSmall(head)
 	if err != nil {
 		return "", "", false
 	}
@@ -260,7 +288,7 @@ func (r *Repo) readHead() (branch, id string, ok bool) {
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		return "", "", false
 	}
-	data, err = os.ReadFile(path)
+	data, err = readSmall(path)
 	if err != nil {
 		return "", "", false
 	}
@@ -342,4 +370,23 @@ func (r *Repo) SetSymbolicRef(ctx context.Context, ref, target string) error {
 	}
 	_, err := r.run(ctx, call{args: []string{"symbolic-ref", ref, target}})
 	return err
+}
+
+// maxSmall bounds what readSmall reads: HEAD, a loose ref and a sequencer's todo hold
+// a line or a few; anything larger is not git's, and git is asked instead.
+const maxSmall = 64 << 10
+
+// readSmall reads one of git's small files of the git directory (the agent can write
+// there): at most maxSmall bytes, else an error.
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSmall+1))
+	if err == nil && len(data) > maxSmall {
+		err = fmt.Errorf("%s: more than %d bytes", path, maxSmall)
+	}
+	return data, err
 }
