@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -70,6 +72,28 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 		}
 		if len(changes) == 0 {
 			return all, nil
+		}
+		if snap.Loaded() {
+			// A crash-resume's record may be the agent's: it writes nothing outside
+			// the repository through git-ralph.
+			var outside []string
+			for _, c := range changes {
+				if c.Outside(l.Repo) {
+					outside = append(outside, c.Name(l.Repo.Root))
+				}
+			}
+			if len(outside) > 0 && !l.TrustCurrent {
+				return nil, &Error{Msg: "cannot verify what the agent changed: " + strings.Join(outside, ", ") + " changed during the attempt a crash cut short, " +
+					"and git-ralph does not write files outside the repository from a record the agent could have written",
+					Hint: "look at them (the recorded versions are in " + l.surfacePath(rec.Change) + "), then go on with 'git ralph start " + rec.Change + " --trust-current'"}
+			}
+			if len(outside) > 0 {
+				l.Report.Warn(strings.Join(outside, ", ") + " changed during the attempt a crash cut short; taken as they are (--trust-current)")
+				changes = slices.DeleteFunc(changes, func(c surface.Change) bool { return c.Outside(l.Repo) })
+				if len(changes) == 0 {
+					return all, nil
+				}
+			}
 		}
 		all = append(all, changes...)
 		l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)

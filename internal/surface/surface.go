@@ -97,6 +97,8 @@ type Snapshot struct {
 	compared bool
 	// saved is what Save wrote, for Forged.
 	saved []byte
+	// loaded: read back by Load, so maybe the agent's (Outside).
+	loaded bool
 }
 
 // Next returns the watched refs as they are once the last Compare and the Restore of its
@@ -813,6 +815,22 @@ func ConfigChanged(changes []Change, s *Snapshot) bool {
 	return false
 }
 
+// Loaded reports whether s was read back from disk (Load): a record the agent could have
+// written, unlike one this process took.
+func (s *Snapshot) Loaded() bool { return s.loaded }
+
+// Outside reports whether putting c back would write outside the repository (its git
+// directories and work tree): the user's global config, or what a symlink leads to
+// elsewhere. From a record the agent could have written (a crash-resume's), that would
+// let it write such a file through git-ralph, which a sandbox keeps it from writing
+// itself.
+func (c Change) Outside(repo *git.Repo) bool {
+	if c.File == "" {
+		return false
+	}
+	return !inside(repo, c.File) || c.then.Target != "" && !inside(repo, c.then.Target)
+}
+
 // Reason is "tampered: <each ref or file that changed>", paths shown relative to root.
 func Reason(changes []Change, root string) string {
 	parts := make([]string, len(changes))
@@ -1187,5 +1205,6 @@ func Load(path string) (*Snapshot, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.loaded = true
 	return &s, nil
 }
