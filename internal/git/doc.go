@@ -41,9 +41,10 @@
 // Some answers come from the files git keeps rather than from a git process:
 // which operation is in progress (state.go), HEAD when it is unambiguous
 // (refs.go: a regular HEAD naming a branch with a loose ref, or a detached
-// id; anything else is asked of git), the gitlinks of an index (index.go;
-// a split index is asked of git) and the tree and parents of a commit that
-// is still a loose object (object.go). The loop asks these around every
+// id; anything else is asked of git), the gitlinks and the tree id of an
+// index (index.go: what write-tree would write, computed; a split index or
+// unusual entries are asked of git) and the tree and parents of a commit
+// that is still a loose object (object.go). The loop asks these around every
 // story, and each git process costs milliseconds.
 //
 // A repository nested in the work tree is never entered: add -A would run

@@ -3,11 +3,16 @@ package git
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -26,36 +31,66 @@ import (
 // A gitlink without a repository behind it (a submodule not checked out) stays: git looks
 // into nothing there.
 
-// indexGitlinks returns the paths of the gitlinks (mode 160000) in the index file at
-// path, in index order; none when there is no index. It reads the file itself (versions
-// 2 to 4, SHA-1 or SHA-256): the loop asks before and after every checkpoint, and a
-// git process would cost more than the read. A split index (core.splitIndex) keeps
-// entries elsewhere: errIndexFormat then, and the caller asks git.
-func indexGitlinks(path string) ([]string, error) {
+// indexEntry is one entry of an index file.
+type indexEntry struct {
+	name  []byte
+	mode  uint32
+	oid   []byte
+	stage int
+	// ext: the entry has extended flags (intent-to-add, skip-worktree), which
+	// write-tree treats specially.
+	ext bool
+}
+
+// index is what readIndex reads of an index file: its entries in index order, and how
+// long its object names are.
+type index struct {
+	entries []indexEntry
+	hashLen int
+}
+
+// readIndex reads the index file at path (versions 2 to 4, SHA-1 or SHA-256) itself:
+// the loop asks about it before and after every checkpoint, and a git process would
+// cost more than the read. A missing file is an empty index. A split index
+// (core.splitIndex) keeps entries elsewhere: errIndexFormat then, and the caller asks
+// git.
+func readIndex(path string) (*index, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return &index{hashLen: 20}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	for _, hashLen := range []int{20, 32} {
-		if links, err := parseIndexGitlinks(data, hashLen); err == nil {
-			return links, nil
+		if entries, err := parseIndex(data, hashLen); err == nil {
+			return &index{entries: entries, hashLen: hashLen}, nil
 		}
 	}
 	return nil, errIndexFormat
 }
 
-// errIndexFormat is an index indexGitlinks cannot read alone.
+// gitlinks are the paths of the index's gitlinks (mode 160000), in index order.
+func (x *index) gitlinks() []string {
+	var links []string
+	for _, e := range x.entries {
+		if e.mode == gitlinkMode {
+			links = append(links, string(e.name))
+		}
+	}
+	return links
+}
+
+// errIndexFormat is an index readIndex cannot read alone, or whose tree it cannot
+// compute as git would.
 var errIndexFormat = errors.New("index format not read here")
 
 const gitlinkMode = 0o160000
 
-// parseIndexGitlinks walks the entries of an index whose object names are hashLen bytes
-// long; any inconsistency (a name length that does not fit, entries running into the
+// parseIndex walks the entries of an index whose object names are hashLen bytes long;
+// any inconsistency (a name length that does not fit, entries running into the
 // checksum, a split index's "link" extension) is errIndexFormat.
-func parseIndexGitlinks(data []byte, hashLen int) ([]string, error) {
+func parseIndex(data []byte, hashLen int) ([]indexEntry, error) {
 	if len(data) < 12+hashLen || string(data[:4]) != "DIRC" {
 		return nil, errIndexFormat
 	}
@@ -65,7 +100,7 @@ func parseIndexGitlinks(data []byte, hashLen int) ([]string, error) {
 	}
 	count := int(binary.BigEndian.Uint32(data[8:12]))
 	end := len(data) - hashLen // the checksum
-	var links []string
+	entries := make([]indexEntry, 0, min(count, len(data)/62))
 	var prev []byte
 	off := 12
 	for range count {
@@ -74,16 +109,17 @@ func parseIndexGitlinks(data []byte, hashLen int) ([]string, error) {
 		if off+fixed > end {
 			return nil, errIndexFormat
 		}
-		mode := binary.BigEndian.Uint32(data[off+24 : off+28])
+		e := indexEntry{mode: binary.BigEndian.Uint32(data[off+24 : off+28]), oid: data[off+40 : off+40+hashLen]}
 		flags := binary.BigEndian.Uint16(data[off+40+hashLen : off+fixed])
+		e.stage = int(flags>>12) & 3
 		off += fixed
 		if flags&0x4000 != 0 { // extended flags
 			if version < 3 || off+2 > end {
 				return nil, errIndexFormat
 			}
+			e.ext = true
 			off += 2
 		}
-		var name []byte
 		if version == 4 {
 			strip, n := gitVarint(data[off:end])
 			if n <= 0 || strip > len(prev) {
@@ -94,27 +130,25 @@ func parseIndexGitlinks(data []byte, hashLen int) ([]string, error) {
 			if nul < 0 {
 				return nil, errIndexFormat
 			}
-			name = append(append([]byte(nil), prev[:len(prev)-strip]...), data[off:off+nul]...)
+			e.name = append(append([]byte(nil), prev[:len(prev)-strip]...), data[off:off+nul]...)
 			off += nul + 1
 		} else {
 			nul := bytes.IndexByte(data[off:end], 0)
 			if nul < 0 {
 				return nil, errIndexFormat
 			}
-			name = data[off : off+nul]
+			e.name = data[off : off+nul]
 			// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 			off = start + (off-start+nul+8)&^7
 			if off > end {
 				return nil, errIndexFormat
 			}
 		}
-		if l := int(flags & 0xfff); (l < 0xfff && l != len(name)) || (l == 0xfff && len(name) < 0xfff) {
+		if l := int(flags & 0xfff); (l < 0xfff && l != len(e.name)) || (l == 0xfff && len(e.name) < 0xfff) {
 			return nil, errIndexFormat
 		}
-		prev = name
-		if mode == gitlinkMode {
-			links = append(links, string(name))
-		}
+		prev = e.name
+		entries = append(entries, e)
 	}
 	// Extensions: a 4-byte signature and a 4-byte size each, up to the checksum.
 	for off+8 <= end {
@@ -128,7 +162,67 @@ func parseIndexGitlinks(data []byte, hashLen int) ([]string, error) {
 	if off != end {
 		return nil, errIndexFormat
 	}
-	return links, nil
+	return entries, nil
+}
+
+// tree computes the id of the tree git write-tree would write for the index, without
+// writing it: a tree object per directory, its entries in git's order (a directory
+// sorts as its name and a '/', which is the order the index keeps paths in), each
+// "<mode in octal> <name>\0<id>", hashed as "tree <size>\0" and the entries. An index
+// with unmerged entries, extended flags (intent-to-add, skip-worktree) or sparse
+// directories is errIndexFormat: git is asked.
+func (x *index) tree() (string, error) {
+	for _, e := range x.entries {
+		if e.stage != 0 || e.ext || e.mode&0o170000 == 0o040000 {
+			return "", errIndexFormat
+		}
+	}
+	newHash := sha1.New
+	if x.hashLen == 32 {
+		newHash = sha256.New
+	}
+	var build func(entries []indexEntry, prefix int) ([]byte, error)
+	build = func(entries []indexEntry, prefix int) ([]byte, error) {
+		var body bytes.Buffer
+		for i := 0; i < len(entries); {
+			rest := entries[i].name[prefix:]
+			if slash := bytes.IndexByte(rest, '/'); slash >= 0 {
+				dir := rest[:slash+1]
+				j := i + 1
+				for j < len(entries) && bytes.HasPrefix(entries[j].name[prefix:], dir) {
+					j++
+				}
+				sub, err := build(entries[i:j], prefix+len(dir))
+				if err != nil {
+					return nil, err
+				}
+				body.WriteString("40000 ")
+				body.Write(dir[:len(dir)-1])
+				body.WriteByte(0)
+				body.Write(sub)
+				i = j
+				continue
+			}
+			if len(rest) == 0 {
+				return nil, errIndexFormat
+			}
+			body.WriteString(strconv.FormatUint(uint64(entries[i].mode), 8))
+			body.WriteByte(' ')
+			body.Write(rest)
+			body.WriteByte(0)
+			body.Write(entries[i].oid)
+			i++
+		}
+		h := newHash()
+		fmt.Fprintf(h, "tree %d\x00", body.Len())
+		h.Write(body.Bytes())
+		return h.Sum(nil), nil
+	}
+	id, err := build(x.entries, 0)
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(id), nil
 }
 
 // gitVarint decodes git's varint (varint.c: big-endian groups of 7 bits, each
@@ -157,9 +251,12 @@ func (r *Repo) gitlinks(ctx context.Context, indexPath string) ([]string, error)
 	if file == "" {
 		file = filepath.Join(r.GitDir, "index")
 	}
-	links, err := indexGitlinks(file)
+	x, err := readIndex(file)
+	if err == nil {
+		return x.gitlinks(), nil
+	}
 	if !errors.Is(err, errIndexFormat) {
-		return links, err
+		return nil, err
 	}
 	c := call{readOnly: true, args: []string{"ls-files", "-s", "-z"}}
 	if indexPath != "" {
@@ -169,7 +266,7 @@ func (r *Repo) gitlinks(ctx context.Context, indexPath string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	links = nil
+	var links []string
 	for rec := range strings.SplitSeq(string(out), "\x00") {
 		meta, path, ok := strings.Cut(rec, "\t")
 		if ok && strings.HasPrefix(meta, "160000 ") {
@@ -179,9 +276,52 @@ func (r *Repo) gitlinks(ctx context.Context, indexPath string) ([]string, error)
 	return links, nil
 }
 
+// StagedTree returns the id of the tree the repository's index holds (what git
+// write-tree would write, computed without a process when the index is plain, else
+// asked of git) and its gitlinks: what a commit of the index now would hold.
+func (r *Repo) StagedTree(ctx context.Context) (tree string, gitlinks []string, err error) {
+	x, err := readIndex(filepath.Join(r.GitDir, "index"))
+	if err == nil {
+		if tree, err = x.tree(); err == nil {
+			return tree, x.gitlinks(), nil
+		}
+	}
+	if !errors.Is(err, errIndexFormat) {
+		return "", nil, err
+	}
+	if tree, err = r.IndexTree(ctx); err != nil {
+		return "", nil, err
+	}
+	gitlinks, err = r.gitlinks(ctx, "")
+	return tree, gitlinks, err
+}
+
 // Gitlinks lists the gitlinks of the repository's index: submodules and repositories
 // nested in the work tree that were staged.
 func (r *Repo) Gitlinks(ctx context.Context) ([]string, error) { return r.gitlinks(ctx, "") }
+
+// GitlinksIn returns those of paths that are gitlinks in commit's tree.
+func (r *Repo) GitlinksIn(ctx context.Context, commit string, paths []string) ([]string, error) {
+	if err := checkArg("commit", commit); err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	out, err := r.run(ctx, call{readOnly: true, env: []string{"GIT_LITERAL_PATHSPECS=1"},
+		args: append([]string{"ls-tree", "-z", "--full-tree", commit, "--"}, paths...)})
+	if err != nil {
+		return nil, err
+	}
+	var links []string
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if ok && strings.HasPrefix(meta, "160000 ") {
+			links = append(links, path)
+		}
+	}
+	return links, nil
+}
 
 // dropNestedGitlinks removes from the index at indexPath ("" for the repository's own)
 // every gitlink whose path in the work tree holds a repository, so that the add -A that

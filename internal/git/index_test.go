@@ -1,6 +1,7 @@
 package git
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,7 @@ func nestRepo(t *testing.T, dir, sub string, init ...string) string {
 
 // The index is read in every format git writes; what git's own ls-files says is the
 // answer, so the reader cannot drift from git.
-func TestIndexGitlinksFormats(t *testing.T) {
+func TestIndexFormats(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		init  []string
@@ -47,8 +48,17 @@ func TestIndexGitlinksFormats(t *testing.T) {
 			isolate(t)
 			dir := realDir(t, t.TempDir())
 			gitT(t, dir, append([]string{"init", "-q"}, tc.init...)...)
-			for _, p := range []string{"a.txt", "deep/er/b.txt", "deep/er/c.txt", strings.Repeat("long/", 40) + "d.txt"} {
+			// Names whose order tells a directory ("a/", sorting as its name and a
+			// '/') from the files around it.
+			for _, p := range []string{"a.txt", "a-b", "a/c", "a0", "deep/er/b.txt", "deep/er/c.txt", "deep/er.x", strings.Repeat("long/", 40) + "d.txt", "sp ace/é"} {
 				write(t, dir, p, p+"\n")
+			}
+			write(t, dir, "run.sh", "#!/bin/sh\n")
+			if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+				t.Fatal(err)
 			}
 			nestRepo(t, dir, "deep/sub", tc.init...)
 			nestRepo(t, dir, "zz", tc.init...)
@@ -68,10 +78,28 @@ func TestIndexGitlinksFormats(t *testing.T) {
 			if len(want) != 2 || !slices.Equal(got, want) {
 				t.Errorf("gitlinks = %q, git says %q", got, want)
 			}
-			if tc.name != "split index" {
-				if _, err := indexGitlinks(filepath.Join(r.GitDir, "index")); err != nil {
-					t.Errorf("read without git: %v", err)
+			_, err = readIndex(filepath.Join(r.GitDir, "index"))
+			if tc.name == "split index" {
+				if !errors.Is(err, errIndexFormat) {
+					t.Errorf("a split index read alone: %v", err)
 				}
+			} else if err != nil {
+				t.Errorf("read without git: %v", err)
+			}
+			// The tree: what git write-tree writes, computed or asked.
+			calls := r.Calls.Load()
+			tree, links, err := r.StagedTree(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := gitT(t, dir, "write-tree"); tree != want {
+				t.Errorf("StagedTree = %s, git write-tree says %s", tree, want)
+			}
+			if !slices.Equal(links, want) {
+				t.Errorf("StagedTree's gitlinks = %q, git says %q", links, want)
+			}
+			if computed := tc.name != "split index" && tc.name != "v3 extended flags"; computed && r.Calls.Load() != calls {
+				t.Errorf("StagedTree ran git for a plain index")
 			}
 		})
 	}

@@ -245,11 +245,6 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	if err != nil {
 		return "", agent.Result{}, err
 	}
-	// The gitlinks the checkpoint's tree may hold: those there before the agent.
-	gitlinks, err := l.Repo.Gitlinks(ctx)
-	if err != nil {
-		return "", agent.Result{}, err
-	}
 	logPath := l.Store.LogPath(o.Change, story.ID, n)
 	rec.Attempts = append(rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: logPath,
@@ -338,7 +333,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 		reason, passOn = tampered, true
 	}
 	if outcome == run.OutcomeComplete {
-		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, snap, gitlinks)
+		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, snap)
 		if err != nil {
 			return "", agent.Result{}, err
 		}
@@ -434,9 +429,8 @@ func stderrNote(res agent.Result) string {
 // before the gate runs, and the commit must have exactly that tree on the last
 // checkpoint. The gate runs the ralph-verify hook as the snapshot before the attempt
 // recorded it, from a copy no one can change, not the file in the hooks directory.
-// gitlinks are the index's before the attempt.
 func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *source.Source, att *run.Attempt,
-	story tasklist.Story, snap *surface.Snapshot, gitlinks []string) (outcome, reason string, passOn bool, err error) {
+	story tasklist.Story, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
 	cur, head, err := l.Repo.HeadState(ctx) // one git call for both
 	if err != nil {
 		return "", "", false, err
@@ -490,15 +484,15 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	if err := l.Repo.AddAll(ctx); err != nil {
 		return "", "", false, err
 	}
-	if added, err := l.addedGitlinks(ctx, gitlinks); err != nil {
+	tree, gitlinks, err := l.Repo.StagedTree(ctx)
+	if err != nil {
+		return "", "", false, err
+	}
+	if added, err := l.addedGitlinks(ctx, rec.Checkpoint, gitlinks); err != nil {
 		return "", "", false, err
 	} else if len(added) > 0 {
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but added %s, a git repository inside the work tree (a gitlink); "+
 			"git-ralph commits no repository of the agent's: remove its .git, or leave it out of the work tree", quoteList(added)), true, nil
-	}
-	tree, err := l.Repo.IndexTree(ctx)
-	if err != nil {
-		return "", "", false, err
 	}
 	att.Verify = "skipped"
 	if script, ok := l.recordedHook(snap, "ralph-verify"); ok {
@@ -556,15 +550,19 @@ func (l *Loop) recordedHook(snap *surface.Snapshot, name string) ([]byte, bool) 
 	return f.Runnable()
 }
 
-// addedGitlinks are the gitlinks of the index now that were not among before.
-func (l *Loop) addedGitlinks(ctx context.Context, before []string) ([]string, error) {
-	now, err := l.Repo.Gitlinks(ctx)
+// addedGitlinks are those of gitlinks (the staged ones) that are not gitlinks at
+// checkpoint: asked of git only when something is staged as one.
+func (l *Loop) addedGitlinks(ctx context.Context, checkpoint string, gitlinks []string) ([]string, error) {
+	if len(gitlinks) == 0 {
+		return nil, nil
+	}
+	had, err := l.Repo.GitlinksIn(ctx, checkpoint, gitlinks)
 	if err != nil {
 		return nil, err
 	}
 	var added []string
-	for _, p := range now {
-		if !slices.Contains(before, p) {
+	for _, p := range gitlinks {
+		if !slices.Contains(had, p) {
 			added = append(added, p)
 		}
 	}
