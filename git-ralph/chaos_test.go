@@ -71,7 +71,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("seed %d (replay with CHAOS_SEED=%d)", seed, seed)
 
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	full := tmpl.calibrate(t)
 	t.Logf("an uninterrupted run takes %v and %d observed steps", full.took.Round(time.Millisecond), full.steps)
@@ -120,7 +120,7 @@ func TestChaosFinishSquashKilledAtEveryStep(t *testing.T) {
 	if pendingFinishFix {
 		t.Skip("pending fix: finish --squash killed after its merge cannot be finished again (internal/loop/finish.go)")
 	}
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	full := tmpl.calibrate(t)
 	for i := 2; i <= 2*(full.finishSteps+1)+1; i++ {
@@ -170,7 +170,7 @@ func TestChaosAgentActsBeforeItIsRecorded(t *testing.T) {
 	if pendingAgentRecordFix {
 		t.Skip("pending fix: the agent gets its prompt before its pid is recorded (internal/agent/run.go)")
 	}
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	const tries = 30
 	for try := range tries {
@@ -418,7 +418,7 @@ func (c *chaosTemplate) calibrate(t *testing.T) chaosCalibration {
 	t.Helper()
 	var cal chaosCalibration
 	t.Run("calibrate", func(t *testing.T) {
-		tr := c.newTrial(t, t.TempDir(), -1, chaosPlan{point: "none", hooks: true})
+		tr := c.newTrial(t, memTempDir(t), -1, chaosPlan{point: "none", hooks: true})
 		tr.writeScenario(t)
 		defer tr.cleanup(t)
 		start := time.Now()

@@ -65,6 +65,7 @@ func TestScript(t *testing.T) {
 	t.Parallel() // with the long tests (chaos, install), not after them
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
+		WorkdirRoot:         memTempDir(t),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") != "",
