@@ -425,7 +425,7 @@ func stderrNote(res agent.Result) string {
 // operation half-way, added a repository of its own as a gitlink, the verify hook
 // fails, or the user's commit hooks refuse the commit or change it.
 //
-// What is committed is what the gate saw: the work tree is staged and its tree written
+// What is committed is what the gate saw: the work tree is staged and its tree taken
 // before the gate runs, and the commit must have exactly that tree on the last
 // checkpoint. The gate runs the ralph-verify hook as the snapshot before the attempt
 // recorded it, from a copy no one can change, not the file in the hooks directory.
@@ -480,7 +480,7 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	} else if tampered != "" {
 		return run.OutcomeFailed, tampered, true, nil
 	}
-	// The tree the gate sees is the tree committed: staged and written now.
+	// The tree the gate sees is the tree committed: staged now, its id taken.
 	if err := l.Repo.AddAll(ctx); err != nil {
 		return "", "", false, err
 	}

@@ -308,7 +308,7 @@ func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
 	for _, dir := range w.dirs {
 		if entries, err := os.ReadDir(dir); err == nil {
 			for _, e := range entries {
-				if p := filepath.Join(dir, e.Name()); !e.IsDir() && !slices.Contains(paths, p) {
+				if p := filepath.Join(dir, e.Name()); !e.IsDir() && !slices.Contains(paths, p) && !serverInfo(p, common) {
 					paths = append(paths, p)
 				}
 			}
@@ -321,6 +321,12 @@ func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
 // configFiles ends the list of config files once the includes are followed: everything
 // listed so far.
 func (w *watched) configFiles(paths []string) { w.config = slices.Clone(paths) }
+
+// serverInfo reports whether path is info/refs, which git's repack (an automatic gc after
+// git-ralph's own commit) rewrites for dumb HTTP servers and no local git reads.
+func serverInfo(path, common string) bool {
+	return path == filepath.Join(common, "info", "refs")
+}
 
 // maxModules bounds the submodule git directories watched, and how deep they are looked for.
 const maxModules, maxModuleDepth = 64, 4
@@ -773,7 +779,7 @@ func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 		}
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
-			if seen[p] || e.IsDir() && dir != s.HooksDir {
+			if seen[p] || e.IsDir() && dir != s.HooksDir || serverInfo(p, repo.CommonDir) {
 				continue
 			}
 			seen[p] = true

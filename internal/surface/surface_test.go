@@ -665,3 +665,21 @@ func TestCheckedOutOnlyBefore(t *testing.T) {
 		t.Errorf("Reason = %q", got)
 	}
 }
+
+// git's repack, which an automatic gc after git-ralph's own commit runs, rewrites
+// info/refs for dumb HTTP servers: no change of the agent's.
+func TestServerInfoNotWatched(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "gc", "-q")
+	if _, err := os.Stat(filepath.Join(dir, ".git", "info", "refs")); err != nil {
+		t.Fatalf("control: git gc wrote no info/refs: %v", err)
+	}
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("after git gc, Compare = %q, %v", Reason(changes, r.Root), err)
+	}
+}
