@@ -7,27 +7,24 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 )
 
-// attacker is what the trust_attack_* scripts' hostile agent and its left-behind
-// processes use to act at a known step of git-ralph's instead of after a sleep (issue 29:
-// an attack that races in reality is modelled with a hold point). It is a command of the
-// test binary (TestMain puts it on PATH), never of git-ralph:
+// attacker is what the trust_attack_* scripts' hostile agent (and the script standing in
+// for a process it left behind) use to act at a known step of git-ralph's instead of
+// after a sleep (issue 29: an attack that races in reality is modelled with a hold
+// point). It is a command of the test binary (TestMain puts it on PATH), never of
+// git-ralph:
 //
-//	attacker wait FILE [PIDFILE]        until FILE exists (exit 0), or the process whose pid
-//	                                    PIDFILE holds is gone (exit 3: a sandbox killed it)
-//	attacker hold MARK RELEASE PIDFILE  a clean filter that, the first time it runs, creates
-//	                                    MARK and waits as "wait RELEASE PIDFILE" does; then it
-//	                                    passes stdin through
+//	attacker hold MARK RELEASE          a clean filter that, the first time it runs,
+//	                                    creates MARK and waits until RELEASE exists; then
+//	                                    it passes stdin through
 //	attacker forge-surface JSON FILE    sets FILE's entry in a saved surface.json to FILE as
 //	                                    it is now: the forgery of attack 8
 //	attacker set-json JSON KEY VALUE    sets a top-level string in a JSON file (run.json)
 //
-// Every wait polls within the process (harnessPoll) and gives up after harnessBound
-// (exit 1): a safety net, never a synchronisation.
+// The wait polls within the process (harnessPoll) and gives up after harnessBound (exit
+// 1): a safety net, never a synchronisation.
 func attacker() {
 	args := os.Args[1:]
 	fail := func(format string, a ...any) {
@@ -35,22 +32,21 @@ func attacker() {
 		os.Exit(1)
 	}
 	if len(args) == 0 {
-		fail("usage: attacker wait|hold|forge-surface|set-json …")
+		fail("usage: attacker hold|forge-surface|set-json …")
 	}
 	switch {
-	case args[0] == "wait" && (len(args) == 2 || len(args) == 3):
-		pidFile := ""
-		if len(args) == 3 {
-			pidFile = args[2]
-		}
-		os.Exit(attackerWait(args[1], pidFile))
-	case args[0] == "hold" && len(args) == 4:
+	case args[0] == "hold" && len(args) == 3:
 		if _, err := os.Stat(args[1]); errors.Is(err, fs.ErrNotExist) {
 			if err := os.WriteFile(args[1], nil, 0o644); err != nil {
 				fail("%v", err)
 			}
-			if attackerWait(args[2], args[3]) == 1 {
-				os.Exit(1)
+			for deadline := time.Now().Add(harnessBound); ; time.Sleep(harnessPoll) {
+				if _, err := os.Stat(args[2]); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					fail("gave up waiting for %s", args[2])
+				}
 			}
 		}
 		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
@@ -80,30 +76,8 @@ func attacker() {
 		rec[args[2]] = args[3]
 		writeJSON(args[1], rec, fail)
 	default:
-		fail("usage: attacker wait|hold|forge-surface|set-json …")
+		fail("usage: attacker hold|forge-surface|set-json …")
 	}
-}
-
-// attackerWait waits until file exists (0), or the process whose pid pidFile holds is
-// gone (3: gone, harness_test.go), or harnessBound has passed (1).
-func attackerWait(file, pidFile string) int {
-	for deadline := time.Now().Add(harnessBound); time.Now().Before(deadline); time.Sleep(harnessPoll) {
-		if _, err := os.Stat(file); err == nil {
-			return 0
-		}
-		if pidFile == "" {
-			continue
-		}
-		b, err := os.ReadFile(pidFile)
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && gone(pid) {
-			return 3
-		}
-	}
-	fmt.Fprintf(os.Stderr, "attacker: gave up waiting for %s\n", file)
-	return 1
 }
 
 func readJSON(path string, v any, fail func(string, ...any)) {
