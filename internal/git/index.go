@@ -266,6 +266,12 @@ func (r *Repo) gitlinks(ctx context.Context, indexPath string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
+	return gitlinkRecords(out), nil
+}
+
+// gitlinkRecords are the paths of the gitlinks among ls-files -s -z or ls-tree -z
+// records ("<mode> <…>\t<path>\0").
+func gitlinkRecords(out []byte) []string {
 	var links []string
 	for rec := range strings.SplitSeq(string(out), "\x00") {
 		meta, path, ok := strings.Cut(rec, "\t")
@@ -273,7 +279,7 @@ func (r *Repo) gitlinks(ctx context.Context, indexPath string) ([]string, error)
 			links = append(links, path)
 		}
 	}
-	return links, nil
+	return links
 }
 
 // StagedTree returns the id of the tree the repository's index holds (what git
@@ -296,10 +302,6 @@ func (r *Repo) StagedTree(ctx context.Context) (tree string, gitlinks []string, 
 	return tree, gitlinks, err
 }
 
-// Gitlinks lists the gitlinks of the repository's index: submodules and repositories
-// nested in the work tree that were staged.
-func (r *Repo) Gitlinks(ctx context.Context) ([]string, error) { return r.gitlinks(ctx, "") }
-
 // GitlinksIn returns those of paths that are gitlinks in commit's tree.
 func (r *Repo) GitlinksIn(ctx context.Context, commit string, paths []string) ([]string, error) {
 	if err := checkArg("commit", commit); err != nil {
@@ -313,14 +315,7 @@ func (r *Repo) GitlinksIn(ctx context.Context, commit string, paths []string) ([
 	if err != nil {
 		return nil, err
 	}
-	var links []string
-	for rec := range strings.SplitSeq(string(out), "\x00") {
-		meta, path, ok := strings.Cut(rec, "\t")
-		if ok && strings.HasPrefix(meta, "160000 ") {
-			links = append(links, path)
-		}
-	}
-	return links, nil
+	return gitlinkRecords(out), nil
 }
 
 // dropNestedGitlinks removes from the index at indexPath ("" for the repository's own)

@@ -65,7 +65,7 @@ func TestIndexFormats(t *testing.T) {
 			gitT(t, dir, "add", "-A")
 			tc.setup(t, dir)
 			r := open(t, dir)
-			got, err := r.Gitlinks(t.Context())
+			got, err := r.gitlinks(t.Context(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
