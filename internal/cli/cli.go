@@ -359,6 +359,10 @@ func (e *env) remote() (*githubflow.Remote, error) {
 	return r, nil
 }
 
+// sources is the list of task source kinds an argument may name: the built-in ones, and
+// any that needs something only the CLI has (a GitHub client) goes here, built with it.
+func sources() source.Kinds { return source.Builtin() }
+
 func (e *env) loop() (*loop.Loop, error) {
 	repo, err := e.openRepo()
 	if err != nil {
@@ -367,6 +371,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l := loop.New(repo, newReporter(e.s))
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
+	l.Sources = sources()
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
 	l.Clock = e.tune.Clock
 	if e.tune.Now != nil {

@@ -189,6 +189,9 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	if c.AllowRefChanges {
 		args = append(args, "--allow-ref-changes")
 	}
+	if !c.AllowSkip {
+		args = append(args, "--no-allow-skip")
+	}
 	opt("--max-tokens", c.MaxTokens > 0, strconv.FormatInt(c.MaxTokens, 10))
 	if c.Fresh {
 		args = append(args, "--fresh")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 )
 
 type startCmd struct {
-	Changes         []string      `arg:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path) or a prd.json (a .json path). Several need --worktree; they run in parallel."`
+	Changes         []string      `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path) or a prd.json (a .json path). Left out: the run of the branch you are on, spec-kit's current feature, or the only run. Several need --worktree; they run in parallel."`
 	StoryLevel      int           `config:"ralph.storyLevel" help:"For a markdown plan: 3 makes every '###' section a story (ralph.storyLevel; default: '##' sections, or ralphex's '### Task N' ones)." placeholder:"N"`
 	MaxRetries      int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
 	Timeout         time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
@@ -32,6 +33,7 @@ type startCmd struct {
 	VerifyTimeout   time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
 	WaitOnLimit     time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
 	AllowRefChanges bool          `name:"allow-ref-changes" config:"ralph.allowRefChanges" help:"Let the agent create, move and delete refs outside its own branch (ralph.allowRefChanges); git config and hooks stay protected."`
+	AllowSkip       bool          `name:"allow-skip" negatable:"" default:"true" config:"ralph.allowSkip" help:"Let the agent tick a task it cannot do here with \"(skipped - not automatable: why)\"; the checkpoint, status, the report and the PR say so. --no-allow-skip fails such an attempt (ralph.allowSkip; default true)."`
 	TrustCurrent    bool          `name:"trust-current" help:"After a crash, go on although the record of what the agent may not change (.git/ralph/<change>/surface.json) is missing or not valid: refs, git config and hooks are taken as they are now. Look at them first."`
 	Fresh           bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
 	DryRun          bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
@@ -85,6 +87,9 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxTokens < 0 {
 		return &usageError{msg: "--max-tokens must not be negative", hint: "give a number of tokens, e.g. 2000000"}
 	}
+	if slices.Contains(c.Changes, "") {
+		return &usageError{msg: "an empty change name", hint: "name what to run, or leave the name out to run what is current ('git ralph start')"}
+	}
 	if err := c.checkParallel(); err != nil {
 		return err
 	}
@@ -99,8 +104,11 @@ func (c *startCmd) Run(e *env) error {
 	if len(c.Changes) > 1 {
 		return c.runParallel(e, l)
 	}
-	change := c.Changes[0]
-	args, tmpl, err := startConfig(e, l.Repo)
+	change := "" // none given: what is current (source.Resolve's bare rule)
+	if len(c.Changes) == 1 {
+		change = c.Changes[0]
+	}
+	args, tmpl, subject, err := startConfig(e, l.Repo)
 	if err != nil {
 		return err
 	}
@@ -120,9 +128,10 @@ func (c *startCmd) Run(e *env) error {
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
 		Change: change, Arg: change, Cwd: cwd, StoryLevel: c.StoryLevel, Agent: c.Agent, Model: c.Model, AgentArgs: args, AgentEnvKeep: c.AgentEnvKeep, AllowRefChanges: c.AllowRefChanges,
+		NoSkip:     !c.AllowSkip,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost, MaxTokens: c.MaxTokens,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
-		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
+		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, CheckpointMessage: subject, Kill: e.kill,
 		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
 		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
 	})
@@ -196,20 +205,23 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 
 // startConfig reads the config-only settings: ralph.agentArgs (split like a shell
 // would, but never run through one) and ralph.promptTemplate.
-func startConfig(e *env, repo *git.Repo) (args []string, tmpl string, err error) {
+func startConfig(e *env, repo *git.Repo) (args []string, tmpl, subject string, err error) {
 	if v, ok, err := repo.Config(e.ctx, "ralph.agentArgs"); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	} else if ok {
 		if args, err = hooks.SplitWords(v); err != nil {
-			return nil, "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
+			return nil, "", "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
 		}
 	}
 	if v, ok, err := repo.ConfigPath(e.ctx, "ralph.promptTemplate"); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	} else if ok {
 		tmpl = v
 	}
-	return args, tmpl, nil
+	if subject, _, err = repo.Config(e.ctx, "ralph.checkpointMessage"); err != nil {
+		return nil, "", "", err
+	}
+	return args, tmpl, subject, nil
 }
 
 func printDryRun(s *term.Streams, sum *loop.Summary) error {

@@ -60,21 +60,22 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 	seen := map[string]bool{}
 	var cur *tasklist.Story
 	sub := ""
-	flush := func() {
+	lines := strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n")
+	flush := func(next int) {
 		if cur != nil && len(cur.Tasks) > 0 {
+			tasklist.Close(cur, lines, next)
 			t.Stories = append(t.Stories, *cur)
 		}
 		cur = nil
 	}
 	var fences tasklist.Fences
-	n := 0
-	for line := range strings.SplitSeq(strings.TrimPrefix(string(data), "\ufeff"), "\n") {
-		n++
+	for i, line := range lines {
+		n := i + 1
 		if fences.Skip(line) {
 			continue
 		}
 		if m := taskHeadingRE.FindStringSubmatch(line); m != nil {
-			flush()
+			flush(n)
 			id, title := m[1], m[2]
 			if title == "" {
 				_, title = tasklist.HeadingLevel(line)
@@ -84,7 +85,7 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 		}
 		if lv, text := tasklist.HeadingLevel(line); lv > 0 {
 			if lv <= 3 {
-				flush()
+				flush(n)
 			} else {
 				sub = text
 			}
@@ -101,6 +102,6 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 			cur.Tasks = append(cur.Tasks, tasklist.Task{Text: desc, Done: done, Line: n, Heading: sub, Indent: tasklist.IndentOf(line)})
 		}
 	}
-	flush()
+	flush(len(lines) + 1)
 	return t
 }
