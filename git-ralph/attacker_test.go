@@ -19,8 +19,9 @@ import (
 //	attacker hold MARK RELEASE          a clean filter that, the first time it runs,
 //	                                    creates MARK and waits until RELEASE exists; then
 //	                                    it passes stdin through
-//	attacker forge-surface JSON FILE    sets FILE's entry in a saved surface.json to FILE as
-//	                                    it is now: the forgery of attack 8
+//	attacker forge-surface JSON FILE [CONTENT]
+//	                                    sets FILE's entry in a saved surface.json to FILE as
+//	                                    it is now (attack 8), or to CONTENT's bytes
 //	attacker set-json JSON KEY VALUE    sets a top-level string in a JSON file (run.json)
 //
 // The wait polls within the process (harnessPoll) and gives up after harnessBound (exit
@@ -52,10 +53,10 @@ func attacker() {
 		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
 			fail("%v", err)
 		}
-	case args[0] == "forge-surface" && len(args) == 3:
+	case args[0] == "forge-surface" && (len(args) == 3 || len(args) == 4):
 		var snap map[string]any
 		readJSON(args[1], &snap, fail)
-		data, err := os.ReadFile(args[2])
+		data, err := os.ReadFile(args[len(args)-1])
 		if err != nil {
 			fail("%v", err)
 		}

@@ -512,11 +512,16 @@ func (c *chaosTemplate) newTrial(t *testing.T, root string, n int, plan chaosPla
 	benchMkdir(t, tr.sig)
 	benchMkdir(t, filepath.Join(tr.dir, "fake-state"))
 	tr.scenario = filepath.Join(tr.dir, "scenario.json")
+	// The fake agent's sandbox lets it write its state and the signal directory, beside
+	// the repository (ralph.sandboxWritable, here from the environment).
 	tr.env = append(slices.Clone(c.env),
 		"FAKE_AGENT_SCENARIO="+tr.scenario,
 		"FAKE_AGENT_STATE_DIR="+filepath.Join(tr.dir, "fake-state"),
-		"FAKE_AGENT_RECORD="+filepath.Join(tr.dir, "agent-calls.ndjson"),
+		"FAKE_AGENT_RECORD="+filepath.Join(tr.dir, "fake-state", "agent-calls.ndjson"),
 		"CHAOS_SIG="+tr.sig,
+		"GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=ralph.sandboxWritable", "GIT_CONFIG_VALUE_0="+tr.sig,
+		"GIT_CONFIG_KEY_1=ralph.sandboxWritable", "GIT_CONFIG_VALUE_1="+filepath.Join(tr.dir, "fake-state"),
 	)
 	if plan.hooks {
 		hooks := filepath.Join(tr.repo, ".git", "hooks")
@@ -1295,7 +1300,7 @@ func (tr *chaosTrial) fsck(t *testing.T) {
 
 // agentPids lists the pids of the agents the trial started, from the fake's record.
 func (tr *chaosTrial) agentPids() []int {
-	f, err := os.Open(filepath.Join(tr.dir, "agent-calls.ndjson"))
+	f, err := os.Open(filepath.Join(tr.dir, "fake-state", "agent-calls.ndjson"))
 	if err != nil {
 		return nil
 	}

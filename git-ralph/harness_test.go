@@ -381,5 +381,5 @@ func tmpfsWithRoom(dir string, room uint64) bool {
 		return false
 	}
 	const tmpfsMagic = 0x01021994
-	return int64(st.Type) == tmpfsMagic && st.Bavail*uint64(st.Bsize) >= room && syscall.Access(dir, 2) == nil
+	return int64(st.Type) == tmpfsMagic && uint64(st.Bavail)*uint64(st.Bsize) >= room && syscall.Access(dir, 2) == nil
 }

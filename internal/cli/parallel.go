@@ -170,7 +170,7 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 		args = append(args, "-v")
 	}
 	args = append(args, "start", change, "--worktree",
-		"--max-retries", strconv.Itoa(c.MaxRetries), "--agent", c.Agent)
+		"--max-retries", strconv.Itoa(c.MaxRetries), "--agent", c.Agent, "--sandbox="+c.Sandbox)
 	opt := func(name string, set bool, v string) {
 		if set {
 			args = append(args, name+"="+v)

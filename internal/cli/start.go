@@ -16,6 +16,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -39,6 +40,7 @@ type startCmd struct {
 	DryRun          bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
 	Worktree        worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
 	Jobs            int           `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
+	Sandbox         string        `config:"ralph.sandbox" enum:"auto,on,off" default:"auto" help:"Run the agent in a Landlock sandbox (Linux): auto where the system can, on or refuse to start, off never (ralph.sandbox; default ${default})." placeholder:"MODE"`
 
 	// The runner side of a run on GitHub Actions (the workflow 'ci init' writes).
 	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
@@ -101,8 +103,17 @@ func (c *startCmd) Run(e *env) error {
 		return err
 	}
 	l.TrustCurrent = c.TrustCurrent
+	sb, err := sandboxSettings(e, l.Repo, c.Sandbox)
+	if err != nil {
+		return err
+	}
 	if len(c.Changes) > 1 {
 		return c.runParallel(e, l)
+	}
+	if !c.DryRun && !e.tune.InProcess {
+		// This process runs one loop, one thing at a time: what an agent leaves
+		// running becomes its child, and is killed after the attempt.
+		_ = sandbox.BecomeReaper()
 	}
 	change := "" // none given: what is current (source.Resolve's bare rule)
 	if len(c.Changes) == 1 {
@@ -134,6 +145,7 @@ func (c *startCmd) Run(e *env) error {
 		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, CheckpointMessage: subject, Kill: e.kill,
 		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
 		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
+		Sandbox: sb,
 	})
 	if sum != nil && sum.Change != "" {
 		change = sum.Change // the run name of a plan or a prd.json
@@ -233,7 +245,14 @@ func printDryRun(s *term.Streams, sum *loop.Summary) error {
 	for _, n := range d.Notes {
 		fmt.Fprintf(s.Out, "# note: %s\n", n)
 	}
-	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n# the prompt, sent on stdin\n%s", d.Story, d.Title, quoteArgv(d.Argv), d.Prompt)
+	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n", d.Story, d.Title, quoteArgv(d.Argv))
+	if len(d.Sandbox) > 0 {
+		for _, line := range d.Sandbox {
+			fmt.Fprintf(s.Out, "# %s\n", line)
+		}
+		fmt.Fprintln(s.Out)
+	}
+	fmt.Fprintf(s.Out, "# the prompt, sent on stdin\n%s", d.Prompt)
 	return nil
 }
 

@@ -433,6 +433,9 @@ func renderStatus(s *term.Streams, r *status.Report) {
 		agentText += " (" + rec.Model + ")"
 	}
 	kv("agent", agentText)
+	if rec.Sandbox != "" {
+		kv("sandbox", rec.Sandbox)
+	}
 	cost := "n/a"
 	if rec.CostKnown {
 		cost = fmt.Sprintf("$%.4f", rec.CostUSD)

@@ -50,6 +50,9 @@ func dialectOf(argv0 string) string {
 // and exits the process. It is meant to be registered as a testscript command
 // under the names of the real agent binaries ("claude", "codex").
 func Main() {
+	if orders := os.Getenv(daemonEnv); orders != "" {
+		os.Exit(daemon(orders))
+	}
 	// A broken stdout (git-ralph, its reader, was killed) ends the fake's output, not
 	// its steps (see runSteps): no SIGPIPE on the first write after the kill.
 	signal.Ignore(syscall.SIGPIPE)

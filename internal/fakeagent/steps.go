@@ -120,6 +120,8 @@ func (f *fake) step(st *step) (code int, stop bool, err error) {
 		return *st.Exit, true, nil
 	case st.Crash != nil:
 		return f.crash(st.Crash.Signal), true, nil
+	case st.Attack != nil:
+		f.attack(*st.Attack)
 	}
 	return 0, false, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -70,6 +71,15 @@ func (l *Loop) attempts(ctx context.Context, o Options, ch *source.Source, drv a
 	if err := l.Store.EnsureLearnings(o.Change); err != nil {
 		return nil, fmt.Errorf("create learnings file: %w", err)
 	}
+	if o.Sandbox.Decided() {
+		rec.Sandbox = o.Sandbox.Level.String()
+		l.Report.Step("sandbox: " + rec.Sandbox)
+	}
+	pol, err := l.sandboxPolicy(o, l.Repo.Root, l.Store.LearningsPath(o.Change), true)
+	if err != nil {
+		return nil, err
+	}
+	l.sandbox = pol
 	// Attempt refs a crash saved before it could record them: their numbers are taken.
 	// Listed once: from here on, this process makes (and records) every attempt ref.
 	refs, err := l.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
@@ -276,6 +286,11 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	})
 	req.Log = logf
 	req.Sink = sink{l.Report}
+	if req.Sandbox = l.sandbox; l.sandbox != nil && !sandbox.Covers(l.sandbox.Write, l.Repo.CommonDir) {
+		// The git directory is read-only: the agent's git status must not try to
+		// refresh the index there.
+		req.Env = append(req.Env, "GIT_OPTIONAL_LOCKS=0")
+	}
 	req.OnStart = func(pid int, start uint64) {
 		rec.AgentPID, rec.AgentStart, rec.AgentID = pid, start, id
 		_ = l.Save(rec)

@@ -15,6 +15,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
@@ -66,6 +67,10 @@ type Options struct {
 	Worktree     bool
 	WorktreePath string
 
+	// Sandbox is the agent's sandbox, resolved once by the CLI (--sandbox,
+	// ralph.sandbox*); the zero value runs the agent unrestricted and says nothing.
+	Sandbox sandbox.Settings
+
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
 	Driver agent.Driver
@@ -104,7 +109,10 @@ type DryRun struct {
 	Title  string
 	Prompt string
 	Argv   []string
-	Done   bool // no incomplete story is left
+	// Sandbox describes the policy the agent would run under, a line each (none
+	// when the run's sandbox was not decided).
+	Sandbox []string
+	Done    bool // no incomplete story is left
 }
 
 // ErrInterrupted is returned when Ctrl-C or SIGTERM stopped the loop.
@@ -153,9 +161,14 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.DryRun {
-		return l.dryRun(ctx, o, ch, drv)
+	tree := l.Repo.Root
+	if inWT {
+		tree = wt
 	}
+	if o.DryRun {
+		return l.dryRun(ctx, o, ch, drv, tree)
+	}
+	o.Sandbox.Level = l.sandboxLevel(o, tree)
 	lock, err := l.Store.Lock(o.Change)
 	if errors.Is(err, run.ErrLocked) {
 		return nil, UserErr(
@@ -408,7 +421,7 @@ func openOutsideStories(ch *source.Source) error {
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
 }
 
-func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver) (*Summary, error) {
+func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, tree string) (*Summary, error) {
 	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
 	story, ok := ch.NextStory()
 	if !ok {
@@ -432,6 +445,7 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 	}
 	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, ch.Notes
 	s.DryRun.Argv = drv.Argv(l.request(o, "", nil))
+	s.DryRun.Sandbox = l.describeSandbox(o, drv, tree, l.Store.LearningsPath(ch.Name))
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package openspec
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -154,12 +155,12 @@ func matchBox(line string) (desc string, done bool, odd string, ok bool) {
 	return jsTrim(desc), done, odd, true
 }
 
-var taskIDRE = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`)
+var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`) })
 
 // splitID splits the TASK_ID token /^(\d+(?:\.\d+)+(?:[A-Za-z]+)?)(?=\s|$)/ off desc. Only the
 // longest token can be followed by a space, so the look-ahead is checked after the match.
 func splitID(desc string) (id, text string) {
-	id = taskIDRE.FindString(desc)
+	id = taskIDRE().FindString(desc)
 	if r, _ := utf8.DecodeRuneInString(desc[len(id):]); id == "" || len(id) < len(desc) && !isJSSpace(r) {
 		return "", desc
 	}

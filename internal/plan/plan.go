@@ -6,20 +6,23 @@ package plan
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
 // taskHeadingRE is ralphex's unit of work, "### Task N: title" or "### Iteration N: …";
 // N starts with a digit ("2", "2.5", "2a"), the colon may be a dot or a dash or absent.
-var taskHeadingRE = regexp.MustCompile(`^ {0,3}###[ \t]+(?:Task|Iteration)[ \t]+([0-9][0-9A-Za-z.]*?)(?:[ \t]*:[ \t]*|\.?[ \t]+(?:[-–—:][ \t]*)?|\.?[ \t]*\r?$)(.*?)[ \t]*\r?$`)
+var taskHeadingRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^ {0,3}###[ \t]+(?:Task|Iteration)[ \t]+([0-9][0-9A-Za-z.]*?)(?:[ \t]*:[ \t]*|\.?[ \t]+(?:[-–—:][ \t]*)?|\.?[ \t]*\r?$)(.*?)[ \t]*\r?$`)
+})
 
 // HasTaskSections reports whether the plan uses ralphex's "### Task N" (or "### Iteration
 // N") headings outside fenced code.
 func HasTaskSections(data []byte) bool {
 	var fences tasklist.Fences
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if !fences.Skip(line) && taskHeadingRE.MatchString(line) {
+		if !fences.Skip(line) && taskHeadingRE().MatchString(line) {
 			return true
 		}
 	}
@@ -40,7 +43,7 @@ func Parse(data []byte, storyLevel int) tasklist.Tasks {
 	seen := map[string]bool{}
 	for i, s := range t.Stories {
 		if s.Line > 0 {
-			if m := taskHeadingRE.FindStringSubmatch(lines[s.Line-1]); m != nil {
+			if m := taskHeadingRE().FindStringSubmatch(lines[s.Line-1]); m != nil {
 				t.Stories[i].ID = m[1]
 				if m[2] != "" {
 					t.Stories[i].Title = m[2]
@@ -74,7 +77,7 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 		if fences.Skip(line) {
 			continue
 		}
-		if m := taskHeadingRE.FindStringSubmatch(line); m != nil {
+		if m := taskHeadingRE().FindStringSubmatch(line); m != nil {
 			flush(n)
 			id, title := m[1], m[2]
 			if title == "" {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
@@ -138,12 +139,12 @@ func Parse(data []byte) (*PRD, error) {
 	return p, nil
 }
 
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`) })
 
 // validID: 1–40 characters of [A-Za-z0-9._-] starting with a letter or digit, and
 // usable in a ref name (no "..", no ".lock" or "." at the end).
 func validID(id string) bool {
-	return idRE.MatchString(id) && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".lock") && !strings.HasSuffix(id, ".")
+	return idRE().MatchString(id) && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".lock") && !strings.HasSuffix(id, ".")
 }
 
 // Check compares the story ids of a prd.json after an attempt with those before it:

@@ -42,6 +42,9 @@ type Report struct {
 	Agent     string    // of the newest attempt
 	Model     string
 	Verify    bool // a ralph-verify hook is installed
+	// Sandbox is the agent's sandbox as the run's last start ran it (run.Record.Sandbox);
+	// "" when the record is gone or predates it.
+	Sandbox   string
 	Stories   []Story
 	Learnings string
 	// LearningsPath is the learnings file; LearningsCut the bytes of its beginning
@@ -249,6 +252,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		atts = mergeRecord(atts, rec)
 		rep.Status, rep.Source = recordStatus(store, rec), "the run record, git and "+store.ChangeDir(change)
 		rep.MaxTokens, rep.MaxCost = rec.MaxTokens, rec.MaxCost
+		rep.Sandbox = rec.Sandbox
 	}
 	if rep.Status == "" {
 		if _, ok, err := repo.ResolveRef(ctx, "refs/heads/ralph/"+change); err != nil {
