@@ -343,6 +343,8 @@ func (e *env) openRepo() (*git.Repo, error) {
 	switch {
 	case errors.Is(err, git.ErrNotRepo):
 		return nil, &loop.Error{Msg: "not a git repository", Hint: "run git ralph inside the work tree of a git repository", Err: err}
+	case errors.Is(err, git.ErrForeignCommonDir):
+		return nil, &loop.Error{Msg: err.Error(), Hint: "git writes a commondir only in a linked worktree's git directory (.git/worktrees/<name>): if you did not write this one\n(the agent of a run may have), look at it and remove it; 'git worktree repair' mends a linked worktree", Err: err}
 	case errors.Is(err, git.ErrBare):
 		return nil, &loop.Error{Msg: "this is a bare repository", Hint: "git ralph needs a work tree: run it in a clone or a worktree", Err: err}
 	case err != nil:
