@@ -356,6 +356,26 @@ func (fl *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo gi
 	return repo, true, nil
 }
 
+// IssueRepo is the GitHub repository an issue reference without one ('#10') names:
+// the one finish --pr would open the pull request in from the current branch (o.Remote,
+// the branch's push remote, remote.pushDefault or origin, and its URL; or o.Repo /
+// o.EnvRepo), resolved the same way and without a network call. ok is false when there
+// is none (no such remote, or not a GitHub URL, and no repository named).
+func (fl *Flow) IssueRepo(ctx context.Context, o PROptions) (repo github.Repo, ok bool, err error) {
+	branch, err := fl.Repo.Branch(ctx)
+	if err != nil {
+		return github.Repo{}, false, err
+	}
+	if _, repo, _, _, err = fl.prTarget(ctx, &run.Record{Original: branch, Branch: branch}, "", o); err != nil {
+		var ue *loop.Error
+		if errors.As(err, &ue) {
+			return github.Repo{}, false, nil
+		}
+		return github.Repo{}, false, err
+	}
+	return repo, true, nil
+}
+
 // prTarget resolves where finish --pr goes: the git remote to push to, the GitHub
 // repository of the pull request, the one its head branch is in, and the repository
 // named by --repo, ralph.repo or GH_REPO ("" when the remote's URL decided).
