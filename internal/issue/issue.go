@@ -146,3 +146,151 @@ func ClosingLines(repo string, refs []Ref) []string {
 	}
 	return out
 }
+
+// Issue is what git-ralph keeps of an issue it read.
+type Issue struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Body   string `json:"body,omitempty"`
+	URL    string `json:"url,omitempty"`
+	State  string `json:"state"` // open or closed
+	Author string `json:"author,omitempty"`
+	// Association is the author's author_association with the repository.
+	Association string   `json:"association,omitempty"`
+	Labels      []string `json:"labels,omitempty"`
+}
+
+// Open reports whether the issue was open when read.
+func (is Issue) Open() bool { return is.State == "open" }
+
+// Snapshot is an issue and its sub-issues as git-ralph read them when a run started:
+// what the run works from. A run records it, so that a resume, status and the report
+// need no network; start reads it again.
+type Snapshot struct {
+	Repo   string  `json:"repo"` // [HOST/]OWNER/REPO
+	Parent Issue   `json:"parent"`
+	Subs   []Issue `json:"subs,omitempty"` // in GitHub's order, open and closed
+}
+
+// StoryID is the story id of issue n's story: "issue-<n>".
+func StoryID(n int) string { return RunName(n) }
+
+// Stories are the snapshot's stories in the order they run: one per sub-issue, in
+// GitHub's order (a closed one is done, every task ticked), or, with no sub-issues, the
+// issue itself. A story's tasks are its issue's task list; an issue without one is a
+// single task, its title. A task of a body keeps its line (for Tick); a title has none.
+func (s *Snapshot) Stories() []tasklist.Story {
+	issues := s.Subs
+	if len(issues) == 0 {
+		issues = []Issue{s.Parent}
+	}
+	out := make([]tasklist.Story, 0, len(issues))
+	for _, is := range issues {
+		st := tasklist.Story{ID: StoryID(is.Number), Title: is.Title, Tasks: Tasks(is.Body)}
+		if len(st.Tasks) == 0 {
+			st.Tasks = []tasklist.Task{{Text: is.Title}}
+		}
+		if !is.Open() {
+			for i := range st.Tasks {
+				st.Tasks[i].Done = true
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Tasks are the snapshot's stories with their counts, as every source's are.
+func (s *Snapshot) Tasks() tasklist.Tasks {
+	t := tasklist.Tasks{Stories: s.Stories()}
+	for _, st := range t.Stories {
+		d, n := st.Counts()
+		t.Done += d
+		t.Total += n
+	}
+	return t
+}
+
+// UntrustedError refuses issues whose authors are not trusted (see Trusted).
+type UntrustedError struct {
+	Repo   string
+	Issues []Issue
+}
+
+func (e *UntrustedError) Error() string {
+	var names []string
+	for _, is := range e.Issues {
+		assoc := is.Association
+		if assoc == "" {
+			assoc = "NONE"
+		}
+		names = append(names, fmt.Sprintf("#%d by @%s (%s)", is.Number, is.Author, assoc))
+	}
+	return fmt.Sprintf("%s: git-ralph runs only issues written by the repository's owners, members and collaborators, not %s",
+		e.Repo, strings.Join(names, ", "))
+}
+
+// Hint says how to run them all the same.
+func (e *UntrustedError) Hint() string {
+	return "an issue's text becomes the agent's instructions: read it first; to run it as written, add --trust-issue-author (or git config ralph.trustIssueAuthors true)"
+}
+
+// CheckTrust returns an *UntrustedError naming the issues that would run (the parent and
+// its open sub-issues) whose authors are not trusted, unless trustAll; nil when there
+// are none.
+func (s *Snapshot) CheckTrust(trustAll bool) error {
+	if trustAll {
+		return nil
+	}
+	var bad []Issue
+	for _, is := range append([]Issue{s.Parent}, s.Subs...) {
+		if (is.Open() || is.Number == s.Parent.Number) && !Trusted(is.Association) {
+			bad = append(bad, is)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &UntrustedError{Repo: s.Repo, Issues: bad}
+}
+
+// Candidate is an open issue of a label queue, with the issues it is blocked by.
+type Candidate struct {
+	Issue     Issue
+	BlockedBy []Issue
+}
+
+// Decision is what a label queue does with a candidate.
+type Decision struct {
+	Issue Issue
+	Take  bool
+	Why   string // why it is skipped; "" when taken
+}
+
+// Queue decides which candidates of a label queue run, in their order: not one that
+// carries the claim label (another run has it), is closed, or is blocked by an open
+// issue. Each skip says why, for --dry-run.
+func Queue(cands []Candidate, claim string) []Decision {
+	out := make([]Decision, 0, len(cands))
+	for _, c := range cands {
+		d := Decision{Issue: c.Issue}
+		var open []string
+		for _, b := range c.BlockedBy {
+			if b.Open() {
+				open = append(open, "#"+strconv.Itoa(b.Number))
+			}
+		}
+		switch {
+		case !c.Issue.Open():
+			d.Why = "closed"
+		case slices.ContainsFunc(c.Issue.Labels, func(l string) bool { return strings.EqualFold(l, claim) }):
+			d.Why = "claimed: it has the label " + claim + " (another run is working on it)"
+		case len(open) > 0:
+			d.Why = "blocked by " + strings.Join(open, ", ")
+		default:
+			d.Take = true
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package issue
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -105,5 +106,78 @@ func TestClosingLines(t *testing.T) {
 	}
 	if RunName(10) != "issue-10" {
 		t.Fatal(RunName(10))
+	}
+}
+
+func TestSnapshotStories(t *testing.T) {
+	s := &Snapshot{Repo: "acme/widgets",
+		Parent: Issue{Number: 10, Title: "Greeter", Body: "- [ ] the parent's own list is context here\n", State: "open", Association: "OWNER"},
+		Subs: []Issue{
+			{Number: 13, Title: "Parse names", Body: "- [ ] split\n- [x] trim\n", State: "open", Association: "MEMBER"},
+			{Number: 11, Title: "Old", Body: "- [ ] never ticked\n", State: "closed", Association: "NONE"},
+			{Number: 12, Title: "Wire it", Body: "No list here.", State: "open", Association: "COLLABORATOR"},
+		}}
+	var got []string
+	for _, st := range s.Stories() {
+		d, n := st.Counts()
+		got = append(got, fmt.Sprintf("%s %q %d/%d %q", st.ID, st.Title, d, n, st.Tasks[0].Text))
+	}
+	want := `issue-13 "Parse names" 1/2 "split"
+issue-11 "Old" 1/1 "never ticked"
+issue-12 "Wire it" 0/1 "Wire it"`
+	if strings.Join(got, "\n") != want {
+		t.Fatalf("Stories:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	if tk := s.Tasks(); tk.Done != 2 || tk.Total != 4 {
+		t.Fatalf("counts %d/%d", tk.Done, tk.Total)
+	}
+	if err := s.CheckTrust(false); err != nil {
+		t.Fatalf("a closed sub-issue by anyone does not run: %v", err)
+	}
+	s.Subs[2].Association, s.Subs[2].Author = "CONTRIBUTOR", "outsider"
+	err := s.CheckTrust(false)
+	var ue *UntrustedError
+	if !errors.As(err, &ue) || len(ue.Issues) != 1 || !strings.Contains(err.Error(), "#12 by @outsider (CONTRIBUTOR)") {
+		t.Fatalf("untrusted: %v", err)
+	}
+	if s.CheckTrust(true) != nil {
+		t.Fatal("--trust-issue-author")
+	}
+
+	alone := &Snapshot{Repo: "acme/widgets", Parent: Issue{Number: 7, Title: "Fix the typo", State: "open", Association: "OWNER"}}
+	st := alone.Stories()
+	if len(st) != 1 || st[0].ID != "issue-7" || len(st[0].Tasks) != 1 || st[0].Tasks[0].Text != "Fix the typo" || st[0].Tasks[0].Line != 0 {
+		t.Fatalf("no sub-issues, no list: %+v", st)
+	}
+	alone.Parent.Body = "- [x] one\n- [ ] two\n"
+	if st := alone.Stories(); len(st[0].Tasks) != 2 || st[0].Tasks[1].Line != 2 {
+		t.Fatalf("no sub-issues: %+v", st)
+	}
+	alone.Parent.Association = "FIRST_TIMER"
+	if alone.CheckTrust(false) == nil {
+		t.Fatal("the parent's author counts")
+	}
+}
+
+func TestQueue(t *testing.T) {
+	open := func(n int, labels ...string) Issue { return Issue{Number: n, State: "open", Labels: labels} }
+	got := Queue([]Candidate{
+		{Issue: open(1, "ralph")},
+		{Issue: open(2, "ralph"), BlockedBy: []Issue{open(1), {Number: 9, State: "closed"}}},
+		{Issue: open(3, "ralph", "Ralph:Running")},
+		{Issue: Issue{Number: 4, State: "closed"}},
+		{Issue: open(5, "ralph"), BlockedBy: []Issue{{Number: 9, State: "closed"}}},
+	}, "ralph:running")
+	var lines []string
+	for _, d := range got {
+		lines = append(lines, fmt.Sprintf("#%d %v %s", d.Issue.Number, d.Take, d.Why))
+	}
+	want := `#1 true 
+#2 false blocked by #1
+#3 false claimed: it has the label ralph:running (another run is working on it)
+#4 false closed
+#5 true `
+	if strings.Join(lines, "\n") != want {
+		t.Fatalf("Queue:\n%s\nwant:\n%s", strings.Join(lines, "\n"), want)
 	}
 }
