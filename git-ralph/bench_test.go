@@ -526,7 +526,7 @@ func benchEnv(tb testing.TB, root string) []string {
 	tb.Helper()
 	home := filepath.Join(root, "home")
 	benchMkdir(tb, home)
-	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[gc]\n\tauto = 0\n"
+	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n"
 	benchWrite(tb, filepath.Join(home, ".gitconfig"), cfg)
 	drop := map[string]bool{"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_PREFIX": true,
 		"GIT_COMMON_DIR": true, "GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true,

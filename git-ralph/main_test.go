@@ -82,7 +82,9 @@ func hermetic(e *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
-	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+	// No automatic maintenance or gc: a commit would start 'git maintenance run
+	// --auto' (a tenth of the suite's processes) for repositories of a few objects.
+	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
 		return err
 	}

@@ -4,12 +4,79 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 )
+
+// configCache is the repository's whole config as `git config -z --list` prints it
+// (every scope, includes followed, in git's order of precedence), read once by the
+// first question about a key: a start asks about a dozen keys, and each used to cost
+// a git process. SetConfig drops it. An error reading it is not kept: the questions
+// then go to git one by one, which reports what is wrong with the file.
+type configCache struct {
+	mu   sync.Mutex
+	vals map[string][]configValue // by canonical key
+}
+
+// configValue is one value of a key; set is false for a key written without "=",
+// which git reads as true (and as "" where a string is asked for).
+type configValue struct {
+	s   string
+	set bool
+}
+
+// canonicalKey is how git names a key in its listing: section and variable name in
+// lower case, a subsection as written ("remote.Origin.URL" -> "remote.Origin.url").
+func canonicalKey(key string) string {
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if first < 0 {
+		return strings.ToLower(key)
+	}
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
+}
+
+// cached returns the values of key from the cached listing (read now if need be); ok
+// is false when the listing could not be read, in which case the caller asks git.
+func (r *Repo) cached(ctx context.Context, key string) (vals []configValue, ok bool) {
+	r.cfg.mu.Lock()
+	defer r.cfg.mu.Unlock()
+	if r.cfg.vals == nil {
+		out, err := r.run(ctx, call{readOnly: true, args: []string{"config", "-z", "--list"}})
+		if err != nil {
+			return nil, false
+		}
+		m := map[string][]configValue{}
+		for rec := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+			if rec == "" {
+				continue
+			}
+			k, v, set := strings.Cut(rec, "\n") // -z: "key\nvalue"; a key without value has no \n
+			m[k] = append(m[k], configValue{v, set})
+		}
+		r.cfg.vals = m
+	}
+	return r.cfg.vals[canonicalKey(key)], true
+}
+
+// dropConfigCache forgets the cached listing, after git-ralph changed the config.
+func (r *Repo) dropConfigCache() {
+	r.cfg.mu.Lock()
+	r.cfg.vals = nil
+	r.cfg.mu.Unlock()
+}
 
 // Config returns the value of key with the user's normal precedence
 // (system, global, local, worktree, GIT_CONFIG_COUNT/-c); ok is false when
 // the key is unset.
 func (r *Repo) Config(ctx context.Context, key string) (value string, ok bool, err error) {
+	if err := checkArg("config key", key); err != nil {
+		return "", false, err
+	}
+	if vals, read := r.cached(ctx, key); read {
+		if len(vals) == 0 {
+			return "", false, nil
+		}
+		return vals[len(vals)-1].s, true, nil // the last value wins, as with --get
+	}
 	return r.config(ctx, "", key)
 }
 
@@ -17,6 +84,25 @@ func (r *Repo) Config(ctx context.Context, key string) (value string, ok bool, e
 // (true/yes/on/1, false/no/off/0, a key with no value is true). An
 // unparsable value is an *Error.
 func (r *Repo) ConfigBool(ctx context.Context, key string) (value, ok bool, err error) {
+	if err := checkArg("config key", key); err != nil {
+		return false, false, err
+	}
+	if vals, read := r.cached(ctx, key); read {
+		if len(vals) == 0 {
+			return false, false, nil
+		}
+		v := vals[len(vals)-1]
+		if !v.set {
+			return true, true, nil
+		}
+		switch strings.ToLower(v.s) {
+		case "true", "yes", "on", "1":
+			return true, true, nil
+		case "false", "no", "off", "0", "":
+			return false, true, nil
+		}
+		// Anything else (2k, a typo) is git's to read and to refuse.
+	}
 	s, ok, err := r.config(ctx, "bool", key)
 	if err != nil || !ok {
 		return false, ok, err
@@ -47,6 +133,18 @@ func (r *Repo) config(ctx context.Context, typ, key string) (string, bool, error
 
 // ConfigPath returns key as a path, with "~/" expanded the way git expands it.
 func (r *Repo) ConfigPath(ctx context.Context, key string) (value string, ok bool, err error) {
+	if err := checkArg("config key", key); err != nil {
+		return "", false, err
+	}
+	if vals, read := r.cached(ctx, key); read {
+		if len(vals) == 0 {
+			return "", false, nil
+		}
+		// git expands a leading ~ and %(prefix)/: leave those to git.
+		if v := vals[len(vals)-1]; v.set && !strings.HasPrefix(v.s, "~") && !strings.HasPrefix(v.s, "%(prefix)/") {
+			return v.s, true, nil
+		}
+	}
 	return r.config(ctx, "path", key)
 }
 
@@ -89,6 +187,20 @@ func ConfigSection(ctx context.Context, repo *Repo, section string) (map[string]
 	if err := checkArg("config section", section); err != nil {
 		return nil, err
 	}
+	if dir == "" {
+		if _, read := repo.cached(ctx, section+".x"); read {
+			repo.cfg.mu.Lock()
+			defer repo.cfg.mu.Unlock()
+			m := map[string]string{}
+			prefix := strings.ToLower(section) + "."
+			for k, vals := range repo.cfg.vals {
+				if strings.HasPrefix(k, prefix) {
+					m[k] = vals[len(vals)-1].s
+				}
+			}
+			return m, nil
+		}
+	}
 	out, err := repo.run(ctx, call{readOnly: true, dir: dir,
 		args: []string{"config", "-z", "--get-regexp", "^" + regexp.QuoteMeta(section) + `\.`}})
 	if exitStatus(err) == 1 {
@@ -114,5 +226,6 @@ func (r *Repo) SetConfig(ctx context.Context, key, value string) error {
 		return err
 	}
 	_, err := r.run(ctx, call{args: []string{"config", "--local", key, value}})
+	r.dropConfigCache()
 	return err
 }

@@ -2,6 +2,8 @@ package git
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -53,4 +55,51 @@ func TestConfig(t *testing.T) {
 		t.Errorf("ConfigBool(invalid) = %v, want *Error", err)
 	}
 
+}
+
+// One git process answers every question about the config, until git-ralph changes
+// it; what the listing cannot answer the way git would (a bool git must parse, a path
+// with ~) still goes to git.
+func TestConfigReadOnce(t *testing.T) {
+	dir, r := newRepo(t, "ralph.flag", "yes")
+	gitT(t, dir, "config", "ralph.agent", "claude")
+	gitT(t, dir, "config", "--add", "ralph.multi", "one")
+	gitT(t, dir, "config", "--add", "ralph.multi", "two")
+	gitT(t, dir, "config", "Ralph.Sub.Case.Key", "sub")
+	gitT(t, dir, "config", "ralph.home", "~/x")
+	ctx := t.Context()
+	before := r.Calls.Load()
+	for range 3 {
+		if v, ok, err := r.Config(ctx, "RALPH.Agent"); err != nil || !ok || v != "claude" {
+			t.Fatalf("Config = %q %v %v", v, ok, err)
+		}
+		if v, ok, err := r.Config(ctx, "ralph.multi"); err != nil || !ok || v != "two" {
+			t.Fatalf("Config(multi) = %q %v %v; want the last value", v, ok, err)
+		}
+		if v, ok, err := r.Config(ctx, "ralph.Sub.Case.key"); err != nil || !ok || v != "sub" {
+			t.Fatalf("Config(subsection) = %q %v %v", v, ok, err)
+		}
+		if _, ok, err := r.Config(ctx, "ralph.sub.case.key"); err != nil || ok {
+			t.Fatalf("a subsection is case-sensitive, as in git: ok = %v %v", ok, err)
+		}
+		if v, ok, err := r.ConfigBool(ctx, "ralph.flag"); err != nil || !ok || !v {
+			t.Fatalf("ConfigBool = %v %v %v", v, ok, err)
+		}
+		if _, ok, err := r.Config(ctx, "ralph.unset"); err != nil || ok {
+			t.Fatalf("unset: ok = %v %v", ok, err)
+		}
+	}
+	if n := r.Calls.Load() - before; n != 1 {
+		t.Errorf("%d git processes for 18 questions, want 1", n)
+	}
+	home, _ := os.UserHomeDir()
+	if v, ok, err := r.ConfigPath(ctx, "ralph.home"); err != nil || !ok || v != filepath.Join(home, "x") {
+		t.Errorf("ConfigPath(~/x) = %q %v %v; want git's expansion", v, ok, err)
+	}
+	if err := r.SetConfig(ctx, "ralph.agent", "codex"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := r.Config(ctx, "ralph.agent"); v != "codex" {
+		t.Errorf("after SetConfig: %q, want the new value", v)
+	}
 }

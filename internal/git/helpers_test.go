@@ -38,6 +38,7 @@ func isolate(t *testing.T, config ...string) {
 	setConfig(t, append([]string{
 		"init.defaultBranch", "main",
 		"advice.detachedHead", "false",
+		"maintenance.auto", "false",
 	}, config...)...)
 }
 

@@ -31,7 +31,7 @@ func (r *Repo) Hook(ctx context.Context, name string, env []string) (output stri
 		return "", -1, err
 	}
 	c := call{env: env, combined: true, interruptible: true}
-	if r.atLeast(2, 36) {
+	if r.atLeast(ctx, 2, 36) {
 		c.args = []string{"hook", "run", "--ignore-missing", name}
 	} else {
 		path, ok, err := r.hookFile(ctx, name)

@@ -28,7 +28,7 @@ func TestHook(t *testing.T) {
 			dir, r := newRepo(t)
 			if tc.ver != (version{}) {
 				r.version = tc.ver
-			} else if !r.atLeast(2, 36) {
+			} else if !r.atLeast(t.Context(), 2, 36) {
 				t.Skip("git hook run needs git 2.36")
 			}
 			ctx := t.Context()

@@ -32,19 +32,24 @@ func (r *Repo) MainWorktree(ctx context.Context) (string, error) {
 
 // Worktrees lists the repository's worktrees, the main one first.
 func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
-	args := []string{"worktree", "list", "--porcelain"}
-	sep := byte('\n')
 	// -z (git 2.36) is the only form that survives a newline in a path;
 	// older gits get the line form, which is exact for every other path.
-	if r.atLeast(2, 36) {
-		args = append(args, "-z")
-		sep = 0
+	// Rather than ask git's version first, try -z: a git without it
+	// refuses the option (129) and is asked again.
+	if !r.knownOlder(2, 36) {
+		out, err := r.run(ctx, call{readOnly: true, args: []string{"worktree", "list", "--porcelain", "-z"}})
+		if err == nil {
+			return parseWorktreeList(out, 0), nil
+		}
+		if exitStatus(err) != 129 {
+			return nil, err
+		}
 	}
-	out, err := r.run(ctx, call{readOnly: true, args: args})
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"worktree", "list", "--porcelain"}})
 	if err != nil {
 		return nil, err
 	}
-	return parseWorktreeList(out, sep), nil
+	return parseWorktreeList(out, '\n'), nil
 }
 
 // parseWorktreeList parses `worktree list --porcelain`: per worktree a

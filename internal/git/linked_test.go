@@ -130,6 +130,7 @@ func TestNoAutoGC(t *testing.T) {
 		t.Fatalf("without NoAutoGC: %q %v", v, err)
 	}
 	r.NoAutoGC = true
+	r.dropConfigCache() // Config answers from one listing: read it again, now with -c gc.auto=0
 	if v, _, err = r.Config(t.Context(), "gc.auto"); err != nil || v != "0" {
 		t.Fatalf("with NoAutoGC: %q %v", v, err)
 	}

@@ -186,6 +186,9 @@ func (r *Repo) CheckBranchName(ctx context.Context, name string) error {
 	if name == "" || strings.HasPrefix(name, "-") {
 		return invalid
 	}
+	if plainBranchName(name) {
+		return nil // valid by every rule of git's; no need to start a git to hear it
+	}
 	out, err := r.run(ctx, call{readOnly: true, args: []string{"check-ref-format", "--branch", name}})
 	if code := exitStatus(err); code > 0 {
 		return invalid
@@ -199,6 +202,30 @@ func (r *Repo) CheckBranchName(ctx context.Context, name string) error {
 		return invalid
 	}
 	return nil
+}
+
+// plainBranchName reports whether name is made only of what every rule of
+// check-ref-format --branch accepts: components of ASCII letters, digits, '-',
+// '_' and '.', none empty, none starting with '.' or ending with '.' or
+// ".lock", no "..", no '@' at all (so neither "@" nor "@{"), and not HEAD.
+// Names such as ralph/<change> almost always are; anything else is git's to
+// judge. (A leading '-' is refused before, as git would take it for an option.)
+func plainBranchName(name string) bool {
+	if strings.Contains(name, "..") || name == "HEAD" || strings.HasPrefix(name, "-") {
+		return false
+	}
+	for comp := range strings.SplitSeq(name, "/") {
+		if comp == "" || comp[0] == '.' || strings.HasSuffix(comp, ".") || strings.HasSuffix(comp, ".lock") {
+			return false
+		}
+		for i := 0; i < len(comp); i++ {
+			c := comp[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // DeleteBranch deletes a local branch whether or not it is merged

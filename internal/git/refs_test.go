@@ -33,6 +33,21 @@ func TestCheckBranchName(t *testing.T) {
 		{"-x", false},
 		{"", false},
 	}
+	extra := []string{"ralph/a.", "ralph/.a", "ralph//a", "ralph/a/", "/ralph", "ralph/x.lock/y", "a.lock",
+		"ralph/ü", "ralph/a@b", "@", "ralph/a\\b", "ralph/a?", "ralph/a[", "ralph/a^", "HEAD", "ralph/-x", "x-", "_", "a.b.c"}
+	for _, name := range extra {
+		valid := exec.Command("git", "check-ref-format", "--branch", name).Run() == nil
+		tests = append(tests, struct {
+			name  string
+			valid bool
+		}{name, valid})
+	}
+	// The names git-ralph answers without git are a subset of git's valid ones.
+	for _, tt := range tests {
+		if plainBranchName(tt.name) && !tt.valid {
+			t.Errorf("plainBranchName(%q) = true for a name git refuses", tt.name)
+		}
+	}
 	for _, tt := range tests {
 		err := r.CheckBranchName(t.Context(), tt.name)
 		if tt.valid && err != nil {

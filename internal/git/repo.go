@@ -37,14 +37,19 @@ type Repo struct {
 	// and benchmarks can pin how many invocations an operation costs.
 	Calls atomic.Int64
 
-	// version is git's version, read by Open; zero when it could not be
-	// parsed, in which case every feature is assumed present.
-	version version
+	// version is git's version, asked the first time a feature depends on it
+	// (atLeast); zero when not asked yet or not parsable, in which case every
+	// feature is assumed present.
+	versionMu    sync.Mutex
+	version      version
+	versionAsked bool
 
 	// hooksDir is HooksDir's answer: read by Open, and pinned on every
 	// later git as core.hooksPath (see safetyArgs).
 	hooksMu  sync.Mutex
 	hooksDir string
+
+	cfg configCache
 }
 
 // Open locates the repository that contains dir ("" = the current
@@ -55,11 +60,13 @@ type Repo struct {
 // Errors: ErrGitNotFound, ErrGitTooOld, ErrBare, ErrNotRepo (also when
 // git exits 128 for another reason, such as safe.directory refusing the
 // repository; git's message is joined to it).
+//
+// Open runs one git. It does not ask git's version: rev-parse
+// --path-format=absolute is what needs 2.31, and only when it fails is the
+// version asked, to say why. The version is asked later, once, only where a
+// feature depends on it (atLeast).
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	r := &Repo{Root: dir}
-	if err := r.checkVersion(ctx, dir); err != nil {
-		return nil, err
-	}
 	out, err := r.run(ctx, call{
 		dir:      dir,
 		readOnly: true,
@@ -67,6 +74,14 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 			"--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "hooks"},
 	})
 	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, ErrGitNotFound
+		}
+		// A git older than MinVersion fails here too: only this failure path
+		// pays for asking its version, so that the error says what to do.
+		if verr := r.checkVersion(ctx, dir); verr != nil {
+			return nil, verr
+		}
 		if exitStatus(err) != 128 {
 			return nil, err
 		}
@@ -77,6 +92,10 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	}
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != 4 {
+		// A git without --path-format prints the option back as a line.
+		if verr := r.checkVersion(ctx, dir); verr != nil {
+			return nil, verr
+		}
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	r.Root, r.GitDir, r.CommonDir = lines[0], lines[1], lines[2]
@@ -106,7 +125,6 @@ func (r *Repo) whyNoWorkTree(ctx context.Context, dir string, openErr error) err
 }
 
 // checkVersion runs `git version` and refuses gits older than MinVersion.
-// It is also the first git that Open runs, so it reports a missing binary.
 func (r *Repo) checkVersion(ctx context.Context, dir string) error {
 	out, err := r.run(ctx, call{dir: dir, readOnly: true, args: []string{"version"}})
 	if err != nil {
@@ -135,13 +153,31 @@ func (v version) less(o version) bool {
 	return v.major < o.major || v.major == o.major && v.minor < o.minor
 }
 
-// atLeast reports whether git is at least major.minor. An unknown version
-// counts as new enough.
-func (r *Repo) atLeast(major, minor int) bool {
-	if r.version == (version{}) {
+// atLeast reports whether git is at least major.minor, asking git's version
+// the first time a feature depends on it. An unknown version counts as new
+// enough.
+func (r *Repo) atLeast(ctx context.Context, major, minor int) bool {
+	r.versionMu.Lock()
+	if r.version == (version{}) && !r.versionAsked {
+		r.versionAsked = true
+		if out, err := r.run(ctx, call{readOnly: true, args: []string{"version"}}); err == nil {
+			r.version, _ = parseVersion(string(out))
+		}
+	}
+	v := r.version
+	r.versionMu.Unlock()
+	if v == (version{}) {
 		return true
 	}
-	return !r.version.less(version{major, minor})
+	return !v.less(version{major, minor})
+}
+
+// knownOlder reports whether git's version is known (without asking) and older
+// than major.minor.
+func (r *Repo) knownOlder(major, minor int) bool {
+	r.versionMu.Lock()
+	defer r.versionMu.Unlock()
+	return r.version != (version{}) && r.version.less(version{major, minor})
 }
 
 // parseVersion reads "git version 2.39.5" and vendor variants such as
