@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
+	"github.com/git-ralph/git-ralph/internal/issue"
 	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
@@ -132,3 +133,105 @@ func TestIssueErrors(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestSyncProgress(t *testing.T) {
+	srv, c, repo := issueFake(t)
+	ctx := t.Context()
+	read := "Parse names.\r\n- [ ] split\r\n- [ ] trim\r\n"
+	srv.SetIssue("acme", "widgets", githubtest.Issue{Number: 11, Title: "Parse", Body: read})
+	is := issue.Issue{Number: 11, Title: "Parse", Body: read, State: "open"}
+	p := Progress{Run: "issue-10", Branch: "ralph/issue-10", Story: "issue-11", Attempts: 2, LastFailure: "tests failed: see `go test`\nmore lines\n@someone Fixes #3"}
+
+	res, err := SyncProgress(ctx, c, repo, is, []int{2}, 0, p, "git ralph start '#10'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := srv.GetIssue("acme", "widgets", 11)
+	if got.Body != "Parse names.\r\n- [x] split\r\n- [ ] trim\r\n" || res.Body != got.Body || res.Ticked != 1 || res.CommentID == 0 || len(got.Comments) != 1 {
+		t.Fatalf("first sync: %+v; body %q, %d comments", res, got.Body, len(got.Comments))
+	}
+	first := got.Comments[0].Body
+	for _, want := range []string{"<!-- git-ralph:progress:issue-11 -->\n", "story `issue-11` is not done yet (2 attempts)", "Last failure: ``tests failed: see `go test` …``"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("comment %q lacks %q", first, want)
+		}
+	}
+	// the checkpoint: the last box, the same comment updated
+	is.Body = res.Body
+	p.Checkpoint, p.Attempts, p.LastFailure = "abc1234", 3, ""
+	res, err = SyncProgress(ctx, c, repo, is, []int{3}, res.CommentID, p, "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = srv.GetIssue("acme", "widgets", 11)
+	if got.Body != "Parse names.\r\n- [x] split\r\n- [x] trim\r\n" || len(got.Comments) != 1 || got.Comments[0].Edits != 1 ||
+		!strings.Contains(got.Comments[0].Body, "is done in checkpoint `abc1234` (3 attempts)") {
+		t.Fatalf("second sync: %+v; %q; %+v", res, got.Body, got.Comments[0])
+	}
+
+	// someone edits the body meanwhile: it is left alone, the comment says what is done
+	edited := "Parse names, and more.\n- [ ] split\n- [ ] trim\n- [ ] new task\n"
+	srv.SetIssue("acme", "widgets", githubtest.Issue{Number: 12, Title: "Other", Body: edited})
+	is12 := issue.Issue{Number: 12, Body: "- [ ] split\n- [ ] trim\n", State: "open"}
+	res, err = SyncProgress(ctx, c, repo, is12, []int{1}, 0, Progress{Run: "r", Branch: "b", Story: "issue-12", Attempts: 1}, "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = srv.GetIssue("acme", "widgets", 12)
+	if got.Body != edited || got.Edits != 0 || !res.BodyChanged || res.Body != edited ||
+		!strings.Contains(got.Comments[0].Body, "changed on GitHub since git-ralph read it") || !strings.Contains(got.Comments[0].Body, "- `split`\n") {
+		t.Fatalf("edited body: %+v; %q; %+v", res, got.Body, got.Comments)
+	}
+
+	// closed: nothing written, with or without boxes to tick
+	srv.SetIssue("acme", "widgets", githubtest.Issue{Number: 16, Title: "Closed", Body: "- [ ] a\n", State: "closed"})
+	before := len(srv.Requests())
+	for _, lines := range [][]int{{1}, nil} {
+		res, err := SyncProgress(ctx, c, repo, issue.Issue{Number: 16, Body: "- [ ] a\n", State: "open"}, lines, 0, p, "again")
+		if err != nil || !res.Closed {
+			t.Fatalf("closed: %+v, %v", res, err)
+		}
+	}
+	for _, r := range srv.Requests()[before:] {
+		if r.Method != http.MethodGet {
+			t.Errorf("a closed issue was written to: %s %s", r.Method, r.Path)
+		}
+	}
+
+	// a failure of the comment after the boxes are ticked says so; running again finishes
+	srv.SetIssue("acme", "widgets", githubtest.Issue{Number: 17, Title: "T", Body: "- [ ] a\n"})
+	srv.AddOverride(githubtest.Override{Method: "POST", Path: "/repos/acme/widgets/issues/17/comments", Status: 502, Times: 1})
+	is17 := issue.Issue{Number: 17, Body: "- [ ] a\n", State: "open"}
+	_, err = SyncProgress(ctx, c, repo, is17, []int{1}, 0, p, "again")
+	var le *loop.Error
+	if !errors.As(err, &le) || !strings.Contains(le.Hint, "the boxes are ticked, the comment is not; run 'again' again") {
+		t.Fatalf("comment failure: %v", err)
+	}
+	is17.Body = "- [x] a\n"
+	if res, err := SyncProgress(ctx, c, repo, is17, []int{1}, 0, p, "again"); err != nil || res.CommentID == 0 {
+		t.Fatalf("again: %+v, %v", res, err)
+	}
+}
+
+func TestClaim(t *testing.T) {
+	srv, c, repo := issueFake(t)
+	ref := github.IssueRef{Repo: repo, Number: 13}
+	if err := Claim(t.Context(), c, ref, ClaimLabel, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if is, _ := srv.GetIssue("acme", "widgets", 13); strings.Join(is.Labels, ",") != "ralph,ralph:running" {
+		t.Fatalf("claimed: %v", is.Labels)
+	}
+	for range 2 { // removing it twice is fine: the run may have ended twice
+		if err := Unclaim(t.Context(), c, ref, ClaimLabel, "again"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if is, _ := srv.GetIssue("acme", "widgets", 13); strings.Join(is.Labels, ",") != "ralph" {
+		t.Fatalf("unclaimed: %v", is.Labels)
+	}
+	srv.AddOverride(githubtest.Override{Method: "POST", Path: "/repos/acme/widgets/issues/13/labels", Status: 403, Times: 1})
+	if err := Claim(t.Context(), c, ref, ClaimLabel, "git ralph start --label ralph"); err == nil || !strings.Contains(err.Error(), "may not read or change issue acme/widgets#13") {
+		t.Fatalf("403: %v", err)
+	}
+}

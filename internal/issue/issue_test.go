@@ -181,3 +181,46 @@ func TestQueue(t *testing.T) {
 		t.Fatalf("Queue:\n%s\nwant:\n%s", strings.Join(lines, "\n"), want)
 	}
 }
+
+func TestTaskFile(t *testing.T) {
+	s := &Snapshot{Repo: "acme/widgets", Parent: Issue{Number: 10, Title: "P", State: "open"},
+		Subs: []Issue{{Number: 11, Title: "Parse  names", Body: "intro\r\n- [ ] split\r\n  - [x] trim   it\r\n- [ ] report `errors`\r\n", State: "open"},
+			{Number: 12, Title: "Wire it", State: "open"}}}
+	st := s.Stories()[0]
+	file := string(TaskFile(st))
+	want := "# Parse names\n\n- [ ] split\n  - [x] trim it\n- [ ] report `errors`\n"
+	if file != want {
+		t.Fatalf("TaskFile:\n%q\nwant\n%q", file, want)
+	}
+	agent := strings.Replace(file, "- [ ] report", "- [X] report", 1)
+	after, err := ReadTaskFile(st, []byte(agent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := NewlyDone(st, after); len(lines) != 1 || lines[0] != 4 {
+		t.Fatalf("NewlyDone = %v", lines)
+	}
+	ticked, err := Tick(s.Subs[0].Body, NewlyDone(st, after))
+	if err != nil || ticked != "intro\r\n- [ ] split\r\n  - [x] trim   it\r\n- [x] report `errors`\r\n" {
+		t.Fatalf("Tick = %q, %v", ticked, err)
+	}
+	for name, bad := range map[string]string{
+		"added":    file + "- [ ] more\n",
+		"removed":  strings.Replace(file, "- [ ] split\n", "", 1),
+		"reworded": strings.Replace(file, "split", "split and done", 1),
+		"unticked": strings.Replace(file, "[x] trim", "[ ] trim", 1),
+	} {
+		var ce *ChangedError
+		if _, err := ReadTaskFile(st, []byte(bad)); !errors.As(err, &ce) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	title := s.Stories()[1]
+	if got := string(TaskFile(title)); got != "# Wire it\n\n- [ ] Wire it\n" {
+		t.Fatalf("a title task: %q", got)
+	}
+	done, err := ReadTaskFile(title, []byte("# Wire it\n\n- [x] Wire it\n"))
+	if err != nil || !done.Complete() || len(NewlyDone(title, done)) != 0 {
+		t.Fatalf("a title task, done: %+v %v", done, err)
+	}
+}
