@@ -95,6 +95,7 @@ func fixture(t *testing.T) (*githubtest.Server, *github.Client, github.Repo) {
 	git(work, "push", "-q", bare, "HEAD:refs/heads/ralph/x")
 	srv := githubtest.New()
 	t.Cleanup(srv.Close)
+	conforms(t, srv)
 	srv.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", GitDir: bare})
 	var slept []time.Duration
 	c, err := github.New("github.com", github.Options{Token: "T1", Transport: srv.Transport(),

@@ -30,7 +30,6 @@ func conforms(t *testing.T, srv *githubtest.Server) {
 func issues(t *testing.T) (*githubtest.Server, *github.Client, github.Repo) {
 	t.Helper()
 	srv, c, repo := fixture(t)
-	conforms(t, srv)
 	for _, is := range []githubtest.Issue{
 		{Number: 10, Title: "Parent", Body: "the whole change\r\n- [ ] top task\r\n", SubIssues: []int{13, 11, 12}, BlockedBy: []int{14}, Labels: []string{"ralph"}},
 		{Number: 11, Title: "First", Body: "- [ ] a\n- [x] b\n", AuthorAssociation: "CONTRIBUTOR", Author: "outsider"},

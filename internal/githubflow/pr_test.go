@@ -78,17 +78,21 @@ func TestIssueRepo(t *testing.T) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	ctx := t.Context()
+	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	flow := func() *flowLoop { l, _ := newLoop(t, dir, clock); return l } // a process reads the config once
+	l := flow()
 	if _, ok, err := l.IssueRepo(ctx, PROptions{}); ok || err != nil {
 		t.Fatalf("no remote: %v, %v", ok, err)
 	}
 	git("remote", "add", "origin", "git@github.com:acme/widgets.git")
+	l = flow()
 	if r, ok, err := l.IssueRepo(ctx, PROptions{}); !ok || err != nil || r.String() != "acme/widgets" {
 		t.Fatalf("origin: %v, %v, %v", r, ok, err)
 	}
 	git("remote", "add", "fork", "https://ghe.example.com/me/widgets.git")
 	git("config", "branch.main.pushRemote", "fork")
+	l = flow()
 	if r, ok, err := l.IssueRepo(ctx, PROptions{}); !ok || err != nil || r.String() != "ghe.example.com/me/widgets" {
 		t.Fatalf("push remote: %v, %v, %v", r, ok, err)
 	}
@@ -96,6 +100,7 @@ func TestIssueRepo(t *testing.T) {
 		t.Fatalf("GH_REPO: %v, %v, %v", r, ok, err)
 	}
 	git("remote", "add", "local", "/srv/git/widgets.git")
+	l = flow()
 	if _, ok, err := l.IssueRepo(ctx, PROptions{Remote: "local"}); ok || err != nil {
 		t.Fatalf("a remote that is not GitHub: %v, %v", ok, err)
 	}

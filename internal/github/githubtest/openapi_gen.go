@@ -24,6 +24,12 @@ import (
 
 // operations are the requests git-ralph sends, as "METHOD path" of the description.
 var operations = []string{
+	"GET /repos/{owner}/{repo}",
+	"GET /repos/{owner}/{repo}/branches/{branch}",
+	"GET /repos/{owner}/{repo}/pulls",
+	"POST /repos/{owner}/{repo}/pulls",
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}",
+	"PATCH /repos/{owner}/{repo}/pulls/{pull_number}",
 	"GET /repos/{owner}/{repo}/issues",
 	"GET /repos/{owner}/{repo}/issues/{issue_number}",
 	"PATCH /repos/{owner}/{repo}/issues/{issue_number}",
