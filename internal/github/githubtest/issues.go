@@ -52,14 +52,14 @@ const TokenUser = "ralph-user"
 
 func (s *Server) issuesRoutes() {
 	s.Handle("GET /repos/{owner}/{repo}/issues", s.listIssues)
-	s.Handle("GET /repos/{owner}/{repo}/issues/{number}", s.getIssue)
-	s.Handle("PATCH /repos/{owner}/{repo}/issues/{number}", s.updateIssue)
-	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/sub_issues", s.listSubIssues)
-	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/dependencies/blocked_by", s.listBlockedBy)
-	s.Handle("POST /repos/{owner}/{repo}/issues/{number}/labels", s.addLabels)
-	s.Handle("DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}", s.removeLabel)
-	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/comments", s.listComments)
-	s.Handle("POST /repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
+	s.Handle("GET /repos/{owner}/{repo}/issues/{number}", s.onIssue(s.getIssue))
+	s.Handle("PATCH /repos/{owner}/{repo}/issues/{number}", s.onIssue(s.updateIssue))
+	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/sub_issues", s.onIssue(s.related(func(is *Issue) []int { return is.SubIssues })))
+	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/dependencies/blocked_by", s.onIssue(s.related(func(is *Issue) []int { return is.BlockedBy })))
+	s.Handle("POST /repos/{owner}/{repo}/issues/{number}/labels", s.onIssue(s.addLabels))
+	s.Handle("DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}", s.onIssue(s.removeLabel))
+	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/comments", s.onIssue(s.listComments))
+	s.Handle("POST /repos/{owner}/{repo}/issues/{number}/comments", s.onIssue(s.createComment))
 	s.Handle("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.updateComment)
 }
 
@@ -290,27 +290,39 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
-func (s *Server) getIssue(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if rp, is := s.issueOf(w, r); is != nil {
-		JSON(w, 200, s.issueJSON(rp, is))
+// issueHandler is a route about one issue: it runs under the server's lock with the
+// issue found (onIssue answers 404 or 410 otherwise).
+type issueHandler func(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue)
+
+func (s *Server) onIssue(h issueHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if rp, is := s.issueOf(w, r); is != nil {
+			h(w, r, rp, is)
+		}
 	}
 }
 
-func (s *Server) updateIssue(w http.ResponseWriter, r *http.Request) {
+// decode reads the request's JSON body into v, or answers 400 as GitHub does.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		Fail(w, 400, "Problems parsing JSON")
+		return false
+	}
+	return true
+}
+
+func (s *Server) getIssue(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
+	JSON(w, 200, s.issueJSON(rp, is))
+}
+
+func (s *Server) updateIssue(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
 	var in struct {
 		Title, Body, State *string
 		Labels             []string
 	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		Fail(w, 400, "Problems parsing JSON")
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, is := s.issueOf(w, r)
-	if is == nil {
+	if !decode(w, r, &in) {
 		return
 	}
 	is.Patches++
@@ -331,29 +343,17 @@ func (s *Server) updateIssue(w http.ResponseWriter, r *http.Request) {
 	JSON(w, 200, s.issueJSON(rp, is))
 }
 
-// related answers the issues whose numbers are nums, paginated.
-func (s *Server) related(w http.ResponseWriter, r *http.Request, nums func(*Issue) []int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, is := s.issueOf(w, r)
-	if is == nil {
-		return
-	}
-	out := []map[string]any{}
-	for _, n := range nums(is) {
-		if o := rp.issue(n); o != nil && !o.Deleted {
-			out = append(out, s.issueJSON(rp, o))
+// related answers the issues whose numbers nums gives, paginated.
+func (s *Server) related(nums func(*Issue) []int) issueHandler {
+	return func(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
+		out := []map[string]any{}
+		for _, n := range nums(is) {
+			if o := rp.issue(n); o != nil && !o.Deleted {
+				out = append(out, s.issueJSON(rp, o))
+			}
 		}
+		JSON(paginate(w, r, &out), 200, out)
 	}
-	JSON(paginate(w, r, &out), 200, out)
-}
-
-func (s *Server) listSubIssues(w http.ResponseWriter, r *http.Request) {
-	s.related(w, r, func(is *Issue) []int { return is.SubIssues })
-}
-
-func (s *Server) listBlockedBy(w http.ResponseWriter, r *http.Request) {
-	s.related(w, r, func(is *Issue) []int { return is.BlockedBy })
 }
 
 func (s *Server) labelsJSON(rp *Repo, is *Issue) []map[string]any {
@@ -364,16 +364,9 @@ func (s *Server) labelsJSON(rp *Repo, is *Issue) []map[string]any {
 	return out
 }
 
-func (s *Server) addLabels(w http.ResponseWriter, r *http.Request) {
+func (s *Server) addLabels(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
 	var in struct{ Labels []string }
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		Fail(w, 400, "Problems parsing JSON")
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, is := s.issueOf(w, r)
-	if is == nil {
+	if !decode(w, r, &in) {
 		return
 	}
 	for _, l := range in.Labels {
@@ -385,13 +378,7 @@ func (s *Server) addLabels(w http.ResponseWriter, r *http.Request) {
 	JSON(w, 200, s.labelsJSON(rp, is))
 }
 
-func (s *Server) removeLabel(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, is := s.issueOf(w, r)
-	if is == nil {
-		return
-	}
+func (s *Server) removeLabel(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
 	name := r.PathValue("name")
 	i := slices.IndexFunc(is.Labels, func(h string) bool { return strings.EqualFold(h, name) })
 	if i < 0 {
@@ -403,13 +390,7 @@ func (s *Server) removeLabel(w http.ResponseWriter, r *http.Request) {
 	JSON(w, 200, s.labelsJSON(rp, is))
 }
 
-func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, is := s.issueOf(w, r)
-	if is == nil {
-		return
-	}
+func (s *Server) listComments(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
 	out := []map[string]any{}
 	for _, c := range is.Comments {
 		out = append(out, s.commentJSON(rp, is, c))
@@ -417,16 +398,13 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
 	JSON(paginate(w, r, &out), 200, out)
 }
 
-func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createComment(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
 	var in struct{ Body *string }
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
-		Fail(w, 422, "Validation Failed", "body is required")
+	if !decode(w, r, &in) {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, is := s.issueOf(w, r)
-	if is == nil {
+	if in.Body == nil {
+		Fail(w, 422, "Validation Failed", "body is required")
 		return
 	}
 	s.state.NextComment++
@@ -437,7 +415,10 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateComment(w http.ResponseWriter, r *http.Request) {
 	var in struct{ Body *string }
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
+	if !decode(w, r, &in) {
+		return
+	}
+	if in.Body == nil {
 		Fail(w, 422, "Validation Failed", "body is required")
 		return
 	}
