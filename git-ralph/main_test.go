@@ -68,6 +68,12 @@ func TestScript(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":   cmdSnapshot,
 			"envfile":    cmdEnvfile,
+			"await":      cmdAwait,
+			"dead":       cmdDead,
+			"alive":      cmdAlive,
+			"sigparent":  cmdSigparent,
+			"exitcode":   cmdExitcode,
+			"agentpid":   cmdAgentpid,
 			"htmlcheck":  cmdHTMLCheck,
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,

@@ -104,7 +104,8 @@
 //	{"raw": "text", "newline": false} a raw stdout line; newline defaults to true
 //	{"stderr": "text"}                a line on stderr
 //	{"touch": "$WORK/reached"}        creates an empty file (no event); $VARS expanded
-//	{"sleep_ms": N}                   pause
+//	{"sleep_ms": N}                   pause (only where the time itself is the point:
+//	                                  never to wait for the test's next step)
 //	{"wait_for_file": "path"}         block until the file exists (polls; $VARS expanded)
 //	{"hang": {"ignore_sigterm": b, "ignore_sigint": b, "on_sigterm_exit": 143,
 //	          "on_sigint_exit": 0, "spawn_child": b, "pid_file": "path"}}
@@ -115,6 +116,12 @@
 //	                                  holding stdout/stderr open; pid_file receives the fake's pid
 //	                                  and then the child's, once the signal handling is in place.
 //	                                  The handling is installed before the first line is printed.
+//	                                  hang and wait_for_file also end (exit 0, the child killed)
+//	                                  once the test is over: when the parent directory of
+//	                                  FAKE_AGENT_STATE_DIR (the script's $WORK) is gone. So a fake
+//	                                  that must outlive git-ralph until the next command stops it
+//	                                  hangs, rather than sleeping for a time a loaded machine
+//	                                  may overrun.
 //	{"exit": code}                    stop now with that code, no terminal event
 //	{"crash": {"signal": "SEGV"}}     die by that signal (core dumps off), no terminal event
 //

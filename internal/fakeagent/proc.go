@@ -3,9 +3,11 @@ package fakeagent
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,8 +54,9 @@ func (f *fake) hang(h *hangSpec) (int, error) {
 		f.sig = setupSignals(h)
 	}
 	pids := strconv.Itoa(os.Getpid()) + "\n"
+	var child *exec.Cmd
 	if h.SpawnChild {
-		child := exec.Command("sleep", "1000")
+		child = exec.Command("sleep", "1000")
 		child.Dir = f.cwd
 		// Holding the fake's stdout and stderr like a real agent's helper
 		// does: the reader sees EOF only once the whole group is gone.
@@ -82,10 +85,29 @@ func (f *fake) hang(h *hangSpec) (int, error) {
 			if s == syscall.SIGINT && f.sig.onSIGINTExit != nil {
 				return *f.sig.onSIGINTExit, nil
 			}
-		case <-time.After(time.Hour):
-			// A timer keeps the runtime from declaring a deadlock.
+		case <-time.After(100 * time.Millisecond):
+			if f.scriptGone() {
+				if child != nil {
+					_ = child.Process.Kill()
+				}
+				return 0, nil
+			}
 		}
 	}
+}
+
+// scriptGone reports whether the test that started the fake has ended: its work
+// directory, the parent of FAKE_AGENT_STATE_DIR, is gone. A fake that waits (hang,
+// wait_for_file) waits for its test's next step, however long that takes on a loaded
+// machine, and never longer than the test: no timer bounds the wait, so no test
+// depends on how fast the machine is, and a failed test leaves nothing running.
+func (f *fake) scriptGone() bool {
+	dir := f.env("FAKE_AGENT_STATE_DIR")
+	if dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Dir(dir))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // crash makes the process die by sig. The Go runtime turns a SIGSEGV sent

@@ -98,6 +98,9 @@ func (f *fake) step(st *step) (code int, stop bool, err error) {
 			if _, err := os.Stat(path); err == nil {
 				break
 			}
+			if f.scriptGone() {
+				return 0, true, nil
+			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	case st.Hang != nil:

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The harness commands below replace the shell helpers scripts used to carry
+// (await.sh, dead.sh, alive.sh, interrupt.sh, rc.sh): each of those forked sh, cat,
+// wc and sleep every 10 ms while it waited, a measurable share of the suite's CPU
+// on a 2-core machine. They wait for a condition, never for a time: the bound is a
+// safety net for a broken test (harnessBound), far above what any run needs however
+// loaded the machine is, so that no assertion depends on how fast the machine is.
+
+// harnessBound is how long a harness command waits for its condition before it
+// fails the script. It only ends a test that is broken: a correct run meets the
+// condition whatever the load.
+const harnessBound = 2 * time.Minute
+
+// harnessPoll is how often a harness command looks again.
+const harnessPoll = 5 * time.Millisecond
+
+// waitFor calls cond until it reports true, failing the script after harnessBound
+// with what it waited for.
+func waitFor(ts *testscript.TestScript, what string, cond func() bool) {
+	deadline := time.Now().Add(harnessBound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			ts.Fatalf("gave up after %s waiting for %s", harnessBound, what)
+		}
+		time.Sleep(harnessPoll)
+	}
+}
+
+// cmdAwait waits for a file:
+//
+//	await FILE           FILE exists and is not empty
+//	await -exists FILE   FILE exists (an empty file too)
+//	await -lines N FILE  FILE has at least N lines
+func cmdAwait(ts *testscript.TestScript, neg bool, args []string) {
+	usage := "usage: await [-exists | -lines N] FILE"
+	if neg {
+		ts.Fatalf("%s (no negation: to say a file does not exist, use ! exists)", usage)
+	}
+	lines, exists := 0, false
+	switch {
+	case len(args) == 2 && args[0] == "-exists":
+		exists, args = true, args[1:]
+	case len(args) == 3 && args[0] == "-lines":
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			ts.Fatalf("%s", usage)
+		}
+		lines, args = n, args[2:]
+	case len(args) != 1:
+		ts.Fatalf("%s", usage)
+	}
+	file := ts.MkAbs(args[0])
+	what := file
+	if lines > 0 {
+		what = fmt.Sprintf("%d line(s) in %s", lines, file)
+	}
+	waitFor(ts, what, func() bool {
+		if exists {
+			_, err := os.Lstat(file)
+			return err == nil
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		if lines == 0 {
+			return len(data) > 0
+		}
+		return strings.Count(string(data), "\n") >= lines
+	})
+}
+
+// readPids reads the pids a file lists, one per line (blank lines skipped).
+func readPids(ts *testscript.TestScript, file string) []int {
+	var pids []int
+	sc := bufio.NewScanner(strings.NewReader(ts.ReadFile(file)))
+	for sc.Scan() {
+		f := strings.TrimSpace(sc.Text())
+		if f == "" {
+			continue
+		}
+		p, err := strconv.Atoi(f)
+		if err != nil || p <= 0 {
+			ts.Fatalf("%s: %q is not a pid", file, f)
+		}
+		pids = append(pids, p)
+	}
+	if len(pids) == 0 {
+		ts.Fatalf("%s lists no pid", file)
+	}
+	return pids
+}
+
+// procState is the state letter of a process (R, S, D, T, Z, X, …), "" when it does
+// not exist.
+func procState(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// pid (comm) S ...: comm may hold spaces and parentheses, so look after the last ')'.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
+
+// gone reports whether a process has ended: it does not exist, or it is a zombie
+// nobody reaped yet.
+func gone(pid int) bool {
+	st := procState(pid)
+	return st == "" || st == "Z" || st == "X"
+}
+
+// cmdDead checks, at once, that every pid FILE lists has ended (a zombie nobody
+// reaped counts as ended): dead FILE. With -wait it waits for them to end, for the
+// processes that are being stopped when the script goes on (a killed process group
+// is gone a moment after the kill returns).
+func cmdDead(ts *testscript.TestScript, neg bool, args []string) {
+	wait := len(args) == 2 && args[0] == "-wait"
+	if wait {
+		args = args[1:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: dead [-wait] FILE (to say they run, use alive)")
+	}
+	pids := readPids(ts, args[0])
+	allGone := func() bool {
+		for _, p := range pids {
+			if !gone(p) {
+				return false
+			}
+		}
+		return true
+	}
+	if wait {
+		waitFor(ts, fmt.Sprintf("pids %v to end", pids), allGone)
+		return
+	}
+	for _, p := range pids {
+		if !gone(p) {
+			ts.Fatalf("pid %d is still running (state %s)", p, procState(p))
+		}
+	}
+}
+
+// cmdAlive checks that every pid FILE lists is running: alive FILE.
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: alive FILE (to say they ended, use dead)")
+	}
+	for _, p := range readPids(ts, args[0]) {
+		if gone(p) {
+			ts.Fatalf("pid %d is gone", p)
+		}
+	}
+}
+
+// parentOf is the parent pid of a process, 0 when it cannot be read.
+func parentOf(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	pp, _ := strconv.Atoi(f[1])
+	return pp
+}
+
+// cmdSigparent sends a signal to git-ralph, the parent of the agent whose pid is the
+// first line of PIDFILE, as a Ctrl-C (INT), the runner's cancel (INT, TERM) or a
+// crash (KILL) would; it waits for PIDFILE to be written first, and refuses when the
+// parent is not git-ralph:
+//
+//	sigparent INT $WORK/agent.pid
+func cmdSigparent(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sigparent INT|TERM|KILL|STOP|CONT PIDFILE")
+	}
+	sig, ok := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM,
+		"KILL": syscall.SIGKILL, "STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "HUP": syscall.SIGHUP}[args[0]]
+	if !ok {
+		ts.Fatalf("sigparent: unknown signal %q", args[0])
+	}
+	file := ts.MkAbs(args[1])
+	waitFor(ts, file, func() bool { // pid files are written whole (by rename)
+		fi, err := os.Stat(file)
+		return err == nil && fi.Size() > 0
+	})
+	agent := readPids(ts, args[1])[0]
+	ralph := parentOf(agent)
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ralph))
+	if ralph <= 1 || strings.TrimSpace(string(comm)) != "git-ralph" {
+		ts.Fatalf("the agent %d's parent %d is %q, not git-ralph", agent, ralph, strings.TrimSpace(string(comm)))
+	}
+	ts.Check(syscall.Kill(ralph, sig))
+}
+
+// cmdExitcode runs a command as exec does and checks its exact exit status, which
+// exec cannot (it tells only zero from non-zero); its output is then stdout and stderr
+// as after exec:
+//
+//	exitcode 75 git ralph start x --deadline 2s
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N COMMAND [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// cmdAgentpid writes the pid of the fake agent's last call, as its record
+// (FAKE_AGENT_RECORD) lists it, to PIDFILE, for sigparent and dead to use:
+//
+//	agentpid $WORK/agent-calls.ndjson $WORK/agent.pid
+func cmdAgentpid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: agentpid RECORD PIDFILE")
+	}
+	pid := 0
+	for line := range strings.Lines(ts.ReadFile(args[0])) {
+		var call struct {
+			PID int `json:"pid"`
+		}
+		if json.Unmarshal([]byte(line), &call) == nil && call.PID > 0 {
+			pid = call.PID
+		}
+	}
+	if pid == 0 {
+		ts.Fatalf("%s records no agent pid", args[0])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strconv.Itoa(pid)+"\n"), 0o644))
+}
