@@ -129,3 +129,19 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// Shaped keeps what the fake models and adds what GitHub's description says is always
+// there, so that the answer conforms.
+func TestShaped(t *testing.T) {
+	m := Shaped("pull-request", map[string]any{"number": 7, "title": "T", "head": map[string]any{"ref": "ralph/x", "sha": "abc"},
+		"html_url": "https://github.localhost/a/b/pull/7"})
+	if m["number"] != 7 || m["title"] != "T" || m["html_url"] != "https://github.localhost/a/b/pull/7" || m["head"].(map[string]any)["ref"] != "ralph/x" {
+		t.Fatalf("the model's fields: %v", m)
+	}
+	if _, ok := m["head"].(map[string]any)["user"]; !ok {
+		t.Fatal("a nested object is completed")
+	}
+	if v := checkResponse("GET", "/repos/a/b/pulls/7", 200, mustJSON(m)); v != nil {
+		t.Fatalf("Shaped does not conform: %v", v)
+	}
+}

@@ -442,7 +442,7 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rp := s.repo(w, r); rp != nil {
-		JSON(w, 200, s.repoJSON(rp, true))
+		JSON(w, 200, Shaped("full-repository", s.repoJSON(rp, true)))
 	}
 }
 
@@ -459,7 +459,7 @@ func (s *Server) getBranch(w http.ResponseWriter, r *http.Request) {
 		Fail(w, 404, "Branch not found")
 		return
 	}
-	JSON(w, 200, map[string]any{"name": name, "commit": map[string]any{"sha": id}})
+	JSON(w, 200, Shaped("branch-with-protection", map[string]any{"name": name, "commit": map[string]any{"sha": id}}))
 }
 
 func (s *Server) pullJSON(rp *Repo, p *PullRequest) map[string]any {
@@ -497,7 +497,7 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 		if b := q.Get("base"); b != "" && b != p.Base {
 			continue
 		}
-		out = append(out, s.pullJSON(rp, p))
+		out = append(out, Shaped("pull-request-simple", s.pullJSON(rp, p)))
 	}
 	JSON(w, 200, out)
 }
@@ -562,7 +562,7 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 		Base: in.Base, Draft: in.Draft, State: "open", Created: 1, HeadCommit: headID}
 	s.state.NextPR++
 	rp.Pulls = append(rp.Pulls, p)
-	JSON(w, 201, s.pullJSON(rp, p))
+	JSON(w, 201, Shaped("pull-request", s.pullJSON(rp, p)))
 }
 
 // isAncestor reports whether head is an ancestor of base in gitDir (base may be absent
@@ -590,7 +590,7 @@ func (s *Server) getPull(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rp, p := s.pull(w, r); p != nil {
-		JSON(w, 200, s.pullJSON(rp, p))
+		JSON(w, 200, Shaped("pull-request", s.pullJSON(rp, p)))
 	}
 }
 
@@ -614,7 +614,7 @@ func (s *Server) updatePull(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.UpdatedN++
-	JSON(w, 200, s.pullJSON(rp, p))
+	JSON(w, 200, Shaped("pull-request", s.pullJSON(rp, p)))
 }
 
 // Dump describes the requests for a golden file: one line per request,
