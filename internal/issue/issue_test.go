@@ -182,25 +182,28 @@ func TestQueue(t *testing.T) {
 	}
 }
 
-func TestTaskFile(t *testing.T) {
-	s := &Snapshot{Repo: "acme/widgets", Parent: Issue{Number: 10, Title: "P", State: "open"},
+func TestFile(t *testing.T) {
+	s := &Snapshot{Repo: "acme/widgets", Parent: Issue{Number: 10, Title: "Greeter", State: "open"},
 		Subs: []Issue{{Number: 11, Title: "Parse  names", Body: "intro\r\n- [ ] split\r\n  - [x] trim   it\r\n- [ ] report `errors`\r\n", State: "open"},
 			{Number: 12, Title: "Wire it", State: "open"}}}
-	st := s.Stories()[0]
-	file := string(TaskFile(st))
-	want := "# Parse names\n\n- [ ] split\n  - [x] trim it\n- [ ] report `errors`\n"
+	stories := s.Stories()
+	file := string(File(s.Parent.Title, stories))
+	want := "# Greeter\n\n## issue-11: Parse names\n\n- [ ] split\n  - [x] trim it\n- [ ] report `errors`\n\n## issue-12: Wire it\n\n- [ ] Wire it\n"
 	if file != want {
-		t.Fatalf("TaskFile:\n%q\nwant\n%q", file, want)
+		t.Fatalf("File:\n%q\nwant\n%q", file, want)
 	}
 	agent := strings.Replace(file, "- [ ] report", "- [X] report", 1)
-	after, err := ReadTaskFile(st, []byte(agent))
+	after, err := ReadFile(stories, []byte(agent))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lines := NewlyDone(st, after); len(lines) != 1 || lines[0] != 4 {
+	if lines := NewlyDone(stories[0], after[0]); len(lines) != 1 || lines[0] != 4 {
 		t.Fatalf("NewlyDone = %v", lines)
 	}
-	ticked, err := Tick(s.Subs[0].Body, NewlyDone(st, after))
+	if stories[0].Tasks[2].Done {
+		t.Fatal("ReadFile changed the stories it was given")
+	}
+	ticked, err := Tick(s.Subs[0].Body, NewlyDone(stories[0], after[0]))
 	if err != nil || ticked != "intro\r\n- [ ] split\r\n  - [x] trim   it\r\n- [x] report `errors`\r\n" {
 		t.Fatalf("Tick = %q, %v", ticked, err)
 	}
@@ -209,18 +212,15 @@ func TestTaskFile(t *testing.T) {
 		"removed":  strings.Replace(file, "- [ ] split\n", "", 1),
 		"reworded": strings.Replace(file, "split", "split and done", 1),
 		"unticked": strings.Replace(file, "[x] trim", "[ ] trim", 1),
+		"moved":    strings.Replace(strings.Replace(file, "- [ ] split\n", "", 1), "- [ ] Wire it\n", "- [ ] Wire it\n- [ ] split\n", 1),
 	} {
 		var ce *ChangedError
-		if _, err := ReadTaskFile(st, []byte(bad)); !errors.As(err, &ce) {
+		if _, err := ReadFile(stories, []byte(bad)); !errors.As(err, &ce) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	title := s.Stories()[1]
-	if got := string(TaskFile(title)); got != "# Wire it\n\n- [ ] Wire it\n" {
-		t.Fatalf("a title task: %q", got)
-	}
-	done, err := ReadTaskFile(title, []byte("# Wire it\n\n- [x] Wire it\n"))
-	if err != nil || !done.Complete() || len(NewlyDone(title, done)) != 0 {
+	done, err := ReadFile(stories, []byte(strings.Replace(file, "- [ ] Wire it", "- [x] Wire it", 1)))
+	if err != nil || !done[1].Complete() || len(NewlyDone(stories[1], done[1])) != 0 {
 		t.Fatalf("a title task, done: %+v %v", done, err)
 	}
 }
