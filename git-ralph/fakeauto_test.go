@@ -36,7 +36,7 @@ func fakeAutorun(ts *testscript.TestScript, h *fakeHolder) {
 	env := map[string]string{}
 	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_ALLOW_PROTOCOL",
 		"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR", "IS_SANDBOX", "TMPDIR", "WORK",
-		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO"} {
+		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO", "GIT_RALPH_TEST_TIME"} {
 		env[k] = ts.Getenv(k)
 	}
 	getenv := func(k string) string { return env[k] }

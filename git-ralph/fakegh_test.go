@@ -220,7 +220,7 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) == 4 {
 			n, err := strconv.Atoi(args[3])
 			ts.Check(err)
-			for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			for deadline := time.Now().Add(harnessBound); ; time.Sleep(5 * time.Millisecond) {
 				seen := 0
 				for _, r := range s.Requests()[h.mark:] {
 					if ok, _ := path.Match(args[2], r.Path); ok && r.Method == args[1] {
@@ -231,13 +231,13 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 					break
 				}
 				if time.Now().After(deadline) {
-					ts.Fatalf("fakegh wait: %d of %d %s %s within a minute", seen, n, args[1], args[2])
+					ts.Fatalf("fakegh wait: %d of %d %s %s within %s", seen, n, args[1], args[2], harnessBound)
 				}
 			}
 			break
 		}
-		if !s.WaitFor(args[1], args[2], time.Minute) {
-			ts.Fatalf("fakegh wait: no %s %s within a minute", args[1], args[2])
+		if !s.WaitFor(args[1], args[2], harnessBound) {
+			ts.Fatalf("fakegh wait: no %s %s within %s", args[1], args[2], harnessBound)
 		}
 	case "requests":
 		reqs := s.Requests()

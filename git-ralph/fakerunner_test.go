@@ -44,12 +44,21 @@ import (
 //	                    (the optional fifth argument says the same)
 //	-kill-on FILE       once FILE exists while the "loop" step runs, SIGKILL its whole
 //	                    process tree at once, no signal first, and cancel the run
-//	-sigint-grace D     SIGINT to SIGTERM (GitHub: 7.5s)
-//	-sigterm-grace D    SIGTERM to the kill (GitHub: 2.5s)
+//	-sigint-grace D     SIGINT to SIGTERM (GitHub: 7.5s; here 2m)
+//	-sigterm-when FILE  SIGTERM once FILE exists instead (after the SIGINT)
+//	-sigterm-grace D    SIGTERM to the kill (GitHub: 2.5s; here 2m)
 //	-kill tree|entry    what the kill reaches (default tree)
 //	-minute D           how long one minute of timeout-minutes lasts here (default 1m)
+//	-clock FILE         timeout-minutes are measured on the clock FILE moves (as the
+//	                    test binary's git-ralph measures its limits: a Go duration per
+//	                    line, appended by the fake agent's advance_clock), not in time
 //	-force D            after a cancel, whatever still runs this much later is killed
 //	                    and nothing more runs (GitHub: 5m)
+//
+// The graces are two minutes each here (scriptTiming), not GitHub's: how long a loop takes to save its attempt after the SIGINT
+// depends on how loaded the machine is, and a script that is not about the escalation
+// must not see it. A script that is sets it off by a file (-sigterm-when, -cancel-on,
+// -kill-on) or at once (0s); the speed of the save is cancel_bench_test.go's.
 //
 // After a cancel only if: always() steps and jobs run, and the conclusion is cancelled.
 // A step's timeout-minutes stops it (outcome failure; the job goes on as after any
@@ -58,15 +67,17 @@ import (
 func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("fakerunner", flag.ContinueOnError)
 	var spec fakeRunSpec
-	spec.Timing = githubTiming
+	spec.Timing = scriptTiming
 	cancelOn := fs.String("cancel-on", "", "")
 	killOn := fs.String("kill-on", "", "")
+	sigtermWhen := fs.String("sigterm-when", "", "")
+	clock := fs.String("clock", "", "")
 	fs.DurationVar(&spec.Timing.SIGINTGrace, "sigint-grace", spec.Timing.SIGINTGrace, "")
 	fs.DurationVar(&spec.Timing.SIGTERMGrace, "sigterm-grace", spec.Timing.SIGTERMGrace, "")
 	fs.DurationVar(&spec.Timing.Minute, "minute", spec.Timing.Minute, "")
 	fs.DurationVar(&spec.Timing.Force, "force", spec.Timing.Force, "")
 	fs.StringVar(&spec.Timing.Kill, "kill", spec.Timing.Kill, "")
-	usage := "usage: fakerunner [-cancel-on FILE] [-kill-on FILE] [-sigint-grace D] [-sigterm-grace D] [-kill tree|entry] [-minute D] [-force D] WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]"
+	usage := "usage: fakerunner [-cancel-on FILE] [-kill-on FILE] [-sigint-grace D] [-sigterm-when FILE] [-sigterm-grace D] [-kill tree|entry] [-minute D] [-clock FILE] [-force D] WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]"
 	if neg || fs.Parse(args) != nil {
 		ts.Fatalf("%s", usage)
 	}
@@ -87,6 +98,12 @@ func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
 	if *killOn != "" {
 		spec.KillOn = ts.MkAbs(*killOn)
 	}
+	if *sigtermWhen != "" {
+		spec.Timing.SIGTERMWhen = ts.MkAbs(*sigtermWhen)
+	}
+	if *clock != "" {
+		spec.Timing.Clock = newTestTimeClock(ts.MkAbs(*clock))
+	}
 	conclusion, log, err := runWorkflow(spec)
 	ts.Check(err)
 	ts.Check(os.WriteFile(filepath.Join(spec.Dir, "steps.txt"), []byte(strings.Join(append(log, "conclusion "+conclusion), "\n")+"\n"), 0o644))
@@ -95,13 +112,17 @@ func cmdFakeRunner(ts *testscript.TestScript, neg bool, args []string) {
 // runnerTiming is how the fake runner stops a step, and how long its minutes last.
 type runnerTiming struct {
 	SIGINTGrace, SIGTERMGrace time.Duration
-	Kill                      string        // "tree" or "entry"
-	Minute                    time.Duration // one minute of timeout-minutes
-	Force                     time.Duration // after a cancel, the end of everything
+	Kill                      string         // "tree" or "entry"
+	Minute                    time.Duration  // one minute of timeout-minutes
+	Force                     time.Duration  // after a cancel, the end of everything
+	SIGTERMWhen               string         // SIGTERM once this file exists ("": after SIGINTGrace)
+	Clock                     *testTimeClock // timeout-minutes are measured on it; nil: time
 }
 
-// githubTiming is GitHub's, from its "Workflow cancellation reference".
-var githubTiming = runnerTiming{SIGINTGrace: 7500 * time.Millisecond, SIGTERMGrace: 2500 * time.Millisecond,
+// scriptTiming is GitHub's ("Workflow cancellation reference": SIGINT, 7.5 s later
+// SIGTERM, 2.5 s later the kill; a cancelled run's end 5 minutes on) with graces no
+// loaded machine reaches (see cmdFakeRunner).
+var scriptTiming = runnerTiming{SIGINTGrace: 2 * time.Minute, SIGTERMGrace: 2 * time.Minute,
 	Kill: "tree", Minute: time.Minute, Force: 5 * time.Minute}
 
 // fakeRunSpec is one run of the workflow on the fake runner. The fake GitHub server can
@@ -115,7 +136,7 @@ type fakeRunSpec struct {
 	Getenv   func(string) string // the environment the runner's steps start from
 	CancelOn string              // cancel the run once this file exists ("": never)
 	KillOn   string              // kill the loop step's tree at once when this file exists ("": never)
-	Timing   runnerTiming        // the zero value is githubTiming
+	Timing   runnerTiming        // the zero value is scriptTiming
 	Control  *runControl         // cancels the run from outside, as GitHub's cancel API does; nil: none
 }
 
@@ -179,8 +200,8 @@ func runWorkflow(spec fakeRunSpec) (conclusion string, log []string, err error) 
 	if len(errs) > 0 {
 		return "", nil, fmt.Errorf("parse the workflow: %v", errs[0])
 	}
-	if spec.Timing == (runnerTiming{}) {
-		spec.Timing = githubTiming
+	if spec.Timing.Kill == "" {
+		spec.Timing = scriptTiming
 	}
 	r := &fakeRun{getenv: spec.Getenv, remote: spec.Remote, id: spec.RunID, change: spec.Change,
 		dir: spec.Dir, cancelOn: spec.CancelOn, killOn: spec.KillOn, timing: spec.Timing, outputs: map[string]string{}}
@@ -270,7 +291,7 @@ func (r *fakeRun) env(temp string) []string {
 	var env []string
 	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_ALLOW_PROTOCOL",
 		"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR", "IS_SANDBOX", "TMPDIR", "WORK",
-		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO"} {
+		"FAKE_AGENT_STATE_DIR", "FAKE_AGENT_RECORD", "FAKE_AGENT_FIXED_TIME", "FAKE_AGENT_SCENARIO", "GIT_RALPH_TEST_TIME"} {
 		if v := r.getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
@@ -286,7 +307,7 @@ func (r *fakeRun) job(name string, job *actionlint.Job) bool {
 	r.jobEnd = time.Time{}
 	r.jobTimedOut.Store(false)
 	if job.TimeoutMinutes != nil {
-		r.jobEnd = time.Now().Add(time.Duration(job.TimeoutMinutes.Value * float64(r.timing.Minute)))
+		r.jobEnd = r.timeoutNow().Add(time.Duration(job.TimeoutMinutes.Value * float64(r.timing.Minute)))
 	}
 	defer func() {
 		if r.jobTimedOut.Load() {
@@ -411,7 +432,7 @@ func (r *fakeRun) step(st *actionlint.Step, ws, temp string, steps map[string]ma
 // none) or the job's; it kills its tree at once on -kill-on's file (the loop step), a
 // force-cancel, or at the force-termination of a cancelled run.
 func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-chan struct{}) {
-	start := time.Now()
+	start := r.timeoutNow()
 	cancelledBefore := r.cancelled.Load() // an if: always() step after a cancel is not stopped by it
 	exists := func(p string) bool {
 		_, err := os.Stat(p)
@@ -428,7 +449,7 @@ func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-ch
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
+		now, tnow := time.Now(), r.timeoutNow()
 		if !killed && r.forced() {
 			stepKill(pid, true)
 			killed = true
@@ -443,8 +464,8 @@ func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-ch
 			case loop && exists(r.cancelOn):
 				r.cancel()
 			case !cancelledBefore && r.cancelled.Load():
-			case timeout > 0 && now.Sub(start) >= timeout:
-			case !r.jobEnd.IsZero() && !now.Before(r.jobEnd) && !r.jobTimedOut.Load():
+			case timeout > 0 && tnow.Sub(start) >= timeout:
+			case !r.jobEnd.IsZero() && !tnow.Before(r.jobEnd) && !r.jobTimedOut.Load():
 				r.jobTimedOut.Store(true)
 			default:
 				continue
@@ -454,7 +475,10 @@ func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-ch
 			continue
 		}
 		switch {
-		case !sentTERM && now.Sub(stopStart) >= r.timing.SIGINTGrace:
+		case !sentTERM && r.timing.SIGTERMWhen != "" && exists(r.timing.SIGTERMWhen):
+			sentTERM = true
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		case !sentTERM && r.timing.SIGTERMWhen == "" && now.Sub(stopStart) >= r.timing.SIGINTGrace:
 			sentTERM = true
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 		case !killed && now.Sub(stopStart) >= r.timing.SIGINTGrace+r.timing.SIGTERMGrace:
@@ -462,6 +486,14 @@ func (r *fakeRun) supervise(pid int, loop bool, timeout time.Duration, done <-ch
 			stepKill(pid, r.timing.Kill == "tree")
 		}
 	}
+}
+
+// timeoutNow is the time timeout-minutes are measured in: -clock's, else the wall clock.
+func (r *fakeRun) timeoutNow() time.Time {
+	if r.timing.Clock != nil {
+		return r.timing.Clock.Now()
+	}
+	return time.Now()
 }
 
 // stepKill is the runner's kill of a step whose process is pid: with tree, every

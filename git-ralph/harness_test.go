@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -270,4 +271,84 @@ func cmdAgentpid(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s records no agent pid", args[0])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strconv.Itoa(pid)+"\n"), 0o644))
+}
+
+// testTimeClock is the clock of the test binary's git-ralph for the user's limits
+// (--timeout, --idle-timeout, --deadline): it stands still until a script moves it,
+// by appending a Go duration per line to the file GIT_RALPH_TEST_TIME names (the fake
+// agent's advance_clock step, the harness command advance). Every git-ralph process of
+// a script shares the file; each counts only what was appended after it started. A
+// limit is then reached when the script says so, never because the machine was slow.
+type testTimeClock struct {
+	path  string
+	start time.Time     // the wall clock when the process made the clock
+	base  time.Duration // the advances the file held then
+
+	mu   sync.Mutex
+	size int64 // of the file when total was summed
+	sum  time.Duration
+}
+
+func newTestTimeClock(path string) *testTimeClock {
+	c := &testTimeClock{path: path, start: time.Now()}
+	c.base = c.advanced()
+	return c
+}
+
+// advanced is the sum of the durations in the file, read again only when it grew.
+func (c *testTimeClock) advanced() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fi, err := os.Stat(c.path)
+	if err != nil || fi.Size() == c.size {
+		return c.sum
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return c.sum
+	}
+	var sum time.Duration
+	for line := range strings.Lines(string(data)) {
+		if !strings.HasSuffix(line, "\n") {
+			break // a line still being written: the next look sees it whole
+		}
+		if d, err := time.ParseDuration(strings.TrimSpace(line)); err == nil {
+			sum += d
+		}
+	}
+	c.size, c.sum = fi.Size(), sum
+	return sum
+}
+
+func (c *testTimeClock) Now() time.Time { return c.start.Add(c.advanced() - c.base) }
+
+func (c *testTimeClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	target := c.advanced() + d
+	go func() {
+		for {
+			if a := c.advanced(); a >= target {
+				ch <- c.start.Add(a - c.base)
+				return
+			}
+			time.Sleep(harnessPoll)
+		}
+	}()
+	return ch
+}
+
+// cmdAdvance moves the test binary's clock forward (see testTimeClock): advance 2s.
+func cmdAdvance(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: advance DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d <= 0 {
+		ts.Fatalf("advance: %q is not a positive Go duration", args[0])
+	}
+	f, err := os.OpenFile(ts.Getenv("GIT_RALPH_TEST_TIME"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	ts.Check(err)
+	_, err = f.WriteString(args[0] + "\n")
+	ts.Check(err)
+	ts.Check(f.Close())
 }

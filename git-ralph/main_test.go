@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +76,7 @@ func TestScript(t *testing.T) {
 			"sigparent":  cmdSigparent,
 			"exitcode":   cmdExitcode,
 			"agentpid":   cmdAgentpid,
+			"advance":    cmdAdvance,
 			"htmlcheck":  cmdHTMLCheck,
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
@@ -113,6 +116,7 @@ func hermetic(e *testscript.Env) error {
 		"FAKE_AGENT_RECORD":     filepath.Join(e.WorkDir, "agent-calls.ndjson"),
 		"FAKE_AGENT_FIXED_TIME": "2026-01-02T03:04:05Z",
 		"GIT_RALPH_TEST_CLOCK":  "2026-01-02T03:04:05Z",
+		"GIT_RALPH_TEST_TIME":   filepath.Join(e.WorkDir, ".time"),
 	} {
 		e.Setenv(k, v)
 	}
@@ -185,27 +189,46 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 // testTuning is what the test binary's git-ralph changes: a git lock left by a crash
 // is stale after 300ms instead of seconds, one in use is waited for 1s, export waits 1s
 // for a loop still running to end and 3s for it to save after its SIGINT (instead of
-// 30s and 15s), and the clock is testClock's when GIT_RALPH_TEST_CLOCK is set (hermetic
-// sets it for every script). The variable is read here, in test code: the shipped
-// binary has no such switch.
+// 30s and 15s), the clock is testClock's when GIT_RALPH_TEST_CLOCK is set, and the
+// user's limits (--timeout, --idle-timeout, --deadline) are measured on
+// testTimeClock when GIT_RALPH_TEST_TIME is set (hermetic sets both for every
+// script). The variables are read here, in test code: the shipped binary has no such
+// switch.
 func testTuning() cli.Tuning {
-	return cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
+	sleep, sleepNow := testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))
+	t := cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
 		StopWait: time.Second, KillWait: 3 * time.Second,
-		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))}
+		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: sleep, SleepNow: sleepNow}
+	if p := os.Getenv("GIT_RALPH_TEST_TIME"); p != "" {
+		t.Clock = newTestTimeClock(p)
+	}
+	return t
 }
 
 // testSleep is the waits of the GitHub polls in the test binary: each wait is written
 // to the file log names ("sleep 7s", when set), then lasts at most 20ms, so that a
 // script asserts what git-ralph waited for (retry-after, x-poll-interval, the second
-// between two dispatches) without waiting for it.
-func testSleep(log string) func(ctx context.Context, d time.Duration) error {
-	return func(ctx context.Context, d time.Duration) error {
+// between two dispatches) without waiting for it. The clock it returns is moved by
+// those waits alone and spaces the GitHub requests (github.Options.Now): the second
+// between two dispatches is waited for in full, however slow the machine.
+func testSleep(log string) (func(ctx context.Context, d time.Duration) error, func() time.Time) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	sleep := func(ctx context.Context, d time.Duration) error {
 		if log != "" {
 			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				fmt.Fprintf(f, "sleep %s\n", d)
 				f.Close()
 			}
 		}
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
 		t := time.NewTimer(min(d, 20*time.Millisecond))
 		defer t.Stop()
 		select {
@@ -215,6 +238,7 @@ func testSleep(log string) func(ctx context.Context, d time.Duration) error {
 			return nil
 		}
 	}
+	return sleep, clock
 }
 
 // testClock is the clock of the test suite: GIT_RALPH_TEST_CLOCK=<RFC 3339 time> starts
@@ -238,7 +262,8 @@ func testClock(v string) func() time.Time {
 // holdLock is the test binary as "hold-lock FILE PIDFILE RELEASE": a live process that
 // has FILE open, as a running git has its lock. It creates FILE if need be, writes its
 // pid to PIDFILE once the file is open, and exits (leaving FILE behind, as a killed git
-// would) when RELEASE exists, or after 30 seconds.
+// would) when RELEASE exists, or once its directory is gone (the script has ended),
+// or after ten minutes.
 func holdLock() {
 	if len(os.Args) != 4 {
 		fmt.Fprintln(os.Stderr, "usage: hold-lock FILE PIDFILE RELEASE")
@@ -255,8 +280,11 @@ func holdLock() {
 		fmt.Fprintln(os.Stderr, "write pid file:", err)
 		os.Exit(1)
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(os.Args[3]); err == nil {
+			return
+		}
+		if _, err := os.Stat(filepath.Dir(os.Args[3])); errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 	}

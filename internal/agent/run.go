@@ -108,7 +108,9 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		req:       req,
 		pid:       cmd.Process.Pid,
 		pipes:     p,
+		clock:     ClockOr(req.Clock),
 		base:      time.Now(),
+		clockBase: ClockOr(req.Clock).Now(),
 		grace:     orDefault(req.Grace),
 		killGrace: orDefault(req.KillGrace),
 		log:       &logWriter{w: req.Log},
@@ -140,6 +142,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		}
 	}
 	res.TimedOut, res.Idle, res.Interrupted, res.Lingered = r.flags.TimedOut, r.flags.Idle, r.flags.Interrupted, r.flags.Lingered
+	res.KilledAtOnce = r.flags.KilledAtOnce
 	res.ExitCode, res.Signal = exitStatus(state)
 	res.Stderr = strings.ToValidUTF8(Tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
 	if wantsFile {
@@ -219,14 +222,17 @@ type runner struct {
 	req              Request
 	pid              int
 	pipes            *pipes
-	base             time.Time
+	clock            Clock        // Timeout and IdleTimeout are measured on it
+	base             time.Time    // the start, wall clock
+	clockBase        time.Time    // the start, on clock
 	lastOut          atomic.Int64 // time of the last output byte, as a duration since base
+	lastOutClock     atomic.Int64 // the same, on clock since clockBase
 	grace            time.Duration
 	killGrace        time.Duration
 	log              *logWriter
 	stderr           *TailBuffer
 	ev               *runEvents
-	flags            Result // TimedOut, Idle, Interrupted, Lingered
+	flags            Result // TimedOut, Idle, Interrupted, KilledAtOnce, Lingered
 	outDone, errDone chan struct{}
 	out              decoded
 }
@@ -257,22 +263,20 @@ func (r *runner) startIO() {
 	}()
 }
 
-func (r *runner) touch() { r.lastOut.Store(int64(time.Since(r.base))) }
+func (r *runner) touch() {
+	r.lastOut.Store(int64(time.Since(r.base)))
+	r.lastOutClock.Store(int64(r.clock.Now().Sub(r.clockBase)))
+}
 
 // supervise waits for the process to exit, signalling its group on
 // cancellation, timeouts and a lingering exit.
 func (r *runner) supervise(ctx context.Context, exited <-chan struct{}) {
 	var timeoutC, idleC, graceC, escalateC <-chan time.Time
-	var idle *time.Timer
 	if r.req.Timeout > 0 {
-		t := time.NewTimer(r.req.Timeout)
-		defer t.Stop()
-		timeoutC = t.C
+		timeoutC = r.clock.After(r.req.Timeout)
 	}
 	if r.req.IdleTimeout > 0 {
-		idle = time.NewTimer(r.req.IdleTimeout)
-		defer idle.Stop()
-		idleC = idle.C
+		idleC = r.clock.After(r.req.IdleTimeout)
 	}
 	done, kill, terminal := ctx.Done(), r.req.Kill, (<-chan struct{})(r.ev.terminal)
 	stopping := false
@@ -294,6 +298,7 @@ func (r *runner) supervise(ctx context.Context, exited <-chan struct{}) {
 		case <-kill:
 			kill = nil
 			r.flags.Interrupted = true
+			r.flags.KilledAtOnce = true
 			stopping = true
 			signalGroup(r.pid, syscall.SIGKILL)
 		case <-timeoutC:
@@ -303,9 +308,9 @@ func (r *runner) supervise(ctx context.Context, exited <-chan struct{}) {
 				stop(syscall.SIGTERM)
 			}
 		case <-idleC:
-			quiet := time.Since(r.base) - time.Duration(r.lastOut.Load())
+			quiet := r.clock.Now().Sub(r.clockBase) - time.Duration(r.lastOutClock.Load())
 			if quiet < r.req.IdleTimeout {
-				idle.Reset(r.req.IdleTimeout - quiet)
+				idleC = r.clock.After(r.req.IdleTimeout - quiet)
 				continue
 			}
 			idleC = nil
@@ -397,6 +402,9 @@ func endLine(res Result) string {
 	var why []string
 	if res.Interrupted {
 		why = append(why, "interrupted")
+	}
+	if res.KilledAtOnce {
+		why = append(why, "killed at once by a second interrupt")
 	}
 	if res.TimedOut {
 		why = append(why, "timeout")

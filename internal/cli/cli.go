@@ -22,6 +22,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
@@ -107,6 +108,14 @@ type Tuning struct {
 	// (status --watch, finish --wait, dispatch's search for its run, rate limits): the
 	// test binary's logs each wait and sleeps a few milliseconds. nil is a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// SleepNow, if not nil, is the clock that spaces GitHub requests a second apart
+	// (github.Options.Now): the test binary's is moved by its Sleep alone, so that the
+	// wait between two requests is the same however slow the machine. nil is time.Now.
+	SleepNow func() time.Time
+	// Clock, if not nil, measures the user's limits (--timeout, --idle-timeout,
+	// --deadline): the test binary's moves only when a script says so, so that no
+	// script depends on how fast the machine is. nil is the wall clock.
+	Clock agent.Clock
 }
 
 // MainTuned is Main with some waits and the clock changed: the test binary's git-ralph
@@ -245,13 +254,20 @@ func (e *env) githubLoop() (*loop.Loop, error) {
 	return l, err
 }
 
+// githubOptions are the options of every GitHub client: the user agent, and the
+// tuned transport, waits and the clock the waits move.
+func (e *env) githubOptions() github.Options {
+	return github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport,
+		Sleep: e.tune.Sleep, Now: e.tune.SleepNow}
+}
+
 // github returns the GitHub client for host (made once): gh's token, the tuned
 // transport and waits.
 func (e *env) github(host string) (*github.Client, error) {
 	if c, ok := e.clients[host]; ok {
 		return c, nil
 	}
-	c, err := github.New(host, github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport, Sleep: e.tune.Sleep})
+	c, err := github.New(host, e.githubOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -313,6 +329,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
+	l.Clock = e.tune.Clock
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now
 	}

@@ -221,7 +221,7 @@ func (c *finishCmd) prOptions(e *env, l *loop.Loop) (githubflow.PROptions, error
 	return githubflow.PROptions{
 		Draft: draft, Base: c.Base, Remote: remote, Repo: repo, EnvRepo: os.Getenv("GH_REPO"),
 		Client: func(host string) (*github.Client, error) {
-			return github.New(host, github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport})
+			return github.New(host, e.githubOptions())
 		},
 	}, nil
 }

@@ -106,9 +106,12 @@
 //	{"touch": "$WORK/reached"}        creates an empty file (no event); $VARS expanded
 //	{"sleep_ms": N}                   pause (only where the time itself is the point:
 //	                                  never to wait for the test's next step)
+//	{"advance_clock": "2s"}           move the test binary's clock, which measures git-ralph's
+//	                                  --timeout, --idle-timeout and --deadline, forward by that
+//	                                  (appends to the file GIT_RALPH_TEST_TIME names)
 //	{"wait_for_file": "path"}         block until the file exists (polls; $VARS expanded)
 //	{"hang": {"ignore_sigterm": b, "ignore_sigint": b, "on_sigterm_exit": 143,
-//	          "on_sigint_exit": 0, "spawn_child": b, "pid_file": "path"}}
+//	          "on_sigint_exit": 0, "spawn_child": b, "pid_file": "path", "signal_log": "path"}}
 //	                                  block forever, no terminal event. SIGTERM/SIGINT kill the
 //	                                  process by the signal (like codex) unless ignored or trapped
 //	                                  with on_sig*_exit (claude exits 143 on SIGTERM, 0 on SIGINT).
@@ -116,6 +119,10 @@
 //	                                  holding stdout/stderr open; pid_file receives the fake's pid
 //	                                  and then the child's, once the signal handling is in place.
 //	                                  The handling is installed before the first line is printed.
+//	                                  signal_log gets a line per SIGINT or SIGTERM received
+//	                                  (ignored ones too), so a test can wait until the agent
+//	                                  has been signalled. advance_clock: "2s" moves git-ralph's
+//	                                  test clock (see the step) once the pid file is written.
 //	                                  hang and wait_for_file also end (exit 0, the child killed)
 //	                                  once the test is over: when the parent directory of
 //	                                  FAKE_AGENT_STATE_DIR (the script's $WORK) is gone. So a fake

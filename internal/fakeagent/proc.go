@@ -21,20 +21,25 @@ type signalState struct {
 	ch            chan os.Signal
 	onSIGTERMExit *int
 	onSIGINTExit  *int
+	log           string // signal_log: each SIGINT or SIGTERM received is a line here
+	ignore        map[os.Signal]bool
 }
 
 func setupSignals(h *hangSpec) *signalState {
-	s := &signalState{ch: make(chan os.Signal, 4)}
+	s := &signalState{ch: make(chan os.Signal, 4), log: h.SignalLog,
+		ignore: map[os.Signal]bool{syscall.SIGTERM: h.IgnoreSIGTERM, syscall.SIGINT: h.IgnoreSIGINT}}
 	var notify []os.Signal
-	if h.IgnoreSIGTERM {
+	// With a signal log, an ignored signal is caught and logged, not left to the
+	// kernel to drop, so that a test can wait until the agent has got it.
+	if h.IgnoreSIGTERM && s.log == "" {
 		signal.Ignore(syscall.SIGTERM)
-	} else if h.OnSIGTERMExit != nil {
+	} else if h.IgnoreSIGTERM || h.OnSIGTERMExit != nil || s.log != "" {
 		s.onSIGTERMExit = h.OnSIGTERMExit
 		notify = append(notify, syscall.SIGTERM)
 	}
-	if h.IgnoreSIGINT {
+	if h.IgnoreSIGINT && s.log == "" {
 		signal.Ignore(syscall.SIGINT)
-	} else if h.OnSIGINTExit != nil {
+	} else if h.IgnoreSIGINT || h.OnSIGINTExit != nil || s.log != "" {
 		s.onSIGINTExit = h.OnSIGINTExit
 		notify = append(notify, syscall.SIGINT)
 	}
@@ -76,14 +81,31 @@ func (f *fake) hang(h *hangSpec) (int, error) {
 			return 0, usagef("hang: pid_file: %v", err)
 		}
 	}
+	if h.AdvanceClock != "" {
+		// Now that all is in place, the time runs out (a timeout under test).
+		if err := f.advanceClock(h.AdvanceClock); err != nil {
+			return 0, usagef("hang: advance_clock: %v", err)
+		}
+	}
 	for {
 		select {
 		case s := <-f.sig.ch:
+			if f.sig.log != "" {
+				if file, err := os.OpenFile(f.path(f.sig.log), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintln(file, s)
+					file.Close()
+				}
+			}
 			if s == syscall.SIGTERM && f.sig.onSIGTERMExit != nil {
 				return *f.sig.onSIGTERMExit, nil
 			}
 			if s == syscall.SIGINT && f.sig.onSIGINTExit != nil {
 				return *f.sig.onSIGINTExit, nil
+			}
+			if !f.sig.ignore[s] {
+				// Caught only to be logged: die of it, as an untrapped signal kills.
+				signal.Reset(s)
+				_ = syscall.Kill(os.Getpid(), s.(syscall.Signal))
 			}
 		case <-time.After(100 * time.Millisecond):
 			if f.scriptGone() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // scenario is the whole JSON document; its embedded script is the default run.
@@ -95,6 +96,7 @@ type step struct {
 	Stderr      *string         `json:"stderr"`
 	Touch       *string         `json:"touch"`
 	SleepMS     *int            `json:"sleep_ms"`
+	Advance     *string         `json:"advance_clock"`
 	WaitForFile *string         `json:"wait_for_file"`
 	Hang        *hangSpec       `json:"hang"`
 	Exit        *int            `json:"exit"`
@@ -125,6 +127,8 @@ type hangSpec struct {
 	OnSIGINTExit  *int   `json:"on_sigint_exit"`
 	SpawnChild    bool   `json:"spawn_child"`
 	PIDFile       string `json:"pid_file"`
+	SignalLog     string `json:"signal_log"`
+	AdvanceClock  string `json:"advance_clock"`
 }
 
 type crashSpec struct {
@@ -220,6 +224,7 @@ func (st *step) check() error {
 	count(st.Stderr != nil)
 	count(st.Touch != nil)
 	count(st.SleepMS != nil)
+	count(st.Advance != nil)
 	count(st.WaitForFile != nil)
 	count(st.Hang != nil)
 	count(st.Exit != nil)
@@ -247,6 +252,10 @@ func (st *step) check() error {
 		return errors.New("check_task id is empty")
 	case st.SleepMS != nil && *st.SleepMS < 0:
 		return errors.New("sleep_ms must not be negative")
+	case st.Advance != nil && !validAdvance(*st.Advance):
+		return errors.New("advance_clock is not a positive Go duration")
+	case st.Hang != nil && st.Hang.AdvanceClock != "" && !validAdvance(st.Hang.AdvanceClock):
+		return errors.New("hang.advance_clock is not a positive Go duration")
 	case st.Event != nil && !json.Valid(st.Event):
 		return errors.New("event is not valid JSON")
 	}
@@ -347,4 +356,9 @@ func (s *script) hangOf() *hangSpec {
 		}
 	}
 	return nil
+}
+
+func validAdvance(s string) bool {
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
 }

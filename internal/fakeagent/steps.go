@@ -92,6 +92,10 @@ func (f *fake) step(st *step) (code int, stop bool, err error) {
 		}
 	case st.SleepMS != nil:
 		time.Sleep(time.Duration(*st.SleepMS) * time.Millisecond)
+	case st.Advance != nil:
+		if err := f.advanceClock(*st.Advance); err != nil {
+			return 0, true, usagef("advance_clock: %v", err)
+		}
 	case st.WaitForFile != nil:
 		path := f.path(*st.WaitForFile)
 		for {
@@ -275,4 +279,25 @@ func (f *fake) tick(story, taskID string) {
 		fmt.Fprintf(f.stderr, "fake-agent: %v\n", t.err)
 	}
 	f.ag.toolEnd(t)
+}
+
+// advanceClock moves the clock of the test binary's git-ralph, which measures the
+// user's limits (--timeout, --idle-timeout, --deadline), forward by d: it appends d to
+// the file GIT_RALPH_TEST_TIME names (git-ralph/main_test.go's testTimeClock). So a
+// scenario says when a limit is reached ("printed its part, then the time ran out")
+// instead of sleeping for a time a loaded machine may overrun.
+func (f *fake) advanceClock(d string) error {
+	path := f.env("GIT_RALPH_TEST_TIME")
+	if path == "" {
+		return errors.New("GIT_RALPH_TEST_TIME is not set")
+	}
+	file, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := file.WriteString(d + "\n"); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
 }

@@ -81,14 +81,11 @@ exit 1
 
 func TestHookCancel(t *testing.T) {
 	dir, r := newRepo(t)
-	writeHook(t, dir, "ralph-verify", "echo started\nsleep 30\necho not reached\n")
+	// The hook sleeps an hour: Hook returning at all says the cancellation stopped it.
+	writeHook(t, dir, "ralph-verify", "echo started\nsleep 3600\necho not reached\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	start := time.Now()
 	out, code, err := r.Hook(ctx, "ralph-verify", nil)
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Hook took %v after cancellation", d)
-	}
 	if !errors.Is(err, context.Canceled) || code != -1 {
 		t.Errorf("Hook = %d, %v; want -1, context.Canceled", code, err)
 	}

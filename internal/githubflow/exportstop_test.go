@@ -16,7 +16,7 @@ import (
 // nothing is signalled.
 func TestLockAfterLoopWaitsForTheLoop(t *testing.T) {
 	rep := &recorder{}
-	l := &Flow{Remote: Remote{Store: run.NewStore(t.TempDir())}, Loop: &loop.Loop{Report: rep}, StopWait: 5 * time.Second, KillWait: time.Second}
+	l := &Flow{Remote: Remote{Store: run.NewStore(t.TempDir())}, Loop: &loop.Loop{Report: rep}, StopWait: 2 * time.Minute, KillWait: time.Second}
 	held, err := l.Store.Lock("c")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -77,7 +76,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		}
 		if !o.deadlineAt.IsZero() {
 			// No attempt starts that its own timeout could carry past the deadline.
-			if left := time.Until(o.deadlineAt); left <= 0 || (o.Timeout > 0 && left < o.Timeout) {
+			if left := o.deadlineAt.Sub(agent.ClockOr(l.Clock).Now()); left <= 0 || (o.Timeout > 0 && left < o.Timeout) {
 				return finish(), l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
 			}
 		}

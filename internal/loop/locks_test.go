@@ -97,8 +97,8 @@ func TestClearKilledLoopLocksWaitsForItsGit(t *testing.T) {
 	defer cmd.Wait()
 	go func() { time.Sleep(time.Second); stdin.Close() }()
 	rec := &run.Record{Change: "c", Branch: "ralph/c", Status: run.Running}
-	if err := l.clearKilledLoopLocks(context.Background(), rec, "git ralph export c", 5*time.Second); err != nil {
-		t.Fatalf("clearKilledLoopLocks with the loop's git still at work for 1s (gitWait 5s): %v", err)
+	if err := l.clearKilledLoopLocks(context.Background(), rec, "git ralph export c", 2*time.Minute); err != nil {
+		t.Fatalf("clearKilledLoopLocks with the loop's git still at work for 1s (gitWait 2m): %v", err)
 	}
 	if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
 		t.Errorf("index.lock is still there: %v\n%s", err, rep.Text())

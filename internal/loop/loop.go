@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/surface"
@@ -121,6 +122,10 @@ type Loop struct {
 	// LockMinAge and LockWait tune how a crash-resume tells a stale git lock file
 	// from one in use (git.LockCheck); zero means the defaults, a few seconds each.
 	LockMinAge, LockWait time.Duration
+
+	// Clock measures the user's limits: --timeout, --idle-timeout and --deadline.
+	// Nil is the wall clock; the test binary's moves only when a test says so.
+	Clock agent.Clock
 }
 
 // Sleep waits d or until ctx is done (then it returns ctx.Err()).

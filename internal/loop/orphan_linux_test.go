@@ -31,7 +31,7 @@ func groupLeader(t *testing.T, env ...string) (int, uint64) {
 	// Start returns once the exec has begun, which is before the kernel has set up the
 	// new program's environment: /proc/<pid>/environ can still be empty (seen under
 	// load, 2 in 300). An agent a crashed run left behind is long past that point.
-	for deadline := time.Now().Add(10 * time.Second); !agent.HasEnv(cmd.Process.Pid, env...); {
+	for deadline := time.Now().Add(2 * time.Minute); !agent.HasEnv(cmd.Process.Pid, env...); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the environment of %d never showed %v", cmd.Process.Pid, env)
 		}
@@ -69,7 +69,7 @@ func TestStopOrphanAgentOnlyOurs(t *testing.T) {
 	if err := l.stopOrphanAgent(&run.Record{Change: "x", AgentPID: ours, AgentStart: oursStart, AgentID: "0123abcd"}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for agent.GroupAlive(ours, oursStart) {
 		st, _ := os.ReadFile("/proc/" + itoa(ours) + "/stat")
 		if strings.Contains(string(st), ") Z ") {

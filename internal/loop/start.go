@@ -122,11 +122,20 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	}
 	wctx := ctx
 	if o.Deadline > 0 {
-		// Wall-clock time, like the job's own limit (l.Now may be a test clock).
-		o.deadlineAt = time.Now().Add(o.Deadline)
+		// Wall-clock time, like the job's own limit (l.Now is the records' clock, a
+		// fixed one in tests; l.Clock the limits', one a test moves).
+		clock := agent.ClockOr(l.Clock)
+		o.deadlineAt = clock.Now().Add(o.Deadline)
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, o.Deadline)
+		wctx, cancel = context.WithCancel(ctx)
 		defer cancel()
+		go func() {
+			select {
+			case <-clock.After(o.Deadline):
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
 	}
 	ch, drv, err := l.preflight(ctx, &o)
 	if err != nil {
@@ -437,6 +446,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 		IdleTimeout: o.IdleTimeout,
 		Grace:       o.Grace,
 		Kill:        o.Kill,
+		Clock:       l.Clock,
 	}
 }
 
