@@ -77,6 +77,8 @@ type Comment struct {
 	Body    string  `json:"body"`
 	HTMLURL string  `json:"html_url"`
 	User    Account `json:"user"`
+	// IssueURL is the API URL of the issue it is on.
+	IssueURL string `json:"issue_url"`
 }
 
 // MaxSubIssues is how many sub-issues GitHub allows one issue.
@@ -257,29 +259,47 @@ func CommentMarker(key string) string {
 	return "<!-- git-ralph:" + k + " -->"
 }
 
+// Comment returns comment id of r: an *Error with status 404 when it is gone.
+func (c *Client) Comment(ctx context.Context, r Repo, id int64) (*Comment, error) {
+	var out Comment
+	if err := c.Do(ctx, http.MethodGet, r.path()+"/issues/comments/"+strconv.FormatInt(id, 10), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // UpsertComment keeps one comment on issue number for key: the comment whose body
-// starts with CommentMarker(key) (the one numbered known, when it still does, else the
-// first), updated in place when its body differs, or a new one. body is written after
-// the marker line. It writes nothing to a closed issue (ErrIssueClosed): issue is the
-// issue as read, so that a closed one costs no request.
+// starts with CommentMarker(key), updated in place when its body differs, or a new one.
+// known is its id when the caller kept it (one request finds it), 0 otherwise (the
+// issue's comments are listed, and the first with the marker is it). body is written
+// after the marker line. It writes nothing to a closed issue (ErrIssueClosed): issue is
+// the issue as read, so that a closed one costs no request.
 func (c *Client) UpsertComment(ctx context.Context, r Repo, issue *Issue, key string, known int64, body string) (*Comment, error) {
 	if !issue.Open() {
 		return nil, fmt.Errorf("issue #%d: %w", issue.Number, ErrIssueClosed)
 	}
 	marker := CommentMarker(key)
 	full := marker + "\n" + body
-	comments, err := c.Comments(ctx, r, issue.Number)
-	if err != nil {
-		return nil, err
-	}
 	var found *Comment
-	for i := range comments {
-		cm := &comments[i]
-		if firstLine(cm.Body) != marker {
-			continue
+	if known != 0 {
+		cm, err := c.Comment(ctx, r, known)
+		if err != nil && StatusOf(err) != http.StatusNotFound {
+			return nil, err
 		}
-		if found == nil || cm.ID == known {
+		if err == nil && firstLine(cm.Body) == marker && strings.HasSuffix(cm.IssueURL, "/issues/"+strconv.Itoa(issue.Number)) {
 			found = cm
+		}
+	}
+	if found == nil {
+		comments, err := c.Comments(ctx, r, issue.Number)
+		if err != nil {
+			return nil, err
+		}
+		for i := range comments {
+			if firstLine(comments[i].Body) == marker {
+				found = &comments[i]
+				break
+			}
 		}
 	}
 	switch {

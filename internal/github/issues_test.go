@@ -203,11 +203,22 @@ func TestUpsertComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := len(srv.Requests())
 	second, err := c.UpsertComment(ctx, repo, is, "story:11", first.ID, "checkpoint abc1234")
 	if err != nil || second.ID != first.ID {
 		t.Fatalf("update: %+v, %v", second, err)
 	}
-	before := len(srv.Requests())
+	if n := len(srv.Requests()) - before; n != 2 { // the comment by its id, and its update
+		t.Fatalf("%d requests to update a known comment, want 2:\n%s", n, githubtest.Dump(srv.Requests()[before:]))
+	}
+	// a known id that is gone, or on another issue, falls back to the listing
+	if again, err := c.UpsertComment(ctx, repo, is, "story:11", 1, "checkpoint abc1234"); err != nil || again.ID != first.ID {
+		t.Fatalf("known id of another comment: %+v, %v", again, err)
+	}
+	if again, err := c.UpsertComment(ctx, repo, is, "story:11", 424242, "checkpoint abc1234"); err != nil || again.ID != first.ID {
+		t.Fatalf("known id that is gone: %+v, %v", again, err)
+	}
+	before = len(srv.Requests())
 	if _, err := c.UpsertComment(ctx, repo, is, "story:11", first.ID, "checkpoint abc1234"); err != nil {
 		t.Fatal(err)
 	}

@@ -51,14 +51,29 @@ type Comment struct {
 const TokenUser = "ralph-user"
 
 func (s *Server) issuesRoutes() {
+	// GET …/issues/comments/{id} and GET …/issues/{number}/sub_issues overlap as
+	// ServeMux patterns (…/issues/comments/sub_issues would match both): one route
+	// tells them apart, as GitHub's router does (an issue number is digits).
+	subIssues, comments := s.onIssue(s.related(func(is *Issue) []int { return is.SubIssues })), s.onIssue(s.listComments)
+	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/{what}", func(w http.ResponseWriter, r *http.Request) {
+		switch n, what := r.PathValue("number"), r.PathValue("what"); {
+		case n == "comments":
+			r.SetPathValue("id", what)
+			s.getComment(w, r)
+		case what == "sub_issues":
+			subIssues(w, r)
+		case what == "comments":
+			comments(w, r)
+		default:
+			Fail(w, 404, "Not Found")
+		}
+	})
 	s.Handle("GET /repos/{owner}/{repo}/issues", s.listIssues)
 	s.Handle("GET /repos/{owner}/{repo}/issues/{number}", s.onIssue(s.getIssue))
 	s.Handle("PATCH /repos/{owner}/{repo}/issues/{number}", s.onIssue(s.updateIssue))
-	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/sub_issues", s.onIssue(s.related(func(is *Issue) []int { return is.SubIssues })))
 	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/dependencies/blocked_by", s.onIssue(s.related(func(is *Issue) []int { return is.BlockedBy })))
 	s.Handle("POST /repos/{owner}/{repo}/issues/{number}/labels", s.onIssue(s.addLabels))
 	s.Handle("DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}", s.onIssue(s.removeLabel))
-	s.Handle("GET /repos/{owner}/{repo}/issues/{number}/comments", s.onIssue(s.listComments))
 	s.Handle("POST /repos/{owner}/{repo}/issues/{number}/comments", s.onIssue(s.createComment))
 	s.Handle("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.updateComment)
 }
@@ -413,6 +428,32 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request, rp *Repo,
 	JSON(w, 201, s.commentJSON(rp, is, c))
 }
 
+// comment finds the request's comment under the lock, or answers 404.
+func (s *Server) comment(w http.ResponseWriter, r *http.Request) (*Repo, *Issue, *Comment) {
+	rp := s.repo(w, r)
+	if rp == nil {
+		return nil, nil, nil
+	}
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	for _, is := range rp.Issues {
+		for _, c := range is.Comments {
+			if c.ID == id {
+				return rp, is, c
+			}
+		}
+	}
+	Fail(w, 404, "Not Found")
+	return nil, nil, nil
+}
+
+func (s *Server) getComment(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is, c := s.comment(w, r); c != nil {
+		JSON(w, 200, s.commentJSON(rp, is, c))
+	}
+}
+
 func (s *Server) updateComment(w http.ResponseWriter, r *http.Request) {
 	var in struct{ Body *string }
 	if !decode(w, r, &in) {
@@ -424,20 +465,9 @@ func (s *Server) updateComment(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repo(w, r)
-	if rp == nil {
-		return
+	if rp, is, c := s.comment(w, r); c != nil {
+		c.Body = *in.Body
+		c.Edits++
+		JSON(w, 200, s.commentJSON(rp, is, c))
 	}
-	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	for _, is := range rp.Issues {
-		for _, c := range is.Comments {
-			if c.ID == id {
-				c.Body = *in.Body
-				c.Edits++
-				JSON(w, 200, s.commentJSON(rp, is, c))
-				return
-			}
-		}
-	}
-	Fail(w, 404, "Not Found")
 }

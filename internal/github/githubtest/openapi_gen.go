@@ -39,6 +39,7 @@ var operations = []string{
 	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",
 	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments",
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}",
 	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}",
 }
 
