@@ -48,6 +48,7 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills git-ralph at 26 points, about 25 seconds; skipped with -short")
 	}
+	t.Parallel() // with the scripts: much of a trial is waiting
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("CHAOS_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -115,6 +116,7 @@ func TestChaosFinishSquashKilledAtEveryStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the loop once per step of finish; skipped with -short")
 	}
+	t.Parallel() // with the scripts: much of a trial is waiting
 	if pendingFinishFix {
 		t.Skip("pending fix: finish --squash killed after its merge cannot be finished again (internal/loop/finish.go)")
 	}
@@ -164,6 +166,7 @@ func TestChaosAgentActsBeforeItIsRecorded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("races git-ralph against its agent; skipped with -short")
 	}
+	t.Parallel() // with the scripts: much of a trial is waiting
 	if pendingAgentRecordFix {
 		t.Skip("pending fix: the agent gets its prompt before its pid is recorded (internal/agent/run.go)")
 	}

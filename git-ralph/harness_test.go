@@ -331,7 +331,7 @@ func (c *testTimeClock) After(d time.Duration) <-chan time.Time {
 				ch <- c.start.Add(a - c.base)
 				return
 			}
-			time.Sleep(harnessPoll)
+			time.Sleep(10 * time.Millisecond)
 		}
 	}()
 	return ch

@@ -157,6 +157,9 @@ func TestInstallScriptAddsToPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel()
+	installing.Lock() // one build at a time: the next finds the first in Go's cache
+	defer installing.Unlock()
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, ".profile"), "# the user's own\nexport EDITOR=vi") // no final newline
 	writeFile(t, filepath.Join(home, ".bash_profile"), ". ~/.profile\n")
@@ -434,6 +437,9 @@ func TestInstallScriptRelativePrefix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel()
+	installing.Lock() // one build at a time: the next finds the first in Go's cache
+	defer installing.Unlock()
 	script, err := filepath.Abs("../install.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -468,6 +474,9 @@ func TestInstallScriptKeepsABrokenBlock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel()
+	installing.Lock() // one build at a time: the next finds the first in Go's cache
+	defer installing.Unlock()
 	home := t.TempDir()
 	profile := "# the user's own\n# >>> git-ralph PATH >>> (added by git-ralph install.sh; delete this block to undo)\n" +
 		"export PATH=\"/old/bin:$PATH\"\nexport EDITOR=vi\nalias ll='ls -l'\n"
@@ -494,6 +503,9 @@ func TestInstallScriptSaysWhatShadowsIt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
+	t.Parallel()
+	installing.Lock() // one build at a time: the next finds the first in Go's cache
+	defer installing.Unlock()
 	prefix, shadow := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(shadow, "git-ralph"), []byte("#!/bin/sh\necho 'git-ralph old'\n"), 0o755); err != nil {
 		t.Fatal(err)

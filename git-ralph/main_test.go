@@ -61,6 +61,7 @@ func (p scriptParallel) Run() int {
 }
 
 func TestScript(t *testing.T) {
+	t.Parallel() // with the long tests (chaos, install), not after them
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,

@@ -3,11 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/git-ralph/git-ralph/internal/ci"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 )
 
 type ciCmd struct {
@@ -57,7 +57,8 @@ func (c *ciInitCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	old, _ := os.ReadFile(filepath.Join(repo.Root, filepath.FromSlash(ci.Path))) // only to say why it is updated
+	head, _, _ := repofile.ReadHead(repo.Root, filepath.Join(repo.Root, filepath.FromSlash(ci.Path))) // only to say why it is updated
+	old := head.Data
 	action, err := ci.Write(repo.Root, content)
 	if errors.Is(err, ci.ErrForeign) {
 		return &loop.Error{Msg: ci.Path + " is not git-ralph's; left it alone",

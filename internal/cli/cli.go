@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
@@ -214,6 +216,9 @@ func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.S
 	}()
 	var r root
 	env := &env{ctx: ctx, kill: kill, s: s, tune: t}
+	// A change file reached through a symlink is read only when git tracks its target:
+	// repofile runs no git, so it asks through this.
+	repofile.SetTracked(env.tracked)
 	parser, err := newParser(&r, s, func(c int) { panic(exitRequest(c)) }, env.findRepo)
 	if err != nil {
 		panic(err) // a broken command model is a bug
@@ -243,6 +248,38 @@ type env struct {
 	looked  bool
 
 	clients map[string]*github.Client // by host: one per host, so that its spacing holds across commands' requests
+
+	trackedMu sync.Mutex
+	trackedIn map[string]*git.Repo // the work trees repofile asked about, by their real path
+}
+
+// tracked is repofile's question: does git track the file at rel in the work tree at
+// root (a real path)? The repository of the working directory answers for its own work
+// tree; another (a worktree run's) is opened once. Loops side by side (-j) ask at once.
+func (e *env) tracked(root, rel string) (bool, error) {
+	e.trackedMu.Lock()
+	repo, ok := e.trackedIn[root]
+	if !ok {
+		if r, err := e.findRepo(); err == nil && sameDir(r.Root, root) {
+			repo = r
+		} else if repo, err = git.Open(e.ctx, root); err != nil {
+			e.trackedMu.Unlock()
+			return false, err
+		}
+		if e.trackedIn == nil {
+			e.trackedIn = map[string]*git.Repo{}
+		}
+		e.trackedIn[root] = repo
+	}
+	e.trackedMu.Unlock()
+	return repo.Tracked(e.ctx, rel)
+}
+
+// sameDir reports whether a and b are the same directory.
+func sameDir(a, b string) bool {
+	x, err1 := os.Stat(a)
+	y, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(x, y)
 }
 
 // githubLoop is loop() for the commands that poll GitHub: their waits are the tuned ones.

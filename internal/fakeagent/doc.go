@@ -122,7 +122,10 @@
 //	                                  signal_log gets a line per SIGINT or SIGTERM received
 //	                                  (ignored ones too), so a test can wait until the agent
 //	                                  has been signalled. advance_clock: "2s" moves git-ralph's
-//	                                  test clock (see the step) once the pid file is written.
+//	                                  test clock (see the step) once the pid file is written,
+//	                                  and again every 100ms while it hangs (the agent's last
+//	                                  output may be read after the first move, and an idle
+//	                                  timeout counts from that read).
 //	                                  hang and wait_for_file also end (exit 0, the child killed)
 //	                                  once the test is over: when the parent directory of
 //	                                  FAKE_AGENT_STATE_DIR (the script's $WORK) is gone. So a fake

@@ -108,6 +108,12 @@ func (f *fake) hang(h *hangSpec) (int, error) {
 				_ = syscall.Kill(os.Getpid(), s.(syscall.Signal))
 			}
 		case <-time.After(100 * time.Millisecond):
+			if h.AdvanceClock != "" {
+				// The time keeps running out while the agent hangs: git-ralph may
+				// have read its last output after the first advance, which an
+				// idle timeout counts from.
+				_ = f.advanceClock(h.AdvanceClock)
+			}
 			if f.scriptGone() {
 				if child != nil {
 					_ = child.Process.Kill()

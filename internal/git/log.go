@@ -28,6 +28,16 @@ const logFormat = "--format=%H%x00%P%x00%s%x00%b%x00%(trailers:only,unfold,separ
 // Log returns up to limit commits (limit <= 0: all) of revRange ("" = HEAD),
 // newest first, as `git log` orders them.
 func (r *Repo) Log(ctx context.Context, revRange string, limit int) ([]Commit, error) {
+	return r.log(ctx, revRange, limit, false)
+}
+
+// FirstParentLog is Log of the first-parent line alone (`--first-parent`): from each
+// commit, only its first parent is followed.
+func (r *Repo) FirstParentLog(ctx context.Context, revRange string, limit int) ([]Commit, error) {
+	return r.log(ctx, revRange, limit, true)
+}
+
+func (r *Repo) log(ctx context.Context, revRange string, limit int, firstParent bool) ([]Commit, error) {
 	if revRange == "" {
 		revRange = "HEAD"
 	}
@@ -39,6 +49,9 @@ func (r *Repo) Log(ctx context.Context, revRange string, limit int) ([]Commit, e
 	args := []string{"log", "--no-show-signature", "-z", logFormat}
 	if limit > 0 {
 		args = append(args, "--max-count="+strconv.Itoa(limit))
+	}
+	if firstParent {
+		args = append(args, "--first-parent")
 	}
 	args = append(args, revRange, "--")
 	out, err := r.run(ctx, call{readOnly: true, args: args})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -271,7 +272,7 @@ func (r *Repo) readHead() (branch, id string, ok bool) {
 	if fi, err := os.Lstat(head); err != nil || !fi.Mode().IsRegular() {
 		return "", "", false
 	}
-	data, err := os.ReadFile(head)
+	data, err := readSmall(head)
 	if err != nil {
 		return "", "", false
 	}
@@ -287,7 +288,7 @@ func (r *Repo) readHead() (branch, id string, ok bool) {
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		return "", "", false
 	}
-	data, err = os.ReadFile(path)
+	data, err = readSmall(path)
 	if err != nil {
 		return "", "", false
 	}
@@ -369,4 +370,23 @@ func (r *Repo) SetSymbolicRef(ctx context.Context, ref, target string) error {
 	}
 	_, err := r.run(ctx, call{args: []string{"symbolic-ref", ref, target}})
 	return err
+}
+
+// maxSmall bounds what readSmall reads: HEAD, a loose ref and a sequencer's todo hold
+// a line or a few; anything larger is not git's, and git is asked instead.
+const maxSmall = 64 << 10
+
+// readSmall reads one of git's small files of the git directory (the agent can write
+// there): at most maxSmall bytes, else an error.
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSmall+1))
+	if err == nil && len(data) > maxSmall {
+		err = fmt.Errorf("%s: more than %d bytes", path, maxSmall)
+	}
+	return data, err
 }

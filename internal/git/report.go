@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -143,19 +144,70 @@ func (w *diffRecords) flush() {
 	w.cur, w.dropped = nil, 0
 }
 
-// ReadFile returns the content of path in the tree of commit rev; ok is false
-// when there is no such file there.
-func (r *Repo) ReadFile(ctx context.Context, rev, path string) (data []byte, ok bool, err error) {
+// ReadFile returns the first max bytes of path in the tree of commit rev and the whole
+// file's size (more than len(data) when it was cut); ok is false when there is no such
+// file there. Nothing past max is held: git's output stops being read there.
+func (r *Repo) ReadFile(ctx context.Context, rev, path string, max int) (data []byte, size int64, ok bool, err error) {
 	if err := checkArg("revision", rev); err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
-	out, err := r.run(ctx, call{readOnly: true, args: []string{"cat-file", "blob", rev + ":" + path}})
-	var ge *Error
-	if errors.As(err, &ge) && ge.ExitCode == 128 {
-		return nil, false, nil
+	if strings.ContainsAny(path, "\n\x00") {
+		return nil, 0, false, nil // no such file: a tree entry holds neither
 	}
-	if err != nil {
-		return nil, false, err
+	w := &blobWriter{max: max}
+	_, err = r.run(ctx, call{readOnly: true, args: []string{"cat-file", "--batch"}, stdin: []byte(rev + ":" + path + "\n"), stdout: w})
+	if err != nil && !w.stopped {
+		return nil, 0, false, err
 	}
-	return out, true, nil
+	if !w.blob {
+		return nil, 0, false, nil // missing, or not a file
+	}
+	return w.data, w.size, true, nil
+}
+
+// errEnough stops the copy of git's output once a blobWriter holds what it keeps; git
+// then dies of the closed pipe, as `head` would make it.
+var errEnough = errors.New("enough of the blob")
+
+// blobWriter reads `git cat-file --batch`'s answer for one object: its header
+// ("<id> <type> <size>", or "<name> missing"), then at most max bytes of its content.
+type blobWriter struct {
+	max     int
+	header  []byte
+	headed  bool
+	blob    bool  // the header named a blob
+	size    int64 // its size
+	data    []byte
+	stopped bool // the copy was stopped at max
+}
+
+func (w *blobWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if !w.headed {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(w.header)+len(p) > 4096 {
+				return 0, errors.New("git cat-file: no header")
+			}
+			w.header = append(w.header, p...)
+			return n, nil
+		}
+		w.header, w.headed, p = append(w.header, p[:i]...), true, p[i+1:]
+		if f := strings.Fields(string(w.header)); len(f) == 3 && f[1] == "blob" {
+			size, err := strconv.ParseInt(f[2], 10, 64)
+			w.blob, w.size = err == nil && size >= 0, size
+		}
+	}
+	if !w.blob {
+		return n, nil
+	}
+	// The content, then the newline --batch writes after it: keep the content, up to max.
+	if room := int(min(int64(w.max), w.size)) - len(w.data); room > 0 {
+		w.data = append(w.data, p[:min(len(p), room)]...)
+	}
+	if w.size > int64(w.max) && len(w.data) >= w.max {
+		w.stopped = true
+		return n, errEnough
+	}
+	return n, nil
 }

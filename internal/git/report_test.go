@@ -1,6 +1,10 @@
 package git
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -64,12 +68,44 @@ func TestCommitsDiffsReadFile(t *testing.T) {
 		t.Errorf("cut diff = %+v", d)
 	}
 
-	data, ok, err := r.ReadFile(ctx, one, "new.txt")
-	if err != nil || !ok || string(data) != "one\ntwo\nthree\n" {
-		t.Errorf("ReadFile = %q %v %v", data, ok, err)
+	data, size, ok, err := r.ReadFile(ctx, one, "new.txt", 1<<20)
+	if err != nil || !ok || string(data) != "one\ntwo\nthree\n" || size != 14 {
+		t.Errorf("ReadFile = %q %d %v %v", data, size, ok, err)
 	}
-	if _, ok, err := r.ReadFile(ctx, base, "new.txt"); ok || err != nil {
+	data, size, ok, err = r.ReadFile(ctx, one, "new.txt", 5)
+	if err != nil || !ok || string(data) != "one\nt" || size != 14 {
+		t.Errorf("ReadFile cut at 5 = %q %d %v %v", data, size, ok, err)
+	}
+	if _, _, ok, err := r.ReadFile(ctx, base, "new.txt", 1<<20); ok || err != nil {
 		t.Errorf("ReadFile of a missing file: ok %v, err %v", ok, err)
+	}
+	if _, _, ok, err := r.ReadFile(ctx, one, "", 1<<20); ok || err != nil {
+		t.Errorf("ReadFile of a tree: ok %v, err %v", ok, err)
+	}
+}
+
+// TestReadFileBounded: a blob of 24 MiB is read to the limit and no further: what the
+// process holds stays near the limit, and git, whose output stops being read, ends.
+func TestReadFileBounded(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	big := bytes.Repeat([]byte("0123456789abcde\n"), 3<<19) // 24 MiB
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "add", "big.txt")
+	gitT(t, dir, "commit", "-q", "-m", "big")
+	big = nil
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	data, size, ok, err := r.ReadFile(ctx, "HEAD", "big.txt", 1<<20)
+	runtime.ReadMemStats(&after)
+	if err != nil || !ok || len(data) != 1<<20 || size != 24<<20 || string(data[:16]) != "0123456789abcde\n" {
+		t.Fatalf("ReadFile = %d bytes of %d, %v, %v", len(data), size, ok, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Errorf("reading 1 MiB of a 24 MiB blob allocated %d MiB", grew>>20)
 	}
 }
 

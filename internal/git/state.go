@@ -112,7 +112,7 @@ func (r *Repo) operations() ([]string, error) {
 // first command in sequencer/todo, which git writes in full ("pick",
 // "revert").
 func (r *Repo) sequencerOp() string {
-	todo, err := os.ReadFile(filepath.Join(r.GitDir, "sequencer", "todo"))
+	todo, err := readSmall(filepath.Join(r.GitDir, "sequencer", "todo"))
 	if err == nil {
 		for line := range strings.SplitSeq(string(todo), "\n") {
 			word, _, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -136,6 +136,20 @@ func (r *Repo) UnmergedPaths(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return parseUnmerged(out), nil
+}
+
+// Tracked reports whether the index holds the file at rel (slash-separated, relative
+// to the top level of the work tree): a file git tracks, not an untracked or ignored
+// one.
+func (r *Repo) Tracked(ctx context.Context, rel string) (bool, error) {
+	if rel == "" || strings.HasPrefix(rel, "/") {
+		return false, nil
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"ls-files", "-z", "--cached", "--full-name", "--", ":(top,literal)" + rel}})
+	if err != nil {
+		return false, err
+	}
+	return string(out) == rel+"\x00", nil
 }
 
 // parseUnmerged parses `ls-files -u -z`: "<mode> <id> <stage>\t<path>\0",

@@ -244,3 +244,20 @@ func TestIgnored(t *testing.T) {
 		t.Error("an option-like path was passed to git")
 	}
 }
+
+// TestTracked: a file the index holds is tracked; an ignored, an untracked or a
+// missing one is not, nor a directory or a glob that would match a tracked file.
+func TestTracked(t *testing.T) {
+	dir, r := newRepo(t)
+	commitFile(t, dir, "docs/design.md", "d\n", "add design")
+	write(t, dir, ".gitignore", ".env\n")
+	write(t, dir, ".env", "TOKEN=x\n")
+	write(t, dir, "new.md", "n\n")
+	for rel, want := range map[string]bool{"docs/design.md": true, ".env": false, "new.md": false, "gone.md": false,
+		"docs": false, "docs/*.md": false, "/docs/design.md": false} {
+		got, err := r.Tracked(t.Context(), rel)
+		if err != nil || got != want {
+			t.Errorf("Tracked(%q) = %v, %v; want %v", rel, got, err, want)
+		}
+	}
+}

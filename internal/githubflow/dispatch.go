@@ -148,6 +148,12 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 		}
 		rec.Initial = tip
 		fl.Loop.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OrDetached(rec)))
+	} else if rec.Initial, err = fl.initialOf(gctx, o.Change, tip, head); err != nil {
+		// A run that continues the branch records its initial state here, as a first
+		// dispatch does: what finish takes the pull request's words from is never left
+		// for the runner's record to say.
+		_ = fl.Store.Remove(o.Change)
+		return nil, err
 	}
 	rec.Checkpoint, rec.Remote.StartCommit = tip, tip
 	if err := fl.Loop.Save(rec); err != nil {

@@ -1,6 +1,7 @@
 package githubflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -62,6 +64,9 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	// The record is input: checked before anything of it, or of the run's branch, is
 	// taken here; a bad one leaves the repository as the fetch found it.
 	there, err := fl.readRemoteRecord(ctx, state, rec.Change, r.RunID)
+	if err == nil {
+		err = fl.checkInitial(ctx, rec, there)
+	}
 	if err != nil {
 		fl.unfetch(ctx, prefix, before, tracking, trackingWas, trackingExisted)
 		return err
@@ -110,18 +115,20 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
 		rec.Status = run.Interrupted
 	}
-	if rec.Initial == "" {
-		rec.Initial = there.Initial
-	}
 	rec.Checkpoint = remoteTip
 	r.LastSeenStatus = "completed"
-	if learned, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md"); err == nil && ok && len(learned) <= maxLearnedBytes && len(strings.TrimSpace(string(learned))) > 0 {
-		mine, err := fl.Store.EnsureLearnings(rec.Change)
-		if err != nil {
+	learned, size, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md", maxLearnedBytes)
+	switch {
+	case err != nil || !ok || len(strings.TrimSpace(string(learned))) == 0:
+	case size > maxLearnedBytes:
+		fl.Loop.Report.Warn(fmt.Sprintf("the learnings of run %d are %s, more than the %s git-ralph takes: left out (git show %s:learnings.md has them)",
+			r.RunID, repofile.Size(size), repofile.Size(maxLearnedBytes), loop.Short(state)))
+	default:
+		if err := fl.Store.EnsureLearnings(rec.Change); err != nil {
 			return err
 		}
-		if mine != string(learned) {
-			if err := appendFile(fl.Store.LearningsPath(rec.Change), learned); err != nil {
+		if path := fl.Store.LearningsPath(rec.Change); !endsWith(path, learned) {
+			if err := appendFile(path, learned); err != nil {
 				return err
 			}
 		}
@@ -130,13 +137,11 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	return fl.Loop.Save(rec)
 }
 
-// addRemoteRun adds to rec what the run on GitHub did (there, from its state commit):
-// its attempts, their refs renamed under prefix and their logs left in the artifact,
-// its cost and its tokens.
+// addRemoteRun adds to rec what the run on GitHub did (there, from its state commit,
+// validated): its attempts, their refs renamed under prefix and their logs left in the
+// artifact. The cost and the tokens are those of the attempts, summed here: the
+// record's totals are never taken.
 func addRemoteRun(rec, there *run.Record, prefix string) {
-	// Either record may be older than the sums: each brings its own attempts' tokens.
-	rec.SumOldTokens()
-	there.SumOldTokens()
 	for _, a := range there.Attempts {
 		if a.Ref != "" {
 			a.Ref = prefix + "attempts/" + strings.TrimPrefix(a.Ref, "refs/ralph/"+rec.Change+"/attempts/")
@@ -144,20 +149,42 @@ func addRemoteRun(rec, there *run.Record, prefix string) {
 		a.Log = "" // in the run's artifact, not here
 		rec.Attempts = append(rec.Attempts, a)
 	}
-	rec.CostUSD += there.CostUSD
-	rec.CostKnown = rec.CostKnown || there.CostKnown
-	rec.Tokens += there.Tokens
-	rec.TokensKnown = rec.TokensKnown || there.TokensKnown
+	rec.SumAttempts()
+}
+
+// checkInitial settles the initial state commit of a run brought home, before anything
+// of the run is taken: the one recorded here, else the one found from the start commit
+// dispatch pushed (initialOf), never the record's; a record that names another is
+// refused naming the field. A run with none (its branch began from another commit than
+// the one recorded) keeps none: the record's is not taken either.
+func (fl *Flow) checkInitial(ctx context.Context, rec, there *run.Record) error {
+	if rec.Initial == "" {
+		found, err := fl.initialOf(ctx, rec.Change, rec.Remote.StartCommit, rec.OriginalCommit)
+		if err != nil {
+			return err
+		}
+		rec.Initial = found
+	}
+	if there.Initial == "" || rec.Initial == "" || there.Initial == rec.Initial {
+		return nil
+	}
+	err := &RecordError{RunID: rec.Remote.RunID, Field: "initialCommit",
+		Why: fmt.Sprintf("is %s, not the run's initial state commit %s", loop.Short(there.Initial), loop.Short(rec.Initial))}
+	return &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + rec.Change + "')", Err: err}
 }
 
 // readRemoteRecord reads and checks the record.json of a run's state commit.
 func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runID int64) (*run.Record, error) {
-	data, ok, err := fl.Repo.ReadFile(ctx, state, "record.json")
+	data, size, ok, err := fl.Repo.ReadFile(ctx, state, "record.json", maxRecordBytes)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, loop.UserErr("", "the state of run %d has no record.json", runID)
+	}
+	if size > maxRecordBytes { // not read past the limit
+		err := &RecordError{RunID: runID, Field: "record.json", Why: fmt.Sprintf("is %d bytes, more than %d", size, maxRecordBytes)}
+		return nil, &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}
 	}
 	var there run.Record
 	if err := json.Unmarshal(data, &there); err != nil {
@@ -194,6 +221,23 @@ func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tr
 	} else {
 		_ = fl.Repo.DeleteRef(ctx, tracking)
 	}
+}
+
+// endsWith reports whether the file at path ends with data (a run's learnings brought
+// home already), reading no more of it than data's length.
+func endsWith(path string, data []byte) bool {
+	f, err := repofile.OpenRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() < int64(len(data)) {
+		return false
+	}
+	end := make([]byte, len(data))
+	_, err = f.ReadAt(end, st.Size()-int64(len(data)))
+	return err == nil && bytes.Equal(end, data)
 }
 
 func appendFile(path string, data []byte) error {

@@ -72,6 +72,12 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		return nil, loop.UserErr("run 'git ralph finish "+change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", change)
 	}
+	if rec.IsRemote() {
+		// A run on GitHub Actions comes home first, as for --squash and --keep.
+		if err := fl.importRemoteRun(context.WithoutCancel(ctx), rec); err != nil {
+			return nil, err
+		}
+	}
 
 	// A worktree run: its branch is checked out in its worktree, the user's checkout
 	// never left the original branch. Work from that checkout, even when called from
@@ -278,7 +284,8 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	if ch != nil {
 		// The title and the "Why" are the user's words: the proposal as the run began,
 		// never what the agent made of it in the work tree.
-		ch.FromInitial(func(rel string) []byte { return initialFile(ctx, fl.Repo, rec, rel) })
+		from := fl.userText(ctx, rec)
+		ch.FromInitial(func(rel string) []byte { return userFile(ctx, fl.Repo, from, rel) })
 	}
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
@@ -544,19 +551,18 @@ func githubRepoOf(urls []string, explicit string) (repo github.Repo, pushRepo *g
 	return github.Repo{}, nil, false, nil
 }
 
-// initialFile is a file of the source (rel) in the run's "initial state" commit (the
-// user's version, uncommitted edits included), read through git; nil when the run has
-// no such commit or the file was not there.
-func initialFile(ctx context.Context, repo *git.Repo, rec *run.Record, rel string) []byte {
-	rev := rec.Initial
-	if rev == "" {
-		rev = rec.OriginalCommit
-	}
+// userFile is a file of the source (rel) at rev, the commit userText chose, read
+// through git; nil when it was not there.
+func userFile(ctx context.Context, repo *git.Repo, rev, rel string) []byte {
 	if rev == "" || rel == "" || strings.HasPrefix(rel, "/") {
 		return nil
 	}
-	data, ok, err := repo.ReadFile(ctx, rev, rel)
-	if err != nil || !ok {
+	limit := repofile.MaxDoc // a proposal's or a spec's start: the title and the Why are there
+	if strings.HasSuffix(rel, ".json") {
+		limit = repofile.MaxFile // a prd.json is parsed whole
+	}
+	data, size, ok, err := repo.ReadFile(ctx, rev, rel, limit)
+	if err != nil || !ok || limit == repofile.MaxFile && size > int64(limit) {
 		return nil
 	}
 	return data
@@ -567,9 +573,7 @@ func initialFile(ctx context.Context, repo *git.Repo, rec *run.Record, rel strin
 func changeFileErr(err error) error {
 	var refused *repofile.RefusedError
 	if errors.As(err, &refused) {
-		return &loop.Error{Msg: refused.Error(),
-			Hint: "put the file itself in the repository (replace the symlink by a copy of what it should hold), then run the command again; nothing was changed",
-			Err:  err}
+		return &loop.Error{Msg: refused.Error(), Hint: refused.Hint(), Err: err}
 	}
 	return err
 }

@@ -23,6 +23,10 @@ const (
 	maxReasonBytes  = 64 << 10 // a reason carries at most 40 lines of a hook's output
 	maxNameBytes    = 200      // agent and model names
 	maxLearnedBytes = 4 << 20  // learnings.md
+	maxAmount       = 1e6      // dollars, or premium requests: an attempt's, a budget, a run's
+	maxTokens       = 1 << 40  // an attempt's input or output tokens, a budget (1.1e12)
+	maxTurns        = 1 << 24
+	maxPID          = 1 << 22 // Linux's pid_max at most
 )
 
 // storyIDRE is the story id alphabet of SPEC §2 and §2b: ASCII letters and digits, and
@@ -42,13 +46,19 @@ func (e *RecordError) Error() string {
 }
 
 // validateRecord checks an imported record field by field; the first bad field is the
-// error.
+// error. Every number is checked as input: non-negative, bounded, and the record's
+// totals equal to what its attempts sum (they are never taken: the importer sums the
+// attempts itself). Each story's attempts must be numbered upwards in the order they
+// are recorded, each (story, number) once.
 func validateRecord(r *run.Record, size int, change string, runID int64) error {
 	bad := func(field, format string, args ...any) error {
 		return &RecordError{RunID: runID, Field: field, Why: fmt.Sprintf(format, args...)}
 	}
 	if size > maxRecordBytes {
 		return bad("record.json", "is %d bytes, more than %d", size, maxRecordBytes)
+	}
+	if r.Version < 0 || r.Version > 1 {
+		return bad("version", "%d is not a version of the record git-ralph reads (1)", r.Version)
 	}
 	if !slices.Contains([]run.Status{run.Running, run.Starting, run.Interrupted, run.Failed, run.Budget, run.Complete, ""}, r.Status) {
 		return bad("status", "%q is not a status of a run", clipped(string(r.Status)))
@@ -62,14 +72,33 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 	if r.Initial != "" && !isObjectID(r.Initial) {
 		return bad("initialCommit", "%q is not a commit id", clipped(r.Initial))
 	}
-	if !finite(r.CostUSD) {
-		return bad("costUSD", "is not an amount")
+	if r.StoryLevel < 0 || r.StoryLevel > 6 {
+		return bad("storyLevel", "%d is not a heading level (0 to 6)", r.StoryLevel)
+	}
+	for _, n := range []struct {
+		field string
+		v     int
+	}{{"pid", r.PID}, {"agentPID", r.AgentPID}} {
+		if n.v < 0 || n.v > maxPID {
+			return bad(n.field, "%d is not a process id", n.v)
+		}
+	}
+	if err := amount("maxCost", r.MaxCost, bad); err != nil {
+		return err
+	}
+	if r.MaxTokens < 0 || r.MaxTokens > maxTokens {
+		return bad("maxTokens", "%d is not a number of tokens (0 to %d)", r.MaxTokens, int64(maxTokens))
+	}
+	if r.Remote != nil && r.Remote.RunID < 0 {
+		return bad("remote.runId", "%d is not a run id", r.Remote.RunID)
 	}
 	if len(r.Attempts) > maxAttempts {
 		return bad("attempts", "holds %d attempts, more than %d", len(r.Attempts), maxAttempts)
 	}
 	outcomes := []string{run.OutcomeComplete, run.OutcomeFailed, run.OutcomeError, run.OutcomeNoSignal,
 		run.OutcomeTimeout, run.OutcomeInterrupted, run.OutcomeRunning}
+	last := map[string]int{} // each story's last attempt number so far, and where it was
+	where := map[string]int{}
 	for i, a := range r.Attempts {
 		f := func(name string) string { return fmt.Sprintf("attempts[%d].%s", i, name) }
 		switch {
@@ -77,6 +106,10 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 			return bad(f("story"), "%q is not a story id (letters, digits, \".\", \"_\" and \"-\")", clipped(a.Story))
 		case a.N < 1 || a.N > maxAttemptN:
 			return bad(f("n"), "%d is not an attempt number (1 to %d)", a.N, maxAttemptN)
+		case a.N == last[a.Story]:
+			return bad(f("n"), "is attempt %d at story %s again (attempts[%d] is that attempt)", a.N, a.Story, where[a.Story])
+		case a.N < last[a.Story]:
+			return bad(f("n"), "is attempt %d at story %s, recorded after its attempt %d (attempts[%d]): out of order", a.N, a.Story, last[a.Story], where[a.Story])
 		case !slices.Contains(outcomes, a.Outcome):
 			return bad(f("outcome"), "%q is not an outcome", clipped(a.Outcome))
 		case a.Ref != "" && a.Ref != fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, a.Story, a.N):
@@ -85,10 +118,21 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 			return bad(f("commit"), "%q is not a commit id", clipped(a.Commit))
 		case !slices.Contains([]string{"", "passed", "failed", "skipped"}, a.Verify):
 			return bad(f("verify"), "%q is not passed, failed or skipped", clipped(a.Verify))
-		case a.Turns < 0 || a.InputTokens < 0 || a.OutputTokens < 0:
-			return bad(f("turns"), "or its tokens are negative")
-		case a.CostUSD != nil && (!finite(*a.CostUSD) || *a.CostUSD < 0):
-			return bad(f("costUSD"), "is not an amount")
+		case a.Turns < 0 || a.Turns > maxTurns:
+			return bad(f("turns"), "%d is not a number of turns (0 to %d)", a.Turns, maxTurns)
+		case a.InputTokens < 0 || a.InputTokens > maxTokens:
+			return bad(f("inputTokens"), "%d is not a number of tokens (0 to %d)", a.InputTokens, int64(maxTokens))
+		case a.OutputTokens < 0 || a.OutputTokens > maxTokens:
+			return bad(f("outputTokens"), "%d is not a number of tokens (0 to %d)", a.OutputTokens, int64(maxTokens))
+		}
+		last[a.Story], where[a.Story] = a.N, i
+		if a.CostUSD != nil {
+			if err := amount(f("costUSD"), *a.CostUSD, bad); err != nil {
+				return err
+			}
+		}
+		if err := amount(f("premiumRequests"), a.PremiumRequests, bad); err != nil {
+			return err
 		}
 		if err := text(f("reason"), a.Reason, maxReasonBytes, bad); err != nil {
 			return err
@@ -99,6 +143,26 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 		if err := text(f("model"), a.Model, maxNameBytes, bad); err != nil {
 			return err
 		}
+	}
+	// The totals: what the attempts sum (the sum of the same values in the same order
+	// as the runner added them, give or take the rounding of a run brought home twice).
+	cost, costKnown, tokens, tokensKnown := r.Spent()
+	if err := amount("costUSD", r.CostUSD, bad); err != nil {
+		return err
+	}
+	if math.Abs(r.CostUSD-cost) > 1e-6+1e-9*cost || r.CostKnown && !costKnown {
+		return bad("costUSD", "is %v, but its attempts cost %v in all", r.CostUSD, cost)
+	}
+	if r.Tokens < 0 || r.Tokens != tokens && (r.Tokens != 0 || r.TokensKnown) || r.TokensKnown && !tokensKnown {
+		return bad("tokens", "is %d, but its attempts report %d in all", r.Tokens, tokens)
+	}
+	return nil
+}
+
+// amount checks a number of dollars (or premium requests): finite, 0 to maxAmount.
+func amount(field string, v float64, bad func(string, string, ...any) error) error {
+	if !finite(v) || v < 0 || v > maxAmount {
+		return bad(field, "%v is not an amount (0 to %v)", v, float64(maxAmount))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/status"
@@ -216,14 +217,14 @@ func (rem *Remote) PublishedChange(ctx context.Context, r *status.Report, tip st
 		return nil
 	}
 	path := r.Change.TasksRel
-	data, ok, err := rem.Repo.ReadFile(ctx, tip, path)
+	data, size, ok, err := rem.Repo.ReadFile(ctx, tip, path, repofile.MaxFile)
 	if err == nil && !ok {
 		if rem.Repo.FetchRefs(ctx, rec.Remote.GitRemote, []string{tip}) != nil {
 			return nil
 		}
-		data, ok, err = rem.Repo.ReadFile(ctx, tip, path)
+		data, size, ok, err = rem.Repo.ReadFile(ctx, tip, path, repofile.MaxFile)
 	}
-	if err != nil || !ok {
+	if err != nil || !ok || size > repofile.MaxFile { // cut, it would hide stories
 		return nil
 	}
 	ch, err := r.Change.WithTasks(data)

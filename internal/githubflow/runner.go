@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 )
@@ -298,8 +299,15 @@ func (fl *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error
 	if err != nil {
 		return "", err
 	}
-	learnings, err := os.ReadFile(fl.Store.LearningsPath(rec.Change))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// The agent writes the learnings: their end, at most what an import takes.
+	var learnings []byte
+	if f, err := repofile.OpenRegular(fl.Store.LearningsPath(rec.Change)); err == nil {
+		learnings, _, err = repofile.Tail(f, maxLearnedBytes)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
 	var entries []git.TreeEntry

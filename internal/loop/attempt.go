@@ -27,8 +27,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: OrDetached(rec), Total: len(ch.Stories)}
 	tries := map[string]int{}     // attempts per story in this invocation
 	transient := map[string]int{} // transient API errors retried per story
-	learnings, err := l.Store.EnsureLearnings(o.Change)
-	if err != nil {
+	if err := l.Store.EnsureLearnings(o.Change); err != nil {
 		return nil, fmt.Errorf("create learnings file: %w", err)
 	}
 	// Attempt refs a crash saved before it could record them: their numbers are taken.
@@ -42,7 +41,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		l.taken[r.Name] = true
 	}
 	rec.MaxCost, rec.MaxTokens = o.MaxCost, o.MaxTokens
-	rec.SumOldTokens()
+	rec.SumAttempts() // the budget counts what the attempts report, never a total as written
 	finish := func() *Summary {
 		sum.Duration = l.Time().Sub(start)
 		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
@@ -64,15 +63,18 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 			rec.Status, rec.CurrentStory, rec.PID = run.Complete, "", 0
 			return finish(), l.Save(rec)
 		}
-		if o.MaxCost > 0 && rec.CostUSD > o.MaxCost {
+		// The budget is what the accepted attempts report, summed here: never a total
+		// a record carried (a remote run's, or a run.json someone edited).
+		cost, _, tokens, _ := rec.Spent()
+		if o.MaxCost > 0 && cost > o.MaxCost {
 			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
 				UserErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has cost $%.4f, more than the limit of $%s", rec.CostUSD, dollars(o.MaxCost)))
+					"this run has cost $%.4f, more than the limit of $%s", cost, dollars(o.MaxCost)))
 		}
-		if o.MaxTokens > 0 && rec.Tokens >= o.MaxTokens {
+		if o.MaxTokens > 0 && tokens >= o.MaxTokens {
 			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", Thousands(o.MaxTokens)),
 				UserErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has used %s tokens, the budget is %s", Thousands(rec.Tokens), Thousands(o.MaxTokens)))
+					"this run has used %s tokens, the budget is %s", Thousands(tokens), Thousands(o.MaxTokens)))
 		}
 		if !o.deadlineAt.IsZero() {
 			// No attempt starts that its own timeout could carry past the deadline.
@@ -86,7 +88,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		}
 		tries[story.ID]++
 		sum.Attempts++
-		learnings = prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
+		learnings := prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
 		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
 		if err != nil {
 			return finish(), err
@@ -269,14 +271,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	if res.Model != "" {
 		att.Model = res.Model
 	}
-	if res.CostUSD != nil {
-		rec.CostUSD += *res.CostUSD
-		rec.CostKnown = true
-	}
-	if n := res.InputTokens + res.OutputTokens; n > 0 {
-		rec.Tokens += n
-		rec.TokensKnown = true
-	}
+	rec.SumAttempts()
 
 	gctx := context.WithoutCancel(ctx) // a started git step always finishes
 	outcome, reason, passOn := decide(res, o)

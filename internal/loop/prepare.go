@@ -542,6 +542,13 @@ func (l *Loop) leftoverAttempt(ctx context.Context, rec *run.Record, story strin
 // branch goes back to its "initial state" commit (which holds the user's uncommitted
 // work), and the attempts are forgotten.
 func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
+	if rec.Initial == "" {
+		// A dispatched run that continued a branch begun from another commit than the
+		// one recorded: no initial state commit was recorded, and none is taken from a
+		// remote record.
+		return UserErr("keep the branch with 'git ralph finish "+rec.Change+" --keep', then start a new run with 'git ralph start "+rec.Change+"'",
+			"the run of %q has no initial state commit recorded to start over from", rec.Change)
+	}
 	if err := l.BackupBranch(ctx, rec); err != nil {
 		return err
 	}

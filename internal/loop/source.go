@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 )
@@ -24,11 +25,17 @@ func ResolveSource(ctx context.Context, repo *git.Repo, cwd, arg string, o sourc
 	return s, checkRunName(ctx, repo, s)
 }
 
-// sourceErr turns a source's error into one with its hint.
+// sourceErr turns a source's error into one with its hint: a file the source is not
+// read from (repofile's rule: where it may be, what it may be, how large) says what to
+// do about it.
 func sourceErr(err error) error {
 	var e *source.Error
 	if errors.As(err, &e) {
 		return &Error{Msg: e.Msg, Hint: e.Hint, Err: err}
+	}
+	var refused *repofile.RefusedError
+	if errors.As(err, &refused) {
+		return &Error{Msg: err.Error(), Hint: refused.Hint(), Err: err}
 	}
 	return err
 }

@@ -31,9 +31,10 @@ type Change struct {
 	Warning   string // why the tasks file fell back to tasks.md, "" when it did not
 	HasTasks  bool   // the tasks file exists (as a file)
 	Tasks            // the stories of the tasks file
-	Proposal  string // proposal.md content, "" if absent
-	Design    string // design.md content, "" if absent
+	Proposal  string // proposal.md content (its first repofile.MaxDoc bytes), "" if absent
+	Design    string // design.md content (likewise), "" if absent
 	Specs     []Spec // delta specs, sorted by capability
+	MoreSpecs bool   // there are more than repofile.MaxDocs of them: the others are not read
 
 	root string // the repository root: every file is read inside it (repofile)
 }
@@ -159,22 +160,25 @@ func loadDir(sc *schemas, root, relDir, name string, full bool) (*Change, error)
 		return c, nil
 	}
 	for path, dst := range map[string]*string{"proposal.md": &c.Proposal, "design.md": &c.Design} {
-		data, _, err := readFile(root, filepath.Join(dir, path))
+		// Their start: the prompt inlines a short one and names a longer one, and the
+		// title and the "Why" are at the start.
+		h, _, err := repofile.ReadHead(root, filepath.Join(dir, path))
 		if err != nil {
 			return nil, err
 		}
-		*dst = string(data)
+		*dst = string(h.Data)
 	}
-	c.Specs, err = loadSpecs(root, dir, relDir)
+	c.Specs, c.MoreSpecs, err = loadSpecs(root, dir, relDir)
 	return c, err
 }
 
-// loadSpecs reads every specs/<capability>/spec.md below the change directory dir.
-// A spec.md directly in specs/ belongs to no capability and is skipped, as the CLI does.
-func loadSpecs(root, dir, relDir string) ([]Spec, error) {
+// loadSpecs reads every specs/<capability>/spec.md below the change directory dir, at
+// most repofile.MaxDocs of them (more says there are others) and the first
+// repofile.MaxDoc bytes of each (Spec.Cut). A spec.md directly in specs/ belongs to no
+// capability and is skipped, as the CLI does.
+func loadSpecs(root, dir, relDir string) (specs []Spec, more bool, err error) {
 	base := filepath.Join(dir, "specs")
-	var specs []Spec
-	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == base && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll
@@ -186,17 +190,21 @@ func loadSpecs(root, dir, relDir string) ([]Spec, error) {
 		if d.IsDir() || d.Name() != "spec.md" || capability == "." {
 			return nil
 		}
-		data, ok, err := readFile(root, path)
+		if len(specs) == repofile.MaxDocs {
+			more = true
+			return fs.SkipAll
+		}
+		h, ok, err := repofile.ReadHead(root, path)
 		if err != nil || !ok {
 			return err
 		}
-		purpose, reqs := parseSpec(data)
+		purpose, reqs := parseSpec(h.Data)
 		specs = append(specs, Spec{Capability: capability, Path: relDir + "/specs/" + capability + "/spec.md",
-			Purpose: purpose, Requirements: reqs})
+			Purpose: purpose, Requirements: reqs, Cut: h.Cut()})
 		return nil
 	})
 	slices.SortFunc(specs, func(a, b Spec) int { return strings.Compare(a.Capability, b.Capability) })
-	return specs, err
+	return specs, more, err
 }
 
 // readFile reads path, a file of the repository at root; ok is false, without an error,

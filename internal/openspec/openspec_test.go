@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/git-ralph/git-ralph/internal/repofile"
 )
 
 const fixtures = "testdata/fixtures"
@@ -495,4 +497,52 @@ func plain(stories []Story) []Story {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestLoadBounded: what a change's documents hold is read with a limit: the first
+// repofile.MaxDoc bytes of a long proposal, design or spec (Spec.Cut says so), at most
+// repofile.MaxDocs specs (MoreSpecs says there are others).
+func TestLoadBounded(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "openspec", "changes", "x")
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tasks.md", "## 1. One\n- [ ] 1.1 do it\n")
+	long := "# Change: x\n\n## Why\n\nBecause.\n\n" + strings.Repeat("more words\n", repofile.MaxDoc/5)
+	write("proposal.md", long)
+	write("design.md", long)
+	req := "### Requirement: R%d\nThe system SHALL do %d.\n\n#### Scenario: S\n- **WHEN** a\n- **THEN** b\n\n"
+	var spec strings.Builder
+	spec.WriteString("## ADDED Requirements\n\n")
+	for i := 0; spec.Len() < 2*repofile.MaxDoc; i++ {
+		fmt.Fprintf(&spec, req, i, i)
+	}
+	write("specs/aaa/spec.md", spec.String())
+	for i := range repofile.MaxDocs + 5 {
+		write(fmt.Sprintf("specs/cap%03d/spec.md", i), "## ADDED Requirements\n\n"+fmt.Sprintf(req, i, i))
+	}
+	c, err := Load(root, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Proposal) != repofile.MaxDoc || len(c.Design) != repofile.MaxDoc || !strings.HasPrefix(c.Proposal, "# Change: x") {
+		t.Errorf("proposal %d bytes, design %d, want the first %d of each", len(c.Proposal), len(c.Design), repofile.MaxDoc)
+	}
+	if len(c.Specs) != repofile.MaxDocs || !c.MoreSpecs {
+		t.Fatalf("%d specs (more: %v), want %d and more", len(c.Specs), c.MoreSpecs, repofile.MaxDocs)
+	}
+	if s := c.Specs[0]; s.Capability != "aaa" || !s.Cut || len(s.Requirements) == 0 {
+		t.Errorf("the long spec: %s, cut %v, %d requirements", s.Capability, s.Cut, len(s.Requirements))
+	}
+	if c.Specs[1].Cut {
+		t.Errorf("a short spec is cut")
+	}
 }

@@ -27,6 +27,7 @@ type Spec struct {
 	Path         string // relative to the repository root, slash-separated
 	Purpose      string // body of "## Purpose", trimmed; "" if absent
 	Requirements []Requirement
+	Cut          bool // the file is longer than what was read (repofile.MaxDoc): these are its first requirements
 }
 
 // JavaScript's \s and '.', so that the patterns below read like the CLI's.

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -37,20 +38,33 @@ func ForSource(s *source.Source, story tasklist.Story, learningsPath, learnings 
 	return d
 }
 
+// MaxLearnings is how much of the end of a learnings file goes into a prompt: the agent
+// appends to it, and a file of any size makes a prompt of bounded size.
+const MaxLearnings = 64 << 10
+
 // ReadLearnings is the content of the learnings file of a run of ch, "" when there is
-// none. The source's own (progress.txt) goes into every prompt: it is read only when it is
-// a regular file inside the repository.
+// none: its last MaxLearnings bytes, from the start of a line, after a line saying what
+// was left out. The source's own (progress.txt) goes into every prompt: it is read only
+// when it is a regular file inside the repository.
 func ReadLearnings(root string, ch *source.Source, runLearnings string) string {
 	path := learningsFile(root, ch, runLearnings)
 	var b []byte
+	var cut int64
 	var err error
 	if ch.Learnings != "" {
-		b, _, err = repofile.Read(root, path)
+		b, cut, _, err = repofile.ReadEnd(root, path, MaxLearnings)
 	} else {
-		b, err = os.ReadFile(path)
+		var f *os.File
+		if f, err = repofile.OpenRegular(path); err == nil {
+			b, cut, err = repofile.Tail(f, MaxLearnings)
+			f.Close()
+		}
 	}
 	if err != nil {
 		return ""
+	}
+	if cut > 0 {
+		return fmt.Sprintf("[… its first %s are left out here: read the file for them]\n%s", repofile.Size(cut), b)
 	}
 	return string(b)
 }

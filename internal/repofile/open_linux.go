@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// open opens path for reading without following a final symlink and without blocking
+// openFile opens path for reading without following a final symlink and without blocking
 // on a FIFO swapped in, and returns where the system says the open file is (the target
 // of /proc/self/fd/N); "" when it cannot say.
-func open(path string) (*os.File, string, error) {
+func openFile(path string) (*os.File, string, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, "", err

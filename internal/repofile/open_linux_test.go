@@ -18,20 +18,20 @@ func TestOpenWhere(t *testing.T) {
 	if err := os.WriteFile(path, []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, where, err := open(path)
+	f, where, err := openFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	if where != path {
-		t.Errorf("open(%s) says it is %q", path, where)
+		t.Errorf("openFile(%s) says it is %q", path, where)
 	}
 	link := filepath.Join(dir, "link.md")
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	if f, _, err := open(link); err == nil {
+	if f, _, err := openFile(link); err == nil {
 		f.Close()
-		t.Errorf("open(a symlink) followed it")
+		t.Errorf("openFile(a symlink) followed it")
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// open opens path for reading; this system cannot say where the open file is ("").
-func open(path string) (*os.File, string, error) {
+// openFile opens path for reading; this system cannot say where the open file is ("").
+func openFile(path string) (*os.File, string, error) {
 	f, err := os.Open(path)
 	return f, "", err
 }

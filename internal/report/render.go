@@ -14,24 +14,29 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 //go:embed report.html.tmpl
 var pageTemplate string
 
-// pageText is the template with its CSP allowing the page's one script (the
-// expand/collapse buttons) by its hash, and no other script: no 'unsafe-inline', so a
-// script that got into the page some other way would not run. The hash is computed
-// here from the template's own script element, so editing the script cannot make the
-// policy stale.
+// pageText is the template with its CSP allowing the page's one style sheet and one
+// script (the expand/collapse buttons) by their hashes, and nothing else inline: no
+// 'unsafe-inline', so a script or a style that got into the page some other way would
+// not apply. The hashes are computed here from the template's own elements, so editing
+// either cannot make the policy stale.
 var pageText = func() string {
-	_, rest, ok1 := strings.Cut(pageTemplate, "<script>")
-	script, _, ok2 := strings.Cut(rest, "</script>")
-	if !ok1 || !ok2 || strings.Contains(script, "{{") {
-		panic("report.html.tmpl: one <script> element of constant text expected")
+	text := pageTemplate
+	for _, el := range []struct{ tag, mark string }{{"script", "'sha256-SCRIPT_HASH'"}, {"style", "'sha256-STYLE_HASH'"}} {
+		_, rest, ok1 := strings.Cut(text, "<"+el.tag+">")
+		body, _, ok2 := strings.Cut(rest, "</"+el.tag+">")
+		if !ok1 || !ok2 || strings.Contains(body, "{{") || strings.Count(text, "<"+el.tag) != 1 {
+			panic("report.html.tmpl: one <" + el.tag + "> element of constant text expected")
+		}
+		sum := sha256.Sum256([]byte(body))
+		text = strings.Replace(text, el.mark, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
 	}
-	sum := sha256.Sum256([]byte(script))
-	return strings.Replace(pageTemplate, "'sha256-SCRIPT_HASH'", "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
+	return text
 }()
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -56,12 +61,22 @@ func fileURL(path string) template.URL {
 	return template.URL((&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()) //nolint:gosec // built by net/url from a path
 }
 
-// Render writes the report as one self-contained HTML page.
+// Render writes the report as one self-contained HTML page. Every control character
+// but tab and newline, every bidirectional override and every invalid byte in it is
+// shown as the terminal shows it (term.Inert: ESC as ␛, U+202E as �): agent text can
+// neither hide in the page nor reorder what a reader sees. The page is filtered whole,
+// after escaping, so no field can be forgotten; the template itself holds none of them.
 func Render(w io.Writer, rep *Report) error {
-	return page.Execute(w, struct {
+	var b strings.Builder
+	err := page.Execute(&b, struct {
 		*Report
 		Timeline timeline
 	}{rep, layout(rep)})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, term.Inert(b.String()))
+	return err
 }
 
 // timeline is the inline SVG of every attempt on one time axis, laid out here so the

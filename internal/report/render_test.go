@@ -232,33 +232,58 @@ func BenchmarkRender(b *testing.B) {
 	b.ReportMetric(float64(buf.Len())/1e6, "MB/page")
 }
 
-// TestRenderCSP: the page's policy allows its one script by hash, and no inline
-// script besides (no 'unsafe-inline' for scripts).
+// TestRenderCSP: the page's policy allows its one style sheet and its one script by
+// their hashes, and nothing inline besides (no 'unsafe-inline' anywhere).
 func TestRenderCSP(t *testing.T) {
 	doc, err := html.Parse(bytes.NewReader(render(t, fixture(2, 2))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var csp, script string
+	var csp, script, style string
 	for n := range doc.Descendants() {
 		switch {
 		case n.Type == html.ElementNode && n.Data == "meta" && attr(n, "http-equiv") == "Content-Security-Policy":
 			csp = attr(n, "content")
 		case n.Type == html.ElementNode && n.Data == "script":
 			script = text(n)
+		case n.Type == html.ElementNode && n.Data == "style":
+			style = text(n)
+		case n.Type == html.ElementNode && attr(n, "style") != "":
+			t.Errorf("<%s style=%q>: a style attribute the policy would block", n.Data, attr(n, "style"))
 		}
 	}
-	sum := sha256.Sum256([]byte(script))
-	want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "';"
-	if !strings.Contains(csp, want) {
-		t.Errorf("CSP %q does not allow the page's script by its hash (%s)", csp, want)
-	}
-	for _, d := range strings.Split(csp, ";") {
-		if strings.HasPrefix(strings.TrimSpace(d), "script-src") && strings.Contains(d, "unsafe-inline") {
-			t.Errorf("CSP allows inline scripts: %q", d)
+	for _, el := range []struct{ directive, body string }{{"script-src", script}, {"style-src", style}} {
+		sum := sha256.Sum256([]byte(el.body))
+		want := el.directive + " 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "';"
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q does not allow the page's %s by its hash (%s)", csp, el.directive, want)
 		}
 	}
-	if !strings.Contains(script, "expand all") {
-		t.Errorf("the script is not the page's own: %q", script)
+	if strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("CSP allows inline code: %q", csp)
+	}
+	if !strings.Contains(script, "expand all") || !strings.Contains(style, "--bg") {
+		t.Errorf("the script or the style is not the page's own: %q, %q", script, style)
+	}
+}
+
+// TestRenderVisibleControls: ESC, other control characters, bidirectional overrides
+// and invalid UTF-8 in agent text reach the page as visible stand-ins, as in the
+// terminal, wherever they are (title, reason, log, learnings, diff).
+func TestRenderVisibleControls(t *testing.T) {
+	rep := fixture(1, 1)
+	hostile := "a\x1b[2Jb \u202egnp.exe\u202c c\x07d\xffe\r\n"
+	rep.Stories[0].Title += hostile
+	rep.Stories[0].Attempts[0].Reason += hostile
+	rep.Stories[0].Attempts[0].LogTail += hostile
+	rep.Learnings += hostile
+	page := string(render(t, rep))
+	for _, bad := range []string{"\x1b", "\u202e", "\u202c", "\x07", "\xff", "\r"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	if n := strings.Count(page, "a␛[2Jb �gnp.exe� c␇d�e␍"); n < 4 {
+		t.Errorf("the hostile text is shown with its stand-ins %d times, want 4 (title, reason, log, learnings)", n)
 	}
 }

@@ -497,22 +497,42 @@ func readChange(ctx context.Context, repo *git.Repo, tip, change string, kind so
 			tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
 		}
 	}
-	read := func(rel string) ([]byte, error) {
+	// Each read is bounded as repofile bounds it: the tasks whole up to
+	// repofile.MaxFile (a larger one is refused by name: cut, it would hide stories),
+	// the proposal's start.
+	read := func(rel string, doc bool) ([]byte, error) {
 		if tip != "" {
-			if b, ok, err := repo.ReadFile(ctx, tip, rel); err == nil && ok {
+			limit := repofile.MaxFile
+			if doc {
+				limit = repofile.MaxDoc
+			}
+			b, size, ok, err := repo.ReadFile(ctx, tip, rel, limit)
+			if err == nil && ok && !doc && size > int64(limit) {
+				return nil, &repofile.RefusedError{Rel: rel, Why: repofile.Size(size) + " in " + tip[:min(7, len(tip))],
+					Rule: "git-ralph reads at most " + repofile.Size(repofile.MaxFile) + " of a task list"}
+			}
+			if err == nil && ok {
 				return b, nil
 			}
 		}
-		b, _, err := repofile.Read(repo.Root, filepath.Join(repo.Root, filepath.FromSlash(rel)))
+		path := filepath.Join(repo.Root, filepath.FromSlash(rel))
+		if doc {
+			h, _, err := repofile.ReadHead(repo.Root, path)
+			if errors.As(err, &refused) {
+				return nil, err
+			}
+			return h.Data, nil
+		}
+		b, _, err := repofile.Read(repo.Root, path)
 		if errors.As(err, &refused) {
 			return nil, err
 		}
 		return b, nil
 	}
-	if tasks, err = read(tasksRel); err != nil {
+	if tasks, err = read(tasksRel, false); err != nil {
 		return nil, nil, err
 	}
-	if proposal, err = read(dir + "proposal.md"); err != nil {
+	if proposal, err = read(dir+"proposal.md", true); err != nil {
 		return nil, nil, err
 	}
 	return tasks, proposal, nil
@@ -522,26 +542,14 @@ func readChange(ctx context.Context, repo *git.Repo, tip, change string, kind so
 // from a line's start, and how many bytes before them were left out. The agent writes
 // the file; a file of any size makes a page of bounded size.
 func learnings(path string) (text, shown string, cut int64) {
-	f, err := os.Open(path)
+	f, err := repofile.OpenRegular(path)
 	if err != nil {
 		return "", "", 0
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	data, cut, err := repofile.Tail(f, maxLearnings)
+	if err != nil {
 		return "", "", 0
-	}
-	if st.Size() > maxLearnings {
-		if _, err := f.Seek(-maxLearnings, io.SeekEnd); err != nil {
-			return "", "", 0
-		}
-		cut = st.Size() - maxLearnings
-	}
-	data, _ := io.ReadAll(io.LimitReader(f, maxLearnings))
-	if cut > 0 {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data, cut = data[i+1:], cut+int64(i+1)
-		}
 	}
 	return string(data), path, cut
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/repofile"
 )
 
 // Status is where a run stands.
@@ -86,7 +89,9 @@ type Record struct {
 
 	// Tokens is what the agent reported of this run, resumes included: input
 	// (cache reads counted as the agent counts them) plus output, summed over
-	// the attempts; TokensKnown says some attempt reported any.
+	// the attempts; TokensKnown says some attempt reported any. Like CostUSD and
+	// CostKnown, it is written for the reader of run.json and computed anew from the
+	// attempts whenever a record is read (SumAttempts).
 	Tokens      int64 `json:"tokens"`
 	TokensKnown bool  `json:"tokensKnown"`
 	// MaxCost and MaxTokens are the budget the last start ran with (--max-cost,
@@ -187,7 +192,7 @@ func (s *Store) SaveFinished(f Finished) error {
 
 // LoadFinished returns how the last run of change ended, or nil when none did.
 func (s *Store) LoadFinished(change string) *Finished {
-	data, err := os.ReadFile(s.finishedPath(change))
+	data, err := readCapped(s.finishedPath(change), maxFinished)
 	if err != nil {
 		return nil
 	}
@@ -300,25 +305,45 @@ func (s *Store) LogPath(change, story string, n int) string {
 	return filepath.Join(s.ChangeDir(change), "logs", story+"-"+strconv.Itoa(n)+".log")
 }
 
-// EnsureLearnings creates the learnings file, empty, if it is not there, and returns its content.
-func (s *Store) EnsureLearnings(change string) (string, error) {
+// EnsureLearnings creates the learnings file, empty, if it is not there. It reads
+// nothing of it: the agent writes it, and its readers take its end (repofile.Tail).
+func (s *Store) EnsureLearnings(change string) error {
 	p := s.LearningsPath(change)
-	data, err := os.ReadFile(p)
-	if err == nil {
-		return string(data), nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
+	if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", err
+		return err
 	}
-	return "", os.WriteFile(p, nil, 0o644)
+	return os.WriteFile(p, nil, 0o644)
 }
 
-// Load reads the change's run record; ErrNoRun when there is none.
+// The most read of a run's records: the agent can write them (it runs as the user),
+// so they are read like input. A record of 10 000 attempts is a few MiB.
+const (
+	MaxRecord   = 32 << 20 // run.json
+	maxFinished = 1 << 20  // finished.json
+)
+
+// readCapped reads the regular file at path, refusing one over max bytes without
+// reading it whole.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := repofile.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s is more than %d MiB: git-ralph reads no larger record", path, max>>20)
+	}
+	return data, err
+}
+
+// Load reads the change's run record (at most MaxRecord bytes); ErrNoRun when there is
+// none. Its cost and token totals are summed anew from its attempts (SumAttempts).
 func (s *Store) Load(change string) (*Record, error) {
-	data, err := os.ReadFile(s.recordPath(change))
+	data, err := readCapped(s.recordPath(change), MaxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoRun
 	}
@@ -329,6 +354,7 @@ func (s *Store) Load(change string) (*Record, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("read run record %s: %w", s.recordPath(change), err)
 	}
+	r.SumAttempts()
 	return &r, nil
 }
 

@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -92,14 +93,47 @@ func TestLockIsExclusiveAndHeldReportsIt(t *testing.T) {
 
 func TestLearningsAreCreatedEmptyAndKept(t *testing.T) {
 	s := NewStore(t.TempDir())
-	text, err := s.EnsureLearnings("c")
-	if err != nil || text != "" {
-		t.Fatalf("EnsureLearnings = %q, %v", text, err)
+	if err := s.EnsureLearnings("c"); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := os.ReadFile(s.LearningsPath("c")); err != nil || len(text) != 0 {
+		t.Fatalf("the learnings file = %q, %v; want it empty", text, err)
 	}
 	if err := os.WriteFile(s.LearningsPath("c"), []byte("use make\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if text, _ := s.EnsureLearnings("c"); text != "use make\n" {
+	if err := s.EnsureLearnings("c"); err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := os.ReadFile(s.LearningsPath("c")); string(text) != "use make\n" {
 		t.Errorf("EnsureLearnings overwrote the file: %q", text)
+	}
+}
+
+// TestSpent: a run's cost and tokens are the sums of its attempts', whatever totals the
+// record carries; a negative or NaN figure of an attempt counts as nothing, and the
+// token sum stops at the largest int64 rather than wrap to a negative.
+func TestSpent(t *testing.T) {
+	usd := func(v float64) *float64 { return &v }
+	r := &Record{CostUSD: -1e300, CostKnown: true, Tokens: -5, TokensKnown: true, Attempts: []Attempt{
+		{Story: "1", N: 1, CostUSD: usd(0.25), InputTokens: 100, OutputTokens: 20},
+		{Story: "1", N: 2, CostUSD: usd(-7), InputTokens: -50},
+		{Story: "2", N: 1, CostUSD: usd(math.NaN()), OutputTokens: 3},
+	}}
+	cost, costKnown, tokens, tokensKnown := r.Spent()
+	if cost != 0.25 || !costKnown || tokens != 123 || !tokensKnown {
+		t.Errorf("Spent = %v %v %d %v, want 0.25 true 123 true", cost, costKnown, tokens, tokensKnown)
+	}
+	r.SumAttempts()
+	if r.CostUSD != 0.25 || r.Tokens != 123 {
+		t.Errorf("SumAttempts left %v and %d", r.CostUSD, r.Tokens)
+	}
+	huge := &Record{Attempts: []Attempt{{InputTokens: math.MaxInt64, OutputTokens: 1}, {InputTokens: math.MaxInt64}}}
+	if _, _, tokens, _ := huge.Spent(); tokens != math.MaxInt64 {
+		t.Errorf("tokens %d, want the largest int64", tokens)
+	}
+	none := &Record{Attempts: []Attempt{{Story: "1", N: 1}}}
+	if cost, costKnown, tokens, tokensKnown := none.Spent(); cost != 0 || costKnown || tokens != 0 || tokensKnown {
+		t.Errorf("an attempt that reported nothing: %v %v %d %v", cost, costKnown, tokens, tokensKnown)
 	}
 }

@@ -1,18 +1,43 @@
 package run
 
-// SumOldTokens fills in Tokens for a record written before git-ralph summed them
-// (TokensKnown unset): its attempts carry their own. A record that sums them is left
-// as it is. Run it on each record before adding two together (a run brought home).
-func (r *Record) SumOldTokens() {
-	if r.TokensKnown {
-		return
-	}
+import "math"
+
+// Spent is what the record's attempts report of the run: the sum of their costs and of
+// their tokens (input, cache reads counted as the agent counts them, plus output), and
+// whether any attempt reported one. It is the only source of a run's cost and tokens:
+// the totals a record carries are never read as they were written (a remote run's
+// record and run.json are input, and a negative or huge total would switch a budget
+// off). An attempt's negative or NaN figure counts as nothing; the token sum stops at
+// the largest int64 rather than wrap.
+func (r *Record) Spent() (cost float64, costKnown bool, tokens int64, tokensKnown bool) {
 	for _, a := range r.Attempts {
-		if n := a.InputTokens + a.OutputTokens; n > 0 {
-			r.Tokens += n
-			r.TokensKnown = true
+		if a.CostUSD != nil {
+			costKnown = true
+			if c := *a.CostUSD; c > 0 { // false for NaN
+				cost += c
+			}
+		}
+		in, out := max(a.InputTokens, 0), max(a.OutputTokens, 0)
+		if in > math.MaxInt64-out {
+			in, out = math.MaxInt64, 0
+		}
+		if n := in + out; n > 0 {
+			tokensKnown = true
+			if tokens > math.MaxInt64-n {
+				tokens = math.MaxInt64
+			} else {
+				tokens += n
+			}
 		}
 	}
+	return cost, costKnown, tokens, tokensKnown
+}
+
+// SumAttempts sets the record's totals (CostUSD, CostKnown, Tokens, TokensKnown) to
+// what its attempts report (Spent). Load does it to every record it reads, so a
+// record written before git-ralph summed the tokens gets them too.
+func (r *Record) SumAttempts() {
+	r.CostUSD, r.CostKnown, r.Tokens, r.TokensKnown = r.Spent()
 }
 
 // IsRemote says the run is on GitHub Actions: dispatched (or being dispatched) and

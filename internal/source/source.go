@@ -195,6 +195,9 @@ func FromChange(ch *openspec.Change) *Source {
 		s.root = filepath.Clean(strings.TrimSuffix(ch.Dir, filepath.FromSlash(ch.RelDir)))
 	}
 	s.Docs = []Doc{{"Proposal", ch.RelDir + "/proposal.md", ch.Proposal}, {"Design", ch.RelDir + "/design.md", ch.Design}}
+	if ch.MoreSpecs {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s/specs holds more than %d delta specs: the first %d are shown here, read the others there", ch.RelDir, repofile.MaxDocs, repofile.MaxDocs))
+	}
 	// OpenSpec's own rule for a change's title: the proposal's first "# " heading
 	// without the template's "Change: " prefix; "# Proposal" is no title.
 	if t := firstHeading(ch.Proposal); !strings.EqualFold(t, "Proposal") {
@@ -315,7 +318,7 @@ func openFile(root string, k Kind, rel string, o Options) (*Source, error) {
 		if dir != "." {
 			progress = dir + "/progress.txt"
 		}
-		if _, ok, err := repofile.Read(root, filepath.Join(root, filepath.FromSlash(progress))); err == nil && ok {
+		if _, ok, err := repofile.ReadHead(root, filepath.Join(root, filepath.FromSlash(progress))); err == nil && ok {
 			s.Learnings = progress // read into every prompt: a regular file inside the repository only
 		}
 	}

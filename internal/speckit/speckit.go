@@ -97,8 +97,8 @@ type Feature struct {
 	RelDir    string // "specs/<name>"
 	TasksPath string // absolute
 	TasksRel  string // "specs/<name>/tasks.md"
-	Spec      string // spec.md content, "" if absent
-	Plan      string // plan.md content, "" if absent
+	Spec      string // spec.md content (its first repofile.MaxDoc bytes), "" if absent
+	Plan      string // plan.md content (likewise), "" if absent
 	// Docs are the feature's documents that exist, relative to the repository root, in
 	// the order spec-kit names them: spec.md, plan.md, research.md, data-model.md,
 	// quickstart.md, contracts/, checklists/, .specify/memory/constitution.md.
@@ -129,7 +129,7 @@ func Load(root, name string) (*Feature, error) {
 		return nil, &NoTasksError{Name: name}
 	}
 	for _, doc := range []string{"spec.md", "plan.md", "research.md", "data-model.md", "quickstart.md"} {
-		data, ok, err := repofile.Read(root, filepath.Join(dir, doc))
+		h, ok, err := repofile.ReadHead(root, filepath.Join(dir, doc)) // its start: a longer one is named, not inlined
 		if err != nil {
 			return nil, err // a symlink out of the repository: it would go into the prompt
 		}
@@ -137,9 +137,9 @@ func Load(root, name string) (*Feature, error) {
 			f.Docs = append(f.Docs, rel+"/"+doc)
 			switch doc {
 			case "spec.md":
-				f.Spec = string(data)
+				f.Spec = string(h.Data)
 			case "plan.md":
-				f.Plan = string(data)
+				f.Plan = string(h.Data)
 			}
 		}
 	}
@@ -148,7 +148,7 @@ func Load(root, name string) (*Feature, error) {
 			f.Docs = append(f.Docs, rel+"/"+sub+"/")
 		}
 	}
-	if _, ok, _ := repofile.Read(root, filepath.Join(root, ".specify", "memory", "constitution.md")); ok {
+	if _, ok, _ := repofile.ReadHead(root, filepath.Join(root, ".specify", "memory", "constitution.md")); ok {
 		f.Docs = append(f.Docs, ".specify/memory/constitution.md")
 	}
 	f.Checklists, err = checklists(root, dir, rel)
@@ -169,6 +169,9 @@ func checklists(root, dir, rel string) ([]Checklist, error) {
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
 			continue
+		}
+		if len(out) == repofile.MaxDocs {
+			break // the prompt names the directory; it is not read past this many files
 		}
 		data, ok, err := repofile.Read(root, filepath.Join(dir, "checklists", e.Name()))
 		if err != nil {

@@ -10,8 +10,8 @@ import (
 // character but tab and newline is replaced by a visible stand-in (ESC by ␛,
 // CR by ␍, BEL by ␇: the Unicode control pictures; DEL by ␡; C1 controls,
 // bidirectional overrides and invalid UTF-8 by �). Text that came from an
-// agent or a remote record goes through it before it reaches a terminal;
-// --json, the logs and the report keep the exact text.
+// agent or a remote record goes through it before it reaches a terminal or
+// the report's page; --json and the logs keep the exact text.
 func Inert(s string) string {
 	clean := true
 	for _, r := range s {
