@@ -219,6 +219,11 @@ func TestFile(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	ft := FileTasks([]byte(file))
+	if len(ft.Stories) != 2 || ft.Stories[0].ID != "issue-11" || ft.Stories[0].Title != "Parse names" || len(ft.Stories[0].Tasks) != 3 ||
+		ft.Stories[0].Tasks[2].Line != 7 || ft.Stories[1].ID != "issue-12" || ft.Done != 1 || ft.Total != 4 {
+		t.Fatalf("FileTasks = %+v", ft)
+	}
 	done, err := ReadFile(stories, []byte(strings.Replace(file, "- [ ] Wire it", "- [x] Wire it", 1)))
 	if err != nil || !done[1].Complete() || len(NewlyDone(stories[1], done[1])) != 0 {
 		t.Fatalf("a title task, done: %+v %v", done, err)

@@ -89,3 +89,30 @@ func NewlyDone(before, after tasklist.Story) []int {
 	}
 	return lines
 }
+
+// FileTasks reads a tasks file (File) on its own: its "## <story id>: <title>" sections
+// as stories, with their tasks and the lines they are on in the file. It is how the
+// agent's side sees the file (the fake agent ticks a story's boxes with it); git-ralph
+// reads it back with ReadFile, which also checks it against the issue.
+func FileTasks(data []byte) tasklist.Tasks {
+	var t tasklist.Tasks
+	cur := -1
+	scan(string(data), func(n int, line string) {
+		if lv, text := tasklist.HeadingLevel(line); lv == 2 {
+			id, title, _ := strings.Cut(text, ":")
+			t.Stories = append(t.Stories, tasklist.Story{ID: strings.TrimSpace(id), Title: strings.TrimSpace(title), Line: n})
+			cur = len(t.Stories) - 1
+			return
+		}
+		desc, done, ok := tasklist.ExactTask(line)
+		if !ok || desc == "" || cur < 0 {
+			return
+		}
+		t.Stories[cur].Tasks = append(t.Stories[cur].Tasks, tasklist.Task{Text: desc, Done: done, Line: n, Indent: tasklist.IndentOf(line)})
+		t.Total++
+		if done {
+			t.Done++
+		}
+	})
+	return t
+}
