@@ -158,6 +158,8 @@ type Issue struct {
 	// Association is the author's author_association with the repository.
 	Association string   `json:"association,omitempty"`
 	Labels      []string `json:"labels,omitempty"`
+	// CommentID is git-ralph's progress comment on it, once written.
+	CommentID int64 `json:"commentId,omitempty"`
 }
 
 // Open reports whether the issue was open when read.
