@@ -98,6 +98,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh issue-body OWNER/NAME N            print issue N's body
 //	fakegh labels OWNER/NAME N                print issue N's labels, one a line
 //	fakegh comments OWNER/NAME N              print issue N's comments: "--- #ID by LOGIN edits=N", then the body
+//	fakegh after METHOD PATH [skip N] set-body|close OWNER/NAME N [FILE]
+//	                                          once such a request (the N+1-th) is answered, someone edits or closes an issue
 //	fakegh conform                            fail unless every request, and every answer, was as GitHub's OpenAPI description says
 //
 // Every fakegh command after start fails the script first if a request or an answer
@@ -362,6 +364,8 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "issue", "subissue", "set-body", "close", "issues", "issue-body", "labels", "comments":
 		fakeIssues(ts, s, args)
+	case "after":
+		fakeAfter(ts, s, args[1:])
 	case "conform": // the check above is all
 	case "autorun":
 		fakeAutorun(ts, h)
@@ -497,4 +501,49 @@ func fakeIssues(ts *testscript.TestScript, s *githubtest.Server, args []string) 
 			fmt.Fprintf(out, "--- #%d by %s edits=%d\n%s\n", c.ID, c.Author, c.Edits, strings.TrimSuffix(c.Body, "\n"))
 		}
 	}
+}
+
+// fakeAfter is "fakegh after": an edit on GitHub at a given point of a run.
+func fakeAfter(ts *testscript.TestScript, s *githubtest.Server, args []string) {
+	usage := "usage: fakegh after METHOD PATH [skip N] set-body|close OWNER/NAME N [FILE]"
+	if len(args) < 5 {
+		ts.Fatalf("%s", usage)
+	}
+	method, pattern, rest := args[0], args[1], args[2:]
+	skip := 0
+	if rest[0] == "skip" {
+		n, err := strconv.Atoi(rest[1])
+		ts.Check(err)
+		skip, rest = n, rest[2:]
+	}
+	if len(rest) < 3 {
+		ts.Fatalf("%s", usage)
+	}
+	owner, name, _ := strings.Cut(rest[1], "/")
+	n, err := strconv.Atoi(rest[2])
+	ts.Check(err)
+	var edit func(*githubtest.Issue)
+	switch {
+	case rest[0] == "set-body" && len(rest) == 4:
+		body := ts.ReadFile(rest[3])
+		edit = func(is *githubtest.Issue) { is.Body = body }
+	case rest[0] == "close" && len(rest) == 3:
+		edit = func(is *githubtest.Issue) { is.State, is.StateReason = "closed", "completed" }
+	default:
+		ts.Fatalf("%s", usage)
+	}
+	if method == "*" {
+		method = ""
+	}
+	s.AfterRequest(method, pattern, skip, func(st *githubtest.State) {
+		for _, r := range st.Repos {
+			if strings.EqualFold(r.Owner, owner) && strings.EqualFold(r.Name, name) {
+				for _, is := range r.Issues {
+					if is.Number == n {
+						edit(is)
+					}
+				}
+			}
+		}
+	})
 }

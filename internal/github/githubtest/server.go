@@ -50,6 +50,23 @@ type Server struct {
 	// violations are what requests and answers did not conform to GitHub's OpenAPI
 	// description (openapi.go).
 	violations []string
+	afters     []*after
+}
+
+// after is a change to the model made once a request has been answered (AfterRequest).
+type after struct {
+	method, path string
+	skip         int // matching requests to let by first
+	f            func(*State)
+}
+
+// AfterRequest runs f with the model (under the lock) once the (skip+1)-th request with
+// method and path (a path.Match pattern; method "" for any) has been answered: someone
+// on GitHub acting at a given point of a run, with no timing involved.
+func (s *Server) AfterRequest(method, pattern string, skip int, f func(*State)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.afters = append(s.afters, &after{method: method, path: pattern, skip: skip, f: f})
 }
 
 // State is the fake's model. Read or change it only inside Server.State.
@@ -354,6 +371,20 @@ func (s *Server) Violations() []string {
 
 func (s *Server) record(req Request) {
 	s.mu.Lock()
+	kept := s.afters[:0]
+	for _, a := range s.afters {
+		ok, _ := path.Match(a.path, req.Path)
+		switch {
+		case !ok || a.method != "" && a.method != req.Method:
+			kept = append(kept, a)
+		case a.skip > 0:
+			a.skip--
+			kept = append(kept, a)
+		default:
+			a.f(&s.state)
+		}
+	}
+	s.afters = kept
 	s.requests = append(s.requests, req)
 	close(s.seen)
 	s.seen = make(chan struct{})
