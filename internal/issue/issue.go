@@ -296,3 +296,16 @@ func Queue(cands []Candidate, claim string) []Decision {
 	}
 	return out
 }
+
+// Find returns the snapshot's issue numbered n (the parent or a sub-issue), nil if none.
+func (s *Snapshot) Find(n int) *Issue {
+	if s.Parent.Number == n {
+		return &s.Parent
+	}
+	for i := range s.Subs {
+		if s.Subs[i].Number == n {
+			return &s.Subs[i]
+		}
+	}
+	return nil
+}

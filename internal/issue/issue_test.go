@@ -128,6 +128,9 @@ issue-12 "Wire it" 0/1 "Wire it"`
 	if strings.Join(got, "\n") != want {
 		t.Fatalf("Stories:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
+	if s.Find(10) != &s.Parent || s.Find(11) != &s.Subs[1] || s.Find(99) != nil {
+		t.Fatal("Find")
+	}
 	if tk := s.Tasks(); tk.Done != 2 || tk.Total != 4 {
 		t.Fatalf("counts %d/%d", tk.Done, tk.Total)
 	}
