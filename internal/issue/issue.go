@@ -128,7 +128,7 @@ type Ref struct {
 // ClosingLines are the lines a pull request into repo ([HOST/]OWNER/REPO) ends with to
 // close issues when it merges: "Closes #N" for each open one of refs (the parent, then
 // the sub-issues whose stories completed), "Closes OWNER/REPO#N" for one of another
-// repository, once each. It is built from what git-ralph read from GitHub, never from
+// repository (or for any, when repo is ""), once each. It is built from what git-ralph read from GitHub, never from
 // the agent's text.
 func ClosingLines(repo string, refs []Ref) []string {
 	var out []string
@@ -138,7 +138,7 @@ func ClosingLines(repo string, refs []Ref) []string {
 		}
 		name := "#" + strconv.Itoa(r.Number)
 		if !strings.EqualFold(r.Repo, repo) {
-			name = r.Repo + name
+			name = ownerRepo(r.Repo) + name // GitHub's cross-repository reference names no host
 		}
 		if line := "Closes " + name; !slices.Contains(out, line) {
 			out = append(out, line)
@@ -308,4 +308,13 @@ func (s *Snapshot) Find(n int) *Issue {
 		}
 	}
 	return nil
+}
+
+// ownerRepo is OWNER/REPO of [HOST/]OWNER/REPO.
+func ownerRepo(r string) string {
+	parts := strings.Split(r, "/")
+	if len(parts) > 2 {
+		parts = parts[len(parts)-2:]
+	}
+	return strings.Join(parts, "/")
 }

@@ -99,10 +99,14 @@ func TestClosingLines(t *testing.T) {
 		{Repo: "Acme/Widgets", Number: 11, Open: true},  // once
 		{Repo: "acme/other", Number: 3, Open: true},
 		{Repo: "acme/widgets", Number: 0, Open: true},
+		{Repo: "ghe.example.com/acme/third", Number: 4, Open: true},
 	})
-	want := "Closes #10\nCloses #11\nCloses acme/other#3"
+	want := "Closes #10\nCloses #11\nCloses acme/other#3\nCloses acme/third#4"
 	if strings.Join(got, "\n") != want {
 		t.Fatalf("ClosingLines:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	if got := ClosingLines("", []Ref{{Repo: "ghe.example.com/acme/widgets", Number: 8, Open: true}}); len(got) != 1 || got[0] != "Closes acme/widgets#8" {
+		t.Fatalf("for a message that may land anywhere: %v", got)
 	}
 	if RunName(10) != "issue-10" {
 		t.Fatal(RunName(10))
