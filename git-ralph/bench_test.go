@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 )
 
 // The benchmarks compare git-ralph with the bare commands it stands for, each measured
@@ -30,8 +31,9 @@ import (
 // temporary directory, never committed): `git ralph status` against `git status`, one
 // checkpoint against `git add -A && git commit`, and a whole run's per-story cost
 // against the bare loop. Each reports ralph-ms, bare-ms and their ratio (x-bare);
-// BenchmarkLoop40 also git-ralph's own time per story (own-ms/story: the difference) and
-// the processes it starts per story (procs/story, the agent included).
+// BenchmarkLoop40 also git-ralph's own time per story (own-ms/story: the difference),
+// the processes it starts per story (procs/story, the agent included) and what the
+// sandbox's launcher adds to each attempt (launcher-ms/attempt, launcher-cpu-ms/attempt).
 
 // benchStories is the fake agent's work for every story: write a file, tick the
 // story's tasks, say COMPLETE.
@@ -103,6 +105,88 @@ func BenchmarkLoop40(b *testing.B) {
 	dir := filepath.Join(root, "verbose")
 	benchCopy(b, tmpl, dir)
 	b.ReportMetric(procsPerStory(b, benchRalph(b, env, dir, "start", "x", "--verbose")), "procs/story")
+	// What the sandbox's launcher adds to each attempt (the loop above ran every agent
+	// through it, where the kernel has Landlock): wall and CPU time per start.
+	if wall, cpu, ok := launcherCost(b, env, dir, b.N*stories); ok {
+		b.ReportMetric(ms(wall), "launcher-ms/attempt")
+		b.ReportMetric(ms(cpu), "launcher-cpu-ms/attempt")
+	}
+}
+
+// launcherCost is what the sandbox's launcher adds to starting an agent, per start: n
+// starts of true(1) through `git-ralph __sandbox` (the test binary as git-ralph, which
+// is larger than git-ralph itself: an upper bound) under a policy like the loop's,
+// with a hidden ~/.ssh so that reading is granted entry by entry, against n plain
+// starts, alternating. ok is false where the kernel has no Landlock.
+func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time.Duration, ok bool) {
+	b.Helper()
+	lvl, err := sandbox.Resolve(sandbox.On, sandbox.Probe(), false)
+	if err != nil {
+		b.Logf("the launcher is not measured: %v", err)
+		return 0, 0, false
+	}
+	self, err := exec.LookPath("git-ralph")
+	if err != nil {
+		b.Fatal(err)
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Fatal(err)
+	}
+	home := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	benchMkdir(b, filepath.Join(home, ".ssh"))
+	p := &sandbox.Policy{ABI: lvl.ABI, Hide: sandbox.HiddenIn(home, nil)}
+	p.AddWrite(dir)
+	p.AddWrite(sandbox.Devices...)
+	p.AddWrite(sandbox.Caches(env)...)
+	if err := sandbox.EnsureDirs(sandbox.Caches(env)); err != nil {
+		b.Fatal(err)
+	}
+	args, err := sandbox.LauncherArgs(p, 3, truePath, []string{"true"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := func(launch bool) {
+		cmd := exec.Command(truePath)
+		var status *os.File
+		if launch {
+			r, w, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			cmd = &exec.Cmd{Path: self, Args: args, ExtraFiles: []*os.File{w}}
+			status = r
+		}
+		cmd.Dir, cmd.Env = dir, env
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		msg := []byte{}
+		if status != nil {
+			cmd.ExtraFiles[0].Close()
+			msg, _ = io.ReadAll(status)
+			status.Close()
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("%v: %v %s", cmd.Args[:2], err, msg)
+		}
+	}
+	var plain, plainCPU, launched, launchedCPU time.Duration
+	for range n {
+		c := cpuTime(b)
+		plain += benchTime(func() { start(false) })
+		plainCPU += cpuTime(b) - c
+		c = cpuTime(b)
+		launched += benchTime(func() { start(true) })
+		launchedCPU += cpuTime(b) - c
+	}
+	return (launched - plain) / time.Duration(n), (launchedCPU - plainCPU) / time.Duration(n), true
 }
 
 // procsPerStory is the mean number of processes git-ralph starts per story in a

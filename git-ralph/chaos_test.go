@@ -71,7 +71,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("seed %d (replay with CHAOS_SEED=%d)", seed, seed)
 
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	full := tmpl.calibrate(t)
 	t.Logf("an uninterrupted run takes %v and %d observed steps", full.took.Round(time.Millisecond), full.steps)
@@ -120,7 +120,7 @@ func TestChaosFinishSquashKilledAtEveryStep(t *testing.T) {
 	if pendingFinishFix {
 		t.Skip("pending fix: finish --squash killed after its merge cannot be finished again (internal/loop/finish.go)")
 	}
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	full := tmpl.calibrate(t)
 	for i := 2; i <= 2*(full.finishSteps+1)+1; i++ {
@@ -170,7 +170,7 @@ func TestChaosAgentActsBeforeItIsRecorded(t *testing.T) {
 	if pendingAgentRecordFix {
 		t.Skip("pending fix: the agent gets its prompt before its pid is recorded (internal/agent/run.go)")
 	}
-	root := t.TempDir()
+	root := memTempDir(t)
 	tmpl := newChaosTemplate(t, root)
 	const tries = 30
 	for try := range tries {
@@ -418,7 +418,7 @@ func (c *chaosTemplate) calibrate(t *testing.T) chaosCalibration {
 	t.Helper()
 	var cal chaosCalibration
 	t.Run("calibrate", func(t *testing.T) {
-		tr := c.newTrial(t, t.TempDir(), -1, chaosPlan{point: "none", hooks: true})
+		tr := c.newTrial(t, memTempDir(t), -1, chaosPlan{point: "none", hooks: true})
 		tr.writeScenario(t)
 		defer tr.cleanup(t)
 		start := time.Now()
@@ -512,11 +512,16 @@ func (c *chaosTemplate) newTrial(t *testing.T, root string, n int, plan chaosPla
 	benchMkdir(t, tr.sig)
 	benchMkdir(t, filepath.Join(tr.dir, "fake-state"))
 	tr.scenario = filepath.Join(tr.dir, "scenario.json")
+	// The fake agent's sandbox lets it write its state and the signal directory, beside
+	// the repository (ralph.sandboxWritable, here from the environment).
 	tr.env = append(slices.Clone(c.env),
 		"FAKE_AGENT_SCENARIO="+tr.scenario,
 		"FAKE_AGENT_STATE_DIR="+filepath.Join(tr.dir, "fake-state"),
-		"FAKE_AGENT_RECORD="+filepath.Join(tr.dir, "agent-calls.ndjson"),
+		"FAKE_AGENT_RECORD="+filepath.Join(tr.dir, "fake-state", "agent-calls.ndjson"),
 		"CHAOS_SIG="+tr.sig,
+		"GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=ralph.sandboxWritable", "GIT_CONFIG_VALUE_0="+tr.sig,
+		"GIT_CONFIG_KEY_1=ralph.sandboxWritable", "GIT_CONFIG_VALUE_1="+filepath.Join(tr.dir, "fake-state"),
 	)
 	if plan.hooks {
 		hooks := filepath.Join(tr.repo, ".git", "hooks")
@@ -1295,7 +1300,7 @@ func (tr *chaosTrial) fsck(t *testing.T) {
 
 // agentPids lists the pids of the agents the trial started, from the fake's record.
 func (tr *chaosTrial) agentPids() []int {
-	f, err := os.Open(filepath.Join(tr.dir, "agent-calls.ndjson"))
+	f, err := os.Open(filepath.Join(tr.dir, "fake-state", "agent-calls.ndjson"))
 	if err != nil {
 		return nil
 	}

@@ -12,15 +12,40 @@ import (
 	"testing"
 )
 
-// TestInstallScript runs install.sh --no-modify-path twice into a temporary PREFIX: it
-// installs the binary, the man page and the bash, zsh and fish completions, writes
-// nothing else there nor in HOME, is safe to run again, and says how to put
-// $PREFIX/bin on PATH when it is not.
-func TestInstallScript(t *testing.T) {
+// TestInstall runs install.sh's tests one after the other, beside the scripts. Each
+// builds git-ralph; one at a time, the next finds the first build in Go's cache. As one
+// test they hold one of the parallel slots: six tests, each waiting for the others'
+// builds, held six the scripts could not use.
+func TestInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds git-ralph; skipped with -short")
 	}
 	t.Parallel() // a cold build takes most of a minute: let the scripts run meanwhile
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"Script", testInstallScript},
+		{"DefaultPrefixIsOnPath", testInstallDefaultPrefixIsOnPath},
+		{"AddsToPath", testInstallAddsToPath},
+		{"RelativePrefix", testInstallRelativePrefix},
+		{"KeepsABrokenBlock", testInstallKeepsABrokenBlock},
+		{"SaysWhatShadowsIt", testInstallSaysWhatShadowsIt},
+	} {
+		// The lock a subtest at a time: the new user's test seeds its cache in between.
+		t.Run(tc.name, func(t *testing.T) {
+			installing.Lock()
+			defer installing.Unlock()
+			tc.test(t)
+		})
+	}
+}
+
+// testInstallScript runs install.sh --no-modify-path twice into a temporary PREFIX: it
+// installs the binary, the man page and the bash, zsh and fish completions, writes
+// nothing else there nor in HOME, is safe to run again, and says how to put
+// $PREFIX/bin on PATH when it is not.
+func testInstallScript(t *testing.T) {
 	prefix := t.TempDir()
 	home := t.TempDir()
 	// Go's own caches are the only thing install.sh may write outside PREFIX; keep
@@ -33,8 +58,6 @@ func TestInstallScript(t *testing.T) {
 	if len(caches) != 3 {
 		t.Fatalf("go env: %q", goEnv)
 	}
-	installing.Lock()
-	defer installing.Unlock()
 	for i := range 2 {
 		cmd := exec.Command("sh", "../install.sh", "--no-modify-path")
 		cmd.Env = append(os.Environ(), "PREFIX="+prefix, "HOME="+home, "PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t)),
@@ -83,8 +106,9 @@ func TestInstallScript(t *testing.T) {
 	}
 }
 
-// installing is held while install.sh runs: the install tests run in parallel with the
-// rest, one at a time, so that the second build finds the first one's in Go's cache.
+// installing is held while install.sh runs (TestInstall, and the new user's test while
+// it fills the cache it seeds from), so that the second build finds the first one's in
+// Go's cache.
 var installing sync.Mutex
 
 func goBinary(t *testing.T) string {
@@ -96,14 +120,10 @@ func goBinary(t *testing.T) string {
 	return p
 }
 
-// TestInstallScriptDefaultPrefixIsOnPath: with no PREFIX and $HOME/.local/bin not on
+// testInstallDefaultPrefixIsOnPath: with no PREFIX and $HOME/.local/bin not on
 // PATH, install.sh picks a prefix whose bin is (here Go's GOBIN), so that
 // `./install.sh && git ralph demo` works in the same shell.
-func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds git-ralph; skipped with -short")
-	}
-	t.Parallel()
+func testInstallDefaultPrefixIsOnPath(t *testing.T) {
 	goEnv, err := exec.Command(goBinary(t), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +134,6 @@ func TestInstallScriptDefaultPrefixIsOnPath(t *testing.T) {
 	if err := os.Mkdir(gobin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	installing.Lock()
-	defer installing.Unlock()
 	cmd := exec.Command("sh", "../install.sh")
 	cmd.Env = append(os.Environ(), "PREFIX=", "HOME="+t.TempDir(), "GOBIN="+gobin,
 		"PATH=/usr/bin:/bin:"+filepath.Dir(goBinary(t))+":"+gobin,
@@ -148,18 +166,12 @@ func installEnv(t *testing.T, home, path, prefix string, extra ...string) []stri
 	return append(env, extra...)
 }
 
-// TestInstallScriptAddsToPath: with $PREFIX/bin not on PATH, install.sh adds it in a
+// testInstallAddsToPath: with $PREFIX/bin not on PATH, install.sh adds it in a
 // marked block to ~/.profile, to bash's own login file when the user has one, and to
 // ~/.zshenv for a zsh user, keeping what they held and saying which file it changed;
 // a second run changes nothing, a run with another PREFIX replaces the block, and a
 // login shell then finds git-ralph.
-func TestInstallScriptAddsToPath(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds git-ralph; skipped with -short")
-	}
-	t.Parallel()
-	installing.Lock() // one build at a time: the next finds the first in Go's cache
-	defer installing.Unlock()
+func testInstallAddsToPath(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, ".profile"), "# the user's own\nexport EDITOR=vi") // no final newline
 	writeFile(t, filepath.Join(home, ".bash_profile"), ". ~/.profile\n")
@@ -429,17 +441,11 @@ func readmeSetupLine(t *testing.T) string {
 	return strings.TrimSpace(cmd)
 }
 
-// TestInstallScriptRelativePrefix: PREFIX=rel, from a directory other than the checkout,
+// testInstallRelativePrefix: PREFIX=rel, from a directory other than the checkout,
 // installs into rel under that directory (the build runs in the checkout) and puts its
 // absolute bin on PATH: a relative directory in PATH would be looked up from wherever the
 // user stands.
-func TestInstallScriptRelativePrefix(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds git-ralph; skipped with -short")
-	}
-	t.Parallel()
-	installing.Lock() // one build at a time: the next finds the first in Go's cache
-	defer installing.Unlock()
+func testInstallRelativePrefix(t *testing.T) {
 	script, err := filepath.Abs("../install.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -467,16 +473,10 @@ func TestInstallScriptRelativePrefix(t *testing.T) {
 	}
 }
 
-// TestInstallScriptKeepsABrokenBlock: a start-up file whose git-ralph block has lost its
+// testInstallKeepsABrokenBlock: a start-up file whose git-ralph block has lost its
 // end line (the user deleted part of it) is left as it is, with a word saying so:
 // replacing the block would take everything after its first line with it.
-func TestInstallScriptKeepsABrokenBlock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds git-ralph; skipped with -short")
-	}
-	t.Parallel()
-	installing.Lock() // one build at a time: the next finds the first in Go's cache
-	defer installing.Unlock()
+func testInstallKeepsABrokenBlock(t *testing.T) {
 	home := t.TempDir()
 	profile := "# the user's own\n# >>> git-ralph PATH >>> (added by git-ralph install.sh; delete this block to undo)\n" +
 		"export PATH=\"/old/bin:$PATH\"\nexport EDITOR=vi\nalias ll='ls -l'\n"
@@ -496,16 +496,10 @@ func TestInstallScriptKeepsABrokenBlock(t *testing.T) {
 	}
 }
 
-// TestInstallScriptSaysWhatShadowsIt: with $PREFIX/bin on PATH but an older git-ralph in
+// testInstallSaysWhatShadowsIt: with $PREFIX/bin on PATH but an older git-ralph in
 // a directory before it, install.sh says that 'git ralph' runs that one (its version line
 // would otherwise be the older binary's, with no word why).
-func TestInstallScriptSaysWhatShadowsIt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds git-ralph; skipped with -short")
-	}
-	t.Parallel()
-	installing.Lock() // one build at a time: the next finds the first in Go's cache
-	defer installing.Unlock()
+func testInstallSaysWhatShadowsIt(t *testing.T) {
 	prefix, shadow := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(shadow, "git-ralph"), []byte("#!/bin/sh\necho 'git-ralph old'\n"), 0o755); err != nil {
 		t.Fatal(err)

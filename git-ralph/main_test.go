@@ -21,6 +21,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/cli"
 	"github.com/git-ralph/git-ralph/internal/fakeagent"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -64,10 +65,12 @@ func TestScript(t *testing.T) {
 	t.Parallel() // with the long tests (chaos, install), not after them
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
+		WorkdirRoot:         memTempDir(t),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") != "",
 		Setup:               hermetic,
+		Condition:           condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":   cmdSnapshot,
 			"envfile":    cmdEnvfile,
@@ -85,6 +88,28 @@ func TestScript(t *testing.T) {
 	})
 }
 
+// condition answers a script's own conditions: [landlock] is a kernel git-ralph can
+// sandbox the agent on (the scripts that need it say so and skip elsewhere), and
+// [landlock:N] one whose Landlock ABI is N or later. GIT_RALPH_TEST_LANDLOCK=N in the
+// environment of `go test` plays an older kernel for every script (and its git-ralph).
+func condition(cond string) (bool, error) {
+	s := sandbox.Probe()
+	if f := testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK")); f != nil {
+		s = f()
+	}
+	switch name, arg, _ := strings.Cut(cond, ":"); {
+	case cond == "landlock":
+		return s.Usable(), nil
+	case name == "landlock":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return false, fmt.Errorf("condition %q: want landlock:N", cond)
+		}
+		return s.Usable() && s.ABI >= n, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
 // hermetic isolates every script: its own HOME and global config, no system config,
 // a fixed identity and fixed dates (stable commit ids), no colour, no prompts.
 func hermetic(e *testscript.Env) error {
@@ -92,9 +117,21 @@ func hermetic(e *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	// The fake agent keeps its state and its record of calls in .fake-state, the one
+	// place outside the repository its sandbox lets it write (ralph.sandboxWritable);
+	// scripts read the record as $WORK/agent-calls.ndjson, a link to it that dangles
+	// until the first call ("! exists" still says no agent ran).
+	state := filepath.Join(e.WorkDir, ".fake-state")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink(filepath.Join(".fake-state", "agent-calls.ndjson"), filepath.Join(e.WorkDir, "agent-calls.ndjson")); err != nil {
+		return err
+	}
 	// No automatic maintenance or gc: a commit would start 'git maintenance run
 	// --auto' (a tenth of the suite's processes) for repositories of a few objects.
-	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
+	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n" +
+		"[ralph]\n\tsandboxWritable = " + state + "\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
@@ -113,11 +150,11 @@ func hermetic(e *testscript.Env) error {
 		"NO_COLOR":              "1",
 		"CI":                    "true",
 		"IS_SANDBOX":            "1",
-		"FAKE_AGENT_STATE_DIR":  filepath.Join(e.WorkDir, ".fake-state"),
-		"FAKE_AGENT_RECORD":     filepath.Join(e.WorkDir, "agent-calls.ndjson"),
+		"FAKE_AGENT_STATE_DIR":  state,
+		"FAKE_AGENT_RECORD":     filepath.Join(state, "agent-calls.ndjson"),
 		"FAKE_AGENT_FIXED_TIME": "2026-01-02T03:04:05Z",
 		"GIT_RALPH_TEST_CLOCK":  "2026-01-02T03:04:05Z",
-		"GIT_RALPH_TEST_TIME":   filepath.Join(e.WorkDir, ".time"),
+		"GIT_RALPH_TEST_TIME":   filepath.Join(state, "time"),
 	} {
 		e.Setenv(k, v)
 	}
@@ -132,9 +169,24 @@ func hermetic(e *testscript.Env) error {
 		}
 	}
 	e.Vars = vars
+	e.Setenv("HOST_GOCACHE", hostGoCache())
+	if v := os.Getenv("GIT_RALPH_TEST_LANDLOCK"); v != "" {
+		e.Setenv("GIT_RALPH_TEST_LANDLOCK", v) // an older kernel played for the whole suite (see condition)
+	}
 	hermeticGitHub(e)
 	return nil
 }
+
+// hostGoCache is the build cache of the go running the tests (asked once), which a
+// script whose agent runs go test points GOCACHE at: the script's own HOME has an empty
+// one, and compiling the standard library's test dependencies there takes a minute.
+var hostGoCache = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
 
 // cmdSnapshot writes (with -no-remotes: leaving out refs/remotes/) a description of a
 // repository's whole state to a file: every ref, HEAD, the index, and the working
@@ -199,11 +251,24 @@ func testTuning() cli.Tuning {
 	sleep, sleepNow := testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))
 	t := cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
 		StopWait: time.Second, KillWait: 3 * time.Second,
-		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: sleep, SleepNow: sleepNow}
+		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: sleep, SleepNow: sleepNow,
+		Landlock: testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK"))}
 	if p := os.Getenv("GIT_RALPH_TEST_TIME"); p != "" {
 		t.Clock = newTestTimeClock(p)
 	}
 	return t
+}
+
+// testLandlock is the test binary's stand-in for the kernel's Landlock ABI:
+// GIT_RALPH_TEST_LANDLOCK=N plays a kernel with ABI N (0: none), so that a script can
+// run --sandbox=on and auto where there is no sandbox. nil (the kernel's own answer)
+// when the variable is unset.
+func testLandlock(v string) func() sandbox.Support {
+	n, err := strconv.Atoi(v)
+	if v == "" || err != nil {
+		return nil
+	}
+	return func() sandbox.Support { return sandbox.Supported(n) }
 }
 
 // testSleep is the waits of the GitHub polls in the test binary: each wait is written

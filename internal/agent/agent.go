@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 )
 
 // Sink receives what the agent does, live. Implementations must be cheap: they
@@ -113,8 +115,14 @@ type Request struct {
 
 	// OutputFile is the file the CLI writes what its stream lacks to (codex
 	// --output-last-message: the final answer; copilot --usage-output-file:
-	// the token counts); Run sets it to a temporary file (see OutputFiler); callers leave it empty.
+	// the token counts); Run sets it to a file in the attempt's temporary directory
+	// (see OutputFiler); callers leave it empty.
 	OutputFile string
+
+	// Sandbox, when set, is what the agent may do (internal/sandbox): Run starts it
+	// through the launcher under this policy plus the attempt's directory and the
+	// driver's State. nil runs it unrestricted.
+	Sandbox *sandbox.Policy
 }
 
 // OutputFilePlaceholder stands for the temporary file in an argv that Run

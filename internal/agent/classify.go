@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -100,18 +101,28 @@ var (
 	// statusRe finds an HTTP status code named as such: "API Error: 500",
 	// "status 503", "HTTP 429", `"code":500`, `"statusCode":529`,
 	// "last status: 429 Too Many Requests".
-	statusRe = regexp.MustCompile(`(?i)(?:api error|status(?:[ _]?code)?|http(?:/[0-9.]+)?|"code")["'\s:=]{0,4}([1-5][0-9]{2})\b`)
+	statusRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:api error|status(?:[ _]?code)?|http(?:/[0-9.]+)?|"code")["'\s:=]{0,4}([1-5][0-9]{2})\b`)
+	})
 	// retryInRe finds "try again in 2 hours 5 minutes", "retry in 47.5s",
 	// "retry after 30 seconds", "resets in 3h".
-	retryInRe = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available again)\s+(?:in|after)\s+((?:[0-9]+(?:\.[0-9]+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
+	retryInRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:try again|retry|resets?|available again)\s+(?:in|after)\s+((?:[0-9]+(?:\.[0-9]+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
+	})
 	// durationPartRe splits what retryInRe found.
-	durationPartRe = regexp.MustCompile(`(?i)([0-9]+(?:\.[0-9]+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	durationPartRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([0-9]+(?:\.[0-9]+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	})
 	// retryHeaderRe finds a Retry-After header and Google's RetryInfo.
-	retryHeaderRe = regexp.MustCompile(`(?i)(?:retry-after["']?\s*[:=]\s*["']?([0-9]+)|"retryDelay"\s*:\s*"([0-9]+(?:\.[0-9]+)?)s")`)
+	retryHeaderRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:retry-after["']?\s*[:=]\s*["']?([0-9]+)|"retryDelay"\s*:\s*"([0-9]+(?:\.[0-9]+)?)s")`)
+	})
 	// resetAtRe finds Claude Code's "Claude AI usage limit reached|1767225600"
 	// and an RFC 3339 "resets at …".
-	resetUnixRe    = regexp.MustCompile(`(?i)limit reached\|([0-9]{9,11})\b`)
-	resetRFC3339Re = regexp.MustCompile(`(?i)(?:resets?|try again|available again)\s+(?:at|after)\s+([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+(?:Z|[+-][0-9]{2}:?[0-9]{2}))`)
+	resetUnixRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)limit reached\|([0-9]{9,11})\b`) })
+	resetRFC3339Re = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:resets?|try again|available again)\s+(?:at|after)\s+([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+(?:Z|[+-][0-9]{2}:?[0-9]{2}))`)
+	})
 )
 
 // ClassifyError classifies one error of an agent: status is the HTTP status
@@ -120,7 +131,7 @@ var (
 func ClassifyError(status int, msg string) Failure {
 	var f Failure
 	if status == 0 {
-		if m := statusRe.FindStringSubmatch(msg); m != nil {
+		if m := statusRe().FindStringSubmatch(msg); m != nil {
 			status, _ = strconv.Atoi(m[1])
 		}
 	}
@@ -168,24 +179,24 @@ func classOfText(msg string) FailureClass {
 
 // RetryHint finds when the agent says to try again.
 func RetryHint(msg string) (after time.Duration, at time.Time) {
-	if m := resetUnixRe.FindStringSubmatch(msg); m != nil {
+	if m := resetUnixRe().FindStringSubmatch(msg); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			at = time.Unix(sec, 0).UTC()
 		}
-	} else if m := resetRFC3339Re.FindStringSubmatch(msg); m != nil {
+	} else if m := resetRFC3339Re().FindStringSubmatch(msg); m != nil {
 		if t, err := time.Parse(time.RFC3339Nano, strings.Replace(m[1], " ", "T", 1)); err == nil {
 			at = t.UTC()
 		}
 	}
-	if m := retryInRe.FindStringSubmatch(msg); m != nil {
-		for _, part := range durationPartRe.FindAllStringSubmatch(m[1], -1) {
+	if m := retryInRe().FindStringSubmatch(msg); m != nil {
+		for _, part := range durationPartRe().FindAllStringSubmatch(m[1], -1) {
 			n, err := strconv.ParseFloat(part[1], 64)
 			if err != nil {
 				continue
 			}
 			after += time.Duration(n * float64(unitOf(part[2])))
 		}
-	} else if m := retryHeaderRe.FindStringSubmatch(msg); m != nil {
+	} else if m := retryHeaderRe().FindStringSubmatch(msg); m != nil {
 		s := m[1] + m[2]
 		if n, err := strconv.ParseFloat(s, 64); err == nil {
 			after = time.Duration(n * float64(time.Second))

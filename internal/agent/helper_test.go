@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 )
 
 // The test binary doubles as a fake claude: when helperEnv is set, TestMain
@@ -31,6 +33,9 @@ import (
 const helperEnv = "GIT_RALPH_AGENT_HELPER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:])) // the launcher of a sandboxed Run
+	}
 	if mode := os.Getenv(helperEnv); mode != "" {
 		// syscall.Exit, not os.Exit: skip the race detector's slow exit,
 		// which would make the helper look like an agent that lingers.

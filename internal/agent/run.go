@@ -7,12 +7,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 )
 
 const (
@@ -42,18 +45,26 @@ const (
 //   - the terminal event was decoded but the process is still there after
 //     req.Grace: SIGKILL to the group (Lingered; not a failure).
 //   - in every case, once the process has exited, the rest of its group is
-//     SIGKILLed (a tool's `sleep 1000` must not survive the attempt), and Run
-//     reads stdout and stderr to their end; once they stay silent for
-//     req.KillGrace (or after 4×KillGrace) it closes them: a descendant that
-//     left the group (its own setsid) could hold them open forever. Such a
-//     descendant is not killed.
+//     SIGKILLed (a tool's `sleep 1000` must not survive the attempt); when
+//     git-ralph is a reaper (sandbox.BecomeReaper), every other process the
+//     agent left (its own setsid, double-forked) is killed and reaped too
+//     (sandbox.KillLeftovers). Then Run reads stdout and stderr to their end;
+//     once they stay silent for req.KillGrace (or after 4×KillGrace) it closes
+//     them: a descendant that left the group, where git-ralph is no reaper,
+//     could hold them open forever.
 //
 // Before anything starts, a custom driver from agents.Lookup takes its command from
 // req.Command and req.Format, and Preflight runs the driver's own checks (amp
-// needs an API key); their error is returned with nothing started. For codex,
-// Run passes a temporary --output-last-message file and makes its content the
-// final text; for copilot, a temporary --usage-output-file, read for the
-// tokens.
+// needs an API key); their error is returned with nothing started. Every attempt
+// has a temporary directory of its own, removed when Run returns: for codex, Run
+// passes an --output-last-message file there and makes its content the final text;
+// for copilot, a --usage-output-file, read for the tokens.
+//
+// With req.Sandbox, the agent starts through the launcher (git-ralph re-executed,
+// see internal/sandbox) under that policy, to which Run adds the attempt's
+// directory, which is also the agent's TMPDIR, and the driver's State (created
+// where missing). A launch that fails before the agent runs is an error, as a
+// missing binary is.
 //
 // If ctx is already cancelled, nothing is started and the Result says
 // Interrupted.
@@ -67,14 +78,19 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if err := Preflight(d, req); err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	// The attempt's own directory: the output file a driver asks for, and a sandboxed
+	// agent's TMPDIR; removed with all it holds once the agent and what it left are gone.
+	dir, err := os.MkdirTemp("", "git-ralph-"+d.Name()+"-")
+	if err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("create the attempt's temporary directory: %w", err)
+	}
+	defer removeAll(dir)
 	of, wantsFile := d.(OutputFiler)
 	if wantsFile {
-		path, err := tempFile(d.Name())
-		if err != nil {
-			return Result{ExitCode: -1}, err
+		req.OutputFile = filepath.Join(dir, "output.txt")
+		if err := os.WriteFile(req.OutputFile, nil, 0o600); err != nil {
+			return Result{ExitCode: -1}, fmt.Errorf("create temporary file: %w", err)
 		}
-		defer os.Remove(path)
-		req.OutputFile = path
 	}
 	argv := d.Argv(req)
 	if len(argv) == 0 {
@@ -84,24 +100,36 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if a, ok := d.(EnvAdder); ok {
 		env = append(slices.Clone(env), a.ExtraEnv(req)...)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	if req.Sandbox != nil {
+		env = append(slices.Clone(env), "TMPDIR="+dir)
+	}
+	childEnv := childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
+	cmd, status, err := command(d, req, argv, childEnv, dir)
+	if err != nil {
+		return Result{ExitCode: -1}, err
+	}
 	cmd.Dir = req.Dir
-	cmd.Env = childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
+	cmd.Env = childEnv
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 
 	p, err := openPipes()
 	if err != nil {
+		closeLauncher(cmd, status)
 		return Result{ExitCode: -1}, err
 	}
 	defer p.closeAll()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
 	if err := cmd.Start(); err != nil {
+		closeLauncher(cmd, status)
 		if errors.Is(err, exec.ErrNotFound) {
 			return Result{ExitCode: -1}, &NotFoundError{Agent: d.Name(), Binary: argv[0], Install: d.InstallHint(), Err: err}
 		}
 		return Result{ExitCode: -1}, err
 	}
 	p.closeChildEnds()
+	if err := launched(cmd, status); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("agent %q: %w", d.Name(), err)
+	}
 
 	r := &runner{
 		d:         d,
@@ -131,6 +159,10 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	// group id) cannot have been reused: kill whatever is left of the group.
 	signalGroup(r.pid, syscall.SIGKILL)
 	state, _ := reap()
+	// What the agent left running outside its group (a daemon in a session of its own)
+	// is git-ralph's child now, when git-ralph is a reaper: killed and reaped before
+	// anything looks at what the attempt did.
+	sandbox.KillLeftovers()
 	_ = p.inW.Close() // unblocks the prompt writer if nobody read stdin
 	out := r.drain()
 
@@ -175,21 +207,6 @@ type EnvAdder interface {
 // what it reads and tolerate a file left empty or cut short.
 type OutputFiler interface {
 	ReadOutputFile(res *Result, path string)
-}
-
-// tempFile creates an empty temporary file for agent name and returns its
-// path.
-func tempFile(name string) (string, error) {
-	f, err := os.CreateTemp("", "git-ralph-"+name+"-*.txt")
-	if err != nil {
-		return "", fmt.Errorf("create temporary file: %w", err)
-	}
-	path := f.Name()
-	if err := f.Close(); err != nil {
-		_ = os.Remove(path)
-		return "", fmt.Errorf("create temporary file: %w", err)
-	}
-	return path, nil
 }
 
 // ReadTail returns the last n bytes of the file at path at most, as valid

@@ -28,13 +28,16 @@ func imports(t *testing.T, dir string) []string {
 }
 
 // TestLayout keeps one package per agent over a core: internal/agent imports
-// nothing of this module; a driver imports internal/agent and, to decode Claude
+// nothing of this module but internal/sandbox, a leaf that imports nothing of it; a driver imports internal/agent and, to decode Claude
 // Code's stream-json, internal/agent/claude, nothing else of it; every driver is
 // on the list; no package but this one imports more than one driver.
 func TestLayout(t *testing.T) {
 	root := filepath.Join("..", "..")
-	if imps := imports(t, filepath.Join(root, "internal", "agent")); len(imps) > 0 {
-		t.Errorf("internal/agent imports %v", imps)
+	if imps := imports(t, filepath.Join(root, "internal", "agent")); !slices.Equal(imps, []string{"internal/sandbox"}) {
+		t.Errorf("internal/agent imports %v, want only internal/sandbox", imps)
+	}
+	if imps := imports(t, filepath.Join(root, "internal", "sandbox")); len(imps) > 0 {
+		t.Errorf("internal/sandbox imports %v", imps)
 	}
 	entries, err := os.ReadDir(filepath.Join(root, "internal", "agent"))
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
@@ -110,6 +111,13 @@ type Tuning struct {
 	// (status --watch, finish --wait, dispatch's search for its run, rate limits): the
 	// test binary's logs each wait and sleeps a few milliseconds. nil is a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Landlock, if not nil, replaces the kernel's answer to "which Landlock ABI is
+	// there" (sandbox.Probe): the test binary's git-ralph plays a system without one.
+	Landlock func() sandbox.Support
+	// InProcess: git-ralph runs inside a test binary beside other tests' processes. It
+	// then never becomes the reaper of what its agents leave, which kills every
+	// descendant of the process (sandbox.KillLeftovers).
+	InProcess bool
 	// SleepNow, if not nil, is the clock that spaces GitHub requests a second apart
 	// (github.Options.Now): the test binary's is moved by its Sleep alone, so that the
 	// wait between two requests is the same however slow the machine. nil is time.Now.
@@ -123,6 +131,10 @@ type Tuning struct {
 // MainTuned is Main with some waits and the clock changed: the test binary's git-ralph
 // shortens the waits so that scripts do not sleep for seconds, and fixes the clock.
 func MainTuned(args []string, s *term.Streams, t Tuning) (code int) {
+	if len(args) > 0 && args[0] == sandbox.Command {
+		return sandbox.Main(args[1:]) // the agent's launcher: returns only if it failed
+	}
+	sandbox.Harden()
 	ctx, kill, stop := signals()
 	defer stop()
 	return runMain(ctx, kill, args, s, t)
@@ -357,6 +369,10 @@ func (e *env) remote() (*githubflow.Remote, error) {
 	return r, nil
 }
 
+// sources is the list of task source kinds an argument may name: the built-in ones, and
+// any that needs something only the CLI has (a GitHub client) goes here, built with it.
+func sources() source.Kinds { return source.Builtin() }
+
 func (e *env) loop() (*loop.Loop, error) {
 	repo, err := e.openRepo()
 	if err != nil {
@@ -365,6 +381,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l := loop.New(repo, newReporter(e.s))
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
+	l.Sources = sources()
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
 	l.Clock = e.tune.Clock
 	if e.tune.Now != nil {

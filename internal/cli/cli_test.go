@@ -147,7 +147,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"start", "x", "--no-such-flag"}, 2, "", "error: unknown flag --no-such-flag"},
 		{[]string{"finish", "--squash", "--keep"}, 2, "", "error: "},
 		{[]string{"finish"}, 2, "", "error: "},
-		{[]string{"start"}, 2, "", "error: "},
+		{[]string{"start"}, 1, "", "error: not a git repository"}, // a bare start is what is current there
 		{[]string{"no-such-command"}, 2, "", "error: unexpected argument no-such-command\nhint: see 'git ralph -h'\n"},
 		{[]string{"help", "no-such-command"}, 2, "", "error: no command no-such-command"},
 		{[]string{"start", "x", "--max-retries=-1"}, 2, "", "--max-retries must be 0 or more"},
@@ -215,7 +215,7 @@ func TestMan(t *testing.T) {
 	// the synopsis says what -h says: start takes several changes, --draft has a
 	// --no-draft, --worktree may take a path, -j is --jobs, and root flags exist
 	for _, want := range []string{
-		".B git ralph start\n<change> ... [",
+		".B git ralph start\n[<change> ...] [",
 		"[--[no-]draft]",
 		"[--worktree[=PATH]] [-j N | --jobs=N]",
 		"(--squash | --keep | --pr)",

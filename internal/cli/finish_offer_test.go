@@ -165,7 +165,7 @@ func githubRemote(t *testing.T) (*githubtest.Server, Tuning) {
 	srv := githubtest.New()
 	t.Cleanup(srv.Close)
 	srv.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", GitDir: bare})
-	return srv, Tuning{GitHubTransport: srv.Transport()}
+	return srv, Tuning{GitHubTransport: srv.Transport(), InProcess: true}
 }
 
 // With a GitHub remote, the offer has a fourth answer, the pull request, placed

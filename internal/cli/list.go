@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 )
@@ -34,10 +35,15 @@ func (c *listCmd) Run(e *env) error {
 	}
 	p := e.s.Palette()
 	t := tableprinter.New(e.s.Out, e.s.StdoutTTY, 120)
+	header := []string{"CHANGE", "TASKS", "STORIES", "RUN"}
 	if sources {
-		t.AddHeader([]string{"NAME", "SOURCE", "TASKS", "STORIES", "RUN"})
-	} else {
-		t.AddHeader([]string{"CHANGE", "TASKS", "STORIES", "RUN"})
+		header = []string{"NAME", "SOURCE", "TASKS", "STORIES", "RUN"}
+	}
+	t.AddHeader(header)
+	if !e.s.StdoutTTY {
+		// The table printer leaves the header out of its tab-separated form; a reader of
+		// a piped list still needs to know the columns (--json is the form for scripts).
+		fmt.Fprintln(e.s.Out, strings.Join(header, "\t"))
 	}
 	for _, ch := range changes {
 		done := 0

@@ -170,7 +170,7 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 		args = append(args, "-v")
 	}
 	args = append(args, "start", change, "--worktree",
-		"--max-retries", strconv.Itoa(c.MaxRetries), "--agent", c.Agent)
+		"--max-retries", strconv.Itoa(c.MaxRetries), "--agent", c.Agent, "--sandbox="+c.Sandbox)
 	opt := func(name string, set bool, v string) {
 		if set {
 			args = append(args, name+"="+v)
@@ -188,6 +188,9 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	}
 	if c.AllowRefChanges {
 		args = append(args, "--allow-ref-changes")
+	}
+	if !c.AllowSkip {
+		args = append(args, "--no-allow-skip")
 	}
 	opt("--max-tokens", c.MaxTokens > 0, strconv.FormatInt(c.MaxTokens, 10))
 	if c.Fresh {

@@ -43,7 +43,7 @@ func (c *reportCmd) Run(e *env) error {
 		return err
 	}
 	if c.Output == "-" {
-		rep, err := report.Build(e.ctx, l.Repo, l.Store, change, report.Options{Now: l.Now})
+		rep, err := report.Build(e.ctx, l.Repo, l.Store, change, report.Options{Now: l.Now, Kinds: l.Sources})
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func reportPath(l *loop.Loop, change string) string {
 // writeReport builds the report of change and writes it to path atomically (a reader
 // never sees half a page).
 func writeReport(ctx context.Context, l *loop.Loop, change, path string) error {
-	rep, err := report.Build(ctx, l.Repo, l.Store, change, report.Options{Now: l.Now})
+	rep, err := report.Build(ctx, l.Repo, l.Store, change, report.Options{Now: l.Now, Kinds: l.Sources})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,11 +16,12 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 type startCmd struct {
-	Changes         []string      `arg:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path) or a prd.json (a .json path). Several need --worktree; they run in parallel."`
+	Changes         []string      `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path) or a prd.json (a .json path). Left out: the run of the branch you are on, spec-kit's current feature, or the only run. Several need --worktree; they run in parallel."`
 	StoryLevel      int           `config:"ralph.storyLevel" help:"For a markdown plan: 3 makes every '###' section a story (ralph.storyLevel; default: '##' sections, or ralphex's '### Task N' ones)." placeholder:"N"`
 	MaxRetries      int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
 	Timeout         time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
@@ -32,11 +34,13 @@ type startCmd struct {
 	VerifyTimeout   time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
 	WaitOnLimit     time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
 	AllowRefChanges bool          `name:"allow-ref-changes" config:"ralph.allowRefChanges" help:"Let the agent create, move and delete refs outside its own branch (ralph.allowRefChanges); git config and hooks stay protected."`
+	AllowSkip       bool          `name:"allow-skip" negatable:"" default:"true" config:"ralph.allowSkip" help:"Let the agent tick a task it cannot do here with \"(skipped - not automatable: why)\"; the checkpoint, status, the report and the PR say so. --no-allow-skip fails such an attempt (ralph.allowSkip; default true)."`
 	TrustCurrent    bool          `name:"trust-current" help:"After a crash, go on although the record of what the agent may not change (.git/ralph/<change>/surface.json) is missing or not valid: refs, git config and hooks are taken as they are now. Look at them first."`
 	Fresh           bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
 	DryRun          bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
 	Worktree        worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
 	Jobs            int           `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
+	Sandbox         string        `config:"ralph.sandbox" enum:"auto,on,off" default:"auto" help:"Run the agent in a Landlock sandbox (Linux): auto where the system can, on or refuse to start, off never (ralph.sandbox; default ${default})." placeholder:"MODE"`
 
 	// The runner side of a run on GitHub Actions (the workflow 'ci init' writes).
 	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
@@ -85,6 +89,9 @@ func (c *startCmd) Run(e *env) error {
 	if c.MaxTokens < 0 {
 		return &usageError{msg: "--max-tokens must not be negative", hint: "give a number of tokens, e.g. 2000000"}
 	}
+	if slices.Contains(c.Changes, "") {
+		return &usageError{msg: "an empty change name", hint: "name what to run, or leave the name out to run what is current ('git ralph start')"}
+	}
 	if err := c.checkParallel(); err != nil {
 		return err
 	}
@@ -96,11 +103,23 @@ func (c *startCmd) Run(e *env) error {
 		return err
 	}
 	l.TrustCurrent = c.TrustCurrent
+	sb, err := sandboxSettings(e, l.Repo, c.Sandbox)
+	if err != nil {
+		return err
+	}
 	if len(c.Changes) > 1 {
 		return c.runParallel(e, l)
 	}
-	change := c.Changes[0]
-	args, tmpl, err := startConfig(e, l.Repo)
+	if !c.DryRun && !e.tune.InProcess {
+		// This process runs one loop, one thing at a time: what an agent leaves
+		// running becomes its child, and is killed after the attempt.
+		_ = sandbox.BecomeReaper()
+	}
+	change := "" // none given: what is current (source.Resolve's bare rule)
+	if len(c.Changes) == 1 {
+		change = c.Changes[0]
+	}
+	args, tmpl, subject, err := startConfig(e, l.Repo)
 	if err != nil {
 		return err
 	}
@@ -120,11 +139,13 @@ func (c *startCmd) Run(e *env) error {
 	sum, err := l.Start(e.ctx, loop.Options{
 		Driver: drv,
 		Change: change, Arg: change, Cwd: cwd, StoryLevel: c.StoryLevel, Agent: c.Agent, Model: c.Model, AgentArgs: args, AgentEnvKeep: c.AgentEnvKeep, AllowRefChanges: c.AllowRefChanges,
+		NoSkip:     !c.AllowSkip,
 		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost, MaxTokens: c.MaxTokens,
 		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
-		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, Kill: e.kill,
+		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, CheckpointMessage: subject, Kill: e.kill,
 		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
 		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
+		Sandbox: sb,
 	})
 	if sum != nil && sum.Change != "" {
 		change = sum.Change // the run name of a plan or a prd.json
@@ -196,20 +217,23 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 
 // startConfig reads the config-only settings: ralph.agentArgs (split like a shell
 // would, but never run through one) and ralph.promptTemplate.
-func startConfig(e *env, repo *git.Repo) (args []string, tmpl string, err error) {
+func startConfig(e *env, repo *git.Repo) (args []string, tmpl, subject string, err error) {
 	if v, ok, err := repo.Config(e.ctx, "ralph.agentArgs"); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	} else if ok {
 		if args, err = hooks.SplitWords(v); err != nil {
-			return nil, "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
+			return nil, "", "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
 		}
 	}
 	if v, ok, err := repo.ConfigPath(e.ctx, "ralph.promptTemplate"); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	} else if ok {
 		tmpl = v
 	}
-	return args, tmpl, nil
+	if subject, _, err = repo.Config(e.ctx, "ralph.checkpointMessage"); err != nil {
+		return nil, "", "", err
+	}
+	return args, tmpl, subject, nil
 }
 
 func printDryRun(s *term.Streams, sum *loop.Summary) error {
@@ -221,7 +245,14 @@ func printDryRun(s *term.Streams, sum *loop.Summary) error {
 	for _, n := range d.Notes {
 		fmt.Fprintf(s.Out, "# note: %s\n", n)
 	}
-	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n# the prompt, sent on stdin\n%s", d.Story, d.Title, quoteArgv(d.Argv), d.Prompt)
+	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n", d.Story, d.Title, quoteArgv(d.Argv))
+	if len(d.Sandbox) > 0 {
+		for _, line := range d.Sandbox {
+			fmt.Fprintf(s.Out, "# %s\n", line)
+		}
+		fmt.Fprintln(s.Out)
+	}
+	fmt.Fprintf(s.Out, "# the prompt, sent on stdin\n%s", d.Prompt)
 	return nil
 }
 

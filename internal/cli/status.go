@@ -16,7 +16,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/report"
 	"github.com/git-ralph/git-ralph/internal/run"
-	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -156,7 +155,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 	// Stop reasons and remote states are the agent's or a remote record's text.
 	t := tableprinter.New(term.NewInertWriter(e.s.Out), e.s.StdoutTTY, 120)
 	t.AddHeader([]string{"CHANGE", "WHERE", "STATUS", "STORIES", "BRANCH"})
-	runs, err := reader(l).Summaries(names)
+	runs, err := reader(l).Summaries(e.ctx, names)
 	if err != nil {
 		return err
 	}
@@ -356,13 +355,7 @@ func renderStatus(s *term.Streams, r *status.Report) {
 	// text: whatever path they take here, they reach the terminal inert.
 	w := term.NewInertWriter(s.Out)
 	kv := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
-	where := "openspec/changes/" + rec.Change
-	switch {
-	case r.Change != nil && r.Change.Kind != source.OpenSpec:
-		where = r.Change.Kind.Noun() + " " + r.Change.TasksRel
-	case rec.SourceArg != "":
-		where = source.Kind(rec.Source).Noun() + " " + rec.SourceArg
-	}
+	where := r.Where()
 	kv("change", p.Bold(rec.Change)+"  ("+where+")")
 	from := rec.Original
 	if from == "" {
@@ -440,6 +433,9 @@ func renderStatus(s *term.Streams, r *status.Report) {
 		agentText += " (" + rec.Model + ")"
 	}
 	kv("agent", agentText)
+	if rec.Sandbox != "" {
+		kv("sandbox", rec.Sandbox)
+	}
 	cost := "n/a"
 	if rec.CostKnown {
 		cost = fmt.Sprintf("$%.4f", rec.CostUSD)
@@ -498,6 +494,18 @@ func renderStatus(s *term.Streams, r *status.Report) {
 			t.EndRow()
 		}
 		_ = t.Render()
+		var skipped []string
+		for _, sv := range status.Stories(r.Change) {
+			for _, line := range sv.Skipped {
+				skipped = append(skipped, sv.ID+": "+line)
+			}
+		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(w, "\nskipped tasks (ticked as not doable here; look at them):\n")
+			for _, line := range skipped {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
 	}
 	var failed []run.Attempt
 	for _, a := range rec.Attempts {
@@ -646,4 +654,6 @@ func budgetNext(rec *run.Record) string {
 }
 
 // reader reads l's runs for status, list and the demo.
-func reader(l *loop.Loop) status.Reader { return status.Reader{Repo: l.Repo, Store: l.Store} }
+func reader(l *loop.Loop) status.Reader {
+	return status.Reader{Repo: l.Repo, Store: l.Store, Kinds: l.Sources}
+}

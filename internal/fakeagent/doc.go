@@ -134,12 +134,20 @@
 //	                                  that must outlive git-ralph until the next command stops it
 //	                                  hangs, rather than sleeping for a time a loaded machine
 //	                                  may overrun.
+//	{"attack": "VERB ARG"}             a hostile agent's move, outcome on stderr as
+//	                                  "fake-agent attack VERB ARG: done" or "…: denied (why)":
+//	                                  write PATH (append a line), mkdir PATH, read PATH,
+//	                                  environ (read git-ralph's /proc/<ppid>/environ), signal
+//	                                  (SIGSTOP git-ralph, then SIGCONT), daemon PIDFILE TARGET
+//	                                  (leave the fake, re-executed, in a session of its own:
+//	                                  it writes its pid to PIDFILE, appends to TARGET once
+//	                                  git-ralph has exited, and ends when its test is gone)
 //	{"exit": code}                    stop now with that code, no terminal event
 //	{"crash": {"signal": "SEGV"}}     die by that signal (core dumps off), no terminal event
 //
 // Relative paths are relative to the working directory (codex: -C/--cd).
 // {{story}}, {{attempt}} and {{change}} are replaced in say, write (path and
-// content), bash, commit, check_task, stderr, touch and wait_for_file.
+// content), bash, commit, check_task, stderr, touch, wait_for_file and attack.
 // Tools that fail (a bash exit status other than 0, an unwritable file, a task
 // that is not there) are reported as failed tool results and the run goes on;
 // check_story and check_task also say why on stderr. Child processes inherit

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -49,6 +50,12 @@ func dialectOf(argv0 string) string {
 // and exits the process. It is meant to be registered as a testscript command
 // under the names of the real agent binaries ("claude", "codex").
 func Main() {
+	if orders := os.Getenv(daemonEnv); orders != "" {
+		os.Exit(daemon(orders))
+	}
+	// A broken stdout (git-ralph, its reader, was killed) ends the fake's output, not
+	// its steps (see runSteps): no SIGPIPE on the first write after the kill.
+	signal.Ignore(syscall.SIGPIPE)
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv, true))
 }
 
@@ -614,7 +621,7 @@ func (f *fake) play() (int, error) {
 	} else {
 		code = f.ag.finish()
 	}
-	if f.out.err != nil {
+	if f.out.err != nil && !errors.Is(f.out.err, syscall.EPIPE) {
 		return 0, fmt.Errorf("stdout: %w", f.out.err)
 	}
 	if c, stop, err := f.runSteps(f.script.After); err != nil || stop {

@@ -101,6 +101,7 @@ type step struct {
 	Hang        *hangSpec       `json:"hang"`
 	Exit        *int            `json:"exit"`
 	Crash       *crashSpec      `json:"crash"`
+	Attack      *string         `json:"attack"`
 	Note        any             `json:"note"`
 	Comment     any             `json:"comment"`
 }
@@ -229,6 +230,7 @@ func (st *step) check() error {
 	count(st.Hang != nil)
 	count(st.Exit != nil)
 	count(st.Crash != nil)
+	count(st.Attack != nil)
 	switch {
 	case n == 0:
 		return errors.New("step has no action")
@@ -246,6 +248,8 @@ func (st *step) check() error {
 		return errors.New("write.path is empty")
 	case st.Touch != nil && *st.Touch == "":
 		return errors.New("touch path is empty")
+	case st.Attack != nil && *st.Attack == "":
+		return errors.New("attack is empty")
 	case st.WaitForFile != nil && *st.WaitForFile == "":
 		return errors.New("wait_for_file path is empty")
 	case st.CheckTask != nil && *st.CheckTask == "":

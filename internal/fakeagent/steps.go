@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
@@ -24,12 +25,17 @@ func (f *fake) runSteps(steps []step) (code int, stop bool, err error) {
 		if err != nil || stop {
 			return code, true, err
 		}
-		if f.out.err != nil {
+		if f.out.err != nil && !errors.Is(f.out.err, syscall.EPIPE) {
 			return 0, true, fmt.Errorf("stdout: %w", f.out.err)
 		}
 	}
 	return 0, false, nil
 }
+
+// A broken stdout (EPIPE: git-ralph, its reader, is gone) ends the fake's output but
+// not its steps: an agent left behind by a killed git-ralph goes on, as real ones do,
+// and the tests of what the next start does with it need it alive. Whether it wrote
+// once more after the kill landed must not decide that.
 
 func (f *fake) step(st *step) (code int, stop bool, err error) {
 	switch {
@@ -114,6 +120,8 @@ func (f *fake) step(st *step) (code int, stop bool, err error) {
 		return *st.Exit, true, nil
 	case st.Crash != nil:
 		return f.crash(st.Crash.Signal), true, nil
+	case st.Attack != nil:
+		f.attack(*st.Attack)
 	}
 	return 0, false, nil
 }

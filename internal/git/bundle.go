@@ -298,7 +298,7 @@ func (r *Repo) PushAtomic(ctx context.Context, req AtomicPush) error {
 		}
 		args = append(args, s)
 	}
-	_, err := r.run(ctx, call{args: args, env: []string{"GIT_TERMINAL_PROMPT=0"}})
+	_, err := r.run(ctx, call{args: args, remote: true, env: []string{"GIT_TERMINAL_PROMPT=0"}})
 	return err
 }
 
@@ -336,7 +336,7 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (id string, ok
 	if err := checkArg("ref", ref); err != nil {
 		return "", false, err
 	}
-	out, err := r.run(ctx, call{readOnly: true, env: []string{"GIT_TERMINAL_PROMPT=0"}, args: []string{"ls-remote", "--refs", remote, ref}})
+	out, err := r.run(ctx, call{readOnly: true, remote: true, env: []string{"GIT_TERMINAL_PROMPT=0"}, args: []string{"ls-remote", "--refs", remote, ref}})
 	if err != nil {
 		return "", false, err
 	}
@@ -373,7 +373,7 @@ func (r *Repo) FetchRefs(ctx context.Context, remote string, refspecs []string) 
 		}
 		args = append(args, s)
 	}
-	_, err := r.run(ctx, call{args: args, env: []string{"GIT_TERMINAL_PROMPT=0"}})
+	_, err := r.run(ctx, call{args: args, remote: true, env: []string{"GIT_TERMINAL_PROMPT=0"}})
 	return err
 }
 

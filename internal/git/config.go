@@ -229,3 +229,38 @@ func (r *Repo) SetConfig(ctx context.Context, key, value string) error {
 	r.dropConfigCache()
 	return err
 }
+
+// ConfigPathAll returns every value of the multi-valued key, in order, each as a path
+// ("~/" expanded the way git expands it): from the cached listing, or from `git config
+// --type=path --get-all` when a value needs git's expansion or the listing could not be
+// read.
+func (r *Repo) ConfigPathAll(ctx context.Context, key string) ([]string, error) {
+	if err := checkArg("config key", key); err != nil {
+		return nil, err
+	}
+	if vals, read := r.cached(ctx, key); read {
+		out := make([]string, 0, len(vals))
+		for _, v := range vals {
+			if !v.set || strings.HasPrefix(v.s, "~") || strings.HasPrefix(v.s, "%(prefix)/") {
+				out = nil
+				break
+			}
+			out = append(out, v.s)
+		}
+		if out != nil {
+			return out, nil
+		}
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"config", "--type=path", "-z", "--get-all", key}})
+	if exitStatus(err) == 1 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var vals []string
+	for v := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		vals = append(vals, v)
+	}
+	return vals, nil
+}

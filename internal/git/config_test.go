@@ -103,3 +103,26 @@ func TestConfigReadOnce(t *testing.T) {
 		t.Errorf("after SetConfig: %q, want the new value", v)
 	}
 }
+
+// Every value of a multi-valued key, in order, from the cached listing; a "~/" one goes
+// to git, which expands it as it expands paths.
+func TestConfigPathAll(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	gitT(t, dir, "config", "--add", "ralph.sandboxWritable", "/a")
+	gitT(t, dir, "config", "--add", "ralph.sandboxWritable", "/b")
+	got, err := r.ConfigPathAll(ctx, "ralph.sandboxWritable")
+	if err != nil || len(got) != 2 || got[0] != "/a" || got[1] != "/b" {
+		t.Errorf("ConfigPathAll = %q, %v", got, err)
+	}
+	if got, err := r.ConfigPathAll(ctx, "ralph.missing"); err != nil || len(got) != 0 {
+		t.Errorf("ConfigPathAll(missing) = %q, %v", got, err)
+	}
+	gitT(t, dir, "config", "--add", "ralph.sandboxHide", "~/secret")
+	gitT(t, dir, "config", "--add", "ralph.sandboxHide", "/c")
+	r2 := open(t, dir)
+	home, _ := os.UserHomeDir()
+	if got, err := r2.ConfigPathAll(ctx, "ralph.sandboxHide"); err != nil || len(got) != 2 || got[0] != filepath.Join(home, "secret") || got[1] != "/c" {
+		t.Errorf("ConfigPathAll(~/) = %q, %v", got, err)
+	}
+}

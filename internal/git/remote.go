@@ -67,7 +67,7 @@ func (r *Repo) RemoteBranch(ctx context.Context, remote, branch string) (id stri
 		target = urls[0]
 	}
 	ref := "refs/heads/" + branch
-	out, err = r.run(ctx, call{readOnly: true, env: []string{"GIT_TERMINAL_PROMPT=0"},
+	out, err = r.run(ctx, call{readOnly: true, remote: true, env: []string{"GIT_TERMINAL_PROMPT=0"},
 		args: []string{"ls-remote", "--refs", target, ref}})
 	if err != nil {
 		return "", false, err
@@ -111,7 +111,7 @@ func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 		args = append(args, "-c", kv)
 	}
 	args = append(args, "push", "--porcelain", "--force-with-lease="+ref+":"+p.Expect, p.Remote, ref+":"+ref)
-	_, err := r.run(ctx, call{args: args, env: []string{"GIT_TERMINAL_PROMPT=0"}, combined: true})
+	_, err := r.run(ctx, call{args: args, remote: true, env: []string{"GIT_TERMINAL_PROMPT=0"}, combined: true})
 	if err == nil {
 		return nil
 	}

@@ -44,6 +44,12 @@ const (
 // worktree or index.
 var scrubbedEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR"}
 
+// tokenEnv are the GitHub tokens in git-ralph's own environment (agent.SecretEnv).
+// Only a git that talks to a remote gets them (a credential helper such as gh's reads
+// GH_TOKEN): any other child's /proc environ is readable to the processes of the user
+// while it runs, an agent left running included where there is no sandbox.
+var tokenEnv = []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
+
 // call describes one child process.
 type call struct {
 	args []string
@@ -60,6 +66,9 @@ type call struct {
 	env []string
 	// readOnly adds GIT_OPTIONAL_LOCKS=0.
 	readOnly bool
+	// remote: the command talks to a remote (push, fetch, ls-remote), and keeps the
+	// GitHub tokens every other child loses (tokenEnv).
+	remote bool
 	// combined sends stdout and stderr to the same bounded buffer, in the
 	// order they were written. Used where hooks run, since hooks print to
 	// either stream and a refusal must carry all of it.
@@ -257,9 +266,14 @@ func childEnv(base []string, c call) []string {
 	}
 	set = append(set, c.env...)
 
-	drop := make(map[string]bool, len(scrubbedEnv)+len(set))
+	drop := make(map[string]bool, len(scrubbedEnv)+len(tokenEnv)+len(set))
 	for _, k := range scrubbedEnv {
 		drop[k] = true
+	}
+	if !c.remote {
+		for _, k := range tokenEnv {
+			drop[k] = true
+		}
 	}
 	for _, kv := range set {
 		k, _, _ := strings.Cut(kv, "=")

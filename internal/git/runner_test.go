@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +183,19 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Only a git that talks to a remote gets git-ralph's GitHub tokens: any other child's
+// environment is readable in /proc to the user's processes while it runs.
+func TestChildEnvKeepsTokensForRemotesOnly(t *testing.T) {
+	base := []string{"PATH=/bin", "GH_TOKEN=a", "GITHUB_TOKEN=b", "GH_ENTERPRISE_TOKEN=c", "GITHUB_ENTERPRISE_TOKEN=d", "OTHER=e"}
+	got := childEnv(base, call{args: []string{"commit"}})
+	if want := []string{"PATH=/bin", "OTHER=e", "GIT_RALPH=1"}; !slices.Equal(got, want) {
+		t.Errorf("childEnv(commit) = %q, want %q", got, want)
+	}
+	got = childEnv(base, call{remote: true, args: []string{"push"}})
+	if want := append(slices.Clone(base), "GIT_RALPH=1"); !slices.Equal(got, want) {
+		t.Errorf("childEnv(push) = %q, want %q", got, want)
 	}
 }

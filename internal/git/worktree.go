@@ -364,3 +364,33 @@ func (r *Repo) MergeSquash(ctx context.Context, branch string) error {
 	_, err := r.run(ctx, call{args: []string{"merge", "--squash", "--ff", "-q", branch}, combined: true})
 	return err
 }
+
+// RenamedSince stages every change in the worktree (add -A) and returns where git's
+// rename detection (diff --cached -M against base) sees path go since commit base, ""
+// when it sees no rename of it. A story's tracked file that the agent moved (a plan
+// moving itself to completed/) is followed this way.
+func (r *Repo) RenamedSince(ctx context.Context, base, path string) (string, error) {
+	if err := checkArg("commit", base); err != nil {
+		return "", err
+	}
+	if err := r.AddAll(ctx); err != nil {
+		return "", err
+	}
+	out, err := r.run(ctx, call{readOnly: true, args: []string{"diff", "--cached", "-M", "--name-status", "-z", "--diff-filter=R", base, "--"}})
+	if err != nil {
+		return "", err
+	}
+	return renamedTo(out, path), nil
+}
+
+// renamedTo reads `diff --name-status -z` renames ("R<score>\0OLD\0NEW\0") and returns
+// the new path of path, "" when it is not among them.
+func renamedTo(out []byte, path string) string {
+	f := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	for i := 0; i+2 < len(f); i += 3 {
+		if strings.HasPrefix(f[i], "R") && f[i+1] == path {
+			return f[i+2]
+		}
+	}
+	return ""
+}

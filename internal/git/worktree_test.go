@@ -618,3 +618,16 @@ func TestWorktreeTreeRacyCleanEdit(t *testing.T) {
 		t.Errorf("a.txt in the saved tree = %q, want the edit %q", c, "b")
 	}
 }
+
+func TestRenamedTo(t *testing.T) {
+	out := []byte("R100\x00docs/plans/x.md\x00docs/plans/completed/x.md\x00R087\x00a\x00b\x00")
+	if got := renamedTo(out, "docs/plans/x.md"); got != "docs/plans/completed/x.md" {
+		t.Errorf("renamedTo = %q", got)
+	}
+	if got := renamedTo(out, "b"); got != "" {
+		t.Errorf("a rename's new path taken for its old: %q", got)
+	}
+	if got := renamedTo(nil, "a"); got != "" {
+		t.Errorf("no output: %q", got)
+	}
+}

@@ -137,7 +137,9 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(), Remote: &remote,
 	}
-	source.Record(rec, ch.Kind, ch.Arg, 0)
+	ref := ch.Ref
+	ref.StoryLevel = 0 // the runner reads the plan at the default level: the workflow passes none
+	source.Record(rec, ref)
 	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
@@ -33,8 +34,8 @@ type JobLog struct {
 // the logs zip GitHub names a job's log "<n>_<job>.txt" and a step's
 // "<job>/<number>_<step>.txt".
 var (
-	loopStepLog = regexp.MustCompile(`^loop/[0-9]+_loop\.txt$`)
-	loopJobLog  = regexp.MustCompile(`^[0-9]+_loop\.txt$`)
+	loopStepLog = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^loop/[0-9]+_loop\.txt$`) })
+	loopJobLog  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+_loop\.txt$`) })
 )
 
 // jobLog is Logs for a run without an artifact to read (none, or expired): the loop
@@ -77,9 +78,9 @@ func (rem *Remote) jobLog(ctx context.Context, client *github.Client, repo githu
 		name := path.Clean(strings.ReplaceAll(f.Name, `\`, "/"))
 		res.Files = append(res.Files, f.Name)
 		switch {
-		case step == nil && loopStepLog.MatchString(name):
+		case step == nil && loopStepLog().MatchString(name):
 			step = f
-		case job == nil && loopJobLog.MatchString(name):
+		case job == nil && loopJobLog().MatchString(name):
 			job = f
 		}
 	}

@@ -143,7 +143,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	}
 	// The change's files go into the pull request's title and body: one that may not
 	// be read stops it here, before anything is pushed.
-	if _, err := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec); err != nil {
+	if _, err := fl.Loop.Sources.OpenRun(source.Repo{Root: fl.Repo.Root}, rec); err != nil {
 		var refused *repofile.RefusedError
 		if errors.As(err, &refused) {
 			return nil, changeFileErr(err)
@@ -280,12 +280,12 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	}
 
 	// The pull request.
-	ch, _ := source.OpenRun(rec.ChangeRoot(fl.Repo.Root), rec)
+	ch, _ := fl.Loop.Sources.OpenRun(source.Repo{Root: fl.Repo.Root}, rec)
 	if ch != nil {
 		// The title and the "Why" are the user's words: the proposal as the run began,
 		// never what the agent made of it in the work tree.
 		from := fl.userText(ctx, rec)
-		ch.FromInitial(func(rel string) []byte { return userFile(ctx, fl.Repo, from, rel) })
+		ch.FromInitial(func(rel string, doc bool) []byte { return userFile(ctx, fl.Repo, from, rel, doc) })
 	}
 	title, body := PRTitle(ch, change), PRBody(rec, ch)
 	headRef := head.Owner + ":" + rec.Branch
@@ -553,13 +553,13 @@ func githubRepoOf(urls []string, explicit string) (repo github.Repo, pushRepo *g
 
 // userFile is a file of the source (rel) at rev, the commit userText chose, read
 // through git; nil when it was not there.
-func userFile(ctx context.Context, repo *git.Repo, rev, rel string) []byte {
+func userFile(ctx context.Context, repo *git.Repo, rev, rel string, doc bool) []byte {
 	if rev == "" || rel == "" || strings.HasPrefix(rel, "/") {
 		return nil
 	}
 	limit := repofile.MaxDoc // a proposal's or a spec's start: the title and the Why are there
-	if strings.HasSuffix(rel, ".json") {
-		limit = repofile.MaxFile // a prd.json is parsed whole
+	if !doc {
+		limit = repofile.MaxFile // a tracked file (a prd.json, a plan) is parsed whole
 	}
 	data, size, ok, err := repo.ReadFile(ctx, rev, rel, limit)
 	if err != nil || !ok || limit == repofile.MaxFile && size > int64(limit) {

@@ -36,10 +36,10 @@ func PRBody(rec *run.Record, ch *source.Source) string {
 	}
 	switch {
 	case why != "":
-	case ch != nil && ch.Kind != source.OpenSpec:
-		why = fmt.Sprintf("_%s says nothing of why._", ch.TasksRel)
+	case ch != nil:
+		why = "_" + ch.NoWhy + "_"
 	default:
-		why = fmt.Sprintf("_openspec/changes/%s/proposal.md has no \"Why\" section._", rec.Change)
+		why = fmt.Sprintf("_The files of %s could not be read here: nothing says why._", code(rec.Change))
 	}
 	w("%s\n\n", why)
 
@@ -60,6 +60,20 @@ func PRBody(rec *run.Record, ch *source.Source) string {
 		w("| %s | %s | %s | %d | %s | %s |\n", cell(code(s.id)), cell(code(s.title)), s.result, s.attempts, cell(s.verify), s.cost)
 	}
 	w("\n")
+
+	if ch != nil { // the tasks ticked as ones the agent could not do: someone must do them
+		var skipped []string
+		for _, s := range ch.Stories {
+			for _, t := range s.Tasks {
+				if t.Skipped != "" {
+					skipped = append(skipped, fmt.Sprintf("- story %s: %s", code(s.ID), code(clip(t.SkipLine(), maxReason))))
+				}
+			}
+		}
+		if len(skipped) > 0 {
+			w("## Skipped tasks\n\nThe agent ticked these as not doable where it ran; they are not done:\n\n%s\n\n", strings.Join(skipped, "\n"))
+		}
+	}
 
 	var failed []run.Attempt
 	for _, a := range rec.Attempts {

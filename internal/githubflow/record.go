@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -32,7 +33,7 @@ const (
 // storyIDRE is the story id alphabet of SPEC §2 and §2b: ASCII letters and digits, and
 // the ".", "_" and "-" of numbered ids (2.3), repeated ones (setup_2), slugs and
 // prd.json's ids (US-001), starting with a letter or a digit.
-var storyIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`)
+var storyIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`) })
 
 // RecordError names the field of an imported record that was refused.
 type RecordError struct {
@@ -170,7 +171,7 @@ func amount(field string, v float64, bad func(string, string, ...any) error) err
 // validStoryID reports whether id is in SPEC §2's alphabet, without a ".." (ids name
 // log files and refs).
 func validStoryID(id string) bool {
-	return storyIDRE.MatchString(id) && !strings.Contains(id, "..")
+	return storyIDRE().MatchString(id) && !strings.Contains(id, "..")
 }
 
 func text(field, s string, maxBytes int, bad func(string, string, ...any) error) error {

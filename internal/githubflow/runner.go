@@ -88,8 +88,7 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		Initial: initial.ID, Checkpoint: tip, Status: run.Interrupted, StopReason: "adopted",
 		Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(),
 	}
-	kind, arg := o.ResolvedSource()
-	source.Record(rec, kind, arg, o.StoryLevel)
+	source.Record(rec, o.ResolvedSource())
 	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}

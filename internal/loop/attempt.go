@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -30,6 +32,15 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 	if err := l.Store.EnsureLearnings(o.Change); err != nil {
 		return nil, fmt.Errorf("create learnings file: %w", err)
 	}
+	if o.Sandbox.Decided() {
+		rec.Sandbox = o.Sandbox.Level.String()
+		l.Report.Step("sandbox: " + rec.Sandbox)
+	}
+	pol, err := l.sandboxPolicy(o, l.Repo.Root, l.Store.LearningsPath(o.Change), true)
+	if err != nil {
+		return nil, err
+	}
+	l.sandbox = pol
 	// Attempt refs a crash saved before it could record them: their numbers are taken.
 	// Listed once: from here on, this process makes (and records) every attempt ref.
 	refs, err := l.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
@@ -231,11 +242,16 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	id := attemptID()
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
-		"RALPH_SOURCE=" + string(ch.Kind), "RALPH_TASKS_FILE=" + ch.TasksRel,
+		"RALPH_SOURCE=" + ch.Kind.About().ID, "RALPH_TASKS_FILE=" + ch.TasksRel,
 		"RALPH_ATTEMPT_ID=" + id,
 	})
 	req.Log = logf
 	req.Sink = sink{l.Report}
+	if req.Sandbox = l.sandbox; l.sandbox != nil && !sandbox.Covers(l.sandbox.Write, l.Repo.CommonDir) {
+		// The git directory is read-only: the agent's git status must not try to
+		// refresh the index there.
+		req.Env = append(req.Env, "GIT_OPTIONAL_LOCKS=0")
+	}
 	req.OnStart = func(pid int, start uint64) {
 		rec.AgentPID, rec.AgentStart, rec.AgentID = pid, start, id
 		_ = l.Save(rec)
@@ -391,15 +407,23 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		return "", "", false, err
 	}
-	s, ok := ch.Story(story.ID)
+	// now is the source as the attempt leaves it: a plan that moved itself to completed/
+	// is followed there. ch (and the record) take it only with the checkpoint.
+	now := ch
+	if !ch.HasTasks {
+		if now, err = l.followMoved(ctx, ch, rec); err != nil {
+			return "", "", false, err
+		}
+	}
+	s, ok := now.Story(story.ID)
 	if !ok {
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, ch.TasksRel), true, nil
 	}
-	if open := s.OpenTasks(); len(open) > 0 {
-		if ch.Kind == source.PRD {
-			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s's \"passes\" is not true in %s", story.ID, ch.TasksRel), true, nil
-		}
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but %s still open in %s", tasklist.OpenList(open), ch.TasksRel), true, nil
+	if why := now.Unfinished(s); why != "" {
+		return run.OutcomeFailed, "signalled COMPLETE but " + why, true, nil
+	}
+	if skipped := skippedTasks(s); o.NoSkip && len(skipped) > 0 {
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but ticked %s as skipped, and skipping is off here (ralph.allowSkip=false): do it, or end with FAILED saying why it cannot be done", strings.Join(skipped, ", ")), true, nil
 	}
 	if head != rec.Checkpoint {
 		// The agent committed (or rewound): fold it all into one checkpoint.
@@ -440,11 +464,21 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		att.Verify = "passed"
 	}
+	followed := now != ch
+	if now, err = l.archive(ctx, now, rec); err != nil {
+		return "", "", false, err
+	}
 	if err := l.Repo.AddAll(ctx); err != nil {
 		return "", "", false, err
 	}
 	att.Ended = l.Time()
-	id, err := l.Repo.Commit(ctx, checkpointMessage(rec, story, att, o.RunID), git.CommitOptions{AllowEmpty: true})
+	done := *rec // the record as the checkpoint leaves it: its trailers name the source where it is now
+	source.Record(&done, now.Ref)
+	msg, err := checkpointMessage(&done, s, att, o)
+	if err != nil {
+		return "", "", false, err
+	}
+	id, err := l.Repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) {
@@ -452,22 +486,136 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		return "", "", false, err
 	}
+	if now != ch {
+		if followed {
+			l.Report.Step(fmt.Sprintf("%s moved to %s: the run follows it", ch.TasksRel, now.TasksRel))
+		}
+		*ch = *now
+		source.Record(rec, ch.Ref)
+	}
 	rec.Checkpoint = id
 	att.Outcome, att.Commit = run.OutcomeComplete, id
 	return run.OutcomeComplete, "", false, l.Save(rec)
 }
 
-// checkpointMessage is "checkpoint: <id>", the story title, and the audit trailers.
-func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, runID int64) string {
+// followMoved is ch where the attempt moved its tracked file (source.Archiver: a plan that
+// moved itself to completed/, as ralphex plans end by doing), found where git's rename
+// detection saw it go, or where its kind says such files go; ch itself when it did not
+// move or cannot be found (the story is then gone, and the attempt failed).
+func (l *Loop) followMoved(ctx context.Context, ch *source.Source, rec *run.Record) (*source.Source, error) {
+	a, ok := ch.Kind.(source.Archiver)
+	if !ok {
+		return ch, nil
+	}
+	to, err := l.Repo.RenamedSince(ctx, rec.Checkpoint, ch.TasksRel)
+	if err != nil {
+		return nil, err
+	}
+	where := l.where(ctx, "")
+	ref, ok := a.Moved(where, ch, to)
+	if !ok {
+		return ch, nil
+	}
+	moved, err := l.Sources.Open(where, ref)
+	if err != nil {
+		return ch, nil
+	}
+	moved.Name = ch.Name
+	moved.KeepIDs(source.RecordedIDs(rec))
+	return moved, nil
+}
+
+// archive moves the tracked file of a source whose last story this checkpoint completes
+// where its kind puts a completed one (source.Archiver: a plan of docs/plans to
+// docs/plans/completed/, as ralphex does, unless ralph.movePlan is false), in the work
+// tree: the checkpoint commits the move. It returns cur, moved, or as it was.
+func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record) (*source.Source, error) {
+	a, ok := cur.Kind.(source.Archiver)
+	if !ok {
+		return cur, nil
+	}
+	if _, more := cur.NextStory(); more || cur.OpenOutsideStories() > 0 {
+		return cur, nil
+	}
+	where := l.where(ctx, "")
+	to, ok := a.Archive(where, cur)
+	if !ok {
+		return cur, nil
+	}
+	from, dst := cur.TasksPath, filepath.Join(l.Repo.Root, filepath.FromSlash(to))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(from, dst); err != nil {
+		return nil, err
+	}
+	ref := cur.Ref
+	ref.Arg = to
+	moved, err := l.Sources.Open(where, ref)
+	if err != nil {
+		_ = os.Rename(dst, from)
+		return nil, sourceErr(err)
+	}
+	moved.Name = cur.Name
+	moved.KeepIDs(source.RecordedIDs(rec))
+	l.Report.Step(fmt.Sprintf("moved the completed %s to %s (ralph.movePlan=false leaves it)", cur.TasksRel, to))
+	return moved, nil
+}
+
+// checkpointMessage is "checkpoint: <id>" (or o.CheckpointMessage's subject), the story
+// title, and the audit trailers: a Ralph-Skipped one per task of story (as the attempt
+// left it) ticked as skipped.
+func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, o Options) (string, error) {
+	subject, err := checkpointSubject(o.CheckpointMessage, rec.Change, story)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "checkpoint: %s\n\nStory %s: %s\n\n", story.ID, story.ID, story.Title)
+	fmt.Fprintf(&b, "%s\n\nStory %s: %s\n\n", subject, story.ID, story.Title)
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
+	for _, t := range story.Tasks {
+		if t.Skipped != "" {
+			fmt.Fprintf(&b, "Ralph-Skipped: %s\n", t.SkipLine())
+		}
+	}
 	b.WriteString(source.Trailers(rec)) // what a report rebuilt from git alone reads the stories from
 	auditTrailers(&b, att)
-	if runID != 0 {
-		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)
+	if o.RunID != 0 {
+		fmt.Fprintf(&b, "Ralph-Run: %d\n", o.RunID)
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// checkpointSubject is a checkpoint's subject: SPEC's "checkpoint: <id>", or tmpl (a
+// text/template over .ID, .Title and .Change, ralph.checkpointMessage) as one line; a
+// template that says nothing gives SPEC's. git-ralph knows its checkpoints by their
+// trailers, whatever the subject.
+func checkpointSubject(tmpl, change string, story tasklist.Story) (string, error) {
+	if tmpl == "" {
+		return "checkpoint: " + story.ID, nil
+	}
+	t, err := template.New("ralph.checkpointMessage").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", checkpointTmplErr(err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, struct{ ID, Title, Change string }{story.ID, story.Title, change}); err != nil {
+		return "", checkpointTmplErr(err)
+	}
+	line := strings.Join(strings.Fields(b.String()), " ")
+	if line == "" {
+		return "checkpoint: " + story.ID, nil
+	}
+	return line, nil
+}
+
+// checkpointTmplErr is a bad ralph.checkpointMessage: a bad config value is a usage
+// error, as for every other key.
+func checkpointTmplErr(err error) error {
+	e := UserErr("write it as a Go template over .ID, .Title and .Change, e.g. git config ralph.checkpointMessage 'feat: {{.ID}} - {{.Title}}', or unset it",
+		"git config ralph.checkpointMessage: %v", err)
+	e.Code = 2
+	return e
 }
 
 // trailerTime is RFC 3339 to the millisecond: a demo's attempts last less than a second.
@@ -573,4 +721,23 @@ func unreported(o Options, drv agent.Driver, res agent.Result, story string) (st
 				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
 	}
 	return "", nil
+}
+
+// skippedTasks names the tasks of story ticked as skipped: their ids, else their lines.
+func skippedTasks(story tasklist.Story) []string {
+	var out []string
+	for _, t := range story.Tasks {
+		if t.Skipped == "" {
+			continue
+		}
+		name := t.ID
+		if name == "" && t.Line > 0 {
+			name = "line " + itoa(t.Line)
+		}
+		if name == "" {
+			name = strconv.Quote(t.Text)
+		}
+		out = append(out, name)
+	}
+	return out
 }

@@ -29,6 +29,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
@@ -89,6 +91,9 @@ type Loop struct {
 	// Worktrees makes, runs and finishes runs in a worktree of their own (start
 	// --worktree); nil refuses them.
 	Worktrees WorktreeRuns
+	// Sources are the kinds of task source an argument may name (the CLI's list: the
+	// built-in ones and those that need something from outside); nil: source.Builtin().
+	Sources source.Kinds
 	// OntoMoved lets finish --squash and --pr go on when the original branch no longer
 	// points where the run recorded it (finish --onto-moved).
 	OntoMoved bool
@@ -110,6 +115,9 @@ type Loop struct {
 
 	// worktree is the linked worktree this Loop works in, for a worktree run.
 	worktree string
+	// sandbox is the policy of this run's agent (Options.Sandbox), nil when it is not
+	// sandboxed; set when the run begins working.
+	sandbox *sandbox.Policy
 	// taken holds the attempt refs that existed when the loop began working.
 	taken map[string]bool
 	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it

@@ -164,7 +164,7 @@ func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
 	}
-	source.Record(rec, o.srcKind, o.srcArg, o.StoryLevel)
+	source.Record(rec, o.src)
 	if o.RunID != 0 {
 		// Export stops only the loop its record says works for its run; a new run
 		// starts from nothing the remote has (no start commit): its bundle is whole.
@@ -479,9 +479,13 @@ func (l *Loop) adoptCheckpoint(ctx context.Context, rec *run.Record, tip string)
 	if err != nil || len(c) == 0 {
 		return false, err
 	}
-	if len(c[0].Parents) == 0 || c[0].Parents[0] != rec.Checkpoint ||
-		c[0].Subject != "checkpoint: "+rec.CurrentStory || c[0].Trailers["Ralph-Change"] != rec.Change {
+	if len(c[0].Parents) == 0 || c[0].Parents[0] != rec.Checkpoint || rec.CurrentStory == "" ||
+		c[0].Trailers["Ralph-Story"] != rec.CurrentStory || c[0].Trailers["Ralph-Change"] != rec.Change {
 		return false, nil
+	}
+	if ref, ok := source.RefOfTrailers(rec.Change, c[0].Trailers); ok {
+		ref.StoryLevel = rec.StoryLevel
+		source.Record(rec, ref) // a plan the checkpoint moved to completed/: the run follows it
 	}
 	if a := rec.Last(); a != nil && a.Story == rec.CurrentStory && a.Outcome == run.OutcomeRunning {
 		a.Outcome, a.Commit, a.Ended = run.OutcomeComplete, tip, l.Time()

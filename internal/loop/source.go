@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,15 +13,28 @@ import (
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// ResolveSource resolves start's argument arg in repo, a relative path from cwd, and
-// checks the run name: it must not start with a dash and ralph/<name> must be a valid
-// branch name.
-func ResolveSource(ctx context.Context, repo *git.Repo, cwd, arg string, o source.Options) (*source.Source, error) {
-	s, err := source.Resolve(repo.Root, cwd, arg, o)
+// where is the repository as the task sources see it: its top level, cwd for a relative
+// path ("" for the top level), its runs and its git config.
+func (l *Loop) where(ctx context.Context, cwd string) source.Repo {
+	return source.Repo{Root: l.Repo.Root, Cwd: cwd, Runs: l.Store, Config: gitConfig(ctx, l.Repo)}
+}
+
+// gitConfig reads repo's git config for the task sources: "" when a key is unset.
+func gitConfig(ctx context.Context, repo *git.Repo) func(string) string {
+	return func(key string) string {
+		v, _, _ := repo.Config(ctx, key)
+		return v
+	}
+}
+
+// resolve is what an argument of start (or status, dispatch, a worktree run) means:
+// source.Resolve, the one place that says it, then the run name's check.
+func (l *Loop) resolve(ctx context.Context, r source.Repo, arg string) (*source.Source, error) {
+	s, err := l.Sources.Resolve(r, arg)
 	if err != nil {
 		return nil, sourceErr(err)
 	}
-	return s, checkRunName(ctx, repo, s)
+	return s, checkRunName(ctx, l.Repo, s)
 }
 
 // sourceErr turns a source's error into one with its hint: a file the source is not
@@ -42,18 +54,20 @@ func sourceErr(err error) error {
 
 // checkRunName refuses a run name that would read as an option or cannot name a branch.
 func checkRunName(ctx context.Context, repo *git.Repo, s *source.Source) error {
-	fix := "rename the directory " + s.RelDir + " to a name made of letters, digits and dashes"
-	switch {
-	case s.Kind == source.Plan:
-		fix = "rename " + s.TasksRel + " to a name made of letters, digits and dashes"
-	case s.Kind == source.PRD:
-		fix = "set its \"branchName\" to ralph/<a name made of letters, digits and dashes>"
-	}
+	noun := s.Kind.About().Noun
 	if strings.HasPrefix(s.Name, "-") { // it would read as an option to the commands it is passed to
-		return UserErr(fix, "%s name %q starts with a dash", s.Kind.Noun(), s.Name)
+		return UserErr(s.Rename, "%s name %q starts with a dash", noun, s.Name)
 	}
 	if err := repo.CheckBranchName(ctx, BranchName(s.Name)); err != nil {
-		return UserErr(fix, "%s name %q cannot be used in a branch name", s.Kind.Noun(), s.Name)
+		return UserErr(s.Rename, "%s name %q cannot be used in a branch name", noun, s.Name)
+	}
+	return nil
+}
+
+// runnable refuses a source the loop cannot run (no tracked file, or no task).
+func runnable(s *source.Source) error {
+	if err := s.Runnable(); err != nil {
+		return sourceErr(err)
 	}
 	return nil
 }
@@ -72,109 +86,43 @@ func (l *Loop) runRecord(name string) *run.Record {
 	return rec
 }
 
-// findSource finds what start (or status, or a worktree run) means by arg, in repo (the
-// checkout, or the worktree its run works in): the source a run of that name recorded,
-// else arg resolved (source.Resolve, a relative path from cwd). A source whose run name
-// has a run of another source is refused.
-func (l *Loop) findSource(ctx context.Context, repo *git.Repo, cwd, arg string, o source.Options) (*source.Source, error) {
-	if !source.IsPath(arg) {
-		if rec := l.runRecord(arg); rec != nil && rec.Source != "" {
-			s, err := source.OpenRun(repo.Root, rec)
-			if err != nil {
-				return nil, sourceErr(err)
-			}
-			return s, checkRunName(ctx, repo, s)
+// initialTrailers returns the trailers of the "initial state" commit of ralph/<name>
+// (start --adopt on a runner: no record yet, and they say which source the run is),
+// nil when there is none.
+func (l *Loop) initialTrailers(ctx context.Context) func(name string) map[string]string {
+	return func(name string) map[string]string {
+		if strings.HasPrefix(name, "-") || l.Repo.CheckBranchName(ctx, BranchName(name)) != nil {
+			return nil
 		}
-	}
-	s, err := ResolveSource(ctx, repo, cwd, arg, o)
-	if err != nil {
-		return nil, err
-	}
-	if rec := l.runRecord(s.Name); rec != nil {
-		kind, recArg := source.Kind(rec.Source), rec.SourceArg
-		if kind == "" {
-			kind = source.OpenSpec
+		cs, err := l.Repo.Log(ctx, "refs/heads/"+BranchName(name), 1000)
+		if err != nil {
+			return nil
 		}
-		if kind != s.Kind || recArg != "" && recArg != s.Arg {
-			was := kind.Noun() + " " + rec.Change
-			if recArg != "" {
-				was = kind.Noun() + " " + recArg
-			}
-			return nil, UserErr("finish that run first ('git ralph finish "+s.Name+"'), or rename one of them",
-				"the run %s belongs to the %s, not to the %s %s", s.Name, was, s.Kind.Noun(), s.Arg)
-		}
-		if rec.StoryLevel != 0 && o.StoryLevel == 0 {
-			// a resume keeps the story level the run began with
-			if s, err = source.Open(repo.Root, s.Kind, s.Arg, source.Options{StoryLevel: rec.StoryLevel}); err != nil {
-				return nil, sourceErr(err)
+		for _, c := range cs {
+			if c.Subject == "initial state" {
+				return c.Trailers
 			}
 		}
-		s.KeepIDs(source.RecordedIDs(rec))
+		return nil
 	}
-	return s, nil
 }
 
-// runnable refuses a source the loop cannot run (no tracked file, or no task).
-func runnable(s *source.Source) error {
-	if err := s.Runnable(); err != nil {
-		return sourceErr(err)
-	}
-	return nil
-}
-
-// initialSource reads the source of the run name from the trailers of the "initial
-// state" commit of its branch (start --adopt on a runner: no record yet): a plan's or a
-// prd.json's path, or that a name shared by a change and a feature is the feature.
-func (l *Loop) initialSource(ctx context.Context, repo *git.Repo, name string) (*source.Source, bool) {
-	if strings.HasPrefix(name, "-") || repo.CheckBranchName(ctx, BranchName(name)) != nil {
-		return nil, false
-	}
-	cs, err := repo.Log(ctx, "refs/heads/"+BranchName(name), 1000)
-	if err != nil {
-		return nil, false
-	}
-	for _, c := range cs {
-		if c.Subject == "initial state" {
-			return source.FromTrailers(repo.Root, name, c.Trailers)
-		}
-	}
-	return nil, false
-}
-
-// ResolvedSource is the source Start resolved: its kind and, for a plan or a prd.json,
-// the tracked file (githubflow's adopt records them).
-func (o Options) ResolvedSource() (source.Kind, string) { return o.srcKind, o.srcArg }
+// ResolvedSource is the source Start resolved (githubflow's adopt records it).
+func (o Options) ResolvedSource() source.Ref { return o.src }
 
 // RecordSource records o's task source in rec.
-func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.srcKind, o.srcArg, o.StoryLevel) }
+func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.src) }
 
-// RunNameOf is the run name of arg: arg itself, unless it is the path of a plan or a
-// prd.json (from the current directory, or from the top level) that a run records; then
-// that run's name. So `git ralph status docs/plans/x.md` finds the run "x".
+// RunNameOf is the run name of arg: the run arg names (source.RunOf: its name, or the
+// path of a plan or a prd.json, from the current directory or from the top level, that
+// a run records), else arg itself. So `git ralph status docs/plans/x.md` finds the run "x".
 func (l *Loop) RunNameOf(arg string) string { return runNameIn(l.Repo.Root, l.Store, arg) }
 
 // runNameIn is RunNameOf in the repository whose top level is root.
 func runNameIn(root string, store *run.Store, arg string) string {
-	if !source.IsPath(arg) {
-		return arg
-	}
-	var rels []string
-	if cwd, err := os.Getwd(); err == nil {
-		if abs, err := filepath.Abs(filepath.Join(cwd, arg)); err == nil {
-			if rel, err := filepath.Rel(root, abs); err == nil {
-				rels = append(rels, filepath.ToSlash(rel))
-			}
-		}
-	}
-	rels = append(rels, filepath.ToSlash(filepath.Clean(arg)))
-	names, err := store.Changes()
-	if err != nil {
-		return arg
-	}
-	for _, n := range names {
-		if rec, err := store.Load(n); err == nil && rec.SourceArg != "" && slices.Contains(rels, rec.SourceArg) {
-			return n
-		}
+	cwd, _ := os.Getwd()
+	if name := source.RunOf(source.Repo{Root: root, Cwd: cwd, Runs: store}, arg); name != "" {
+		return name
 	}
 	return arg
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
@@ -40,13 +41,22 @@ type Options struct {
 	MaxTokens      int64   // 0: no limit
 	Fresh          bool
 	DryRun         bool
-	PromptTemplate string          // path of a text/template file; "" for the embedded one
-	Kill           <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
-	Grace          time.Duration   // after the agent's result, before its group is killed; 0: agent default
+	PromptTemplate string // path of a text/template file; "" for the embedded one
+	// CheckpointMessage is a text/template of a checkpoint's subject over .ID, .Title and
+	// .Change (ralph.checkpointMessage: snarktank's "feat: {{.ID}} - {{.Title}}"); "" for
+	// SPEC's "checkpoint: <id>". The body and the trailers are the same either way.
+	CheckpointMessage string
+	Kill              <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
+	Grace             time.Duration   // after the agent's result, before its group is killed; 0: agent default
 
 	// AllowRefChanges turns off the ref part of the trust surface (--allow-ref-changes):
 	// the agent may manage branches and tags. Config and hooks stay watched.
 	AllowRefChanges bool
+
+	// NoSkip (ralph.allowSkip=false) fails an attempt that ticks a task as skipped
+	// ("(skipped - not automatable: …)") instead of counting it done, and the prompt
+	// does not offer the way out.
+	NoSkip bool
 
 	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
 	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
@@ -56,6 +66,10 @@ type Options struct {
 	// A run that already has a worktree always resumes in it.
 	Worktree     bool
 	WorktreePath string
+
+	// Sandbox is the agent's sandbox, resolved once by the CLI (--sandbox,
+	// ralph.sandbox*); the zero value runs the agent unrestricted and says nothing.
+	Sandbox sandbox.Settings
 
 	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
 	// agent). It is never chosen from a file in the repository.
@@ -67,8 +81,7 @@ type Options struct {
 	Deadline time.Duration // stop cleanly this long after start; 0: no deadline
 
 	deadlineAt time.Time
-	srcKind    source.Kind // the source Start resolved, for the worktree and the record
-	srcArg     string
+	src        source.Ref // the source Start resolved: what the record keeps, and the worktree's loop opens
 }
 
 // Summary is what a finished (or stopped) start reports.
@@ -96,7 +109,10 @@ type DryRun struct {
 	Title  string
 	Prompt string
 	Argv   []string
-	Done   bool // no incomplete story is left
+	// Sandbox describes the policy the agent would run under, a line each (none
+	// when the run's sandbox was not decided).
+	Sandbox []string
+	Done    bool // no incomplete story is left
 }
 
 // ErrInterrupted is returned when Ctrl-C or SIGTERM stopped the loop.
@@ -145,9 +161,14 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.DryRun {
-		return l.dryRun(ctx, o, ch, drv)
+	tree := l.Repo.Root
+	if inWT {
+		tree = wt
 	}
+	if o.DryRun {
+		return l.dryRun(ctx, o, ch, drv, tree)
+	}
+	o.Sandbox.Level = l.sandboxLevel(o, tree)
 	lock, err := l.Store.Lock(o.Change)
 	if errors.Is(err, run.ErrLocked) {
 		return nil, UserErr(
@@ -166,13 +187,14 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ch == nil {
-		if ch, _, err = l.startSource(ctx, &o); err != nil {
+	if ch == nil { // a crash left the source unreadable: prepare restored the checkpoint
+		if ch, err = l.openRun(ctx, rec); err != nil {
 			return nil, err
 		}
 		if ch.Warning != "" {
 			l.Report.Warn(ch.RelDir + ": " + ch.Warning)
 		}
+		o.src = ch.Ref
 	}
 	sum, err := l.work(wctx, o, ch, drv, rec)
 	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
@@ -182,80 +204,69 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	return sum, err
 }
 
-// startSource finds the source start names (o.Arg, else o.Change) where its run
-// works: the checkout, or a worktree run's worktree, whose copy of the tracked file is
-// the one the agent ticks. It sets o.Change to the run name.
-func (l *Loop) startSource(ctx context.Context, o *Options) (*source.Source, bool, error) {
+// startSource resolves what start names (o.Arg, else o.Change), once (source.Resolve:
+// a run's name, a path, a change, a feature, …), where its run works: the checkout, or
+// a worktree run's worktree, whose copy of the tracked file is the one the agent ticks.
+// It sets o.Change to the run name and o.src to the source; from there on the source is
+// opened (openRun, openSrc), never resolved again. inWT says the run is a worktree run.
+func (l *Loop) startSource(ctx context.Context, o *Options) (s *source.Source, inWT bool, err error) {
 	arg := o.Arg
 	if arg == "" {
 		arg = o.Change
 	}
-	so := source.Options{StoryLevel: o.StoryLevel}
-	// A bare name of a worktree run is read where that run works (its change may exist
-	// only there); a path is taken from where the command runs.
-	repo, cwd := l.Repo, o.Cwd
-	if cwd == "" {
-		cwd = l.Repo.Root
-	}
-	if !source.IsPath(arg) {
-		if r, in := l.worktreeRunRepo(ctx, arg); in {
-			repo, cwd = r, r.Root
+	r := l.where(ctx, o.Cwd)
+	r.StoryLevel = o.StoryLevel
+	if arg == "" { // a bare start: the run of this branch, spec-kit's current feature, the only run
+		if r.Branch, err = l.Repo.Branch(ctx); err != nil {
+			return nil, false, err
 		}
 	}
-	var s *source.Source
-	var err error
-	if o.srcKind != "" { // resolved before: reopen it
-		s, err = l.reopen(ctx, repo, *o)
-	} else {
-		s, err = l.findSource(ctx, repo, cwd, arg, so)
-		if err != nil && o.Adopt && !source.IsPath(arg) && l.runRecord(arg) == nil {
-			// the runner: the branch's initial state commit says which file it runs
-			if found, ok := l.initialSource(ctx, repo, arg); ok {
-				s, err = found, nil
-			}
-		}
+	if o.Adopt {
+		r.Initial = l.initialTrailers(ctx) // the runner: the branch's initial state commit says which file it runs
 	}
+	s, err = l.resolve(ctx, r, arg)
 	if err != nil {
-		if !source.IsPath(arg) {
-			o.Change = arg
+		var re *source.RunError
+		if errors.As(err, &re) {
+			o.Change = re.Run
 		}
 		_, inWT := l.worktreeRunRepo(ctx, o.Change)
 		return nil, inWT, err
 	}
-	// The run works in a worktree: the copy the agent ticks is the worktree's.
+	o.Change = s.Name
 	wtRepo, inWT := l.worktreeRunRepo(ctx, s.Name)
-	if inWT && !git.SamePath(wtRepo.Root, repo.Root) {
-		if s, err = source.Open(wtRepo.Root, s.Kind, s.Arg, so); err != nil {
-			return nil, inWT, sourceErr(err)
-		}
-		if rec := l.runRecord(s.Name); rec != nil {
-			s.KeepIDs(source.RecordedIDs(rec))
-		}
-	}
 	if err := runnable(s); err != nil {
-		o.Change = s.Name
 		return nil, inWT, err
 	}
-	where := repo
-	if inWT {
-		where = wtRepo
-	}
-	if err := checkTracked(ctx, where, s); err != nil {
-		o.Change = s.Name
+	if err := checkTracked(ctx, wtRepo, s); err != nil {
 		return nil, inWT, err
 	}
-	o.Change, o.srcKind, o.srcArg = s.Name, s.Kind, s.Arg
+	o.src = s.Ref
 	return s, inWT, nil
 }
 
-// reopen opens the source Start resolved (o.srcKind, o.srcArg) in repo.
-func (l *Loop) reopen(ctx context.Context, repo *git.Repo, o Options) (*source.Source, error) {
-	s, err := source.Open(repo.Root, o.srcKind, o.srcArg, source.Options{StoryLevel: o.StoryLevel})
+// openSrc opens the source Start resolved (o.src) where this Loop works: a worktree
+// run's loop reads it in its worktree.
+func (l *Loop) openSrc(ctx context.Context, o Options) (*source.Source, error) {
+	s, err := l.Sources.Open(l.where(ctx, ""), o.src)
 	if err != nil {
 		return nil, sourceErr(err)
 	}
-	if rec := l.runRecord(s.Name); rec != nil {
+	if rec := l.runRecord(o.Change); rec != nil {
+		s.Name = rec.Change
 		s.KeepIDs(source.RecordedIDs(rec))
+	}
+	return s, runnable(s)
+}
+
+// openRun opens the source rec records, where its run works.
+func (l *Loop) openRun(ctx context.Context, rec *run.Record) (*source.Source, error) {
+	s, err := l.Sources.OpenRun(l.where(ctx, ""), rec)
+	if err != nil {
+		return nil, sourceErr(err)
+	}
+	if err := checkRunName(ctx, l.Repo, s); err != nil {
+		return nil, err
 	}
 	return s, runnable(s)
 }
@@ -326,6 +337,9 @@ func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent
 		}
 		// A preview of the prompt needs no agent: say that it is missing, and go on.
 		l.Report.Warn(msg + "; a real run needs it")
+	}
+	if _, err := checkpointSubject(o.CheckpointMessage, o.Change, tasklist.Story{ID: "1", Title: "Title"}); err != nil {
+		return nil, nil, err // refused before anything changes, not at the first checkpoint
 	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {
@@ -407,7 +421,7 @@ func openOutsideStories(ch *source.Source) error {
 		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
 }
 
-func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver) (*Summary, error) {
+func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, tree string) (*Summary, error) {
 	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
 	story, ok := ch.NextStory()
 	if !ok {
@@ -431,6 +445,7 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 	}
 	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, ch.Notes
 	s.DryRun.Argv = drv.Argv(l.request(o, "", nil))
+	s.DryRun.Sandbox = l.describeSandbox(o, drv, tree, l.Store.LearningsPath(ch.Name))
 	return s, nil
 }
 
@@ -452,6 +467,7 @@ func (l *Loop) request(o Options, text string, env []string) agent.Request {
 
 func (l *Loop) render(o Options, ch *source.Source, s tasklist.Story, learnings, reason string, n int) (string, error) {
 	d := prompt.ForSource(ch, s, l.Store.LearningsPath(ch.Name), learnings, n, o.MaxRetries+1, reason)
+	d.NoSkip = o.NoSkip
 	text, err := prompt.Render(o.PromptTemplate, d)
 	if err != nil {
 		return "", &Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}

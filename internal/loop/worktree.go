@@ -109,16 +109,12 @@ func (l *Loop) worktreeRunRepo(ctx context.Context, change string) (*git.Repo, b
 	return repo, true
 }
 
-// LoadRunChange resolves change as start does (ResolveSource), from where change's
-// run works: its worktree, for a worktree run (whose change may exist nowhere else),
-// else this checkout.
+// LoadRunChange resolves change as start does (source.Resolve; a path from where the
+// command runs), read where its run works: its worktree, for a worktree run (whose
+// change may exist nowhere else), else this checkout.
 func (l *Loop) LoadRunChange(ctx context.Context, change string) (*source.Source, error) {
-	repo, _ := l.worktreeRunRepo(ctx, change)
-	cwd := repo.Root
-	if wd, err := os.Getwd(); err == nil && source.IsPath(change) {
-		cwd = wd // a path is taken from where the command runs
-	}
-	return l.findSource(ctx, repo, cwd, change, source.Options{})
+	cwd, _ := os.Getwd()
+	return l.resolve(ctx, l.where(ctx, cwd), change)
 }
 
 // In returns a Loop like l whose git runs in the worktree at path, without automatic gc.

@@ -58,12 +58,11 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 // once the run and its worktree exist: the stories are read from the worktree (the
 // branch's tasks.md is the one the agent ticks, never the copy in the user's checkout).
 func (l *Loop) RunInWorktree(ctx context.Context, o Options, drv agent.Driver) (*Summary, error) {
-	gctx := context.WithoutCancel(ctx)
 	rec, err := l.prepare(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := l.reopen(gctx, l.Repo, o)
+	ch, err := l.openSrc(ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -77,10 +78,10 @@ func parse(name, src string) (Section, error) {
 }
 
 var (
-	fenceRE    = regexp.MustCompile("^( *)```")
-	bulletRE   = regexp.MustCompile(`^[-*] `)
-	numberedRE = regexp.MustCompile(`^([0-9]+)\. `)
-	tableSepRE = regexp.MustCompile(`^\|[ :|-]+\|$`)
+	fenceRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^( *)```") })
+	bulletRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-*] `) })
+	numberedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)\. `) })
+	tableSepRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\|[ :|-]+\|$`) })
 )
 
 // WriteRoff writes the section as man(7) roff: ".SH TITLE" and its body.
@@ -108,13 +109,13 @@ func (s Section) WriteRoff(w io.Writer) error {
 			r.inItem = false
 			r.printf(".SS %s\n", quoteArg(plain(sub)))
 			i++
-		case fenceRE.MatchString(line):
-			indent := len(fenceRE.FindStringSubmatch(line)[1])
+		case fenceRE().MatchString(line):
+			indent := len(fenceRE().FindStringSubmatch(line)[1])
 			if indent > 0 && !r.inItem {
 				return r.errorf(i, "an indented fence belongs to a list item: %q", line)
 			}
 			end := i + 1
-			for end < len(lines) && !fenceRE.MatchString(lines[end]) {
+			for end < len(lines) && !fenceRE().MatchString(lines[end]) {
 				end++
 			}
 			if end == len(lines) {
@@ -138,20 +139,20 @@ func (s Section) WriteRoff(w io.Writer) error {
 			}
 			// a further paragraph of the list item above
 			end := i
-			for end < len(lines) && strings.HasPrefix(lines[end], " ") && !fenceRE.MatchString(lines[end]) {
+			for end < len(lines) && strings.HasPrefix(lines[end], " ") && !fenceRE().MatchString(lines[end]) {
 				end++
 			}
 			r.printf(".IP \"\" %d\n", r.itemIndent)
 			r.text(lines[i:end])
 			i = end
-		case bulletRE.MatchString(line) || numberedRE.MatchString(line):
+		case bulletRE().MatchString(line) || numberedRE().MatchString(line):
 			tag, width := `\(bu`, 2
 			text := line[2:]
-			if m := numberedRE.FindStringSubmatch(line); m != nil {
+			if m := numberedRE().FindStringSubmatch(line); m != nil {
 				tag, width, text = m[1]+".", 4, line[len(m[0]):]
 			}
 			end := i + 1
-			for end < len(lines) && strings.HasPrefix(lines[end], " ") && strings.TrimSpace(lines[end]) != "" && !fenceRE.MatchString(lines[end]) {
+			for end < len(lines) && strings.HasPrefix(lines[end], " ") && strings.TrimSpace(lines[end]) != "" && !fenceRE().MatchString(lines[end]) {
 				end++
 			}
 			r.printf(".IP %s %d\n", tag, width)
@@ -178,7 +179,7 @@ func (s Section) WriteRoff(w io.Writer) error {
 
 func isParagraphLine(l string) bool {
 	return strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "|") &&
-		!strings.HasPrefix(l, " ") && !fenceRE.MatchString(l) && !bulletRE.MatchString(l) && !numberedRE.MatchString(l)
+		!strings.HasPrefix(l, " ") && !fenceRE().MatchString(l) && !bulletRE().MatchString(l) && !numberedRE().MatchString(l)
 }
 
 type renderer struct {
@@ -233,7 +234,7 @@ func (r *renderer) code(lines []string, indent int) {
 // non-empty one). With two columns the second is the text; with more, each other cell
 // is a line of its own, named by its header ("default: 3").
 func (r *renderer) table(at int, rows []string) error {
-	if len(rows) < 2 || !tableSepRE.MatchString(strings.TrimSpace(rows[1])) {
+	if len(rows) < 2 || !tableSepRE().MatchString(strings.TrimSpace(rows[1])) {
 		return r.errorf(at, "a table needs a header row and a separator row (| --- |)")
 	}
 	header := cells(rows[0])
@@ -319,7 +320,7 @@ func Escape(s string) string {
 func Fallbacks(page string) string {
 	var b strings.Builder
 	seen := map[string]bool{}
-	for _, m := range uniRE.FindAllStringSubmatch(page, -1) {
+	for _, m := range uniRE().FindAllStringSubmatch(page, -1) {
 		if seen[m[1]] {
 			continue
 		}
@@ -336,7 +337,7 @@ func Fallbacks(page string) string {
 }
 
 var (
-	uniRE     = regexp.MustCompile(`\\\[u([0-9A-F]{4,6})\]`)
+	uniRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\\[u([0-9A-F]{4,6})\]`) })
 	fallbacks = map[rune]string{'µ': "u", '✓': "OK", '✗': "x", '·': "-", '↳': "->", '�': "?"}
 )
 
@@ -389,7 +390,7 @@ func inline(s string) string {
 				continue
 			}
 		case s[i] == '[':
-			if m := linkRE.FindStringSubmatch(s[i:]); m != nil {
+			if m := linkRE().FindStringSubmatch(s[i:]); m != nil {
 				b.WriteString(inline(m[1]) + " <" + Escape(m[2]) + ">")
 				i += len(m[0])
 				continue
@@ -412,7 +413,7 @@ func codeSpan(s string) string {
 	return s
 }
 
-var linkRE = regexp.MustCompile(`^\[([^\]]+)\]\(([^)\s]+)\)`)
+var linkRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[([^\]]+)\]\(([^)\s]+)\)`) })
 
 // inlineNoFont is the text of a bold or italic span: code marks dropped, escaped.
 func inlineNoFont(s string) string { return Escape(strings.ReplaceAll(s, "`", "")) }

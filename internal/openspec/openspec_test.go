@@ -485,14 +485,15 @@ func BenchmarkParseTasks(b *testing.B) {
 }
 
 // plain is stories without what the CLI's parse does not give (odd boxes, sub-headings,
-// legacy ids), which other tests check.
+// legacy ids, sections' ends, what continues a task), which other tests check.
 func plain(stories []Story) []Story {
 	var out []Story
 	for _, s := range stories {
-		s.LegacyID = ""
+		s.LegacyID, s.End = "", 0
 		s.Tasks = append([]Task(nil), s.Tasks...)
 		for i := range s.Tasks {
 			s.Tasks[i].Box, s.Tasks[i].Heading, s.Tasks[i].Indent = "", "", 0
+			s.Tasks[i].Rest, s.Tasks[i].End = "", 0
 		}
 		out = append(out, s)
 	}

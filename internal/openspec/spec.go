@@ -3,6 +3,7 @@ package openspec
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Scenario is a "#### Scenario: Name" block of a requirement.
@@ -37,16 +38,24 @@ const (
 )
 
 var (
-	sectionRE  = regexp.MustCompile(`^##` + sp + `+(` + dot + `+)$`)
-	headerRE   = regexp.MustCompile(`^(#{1,6})` + sp)
-	reqRE      = regexp.MustCompile(`^###` + sp + `*(?i:Requirement):` + sp + `*(` + dot + `+)$`)
-	bulletRE   = regexp.MustCompile(`^` + sp + `*-` + sp + "*`?###" + sp + `*(?i:Requirement):` + sp + "*(" + dot + "+?)`?" + sp + `*$`)
-	renameRE   = regexp.MustCompile(`^` + sp + `*[-*+]?` + sp + `*(FROM|TO):` + sp + "*`?###" + sp + `*(?i:Requirement):` + sp + "*(" + dot + "+?)`?" + sp + `*$`)
-	closingRE  = regexp.MustCompile(`[ \t]+#+[ \t]*$`)
-	scenarioRE = regexp.MustCompile(`^(?i:Scenario:)` + sp + `*`)
-	stepRE     = regexp.MustCompile(`^` + sp + `*(?:[-*+]` + sp + `*)?\*\*(WHEN|THEN|AND|GIVEN|BUT)\*\*:?` + sp + `*(` + dot + `*)`)
-	metadataRE = regexp.MustCompile(`^\*\*[^*]+\*\*:`)
-	fenceRE    = regexp.MustCompile("^" + sp + "*(`{3,}|~{3,})(.*)")
+	sectionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^##` + sp + `+(` + dot + `+)$`) })
+	headerRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(#{1,6})` + sp) })
+	reqRE     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^###` + sp + `*(?i:Requirement):` + sp + `*(` + dot + `+)$`)
+	})
+	bulletRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^` + sp + `*-` + sp + "*`?###" + sp + `*(?i:Requirement):` + sp + "*(" + dot + "+?)`?" + sp + `*$`)
+	})
+	renameRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^` + sp + `*[-*+]?` + sp + `*(FROM|TO):` + sp + "*`?###" + sp + `*(?i:Requirement):` + sp + "*(" + dot + "+?)`?" + sp + `*$`)
+	})
+	closingRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[ \t]+#+[ \t]*$`) })
+	scenarioRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i:Scenario:)` + sp + `*`) })
+	stepRE     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^` + sp + `*(?:[-*+]` + sp + `*)?\*\*(WHEN|THEN|AND|GIVEN|BUT)\*\*:?` + sp + `*(` + dot + `*)`)
+	})
+	metadataRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\*\*[^*]+\*\*:`) })
+	fenceRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^" + sp + "*(`{3,}|~{3,})(.*)") })
 )
 
 // ParseSpec parses a delta spec: the requirements of its ADDED, MODIFIED, REMOVED and
@@ -67,7 +76,7 @@ func parseSpec(data []byte) (purpose string, reqs []Requirement) {
 		if fenced[i] {
 			continue
 		}
-		if m := sectionRE.FindStringSubmatch(line); m != nil {
+		if m := sectionRE().FindStringSubmatch(line); m != nil {
 			title := asciiLower(jsTrim(m[1]))
 			op, from = "", ""
 			for _, o := range []string{"ADDED", "MODIFIED", "REMOVED", "RENAMED"} {
@@ -81,10 +90,10 @@ func parseSpec(data []byte) (purpose string, reqs []Requirement) {
 			}
 			continue
 		}
-		switch m := reqRE.FindStringSubmatch(line); {
+		switch m := reqRE().FindStringSubmatch(line); {
 		case op == "":
 		case op == "RENAMED":
-			if m := renameRE.FindStringSubmatch(line); m != nil && m[1] == "FROM" {
+			if m := renameRE().FindStringSubmatch(line); m != nil && m[1] == "FROM" {
 				from = jsTrim(m[2])
 			} else if m != nil && from != "" {
 				reqs = append(reqs, Requirement{Op: op, Name: jsTrim(m[2]), From: from})
@@ -92,13 +101,13 @@ func parseSpec(data []byte) (purpose string, reqs []Requirement) {
 			}
 		case m != nil:
 			end := i + 1
-			for end < len(lines) && (fenced[end] || !reqRE.MatchString(lines[end]) && headerLevel(lines[end]) != 2) {
+			for end < len(lines) && (fenced[end] || !reqRE().MatchString(lines[end]) && headerLevel(lines[end]) != 2) {
 				end++
 			}
 			reqs = append(reqs, parseRequirement(op, headerName(m[1]), lines[i+1:end]))
 			i = end - 1
 		case op == "REMOVED":
-			if m := bulletRE.FindStringSubmatch(line); m != nil {
+			if m := bulletRE().FindStringSubmatch(line); m != nil {
 				reqs = append(reqs, Requirement{Op: op, Name: jsTrim(m[1])})
 			}
 		}
@@ -120,7 +129,7 @@ func parseRequirement(op, name string, body []string) Requirement {
 		}
 		switch t := jsTrim(line); {
 		case t == "":
-		case metadataRE.MatchString(t):
+		case metadataRE().MatchString(t):
 			meta = append(meta, t)
 		default:
 			text = append(text, t)
@@ -138,13 +147,13 @@ func parseRequirement(op, name string, body []string) Requirement {
 			continue
 		}
 		end := nextHeader(body, fenced, i+1, 4)
-		s := Scenario{Name: jsTrim(scenarioRE.ReplaceAllString(headerName(line[4:]), "")),
+		s := Scenario{Name: jsTrim(scenarioRE().ReplaceAllString(headerName(line[4:]), "")),
 			Text: jsTrim(strings.Join(body[i+1:end], "\n"))}
 		if s.Text == "" {
 			continue
 		}
 		for _, l := range body[i+1 : end] {
-			if m := stepRE.FindStringSubmatch(l); m != nil {
+			if m := stepRE().FindStringSubmatch(l); m != nil {
 				s.Steps = append(s.Steps, m[1]+" "+jsTrim(m[2]))
 			}
 		}
@@ -154,7 +163,7 @@ func parseRequirement(op, name string, body []string) Requirement {
 }
 
 // headerName trims a header's text and drops a closing run of '#'.
-func headerName(s string) string { return jsTrim(closingRE.ReplaceAllString(jsTrim(s), "")) }
+func headerName(s string) string { return jsTrim(closingRE().ReplaceAllString(jsTrim(s), "")) }
 
 // nextHeader returns the index of the first unfenced header of level <= level at or after i.
 func nextHeader(lines []string, fenced []bool, i, level int) int {
@@ -168,7 +177,7 @@ func nextHeader(lines []string, fenced []bool, i, level int) int {
 
 // headerLevel returns the level of an ATX header line (/^#{1,6}\s/), 0 for other lines.
 func headerLevel(line string) int {
-	if m := headerRE.FindStringSubmatch(line); m != nil {
+	if m := headerRE().FindStringSubmatch(line); m != nil {
 		return len(m[1])
 	}
 	return 0
@@ -180,7 +189,7 @@ func fenceMask(lines []string) []bool {
 	mask := make([]bool, len(lines))
 	open := ""
 	for i, line := range lines {
-		m := fenceRE.FindStringSubmatch(line)
+		m := fenceRE().FindStringSubmatch(line)
 		switch {
 		case open == "" && m != nil:
 			open, mask[i] = m[1], true

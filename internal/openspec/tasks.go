@@ -3,6 +3,7 @@ package openspec
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -26,7 +27,8 @@ func ParseTasks(data []byte) Tasks {
 	var cur Story    // the section being read; Line 0 before the first "##" heading
 	heading := ""    // the text of cur's heading; for the preamble, the "#" heading nearest above its first task
 	preamble := true // no level-2 heading yet
-	flush := func() {
+	lines := strings.Split(strings.TrimPrefix(wellFormed(data), "\ufeff"), "\n")
+	flush := func(next int) {
 		if len(cur.Tasks) == 0 {
 			return
 		}
@@ -39,13 +41,13 @@ func ParseTasks(data []byte) Tasks {
 		if legacy = uniqueID(legacy, seenLegacy); legacy != cur.ID {
 			cur.LegacyID = legacy
 		}
+		tasklist.Close(&cur, lines, next)
 		t.Stories = append(t.Stories, cur)
 	}
-	n := 0
-	for line := range strings.SplitSeq(strings.TrimPrefix(wellFormed(data), "\ufeff"), "\n") {
-		n++
+	for i, line := range lines {
+		n := i + 1
 		if ok, text := parseHeading(line); ok {
-			flush()
+			flush(n)
 			cur, heading, preamble, sub = Story{Line: n}, text, false, ""
 			continue
 		}
@@ -70,7 +72,7 @@ func ParseTasks(data []byte) Tasks {
 		id, text := splitID(desc)
 		cur.Tasks = append(cur.Tasks, Task{ID: id, Text: text, Done: done, Line: n, Box: odd, Heading: sub, Indent: tasklist.IndentOf(line)})
 	}
-	flush()
+	flush(len(lines) + 1)
 	return t
 }
 
@@ -153,12 +155,12 @@ func matchBox(line string) (desc string, done bool, odd string, ok bool) {
 	return jsTrim(desc), done, odd, true
 }
 
-var taskIDRE = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`)
+var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`) })
 
 // splitID splits the TASK_ID token /^(\d+(?:\.\d+)+(?:[A-Za-z]+)?)(?=\s|$)/ off desc. Only the
 // longest token can be followed by a space, so the look-ahead is checked after the match.
 func splitID(desc string) (id, text string) {
-	id = taskIDRE.FindString(desc)
+	id = taskIDRE().FindString(desc)
 	if r, _ := utf8.DecodeRuneInString(desc[len(id):]); id == "" || len(id) < len(desc) && !isJSSpace(r) {
 		return "", desc
 	}

@@ -6,20 +6,23 @@ package plan
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
 // taskHeadingRE is ralphex's unit of work, "### Task N: title" or "### Iteration N: …";
 // N starts with a digit ("2", "2.5", "2a"), the colon may be a dot or a dash or absent.
-var taskHeadingRE = regexp.MustCompile(`^ {0,3}###[ \t]+(?:Task|Iteration)[ \t]+([0-9][0-9A-Za-z.]*?)(?:[ \t]*:[ \t]*|\.?[ \t]+(?:[-–—:][ \t]*)?|\.?[ \t]*\r?$)(.*?)[ \t]*\r?$`)
+var taskHeadingRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^ {0,3}###[ \t]+(?:Task|Iteration)[ \t]+([0-9][0-9A-Za-z.]*?)(?:[ \t]*:[ \t]*|\.?[ \t]+(?:[-–—:][ \t]*)?|\.?[ \t]*\r?$)(.*?)[ \t]*\r?$`)
+})
 
 // HasTaskSections reports whether the plan uses ralphex's "### Task N" (or "### Iteration
 // N") headings outside fenced code.
 func HasTaskSections(data []byte) bool {
 	var fences tasklist.Fences
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if !fences.Skip(line) && taskHeadingRE.MatchString(line) {
+		if !fences.Skip(line) && taskHeadingRE().MatchString(line) {
 			return true
 		}
 	}
@@ -40,7 +43,7 @@ func Parse(data []byte, storyLevel int) tasklist.Tasks {
 	seen := map[string]bool{}
 	for i, s := range t.Stories {
 		if s.Line > 0 {
-			if m := taskHeadingRE.FindStringSubmatch(lines[s.Line-1]); m != nil {
+			if m := taskHeadingRE().FindStringSubmatch(lines[s.Line-1]); m != nil {
 				t.Stories[i].ID = m[1]
 				if m[2] != "" {
 					t.Stories[i].Title = m[2]
@@ -60,21 +63,22 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 	seen := map[string]bool{}
 	var cur *tasklist.Story
 	sub := ""
-	flush := func() {
+	lines := strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n")
+	flush := func(next int) {
 		if cur != nil && len(cur.Tasks) > 0 {
+			tasklist.Close(cur, lines, next)
 			t.Stories = append(t.Stories, *cur)
 		}
 		cur = nil
 	}
 	var fences tasklist.Fences
-	n := 0
-	for line := range strings.SplitSeq(strings.TrimPrefix(string(data), "\ufeff"), "\n") {
-		n++
+	for i, line := range lines {
+		n := i + 1
 		if fences.Skip(line) {
 			continue
 		}
-		if m := taskHeadingRE.FindStringSubmatch(line); m != nil {
-			flush()
+		if m := taskHeadingRE().FindStringSubmatch(line); m != nil {
+			flush(n)
 			id, title := m[1], m[2]
 			if title == "" {
 				_, title = tasklist.HeadingLevel(line)
@@ -84,7 +88,7 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 		}
 		if lv, text := tasklist.HeadingLevel(line); lv > 0 {
 			if lv <= 3 {
-				flush()
+				flush(n)
 			} else {
 				sub = text
 			}
@@ -101,6 +105,6 @@ func ParseTaskSections(data []byte) tasklist.Tasks {
 			cur.Tasks = append(cur.Tasks, tasklist.Task{Text: desc, Done: done, Line: n, Heading: sub, Indent: tasklist.IndentOf(line)})
 		}
 	}
-	flush()
+	flush(len(lines) + 1)
 	return t
 }

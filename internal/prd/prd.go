@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
@@ -65,6 +66,7 @@ func Parse(data []byte) (*PRD, error) {
 	}
 	var entries []entry
 	seen := map[string]bool{}
+	from := 0 // where the next entry is looked for: entries are found in file order
 	for i, raw := range f.UserStories {
 		var u userStory
 		if err := json.Unmarshal(raw, &u); err != nil {
@@ -84,7 +86,13 @@ func Parse(data []byte) (*PRD, error) {
 		}
 		id = tasklist.UniqueID(id, seen)
 		done := u.Passes == true
-		s := tasklist.Story{ID: id, Title: strings.TrimSpace(u.Title), Description: strings.TrimSpace(u.Description)}
+		s := tasklist.Story{ID: id, Title: strings.TrimSpace(u.Title), Description: strings.TrimSpace(u.Description), Raw: string(raw)}
+		if at := bytes.Index(data[from:], raw); at >= 0 { // the lines its object spans
+			at += from
+			s.Line = 1 + bytes.Count(data[:at], []byte("\n"))
+			s.End = s.Line + bytes.Count(raw, []byte("\n"))
+			from = at + len(raw)
+		}
 		if s.Title == "" {
 			s.Title = rawID
 		}
@@ -94,7 +102,11 @@ func Parse(data []byte) (*PRD, error) {
 				b, _ := json.Marshal(c)
 				text = string(b)
 			}
-			s.Tasks = append(s.Tasks, tasklist.Task{Text: text, Done: done})
+			t := tasklist.Task{Text: text, Done: done}
+			if done {
+				t.Skipped, _ = tasklist.SkipNote(text)
+			}
+			s.Tasks = append(s.Tasks, t)
 		}
 		if len(s.Tasks) == 0 {
 			s.Tasks = []tasklist.Task{{Text: s.Title, Done: done}}
@@ -127,12 +139,12 @@ func Parse(data []byte) (*PRD, error) {
 	return p, nil
 }
 
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`) })
 
 // validID: 1–40 characters of [A-Za-z0-9._-] starting with a letter or digit, and
 // usable in a ref name (no "..", no ".lock" or "." at the end).
 func validID(id string) bool {
-	return idRE.MatchString(id) && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".lock") && !strings.HasSuffix(id, ".")
+	return idRE().MatchString(id) && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".lock") && !strings.HasSuffix(id, ".")
 }
 
 // Check compares the story ids of a prd.json after an attempt with those before it:

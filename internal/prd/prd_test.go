@@ -108,3 +108,23 @@ func TestCheck(t *testing.T) {
 		t.Error("a duplicated id passed")
 	}
 }
+
+// TestSkippedCriterion: a criterion of a passing story that ends with the skip note is a
+// task ticked as skipped; the same note on a story that does not pass is nothing yet.
+func TestSkippedCriterion(t *testing.T) {
+	p, err := Parse([]byte(`{"userStories": [
+		{"id": "US-001", "acceptanceCriteria": ["Typecheck passes", "Verify in browser (skipped - not automatable: no browser here)"], "passes": true},
+		{"id": "US-002", "acceptanceCriteria": ["Verify in browser (skipped - no browser)"], "passes": false}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Stories[0].Tasks[1].Skipped; got != "not automatable: no browser here" {
+		t.Errorf("a passing story's skipped criterion: %q", got)
+	}
+	if got := p.Stories[0].Tasks[0].Skipped + p.Stories[1].Tasks[0].Skipped; got != "" {
+		t.Errorf("skipped where nothing is: %q", got)
+	}
+	if p.Stories[0].Line != 2 || p.Stories[0].End != 2 || p.Stories[1].Line != 3 {
+		t.Errorf("lines %d–%d, %d", p.Stories[0].Line, p.Stories[0].End, p.Stories[1].Line)
+	}
+}

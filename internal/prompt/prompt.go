@@ -16,6 +16,7 @@ import (
 	"text/template"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
@@ -33,15 +34,18 @@ var (
 	commonTemplate string
 )
 
+// builtins are the embedded templates by source kind (source.About.ID); a kind without
+// one of its own gets story.tmpl, OpenSpec's.
+var builtins = map[string]struct{ name, text string }{
+	"speckit": {"speckit.tmpl", speckitTemplate},
+	"plan":    {"plan.tmpl", planTemplate},
+	"prd":     {"prd.tmpl", prdTemplate},
+}
+
 // builtin returns the embedded template of a source kind.
 func builtin(kind string) (name, text string) {
-	switch kind {
-	case "speckit":
-		return "speckit.tmpl", speckitTemplate
-	case "plan":
-		return "plan.tmpl", planTemplate
-	case "prd":
-		return "prd.tmpl", prdTemplate
+	if t, ok := builtins[kind]; ok {
+		return t.name, t.text
 	}
 	return "story.tmpl", defaultTemplate
 }
@@ -58,6 +62,7 @@ type Data struct {
 	ChangeDir     string           // the directory of its documents, relative to the repository root
 	TasksPath     string           // relative path of the tracked file (tasks.md, the plan, prd.json)
 	Story         openspec.Story   // the story to work on
+	Section       source.Section   // the story's own part of the tracked file, as it stands
 	Stories       []openspec.Story // every story of the change, for context
 	Proposal      Doc
 	Design        Doc
@@ -72,9 +77,12 @@ type Data struct {
 	StoryDescription string // what a prd.json says of the story, "" for other sources
 	Why              string // what the source says of the whole work (a prd's description), "" if nothing
 	DoneMark         string // how the agent marks a task done: "[x]", spec-kit's "[X]"; "" for a prd
-	Attempt          int    // 1-based
-	MaxAttempts      int
-	Reason           string // why the previous attempt failed, "" when there is none to pass on
+	// NoSkip leaves out the way to tick a task that cannot be done here (ralph.allowSkip
+	// false); by default the prompt gives it: "(skipped - not automatable: <why>)".
+	NoSkip      bool
+	Attempt     int // 1-based
+	MaxAttempts int
+	Reason      string // why the previous attempt failed, "" when there is none to pass on
 }
 
 // Doc is a document of the change, inlined when small, named by path always.
@@ -147,6 +155,8 @@ func Render(tmplPath string, d Data) (string, error) {
 			}
 			return strings.Repeat("  ", len(levels)-1)
 		},
+		// kib is a size in KiB, rounded up.
+		"kib": func(n int) int { return (n + 1023) / 1024 },
 		// tag is a document title as an XML-ish tag: "Data model" is <data-model>.
 		"tag": func(title string) string { return strings.ReplaceAll(strings.ToLower(title), " ", "-") },
 	})

@@ -15,8 +15,8 @@ import (
 // prd.json); learnings is the content of whichever is used.
 func ForSource(s *source.Source, story tasklist.Story, learningsPath, learnings string, attempt, maxAttempts int, reason string) Data {
 	d := Data{
-		Source: string(s.Kind), Noun: s.Kind.Noun(), Change: s.Name, ChangeDir: s.RelDir, TasksPath: s.TasksRel,
-		Story: story, Stories: s.Stories, Specs: s.Specs, Notes: s.Notes,
+		Source: s.Kind.About().ID, Noun: s.Kind.About().Noun, Change: s.Name, ChangeDir: s.RelDir, TasksPath: s.TasksRel,
+		Story: story, Section: s.Section(story), Stories: s.Stories, Specs: s.Specs, Notes: s.Notes,
 		LearningsPath: learningsPath, Learnings: learnings, StoryDescription: story.Description,
 		Attempt: attempt, MaxAttempts: maxAttempts, Reason: reason, Why: s.Why, DoneMark: s.DoneMark,
 	}
@@ -26,10 +26,10 @@ func ForSource(s *source.Source, story tasklist.Story, learningsPath, learnings 
 	for _, doc := range s.Docs {
 		nd := NewDoc(doc.Path, doc.Content)
 		nd.Title = doc.Title
-		switch {
-		case s.Kind == source.OpenSpec && doc.Title == "Proposal":
+		switch doc.Title { // an OpenSpec change's: the template has places of their own for them
+		case "Proposal":
 			d.Proposal = NewDoc(doc.Path, doc.Content)
-		case s.Kind == source.OpenSpec && doc.Title == "Design":
+		case "Design":
 			d.Design = NewDoc(doc.Path, doc.Content)
 		default:
 			d.Docs = append(d.Docs, nd)

@@ -51,7 +51,7 @@ func golden(t *testing.T, name, got string) {
 // sourcePrompt resolves arg in root and renders the prompt of its next story.
 func sourcePrompt(t *testing.T, root, arg, learnings, reason string) (*source.Source, string) {
 	t.Helper()
-	s, err := source.Resolve(root, root, arg, source.Options{})
+	s, err := source.Builtin().Resolve(source.Repo{Root: root}, arg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,8 @@ func sourcePrompt(t *testing.T, root, arg, learnings, reason string) (*source.So
 	return s, render(t, "", ForSource(s, story, learningsPath, learnings, 1, 4, reason))
 }
 
-// TestSpecKitPrompt: a phase with "###" groups, the feature's documents named and
+// TestSpecKitPrompt: a phase whole (its Goal, Independent Test and Checkpoint lines, its
+// "###" groups), the feature's documents named and
 // plan.md and spec.md inlined, a checklist with open items, "[X]" asked for.
 func TestSpecKitPrompt(t *testing.T) {
 	root := t.TempDir()
@@ -79,8 +80,11 @@ func TestSpecKitPrompt(t *testing.T) {
 	for _, want := range []string{
 		`spec-kit feature "004-offline-sync"`,
 		"Story 3: User Story 1 - Edit notes without a connection",
-		"  (Tests for User Story 1 ⚠️)\n- [x] T007 [P] [US1] Contract test",
-		"  (Implementation for User Story 1)\n- [ ] T009 [US1]",
+		"<section>\n## Phase 3: User Story 1 - Edit notes without a connection (Priority: P1) 🎯 MVP\n\n**Goal**: A note edited offline",
+		"**Independent Test**: Turn on airplane mode",
+		"### Tests for User Story 1 ⚠️\n\n> **NOTE: Write these tests FIRST",
+		"### Implementation for User Story 1\n\n- [ ] T009 [US1]",
+		"**Checkpoint**: User Story 1 is fully functional and testable on its own\n</section>",
 		"- specs/004-offline-sync/research.md\n",
 		"- specs/004-offline-sync/contracts/\n",
 		"- .specify/memory/constitution.md\n",
@@ -117,8 +121,8 @@ func TestPlanPrompt(t *testing.T) {
 	}
 }
 
-// TestPRDPrompt: the story's description and criteria, progress.txt as the learnings
-// file, the passes rule.
+// TestPRDPrompt: the story's object whole (description, criteria, notes), progress.txt
+// as the learnings file, the passes rule.
 func TestPRDPrompt(t *testing.T) {
 	root := t.TempDir()
 	copyFixture(t, root, "../prd/testdata/feature-branch-partial.json", "scripts/ralph/prd.json")
@@ -130,11 +134,13 @@ func TestPRDPrompt(t *testing.T) {
 	golden(t, "prd.golden", got)
 	for _, want := range []string{
 		"Story US-002: CSV export endpoint",
-		"As a user, I want to download a month as CSV.",
-		"- The header row is date,description,amount,balance",
+		`"description": "As a user, I want to download a month as CSV.",`,
+		`    "The header row is date,description,amount,balance",`,
+		`  "notes": ""`,
 		"scripts/ralph/progress.txt holds notes shared by every story of this prd.",
 		"> - Use StatementQuery for every export",
 		`set "passes" to true for story US-002 in scripts/ralph/prd.json`,
+		`Keep it the way snarktank/ralph keeps progress.txt: a "## Codebase Patterns" section at its top`,
 		"- [x] US-001: Add the statement query",
 	} {
 		if !strings.Contains(got, want) {
@@ -147,7 +153,7 @@ func TestPRDPrompt(t *testing.T) {
 }
 
 // TestOpenSpecFixes: odd boxes shown as written with a line on how they count, tasks
-// under "###" keep their sub-heading.
+// under "###" under their sub-heading, as the section has them.
 func TestOpenSpecFixes(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, root, "openspec/changes/cli/tasks.md", `## Phase 0: Groundwork
@@ -162,7 +168,7 @@ func TestOpenSpecFixes(t *testing.T) {
 	_, got := sourcePrompt(t, root, "cli", "", "")
 	golden(t, "openspec-fixes.golden", got)
 	for _, want := range []string{
-		"  (Task 0.1: Parse the flags)\n- [x] 0.1.1 Add the flag set\n- [~] 0.1.2 Validate durations\n  - [ ] reject negative values\n  (Task 0.2: Wire the command)\n- [-] 0.2.1",
+		"### Task 0.1: Parse the flags\n- [x] 0.1.1 Add the flag set\n- [~] 0.1.2 Validate durations\n  - [ ] reject negative values\n### Task 0.2: Wire the command\n- [-] 0.2.1",
 		"Boxes such as [~], [-] are shown as written; git-ralph counts them as open",
 	} {
 		if !strings.Contains(got, want) {

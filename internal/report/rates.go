@@ -19,6 +19,9 @@ type Rate struct {
 	Agent, Model string // "" for all of them
 	Done, First  int
 	Attempts     int
+	// DoneAttempts are the attempts made on stories that are done (those on the stories
+	// not done yet left out); for a group, its own such attempts.
+	DoneAttempts int
 }
 
 // Percent is First/Done in percent, rounded down; 0 without a done story.
@@ -29,12 +32,14 @@ func (r Rate) Percent() int {
 	return r.First * 100 / r.Done
 }
 
-// PerStory is the attempts per done story; 0 without a done story.
+// PerStory is the attempts a done story took; 0 without a done story. The attempts of a
+// story not done yet say nothing of it: "1 of 1 stories, 5.00 attempts a story" was the
+// one story that took 1 and another's 4 failures.
 func (r Rate) PerStory() float64 {
 	if r.Done == 0 {
 		return 0
 	}
-	return float64(r.Attempts) / float64(r.Done)
+	return float64(r.DoneAttempts) / float64(r.Done)
 }
 
 // FirstAttempts computes the rate over every attempt and, when attempts were
@@ -53,7 +58,8 @@ func FirstAttempts(tries []Try) (all Rate, by []Rate) {
 		}
 		return &by[i]
 	}
-	counted := map[string]int{} // story → attempts counted before it was done
+	counted := map[string]int{}         // story → attempts counted before it was done
+	byGroup := map[string]map[int]int{} // story → group → its attempts counted
 	done := map[string]bool{}
 	for _, t := range tries {
 		if t.Outcome == run.OutcomeInterrupted || t.Outcome == run.OutcomeRunning || done[t.Story] {
@@ -63,12 +69,20 @@ func FirstAttempts(tries []Try) (all Rate, by []Rate) {
 		all.Attempts++
 		g.Attempts++
 		counted[t.Story]++
+		if byGroup[t.Story] == nil {
+			byGroup[t.Story] = map[int]int{}
+		}
+		byGroup[t.Story][index[[2]string{t.Agent, t.Model}]]++
 		if t.Outcome != run.OutcomeComplete {
 			continue
 		}
 		done[t.Story] = true
 		all.Done++
 		g.Done++
+		all.DoneAttempts += counted[t.Story]
+		for i, n := range byGroup[t.Story] {
+			by[i].DoneAttempts += n
+		}
 		if counted[t.Story] == 1 {
 			all.First++
 			g.First++

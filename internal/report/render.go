@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -24,8 +25,10 @@ var pageTemplate string
 // script (the expand/collapse buttons) by their hashes, and nothing else inline: no
 // 'unsafe-inline', so a script or a style that got into the page some other way would
 // not apply. The hashes are computed here from the template's own elements, so editing
-// either cannot make the policy stale.
-var pageText = func() string {
+// either cannot make the policy stale. It and page are made on first use, not when
+// git-ralph starts (every command, the agent's launcher included, would pay for
+// parsing the page).
+var pageText = sync.OnceValue(func() string {
 	text := pageTemplate
 	for _, el := range []struct{ tag, mark string }{{"script", "'sha256-SCRIPT_HASH'"}, {"style", "'sha256-STYLE_HASH'"}} {
 		_, rest, ok1 := strings.Cut(text, "<"+el.tag+">")
@@ -37,22 +40,24 @@ var pageText = func() string {
 		text = strings.Replace(text, el.mark, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
 	}
 	return text
-}()
+})
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur":     dur,
-	"money":   money,
-	"short":   short,
-	"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"class":   outcomeClass,
-	"patch":   patchHTML,
-	"num":     func(n int64) string { return thousands(n) },
-	"plural":  plural,
-	"kib":     func(n int) string { return kib(n) },
-	"hasCost": func(a Attempt) bool { return a.Cost != nil },
-	"cost":    func(a Attempt) string { return money(*a.Cost) },
-	"fileURL": fileURL,
-}).Parse(pageText))
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"dur":     dur,
+		"money":   money,
+		"short":   short,
+		"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"class":   outcomeClass,
+		"patch":   patchHTML,
+		"num":     func(n int64) string { return thousands(n) },
+		"plural":  plural,
+		"kib":     func(n int) string { return kib(n) },
+		"hasCost": func(a Attempt) bool { return a.Cost != nil },
+		"cost":    func(a Attempt) string { return money(*a.Cost) },
+		"fileURL": fileURL,
+	}).Parse(pageText()))
+})
 
 // fileURL is the file: URL of an absolute path on this machine (an attempt's log),
 // every byte that needs it percent-encoded by net/url, so the URL cannot leave the
@@ -68,7 +73,7 @@ func fileURL(path string) template.URL {
 // after escaping, so no field can be forgotten; the template itself holds none of them.
 func Render(w io.Writer, rep *Report) error {
 	var b strings.Builder
-	err := page.Execute(&b, struct {
+	err := page().Execute(&b, struct {
 		*Report
 		Timeline timeline
 	}{rep, layout(rep)})

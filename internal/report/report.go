@@ -27,7 +27,6 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
@@ -43,6 +42,9 @@ type Report struct {
 	Agent     string    // of the newest attempt
 	Model     string
 	Verify    bool // a ralph-verify hook is installed
+	// Sandbox is the agent's sandbox as the run's last start ran it (run.Record.Sandbox);
+	// "" when the record is gone or predates it.
+	Sandbox   string
 	Stories   []Story
 	Learnings string
 	// LearningsPath is the learnings file; LearningsCut the bytes of its beginning
@@ -74,6 +76,7 @@ type Report struct {
 type Task struct {
 	ID, Text string
 	Done     bool
+	Skipped  string // why a ticked task was not done (tasklist.Task.Skipped), "" otherwise
 }
 
 // Story is one story with its attempts.
@@ -141,6 +144,7 @@ type Options struct {
 	MaxTotal int              // bytes of all patches together; 0: DefaultMaxTotal
 	MaxLogs  int              // bytes of all log tails together; 0: DefaultMaxLogs
 	Now      func() time.Time // nil: time.Now
+	Kinds    source.Kinds     // the kinds of task source; nil: source.Builtin()
 }
 
 // ErrNoRun is returned by Build when neither a run record nor git knows the change.
@@ -248,6 +252,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		atts = mergeRecord(atts, rec)
 		rep.Status, rep.Source = recordStatus(store, rec), "the run record, git and "+store.ChangeDir(change)
 		rep.MaxTokens, rep.MaxCost = rec.MaxTokens, rec.MaxCost
+		rep.Sandbox = rec.Sandbox
 	}
 	if rep.Status == "" {
 		if _, ok, err := repo.ResolveRef(ctx, "refs/heads/ralph/"+change); err != nil {
@@ -262,32 +267,35 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 
 	// The stories, from the tracked file as the newest checkpoint has it, read as the
 	// run's source reads it (the record says which, else the checkpoints' trailers).
-	kind, arg, level := source.OpenSpec, "", 0
+	ref := source.RefOf(&run.Record{Change: change}) // no record, no trailer: an OpenSpec change
 	if rec != nil {
-		kind, arg, level = source.Kind(rec.Source), rec.SourceArg, rec.StoryLevel
+		ref = source.RefOf(rec)
 	} else if len(checkpoints) > 0 {
-		t := checkpoints[len(checkpoints)-1].Trailers
-		kind, arg = source.Kind(t["Ralph-Source"]), t["Ralph-Source-Arg"]
+		if r, ok := source.RefOfTrailers(change, checkpoints[len(checkpoints)-1].Trailers); ok {
+			ref = r
+		}
 	}
-	tasks, proposal, err := readChange(ctx, repo, tip, change, kind, arg)
+	ch, err := o.Kinds.AtCommit(source.Repo{Root: repo.Root}, ref, func(rel string, doc bool) ([]byte, error) { return readAt(ctx, repo, tip, rel, doc) })
 	if err != nil {
-		return nil, err
+		var e *source.Error
+		if !errors.As(err, &e) { // a kind this git-ralph does not know: no stories
+			return nil, err
+		}
+		ch = &source.Source{}
 	}
-	parsed, _ := source.ParseAs(kind, tasks, level)
+	parsed := ch.Tasks
 	var known []string // a run recorded before slugs ended at a word keeps its ids
 	for _, a := range atts {
 		known = append(known, a.Story)
 	}
 	parsed.KeepIDs(known)
-	if kind == "" || kind == source.OpenSpec {
-		if rep.Why = openspec.Why(string(proposal)); len(rep.Why) > maxWhy {
-			rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
-		}
+	if rep.Why = ch.Why; len(rep.Why) > maxWhy {
+		rep.Why = strings.ToValidUTF8(rep.Why[:maxWhy], "") + " …"
 	}
 	for _, s := range parsed.Stories {
 		st := Story{ID: s.ID, Title: s.Title, Done: s.Complete()}
 		for _, t := range s.Tasks {
-			st.Tasks = append(st.Tasks, Task{ID: t.ID, Text: t.Text, Done: t.Done})
+			st.Tasks = append(st.Tasks, Task{ID: t.ID, Text: t.Text, Done: t.Done, Skipped: t.Skipped})
 		}
 		rep.Stories = append(rep.Stories, st)
 	}
@@ -388,7 +396,7 @@ func checkpointsOf(ctx context.Context, repo *git.Repo, change, tip string, rec 
 		if c.Subject == "initial state" {
 			break
 		}
-		if c.Trailers["Ralph-Change"] == change && strings.HasPrefix(c.Subject, "checkpoint: ") {
+		if c.Trailers["Ralph-Change"] == change && c.Trailers["Ralph-Story"] != "" { // whatever its subject (ralph.checkpointMessage)
 			out = append(out, c)
 		}
 	}
@@ -479,63 +487,41 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 	return string(rec.Status)
 }
 
-// readChange returns the tasks file and proposal.md as the commit tip has them, or, for a
-// change that is not in it, as the working tree has them. A working-tree file that is
-// not a regular file inside the repository (a symlink out of it, a FIFO) is an error
-// naming it (*repofile.RefusedError): its content would go into the report. kind and arg
-// say which source's tracked file it is.
-func readChange(ctx context.Context, repo *git.Repo, tip, change string, kind source.Kind, arg string) (tasks, proposal []byte, err error) {
-	dir := "openspec/changes/" + change + "/"
-	tasksRel := source.TrackedPath(kind, change, arg)
-	var refused *repofile.RefusedError
-	if kind == "" || kind == source.OpenSpec {
-		ch, err := openspec.Load(repo.Root, change)
-		if errors.As(err, &refused) {
-			return nil, nil, err
+// readAt returns the file rel as the commit tip has it, or, when it does not, as the
+// working tree has it (nil when neither does), bounded as repofile bounds it: a tracked
+// file whole up to repofile.MaxFile (a larger one is refused by name: cut, it would hide
+// stories), a document (doc) its start. A working-tree file that is not a regular file
+// inside the repository (a symlink out of it, a FIFO) is an error naming it
+// (*repofile.RefusedError): its content would go into the report.
+func readAt(ctx context.Context, repo *git.Repo, tip, rel string, doc bool) ([]byte, error) {
+	if tip != "" {
+		limit := repofile.MaxFile
+		if doc {
+			limit = repofile.MaxDoc
 		}
-		if err == nil && ch.TasksRel != "" {
-			tasksRel = ch.TasksRel // what the change's schema tracks, e.g. plan.md
+		b, size, ok, err := repo.ReadFile(ctx, tip, rel, limit)
+		if err == nil && ok && !doc && size > int64(limit) {
+			return nil, &repofile.RefusedError{Rel: rel, Why: repofile.Size(size) + " in " + tip[:min(7, len(tip))],
+				Rule: "git-ralph reads at most " + repofile.Size(repofile.MaxFile) + " of a task list"}
+		}
+		if err == nil && ok {
+			return b, nil
 		}
 	}
-	// Each read is bounded as repofile bounds it: the tasks whole up to
-	// repofile.MaxFile (a larger one is refused by name: cut, it would hide stories),
-	// the proposal's start.
-	read := func(rel string, doc bool) ([]byte, error) {
-		if tip != "" {
-			limit := repofile.MaxFile
-			if doc {
-				limit = repofile.MaxDoc
-			}
-			b, size, ok, err := repo.ReadFile(ctx, tip, rel, limit)
-			if err == nil && ok && !doc && size > int64(limit) {
-				return nil, &repofile.RefusedError{Rel: rel, Why: repofile.Size(size) + " in " + tip[:min(7, len(tip))],
-					Rule: "git-ralph reads at most " + repofile.Size(repofile.MaxFile) + " of a task list"}
-			}
-			if err == nil && ok {
-				return b, nil
-			}
-		}
-		path := filepath.Join(repo.Root, filepath.FromSlash(rel))
-		if doc {
-			h, _, err := repofile.ReadHead(repo.Root, path)
-			if errors.As(err, &refused) {
-				return nil, err
-			}
-			return h.Data, nil
-		}
-		b, _, err := repofile.Read(repo.Root, path)
+	var refused *repofile.RefusedError
+	path := filepath.Join(repo.Root, filepath.FromSlash(rel))
+	if doc {
+		h, _, err := repofile.ReadHead(repo.Root, path)
 		if errors.As(err, &refused) {
 			return nil, err
 		}
-		return b, nil
+		return h.Data, nil
 	}
-	if tasks, err = read(tasksRel, false); err != nil {
-		return nil, nil, err
+	b, _, err := repofile.Read(repo.Root, path)
+	if errors.As(err, &refused) {
+		return nil, err
 	}
-	if proposal, err = read(dir+"proposal.md", true); err != nil {
-		return nil, nil, err
-	}
-	return tasks, proposal, nil
+	return b, nil
 }
 
 // learnings reads the end of the learnings file at path: at most maxLearnings bytes,

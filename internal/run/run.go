@@ -64,28 +64,31 @@ type Record struct {
 	Source string `json:"source,omitempty"`
 	// SourceArg reopens it (source.Open): the tracked file's path relative to the top
 	// level for a plan or a prd.json; "" when it is the run name.
-	SourceArg      string    `json:"sourceArg,omitempty"`
-	StoryLevel     int       `json:"storyLevel,omitempty"` // a plan's --story-level; 0: the default
-	Branch         string    `json:"branch"`
-	Original       string    `json:"originalBranch"` // "" when HEAD was detached
-	OriginalCommit string    `json:"originalCommit"`
-	Initial        string    `json:"initialCommit,omitempty"`
-	Checkpoint     string    `json:"checkpoint,omitempty"`
-	Status         Status    `json:"status"`
-	StopReason     string    `json:"stopReason,omitempty"`
-	CurrentStory   string    `json:"currentStory,omitempty"`
-	Agent          string    `json:"agent"`
-	Model          string    `json:"model,omitempty"`
-	CostUSD        float64   `json:"costUSD"`
-	CostKnown      bool      `json:"costKnown"`
-	PID            int       `json:"pid,omitempty"`
-	AgentPID       int       `json:"agentPID,omitempty"`
-	AgentStart     uint64    `json:"agentStart,omitempty"`
-	AgentID        string    `json:"agentID,omitempty"` // RALPH_ATTEMPT_ID in the agent's environment
-	Backups        []string  `json:"backups,omitempty"`
-	Started        time.Time `json:"started"`
-	Updated        time.Time `json:"updated"`
-	Attempts       []Attempt `json:"attempts"`
+	SourceArg      string `json:"sourceArg,omitempty"`
+	StoryLevel     int    `json:"storyLevel,omitempty"` // a plan's --story-level; 0: the default
+	Branch         string `json:"branch"`
+	Original       string `json:"originalBranch"` // "" when HEAD was detached
+	OriginalCommit string `json:"originalCommit"`
+	Initial        string `json:"initialCommit,omitempty"`
+	Checkpoint     string `json:"checkpoint,omitempty"`
+	Status         Status `json:"status"`
+	StopReason     string `json:"stopReason,omitempty"`
+	CurrentStory   string `json:"currentStory,omitempty"`
+	Agent          string `json:"agent"`
+	Model          string `json:"model,omitempty"`
+	// Sandbox is the agent's sandbox as the last start ran it ("landlock ABI 7, git
+	// directory read-only", "off; …"); "" for a run made before git-ralph had one.
+	Sandbox    string    `json:"sandbox,omitempty"`
+	CostUSD    float64   `json:"costUSD"`
+	CostKnown  bool      `json:"costKnown"`
+	PID        int       `json:"pid,omitempty"`
+	AgentPID   int       `json:"agentPID,omitempty"`
+	AgentStart uint64    `json:"agentStart,omitempty"`
+	AgentID    string    `json:"agentID,omitempty"` // RALPH_ATTEMPT_ID in the agent's environment
+	Backups    []string  `json:"backups,omitempty"`
+	Started    time.Time `json:"started"`
+	Updated    time.Time `json:"updated"`
+	Attempts   []Attempt `json:"attempts"`
 
 	// Tokens is what the agent reported of this run, resumes included: input
 	// (cache reads counted as the agent counts them) plus output, summed over

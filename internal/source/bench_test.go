@@ -39,7 +39,7 @@ func BenchmarkReload(b *testing.B) {
 			if err := os.WriteFile(p, tc.data, 0o644); err != nil {
 				b.Fatal(err)
 			}
-			s, err := Resolve(root, root, tc.arg, Options{})
+			s, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, tc.arg)
 			if err != nil {
 				b.Fatal(err)
 			}

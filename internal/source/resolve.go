@@ -1,132 +1,363 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/git-ralph/git-ralph/internal/openspec"
-	"github.com/git-ralph/git-ralph/internal/speckit"
+	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// Resolve finds what `git ralph start <arg>` names (SPEC §2b's table), in the repository
-// whose top level is root; cwd is where the command runs, for a relative path:
-//   - "openspec:<name>" and "speckit:<name>" pick the kind;
-//   - a path ending in ".md" is a markdown plan, one ending in ".json" a prd.json;
-//   - any other name is an OpenSpec change or a spec-kit feature (or a feature's number
-//     alone, "001", when one feature has it). A name that is both is refused, and a name
-//     that is neither lists what exists.
+// Resolve is what `git ralph start <arg>` means (SPEC §2b's table), in one place: the
+// source arg names in r, with its refusals, read where its run works.
 //
-// A name is only ever looked up among the directories listed, never joined into a path;
-// a path must lead to a regular file inside root.
-func Resolve(root, cwd, arg string, o Options) (*Source, error) {
-	if name, ok := strings.CutPrefix(arg, "openspec:"); ok {
-		return openOpenSpec(root, name)
+//   - An argument that names a run (its run name, or the path of the file a run
+//     records: RunOf) means the source that run recorded, read where the run works
+//     (its worktree, for a worktree run); a run started before 2026-11-26 recorded
+//     none, and its name is resolved in that place as below.
+//   - "<ID>:<arg>" asks the kind with that ID alone ("openspec:x", "speckit:x").
+//   - Otherwise every kind is asked (Kind.Claim): the best match wins, two equal ones are
+//     refused naming both and how to pick one, and when nothing matches the error lists
+//     what exists (or a near miss says what it is: a feature without tasks.md).
+//   - The run of the name found: a run of another source refuses it; a run of this one
+//     keeps its story level and its story ids and is read where it works.
+//   - With r.Initial (a runner's start --adopt, no record yet), a name nothing matches
+//     may still be found by the trailers of its branch's "initial state" commit.
+//
+// A name is only ever looked up among the entries listed, never joined into a path; a
+// path must lead to a file inside r.Root. When arg names a run whose source cannot be
+// read now, the error is a *RunError that says which run.
+func (ks Kinds) Resolve(r Repo, arg string) (*Source, error) {
+	if arg == "" {
+		return ks.bare(r)
 	}
-	if name, ok := strings.CutPrefix(arg, "speckit:"); ok {
-		return resolveFeature(root, name, true)
+	name := RunOf(r, arg)
+	s, err := ks.resolve(r, arg, name)
+	if err != nil && name != "" {
+		return nil, &RunError{Run: name, Err: err}
 	}
-	if IsPath(arg) {
-		k := Plan
-		if strings.ToLower(filepath.Ext(arg)) == ".json" {
-			k = PRD
+	return s, err
+}
+
+// bare is what `git ralph start` with no argument means: the run of the branch HEAD is on
+// (ralph/<name>), else the source a kind calls current (spec-kit's feature), else the
+// only run; else it says what there is to run.
+func (ks Kinds) bare(r Repo) (*Source, error) {
+	if name, ok := strings.CutPrefix(r.Branch, "ralph/"); ok && record(r.Runs, name) != nil {
+		return ks.Resolve(r, name)
+	}
+	for _, k := range ks.all() {
+		c, ok := k.(Current)
+		if !ok {
+			continue
 		}
-		rel, err := inside(root, cwd, arg)
+		m, err := c.Current(r)
+		switch {
+		case err != nil:
+			return nil, err
+		case m.Err != nil:
+			return nil, m.Err
+		case m.Rank != None:
+			s, err := k.Open(r, m.Ref)
+			if err != nil {
+				return nil, err
+			}
+			if rec := record(r.Runs, s.Name); rec != nil {
+				return ks.ofRun(r, s, rec)
+			}
+			return s, nil
+		}
+	}
+	var runs []string
+	if r.Runs != nil {
+		runs, _ = r.Runs.Changes()
+	}
+	switch len(runs) {
+	case 1:
+		return ks.Resolve(r, runs[0])
+	case 0:
+	default:
+		return nil, &Error{Msg: fmt.Sprintf("%d runs exist: %s", len(runs), strings.Join(runs, ", ")), Hint: "say which to go on with: 'git ralph start " + runs[0] + "'"}
+	}
+	e := ks.unknown(r, "")
+	var se *Error
+	if errors.As(e, &se) {
+		return nil, &Error{Msg: "nothing says what to run", Hint: "name it: 'git ralph start <change>'\n" + se.Hint}
+	}
+	return nil, e
+}
+
+func (ks Kinds) resolve(r Repo, arg, name string) (*Source, error) {
+	if name != "" {
+		rec := record(r.Runs, name)
+		if rec.Source != "" {
+			return ks.OpenRun(r, rec)
+		}
+		// An OpenSpec run's change may be in its worktree only: its name is looked up
+		// there first.
+		if root := rec.ChangeRoot(r.Root); root != r.Root {
+			if s, err := ks.find(r.at(root), arg); err == nil {
+				return ks.ofRun(r.at(root), s, rec)
+			}
+		}
+	}
+	s, err := ks.find(r, arg)
+	if err != nil {
+		if r.Initial != nil && name == "" && !isPath(arg) {
+			if s, ok := ks.FromTrailers(r, arg, r.Initial(arg)); ok {
+				return s, nil
+			}
+		}
+		return nil, err
+	}
+	rec := record(r.Runs, s.Name)
+	if rec == nil {
+		return s, nil
+	}
+	return ks.ofRun(r, s, rec)
+}
+
+// ofRun is s, found in r, as its run rec reads it: refused when the run is another
+// source's, at the run's story level, where the run works, with the story ids it keeps.
+func (ks Kinds) ofRun(r Repo, s *Source, rec *run.Record) (*Source, error) {
+	was := RefOf(rec)
+	if was.Kind != s.Ref.Kind || rec.SourceArg != "" && rec.SourceArg != s.Ref.Arg {
+		what := ks.noun(was.Kind) + " " + rec.Change
+		if rec.SourceArg != "" {
+			what = ks.noun(was.Kind) + " " + rec.SourceArg
+		}
+		return nil, &Error{Msg: fmt.Sprintf("the run %s belongs to the %s, not to the %s %s", s.Name, what, s.Kind.About().Noun, s.Ref.Arg),
+			Hint: "finish that run first ('git ralph finish " + s.Name + "'), or rename one of them"}
+	}
+	ref := s.Ref
+	if rec.StoryLevel != 0 && r.StoryLevel == 0 {
+		ref.StoryLevel = rec.StoryLevel // a resume keeps the story level the run began with
+	}
+	if root := rec.ChangeRoot(r.Root); ref != s.Ref || root != r.Root {
+		// read where the run works: its worktree's copy is the one the agent ticks
+		var err error
+		if s, err = ks.Open(r.at(root), ref); err != nil && root != r.Root {
+			s, err = ks.Open(r, ref)
+		}
 		if err != nil {
 			return nil, err
 		}
-		return openFile(root, k, rel, o)
 	}
-	changes, err := openspec.ListChanges(root)
-	if err != nil {
-		return nil, err
+	s.KeepIDs(RecordedIDs(rec))
+	return s, nil
+}
+
+// find is what arg names now, whatever the runs: the kind its prefix names, else the
+// best of every kind's claim.
+func (ks Kinds) find(r Repo, arg string) (*Source, error) {
+	if id, rest, ok := strings.Cut(arg, ":"); ok {
+		if k, ok := ks.Lookup(id); ok {
+			m, err := k.Claim(r, rest, true)
+			switch {
+			case err != nil:
+				return nil, err
+			case m.Err != nil:
+				return nil, m.Err
+			case m.Rank == None:
+				return nil, noSuch(rest, nil)
+			}
+			return k.Open(r, m.Ref)
+		}
 	}
-	features, err := speckit.ListFeatures(root)
-	if err != nil {
-		return nil, err
+	type claim struct {
+		k Kind
+		m Match
 	}
-	isChange, isFeature := slices.Contains(changes, arg), slices.Contains(features, arg)
+	var best []claim
+	var near error
+	for _, k := range ks.all() {
+		m, err := k.Claim(r, arg, false)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case m.Rank == None:
+			if near == nil {
+				near = m.Err // a near miss
+			}
+		case len(best) == 0 || m.Rank > best[0].m.Rank:
+			best = []claim{{k, m}}
+		case m.Rank == best[0].m.Rank:
+			best = append(best, claim{k, m})
+		}
+	}
 	switch {
-	case isChange && isFeature:
-		return nil, &Error{Msg: fmt.Sprintf("%q is both an OpenSpec change and a spec-kit feature", arg),
-			Hint: fmt.Sprintf("say which: 'git ralph start openspec:%s' or 'git ralph start speckit:%s'", arg, arg)}
-	case isChange:
-		return openOpenSpec(root, arg)
-	case isFeature:
-		return openSpecKit(root, arg)
+	case len(best) == 1 && best[0].m.Err != nil:
+		return nil, best[0].m.Err
+	case len(best) == 1:
+		return best[0].k.Open(r, best[0].m.Ref)
+	case len(best) > 1:
+		var what, how []string
+		for _, c := range best {
+			what = append(what, c.k.About().One)
+			how = append(how, "'git ralph start "+c.k.About().ID+":"+arg+"'")
+		}
+		return nil, &Error{Msg: fmt.Sprintf("%q is both %s", arg, orList(what, "and")), Hint: "say which: " + orList(how, "or")}
+	case near != nil:
+		return nil, near
 	}
-	if len(features) > 0 {
-		if s, err := resolveFeature(root, arg, false); s != nil || err != nil {
-			return s, err
+	return nil, ks.unknown(r, arg)
+}
+
+// unknown is the error for an argument that names nothing: what exists, or, when only
+// one kind has anything here, that kind's own words (OpenSpec's, in an OpenSpec
+// repository).
+func (ks Kinds) unknown(r Repo, arg string) error {
+	var lines []string
+	var only Kind
+	n := 0
+	for _, k := range ks.all() {
+		srcs, err := k.List(r, nil)
+		if err != nil {
+			return err
+		}
+		if len(srcs) > 0 {
+			lines, only = append(lines, have(k, args(srcs))...), k
+			n++
 		}
 	}
-	return nil, unknown(arg, changes, features)
+	if n == 1 {
+		if m, err := only.Claim(r, arg, true); err == nil && m.Err != nil {
+			return m.Err
+		}
+	}
+	if len(lines) == 0 {
+		var makes []string
+		for _, k := range ks.all() {
+			makes = append(makes, k.About().Make)
+		}
+		return noSuch(arg, []string{"nothing to run here: " + orList(makes, "or")})
+	}
+	return noSuch(arg, lines)
 }
 
-// IsPath reports whether Resolve reads arg as the path of a plan or a prd.json.
-func IsPath(arg string) bool {
-	ext := strings.ToLower(filepath.Ext(arg))
-	return (ext == ".md" || ext == ".json") && !strings.HasPrefix(arg, "openspec:") && !strings.HasPrefix(arg, "speckit:")
+// noSuch is the error for a name nothing has; hint says what exists.
+func noSuch(arg string, hint []string) *Error {
+	h := strings.Join(hint, "\n")
+	if h == "" {
+		h = "'git ralph list' shows what there is to run"
+	}
+	return &Error{Msg: fmt.Sprintf("no change or feature %q", arg), Hint: h}
 }
 
-// resolveFeature opens the spec-kit feature name or, when it is only digits, the one
-// feature with that number. With explicit (a "speckit:" argument) a name that is not a
-// feature is an error; otherwise it returns nil, nil so the caller can say what exists.
-func resolveFeature(root, name string, explicit bool) (*Source, error) {
-	features, err := speckit.ListFeatures(root)
+// have is the line of what exists of kind k, for noSuch: "spec-kit features: a, b".
+func have(k Kind, names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	return []string{k.About().Many + ": " + strings.Join(names, ", ")}
+}
+
+// args are the arguments that name srcs.
+func args(srcs []*Source) []string {
+	var out []string
+	for _, s := range srcs {
+		out = append(out, s.Ref.Arg)
+	}
+	return out
+}
+
+// orList joins "a", "b", "c" as "a, b or c" (with word for "or").
+func orList(items []string, word string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " " + word + " " + items[len(items)-1]
+}
+
+// noun is how messages name a source of the kind whose ID is id.
+func (ks Kinds) noun(id string) string {
+	if k, ok := ks.Lookup(id); ok {
+		return k.About().Noun
+	}
+	return id
+}
+
+// RunError is an argument that names a run whose source cannot be read now; a crash
+// may have left its files half-restored, which the run's own checkpoint puts back.
+type RunError struct {
+	Run string // the run's name
+	Err error
+}
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// RunOf is the run arg names, "" when it names none: a run's name, or the path of the
+// file a run records (from r.Cwd, or from the top level), so that `git ralph status
+// docs/plans/x.md` finds the run "x". A name is only looked up among the runs listed.
+func RunOf(r Repo, arg string) string {
+	if r.Runs == nil || arg == "" {
+		return ""
+	}
+	names, err := r.Runs.Changes()
 	if err != nil {
-		return nil, err
+		return ""
 	}
-	if slices.Contains(features, name) {
-		return openSpecKit(root, name)
+	if !isPath(arg) {
+		if slices.Contains(names, arg) {
+			return arg
+		}
+		return ""
 	}
-	if name != "" && strings.Trim(name, "0123456789") == "" {
-		switch m := speckit.ByNumber(features, name); len(m) {
-		case 1:
-			return openSpecKit(root, m[0])
-		case 0:
-		default:
-			return nil, &Error{Msg: fmt.Sprintf("%d spec-kit features are numbered %s: %s", len(m), name, strings.Join(m, ", ")),
-				Hint: "name one in full, e.g. 'git ralph start " + m[0] + "'"}
+	var rels []string
+	cwd := r.Cwd
+	if cwd == "" {
+		cwd = r.Root
+	}
+	if rel, err := filepath.Rel(r.Root, filepath.Join(cwd, arg)); err == nil && !filepath.IsAbs(arg) {
+		rels = append(rels, filepath.ToSlash(rel))
+	} else if rel, err := filepath.Rel(r.Root, arg); err == nil && filepath.IsAbs(arg) {
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	rels = append(rels, filepath.ToSlash(filepath.Clean(arg)))
+	for _, n := range names {
+		if rec, err := r.Runs.Load(n); err == nil && rec.SourceArg != "" && slices.Contains(rels, rec.SourceArg) {
+			return n
 		}
 	}
-	if !explicit {
-		return nil, nil
-	}
-	// A directory under specs/ without tasks.md gets spec-kit's own advice.
-	if s, err := openSpecKit(root, name); err == nil {
-		return s, nil
-	} else if e, ok := err.(*Error); ok {
-		return nil, e
-	}
-	return nil, unknown(name, nil, features)
+	return ""
 }
 
-// unknown is the error for a name that is neither a change nor a feature.
-func unknown(name string, changes, features []string) error {
-	if len(features) == 0 && len(changes) > 0 { // an OpenSpec repository: OpenSpec's words
-		e := &openspec.UnknownChangeError{Name: name, Known: changes}
-		return &Error{Msg: e.Error(), Hint: e.Hint()}
+// record is the record of the run named name, nil when there is none (or no store). The
+// name is only looked up among the runs listed, never joined into a path.
+func record(runs *run.Store, name string) *run.Record {
+	if runs == nil {
+		return nil
 	}
-	var have []string
-	if len(changes) > 0 {
-		have = append(have, "OpenSpec changes: "+strings.Join(changes, ", "))
+	names, err := runs.Changes()
+	if err != nil || !slices.Contains(names, name) {
+		return nil
 	}
-	if len(features) > 0 {
-		have = append(have, "spec-kit features: "+strings.Join(features, ", "))
+	rec, err := runs.Load(name)
+	if err != nil {
+		return nil
 	}
-	hint := strings.Join(have, "\n")
-	if hint == "" {
-		hint = "nothing to run here: create an OpenSpec change ('openspec new change <name>') or a spec-kit feature (specs/<feature>/tasks.md), or give the path of a markdown plan or a prd.json"
-	}
-	return &Error{Msg: fmt.Sprintf("no change or feature %q", name), Hint: hint}
+	return rec
 }
 
-// inside returns arg, a path relative to cwd (or absolute), relative to root and
-// slash-separated, if it is inside root; symlinks in the directories on the way are
+// isPath reports whether arg reads as the path of a file (a plan's or a prd.json's)
+// rather than a name.
+func isPath(arg string) bool {
+	ext := strings.ToLower(filepath.Ext(arg))
+	return ext == ".md" || ext == ".json"
+}
+
+// inside returns arg, a path relative to r.Cwd (or absolute), relative to r.Root and
+// slash-separated, if it is inside r.Root; symlinks in the directories on the way are
 // resolved so a path through a link out of the repository is refused.
-func inside(root, cwd, arg string) (string, error) {
+func inside(r Repo, arg string) (string, error) {
+	root, cwd := r.Root, r.Cwd
+	if cwd == "" {
+		cwd = root
+	}
 	p := arg
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)

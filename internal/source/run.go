@@ -9,13 +9,29 @@ import (
 // What a run records of its source, and its source opened again from that record (or
 // from the trailers of its "initial state" commit, which a caller reads from git).
 
-// OpenRun opens the source of a recorded run in root, the top level it works in.
-func OpenRun(root string, rec *run.Record) (*Source, error) {
-	arg := rec.SourceArg
-	if arg == "" {
-		arg = rec.Change
+// RefOf is the source a run records: its kind, its key (the run name when the record
+// has none) and its story level. A record that names no kind is an OpenSpec change's
+// (records written before 2026-11-26 name none).
+func RefOf(rec *run.Record) Ref {
+	ref := Ref{Kind: rec.Source, Arg: rec.SourceArg, StoryLevel: rec.StoryLevel}
+	if ref.Kind == "" {
+		ref.Kind = openspecID
 	}
-	s, err := Open(root, Kind(rec.Source), arg, Options{StoryLevel: rec.StoryLevel})
+	if ref.Arg == "" {
+		ref.Arg = rec.Change
+	}
+	return ref
+}
+
+// OpenRun opens the source of a recorded run where it works: its worktree when it has
+// one that exists, else r.Root (and there too when what is at the worktree's path is
+// no checkout of it: something else put in its place).
+func (ks Kinds) OpenRun(r Repo, rec *run.Record) (*Source, error) {
+	root := rec.ChangeRoot(r.Root)
+	s, err := ks.Open(r.at(root), RefOf(rec))
+	if err != nil && root != r.Root {
+		s, err = ks.Open(r.at(r.Root), RefOf(rec))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -39,20 +55,19 @@ func RecordedIDs(rec *run.Record) []string {
 	return ids
 }
 
-// Record writes into rec which source its run works through, so that status,
-// finish, report and a resume reopen the same one (OpenRun). An OpenSpec change leaves
-// the record as it always was.
-func Record(rec *run.Record, kind Kind, arg string, storyLevel int) {
-	if kind == "" || kind == OpenSpec {
+// Record writes into rec which source its run works through, so that status, finish,
+// report and a resume reopen the same one (OpenRun): its kind, its key when that is not
+// the run name (a plan's or a prd.json's path), its story level when it has one. An
+// OpenSpec change leaves the record as it always was.
+func Record(rec *run.Record, ref Ref) {
+	if ref.Kind == "" || ref.Kind == openspecID {
 		return
 	}
-	rec.Source = string(kind)
-	if kind == Plan || kind == PRD {
-		rec.SourceArg = arg
+	rec.Source = ref.Kind
+	if ref.Arg != rec.Change {
+		rec.SourceArg = ref.Arg
 	}
-	if kind == Plan {
-		rec.StoryLevel = storyLevel
-	}
+	rec.StoryLevel = ref.StoryLevel
 }
 
 // Trailers of the "initial state" commit that name the source of a run of a plan or a
@@ -74,29 +89,28 @@ func Trailers(rec *run.Record) string {
 	return trailerSource + ": " + rec.Source + "\n" + trailerSourceArg + ": " + rec.SourceArg + "\n"
 }
 
+// RefOfTrailers is the source the trailers of a commit git-ralph made for the run name
+// name say (RefOf for a run that has no record), false when they name none.
+func RefOfTrailers(name string, trailers map[string]string) (Ref, bool) {
+	kind, arg := trailers[trailerSource], trailers[trailerSourceArg]
+	if arg == "" {
+		arg = name
+	}
+	return Ref{Kind: kind, Arg: arg}, kind != ""
+}
+
 // FromTrailers opens the source of the run name that trailers, those of the "initial
 // state" commit of its branch, name (start --adopt on a runner: no record yet): a
 // plan's or a prd.json's path, or that a name shared by a change and a feature is the
 // feature.
-func FromTrailers(root, name string, trailers map[string]string) (*Source, bool) {
-	kind, arg := Kind(trailers[trailerSource]), trailers[trailerSourceArg]
-	if kind == SpecKit {
-		arg = name // a feature that is also an OpenSpec change's name: the trailer says which
-	}
-	if trailers["Ralph-Change"] != name || kind != Plan && kind != PRD && kind != SpecKit || arg == "" {
+func (ks Kinds) FromTrailers(r Repo, name string, trailers map[string]string) (*Source, bool) {
+	ref, ok := RefOfTrailers(name, trailers)
+	if !ok || trailers["Ralph-Change"] != name {
 		return nil, false
 	}
-	s, err := Open(root, kind, arg, Options{})
+	s, err := ks.Open(r, ref)
 	if err != nil || s.Name != name {
 		return nil, false
 	}
 	return s, true
-}
-
-// KindOf is the source kind of a run; records before 2026-11-26 are OpenSpec's.
-func KindOf(rec *run.Record) Kind {
-	if rec.Source == "" {
-		return OpenSpec
-	}
-	return Kind(rec.Source)
 }

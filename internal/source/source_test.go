@@ -45,39 +45,39 @@ func TestResolve(t *testing.T) {
 	root := repo(t)
 	for _, tc := range []struct {
 		arg, cwd                       string
-		kind                           Kind
+		kind                           string
 		name, tasksRel, next, learning string
 	}{
-		{"add-login", "", OpenSpec, "add-login", "openspec/changes/add-login/tasks.md", "1", ""},
-		{"openspec:shared", "", OpenSpec, "shared", "openspec/changes/shared/tasks.md", "1", ""},
-		{"speckit:shared", "", SpecKit, "shared", "specs/shared/tasks.md", "1", ""},
-		{"001-photo-albums", "", SpecKit, "001-photo-albums", "specs/001-photo-albums/tasks.md", "2", ""},
-		{"001", "", SpecKit, "001-photo-albums", "specs/001-photo-albums/tasks.md", "2", ""},
-		{"docs/plans/20260120-colors.md", "", Plan, "20260120-colors", "docs/plans/20260120-colors.md", "1", ""},
-		{"../plans/20260120-colors.md", "docs/sub", Plan, "20260120-colors", "docs/plans/20260120-colors.md", "1", ""},
-		{"prd.json", "scripts/ralph", PRD, "task-priority", "scripts/ralph/prd.json", "US-002", "scripts/ralph/progress.txt"},
-		{"tools/prd.json", "", PRD, "tools", "tools/prd.json", "US-001", ""},
+		{"add-login", "", "openspec", "add-login", "openspec/changes/add-login/tasks.md", "1", ""},
+		{"openspec:shared", "", "openspec", "shared", "openspec/changes/shared/tasks.md", "1", ""},
+		{"speckit:shared", "", "speckit", "shared", "specs/shared/tasks.md", "1", ""},
+		{"001-photo-albums", "", "speckit", "001-photo-albums", "specs/001-photo-albums/tasks.md", "2", ""},
+		{"001", "", "speckit", "001-photo-albums", "specs/001-photo-albums/tasks.md", "2", ""},
+		{"docs/plans/20260120-colors.md", "", "plan", "20260120-colors", "docs/plans/20260120-colors.md", "1", ""},
+		{"../plans/20260120-colors.md", "docs/sub", "plan", "20260120-colors", "docs/plans/20260120-colors.md", "1", ""},
+		{"prd.json", "scripts/ralph", "prd", "task-priority", "scripts/ralph/prd.json", "US-002", "scripts/ralph/progress.txt"},
+		{"tools/prd.json", "", "prd", "tools", "tools/prd.json", "US-001", ""},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
 			cwd := filepath.Join(root, filepath.FromSlash(tc.cwd))
 			if err := os.MkdirAll(cwd, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Resolve(root, cwd, tc.arg, Options{})
+			s, err := Builtin().Resolve(Repo{Root: root, Cwd: cwd}, tc.arg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			next, _ := s.NextStory()
-			if s.Kind != tc.kind || s.Name != tc.name || s.TasksRel != tc.tasksRel || next.ID != tc.next || s.Learnings != tc.learning {
-				t.Errorf("got %s %q %q next %q learnings %q", s.Kind, s.Name, s.TasksRel, next.ID, s.Learnings)
+			if s.Kind.About().ID != tc.kind || s.Ref.Kind != tc.kind || s.Name != tc.name || s.TasksRel != tc.tasksRel || next.ID != tc.next || s.Learnings != tc.learning {
+				t.Errorf("got %s %q %q next %q learnings %q", s.Ref.Kind, s.Name, s.TasksRel, next.ID, s.Learnings)
 			}
 			if err := s.Runnable(); err != nil {
 				t.Errorf("Runnable: %v", err)
 			}
 			// reopening from what a run records gives the same source
-			again, err := Open(root, s.Kind, s.Arg, Options{})
+			again, err := Builtin().Open(Repo{Root: root}, s.Ref)
 			if err != nil || again.Name != s.Name || again.TasksRel != s.TasksRel {
-				t.Errorf("Open(%s, %q) = %+v, %v", s.Kind, s.Arg, again, err)
+				t.Errorf("Open(%+v) = %+v, %v", s.Ref, again, err)
 			}
 		})
 	}
@@ -109,7 +109,7 @@ func TestResolveRefusals(t *testing.T) {
 		{"docs/plans", `no change or feature "docs/plans"`, ""},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
-			_, err := Resolve(root, root, tc.arg, Options{})
+			_, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, tc.arg)
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("Resolve(%q) = %v; want a *source.Error", tc.arg, err)
@@ -119,7 +119,7 @@ func TestResolveRefusals(t *testing.T) {
 			}
 		})
 	}
-	empty, err := Resolve(root, root, "docs/plans/empty.md", Options{})
+	empty, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, "docs/plans/empty.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestResolveRefusals(t *testing.T) {
 }
 
 func TestSpecKitPrompt(t *testing.T) {
-	s, err := Resolve(repo(t), "", "001", Options{})
+	s, err := Builtin().Resolve(Repo{Root: repo(t)}, "001")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestSpecKitPrompt(t *testing.T) {
 // *BrokenError that says what happened; ticking passes is fine.
 func TestPRDReload(t *testing.T) {
 	root := repo(t)
-	s, err := Resolve(root, root, "scripts/ralph/prd.json", Options{})
+	s, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, "scripts/ralph/prd.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestSymlinksOut(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(root, "specs", "009-linked", "spec.md")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resolve(root, root, "009-linked", Options{}); err == nil || !strings.Contains(err.Error(), "outside the repository") {
+	if _, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, "009-linked"); err == nil || !strings.Contains(err.Error(), "outside the repository") {
 		t.Errorf("a spec.md linked out of the repository: %v", err)
 	}
 	if err := os.Remove(filepath.Join(root, "scripts", "ralph", "progress.txt")); err != nil {
@@ -206,7 +206,7 @@ func TestSymlinksOut(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(root, "scripts", "ralph", "progress.txt")); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Resolve(root, root, "scripts/ralph/prd.json", Options{})
+	s, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, "scripts/ralph/prd.json")
 	if err != nil || s.Learnings != "" {
 		t.Errorf("a progress.txt linked out: learnings %q, %v", s.Learnings, err)
 	}
@@ -214,7 +214,7 @@ func TestSymlinksOut(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(root, "specs", "010-tasks-out", "tasks.md")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resolve(root, root, "speckit:010-tasks-out", Options{}); err == nil || strings.Contains(err.Error(), "PRIVATE") {
+	if _, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, "speckit:010-tasks-out"); err == nil || strings.Contains(err.Error(), "PRIVATE") {
 		t.Errorf("a tasks.md linked out of the repository: %v", err)
 	}
 }

@@ -6,6 +6,7 @@
 package speckit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -50,6 +51,10 @@ func ListFeatures(root string) ([]string, error) {
 	return out, err
 }
 
+// Dirs returns every directory under <root>/specs, sorted, hidden ones skipped: the
+// features, with tasks.md or not yet.
+func Dirs(root string) ([]string, error) { return listDirs(root) }
+
 // listDirs returns every directory under <root>/specs, sorted, hidden ones skipped.
 func listDirs(root string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(root, "specs"))
@@ -77,6 +82,48 @@ func ByNumber(features []string, num string) []string {
 		}
 	}
 	return out
+}
+
+// branchPrefixRE is spec-kit's feature prefix of a branch name (find_feature_dir_by_prefix
+// in scripts/bash/common.sh, up to v0.9.5): a timestamp or three or more digits, then "-".
+var branchPrefixRE = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}|[0-9]{3,})-`)
+
+// ForBranch returns the feature directories (of dirs) a branch name means, by spec-kit's
+// own rule (find_feature_dir_by_prefix, which spec-kit used until v0.10.0 made the branch
+// optional): a name of exactly two segments loses the first ("feat/004-x" is "004-x");
+// a name with a numeric or timestamp prefix means every directory with that prefix
+// (004-fix-bug and 004-add-feature share a spec); any other, the directory of that name.
+func ForBranch(dirs []string, branch string) []string {
+	if a, b, ok := strings.Cut(branch, "/"); ok && a != "" && b != "" && !strings.Contains(b, "/") {
+		branch = b
+	}
+	m := branchPrefixRE.FindStringSubmatch(branch)
+	if m == nil {
+		if slices.Contains(dirs, branch) {
+			return []string{branch}
+		}
+		return nil
+	}
+	var out []string
+	for _, d := range dirs {
+		if strings.HasPrefix(d, m[1]+"-") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// FeatureDirectory is the "feature_directory" of .specify/feature.json, the current
+// feature as /speckit.specify records it (spec-kit >= v0.5.1); "" when data holds none.
+func FeatureDirectory(data []byte) string {
+	var f struct {
+		Dir any `json:"feature_directory"`
+	}
+	if json.Unmarshal(data, &f) != nil {
+		return ""
+	}
+	s, _ := f.Dir.(string)
+	return s
 }
 
 // NoTasksError is returned by Load for a directory under specs/ without tasks.md.

@@ -208,3 +208,40 @@ func asNoTasks(err error, target **NoTasksError) bool {
 	*target = e
 	return ok
 }
+
+// TestForBranch: spec-kit's find_feature_dir_by_prefix (scripts/bash/common.sh at v0.9.5):
+// a prefix names every feature that has it, one path segment is dropped, any other name
+// is the feature of that name.
+func TestForBranch(t *testing.T) {
+	dirs := []string{"004-add-feature", "004-fix-bug", "019-chat", "20260319-143022-drafts", "core-features"}
+	for _, tc := range []struct {
+		branch string
+		want   []string
+	}{
+		{"019-chat", []string{"019-chat"}},
+		{"019-chat-ui", []string{"019-chat"}},
+		{"feat/019-x", []string{"019-chat"}},
+		{"004-whatever", []string{"004-add-feature", "004-fix-bug"}},
+		{"20260319-143022-anything", []string{"20260319-143022-drafts"}},
+		{"core-features", []string{"core-features"}},
+		{"main", nil},
+		{"ralph/019-chat", []string{"019-chat"}},
+		{"a/b/019-chat", nil},
+		{"01-too-short", nil},
+	} {
+		if got := ForBranch(dirs, tc.branch); !slices.Equal(got, tc.want) {
+			t.Errorf("ForBranch(%q) = %q, want %q", tc.branch, got, tc.want)
+		}
+	}
+	for data, want := range map[string]string{
+		`{"feature_directory":"specs/019-chat"}`:       "specs/019-chat",
+		"{\n  \"feature_directory\": \"specs/x\"\n}\n": "specs/x",
+		`{"feature_directory": 3}`:                     "",
+		`{}`:                                           "",
+		`not json`:                                     "",
+	} {
+		if got := FeatureDirectory([]byte(data)); got != want {
+			t.Errorf("FeatureDirectory(%q) = %q, want %q", data, got, want)
+		}
+	}
+}

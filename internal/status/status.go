@@ -11,13 +11,10 @@ package status
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
-	"github.com/git-ralph/git-ralph/internal/speckit"
 )
 
 // StoryView is one story as `list --json` and `status --json` show it; the count fields
@@ -28,6 +25,9 @@ type StoryView struct {
 	CompletedTasks int    `json:"completedTasks"`
 	TotalTasks     int    `json:"totalTasks"`
 	Complete       bool   `json:"complete"`
+	// Skipped are the story's tasks ticked as ones the agent could not do here, each
+	// said on one line (tasklist.Task.SkipLine); absent when there are none.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // RunView is the short form of a run, as `list` shows it.
@@ -55,7 +55,13 @@ func Stories(ch *source.Source) []StoryView {
 	out := []StoryView{}
 	for _, s := range ch.Stories {
 		d, t := s.Counts()
-		out = append(out, StoryView{ID: s.ID, Title: s.Title, CompletedTasks: d, TotalTasks: t, Complete: s.Complete()})
+		v := StoryView{ID: s.ID, Title: s.Title, CompletedTasks: d, TotalTasks: t, Complete: s.Complete()}
+		for _, task := range s.Tasks {
+			if task.Skipped != "" {
+				v.Skipped = append(v.Skipped, task.SkipLine())
+			}
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -64,6 +70,16 @@ func Stories(ch *source.Source) []StoryView {
 type Reader struct {
 	Repo  *git.Repo
 	Store *run.Store
+	Kinds source.Kinds // the kinds of task source; nil: source.Builtin()
+}
+
+// where is the repository as the task sources see it: its top level, its runs and its
+// git config.
+func (rd Reader) where(ctx context.Context) source.Repo {
+	return source.Repo{Root: rd.Repo.Root, Runs: rd.Store, Config: func(key string) string {
+		v, _, _ := rd.Repo.Config(ctx, key)
+		return v
+	}}
 }
 
 // Effective is the record's status corrected by the lock: a record that says
@@ -77,82 +93,83 @@ func (rd Reader) Effective(rec *run.Record) (status string, running bool) {
 	return status, running
 }
 
-// List returns every OpenSpec change and spec-kit feature of the repository, and every
-// plan or prd.json that has a run, with its progress and run.
+// List returns every source of the repository (each kind's List: OpenSpec changes,
+// spec-kit features, …) and every run, with its progress. A source and the run named
+// after it of the same kind are one line; a run whose source is listed nowhere (a plan,
+// a change that exists only in the run's worktree, a tracked file that is gone) is a
+// line of its own.
 func (rd Reader) List(ctx context.Context) ([]ChangeView, error) {
-	type entry struct {
-		kind source.Kind
-		name string
-	}
-	var entries []entry
-	here, err := openspec.List(rd.Repo.Root) // the schemas read once for every change
+	r := rd.where(ctx)
+	listed, err := rd.Kinds.List(r)
 	if err != nil {
 		return nil, err
-	}
-	for _, n := range here.Names {
-		entries = append(entries, entry{source.OpenSpec, n})
-	}
-	features, err := speckit.ListFeatures(rd.Repo.Root)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range features {
-		entries = append(entries, entry{source.SpecKit, n})
 	}
 	runs, err := rd.Store.Changes()
 	if err != nil {
 		return nil, err
 	}
+	records := map[string]*run.Record{}
 	for _, n := range runs {
-		if rec, err := rd.Store.Load(n); err == nil && (rec.Source == string(source.Plan) || rec.Source == string(source.PRD)) {
-			entries = append(entries, entry{source.Kind(rec.Source), n})
-		}
-	}
-	out := []ChangeView{}
-	for _, e := range entries {
-		var rec *run.Record
-		if slices.Contains(runs, e.name) {
-			if rec, err = rd.Store.Load(e.name); err != nil && !errors.Is(err, run.ErrNoRun) {
-				return nil, err
-			}
-			if rec != nil && source.KindOf(rec) != e.kind {
-				rec = nil // a run of another source that has the same name: listed on its own
-			}
-		}
-		var ch *source.Source
-		switch {
-		case rec != nil && (rec.ChangeRoot(rd.Repo.Root) != rd.Repo.Root || e.kind != source.OpenSpec):
-			ch, err = source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec) // a worktree run: from its own checkout
-		case e.kind == source.OpenSpec:
-			var c *openspec.Change
-			if c, err = here.LoadTasks(e.name); err == nil {
-				ch = source.FromChange(c)
-				if rec != nil {
-					ch.KeepIDs(source.RecordedIDs(rec))
-				}
-			}
-		default:
-			ch, err = source.Open(rd.Repo.Root, e.kind, e.name, source.Options{})
-		}
+		rec, err := rd.Store.Load(n)
 		if err != nil {
-			if rec != nil && (e.kind == source.Plan || e.kind == source.PRD) {
-				// the tracked file is gone: the run is still listed
-				out = append(out, ChangeView{Name: e.name, Source: string(e.kind), TasksFile: rec.SourceArg, Stories: []StoryView{}, Run: rd.runView(rec)})
+			if errors.Is(err, run.ErrNoRun) {
 				continue
 			}
 			return nil, err
 		}
-		d, t := ch.Counts()
-		v := ChangeView{Name: e.name, Source: string(ch.Kind), CompletedTasks: d, TotalTasks: t, Stories: Stories(ch)}
-		if ch.Kind == source.Plan || ch.Kind == source.PRD {
-			v.TasksFile = ch.TasksRel
+		records[n] = rec
+	}
+	out := []ChangeView{}
+	shown := map[string]bool{} // the runs a listed source has shown
+	for _, s := range listed {
+		rec := records[s.Name]
+		if rec != nil && source.RefOf(rec).Kind != s.Ref.Kind {
+			rec = nil // a run of another source that has the same name: listed on its own
 		}
 		if rec != nil {
-			v.Run = rd.runView(rec)
+			shown[rec.Change] = true
+			if source.RefOf(rec) != s.Ref || rec.ChangeRoot(rd.Repo.Root) != rd.Repo.Root {
+				// read as the run reads it: at its story level, in its worktree
+				if s, err = rd.Kinds.OpenRun(r, rec); err != nil {
+					return nil, err
+				}
+			} else {
+				s.KeepIDs(source.RecordedIDs(rec))
+			}
 		}
-		out = append(out, v)
+		out = append(out, rd.view(s, rec))
+	}
+	for _, n := range runs {
+		rec := records[n]
+		if rec == nil || shown[n] {
+			continue
+		}
+		s, err := rd.Kinds.OpenRun(r, rec)
+		if err != nil { // the tracked file is gone: the run is still listed
+			ref := source.RefOf(rec)
+			v := ChangeView{Name: n, Source: ref.Kind, Stories: []StoryView{}, Run: rd.runView(rec)}
+			if rec.SourceArg != "" {
+				v.TasksFile = rec.SourceArg
+			}
+			out = append(out, v)
+			continue
+		}
+		out = append(out, rd.view(s, rec))
 	}
 	return out, nil
+}
+
+// view is one line of List.
+func (rd Reader) view(s *source.Source, rec *run.Record) ChangeView {
+	d, t := s.Counts()
+	v := ChangeView{Name: s.Name, Source: s.Kind.About().ID, CompletedTasks: d, TotalTasks: t, Stories: Stories(s)}
+	if s.Ref.Arg != s.Name {
+		v.TasksFile = s.TasksRel // named by its file: a plan, a prd.json
+	}
+	if rec != nil {
+		v.Run = rd.runView(rec)
+	}
+	return v
 }
 
 func (rd Reader) runView(rec *run.Record) *RunView {
@@ -188,6 +205,26 @@ type Report struct {
 	Worktree   *run.WorktreeState // for a worktree run
 	Remote     *RemoteView        // for a run on GitHub Actions, when asked for (githubflow.Remote.RemoteStatus)
 	Published  bool               // Change is as the remote run published it (PublishedChange)
+
+	where string // Where, when Change is nil
+}
+
+// Where says what the run works through, after its name: "openspec/changes/x", "plan
+// docs/plans/x.md", as its source says, or as its record does when the source is gone.
+func (r *Report) Where() string {
+	if r.Change != nil && r.Change.Where != "" {
+		return r.Change.Where
+	}
+	return r.where
+}
+
+// whereOf is Report.Where when the run's source cannot be read: its kind and what names it.
+func (rd Reader) whereOf(rec *run.Record) string {
+	ref := source.RefOf(rec)
+	if k, ok := rd.Kinds.Lookup(ref.Kind); ok {
+		return k.About().Noun + " " + ref.Arg
+	}
+	return ref.Kind + " " + ref.Arg
 }
 
 // Status reports on the run of change, a run name (loop.ResolveRun). It returns nil,
@@ -205,8 +242,8 @@ func (rd Reader) Status(ctx context.Context, change string) (*Report, error) {
 	}
 	r := &Report{Record: rec, Learnings: rd.Store.LearningsPath(change), Logs: rd.Store.ChangeDir(change) + "/logs"}
 	r.Status, r.Running = rd.Effective(rec)
-	r.Worktree = rec.WorktreeState()
-	if ch, err := source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec); err == nil {
+	r.Worktree, r.where = rec.WorktreeState(), rd.whereOf(rec)
+	if ch, err := rd.Kinds.OpenRun(rd.where(ctx), rec); err == nil {
 		r.Change = ch
 	}
 	if r.VerifyHook, err = rd.Repo.HookExists(ctx, "ralph-verify"); err != nil {
@@ -225,12 +262,9 @@ func (rd Reader) Status(ctx context.Context, change string) (*Report, error) {
 // whether the branch exists, the current branch), each change read with its tasks only
 // and openspec/changes listed once: what plain status's line per run shows, at the same
 // cost per run with ten runs or a thousand. A name without a run is left out.
-func (rd Reader) Summaries(names []string) ([]*Report, error) {
-	here, err := openspec.List(rd.Repo.Root)
-	if err != nil {
-		return nil, err
-	}
+func (rd Reader) Summaries(ctx context.Context, names []string) ([]*Report, error) {
 	var out []*Report
+	args := map[string][]string{} // by kind: the runs read where the repository is, at the default level
 	for _, name := range names {
 		rec, err := rd.Store.Load(name)
 		if errors.Is(err, run.ErrNoRun) {
@@ -241,14 +275,36 @@ func (rd Reader) Summaries(names []string) ([]*Report, error) {
 		}
 		r := &Report{Record: rec, Learnings: rd.Store.LearningsPath(name), Logs: rd.Store.ChangeDir(name) + "/logs"}
 		r.Status, r.Running = rd.Effective(rec)
-		r.Worktree = rec.WorktreeState()
-		if rec.ChangeRoot(rd.Repo.Root) != rd.Repo.Root || source.KindOf(rec) != source.OpenSpec {
-			r.Change, _ = source.OpenRun(rec.ChangeRoot(rd.Repo.Root), rec)
-		} else if c, err := here.LoadTasks(name); err == nil {
-			r.Change = source.FromChange(c)
-			r.Change.KeepIDs(source.RecordedIDs(rec))
+		r.Worktree, r.where = rec.WorktreeState(), rd.whereOf(rec)
+		if ref := source.RefOf(rec); rec.ChangeRoot(rd.Repo.Root) == rd.Repo.Root {
+			args[ref.Kind] = append(args[ref.Kind], ref.Arg)
 		}
 		out = append(out, r)
+	}
+	// Each kind lists its runs' sources at once (OpenSpec: openspec/changes read once,
+	// tasks only); the others are opened one by one, where they work.
+	listed := map[source.Ref]*source.Source{}
+	for id, only := range args {
+		k, ok := rd.Kinds.Lookup(id)
+		if !ok {
+			continue
+		}
+		srcs, err := k.List(rd.where(ctx), only)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range srcs {
+			listed[s.Ref] = s
+		}
+	}
+	for _, r := range out {
+		if s, ok := listed[source.RefOf(r.Record)]; ok && r.Record.ChangeRoot(rd.Repo.Root) == rd.Repo.Root {
+			s.Name = r.Record.Change // a prd.json whose branchName changed since is still this run's
+			s.KeepIDs(source.RecordedIDs(r.Record))
+			r.Change = s
+			continue
+		}
+		r.Change, _ = rd.Kinds.OpenRun(rd.where(ctx), r.Record)
 	}
 	return out, nil
 }

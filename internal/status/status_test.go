@@ -56,7 +56,7 @@ func TestNoRun(t *testing.T) {
 			t.Errorf("Status(%q) = %v, %v; want nil, nil", name, r, err)
 		}
 	}
-	rs, err := rd.Summaries([]string{"gone", "here"})
+	rs, err := rd.Summaries(context.Background(), []string{"gone", "here"})
 	if err != nil || len(rs) != 1 || rs[0].Record.Change != "here" || rs[0].Status != "failed" {
 		t.Fatalf("Summaries = %v, %v; want the run of here alone, failed", rs, err)
 	}

@@ -93,7 +93,8 @@ func ParseMarkdown(data []byte, r Rules) Tasks {
 	heading := "" // the story's heading; for the preamble, the "#" heading nearest above its first task
 	sub := ""     // the deepest heading below the story's, above the task
 	preamble := true
-	flush := func() {
+	lines := strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n")
+	flush := func(next int) {
 		if len(cur.Tasks) == 0 {
 			return
 		}
@@ -102,19 +103,19 @@ func ParseMarkdown(data []byte, r Rules) Tasks {
 		}
 		id, title := StoryName(heading)
 		cur.ID, cur.Title = UniqueID(id, seen), title
+		Close(&cur, lines, next)
 		t.Stories = append(t.Stories, cur)
 	}
 	var fences Fences
-	n := 0
-	for line := range strings.SplitSeq(strings.TrimPrefix(string(data), "\ufeff"), "\n") {
-		n++
+	for i, line := range lines {
+		n := i + 1
 		if fences.Skip(line) {
 			continue
 		}
 		if lv, text := HeadingLevel(line); lv > 0 {
 			switch {
 			case lv >= 2 && lv <= level:
-				flush()
+				flush(n)
 				cur, heading, sub, preamble = Story{Line: n}, text, "", false
 			case lv == 1 && preamble && len(cur.Tasks) == 0:
 				heading = text
@@ -137,6 +138,6 @@ func ParseMarkdown(data []byte, r Rules) Tasks {
 		}
 		cur.Tasks = append(cur.Tasks, task)
 	}
-	flush()
+	flush(len(lines) + 1)
 	return t
 }

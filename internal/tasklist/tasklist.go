@@ -29,6 +29,15 @@ type Task struct {
 	// sits under ("Task 0.1: Parse the flags"), "" when there is none: it gives the
 	// task's sub-bullets their meaning in the prompt.
 	Heading string
+	// Skipped is why a task that is ticked was not done: the agent could not do it here
+	// and said so in the form ralphex uses, "[x] … (skipped - not automatable: reason)"
+	// (SkipNote). "" for a task that is open or was done.
+	Skipped string
+	// Rest is what continues the task below its checkbox line, as written (wrapped text,
+	// nested bullets, a code block under it; Continue), "" when nothing does. End is the
+	// last line it takes (Line when nothing continues it; 0 when the source has no lines).
+	Rest string
+	End  int
 }
 
 // Story is one unit of the loop: a section of the tracked file (or a prd.json entry)
@@ -37,7 +46,14 @@ type Story struct {
 	ID    string // valid in a ref name and in "checkpoint: <id>"; unique in the source
 	Title string
 	Line  int // 1-based line of the heading; 0 when there is none
+	// End is the last line of the story's section: the line before the next heading that
+	// ends it (or the end of the file), blank lines left out; 0 when the source has no
+	// lines. A prd.json entry's lines are those its JSON object spans.
+	End   int
 	Tasks []Task
+	// Raw is the story as the tracked file writes it when that is not a run of whole
+	// lines (a prd.json entry: its JSON object); "" otherwise.
+	Raw string
 	// Description is what the source says of the story beyond its title (a prd.json
 	// entry's description), "" when it says nothing.
 	Description string

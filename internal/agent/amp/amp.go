@@ -54,6 +54,15 @@ func (Amp) Name() string { return "amp" }
 // Binary returns "amp".
 func (Amp) Binary() string { return "amp" }
 
+// State is what Amp writes outside the working tree, from its documentation (Amp
+// could not be run here): its settings (~/.config/amp), its data, where `amp login`
+// keeps the key (~/.local/share/amp), and its cache.
+func (Amp) State(env []string) agent.State {
+	return agent.State{Dirs: []string{
+		agent.XDG(env, "XDG_CONFIG_HOME", "amp"), agent.XDG(env, "XDG_DATA_HOME", "amp"), agent.XDG(env, "XDG_CACHE_HOME", "amp"),
+	}}
+}
+
 // InstallHint tells how to install Amp.
 func (Amp) InstallHint() string {
 	return "install Amp with 'npm install -g @sourcegraph/amp' (or 'curl -fsSL https://ampcode.com/install.sh | bash'), " +

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,6 +47,19 @@ func (Claude) Name() string { return "claude" }
 
 // Binary returns "claude".
 func (Claude) Binary() string { return "claude" }
+
+// State is what Claude Code writes outside the working tree (SANDBOX.md, tried with
+// 2.1.328): its directory (~/.claude, or CLAUDE_CONFIG_DIR, which then also holds
+// .claude.json) and ~/.claude.json, created as {} when missing.
+func (Claude) State(env []string) agent.State {
+	if dir := agent.EnvValue(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(dir) {
+		return agent.State{Dirs: []string{dir}}
+	}
+	return agent.State{
+		Dirs:  []string{agent.InHome(env, ".claude")},
+		Files: []agent.StateFile{{Path: agent.InHome(env, ".claude.json"), Initial: "{}"}},
+	}
+}
 
 // InstallHint tells how to install Claude Code.
 func (Claude) InstallHint() string {

@@ -50,6 +50,13 @@ func (Codex) Name() string { return "codex" }
 // Binary returns "codex".
 func (Codex) Binary() string { return "codex" }
 
+// State is what Codex writes outside the working tree (SANDBOX.md, tried with 0.169.0):
+// CODEX_HOME, ~/.codex by default. Its --output-last-message file is in the attempt's
+// own directory.
+func (Codex) State(env []string) agent.State {
+	return agent.State{Dirs: []string{agent.EnvDir(env, "CODEX_HOME", ".codex")}}
+}
+
 // InstallHint tells how to install the Codex CLI.
 func (Codex) InstallHint() string {
 	return "install the Codex CLI with 'npm install -g @openai/codex', then run 'codex login' (or set OPENAI_API_KEY)"

@@ -125,11 +125,11 @@ echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":
 		t.Fatal(err)
 	}
 	p := strings.TrimSpace(string(path))
-	if !filepath.IsAbs(p) || !strings.Contains(filepath.Base(p), "git-ralph-codex-") {
-		t.Errorf("--output-last-message %q", p)
+	if !filepath.IsAbs(p) || !strings.HasPrefix(filepath.Base(filepath.Dir(p)), "git-ralph-codex-") {
+		t.Errorf("--output-last-message %q, want a file in the attempt's own directory", p)
 	}
-	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the temporary file is still there: %v", err)
+	if _, err := os.Stat(filepath.Dir(p)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the attempt's directory is still there: %v", err)
 	}
 
 	// Without the file, the last agent_message is the final text.

@@ -91,6 +91,14 @@ func (Copilot) Name() string { return "copilot" }
 // Binary returns "copilot".
 func (Copilot) Binary() string { return "copilot" }
 
+// State is what GitHub Copilot CLI writes outside the working tree (SANDBOX.md, tried
+// with 1.0.102): ~/.copilot, and the cache where it unpacks a bundled package
+// ("EACCES: mkdir ~/.cache" without it). Its --usage-output-file, which it replaces by
+// a rename, is in the attempt's own directory.
+func (Copilot) State(env []string) agent.State {
+	return agent.State{Dirs: []string{agent.InHome(env, ".copilot"), agent.XDG(env, "XDG_CACHE_HOME")}}
+}
+
 // InstallHint tells how to install Copilot CLI.
 func (Copilot) InstallHint() string {
 	return "install GitHub Copilot CLI with 'npm install -g @github/copilot', then set COPILOT_GITHUB_TOKEN " +

@@ -48,6 +48,13 @@ func (Cursor) Name() string { return "cursor" }
 // Binary returns "cursor-agent".
 func (Cursor) Binary() string { return "cursor-agent" }
 
+// State is what Cursor's agent CLI writes outside the working tree, from its
+// documentation (it could not be run here): ~/.cursor (its cli-config.json and
+// sessions) and its XDG config directory.
+func (Cursor) State(env []string) agent.State {
+	return agent.State{Dirs: []string{agent.InHome(env, ".cursor"), agent.XDG(env, "XDG_CONFIG_HOME", "cursor")}}
+}
+
 // InstallHint tells how to install the Cursor CLI.
 func (Cursor) InstallHint() string {
 	return "install the Cursor CLI with 'curl https://cursor.com/install -fsS | bash', then run 'cursor-agent login' (or set CURSOR_API_KEY)"

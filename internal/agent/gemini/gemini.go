@@ -46,6 +46,12 @@ func (Gemini) Name() string { return "gemini" }
 // Binary returns "gemini".
 func (Gemini) Binary() string { return "gemini" }
 
+// State is what Gemini CLI writes outside the working tree (SANDBOX.md, tried with
+// 0.61.0): ~/.gemini.
+func (Gemini) State(env []string) agent.State {
+	return agent.State{Dirs: []string{agent.InHome(env, ".gemini")}}
+}
+
 // InstallHint tells how to install the Gemini CLI.
 func (Gemini) InstallHint() string {
 	return "install the Gemini CLI with 'npm install -g @google/gemini-cli' (0.61 or later), then set GEMINI_API_KEY or run 'gemini' once to log in"

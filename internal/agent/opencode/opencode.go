@@ -46,6 +46,15 @@ func (OpenCode) Name() string { return "opencode" }
 // Binary returns "opencode".
 func (OpenCode) Binary() string { return "opencode" }
 
+// State is what OpenCode writes outside the working tree (SANDBOX.md, tried with
+// 1.18.33): its four XDG directories.
+func (OpenCode) State(env []string) agent.State {
+	return agent.State{Dirs: []string{
+		agent.XDG(env, "XDG_DATA_HOME", "opencode"), agent.XDG(env, "XDG_STATE_HOME", "opencode"),
+		agent.XDG(env, "XDG_CACHE_HOME", "opencode"), agent.XDG(env, "XDG_CONFIG_HOME", "opencode"),
+	}}
+}
+
 // InstallHint tells how to install OpenCode.
 func (OpenCode) InstallHint() string {
 	return "install OpenCode with 'npm install -g opencode-ai' (or 'curl -fsSL https://opencode.ai/install | bash'), then run 'opencode auth login'"

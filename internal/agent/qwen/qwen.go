@@ -54,6 +54,13 @@ func (Qwen) Name() string { return "qwen" }
 // Binary returns "qwen".
 func (Qwen) Binary() string { return "qwen" }
 
+// State is what Qwen Code writes outside the working tree (SANDBOX.md, tried with
+// 0.24.4): ~/.qwen, and the pseudo-terminal of its shell tool (node-pty's forkpty
+// fails without /dev/ptmx's ioctl, and every story then fails).
+func (Qwen) State(env []string) agent.State {
+	return agent.State{Dirs: []string{agent.InHome(env, ".qwen")}, PTY: true}
+}
+
 // InstallHint tells how to install Qwen Code.
 func (Qwen) InstallHint() string {
 	return "install Qwen Code with 'npm install -g @qwen-code/qwen-code' (it asks for node 22 or later), " +

@@ -1,0 +1,59 @@
+package agents
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+)
+
+// Every driver but custom (whose user names what it writes in ralph.sandboxWritable)
+// declares the state its CLI writes outside the working tree, under HOME or the XDG
+// directories, so that it can work in the sandbox; only qwen asks for a terminal.
+func TestEveryDriverDeclaresItsState(t *testing.T) {
+	home := "/home/ada"
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=/xdg/config"}
+	for _, name := range Names() {
+		d, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := agent.StateOf(d, env)
+		if name == "custom" {
+			if len(st.Paths()) != 0 {
+				t.Errorf("custom declares %v", st.Paths())
+			}
+			continue
+		}
+		if len(st.Paths()) == 0 {
+			t.Errorf("%s declares no state", name)
+		}
+		for _, p := range st.Paths() {
+			if !filepath.IsAbs(p) || !(strings.HasPrefix(p, home+"/") || strings.HasPrefix(p, "/xdg/config/")) {
+				t.Errorf("%s: state %q is not under HOME or XDG_CONFIG_HOME", name, p)
+			}
+		}
+		if st.PTY != (name == "qwen") {
+			t.Errorf("%s: PTY %v", name, st.PTY)
+		}
+	}
+	if got := agent.StateOf(mustLookup(t, "codex"), append(env, "CODEX_HOME=/c")).Paths(); len(got) != 1 || got[0] != "/c" {
+		t.Errorf("codex with CODEX_HOME: %v", got)
+	}
+	if got := agent.StateOf(mustLookup(t, "claude"), env).Files; len(got) != 1 || got[0].Path != home+"/.claude.json" || got[0].Initial != "{}" {
+		t.Errorf("claude's files: %+v", got)
+	}
+	if got := agent.StateOf(mustLookup(t, "claude"), append(env, "CLAUDE_CONFIG_DIR=/cc")).Paths(); len(got) != 1 || got[0] != "/cc" {
+		t.Errorf("claude with CLAUDE_CONFIG_DIR: %v", got)
+	}
+}
+
+func mustLookup(t *testing.T, name string) agent.Driver {
+	t.Helper()
+	d, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
+)
+
+// sandboxSettings resolves a run's sandbox once: the mode (--sandbox, ralph.sandbox),
+// what this system supports, and the user's additions (ralph.sandboxWritable,
+// ralph.sandboxHide, ralph.sandboxNetwork). --sandbox=on where the agent cannot be
+// sandboxed is an error, before anything changes.
+func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, error) {
+	m, err := sandbox.ParseMode(mode)
+	if err != nil {
+		return sandbox.Settings{}, &usageError{msg: "--sandbox: " + err.Error(), hint: "auto sandboxes where the system can, on refuses to run without, off never sandboxes"}
+	}
+	var s sandbox.Settings
+	if m != sandbox.Off {
+		if s, err = sandboxConfig(e, repo); err != nil {
+			return s, err
+		}
+	}
+	probe := sandbox.Probe
+	if e.tune.Landlock != nil {
+		probe = e.tune.Landlock
+	}
+	s.Level, err = sandbox.Resolve(m, probe(), len(s.Ports) > 0)
+	var ue *sandbox.UnavailableError
+	if errors.As(err, &ue) {
+		return s, &loop.Error{Msg: ue.Error() + "; nothing was started", Err: err,
+			Hint: "--sandbox=on (ralph.sandbox) refuses to run the agent unsandboxed; --sandbox=auto goes on without the sandbox (changes are then detected and undone, not prevented)"}
+	}
+	return s, err
+}
+
+// sandboxConfig reads and checks ralph.sandboxWritable, ralph.sandboxHide and
+// ralph.sandboxNetwork.
+func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
+	var s sandbox.Settings
+	cfg := map[string][]string{}
+	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork"} {
+		vals, err := repo.ConfigPathAll(e.ctx, key)
+		if err != nil {
+			return s, err
+		}
+		cfg[strings.ToLower(key)] = vals
+	}
+	bad := func(key, v, why string) error {
+		return &loop.Error{Msg: fmt.Sprintf("git config ralph.%s: %q %s", key, v, why),
+			Hint: "give absolute paths (~/ is expanded), one value each: git config --add ralph." + key + " PATH"}
+	}
+	for _, p := range cfg["ralph.sandboxwritable"] {
+		if !filepath.IsAbs(p) {
+			return s, bad("sandboxWritable", p, "is not an absolute path")
+		}
+		if _, err := os.Stat(p); err != nil {
+			return s, bad("sandboxWritable", p, "does not exist (the sandbox can only name what exists)")
+		}
+		s.Writable = append(s.Writable, filepath.Clean(p))
+	}
+	for _, p := range cfg["ralph.sandboxhide"] {
+		if !filepath.IsAbs(p) {
+			return s, bad("sandboxHide", p, "is not an absolute path")
+		}
+		s.Hide = append(s.Hide, filepath.Clean(p))
+	}
+	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
+	if err != nil {
+		return s, &loop.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(),
+			Hint: "name the TCP ports the agent may connect to, e.g. git config ralph.sandboxNetwork 443"}
+	}
+	s.Ports = ports
+	return s, nil
+}

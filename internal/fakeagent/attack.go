@@ -1,0 +1,141 @@
+package fakeagent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// attack plays a hostile agent's move (the "attack" step): what a prompt injection
+// would have an agent do to the user's machine or to git-ralph. It prints one line on
+// stderr, "fake-agent attack VERB ARG: done" or "...: denied (why)", so a test can
+// assert that its sandbox refused the move and that the loop went on:
+//
+//	write PATH     append a line to PATH (created if missing)
+//	mkdir PATH     make a directory
+//	read PATH      read a file
+//	environ        read git-ralph's /proc/<pid>/environ (the agent's parent)
+//	signal         SIGSTOP git-ralph, then SIGCONT it (so that a test never hangs)
+//	daemon PIDFILE TARGET
+//	               leave a process in a session of its own, which writes its pid to
+//	               PIDFILE and, once git-ralph has exited, appends to TARGET
+func (f *fake) attack(spec string) {
+	verb, arg, _ := strings.Cut(strings.TrimSpace(f.subst(spec)), " ")
+	arg = strings.TrimSpace(arg)
+	switch verb {
+	case "write", "mkdir", "read":
+		arg = f.path(arg)
+	case "daemon":
+		pidfile, target, _ := strings.Cut(arg, " ")
+		arg = f.path(pidfile) + " " + f.path(strings.TrimSpace(target))
+	}
+	var err error
+	switch verb {
+	case "write":
+		var file *os.File
+		if file, err = os.OpenFile(arg, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			_, err = file.WriteString("written by the agent\n")
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}
+	case "mkdir":
+		err = os.Mkdir(arg, 0o755)
+	case "read":
+		_, err = os.ReadFile(arg)
+	case "environ":
+		_, err = os.ReadFile("/proc/" + strconv.Itoa(os.Getppid()) + "/environ")
+	case "signal":
+		if err = syscall.Kill(os.Getppid(), syscall.SIGSTOP); err == nil {
+			err = syscall.Kill(os.Getppid(), syscall.SIGCONT)
+		}
+	case "daemon":
+		pidfile, target, _ := strings.Cut(arg, " ")
+		err = f.leaveDaemon(pidfile, target)
+	default:
+		err = fmt.Errorf("unknown attack %q", verb)
+	}
+	outcome := "done"
+	if err != nil {
+		outcome = "denied (" + errText(err) + ")"
+	}
+	fmt.Fprintf(f.stderr, "fake-agent attack %s: %s\n", strings.TrimSpace(verb+" "+arg), outcome)
+}
+
+// errText is err's innermost message ("permission denied", "operation not permitted").
+func errText(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}
+
+// daemonEnv carries a daemon's orders to the fake re-executed as one: its pid file,
+// its target, and the pid of the git-ralph it outlives, separated by newlines.
+const daemonEnv = "FAKE_AGENT_DAEMON"
+
+// leaveDaemon starts the fake again as a daemon in a session of its own and returns
+// once it has written its pid: it is still there when the agent ends.
+func (f *fake) leaveDaemon(pidfile, target string) error {
+	if !f.proc {
+		return usagef("a daemon needs a real process: run the fake through Main")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe)
+	cmd.Args[0] = f.args[0]
+	cmd.Dir = f.cwd
+	cmd.Env = append(f.childEnv(), daemonEnv+"="+pidfile+"\n"+target+"\n"+strconv.Itoa(os.Getppid()))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	_ = cmd.Process.Release()
+	for { // its pid file is written whole, by rename
+		if fi, err := os.Stat(pidfile); err == nil && fi.Size() > 0 {
+			return nil
+		}
+		if f.scriptGone() {
+			return errors.New("the test is gone")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// daemon is the fake re-executed by leaveDaemon: it writes its pid, waits for
+// git-ralph to exit, appends to its target, and stays until its test is gone.
+func daemon(orders string) int {
+	parts := strings.Split(orders, "\n")
+	if len(parts) != 3 {
+		fmt.Fprintln(os.Stderr, "fake-agent daemon: bad orders")
+		return exitUsage
+	}
+	pidfile, target := parts[0], parts[1]
+	ralph, _ := strconv.Atoi(parts[2])
+	if err := writeFileAtomic(pidfile, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
+		return 1
+	}
+	f := &fake{env: os.Getenv}
+	wrote := false
+	for !f.scriptGone() {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(ralph)); !wrote && ralph > 1 && err != nil {
+			if file, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+				_, _ = file.WriteString("written after git-ralph exited\n")
+				_ = file.Close()
+			}
+			wrote = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0
+}

@@ -1,0 +1,110 @@
+package loop
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
+)
+
+// sandboxLevel is the level a run working in tree has: o.Sandbox.Level, with whether
+// the git directory is writable to the agent (in place, where it lies inside the
+// working tree, or under a path the user made writable).
+func (l *Loop) sandboxLevel(o Options, tree string) sandbox.Level {
+	lvl := o.Sandbox.Level
+	if lvl.On() {
+		lvl.InPlace = sandbox.Covers([]string{tree}, l.Repo.CommonDir)
+		lvl.GitWritable = !lvl.InPlace && sandbox.Covers(l.writable(o, tree), l.Repo.CommonDir)
+	}
+	return lvl
+}
+
+// writable is what the agent may write besides its attempt's directory and its own
+// state: the working tree, the devices, the build caches and ralph.sandboxWritable.
+func (l *Loop) writable(o Options, tree string) []string {
+	w := []string{tree}
+	w = append(w, sandbox.Devices...)
+	w = append(w, sandbox.Caches(os.Environ())...)
+	return append(w, o.Sandbox.Writable...)
+}
+
+// sandboxPolicy is the policy of the agent working in tree, nil when the run is not
+// sandboxed; Run adds the attempt's directory and the driver's state. The
+// learnings file is writable where the git directory is not: the prompt asks the agent
+// to add to it. With create, the caches that are missing are created (a rule names
+// existing paths only).
+func (l *Loop) sandboxPolicy(o Options, tree, learnings string, create bool) (*sandbox.Policy, error) {
+	if !o.Sandbox.Level.On() {
+		return nil, nil
+	}
+	p := &sandbox.Policy{ABI: o.Sandbox.Level.ABI, Ports: o.Sandbox.Ports}
+	p.AddWrite(l.writable(o, tree)...)
+	if learnings != "" && !sandbox.Covers(p.Write, learnings) {
+		p.AddWrite(learnings)
+	}
+	for _, w := range o.Sandbox.Writable {
+		// A device the user names is one the agent needs to drive (a terminal).
+		if fi, err := os.Stat(w); err == nil && (fi.Mode()&os.ModeDevice != 0 || w == "/dev/pts") {
+			p.Dev = append(p.Dev, w)
+		}
+	}
+	p.Hide = sandbox.HiddenIn(os.Getenv("HOME"), o.Sandbox.Hide)
+	if create {
+		if err := sandbox.EnsureDirs(sandbox.Caches(os.Environ())); err != nil {
+			return nil, fmt.Errorf("sandbox: create a build cache: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// describeSandbox is the dry run's account of the policy an attempt of drv working in
+// tree would run under, one line each: the level, what is writable, what is hidden,
+// the network.
+func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree, learnings string) []string {
+	if !o.Sandbox.Decided() {
+		return nil
+	}
+	o.Sandbox.Level = l.sandboxLevel(o, tree)
+	lines := []string{"sandbox: " + o.Sandbox.Level.String()}
+	p, _ := l.sandboxPolicy(o, tree, learnings, false)
+	if p == nil {
+		return lines
+	}
+	p = agent.PolicyFor(drv, p, os.Environ())
+	home := os.Getenv("HOME")
+	short := func(ps []string) string {
+		out := make([]string, len(ps))
+		for i, s := range ps {
+			if home != "" && strings.HasPrefix(s, home+"/") {
+				s = "~" + strings.TrimPrefix(s, home)
+			}
+			out[i] = s
+		}
+		return strings.Join(out, ", ")
+	}
+	lines = append(lines,
+		"  writable: "+short(p.Write)+", and a temporary directory of its own (TMPDIR), removed after the attempt",
+		"  readable: everything else, but not: "+orNone(short(sandbox.Existing(p.Hide))))
+	if len(p.Dev) > 0 {
+		lines = append(lines, "  terminal devices (ioctl): "+short(p.Dev))
+	}
+	if len(p.Ports) > 0 && o.Sandbox.Level.ABI >= 4 {
+		ports := make([]string, len(p.Ports))
+		for i, n := range p.Ports {
+			ports[i] = itoa(int(n))
+		}
+		lines = append(lines, "  network: TCP connections to port "+strings.Join(ports, ", ")+" only")
+	} else {
+		lines = append(lines, "  network: unrestricted")
+	}
+	return lines
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none of the hidden paths exists)"
+	}
+	return s
+}

@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DefaultHide are the places of secrets every policy hides, relative to HOME: keys,
+// tokens and credential stores the agent needs none of to write code. A user adds
+// more with ralph.sandboxHide.
+var DefaultHide = []string{
+	".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".config/hub",
+	".git-credentials", ".config/git/credentials", ".netrc", ".docker", ".kube",
+	".password-store", ".local/share/keyrings", ".pgpass", ".vault-token", ".pypirc",
+	".gem/credentials", ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d",
+}
+
+// Devices are the device files every agent may write: the null device and the
+// terminal (an agent has no controlling terminal, so /dev/tty fails to open, but
+// tools try it).
+var Devices = []string{"/dev/null", "/dev/tty"}
+
+// PTY are the device paths of a pseudo-terminal, which a CLI running its shell tool
+// on one needs with the ioctl right.
+var PTY = []string{"/dev/ptmx", "/dev/pts"}
+
+// Caches are the build caches the agent's builds and tests expect to write, in env:
+// XDG_CACHE_HOME (~/.cache, where go-build, pip and most tools keep theirs), GOCACHE
+// and GOMODCACHE (~/go/pkg/mod) when go is on env's PATH, npm's (~/.npm) when npm is.
+// Missing ones are to be created (EnsureDirs) before a rule can name them.
+func Caches(env []string) []string {
+	get := func(k string) string {
+		v := ""
+		for _, kv := range env {
+			if key, val, ok := strings.Cut(kv, "="); ok && key == k {
+				v = val
+			}
+		}
+		return v
+	}
+	home := get("HOME")
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return ""
+	}
+	var out []string
+	add := func(p string) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	inHome := func(elem ...string) string {
+		if home == "" {
+			return ""
+		}
+		return filepath.Join(append([]string{home}, elem...)...)
+	}
+	cache := abs(get("XDG_CACHE_HOME"))
+	if cache == "" {
+		cache = inHome(".cache")
+	}
+	add(cache)
+	onPath := func(name string) bool { // as exec.LookPath, in env's PATH
+		for _, dir := range filepath.SplitList(get("PATH")) {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if onPath("go") {
+		add(abs(get("GOCACHE")))
+		mod := abs(get("GOMODCACHE"))
+		if mod == "" {
+			if gp, _, _ := strings.Cut(get("GOPATH"), string(os.PathListSeparator)); abs(gp) != "" {
+				mod = filepath.Join(abs(gp), "pkg", "mod")
+			} else {
+				mod = inHome("go", "pkg", "mod")
+			}
+		}
+		add(mod)
+	}
+	if onPath("npm") {
+		npm := abs(get("npm_config_cache"))
+		if npm == "" {
+			npm = inHome(".npm")
+		}
+		add(npm)
+	}
+	return out
+}
+
+// HiddenIn is DefaultHide under home, then extra (ralph.sandboxHide).
+func HiddenIn(home string, extra []string) []string {
+	var out []string
+	if home != "" {
+		for _, h := range DefaultHide {
+			out = append(out, filepath.Join(home, h))
+		}
+	}
+	for _, h := range extra {
+		out = append(out, filepath.Clean(h))
+	}
+	return out
+}
+
+// Existing is the paths of ps that exist (Lstat), in order.
+func Existing(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// EnsureDirs creates the directories of ps that are missing.
+func EnsureDirs(ps []string) error {
+	for _, p := range ps {
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParsePorts reads ralph.sandboxNetwork's values: TCP port numbers separated by commas
+// or spaces, each value adding to the list.
+func ParsePorts(values []string) ([]uint16, error) {
+	var out []uint16
+	for _, v := range values {
+		for f := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || n > 65535 {
+				return nil, fmt.Errorf("%q is not a TCP port (1 to 65535)", f)
+			}
+			out = append(out, uint16(n))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,252 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Probe asks the kernel which Landlock ABI it offers.
+func Probe() Support {
+	v, err := ll.LandlockGetABIVersion()
+	switch {
+	case errors.Is(err, syscall.ENOSYS):
+		return Support{Why: "no Landlock in this kernel"}
+	case errors.Is(err, syscall.EOPNOTSUPP):
+		return Support{Why: "Landlock is turned off in this kernel (its lsm= boot parameter)"}
+	case err != nil:
+		return Support{Why: "Landlock: " + err.Error()}
+	}
+	return Supported(v)
+}
+
+// configs are go-landlock's full configurations of ABI 1 to maxABI.
+var configs = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7, landlock.V8, landlock.V9}
+
+// Main is the launcher: "git-ralph __sandbox FD POLICY PATH ARGV..." (args after the
+// command word). It restricts its own thread and execve's the agent from it; it returns
+// only when that failed, after writing why to file descriptor FD, which the parent
+// reads to tell a launch that failed from an agent that started (the descriptor is
+// closed on exec, so a started agent leaves it empty).
+func Main(args []string) int {
+	runtime.LockOSThread() // never unlocked: the restrictions are this thread's, and the exec is its
+	fd, p, path, argv, err := parseArgs(args)
+	if fd >= 3 {
+		syscall.CloseOnExec(fd)
+	}
+	if err == nil {
+		err = launch(p, path, argv)
+	}
+	msg := "sandbox: " + err.Error()
+	if fd < 3 {
+		fmt.Fprintln(os.Stderr, "git-ralph: "+msg)
+		return 127
+	}
+	f := os.NewFile(uintptr(fd), "status")
+	_, _ = f.WriteString(msg)
+	return 127
+}
+
+// launch applies p to the calling thread and execs path.
+func launch(p Policy, path string, argv []string) error {
+	if p.ABI < MinABI {
+		return fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
+	}
+	cfg := config(p)
+	rl, err := rules(p)
+	if err != nil {
+		return err
+	}
+	rs, flags, err := cfg.NewRulesetFD(rl...)
+	if err != nil {
+		return err
+	}
+	if rs < 0 {
+		return errors.New("the kernel has no Landlock")
+	}
+	defer unix.Close(rs)
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(rs, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	return fmt.Errorf("exec %s: %w", path, err)
+}
+
+// config is the ruleset's: the file system rights of p.ABI, the signal and abstract
+// socket scopes from ABI 6, and TCP connect only when ports are named (handling it
+// with no port allowed would cut the agent off from its model).
+func config(p Policy) landlock.Config {
+	full := configs[min(p.ABI, len(configs))-1]
+	c := landlock.Config{HandledAccessFS: full.HandledAccessFS, Scoped: full.Scoped}
+	if len(p.Ports) > 0 && p.ABI >= 4 {
+		c.HandledAccessNet = ll.AccessNetConnectTCP
+	}
+	return c
+}
+
+// rules are the Landlock rules of p: read (and execute) on everything but Hide, full
+// rights on Write (renames between its directories included, and connecting to unix
+// sockets beneath them from ABI 9), ioctl on Dev, TCP connect to Ports.
+func rules(p Policy) ([]landlock.Rule, error) {
+	dirs, files, listOnly := readGrants(p.Hide)
+	var rs []landlock.Rule
+	if len(listOnly) > 0 {
+		rs = append(rs, landlock.PathAccess(ll.AccessFSReadDir, listOnly...))
+	}
+	if len(dirs) > 0 {
+		rs = append(rs, landlock.RODirs(dirs...))
+	}
+	if len(files) > 0 {
+		rs = append(rs, landlock.ROFiles(files...))
+	}
+	for _, w := range p.Write {
+		fi, err := os.Stat(w)
+		if err != nil {
+			return nil, fmt.Errorf("writable path: %w", err)
+		}
+		var r landlock.FSRule
+		if fi.IsDir() {
+			r = landlock.RWDirs(w).WithRefer()
+		} else {
+			r = landlock.RWFiles(w)
+		}
+		if p.ABI >= 5 && slices.Contains(p.Dev, w) {
+			r = r.WithIoctlDev()
+		}
+		if p.ABI >= 9 {
+			r = r.WithResolveUnix()
+		}
+		rs = append(rs, r)
+	}
+	if len(p.Ports) > 0 && p.ABI >= 4 {
+		for _, port := range p.Ports {
+			rs = append(rs, landlock.ConnectTCP(port))
+		}
+	}
+	return rs, nil
+}
+
+// readGrants splits the file system into what the agent may read without the hidden
+// paths: whole directories and files to grant read on, and the directories on the way
+// to a hidden path, which it may only list. A symbolic link to a hidden path, or to a
+// directory holding one, is left out; the directory itself is granted where the walk
+// reaches it by its real path.
+func readGrants(hide []string) (dirs, files, listOnly []string) {
+	hidden := map[string]bool{}
+	for _, h := range hide {
+		h = filepath.Clean(h)
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		if _, err := os.Lstat(h); err != nil {
+			continue
+		}
+		hidden[h] = true
+		if real, err := filepath.EvalSymlinks(h); err == nil {
+			hidden[real] = true
+		}
+	}
+	if len(hidden) == 0 {
+		return []string{"/"}, nil, nil
+	}
+	holds := func(dir string) bool { // a hidden path is beneath dir
+		prefix := strings.TrimSuffix(dir, "/") + "/"
+		for h := range hidden {
+			if strings.HasPrefix(h, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	var walk func(dir string)
+	walk = func(dir string) {
+		listOnly = append(listOnly, dir)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if hidden[p] {
+				continue
+			}
+			real, isDir := p, e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 { // the only entries worth a stat
+				if real, err = filepath.EvalSymlinks(p); err != nil {
+					continue
+				}
+				fi, err := os.Stat(real)
+				if err != nil {
+					continue
+				}
+				isDir = fi.IsDir()
+			}
+			if hidden[real] {
+				continue
+			}
+			if holds(real) {
+				if real == p {
+					walk(p)
+				}
+				continue
+			}
+			if isDir {
+				dirs = append(dirs, real)
+			} else {
+				files = append(files, real)
+			}
+		}
+	}
+	walk("/")
+	return dirs, files, listOnly
+}
+
+// dropCapabilities empties the calling thread's capability sets, the bounding set
+// (where it may: root can) and the ambient set first. With no_new_privs set after it,
+// nothing the agent executes gets one back: a root agent is as powerless over
+// git-ralph (its /proc environ, ptrace) as any other.
+func dropCapabilities() error {
+	last := 63
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	for _, d := range data {
+		if d.Effective|d.Permitted|d.Inheritable != 0 {
+			return errors.New("capabilities left after dropping them")
+		}
+	}
+	return nil
+}

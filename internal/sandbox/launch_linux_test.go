@@ -1,0 +1,156 @@
+package sandbox
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMain makes the test binary the launcher when it is run as one, as git-ralph is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// needLandlock skips a test on a kernel without a usable Landlock, saying so.
+func needLandlock(t *testing.T) Support {
+	t.Helper()
+	s := Probe()
+	if !s.Usable() {
+		t.Skipf("no sandbox on this system: %s", s.Why)
+	}
+	return s
+}
+
+// runLauncher runs argv through the launcher under p and returns its combined output, the
+// launcher's own failure, and the exit error.
+func runLauncher(t *testing.T, p *Policy, argv ...string) (out, status string, err error) {
+	t.Helper()
+	path, lerr := exec.LookPath(argv[0])
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	args, lerr := LauncherArgs(p, 3, path, argv)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	r, w, lerr := os.Pipe()
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	var buf bytes.Buffer
+	cmd := &exec.Cmd{Path: Self, Args: args, ExtraFiles: []*os.File{w}, Stdout: &buf, Stderr: &buf}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	msg, _ := io.ReadAll(r)
+	r.Close()
+	err = cmd.Wait()
+	return buf.String(), string(msg), err
+}
+
+func TestLauncherHoldsTheAgent(t *testing.T) {
+	s := needLandlock(t)
+	root := t.TempDir()
+	work, outside, secret := filepath.Join(root, "work"), filepath.Join(root, "outside"), filepath.Join(root, "secret")
+	for _, d := range []string{work, outside, secret} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "plain"), []byte("PLAIN\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: []string{secret}}
+	script := `cd "$1"
+echo in > work/ok && echo write-work-ok
+echo out > outside/new 2>/dev/null || echo write-outside-denied
+cat outside/plain
+cat secret/key 2>/dev/null || echo read-secret-denied
+mkdir work/d && mv work/ok work/d/ok && echo rename-ok
+kill -STOP $PPID 2>/dev/null && kill -CONT $PPID && echo signal-allowed || echo signal-denied
+grep -c . /proc/$PPID/environ 2>/dev/null || echo environ-denied
+echo done`
+	out, status, err := runLauncher(t, p, "sh", "-c", script, "sh", root)
+	if err != nil || status != "" {
+		t.Fatalf("launch: %v %q\n%s", err, status, out)
+	}
+	want := []string{"write-work-ok", "write-outside-denied", "PLAIN", "read-secret-denied", "rename-ok", "environ-denied", "done"}
+	if s.ABI >= 6 {
+		want = append(want, "signal-denied")
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
+		t.Error("the agent wrote outside its working tree")
+	}
+}
+
+func TestLauncherReportsFailure(t *testing.T) {
+	s := needLandlock(t)
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{filepath.Join(t.TempDir(), "missing")}}
+	out, status, err := runLauncher(t, p, "true")
+	if err == nil || !strings.Contains(status, "sandbox: writable path") {
+		t.Fatalf("launch of a policy with a missing path: err %v, status %q, output %q", err, status, out)
+	}
+}
+
+// Reading is granted entry by entry on the way to a hidden path: not the path, not a
+// symbolic link to it, not a link to a directory that holds one; everything else is.
+func TestReadGrants(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	for _, d := range []string{"home/.ssh", "home/.config/gh", "home/.config/git", "home/src"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"home/.bashrc", "home/.config/git/config"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "keys")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(home, ".config"), filepath.Join(home, "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	dirs, files, listOnly := readGrants(HiddenIn(home, nil))
+	for _, want := range []string{filepath.Join(home, "src"), filepath.Join(home, ".config/git")} {
+		if !slices.Contains(dirs, want) {
+			t.Errorf("%s is not readable: %q", want, dirs)
+		}
+	}
+	if !slices.Contains(files, filepath.Join(home, ".bashrc")) {
+		t.Errorf("~/.bashrc is not readable: %q", files)
+	}
+	for _, p := range []string{"/", root, home, filepath.Join(home, ".config")} {
+		if !slices.Contains(listOnly, p) {
+			t.Errorf("%s cannot be listed: %q", p, listOnly)
+		}
+	}
+	for _, no := range []string{".ssh", "keys", ".config/gh", "cfg", ".config"} {
+		p := filepath.Join(home, no)
+		if slices.Contains(dirs, p) || slices.Contains(files, p) {
+			t.Errorf("%s is readable", p)
+		}
+	}
+	if d, f, l := readGrants([]string{filepath.Join(root, "missing")}); !slices.Equal(d, []string{"/"}) || f != nil || l != nil {
+		t.Errorf("no hidden path exists, yet %q %q %q", d, f, l)
+	}
+}

@@ -1,0 +1,138 @@
+package sandbox
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	none, old, abi4, abi7 := Supported(0), Supported(2), Supported(4), Supported(7)
+	for _, c := range []struct {
+		mode  Mode
+		s     Support
+		ports bool
+		want  string // the level's line, or "refused: <why>"
+	}{
+		{Auto, abi7, false, "landlock ABI 7, git directory read-only"},
+		{On, abi7, false, "landlock ABI 7, git directory read-only"},
+		{Off, abi7, false, "off; changes are detected and undone, not prevented"},
+		{Auto, none, false, "unavailable (no Landlock in this kernel); changes are detected and undone, not prevented"},
+		{On, none, false, "refused: no Landlock in this kernel"},
+		{Off, none, false, "off; changes are detected and undone, not prevented"},
+		{Auto, old, false, "unavailable (Landlock ABI 2 in this kernel; git-ralph needs ABI 3, Linux 6.2); changes are detected and undone, not prevented"},
+		{On, old, false, "refused: Landlock ABI 2 in this kernel; git-ralph needs ABI 3, Linux 6.2"},
+		{Auto, abi4, false, "landlock ABI 4, git directory read-only; not blocked: signals to git-ralph (ABI 6, Linux 6.12)"},
+		{Auto, Supported(3), true, "landlock ABI 3, git directory read-only; not blocked: signals to git-ralph (ABI 6, Linux 6.12), ralph.sandboxNetwork (ABI 4, Linux 6.7)"},
+		{On, Supported(3), true, "refused: ralph.sandboxNetwork needs Landlock ABI 4 (Linux 6.7); this kernel has ABI 3"},
+		{On, abi4, true, "landlock ABI 4, git directory read-only; not blocked: signals to git-ralph (ABI 6, Linux 6.12)"},
+		{Auto, Supported(11), false, "landlock ABI 9, git directory read-only"},
+	} {
+		lvl, err := Resolve(c.mode, c.s, c.ports)
+		got := lvl.String()
+		var ue *UnavailableError
+		if errors.As(err, &ue) {
+			got = "refused: " + ue.Why
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("Resolve(%s, %+v, ports %v) = %q, want %q", c.mode, c.s, c.ports, got, c.want)
+		}
+	}
+	lvl, _ := Resolve(Auto, abi7, false)
+	lvl.InPlace = true
+	if got, want := lvl.String(), "landlock ABI 7, git directory writable (in place: checked after each attempt; --worktree makes it read-only)"; got != want {
+		t.Errorf("in place: %q, want %q", got, want)
+	}
+	lvl.InPlace, lvl.GitWritable = false, true
+	if got, want := lvl.String(), "landlock ABI 7, git directory writable (ralph.sandboxWritable holds it: checked after each attempt)"; got != want {
+		t.Errorf("git directory under a writable path: %q, want %q", got, want)
+	}
+	if (Settings{}).Decided() {
+		t.Error("the zero Settings say a level was decided")
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": Auto, "auto": Auto, " ON ": On, "off": Off} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseMode("maybe"); err == nil {
+		t.Error("ParseMode(maybe) took it")
+	}
+}
+
+func TestParsePorts(t *testing.T) {
+	got, err := ParsePorts([]string{"443, 80", "8080"})
+	if err != nil || !slices.Equal(got, []uint16{443, 80, 8080}) {
+		t.Errorf("ParsePorts = %v, %v", got, err)
+	}
+	for _, bad := range []string{"https", "0", "65536", "-1"} {
+		if _, err := ParsePorts([]string{bad}); err == nil {
+			t.Errorf("ParsePorts(%q) took it", bad)
+		}
+	}
+}
+
+func TestCoversAndAddWrite(t *testing.T) {
+	dirs := []string{"/home/ada/repo", "/dev/null"}
+	for path, want := range map[string]bool{"/home/ada/repo": true, "/home/ada/repo/.git/config": true, "/home/ada/repo2": false, "/home/ada": false, "/dev/null": true} {
+		if got := Covers(dirs, path); got != want {
+			t.Errorf("Covers(%q) = %v", path, got)
+		}
+	}
+	p := &Policy{}
+	p.AddWrite("/a/", "/a", "/b/../c", "")
+	if !slices.Equal(p.Write, []string{"/a", "/c"}) {
+		t.Errorf("AddWrite: %q", p.Write)
+	}
+	c := p.Clone()
+	c.AddWrite("/d")
+	if len(p.Write) != 2 {
+		t.Error("a clone shares Write with its original")
+	}
+}
+
+func TestLauncherArgsRoundTrip(t *testing.T) {
+	p := &Policy{ABI: 7, Write: []string{"/w"}, Hide: []string{"/h"}, Dev: []string{"/dev/ptmx"}, Ports: []uint16{443}}
+	args, err := LauncherArgs(p, 3, "/usr/bin/agent", []string{"agent", "-p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args[0] != "git-ralph" || args[1] != Command {
+		t.Fatalf("argv %q", args)
+	}
+	fd, got, path, argv, err := parseArgs(args[2:])
+	if err != nil || fd != 3 || path != "/usr/bin/agent" || !slices.Equal(argv, []string{"agent", "-p"}) ||
+		!slices.Equal(got.Write, p.Write) || !slices.Equal(got.Hide, p.Hide) || !slices.Equal(got.Dev, p.Dev) || !slices.Equal(got.Ports, p.Ports) || got.ABI != 7 {
+		t.Errorf("parseArgs = %d %+v %q %q %v", fd, got, path, argv, err)
+	}
+	if _, _, _, _, err := parseArgs([]string{"1", "{}", "/x", "x"}); err == nil {
+		t.Error("a status descriptor below 3 was taken")
+	}
+}
+
+func TestCaches(t *testing.T) {
+	env := []string{"HOME=/home/ada", "XDG_CACHE_HOME=/c", "PATH=/nonexistent"}
+	if got := Caches(env); !slices.Equal(got, []string{"/c"}) {
+		t.Errorf("Caches without go or npm on PATH = %q", got)
+	}
+	if got := Caches([]string{"HOME=/home/ada", "XDG_CACHE_HOME=relative"}); len(got) == 0 || got[0] != "/home/ada/.cache" {
+		t.Errorf("a relative XDG_CACHE_HOME: %q", got)
+	}
+	hidden := HiddenIn("/home/ada", []string{"/srv/keys/"})
+	if !slices.Contains(hidden, filepath.Join("/home/ada", ".ssh")) || !slices.Contains(hidden, "/home/ada/.config/gh") || hidden[len(hidden)-1] != "/srv/keys" {
+		t.Errorf("HiddenIn = %q", hidden)
+	}
+	if HiddenIn("", nil) != nil {
+		t.Error("secrets under no HOME")
+	}
+	if !strings.HasPrefix(Self, "/proc/self/") {
+		t.Errorf("Self = %q", Self)
+	}
+}
