@@ -287,7 +287,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		from := fl.userText(ctx, rec)
 		ch.FromInitial(func(rel string, doc bool) []byte { return userFile(ctx, fl.Repo, from, rel, doc) })
 	}
-	title, body := PRTitle(ch, change), PRBody(rec, ch)
+	title, body := PRTitle(ch, change), withClosing(PRBody(rec, ch), rec, ch, repo.String())
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
 	if err != nil {
