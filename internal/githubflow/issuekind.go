@@ -127,7 +127,7 @@ func (k *IssueKind) open(ref source.Ref, fetch bool) (*source.Source, error) {
 	s.Where = "issue " + iref.String() + ", " + snap.Parent.URL
 	s.NoWhy = "_" + iref.String() + " says nothing of why._"
 	s.NoTask = "write a task list into the issue's body on GitHub, or give it sub-issues"
-	s.Docs = []source.Doc{{Title: "Issue " + iref.String() + ": " + snap.Parent.Title, Path: snap.Parent.URL, Content: snap.Parent.Body}}
+	s.Docs = []source.Doc{{Title: "Issue", Path: iref.String() + ", " + snap.Parent.URL, Content: "# " + snap.Parent.Title + "\n\n" + snap.Parent.Body}}
 	if fresh {
 		s.Warning = k.tell(ref.Arg, dir, s.Name) // what an earlier checkpoint could not tell GitHub
 	}

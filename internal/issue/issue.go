@@ -189,6 +189,9 @@ func (s *Snapshot) Stories() []tasklist.Story {
 	out := make([]tasklist.Story, 0, len(issues))
 	for _, is := range issues {
 		st := tasklist.Story{ID: StoryID(is.Number), Title: is.Title, Tasks: Tasks(is.Body)}
+		if len(s.Subs) > 0 {
+			st.Description = strings.TrimSpace(is.Body) // what the sub-issue says besides its tasks
+		}
 		if len(st.Tasks) == 0 {
 			st.Tasks = []tasklist.Task{{Text: is.Title}}
 		}

@@ -126,6 +126,9 @@ func TestSnapshotStories(t *testing.T) {
 		d, n := st.Counts()
 		got = append(got, fmt.Sprintf("%s %q %d/%d %q", st.ID, st.Title, d, n, st.Tasks[0].Text))
 	}
+	if d := s.Stories()[0].Description; d != "- [ ] split\n- [x] trim" {
+		t.Fatalf("a sub-issue's story carries its body: %q", d)
+	}
 	want := `issue-13 "Parse names" 1/2 "split"
 issue-11 "Old" 1/1 "never ticked"
 issue-12 "Wire it" 0/1 "Wire it"`
@@ -225,6 +228,14 @@ func TestFile(t *testing.T) {
 		if _, err := ReadFile(stories, []byte(bad)); !errors.As(err, &ce) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// a task ticked as skipped, with ralphex's note: taken, and left open on GitHub
+	skipped, err := ReadFile(stories, []byte(strings.Replace(file, "- [ ] split", "- [x] split (skipped - not automatable: needs a phone)", 1)))
+	if err != nil || !skipped[0].Tasks[0].Done || skipped[0].Tasks[0].Skipped != "not automatable: needs a phone" || len(NewlyDone(stories[0], skipped[0])) != 0 {
+		t.Fatalf("skipped: %+v, %v", skipped[0].Tasks[0], err)
+	}
+	if _, err := ReadFile(stories, []byte(strings.Replace(file, "- [ ] split", "- [ ] split (skipped)", 1))); err == nil {
+		t.Fatal("a skip note on a box left open is a rewording")
 	}
 	ft := FileTasks([]byte(file))
 	if len(ft.Stories) != 2 || ft.Stories[0].ID != "issue-11" || ft.Stories[0].Title != "Parse names" || len(ft.Stories[0].Tasks) != 3 ||

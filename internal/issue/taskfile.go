@@ -66,7 +66,12 @@ func ReadFile(stories []tasklist.Story, data []byte) ([]tasklist.Story, error) {
 			i++
 			text := oneLine(t.Text)
 			if g.Text != text {
-				return stories, &ChangedError{Detail: fmt.Sprintf("task %d of story %s reads %q, not %q", ti+1, st.ID, g.Text, text)}
+				// a task ticked as skipped keeps its text before the note (tasklist.SkipNote)
+				reason, skipped := tasklist.SkipNote(g.Text)
+				if !skipped || !g.Done || !strings.HasPrefix(g.Text, text) {
+					return stories, &ChangedError{Detail: fmt.Sprintf("task %d of story %s reads %q, not %q", ti+1, st.ID, g.Text, text)}
+				}
+				out[si].Tasks[ti].Text, out[si].Tasks[ti].Skipped = g.Text, reason
 			}
 			if t.Done && !g.Done {
 				return stories, &ChangedError{Detail: fmt.Sprintf("task %d of story %s (%q) was done and is unticked", ti+1, st.ID, text)}
@@ -79,11 +84,12 @@ func ReadFile(stories []tasklist.Story, data []byte) ([]tasklist.Story, error) {
 
 // NewlyDone returns the body lines (Task.Line) of the tasks done in after and not in
 // before (one story, before and after ReadFile): the boxes to tick on GitHub. A task
-// that is the title has no line and no box.
+// that is the title has no line and no box; one ticked as skipped stays open
+// there (the checkpoint and the pull request say it was skipped).
 func NewlyDone(before, after tasklist.Story) []int {
 	var lines []int
 	for i, t := range after.Tasks {
-		if t.Done && i < len(before.Tasks) && !before.Tasks[i].Done && t.Line > 0 {
+		if t.Done && t.Skipped == "" && i < len(before.Tasks) && !before.Tasks[i].Done && t.Line > 0 {
 			lines = append(lines, t.Line)
 		}
 	}
