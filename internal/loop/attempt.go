@@ -75,7 +75,7 @@ func (l *Loop) attempts(ctx context.Context, o Options, ch *source.Source, drv a
 		rec.Sandbox = o.Sandbox.Level.String()
 		l.Report.Step("sandbox: " + rec.Sandbox)
 	}
-	pol, err := l.sandboxPolicy(o, l.Repo.Root, l.Store.LearningsPath(o.Change), true)
+	pol, err := l.sandboxPolicy(o, l.Repo.Root, agentFiles(ch, l.Store.LearningsPath(o.Change)), true)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	id := attemptID()
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
-		"RALPH_SOURCE=" + ch.Kind.About().ID, "RALPH_TASKS_FILE=" + ch.TasksRel,
+		"RALPH_SOURCE=" + ch.Kind.About().ID, "RALPH_TASKS_FILE=" + ch.TasksFile(),
 		"RALPH_ATTEMPT_ID=" + id,
 	})
 	req.Log = logf
@@ -356,11 +356,30 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	}
 	if outcome == run.OutcomeComplete {
 		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, Short(rec.Checkpoint)))
+		if k, ok := ch.Kind.(source.Outside); ok {
+			p := source.Progress{Run: rec.Change, Branch: rec.Branch, Commit: rec.Checkpoint}
+			for _, a := range rec.Attempts {
+				if a.Story == story.ID {
+					p.Attempts++
+					if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning && a.Reason != "" {
+						p.LastFailure = a.Reason
+					}
+				}
+			}
+			if w := k.Checkpointed(ch, story, p); w != "" {
+				l.Report.Warn(w)
+			}
+		}
 		return outcome, res, nil
 	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
 	if err := l.saveAndRestore(gctx, rec, att, reason); err != nil {
 		return "", res, err
+	}
+	if k, ok := ch.Kind.(source.Outside); ok {
+		if err := k.Undo(ch); err != nil {
+			return "", res, err
+		}
 	}
 	msg := fmt.Sprintf("story %s attempt %d: %s", story.ID, try, outcome)
 	if reason != "" {
