@@ -149,7 +149,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 			return nil, err
 		}
 		rec.Initial = tip
-		fl.Loop.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OrDetached(rec)))
+		fl.Loop.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OriginalName(rec)))
 	} else if rec.Initial, err = fl.initialOf(gctx, o.Change, tip, head); err != nil {
 		// A run that continues the branch records its initial state here, as a first
 		// dispatch does: what finish takes the pull request's words from is never left

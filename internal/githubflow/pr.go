@@ -177,7 +177,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 				what = "commit or stash them"
 			}
 			return nil, loop.UserErr(what+", then run '"+again+"' again",
-				"you have uncommitted changes on %s", loop.OrDetachedName(cur, ""))
+				"you have uncommitted changes on %s", loop.BranchOrDetached(cur, ""))
 		}
 	}
 
@@ -319,7 +319,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return fl.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
-		res.Back = loop.OrDetachedName(rec.Original, back)
+		res.Back = loop.BranchOrDetached(rec.Original, back)
 	}
 	if rec.Worktree != nil {
 		fr := &loop.FinishResult{}

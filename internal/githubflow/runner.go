@@ -92,7 +92,7 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
-	fl.Loop.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OrDetached(rec)))
+	fl.Loop.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OriginalName(rec)))
 	return rec, nil
 }
 

@@ -65,7 +65,7 @@ func (l *Loop) lastCheck(ctx context.Context, rec *run.Record) error {
 // attempts is work's loop over the stories.
 func (l *Loop) attempts(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record) (*Summary, error) {
 	start := l.Time()
-	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: OrDetached(rec), Total: len(ch.Stories)}
+	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: OriginalName(rec), Total: len(ch.Stories)}
 	tries := map[string]int{}     // attempts per story in this invocation
 	transient := map[string]int{} // transient API errors retried per story
 	if err := l.Store.EnsureLearnings(o.Change); err != nil {

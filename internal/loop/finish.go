@@ -144,7 +144,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 					return nil, err
 				}
 			} else if len(st) > 0 {
-				return nil, UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", OrDetachedName(cur, ""))
+				return nil, UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", BranchOrDetached(cur, ""))
 			}
 			if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
 				return nil, err
@@ -183,7 +183,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 	// says so, and the next finish completes it (resumeSquash). It is written before
 	// the backup, so that a git killed in any step of finish is met by a crash-resume.
 	backup := BackupRef(change, l.Time())
-	res.Backup, res.Target = backup, OrDetachedName(rec.Original, rec.OriginalCommit)
+	res.Backup, res.Target = backup, BranchOrDetached(rec.Original, rec.OriginalCommit)
 	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
 	if err := l.Save(rec); err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 // nothing changed.
 func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
 	f := rec.Finishing
-	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: OrDetachedName(rec.Original, rec.OriginalCommit)}
+	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: BranchOrDetached(rec.Original, rec.OriginalCommit)}
 	pending := func(format string, args ...any) error {
 		return UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
@@ -290,7 +290,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, err
 	}
 	if cur != rec.Original || head != f.Target {
-		return nil, pending("HEAD is no longer where it left it (%s)", OrDetachedName(rec.Original, f.Target))
+		return nil, pending("HEAD is no longer where it left it (%s)", BranchOrDetached(rec.Original, f.Target))
 	}
 	if mode == Keep {
 		return nil, UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",

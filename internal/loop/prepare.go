@@ -361,15 +361,16 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 			return nil, err
 		}
 	default:
-		return nil, UserErr("switch back to "+OrDetached(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
+		return nil, UserErr("switch back to "+OriginalName(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
 			"an interrupted start of %q is pending, but HEAD moved since", o.Change)
 	}
 	rec.Status, rec.PID = run.Running, os.Getpid()
 	return rec, l.Save(rec)
 }
 
-// OrDetached names the branch the run started from, or its commit when detached.
-func OrDetached(rec *run.Record) string {
+// OriginalName names the branch rec's run started from, or its start commit, cut short,
+// when HEAD was detached (BranchOrDetached says "detached HEAD <commit>").
+func OriginalName(rec *run.Record) string {
 	if rec.Original != "" {
 		return rec.Original
 	}
@@ -415,7 +416,7 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	}
 	if !crashed {
 		if dirty {
-			where := OrDetachedName(cur, head)
+			where := BranchOrDetached(cur, head)
 			hint := "commit or stash them, then run 'git ralph start " + rec.Change + "' again"
 			if cur == rec.Branch {
 				hint = "commit them on " + rec.Branch + " (the commit becomes the new checkpoint) or stash them, then run 'git ralph start " + rec.Change + "' again"
@@ -464,8 +465,9 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
 }
 
-// OrDetachedName names branch cur, or "detached HEAD <head>" when cur is "".
-func OrDetachedName(cur, head string) string {
+// BranchOrDetached names branch cur, or "detached HEAD <head>" when cur is "" (OriginalName
+// is the short form for where a run started).
+func BranchOrDetached(cur, head string) string {
 	if cur != "" {
 		return cur
 	}

@@ -79,7 +79,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 // under refs/ralph/<change>/backup/), and refused otherwise, with nothing changed.
 func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
 	f := rec.Finishing
-	res.Backup, res.Target = f.Backup, loop.OrDetachedName(rec.Original, rec.OriginalCommit)
+	res.Backup, res.Target = f.Backup, loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	origin, err := originRepo(ctx, l, rec)
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		return nil, err
 	}
 	if cur != rec.Original || head != f.Target {
-		return nil, pending("%s is no longer where it left it (%s)", origin.Root, loop.OrDetachedName(rec.Original, f.Target))
+		return nil, pending("%s is no longer where it left it (%s)", origin.Root, loop.BranchOrDetached(rec.Original, f.Target))
 	}
 	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
 	if err != nil {

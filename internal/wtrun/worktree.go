@@ -334,7 +334,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	if err := l.CheckOriginal(ctx, origin, rec, false, "git ralph finish "+rec.Change+" --squash"); err != nil {
 		return nil, err
 	}
-	target := loop.OrDetachedName(rec.Original, rec.OriginalCommit)
+	target := loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	cur, err := origin.Branch(ctx)
 	if err != nil {
 		return nil, err
@@ -345,7 +345,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	}
 	if cur != rec.Original || (rec.Original == "" && head != rec.OriginalCommit) {
 		return nil, loop.UserErr(fmt.Sprintf("switch %s back to %s, then run 'git ralph finish %s --squash' again\nor keep the work on %s with 'git ralph finish %s --keep'", origin.Root, target, rec.Change, rec.Branch, rec.Change),
-			"the work goes back onto %s in %s, which is on %s now", target, origin.Root, loop.OrDetachedName(cur, head))
+			"the work goes back onto %s in %s, which is on %s now", target, origin.Root, loop.BranchOrDetached(cur, head))
 	}
 	tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
 	if err != nil {
