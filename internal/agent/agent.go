@@ -48,9 +48,9 @@ type Request struct {
 	// Dir is the working directory: the repository root. Required.
 	Dir string
 	// Env holds extra KEY=VALUE entries added to os.Environ() (the loop passes
-	// RALPH_AGENT=1, RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT). GIT_DIR,
-	// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX are removed from
-	// os.Environ() first; an entry here overrides an inherited one.
+	// RALPH_AGENT=1, RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT). The variables
+	// that pin git to a repository (pinningEnv) are removed from os.Environ()
+	// first; an entry here overrides an inherited one.
 	Env []string
 	// KeepEnv names the secrets (see SecretEnv) the agent keeps
 	// (--agent-env-keep, ralph.agentEnvKeep); every other one is removed from
