@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -172,6 +173,7 @@ func newParser(r *root, s *term.Streams, exit func(int), repo func() (*git.Repo,
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(helpPrinter),
 		kong.Resolvers(configResolver(repo)),
+		kong.TypeMapper(reflect.TypeOf(loop.WorktreeOption{}), worktreeMapper{}),
 	)
 }
 

@@ -110,8 +110,8 @@ var Runs loop.RemoteRuns = runs{}
 
 type runs struct{}
 
-func (runs) Adopt(ctx context.Context, l *loop.Loop, o loop.Options) (*run.Record, error) {
-	return On(l).adopt(ctx, o)
+func (runs) Adopt(ctx context.Context, l *loop.Loop, r *loop.Resolved) (*run.Record, error) {
+	return On(l).adopt(ctx, r)
 }
 
 func (runs) Import(ctx context.Context, l *loop.Loop, rec *run.Record) error {

@@ -202,7 +202,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 // back what differs: only finish's own git ran meanwhile, and a program of the agent's
 // it ran (or a process the agent left running) is what changed it.
 func (l *Loop) finishCheck(ctx context.Context, snap *surface.Snapshot, rec *run.Record) error {
-	changes, err := l.restoreSurface(ctx, snap, rec, "finish")
+	changes, err := l.restoreSurface(ctx, snap, rec, "finish", false)
 	if err != nil || len(changes) == 0 {
 		return err
 	}

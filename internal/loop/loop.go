@@ -29,9 +29,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
-	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
-	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // Reporter receives a loop's progress as it happens.
@@ -97,29 +95,12 @@ type Loop struct {
 	// OntoMoved lets finish --squash and --pr go on when the original branch no longer
 	// points where the run recorded it (finish --onto-moved).
 	OntoMoved bool
-	// TrustCurrent lets a crash-resume go on when the trust surface saved before the
-	// attempt it cut short is missing or not valid, taking refs, config and hooks as
-	// they are (start --trust-current).
-	TrustCurrent bool
-
-	// resumeTamper is what a crash-resume found the agent had changed of the trust
-	// surface ("tampered: …"), for the attempt the crash cut short; "" when nothing.
-	resumeTamper string
-	// configTampered: a config file was among what the agent changed and was restored.
-	configTampered bool
-	// lastSurface is the snapshot of the attempt checked last, which the next
-	// attempt's carries on (surface.TakeAfter); surfaceWaited: a wait came in between,
-	// so its refs are read anew (the user may have changed them).
-	lastSurface   *surface.Snapshot
-	surfaceWaited bool
-
-	// worktree is the linked worktree this Loop works in, for a worktree run.
-	worktree string
-	// sandbox is the policy of this run's agent (Options.Sandbox), nil when it is not
-	// sandboxed; set when the run begins working.
-	sandbox *sandbox.Policy
-	// taken holds the attempt refs that existed when the loop began working.
-	taken map[string]bool
+	// Driver, when set, runs the stories instead of the driver Options.Agent names (the
+	// demo's agent, a custom agent's command from git config). It is never chosen from
+	// a file in the repository.
+	Driver agent.Driver
+	// Kill is closed on a second Ctrl-C: the agent is killed at once.
+	Kill <-chan struct{}
 	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it
 	// so that the minutes of a backoff pass at once.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -134,6 +115,9 @@ type Loop struct {
 	// Clock measures the user's limits: --timeout, --idle-timeout and --deadline.
 	// Nil is the wall clock; the test binary's moves only when a test says so.
 	Clock agent.Clock
+
+	// worktree is the linked worktree this Loop works in, for a worktree run (In).
+	worktree string
 }
 
 // Sleep waits d or until ctx is done (then it returns ctx.Err()).

@@ -15,13 +15,13 @@ import (
 
 // prepare returns a record in status running with the worktree on the branch at the
 // recorded checkpoint: a new run, a resumed one, or one started over with --fresh.
-func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
-	rec, err := l.Store.Load(o.Change)
+func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
+	rec, err := l.Store.Load(r.Change)
 	if errors.Is(err, run.ErrNoRun) {
-		if !o.Adopt {
-			return l.newRun(ctx, o)
+		if !r.Adopt {
+			return l.newRun(ctx, r)
 		}
-		rec, err = l.adopt(context.WithoutCancel(ctx), o)
+		rec, err = l.adopt(context.WithoutCancel(ctx), r)
 	}
 	if err != nil {
 		return nil, err
@@ -44,57 +44,58 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	tamper, config := "", false
 	if rec.Status == run.Starting || rec.Status == run.Running || rec.Busy != "" {
 		// A crash-resume: the git that died with git-ralph may have left its locks,
 		// and so may the orphan agent's git once it is stopped.
 		if err := l.stopOrphanAgent(rec); err != nil {
 			return nil, err
 		}
-		if err := l.ClearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
+		if err := l.ClearCrashLocks(gctx, rec, "git ralph start "+r.Change); err != nil {
 			return nil, err
 		}
 		// Before git-ralph's git reads anything of the work tree: the surface as it
 		// was before the attempt the crash cut short.
-		if l.resumeTamper, err = l.resumeSurface(gctx, rec); err != nil {
+		if tamper, config, err = l.resumeSurface(gctx, rec, r.TrustCurrent); err != nil {
 			return nil, err
 		}
 	}
 	if rec.Status == run.Starting {
-		return l.finishStarting(gctx, o, rec)
+		return l.finishStarting(gctx, r.Change, rec)
 	}
 	if !exists {
-		if !o.Fresh {
-			return nil, UserErr("start over with 'git ralph start "+o.Change+" --fresh'",
-				"the run of %q has lost its branch %s", o.Change, branch)
+		if !r.Fresh {
+			return nil, UserErr("start over with 'git ralph start "+r.Change+" --fresh'",
+				"the run of %q has lost its branch %s", r.Change, branch)
 		}
-		if err := l.Store.Remove(o.Change); err != nil {
+		if err := l.Store.Remove(r.Change); err != nil {
 			return nil, err
 		}
-		return l.newRun(ctx, o)
+		return l.newRun(ctx, r)
 	}
 	if err := l.stopOrphanAgent(rec); err != nil {
 		return nil, err
 	}
-	if err := l.resume(gctx, rec); err != nil {
+	if err := l.resume(gctx, rec, tamper); err != nil {
 		return nil, err
 	}
-	if l.configTampered {
+	if config {
 		// Its settings came from the agent's config: saved and restored, it stops here.
 		rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the agent had changed the repository's config; restored", 0
 		if err := l.Save(rec); err != nil {
 			return nil, err
 		}
-		return nil, errReadAgain(o.Change, "git ralph start "+o.Change)
+		return nil, errReadAgain(r.Change, "git ralph start "+r.Change)
 	}
-	if o.Fresh {
+	if r.Fresh {
 		if err := l.Busy(rec, "start --fresh", func() error { return l.startOver(gctx, rec) }); err != nil {
 			return nil, err
 		}
 	}
-	rec.Agent, rec.Model = o.Agent, o.Model
+	rec.Agent, rec.Model = r.Agent, r.Model
 	rec.Status, rec.StopReason, rec.PID, rec.Busy = run.Running, "", os.Getpid(), ""
-	if o.RunID != 0 {
-		MarkRun(rec, o.RunID)
+	if r.RunID != 0 {
+		MarkRun(rec, r.RunID)
 	}
 	return rec, l.Save(rec)
 }
@@ -117,11 +118,11 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gi
 	if err := l.clearKilledLoopLocks(ctx, rec, again, gitWait); err != nil {
 		return err
 	}
-	var err error
-	if l.resumeTamper, err = l.resumeSurface(ctx, rec); err != nil {
+	tamper, _, err := l.resumeSurface(ctx, rec, false)
+	if err != nil {
 		return err
 	}
-	if err := l.resume(ctx, rec); err != nil {
+	if err := l.resume(ctx, rec, tamper); err != nil {
 		return err
 	}
 	rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the loop was killed", 0
@@ -152,23 +153,23 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 
 // newRun is SPEC §4 "New run"; the order of the steps is what makes a crash anywhere
 // recoverable: the record first, then the backup, then the branch, then the commit.
-func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
+func (l *Loop) newRun(ctx context.Context, r *Resolved) (*run.Record, error) {
 	gctx := context.WithoutCancel(ctx)
-	branch := BranchName(o.Change)
-	cur, head, err := l.StartPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/")
+	branch := BranchName(r.Change)
+	cur, head, err := l.StartPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+r.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+r.Change+"/backup/")
 	if err != nil {
 		return nil, err
 	}
 	now := l.Time()
 	rec := &run.Record{
-		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
-		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
+		Change: r.Change, Branch: branch, Original: cur, OriginalCommit: head,
+		Status: run.Starting, Agent: r.Agent, Model: r.Model, Started: now, PID: os.Getpid(),
 	}
-	source.Record(rec, o.src)
-	if o.RunID != 0 {
+	source.Record(rec, r.Source)
+	if r.RunID != 0 {
 		// Export stops only the loop its record says works for its run; a new run
 		// starts from nothing the remote has (no start commit): its bundle is whole.
-		MarkRun(rec, o.RunID)
+		MarkRun(rec, r.RunID)
 	}
 	if err := l.Save(rec); err != nil {
 		return nil, err
@@ -334,7 +335,7 @@ func (l *Loop) DropNewRun(ctx context.Context, rec *run.Record) {
 
 // finishStarting completes a new run that crashed before its initial state commit was
 // recorded, from what git shows, never committing onto a branch it did not create.
-func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (*run.Record, error) {
+func (l *Loop) finishStarting(ctx context.Context, change string, rec *run.Record) (*run.Record, error) {
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
@@ -352,7 +353,7 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 	case cur == rec.Branch:
 		c, err := l.Repo.Log(ctx, head, 1)
 		if err != nil || len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
-			return nil, UserErr("start over with 'git ralph start "+o.Change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", o.Change, rec.Branch)
+			return nil, UserErr("start over with 'git ralph start "+change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", change, rec.Branch)
 		}
 		rec.Initial, rec.Checkpoint, rec.Status = head, head, run.Running
 	case cur == rec.Original && head == rec.OriginalCommit:
@@ -361,8 +362,8 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 			return nil, err
 		}
 	default:
-		return nil, UserErr("switch back to "+OriginalName(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
-			"an interrupted start of %q is pending, but HEAD moved since", o.Change)
+		return nil, UserErr("switch back to "+OriginalName(rec)+" and run 'git ralph start "+change+"' again, or start over with --fresh",
+			"an interrupted start of %q is pending, but HEAD moved since", change)
 	}
 	rec.Status, rec.PID = run.Running, os.Getpid()
 	return rec, l.Save(rec)
@@ -380,11 +381,12 @@ func OriginalName(rec *run.Record) string {
 // resume brings the worktree back to the branch at the recorded checkpoint.
 //
 // After a crash (the record still says running, yet the lock was free) anything in the
-// worktree is the interrupted attempt's: it is saved as an attempt ref, then the branch
-// is restored. After a clean stop the loop had already restored the branch, so anything
+// worktree is the interrupted attempt's: it is saved as an attempt ref (failed, with
+// tamper as its reason, when the crash-resume's check found the agent had changed the
+// trust surface), then the branch is restored. After a clean stop the loop had already restored the branch, so anything
 // different is the user's doing: uncommitted changes are refused (nothing changes), and
 // commits on the branch become the new checkpoint.
-func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
+func (l *Loop) resume(ctx context.Context, rec *run.Record, tamper string) error {
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return err
@@ -439,8 +441,8 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 		})
 	}
 	if !dirty && cur == rec.Branch && head == rec.Checkpoint {
-		if a := rec.Last(); l.resumeTamper != "" && a != nil && a.Outcome == run.OutcomeRunning {
-			a.Outcome, a.Reason, a.PassOn, a.Ended = run.OutcomeFailed, l.resumeTamper, true, l.Time()
+		if a := rec.Last(); tamper != "" && a != nil && a.Outcome == run.OutcomeRunning {
+			a.Outcome, a.Reason, a.PassOn, a.Ended = run.OutcomeFailed, tamper, true, l.Time()
 			return l.Save(rec)
 		}
 		return nil
@@ -458,9 +460,9 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	if err != nil {
 		return err
 	}
-	if l.resumeTamper != "" {
-		att.Outcome, att.Reason, att.PassOn = run.OutcomeFailed, l.resumeTamper, true
-		return l.saveAndRestore(ctx, rec, att, l.resumeTamper)
+	if tamper != "" {
+		att.Outcome, att.Reason, att.PassOn = run.OutcomeFailed, tamper, true
+		return l.saveAndRestore(ctx, rec, att, tamper)
 	}
 	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
 }

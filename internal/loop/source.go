@@ -107,12 +107,6 @@ func (l *Loop) initialTrailers(ctx context.Context) func(name string) map[string
 	}
 }
 
-// ResolvedSource is the source Start resolved (githubflow's adopt records it).
-func (o Options) ResolvedSource() source.Ref { return o.src }
-
-// RecordSource records o's task source in rec.
-func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.src) }
-
 // RunNameOf is the run name of arg: the run arg names (source.RunOf: its name, or the
 // path of a plan or a prd.json, from the current directory or from the top level, that
 // a run records), else arg itself. So `git ralph status docs/plans/x.md` finds the run "x".
