@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/parallel"
+	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -106,13 +107,7 @@ func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 		st, _ := reader(l).Status(context.WithoutCancel(e.ctx), r.Name) // after a Ctrl-C too
 		if st != nil && st.Record.Change == r.Name {
 			if st.Change != nil {
-				done := 0
-				for _, s := range st.Change.Stories {
-					if s.Complete() {
-						done++
-					}
-				}
-				stories = fmt.Sprintf("%d/%d", done, len(st.Change.Stories))
+				stories = fmt.Sprintf("%d/%d", status.Done(status.Stories(st.Change)), len(st.Change.Stories))
 			}
 			if st.Worktree != nil {
 				wt = st.Worktree.Path
