@@ -348,14 +348,9 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 // (clean before it) under refs/ralph/<change>/backup/, then puts branch back at id,
 // worktree and index included.
 func (l *Loop) RestoreAfterCutShort(ctx context.Context, rec *run.Record, branch, id, step string) error {
-	ref := BackupRef(rec.Change, l.Time()) + "-worktree"
-	for i := 1; ; i++ {
-		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-			return err
-		} else if !ok {
-			break
-		}
-		ref = fmt.Sprintf("%s-worktree-%d", BackupRef(rec.Change, l.Time()), i)
+	ref, err := l.freeRef(ctx, BackupRef(rec.Change, l.Time())+"-worktree")
+	if err != nil {
+		return err
 	}
 	if _, err := l.Repo.SaveAttempt(ctx, id, ref, "left over from an interrupted "+step+" of git ralph finish"); err != nil {
 		return fmt.Errorf("keep the worktree an interrupted finish left: %w", err)

@@ -169,6 +169,18 @@ func stagedRef(change string, t time.Time) string {
 	return fmt.Sprintf("refs/ralph/%s/staged/%d", change, t.Unix())
 }
 
+// freeRef is base when no ref has that name, else the first of base-1, base-2, … that
+// is free: a second backup in the same second keeps the first.
+func (l *Loop) freeRef(ctx context.Context, base string) (string, error) {
+	ref := base
+	for i := 1; ; i++ {
+		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil || !ok {
+			return ref, err
+		}
+		ref = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
 // Short is a commit id cut to 7 characters.
 func Short(id string) string {
 	if len(id) > 7 {

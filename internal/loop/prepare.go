@@ -232,14 +232,9 @@ func (l *Loop) keepStaged(ctx context.Context, rec *run.Record) error {
 	if err != nil {
 		return fmt.Errorf("keep the staged changes: %w", err)
 	}
-	ref := stagedRef(rec.Change, rec.Started)
-	for i := 1; ; i++ {
-		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-			return err
-		} else if !ok {
-			break
-		}
-		ref = fmt.Sprintf("%s-%d", stagedRef(rec.Change, rec.Started), i)
+	ref, err := l.freeRef(ctx, stagedRef(rec.Change, rec.Started))
+	if err != nil {
+		return err
 	}
 	if err := l.Repo.UpdateRef(ctx, ref, id); err != nil {
 		return fmt.Errorf("keep the staged changes: %w", err)
@@ -259,14 +254,9 @@ func (l *Loop) BackupBranch(ctx context.Context, rec *run.Record) error {
 			return nil
 		}
 	}
-	ref := BackupRef(rec.Change, l.Time())
-	for i := 1; ; i++ {
-		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-			return err
-		} else if !ok {
-			break
-		}
-		ref = fmt.Sprintf("%s-%d", BackupRef(rec.Change, l.Time()), i)
+	ref, err := l.freeRef(ctx, BackupRef(rec.Change, l.Time()))
+	if err != nil {
+		return err
 	}
 	if err := l.Repo.UpdateRef(ctx, ref, tip); err != nil {
 		return fmt.Errorf("back up %s: %w", rec.Branch, err)
