@@ -114,6 +114,13 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 			return res, err
 		}
 	}
+	return l.finish(ctx, change, rec, mode)
+}
+
+// finish is Finish of change (rec) once its checks are made and no finish --squash is
+// pending: the branch must exist and the original branch be where the run recorded it
+// (or --keep warns), then --keep switches to the branch and --squash starts the squash.
+func (l *Loop) finish(ctx context.Context, change string, rec *run.Record, mode FinishMode) (*FinishResult, error) {
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
@@ -127,37 +134,49 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 	if err != nil {
 		return nil, err
 	}
-	res = &FinishResult{Change: change, Branch: rec.Branch}
+	res := &FinishResult{Change: change, Branch: rec.Branch}
 	if err := l.CheckOriginal(ctx, l.Repo, rec, mode == Keep, FinishCommand(change, mode)); err != nil {
 		return nil, err
 	}
 	if mode == Keep {
-		if cur != rec.Branch {
-			if len(st) > 0 && rec.Busy != "" && cur != "" {
-				// A switch to the branch was killed half-way (the worktree was clean):
-				// keep what it left, put cur back as it was, and switch again.
-				head, err := l.Repo.Head(ctx)
-				if err != nil {
-					return nil, err
-				}
-				if err := l.RestoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
-					return nil, err
-				}
-			} else if len(st) > 0 {
-				return nil, UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", BranchOrDetached(cur, ""))
-			}
-			if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
-				return nil, err
-			}
-		}
-		_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "keep", At: l.Time()})
-		return res, l.Store.Remove(change)
+		return l.keep(ctx, rec, cur, len(st) > 0, res)
 	}
-
 	if len(st) > 0 {
 		return nil, UserErr(fmt.Sprintf("commit them on %s (they will be squashed too) or stash them, then run 'git ralph finish --squash' again", rec.Branch),
 			"the working tree has %d uncommitted change(s)", len(st))
 	}
+	return l.startSquash(ctx, rec, res)
+}
+
+// keep is finish --keep of res.Change (rec): the checkout goes to the run's branch (from
+// cur, dirty when it has uncommitted changes), and the run is forgotten.
+func (l *Loop) keep(ctx context.Context, rec *run.Record, cur string, dirty bool, res *FinishResult) (*FinishResult, error) {
+	if cur != rec.Branch {
+		if dirty && rec.Busy != "" && cur != "" {
+			// A switch to the branch was killed half-way (the worktree was clean):
+			// keep what it left, put cur back as it was, and switch again.
+			head, err := l.Repo.Head(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := l.RestoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
+				return nil, err
+			}
+		} else if dirty {
+			return nil, UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", BranchOrDetached(cur, ""))
+		}
+		if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
+			return nil, err
+		}
+	}
+	_ = l.Store.SaveFinished(run.Finished{Change: res.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
+	return res, l.Store.Remove(res.Change)
+}
+
+// startSquash is finish --squash from a clean checkout: the original branch (or commit)
+// must still be there; the record says a squash is under way, the branch's tip is kept
+// under refs/ralph/<change>/backup/, and HEAD goes to the target for squash.
+func (l *Loop) startSquash(ctx context.Context, rec *run.Record, res *FinishResult) (*FinishResult, error) {
 	target := rec.Original
 	if target != "" {
 		if ok, err := l.Repo.BranchExists(ctx, target); err != nil {
@@ -171,6 +190,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 	}
 	targetHead := rec.OriginalCommit
 	if rec.Original != "" {
+		var err error
 		if targetHead, _, err = l.Repo.ResolveRef(ctx, "refs/heads/"+target); err != nil {
 			return nil, err
 		}
@@ -182,7 +202,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 	// From here on a kill leaves the work half-way between the branches: the record
 	// says so, and the next finish completes it (resumeSquash). It is written before
 	// the backup, so that a git killed in any step of finish is met by a crash-resume.
-	backup := BackupRef(change, l.Time())
+	backup := BackupRef(res.Change, l.Time())
 	res.Backup, res.Target = backup, BranchOrDetached(rec.Original, rec.OriginalCommit)
 	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
 	if err := l.Save(rec); err != nil {
