@@ -464,7 +464,7 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 	ok, err := github.Dispatchable(src)
 	if err != nil {
 		return false, loop.UserErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
-			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err))
+			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err)).WithCause(err)
 	}
 	if !ok {
 		return false, loop.UserErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
@@ -540,7 +540,7 @@ func (fl *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchReque
 	}
 	repo, _, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return github.Repo{}, loop.UserErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+		return github.Repo{}, loop.UserErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error()).WithCause(err)
 	}
 	if found {
 		return repo, nil

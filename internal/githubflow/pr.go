@@ -225,7 +225,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	remoteTip, onRemote, err := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
 	if err != nil {
 		return nil, loop.UserErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+again+"' again",
-			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error())
+			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error()).WithCause(err)
 	}
 	pushed := rec.PullRequest
 	if pushed == nil || pushed.Remote != remote {
@@ -405,7 +405,7 @@ func (fl *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o 
 	}
 	repo, pushRepo, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return "", github.Repo{}, nil, "", loop.UserErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
+		return "", github.Repo{}, nil, "", loop.UserErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error()).WithCause(err)
 	}
 	if !found {
 		return "", github.Repo{}, nil, "", loop.UserErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",

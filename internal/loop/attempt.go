@@ -267,9 +267,15 @@ func (s *session) end(h halt) (*Summary, error) {
 	return sum, s.stop(h.status, h.reason, h.err)
 }
 
-// stop records why the loop stopped and returns err.
+// stop records why the loop stopped (and what caused err, when it says) and returns err.
 func (s *session) stop(st run.Status, reason string, err error) error {
-	s.rec.Status, s.rec.StopReason, s.rec.PID = st, reason, 0
+	var cause error
+	var e *Error
+	if errors.As(err, &e) {
+		cause = e.Err
+	}
+	s.rec.Stop(st, reason, cause)
+	s.rec.PID = 0
 	if serr := s.Save(s.rec); serr != nil {
 		return serr
 	}
@@ -784,11 +790,14 @@ func (s *session) commitCheckpoint(ctx context.Context, att *run.Attempt, story 
 		return "", "", err
 	}
 	id, err = s.Repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true})
-	if err != nil {
-		var ge *git.Error
-		if errors.As(err, &ge) {
-			return "", "the checkpoint commit was refused by a commit hook:\n" + Tail(ge.Stderr, 40), nil
-		}
+	var hook *git.CommitHookError
+	var ge *git.Error
+	switch {
+	case errors.As(err, &hook):
+		return "", fmt.Sprintf("the checkpoint commit was refused by a commit hook (%s):\n%s", strings.Join(hook.Hooks, " or "), Tail(hook.Err.Stderr, 40)), nil
+	case errors.As(err, &ge):
+		return "", fmt.Sprintf("the checkpoint commit failed (git exited %d):\n%s", ge.ExitCode, Tail(orText(ge.Stderr, ge.Error()), 40)), nil
+	case err != nil:
 		return "", "", err
 	}
 	got, parents, err := s.Repo.CommitShape(ctx, id)
@@ -969,7 +978,7 @@ func checkpointSubject(tmpl, change string, story tasklist.Story) (string, error
 // error, as for every other key.
 func checkpointTmplErr(err error) error {
 	e := UserErr("write it as a Go template over .ID, .Title and .Change, e.g. git config ralph.checkpointMessage 'feat: {{.ID}} - {{.Title}}', or unset it",
-		"git config ralph.checkpointMessage: %v", err)
+		"git config ralph.checkpointMessage: %v", err).WithCause(err)
 	e.Code = 2
 	return e
 }
@@ -1024,7 +1033,7 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 	auditTrailers(&b, att)
 	msg := b.String()
 	if _, err := l.Repo.SaveAttempt(ctx, rec.Checkpoint, ref, msg); err != nil {
-		rec.Status, rec.StopReason = run.Failed, "could not save a failed attempt"
+		rec.Stop(run.Failed, "could not save a failed attempt", err)
 		_ = l.Save(rec)
 		return &Error{Msg: "could not save the failed attempt: " + err.Error(),
 			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + Short(rec.Checkpoint) + " on " + rec.Branch, Err: err}

@@ -2,10 +2,12 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/surface"
 )
@@ -241,11 +243,26 @@ func (l *Loop) squash(ctx context.Context, rec *run.Record, res *FinishResult) (
 		_ = l.Repo.DeleteRef(ctx, res.Backup)
 		rec.Finishing = nil
 		_ = l.Save(rec)
-		return nil, UserErr(fmt.Sprintf("%s moved on since the run started; %s is intact and you are back on it\nmerge by hand: git switch %s && git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish --keep",
-			res.Target, rec.Branch, res.Target, rec.Branch),
-			"squashing %s onto %s conflicts", rec.Branch, res.Target)
+		return nil, SquashError(err, rec.Branch, res.Target, "you are back on it", "git switch "+res.Target+" && git merge --squash "+rec.Branch, "git ralph finish --keep")
 	}
 	return l.squashed(ctx, rec, res)
+}
+
+// SquashError is the error of a merge --squash of branch onto target that failed (err)
+// and was undone: a conflict only when git reported one (a *git.ConflictError), with
+// how to merge by hand (merge, a command line) and how to keep the branch instead (keep);
+// else git's own failure. intact says where the user is now.
+func SquashError(err error, branch, target, intact, merge, keep string) error {
+	var conflict *git.ConflictError
+	if errors.As(err, &conflict) {
+		return &Error{Msg: fmt.Sprintf("squashing %s onto %s conflicts", branch, target),
+			Hint: fmt.Sprintf("%s moved on since the run started: git reported conflicts in %s\n%s is intact and %s\nmerge by hand: %s, resolve the conflicts, then git reset\nor keep the branch: %s",
+				target, strings.Join(conflict.Paths, ", "), branch, intact, merge, keep),
+			Err: err}
+	}
+	return &Error{Msg: fmt.Sprintf("squashing %s onto %s failed: %v", branch, target, err),
+		Hint: fmt.Sprintf("%s is as it was, %s is intact and %s\nor keep the branch: %s", target, branch, intact, keep),
+		Err:  err}
 }
 
 // squashed ends finish --squash once the squash is in the worktree.

@@ -77,6 +77,12 @@ func UserErr(hint, format string, args ...any) *Error {
 	return &Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
+// WithCause is e keeping err as its cause (Err), for -v and errors.As.
+func (e *Error) WithCause(err error) *Error {
+	e.Err = err
+	return e
+}
+
 // Loop runs and finishes Ralph loops in one repository.
 type Loop struct {
 	Repo   *git.Repo  // required

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -81,7 +82,8 @@ func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
 	}
 	if config {
 		// Its settings came from the agent's config: saved and restored, it stops here.
-		rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the agent had changed the repository's config; restored", 0
+		rec.Stop(run.Interrupted, "the agent had changed the repository's config; restored", nil)
+		rec.PID = 0
 		if err := l.Save(rec); err != nil {
 			return nil, err
 		}
@@ -93,7 +95,8 @@ func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
 		}
 	}
 	rec.Agent, rec.Model = r.Agent, r.Model
-	rec.Status, rec.StopReason, rec.PID, rec.Busy = run.Running, "", os.Getpid(), ""
+	rec.Stop(run.Running, "", nil)
+	rec.PID, rec.Busy = os.Getpid(), ""
 	if r.RunID != 0 {
 		MarkRun(rec, r.RunID)
 	}
@@ -125,7 +128,8 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gi
 	if err := l.resume(ctx, rec, tamper); err != nil {
 		return err
 	}
-	rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the loop was killed", 0
+	rec.Stop(run.Interrupted, "the loop was killed", nil)
+	rec.PID = 0
 	return l.Save(rec)
 }
 
@@ -275,13 +279,7 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 	id, err := l.Repo.Commit(ctx, "initial state", git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		l.rollbackStart(ctx, rec)
-		var ge *git.Error
-		detail := err.Error()
-		if errors.As(err, &ge) {
-			detail = Tail(ge.Stderr, 10)
-		}
-		return UserErr("git-ralph commits your uncommitted work as \"initial state\" and your commit hooks refused it:\n"+detail+"\ncommit or stash your work first, or fix the hook; nothing was changed",
-			"the \"initial state\" commit was refused")
+		return initialCommitError(err)
 	}
 	rec.Initial, rec.Checkpoint, rec.Status = id, id, run.Running
 	if err := l.Save(rec); err != nil {
@@ -293,6 +291,27 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 	}
 	l.Report.Step(fmt.Sprintf("on branch %s from %s; initial state %s", rec.Branch, from, Short(id)))
 	return nil
+}
+
+// initialCommitError is the error of an "initial state" commit that failed (err): refused
+// by the user's commit hooks only when git says one was there and the commit exited as a
+// refusal does (a *git.CommitHookError); else git's own failure. Nothing was changed.
+func initialCommitError(err error) error {
+	var hook *git.CommitHookError
+	if errors.As(err, &hook) {
+		return &Error{Msg: "the \"initial state\" commit was refused",
+			Hint: "git-ralph commits your uncommitted work as \"initial state\" and your commit hooks (" + strings.Join(hook.Hooks, " or ") + ") refused it:\n" +
+				Tail(hook.Err.Stderr, 10) + "\ncommit or stash your work first, or fix the hook; nothing was changed",
+			Err: err}
+	}
+	detail := err.Error()
+	var ge *git.Error
+	if errors.As(err, &ge) && ge.Stderr != "" {
+		detail = Tail(ge.Stderr, 10)
+	}
+	return &Error{Msg: "the \"initial state\" commit failed",
+		Hint: "git-ralph commits your uncommitted work as \"initial state\", and git could not:\n" + detail + "\nnothing was changed",
+		Err:  err}
 }
 
 // rollbackStart undoes a new run whose initial commit failed: unstage, go back to the
@@ -342,7 +361,10 @@ func (l *Loop) finishStarting(ctx context.Context, change string, rec *run.Recor
 		}
 	case cur == rec.Branch:
 		c, err := l.Repo.Log(ctx, head, 1)
-		if err != nil || len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
+		if err != nil {
+			return nil, err
+		}
+		if len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
 			return nil, UserErr("start over with 'git ralph start "+change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", change, rec.Branch)
 		}
 		rec.Initial, rec.Checkpoint, rec.Status = head, head, run.Running
@@ -577,8 +599,7 @@ func (l *Loop) takeBackUnpublished(ctx context.Context, rec *run.Record) error {
 			return err
 		}
 	}
-	rec.Status = run.Interrupted
-	rec.StopReason = fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion)
+	rec.Stop(run.Interrupted, fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion), nil)
 	rec.Checkpoint = r.StartCommit
 	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, Short(r.StartCommit)))
 	return l.Save(rec)

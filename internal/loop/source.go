@@ -59,7 +59,7 @@ func checkRunName(ctx context.Context, repo *git.Repo, s *source.Source) error {
 		return UserErr(s.Rename, "%s name %q starts with a dash", noun, s.Name)
 	}
 	if err := repo.CheckBranchName(ctx, BranchName(s.Name)); err != nil {
-		return UserErr(s.Rename, "%s name %q cannot be used in a branch name", noun, s.Name)
+		return UserErr(s.Rename, "%s name %q cannot be used in a branch name", noun, s.Name).WithCause(err)
 	}
 	return nil
 }
@@ -72,18 +72,15 @@ func runnable(s *source.Source) error {
 	return nil
 }
 
-// runRecord is the record of the run named name, nil when there is none. The name is
-// only looked up among the runs listed, never joined into a path.
-func (l *Loop) runRecord(name string) *run.Record {
+// runRecord is the record of the run named name, nil when there is none; one that
+// cannot be read is an error. The name is only looked up among the runs listed, never
+// joined into a path.
+func (l *Loop) runRecord(name string) (*run.Record, error) {
 	names, err := l.Store.Changes()
 	if err != nil || !slices.Contains(names, name) {
-		return nil
+		return nil, nil
 	}
-	rec, err := l.Store.Load(name)
-	if err != nil {
-		return nil
-	}
-	return rec
+	return l.Store.Load(name)
 }
 
 // initialTrailers returns the trailers of the "initial state" commit of ralph/<name>

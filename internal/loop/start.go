@@ -254,7 +254,9 @@ func (l *Loop) openResolved(ctx context.Context, r *Resolved) (*source.Source, e
 	if err != nil {
 		return nil, sourceErr(err)
 	}
-	if rec := l.runRecord(r.Change); rec != nil {
+	if rec, err := l.runRecord(r.Change); err != nil {
+		return nil, err
+	} else if rec != nil {
 		s.Name = rec.Change
 		s.KeepIDs(source.RecordedIDs(rec))
 	}
