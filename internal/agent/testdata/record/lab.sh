@@ -18,12 +18,14 @@ bin() {
 # shims: $LAB/shim/<agent>, one per CLI, for git-ralph to find on PATH. With TRACE=1 the
 # shim runs the CLI under strace, which writes every file system call that failed (-Z)
 # to ~/.cache/trace/<agent>.<pid> (the cache is writable in the sandbox): grep them for
-# EACCES (what the sandbox refused), EXDEV (a rename it refused) or EROFS.
+# EACCES (what the sandbox refused), EXDEV (a rename it refused) or EROFS. TRACE=all
+# writes every call, failed or not.
 shims() {
 	mkdir -p "$LAB/shim"
 	for a in copilot qwen claude codex opencode gemini; do
-		if [ "${TRACE:-}" = 1 ]; then
-			printf '#!/bin/sh\nmkdir -p "$HOME/.cache/trace"\nexec strace -f -qq -Z -e trace=%%file,%%desc -o "$HOME/.cache/trace/%s.$$" %s "$@"\n' $a "$(bin $a)" > "$LAB/shim/$a"
+		if [ -n "${TRACE:-}" ]; then
+			z=-Z; [ "$TRACE" = all ] && z=
+			printf '#!/bin/sh\nmkdir -p "$HOME/.cache/trace"\nexec strace -f -qq %s -e trace=%%file,%%desc -o "$HOME/.cache/trace/%s.$$" %s "$@"\n' "$z" $a "$(bin $a)" > "$LAB/shim/$a"
 		else
 			printf '#!/bin/sh\nexec %s "$@"\n' "$(bin $a)" > "$LAB/shim/$a"
 		fi
