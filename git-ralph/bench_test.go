@@ -287,9 +287,10 @@ func BenchmarkLargeRepo(b *testing.B) {
 		benchReport(b, ralph, bare)
 	})
 	b.Run("checkpoint", func(b *testing.B) {
-		// The checkpoint's git steps as the loop takes them (loop.checkpoint: branch
-		// and HEAD checks, the verify hook lookup, add -A, commit, the new HEAD)
-		// against `git add -A && git commit`, each after the same small change.
+		// The checkpoint's git steps as the loop takes them (loop.checkpoint: branch,
+		// HEAD and operation checks, add -A, the tree the gate sees and its gitlinks,
+		// commit, the commit's tree) against `git add -A && git commit`, each after
+		// the same small change.
 		ctx := context.Background()
 		for _, kv := range lr.env {
 			k, v, _ := strings.Cut(kv, "=")
@@ -478,18 +479,27 @@ func benchCheckpoint(b *testing.B, ctx context.Context, repo *git.Repo) {
 	if _, err := repo.CurrentBranch(ctx); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := repo.Head(ctx); err != nil {
+	head, err := repo.Head(ctx)
+	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := repo.HookExists(ctx, "ralph-verify"); err != nil {
+	if _, err := repo.InProgress(ctx); err != nil {
 		b.Fatal(err)
 	}
 	if err := repo.AddAll(ctx); err != nil {
 		b.Fatal(err)
 	}
-	msg := "checkpoint: 1\n\nStory 1: bench\n\nRalph-Change: x\nRalph-Story: 1\nRalph-Attempt: 1\nRalph-Agent: claude\n"
-	if _, err := repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true}); err != nil {
+	tree, _, err := repo.StagedTree(ctx) // the tree the gate sees, and its gitlinks
+	if err != nil {
 		b.Fatal(err)
+	}
+	msg := "checkpoint: 1\n\nStory 1: bench\n\nRalph-Change: x\nRalph-Story: 1\nRalph-Attempt: 1\nRalph-Agent: claude\n"
+	id, err := repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got, parents, err := repo.CommitShape(ctx, id); err != nil || got != tree || len(parents) != 1 || parents[0] != head {
+		b.Fatalf("the checkpoint is %s on %v (%v), want %s on %s", got, parents, err, tree, head)
 	}
 }
 
@@ -584,6 +594,9 @@ func TestGitCallsPerStory(t *testing.T) {
 // maxGitCallsPerStory is the ceiling TestGitCallsPerStory holds the loop to. Lower it
 // when a call goes. Three: add, commit, and the for-each-ref that checks the trust
 // surface after the agent (the snapshot before it reuses the previous check's refs).
+// The tree the verify gate sees (the commit must have exactly that tree: issue 29) is
+// computed from the index without a process, and the commit's tree read from its loose
+// object; naming the repository on every call (--git-dir, --work-tree) adds none.
 const maxGitCallsPerStory = 3
 
 var attemptLine = regexp.MustCompile(`^\[\d+/\d+\] story `)

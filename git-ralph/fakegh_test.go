@@ -67,7 +67,8 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh tls                                serve HTTPS too (Enterprise hosts): HTTPS_PROXY=<fake>, SSL_CERT_FILE=<its CA>
 //	fakegh repo OWNER/NAME GITDIR [fork-of OWNER/NAME] [default BRANCH]
 //	fakegh pr OWNER/NAME HEAD-OWNER:BRANCH BASE TITLE   an already open pull request
-//	fakegh fail METHOD PATH STATUS [times N] [header NAME VALUE]…   METHOD may be *, PATH a path.Match pattern
+//	fakegh fail METHOD PATH STATUS [after N] [times N] [header NAME VALUE]… [body JSON]
+//	                                          METHOD may be *, PATH a path.Match pattern; after N: the first N such calls pass
 //	fakegh hang METHOD PATH                   serve the next such request, then never answer it
 //	fakegh wait METHOD PATH [N]               block until such a request (the N-th since the last mark) was seen
 //	fakegh mark                               count wait's N from here
@@ -88,6 +89,21 @@ func hermeticGitHub(e *testscript.Env) {
 //	fakegh poll-interval N                    send x-poll-interval: N with the runs listing and a run
 //	fakegh list-delay N|forever               a new run is left out of the runs listing N times (or always)
 //	fakegh show-runs                          every run is in the runs listing from now on
+//	fakegh issue OWNER/NAME N TITLE [body FILE] [author LOGIN] [assoc ASSOCIATION] [closed] [pull] [deleted] [label L]… [blocked-by M]…
+//	                                          an issue (replacing issue N, keeping its comments); a pull request with pull
+//	fakegh subissue OWNER/NAME PARENT CHILD…  CHILD… become the last sub-issues of PARENT, in that order
+//	fakegh set-body OWNER/NAME N FILE         someone edits issue N's body on GitHub
+//	fakegh close OWNER/NAME N                 someone closes issue N (as completed)
+//	fakegh issues OWNER/NAME                  print the issues: #N state edits=… comments=… labels=… TITLE
+//	fakegh issue-body OWNER/NAME N            print issue N's body
+//	fakegh labels OWNER/NAME N                print issue N's labels, one a line
+//	fakegh comments OWNER/NAME N              print issue N's comments: "--- #ID by LOGIN edits=N", then the body
+//	fakegh after METHOD PATH [skip N] set-body|close OWNER/NAME N [FILE]
+//	                                          once such a request (the N+1-th) is answered, someone edits or closes an issue
+//	fakegh conform                            fail unless every request, and every answer, was as GitHub's OpenAPI description says
+//
+// Every fakegh command after start fails the script first if a request or an answer
+// so far did not conform to GitHub's OpenAPI description (githubtest/openapi.go).
 func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("fakegh cannot be negated")
@@ -103,6 +119,11 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("fakegh %s: run 'fakegh start' first", args[0])
 	}
 	s := h.srv
+	if s != nil {
+		if v := s.Violations(); len(v) > 0 {
+			ts.Fatalf("fakegh: not as GitHub's OpenAPI description says:\n%s", strings.Join(v, "\n"))
+		}
+	}
 	split := func(name string) (string, string) {
 		owner, repo, ok := strings.Cut(name, "/")
 		if !ok {
@@ -172,6 +193,10 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 			switch {
 			case args[i] == "times" && i+1 < len(args):
 				o.Times, err = strconv.Atoi(args[i+1])
+				ts.Check(err)
+				i += 2
+			case args[i] == "after" && i+1 < len(args):
+				o.After, err = strconv.Atoi(args[i+1])
 				ts.Check(err)
 				i += 2
 			case args[i] == "header" && i+2 < len(args):
@@ -337,6 +362,11 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 		for _, r := range s.Runs() {
 			fmt.Fprintf(out, "%d %s %s ref=%s branch=%s %s %s%s\n", r.ID, r.Repo, r.Workflow, r.Ref, r.Inputs["branch"], r.Title, r.Status, strings.TrimSuffix(" "+r.Conclusion, " "))
 		}
+	case "issue", "subissue", "set-body", "close", "issues", "issue-body", "labels", "comments":
+		fakeIssues(ts, s, args)
+	case "after":
+		fakeAfter(ts, s, args[1:])
+	case "conform": // the check above is all
 	case "autorun":
 		fakeAutorun(ts, h)
 	case "await":
@@ -353,4 +383,167 @@ func cmdFakeGH(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("fakegh: unknown subcommand %q", args[0])
 	}
+}
+
+// fakeIssues is fakegh's issue commands (see cmdFakeGH).
+func fakeIssues(ts *testscript.TestScript, s *githubtest.Server, args []string) {
+	out := ts.Stdout()
+	if len(args) < 2 {
+		ts.Fatalf("usage: fakegh %s OWNER/NAME …", args[0])
+	}
+	owner, name, ok := strings.Cut(args[1], "/")
+	if !ok {
+		ts.Fatalf("fakegh: %q is not OWNER/NAME", args[1])
+	}
+	num := func(s string) int {
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "#"))
+		if err != nil {
+			ts.Fatalf("fakegh %s: %q is not an issue number", args[0], s)
+		}
+		return n
+	}
+	get := func(n int) githubtest.Issue {
+		is, ok := s.GetIssue(owner, name, n)
+		if !ok {
+			ts.Fatalf("fakegh %s: no issue #%d in %s", args[0], n, args[1])
+		}
+		return is
+	}
+	edit := func(n int, f func(*githubtest.Issue)) {
+		if !s.EditIssue(owner, name, n, f) {
+			ts.Fatalf("fakegh %s: no issue #%d in %s", args[0], n, args[1])
+		}
+	}
+	switch args[0] {
+	case "issue":
+		if len(args) < 4 {
+			ts.Fatalf("usage: fakegh issue OWNER/NAME N TITLE [body FILE] [author LOGIN] [assoc A] [closed] [pull] [deleted] [label L]… [blocked-by M]…")
+		}
+		is := githubtest.Issue{Number: num(args[2]), Title: args[3]}
+		for i := 4; i < len(args); i++ {
+			opt := args[i]
+			val := func() string {
+				if i+1 >= len(args) {
+					ts.Fatalf("fakegh issue: %s needs a value", opt)
+				}
+				i++
+				return args[i]
+			}
+			switch opt {
+			case "body":
+				is.Body = ts.ReadFile(val())
+			case "author":
+				is.Author = val()
+			case "assoc":
+				is.AuthorAssociation = val()
+			case "label":
+				is.Labels = append(is.Labels, val())
+			case "blocked-by":
+				is.BlockedBy = append(is.BlockedBy, num(val()))
+			case "closed":
+				is.State, is.StateReason = "closed", "completed"
+			case "pull":
+				is.IsPull = true
+			case "deleted":
+				is.Deleted = true
+			default:
+				ts.Fatalf("fakegh issue: unknown option %q", opt)
+			}
+		}
+		if !s.SetIssue(owner, name, is) {
+			ts.Fatalf("fakegh issue: no repository %s", args[1])
+		}
+	case "subissue":
+		if len(args) < 4 {
+			ts.Fatalf("usage: fakegh subissue OWNER/NAME PARENT CHILD…")
+		}
+		for _, c := range args[3:] {
+			get(num(c))
+		}
+		edit(num(args[2]), func(is *githubtest.Issue) {
+			for _, c := range args[3:] {
+				is.SubIssues = append(is.SubIssues, num(c))
+			}
+		})
+	case "set-body":
+		if len(args) != 4 {
+			ts.Fatalf("usage: fakegh set-body OWNER/NAME N FILE")
+		}
+		body := ts.ReadFile(args[3])
+		edit(num(args[2]), func(is *githubtest.Issue) { is.Body = body })
+	case "close":
+		edit(num(args[2]), func(is *githubtest.Issue) { is.State, is.StateReason = "closed", "completed" })
+	case "issues":
+		var all []githubtest.Issue
+		s.State(func(st *githubtest.State) {
+			for _, r := range st.Repos {
+				if strings.EqualFold(r.Owner, owner) && strings.EqualFold(r.Name, name) {
+					for _, is := range r.Issues {
+						all = append(all, *is)
+					}
+				}
+			}
+		})
+		if len(all) == 0 {
+			fmt.Fprintln(out, "no issues")
+		}
+		for _, is := range all {
+			fmt.Fprintf(out, "#%d %s edits=%d comments=%d labels=%s %s\n", is.Number, is.State, is.Edits, len(is.Comments), strings.Join(is.Labels, ","), is.Title)
+		}
+	case "issue-body":
+		fmt.Fprint(out, get(num(args[2])).Body)
+	case "labels":
+		for _, l := range get(num(args[2])).Labels {
+			fmt.Fprintln(out, l)
+		}
+	case "comments":
+		for _, c := range get(num(args[2])).Comments {
+			fmt.Fprintf(out, "--- #%d by %s edits=%d\n%s\n", c.ID, c.Author, c.Edits, strings.TrimSuffix(c.Body, "\n"))
+		}
+	}
+}
+
+// fakeAfter is "fakegh after": an edit on GitHub at a given point of a run.
+func fakeAfter(ts *testscript.TestScript, s *githubtest.Server, args []string) {
+	usage := "usage: fakegh after METHOD PATH [skip N] set-body|close OWNER/NAME N [FILE]"
+	if len(args) < 5 {
+		ts.Fatalf("%s", usage)
+	}
+	method, pattern, rest := args[0], args[1], args[2:]
+	skip := 0
+	if rest[0] == "skip" {
+		n, err := strconv.Atoi(rest[1])
+		ts.Check(err)
+		skip, rest = n, rest[2:]
+	}
+	if len(rest) < 3 {
+		ts.Fatalf("%s", usage)
+	}
+	owner, name, _ := strings.Cut(rest[1], "/")
+	n, err := strconv.Atoi(rest[2])
+	ts.Check(err)
+	var edit func(*githubtest.Issue)
+	switch {
+	case rest[0] == "set-body" && len(rest) == 4:
+		body := ts.ReadFile(rest[3])
+		edit = func(is *githubtest.Issue) { is.Body = body }
+	case rest[0] == "close" && len(rest) == 3:
+		edit = func(is *githubtest.Issue) { is.State, is.StateReason = "closed", "completed" }
+	default:
+		ts.Fatalf("%s", usage)
+	}
+	if method == "*" {
+		method = ""
+	}
+	s.AfterRequest(method, pattern, skip, func(st *githubtest.State) {
+		for _, r := range st.Repos {
+			if strings.EqualFold(r.Owner, owner) && strings.EqualFold(r.Name, name) {
+				for _, is := range r.Issues {
+					if is.Number == n {
+						edit(is)
+					}
+				}
+			}
+		}
+	})
 }

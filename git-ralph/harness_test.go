@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-ralph/git-ralph/internal/testtmp"
 )
 
 // The harness commands below replace the shell helpers scripts used to carry
@@ -354,32 +356,20 @@ func cmdAdvance(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(f.Close())
 }
 
-// memTempDir is a temporary directory in memory (/dev/shm, when it is a tmpfs with room
-// to spare), removed when the test ends; else t.TempDir(). The scripts and the chaos
-// trials create and remove thousands of small files (a repository per script, git's
-// objects, locks and indexes): on the machine's ext4, allocating an inode among so many
-// recently deleted ones cost a quarter of the suite's CPU (perf: find_get_block_common,
-// recently_deleted under ext4_create and ext4_mkdir), and a tmpfs has no such cost.
-// What the tests check is git's and git-ralph's behaviour, which is the same there. The
-// install tests stay on the disk: they link Go's build cache, which must be on the
-// same file system.
+// memTempDir is a temporary directory in memory (testtmp.Root: /dev/shm, when it is a
+// tmpfs with room to spare), removed when the test ends; else t.TempDir(). The scripts
+// and the chaos trials create and remove thousands of small files: on the machine's
+// ext4, allocating an inode among so many recently deleted ones cost a quarter of the
+// suite's CPU (perf: find_get_block_common, recently_deleted under ext4_create and
+// ext4_mkdir). The install tests stay on the disk: they link Go's build cache, which
+// must be on the same file system.
 func memTempDir(t testing.TB) string {
 	t.Helper()
-	if os.Getenv("GIT_RALPH_TEST_ON_DISK") == "" && tmpfsWithRoom("/dev/shm", 2<<30) {
-		if dir, err := os.MkdirTemp("/dev/shm", "git-ralph-test-"); err == nil {
+	if root := testtmp.Root(); root != "" {
+		if dir, err := os.MkdirTemp(root, "git-ralph-test-"); err == nil {
 			t.Cleanup(func() { os.RemoveAll(dir) })
 			return dir
 		}
 	}
 	return t.TempDir()
-}
-
-// tmpfsWithRoom reports whether dir is a writable tmpfs with at least room bytes free.
-func tmpfsWithRoom(dir string, room uint64) bool {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return false
-	}
-	const tmpfsMagic = 0x01021994
-	return int64(st.Type) == tmpfsMagic && uint64(st.Bavail)*uint64(st.Bsize) >= room && syscall.Access(dir, 2) == nil
 }

@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(scriptParallel{m}, map[string]func(){
 		"git-ralph":    func() { os.Exit(cli.MainTuned(os.Args[1:], term.System(), testTuning())) },
 		"hold-lock":    holdLock,
+		"attacker":     attacker,
 		"claude":       fakeagent.Main,
 		"codex":        fakeagent.Main,
 		"gemini":       fakeagent.Main,
@@ -92,6 +93,8 @@ func TestScript(t *testing.T) {
 // sandbox the agent on (the scripts that need it say so and skip elsewhere), and
 // [landlock:N] one whose Landlock ABI is N or later. GIT_RALPH_TEST_LANDLOCK=N in the
 // environment of `go test` plays an older kernel for every script (and its git-ralph).
+// [root]: the tests run as root, whose capabilities read a non-dumpable process's /proc
+// files unless the sandbox drops them.
 func condition(cond string) (bool, error) {
 	s := sandbox.Probe()
 	if f := testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK")); f != nil {
@@ -100,6 +103,8 @@ func condition(cond string) (bool, error) {
 	switch name, arg, _ := strings.Cut(cond, ":"); {
 	case cond == "landlock":
 		return s.Usable(), nil
+	case cond == "root":
+		return os.Geteuid() == 0, nil
 	case name == "landlock":
 		n, err := strconv.Atoi(arg)
 		if err != nil {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/sandbox"
+
+	"github.com/git-ralph/git-ralph/internal/testtmp"
 )
 
 // The test binary doubles as a fake claude: when helperEnv is set, TestMain
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 		// which would make the helper look like an agent that lingers.
 		syscall.Exit(helperMain(mode, os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testtmp.Main(m))
 }
 
 const (

@@ -125,6 +125,20 @@ func (c *manualClock) Advance(d time.Duration) {
 	c.timers = keep
 }
 
+// keepAdvancing moves clock by d now and every 10ms until done is closed: Run arms its
+// timers when it begins to supervise the process, which may be after the output the
+// test waited for, so a single move could come before the timer it was meant to fire.
+func keepAdvancing(clock *manualClock, d time.Duration, done <-chan struct{}) {
+	for {
+		clock.Advance(d)
+		select {
+		case <-done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // textSink hands each live text to the test as it arrives.
 type textSink struct {
 	mu    sync.Mutex
@@ -237,9 +251,11 @@ func TestRunHangIgnoringSIGTERM(t *testing.T) {
 	// started ignoring SIGTERM.
 	clock, log := newManualClock(), newSyncBuffer()
 	req.Clock, req.Log = clock, log
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		<-log.started
-		clock.Advance(req.IdleTimeout)
+		keepAdvancing(clock, req.IdleTimeout, done)
 	}()
 	var pid int
 	var start uint64
@@ -297,9 +313,11 @@ func TestRunIdleTimeout(t *testing.T) {
 	req.Log = &log
 	sink := newTextSink()
 	req.Sink = sink
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		sink.next(t) // "thinking hard": then nothing more for the idle timeout
-		clock.Advance(req.IdleTimeout)
+		keepAdvancing(clock, req.IdleTimeout, done)
 	}()
 	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {
@@ -363,9 +381,11 @@ func TestRunTimeout(t *testing.T) {
 	req.Clock = clock
 	sink := newTextSink()
 	req.Sink = sink
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		sink.next(t) // at work, printing: then its time runs out
-		clock.Advance(req.Timeout)
+		keepAdvancing(clock, req.Timeout, done)
 	}()
 	res, err := agent.Run(context.Background(), newHelper(t), req)
 	if err != nil {

@@ -260,6 +260,7 @@ type env struct {
 	looked  bool
 
 	clients map[string]*github.Client // by host: one per host, so that its spacing holds across commands' requests
+	issues  *githubflow.IssueKind     // the issue task source, once a loop is made
 
 	trackedMu sync.Mutex
 	trackedIn map[string]*git.Repo // the work trees repofile asked about, by their real path
@@ -343,6 +344,8 @@ func (e *env) openRepo() (*git.Repo, error) {
 	switch {
 	case errors.Is(err, git.ErrNotRepo):
 		return nil, &loop.Error{Msg: "not a git repository", Hint: "run git ralph inside the work tree of a git repository", Err: err}
+	case errors.Is(err, git.ErrForeignCommonDir):
+		return nil, &loop.Error{Msg: err.Error(), Hint: "git writes a commondir only in a linked worktree's git directory (.git/worktrees/<name>): if you did not write this one\n(the agent of a run may have), look at it and remove it; 'git worktree repair' mends a linked worktree", Err: err}
 	case errors.Is(err, git.ErrBare):
 		return nil, &loop.Error{Msg: "this is a bare repository", Hint: "git ralph needs a work tree: run it in a clone or a worktree", Err: err}
 	case err != nil:
@@ -373,6 +376,23 @@ func (e *env) remote() (*githubflow.Remote, error) {
 // any that needs something only the CLI has (a GitHub client) goes here, built with it.
 func sources() source.Kinds { return source.Builtin() }
 
+// issueKind is GitHub issues as a task source, built with the GitHub client; start
+// lets it read GitHub (Fetch), every other command reads what a run recorded.
+func (e *env) issueKind(l *loop.Loop) *githubflow.IssueKind {
+	if e.issues == nil {
+		e.issues = &githubflow.IssueKind{Dir: l.Store.Dir, Client: e.github, Ctx: e.ctx,
+			Default: func() *github.Repo {
+				explicit, _, _ := l.Repo.Config(e.ctx, "ralph.repo")
+				r, ok, err := githubflow.On(l).IssueRepo(e.ctx, githubflow.PROptions{Repo: explicit, EnvRepo: os.Getenv("GH_REPO")})
+				if err != nil || !ok {
+					return nil
+				}
+				return &r
+			}}
+	}
+	return e.issues
+}
+
 func (e *env) loop() (*loop.Loop, error) {
 	repo, err := e.openRepo()
 	if err != nil {
@@ -381,7 +401,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l := loop.New(repo, newReporter(e.s))
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
-	l.Sources = sources()
+	l.Sources = append(sources(), e.issueKind(l))
 	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
 	l.Clock = e.tune.Clock
 	if e.tune.Now != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -101,15 +103,38 @@ func (c *finishCmd) Run(e *env) error {
 	if c.Squash {
 		mode = loop.Squash
 	}
+	closing := c.closingLines(e, l) // read before the run is forgotten
 	res, err := l.Finish(e.ctx, c.Change, mode)
 	if err != nil {
 		return err
 	}
 	printFinish(e.s, res, mode)
+	if len(closing) > 0 {
+		fmt.Fprintf(e.s.Err, "for your commit message or pull request, to close the issues when it lands:\n")
+		fmt.Fprintln(e.s.Out, strings.Join(closing, "\n"))
+	}
 	if c.Prune {
 		return c.prune(e, rem, prune)
 	}
 	return nil
+}
+
+// closingLines are the "Closes OWNER/REPO#N" lines of the run finish is about (a GitHub
+// issue run's), none when it has none or cannot be read.
+func (c *finishCmd) closingLines(e *env, l *loop.Loop) []string {
+	name, err := l.ResolveRun(c.Change)
+	if err != nil {
+		return nil
+	}
+	rec, err := l.Store.Load(name)
+	if err != nil {
+		return nil
+	}
+	ch, err := l.Sources.OpenRun(source.Repo{Root: l.Repo.Root, Runs: l.Store}, rec)
+	if err != nil {
+		return nil
+	}
+	return githubflow.ClosingLines(rec, ch, "")
 }
 
 // cancel is finish --cancel: ask GitHub to cancel the run (a run already over is left

@@ -211,7 +211,7 @@ func (c *hookCmd) prePush(e *env, h *hookSite, args []string) error {
 }
 
 // verify is the ralph-verify gate: ralph.verifyCommand, or the project's obvious
-// test command. The loop runs it through `git hook run` after a COMPLETE; a non-zero
+// test command. The loop runs it (as recorded before the attempt) after a COMPLETE; a non-zero
 // exit fails the attempt, and the end of the output is the reason in the next prompt.
 func (c *hookCmd) verify(e *env, h *hookSite, args []string) error {
 	if err := runLocal(e, h, "ralph-verify", args, e.s.In); err != nil {

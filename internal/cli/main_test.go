@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/git-ralph/git-ralph/internal/sandbox"
+
+	"github.com/git-ralph/git-ralph/internal/testtmp"
 )
 
 // TestMain makes the test binary the agent's launcher when a sandboxed start run
@@ -13,5 +15,5 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
 		os.Exit(sandbox.Main(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testtmp.Main(m))
 }

@@ -196,6 +196,9 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	if c.Fresh {
 		args = append(args, "--fresh")
 	}
+	if c.TrustIssueAuthor {
+		args = append(args, "--trust-issue-author")
+	}
 	if c.TrustCurrent {
 		args = append(args, "--trust-current")
 	}

@@ -96,8 +96,10 @@
 //	                                  $RALPH_STORY in openspec/changes/$RALPH_CHANGE/tasks.md
 //	                                  ("check_story": "2" names the story); with RALPH_SOURCE and
 //	                                  RALPH_TASKS_FILE set, the story of that file as git-ralph
-//	                                  reads it: spec-kit boxes become [X], plan boxes [x], and a
-//	                                  prd.json story's "passes" becomes true
+//	                                  reads it: spec-kit boxes become [X], plan boxes [x], a
+//	                                  prd.json story's "passes" becomes true, and a GitHub
+//	                                  issue's tasks file (an absolute RALPH_TASKS_FILE outside
+//	                                  the work tree) has the boxes of its story's section [x]
 //	{"check_task": "1.2"}             ticks the first open task with that id (same file)
 //	{"echo_prompt": true}             Bash tool "cat prompt" whose output is the whole prompt
 //	{"event": {…}}                    the object verbatim (claude: session_id and uuid filled in if absent)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/testtmp"
 )
 
 // TestMain lets the subprocess tests run this test binary as the agent.
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 	if testdata, err = filepath.Abs("testdata"); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	os.Exit(testtmp.Main(m))
 }
 
 var (

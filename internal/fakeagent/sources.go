@@ -2,6 +2,7 @@ package fakeagent
 
 import (
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/issue"
 	"regexp"
 	"strings"
 
@@ -26,6 +27,8 @@ func tickSource(kind string, content []byte, story string) (*taskEdit, error) {
 		return tickBoxes(content, t, story, "[x]")
 	case "prd":
 		return passStory(content, story)
+	case "issue":
+		return tickBoxes(content, issue.FileTasks(content), story, "[x]")
 	}
 	return nil, fmt.Errorf("unknown RALPH_SOURCE %q", kind)
 }

@@ -51,3 +51,19 @@ func TestTickSource(t *testing.T) {
 		t.Errorf("a story that passes: %v", err)
 	}
 }
+
+// A GitHub issue's tasks file: the boxes of the story's section, and no other.
+func TestTickIssue(t *testing.T) {
+	file := "# Greeter\n\n## issue-11: Parse names\n\n- [ ] split\n  - [x] trim\n\n## issue-12: Wire it\n\n- [ ] Wire it\n"
+	e, err := tickSource("issue", []byte(file), "issue-11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(file, "- [ ] split", "- [x] split", 1)
+	if string(e.content) != want {
+		t.Fatalf("ticked:\n%s\nwant:\n%s", e.content, want)
+	}
+	if _, err := tickSource("issue", []byte(file), "issue-99"); err == nil {
+		t.Fatal("a story the file does not have")
+	}
+}

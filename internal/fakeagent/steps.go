@@ -238,6 +238,9 @@ func (f *fake) tick(story, taskID string) {
 	kind, tracked := f.env("RALPH_SOURCE"), f.env("RALPH_TASKS_FILE")
 	if tracked != "" && taskID == "" { // another source's file, or the one the change's schema tracks
 		t.path = filepath.Join(f.cwd, filepath.FromSlash(tracked))
+		if filepath.IsAbs(tracked) { // a file outside the working tree (a GitHub issue's tasks)
+			t.path = tracked
+		}
 	} else if ch, err := openspec.Load(f.cwd, change); err == nil { // the file the change's schema tracks
 		t.path = ch.TasksPath
 	}

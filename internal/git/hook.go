@@ -8,42 +8,44 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
-// Hook runs the hook called name (for instance ralph-verify) the way git
-// runs its own hooks, with env (KEY=VALUE) added to its environment, and
-// returns its combined stdout and stderr (the last 64 KiB) and its exit
-// code. A missing hook is exit code 0 with no output. err is non-nil only
-// when the hook could not be run at all; a failing hook is not an error,
-// it is exit code != 0.
-//
-// Unlike every other method, Hook stops the hook when ctx is cancelled
-// (SIGINT to its process group, then SIGKILL): a verify hook may run a
-// whole test suite, and Ctrl-C must not wait for it. It then returns
-// exit code -1 and the context's error.
-//
-// git 2.36 and later run it with `git hook run --ignore-missing`, which
-// honours core.hooksPath and any future hook configuration. Older gits
-// have no `git hook`, so Hook runs the file HookExists finds, from the
-// worktree root, as git would.
-func (r *Repo) Hook(ctx context.Context, name string, env []string) (output string, exitCode int, err error) {
+// RecordedHook runs script, the content of hook name as the caller recorded it
+// before anything could change it, instead of whatever the hooks directory holds now:
+// the way git runs a hook (from the work tree's root, /bin/sh for a script without a
+// #! line, with env added, stopped on ctx's cancellation as Hook is), but from a copy
+// no one can change (sealedCopy; elsewhere a fresh private file). git exports
+// nothing to it: GIT_DIR, GIT_WORK_TREE and GIT_COMMON_DIR are not set, so the tests a
+// gate runs may make repositories of their own. $0 is the copy's path, not the hook's.
+// Output and exit code are Hook's.
+func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env []string) (output string, exitCode int, err error) {
 	if err := checkHookName(name); err != nil {
 		return "", -1, err
 	}
-	c := call{env: env, combined: true, interruptible: true}
-	if r.atLeast(ctx, 2, 36) {
-		c.args = []string{"hook", "run", "--ignore-missing", name}
-	} else {
-		path, ok, err := r.hookFile(ctx, name)
+	c := call{env: env, combined: true, interruptible: true, show: filepath.Join(r.pinnedHooksDir(), name)}
+	res, ran := r.runSealed(ctx, c, name, script)
+	if !ran && sealedOnly {
+		return "", -1, errors.New("no sealed copy") // tests: the fallback is not wanted
+	}
+	if !ran {
+		// No sealed copy here (another system, or a kernel that will not execute one):
+		// a private copy, made for this run alone.
+		dir, err := os.MkdirTemp("", "git-ralph-hook-")
 		if err != nil {
 			return "", -1, err
 		}
-		if !ok {
-			return "", 0, nil
+		defer os.RemoveAll(dir)
+		c.program = filepath.Join(dir, name)
+		if err := os.WriteFile(c.program, script, 0o700); err != nil {
+			return "", -1, err
 		}
-		c.program = path
+		res = r.runOnce(ctx, c)
+		if isExecFormat(res.err) {
+			c.args, c.program = []string{c.program}, "/bin/sh"
+			res = r.runOnce(ctx, c)
+		}
 	}
-	res := r.runOnce(ctx, c)
 	output = string(res.stderr)
 	if res.exitCode == -1 {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -53,6 +55,37 @@ func (r *Repo) Hook(ctx context.Context, name string, env []string) (output stri
 	}
 	return output, res.exitCode, nil
 }
+
+// runSealed runs c from a sealed copy of script, passed to the child as its fd 3
+// (/proc/self/fd/3), with /bin/sh when it has no #! line. ran is false when no sealed
+// copy could be made or executed.
+func (r *Repo) runSealed(ctx context.Context, c call, name string, script []byte) (res result, ran bool) {
+	if noSealedCopy {
+		return result{}, false
+	}
+	f, err := sealedCopy(name, script)
+	if err != nil {
+		return result{}, false
+	}
+	defer f.Close()
+	c.extra, c.program = f, "/proc/self/fd/3"
+	res = r.runOnce(ctx, c)
+	if isExecFormat(res.err) {
+		c.args, c.program = []string{"/proc/self/fd/3"}, "/bin/sh"
+		res = r.runOnce(ctx, c)
+	}
+	if res.exitCode == -1 && ctx.Err() == nil && !isExecFormat(res.err) && errors.Is(res.err, fs.ErrPermission) {
+		return result{}, false // vm.memfd_noexec forbids it
+	}
+	return res, true
+}
+
+// noSealedCopy and sealedOnly let tests take RecordedHook's fallback, or refuse it.
+var noSealedCopy, sealedOnly bool
+
+// isExecFormat reports a start that failed because the file is no executable the
+// kernel knows (a script without #!), which git runs with /bin/sh.
+func isExecFormat(err error) bool { return errors.Is(err, syscall.ENOEXEC) }
 
 // HookExists reports whether an executable hook file called name is where
 // git looks for it (core.hooksPath honoured).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,47 +17,58 @@ pwd
 exit "${VERIFY_EXIT:-0}"
 `
 
-func TestHook(t *testing.T) {
+// The gate runs the hook as recorded, whatever the hooks directory holds when it
+// starts: from the sealed copy and from the fallback's private one alike.
+func TestRecordedHook(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		ver  version // zero: the installed git
+		name     string
+		fallback bool
 	}{
-		{"git hook run", version{}},
-		{"git 2.31 fallback", version{2, 31}},
+		{"sealed copy", false},
+		{"private copy", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if !tc.fallback && runtime.GOOS == "linux" {
+				sealedOnly = true
+				t.Cleanup(func() { sealedOnly = false })
+			}
+			if tc.fallback {
+				noSealedCopy = true
+				t.Cleanup(func() { noSealedCopy = false })
+			}
 			dir, r := newRepo(t)
-			if tc.ver != (version{}) {
-				r.version = tc.ver
-			} else if !r.atLeast(t.Context(), 2, 36) {
-				t.Skip("git hook run needs git 2.36")
-			}
 			ctx := t.Context()
-
-			out, code, err := r.Hook(ctx, "ralph-verify", nil)
-			if err != nil || code != 0 || out != "" {
-				t.Errorf("missing hook: %q, %d, %v; want no output, 0, nil", out, code, err)
-			}
-
-			writeHook(t, dir, "ralph-verify", verifyScript)
+			// What the hooks directory holds now is not what runs.
+			writeHook(t, dir, "ralph-verify", "echo swapped\nexit 0\n")
 			sub := filepath.Join(dir, "sub")
 			if err := os.Mkdir(sub, 0o755); err != nil {
 				t.Fatal(err)
 			}
+			script := []byte("#!/bin/sh\necho \"git_dir=$GIT_DIR common=$GIT_COMMON_DIR work=$GIT_WORK_TREE\"\n" + verifyScript)
 			env := []string{"RALPH_STORY=1.2", "RALPH_CHANGE=login form"}
-			out, code, err = r.Hook(ctx, "ralph-verify", env)
+			out, code, err := r.RecordedHook(ctx, "ralph-verify", script, env)
 			if err != nil || code != 0 {
-				t.Fatalf("Hook = %d, %v", code, err)
+				t.Fatalf("RecordedHook = %d, %v\n%s", code, err, out)
 			}
-			for _, want := range []string{"story=1.2 change=login form ralph=1", "to stderr", dir + "\n"} {
+			for _, want := range []string{"story=1.2 change=login form ralph=1", "to stderr", dir + "\n", "git_dir= common= work=\n"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("output %q lacks %q", out, want)
 				}
 			}
-
-			out, code, err = r.Hook(ctx, "ralph-verify", append(env, "VERIFY_EXIT=3"))
+			if strings.Contains(out, "swapped") {
+				t.Errorf("the hook file on disk ran, not the recorded one: %q", out)
+			}
+			out, code, err = r.RecordedHook(ctx, "ralph-verify", script, append(env, "VERIFY_EXIT=3"))
 			if err != nil || code != 3 || !strings.Contains(out, "story=1.2") {
 				t.Errorf("failing hook = %q, %d, %v; want its output and exit 3", out, code, err)
+			}
+			// No #! line: /bin/sh runs it, as git does.
+			out, code, err = r.RecordedHook(ctx, "ralph-verify", []byte("echo plain; exit 4\n"), nil)
+			if err != nil || code != 4 || out != "plain\n" {
+				t.Errorf("script without #! = %q, %d, %v; want plain, 4", out, code, err)
+			}
+			if _, _, err := r.RecordedHook(ctx, "../config", script, nil); err == nil {
+				t.Error("RecordedHook accepted a path as a hook name")
 			}
 		})
 	}
@@ -70,7 +82,7 @@ while [ $i -lt 4000 ]; do echo "filler line number $i padded out to about fifty"
 echo THE-END
 exit 1
 `)
-	out, code, err := r.Hook(t.Context(), "ralph-verify", nil)
+	out, code, err := r.RecordedHook(t.Context(), "ralph-verify", []byte(read(t, dir, ".git/hooks/ralph-verify")), nil)
 	if err != nil || code != 1 {
 		t.Fatalf("Hook = %d, %v", code, err)
 	}
@@ -81,13 +93,13 @@ exit 1
 
 func TestHookCancel(t *testing.T) {
 	dir, r := newRepo(t)
-	// The hook sleeps an hour: Hook returning at all says the cancellation stopped it.
+	// The hook sleeps an hour: RecordedHook returning at all says the cancellation stopped it.
 	writeHook(t, dir, "ralph-verify", "echo started\nsleep 3600\necho not reached\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	out, code, err := r.Hook(ctx, "ralph-verify", nil)
+	out, code, err := r.RecordedHook(ctx, "ralph-verify", []byte(read(t, dir, ".git/hooks/ralph-verify")), nil)
 	if !errors.Is(err, context.Canceled) || code != -1 {
-		t.Errorf("Hook = %d, %v; want -1, context.Canceled", code, err)
+		t.Errorf("RecordedHook = %d, %v; want -1, context.Canceled", code, err)
 	}
 	if strings.Contains(out, "not reached") {
 		t.Errorf("hook ran to the end: %q", out)
@@ -133,13 +145,6 @@ func TestHooksPathHonoured(t *testing.T) {
 	}
 	if ok, err := r.HookExists(ctx, "ralph-verify"); !ok || err != nil {
 		t.Errorf("HookExists = %v, %v", ok, err)
-	}
-	for _, v := range []version{{}, {2, 31}} {
-		r.version = v
-		out, code, err := r.Hook(ctx, "ralph-verify", nil)
-		if err != nil || code != 0 || out != "from custom\n" {
-			t.Errorf("git %v: Hook = %q, %d, %v", v, out, code, err)
-		}
 	}
 }
 

@@ -13,14 +13,14 @@ import (
 	"time"
 )
 
-func TestHookOwnProcessGroup(t *testing.T) {
+func TestRecordedHookOwnProcessGroup(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
 	dir, r := newRepo(t)
 	// Field 5 of /proc/<pid>/stat is the process group.
-	writeHook(t, dir, "ralph-verify", "cut -d' ' -f5 /proc/$$/stat\n")
-	out, _, err := r.Hook(t.Context(), "ralph-verify", nil)
+	_ = dir
+	out, _, err := r.RecordedHook(t.Context(), "ralph-verify", []byte("#!/bin/sh\ncut -d' ' -f5 /proc/$$/stat\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestHookOwnProcessGroup(t *testing.T) {
 		t.Fatalf("hook printed %q", out)
 	}
 	if pgid == syscall.Getpgrp() {
-		t.Errorf("git ran in our process group %d; a Ctrl-C would reach it", pgid)
+		t.Errorf("the hook ran in our process group %d; a Ctrl-C would reach it", pgid)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,12 +38,11 @@ type Repo struct {
 	// and benchmarks can pin how many invocations an operation costs.
 	Calls atomic.Int64
 
-	// version is git's version, asked the first time a feature depends on it
-	// (atLeast); zero when not asked yet or not parsable, in which case every
-	// feature is assumed present.
-	versionMu    sync.Mutex
-	version      version
-	versionAsked bool
+	// version is git's version when something asked it (Open, when rev-parse
+	// fails, to say why); zero when not known, in which case every feature is
+	// assumed present (a git without one refuses the option, and is asked again).
+	versionMu sync.Mutex
+	version   version
 
 	// hooksDir is HooksDir's answer: read by Open, and pinned on every
 	// later git as core.hooksPath (see safetyArgs).
@@ -63,8 +63,8 @@ type Repo struct {
 //
 // Open runs one git. It does not ask git's version: rev-parse
 // --path-format=absolute is what needs 2.31, and only when it fails is the
-// version asked, to say why. The version is asked later, once, only where a
-// feature depends on it (atLeast).
+// version asked, to say why. (The verify gate, which needed git hook run's
+// 2.36, now runs the hook as recorded, without git.)
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	r := &Repo{Root: dir}
 	out, err := r.run(ctx, call{
@@ -99,8 +99,32 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	r.Root, r.GitDir, r.CommonDir = lines[0], lines[1], lines[2]
+	if err := checkLayout(r.GitDir, r.CommonDir); err != nil {
+		return nil, err
+	}
 	r.setHooksDir(lines[3])
 	return r, nil
+}
+
+// ErrForeignCommonDir is Open's refusal of a git directory whose commondir file names a
+// repository it does not belong to.
+var ErrForeignCommonDir = errors.New("the git directory's commondir names a repository it does not belong to")
+
+// checkLayout refuses a git directory whose commondir file points where git itself never
+// puts one: git writes commondir only in a linked worktree's directory,
+// <common dir>/worktrees/<name>. One anywhere else (a main worktree's .git/commondir, a
+// worktree's pointed at another repository) was written by someone else, the agent of
+// a run perhaps, and makes every git in that checkout read another repository's config,
+// hooks and refs: git-ralph will not open it.
+func checkLayout(gitDir, commonDir string) error {
+	if SamePath(gitDir, commonDir) {
+		return nil
+	}
+	admin := filepath.Dir(gitDir)
+	if filepath.Base(admin) == "worktrees" && SamePath(filepath.Dir(admin), commonDir) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s points this checkout at %s", ErrForeignCommonDir, filepath.Join(gitDir, "commondir"), commonDir)
 }
 
 // whyNoWorkTree maps a failed Open to ErrBare or ErrNotRepo.
@@ -151,25 +175,6 @@ type version struct{ major, minor int }
 
 func (v version) less(o version) bool {
 	return v.major < o.major || v.major == o.major && v.minor < o.minor
-}
-
-// atLeast reports whether git is at least major.minor, asking git's version
-// the first time a feature depends on it. An unknown version counts as new
-// enough.
-func (r *Repo) atLeast(ctx context.Context, major, minor int) bool {
-	r.versionMu.Lock()
-	if r.version == (version{}) && !r.versionAsked {
-		r.versionAsked = true
-		if out, err := r.run(ctx, call{readOnly: true, args: []string{"version"}}); err == nil {
-			r.version, _ = parseVersion(string(out))
-		}
-	}
-	v := r.version
-	r.versionMu.Unlock()
-	if v == (version{}) {
-		return true
-	}
-	return !v.less(version{major, minor})
 }
 
 // knownOlder reports whether git's version is known (without asking) and older

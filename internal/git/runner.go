@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -77,6 +78,10 @@ type call struct {
 	// group (SIGINT, then SIGKILL). Only for user code of unbounded
 	// duration; see the package doc.
 	interruptible bool
+	// extra is passed to the child as its fd 3 (a sealed hook to run).
+	extra *os.File
+	// show is what --verbose prints for program (a hook's path, not the copy's).
+	show string
 	// stdout, when set, receives the child's stdout as it comes instead of
 	// a buffer (run then returns nil output): for output too large to hold,
 	// which the writer bounds. Only for read-only commands, which are never
@@ -163,14 +168,21 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		// The safety overrides are the same on every line: --verbose leaves
 		// them out so that it stays readable.
 		c.args = append(r.safetyArgs(), c.args...)
-		if c.dir == "" && r.GitDir != "" && r.GitDir != r.CommonDir {
-			// A linked worktree: the .git file in its work tree, and the
-			// commondir file beside its git directory, say where the
-			// repository is, and the agent can rewrite both. Pinned, git-ralph's
-			// git never runs in a repository the agent made (its config, its
-			// filters, refs copied to look untouched). git exports both to
-			// hooks, where it already sets GIT_DIR for a linked worktree.
-			c.args = append([]string{"--git-dir=" + r.GitDir}, c.args...)
+		if c.dir == "" && r.GitDir != "" {
+			// Where the repository is, said by files in the work tree that the
+			// agent can rewrite: a linked worktree's .git file, core.worktree,
+			// the commondir beside a git directory (a main worktree's too: git
+			// follows .git/commondir wherever it finds one). Named explicitly
+			// on every call, git-ralph's git never takes its config, hooks or
+			// objects from a repository the agent made. git's files ref backend
+			// still reads <git dir>/commondir whatever GIT_COMMON_DIR says, so
+			// a commondir that is not the one Open found stops the call before
+			// git starts (checkCommonDir). git exports all three to the hooks
+			// it runs.
+			if err := r.checkCommonDir(); err != nil {
+				return result{exitCode: -1, err: err}
+			}
+			c.args = append(r.locationArgs(), c.args...)
 			c.env = append(slices.Clone(c.env), "GIT_COMMON_DIR="+r.CommonDir)
 		}
 	}
@@ -180,6 +192,9 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		cmd.Dir = r.Root
 	}
 	cmd.Env = childEnv(os.Environ(), c)
+	if c.extra != nil {
+		cmd.ExtraFiles = []*os.File{c.extra}
+	}
 	cmd.SysProcAttr = newProcAttr()
 	cmd.WaitDelay = pipeGrace
 	if c.stdin != nil {
@@ -198,7 +213,11 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		}
 	}
 
-	r.trace(program, traced)
+	if c.show != "" {
+		r.trace(c.show, call{env: c.env})
+	} else {
+		r.trace(program, traced)
+	}
 	r.Calls.Add(1)
 	if err := cmd.Start(); err != nil {
 		return result{exitCode: -1, err: err}
@@ -254,6 +273,38 @@ func (r *Repo) safetyArgs() []string {
 		args = append(args, "-c", "core.hooksPath="+dir)
 	}
 	return args
+}
+
+// locationArgs name the git directory and the work tree Open found, so that no file
+// the agent can write (a .git file, a commondir, core.worktree) decides where
+// git-ralph's git runs. Like safetyArgs, --verbose leaves them out of its trace.
+func (r *Repo) locationArgs() []string {
+	return []string{"--git-dir=" + r.GitDir, "--work-tree=" + r.Root}
+}
+
+// checkCommonDir refuses a git directory whose commondir file, read now, no longer
+// names the common directory Open found (checkLayout): the agent wrote one. A stat, or
+// for a linked worktree a read of a few bytes, before each git.
+func (r *Repo) checkCommonDir() error {
+	file := filepath.Join(r.GitDir, "commondir")
+	if r.GitDir == r.CommonDir {
+		if _, err := os.Lstat(file); err == nil {
+			return fmt.Errorf("%w: %s appeared, pointing this checkout elsewhere", ErrForeignCommonDir, file)
+		}
+		return nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrForeignCommonDir, err)
+	}
+	dir := strings.TrimRight(string(b), "\r\n")
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.GitDir, dir)
+	}
+	if !SamePath(dir, r.CommonDir) {
+		return fmt.Errorf("%w: %s points this checkout at %s", ErrForeignCommonDir, file, dir)
+	}
+	return nil
 }
 
 // childEnv builds a child's environment from base (os.Environ()): the

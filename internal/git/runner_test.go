@@ -124,7 +124,7 @@ func TestTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if lines[0] != "$ git status --porcelain=v1 -z --untracked-files=all" {
+	if lines[0] != "$ git status --porcelain=v1 -z --untracked-files=all --ignore-submodules=dirty" {
 		t.Errorf("first trace line = %q", lines[0])
 	}
 	if !strings.HasPrefix(lines[1], "$ GIT_INDEX_FILE="+filepath.Join(r.GitDir, "ralph-index-")) || !strings.HasSuffix(lines[1], " git add -A") {

@@ -39,8 +39,13 @@ func (r *Repo) Checkout(ctx context.Context, name string) error {
 }
 
 // AddAll stages every change in the worktree: modifications, deletions and
-// untracked files that are not ignored (add -A, run from the root).
+// untracked files that are not ignored (add -A, run from the root). A repository
+// nested in the work tree is staged as a gitlink at its HEAD, and git runs nothing
+// inside it (dropNestedGitlinks says why and how).
 func (r *Repo) AddAll(ctx context.Context) error {
+	if err := r.dropNestedGitlinks(ctx, ""); err != nil {
+		return err
+	}
 	_, err := r.run(ctx, call{args: []string{"add", "-A"}})
 	return err
 }
@@ -195,6 +200,9 @@ func (r *Repo) worktreeTree(ctx context.Context, seed string) (string, error) {
 		if _, err := r.run(ctx, call{env: env, args: []string{"read-tree", seed}}); err != nil {
 			return "", err
 		}
+	}
+	if err := r.dropNestedGitlinks(ctx, index); err != nil {
+		return "", err
 	}
 	if _, err := r.run(ctx, call{env: env, args: []string{"add", "-A"}}); err != nil {
 		return "", err

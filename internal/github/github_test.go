@@ -95,6 +95,7 @@ func fixture(t *testing.T) (*githubtest.Server, *github.Client, github.Repo) {
 	git(work, "push", "-q", bare, "HEAD:refs/heads/ralph/x")
 	srv := githubtest.New()
 	t.Cleanup(srv.Close)
+	conforms(t, srv)
 	srv.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", GitDir: bare})
 	var slept []time.Duration
 	c, err := github.New("github.com", github.Options{Token: "T1", Transport: srv.Transport(),
@@ -255,5 +256,56 @@ func TestEnterpriseOverTLS(t *testing.T) {
 	reqs := srv.Requests()
 	if len(reqs) != 1 || reqs[0].Host != "ghe.example.com" || reqs[0].Path != "/repos/acme/widgets" || reqs[0].Token != "E1" {
 		t.Fatalf("requests %+v", reqs)
+	}
+}
+
+func TestParseIssueRef(t *testing.T) {
+	def := &github.Repo{Host: "github.com", Owner: "acme", Name: "widgets"}
+	ghe := &github.Repo{Host: "ghe.example.com", Owner: "acme", Name: "widgets"}
+	for _, tc := range []struct {
+		in   string
+		def  *github.Repo
+		want string
+	}{
+		{"#10", def, "acme/widgets#10"},
+		{" #10 ", def, "acme/widgets#10"},
+		{"#10", ghe, "ghe.example.com/acme/widgets#10"},
+		{"other/repo#7", def, "other/repo#7"},
+		{"other/repo#7", ghe, "ghe.example.com/other/repo#7"},
+		{"ghe.example.com/other/repo#7", def, "ghe.example.com/other/repo#7"},
+		{"https://github.com/acme/widgets/issues/10", nil, "acme/widgets#10"},
+		{"https://github.com/acme/widgets/issues/10/", nil, "acme/widgets#10"},
+		{"https://github.com/acme/widgets/issues/10#issuecomment-5", nil, "acme/widgets#10"},
+		{"https://www.github.com/acme/widgets/issues/10?x=1", nil, "acme/widgets#10"},
+		{"https://GHE.example.com/acme/widgets/issues/3", def, "ghe.example.com/acme/widgets#3"},
+	} {
+		ref, isRef, err := github.ParseIssueRef(tc.in, tc.def)
+		if err != nil || !isRef || ref.String() != tc.want {
+			t.Errorf("ParseIssueRef(%q) = %v, %v, %v; want %s", tc.in, ref, isRef, err, tc.want)
+		}
+	}
+	// not issue references: they may be change names or files
+	for _, s := range []string{"add-greeter", "specs/001-x", "notes#1", "docs/plans/x.md", "#", "#abc", "a/b/c/d#1", "10"} {
+		if _, isRef, err := github.ParseIssueRef(s, def); isRef || err != nil {
+			t.Errorf("ParseIssueRef(%q) = %v, %v; want not a reference", s, isRef, err)
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		def  *github.Repo
+		want error
+	}{
+		{"#10", nil, github.ErrNoIssueRepo},
+		{"#0", def, github.ErrBadIssueRef},
+		{"#99999999999", def, github.ErrBadIssueRef},
+		{"-x/y#3", def, github.ErrBadIssueRef},
+		{"https://github.com/acme/widgets/pull/10", def, github.ErrBadIssueRef},
+		{"https://github.com/acme/widgets", def, github.ErrBadIssueRef},
+		{"https://github.com/acme/widgets/issues/new", def, github.ErrBadIssueRef},
+		{"https://github.com/acme/widgets/issues/0", def, github.ErrBadIssueRef},
+	} {
+		if _, isRef, err := github.ParseIssueRef(tc.in, tc.def); !isRef || !errors.Is(err, tc.want) {
+			t.Errorf("ParseIssueRef(%q) = %v, %v; want %v", tc.in, isRef, err, tc.want)
+		}
 	}
 }

@@ -9,6 +9,9 @@
 //     status --watch and dispatch --wait, cancel, logs (the artifact's, else the job's);
 //   - home.go: finish and start of a dispatched run bring its published result home;
 //   - prune.go: finish --prune-remote deletes the run's refs on the remote;
+//   - issues.go: GitHub issues as a task source: an issue and its sub-issues read
+//     for a run, a label queue's choice and claims, progress told back after a
+//     checkpoint (ticked boxes, one comment per story);
 //   - runner.go, exportstop.go: the runner's side: start --adopt, export (which waits
 //     for, then stops, a loop of the change still running) and publish.
 //

@@ -287,7 +287,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		from := fl.userText(ctx, rec)
 		ch.FromInitial(func(rel string, doc bool) []byte { return userFile(ctx, fl.Repo, from, rel, doc) })
 	}
-	title, body := PRTitle(ch, change), PRBody(rec, ch)
+	title, body := PRTitle(ch, change), withClosing(PRBody(rec, ch), rec, ch, repo.String())
 	headRef := head.Owner + ":" + rec.Branch
 	pr, err := client.OpenPullRequest(ctx, repo, headRef)
 	if err != nil {
@@ -357,6 +357,26 @@ func (fl *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo gi
 		var ue *loop.Error
 		if errors.As(err, &ue) {
 			return github.Repo{}, false, nil // what finish --pr would refuse with
+		}
+		return github.Repo{}, false, err
+	}
+	return repo, true, nil
+}
+
+// IssueRepo is the GitHub repository an issue reference without one ('#10') names:
+// the one finish --pr would open the pull request in from the current branch (o.Remote,
+// the branch's push remote, remote.pushDefault or origin, and its URL; or o.Repo /
+// o.EnvRepo), resolved the same way and without a network call. ok is false when there
+// is none (no such remote, or not a GitHub URL, and no repository named).
+func (fl *Flow) IssueRepo(ctx context.Context, o PROptions) (repo github.Repo, ok bool, err error) {
+	branch, err := fl.Repo.Branch(ctx)
+	if err != nil {
+		return github.Repo{}, false, err
+	}
+	if _, repo, _, _, err = fl.prTarget(ctx, &run.Record{Original: branch, Branch: branch}, "", o); err != nil {
+		var ue *loop.Error
+		if errors.As(err, &ue) {
+			return github.Repo{}, false, nil
 		}
 		return github.Repo{}, false, err
 	}

@@ -56,12 +56,53 @@ func TestFinishPRCosts(t *testing.T) {
 	if n := len(srv.Requests()); n != 4 {
 		t.Errorf("%d API requests, want 4:\n%s", n, githubtest.Dump(srv.Requests()))
 	}
-	// status, branch, remote, URLs, ls-remote, ancestry, push, checkout …: keep it bounded.
-	if calls > 16 {
+	// status, branch, remote, URLs, ls-remote, ancestry, push, checkout, the check that
+	// the branch holds the record's initial state (issue 29) …: keep it bounded.
+	if calls > 17 {
 		t.Errorf("finish --pr ran %d git processes", calls)
 	}
 	t.Logf("finish --pr: %d git processes, %d API requests", calls, len(srv.Requests()))
 	if l.Store.LoadFinished("c") == nil {
 		t.Error("no finished record")
+	}
+}
+
+// '#10' means an issue of the repository finish --pr would open the pull request in:
+// the current branch's push remote, else origin; --repo, ralph.repo and GH_REPO win.
+func TestIssueRepo(t *testing.T) {
+	dir := newRepo(t)
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := t.Context()
+	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	flow := func() *flowLoop { l, _ := newLoop(t, dir, clock); return l } // a process reads the config once
+	l := flow()
+	if _, ok, err := l.IssueRepo(ctx, PROptions{}); ok || err != nil {
+		t.Fatalf("no remote: %v, %v", ok, err)
+	}
+	git("remote", "add", "origin", "git@github.com:acme/widgets.git")
+	l = flow()
+	if r, ok, err := l.IssueRepo(ctx, PROptions{}); !ok || err != nil || r.String() != "acme/widgets" {
+		t.Fatalf("origin: %v, %v, %v", r, ok, err)
+	}
+	git("remote", "add", "fork", "https://ghe.example.com/me/widgets.git")
+	git("config", "branch.main.pushRemote", "fork")
+	l = flow()
+	if r, ok, err := l.IssueRepo(ctx, PROptions{}); !ok || err != nil || r.String() != "ghe.example.com/me/widgets" {
+		t.Fatalf("push remote: %v, %v, %v", r, ok, err)
+	}
+	if r, ok, err := l.IssueRepo(ctx, PROptions{EnvRepo: "acme/widgets"}); !ok || err != nil || r.String() != "ghe.example.com/acme/widgets" {
+		t.Fatalf("GH_REPO: %v, %v, %v", r, ok, err)
+	}
+	git("remote", "add", "local", "/srv/git/widgets.git")
+	l = flow()
+	if _, ok, err := l.IssueRepo(ctx, PROptions{Remote: "local"}); ok || err != nil {
+		t.Fatalf("a remote that is not GitHub: %v, %v", ok, err)
 	}
 }

@@ -142,6 +142,41 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
+// closer is a task source whose pull request closes things when it merges (a GitHub
+// issue's kind): the lines the body ends with.
+type closer interface {
+	ClosingLines(ch *source.Source, rec *run.Record, prRepo string) []string
+}
+
+// ClosingLines are the lines that close what ch's run did when a commit or a pull
+// request says them (a GitHub issue run's "Closes OWNER/REPO#N"), none for a source
+// whose kind closes nothing. prRepo is the pull request's repository, "" for a message
+// that may land anywhere (every issue is then named with its repository).
+func ClosingLines(rec *run.Record, ch *source.Source, prRepo string) []string {
+	if ch == nil || rec == nil {
+		return nil
+	}
+	if c, ok := ch.Kind.(closer); ok {
+		return c.ClosingLines(ch, rec, prRepo)
+	}
+	return nil
+}
+
+// withClosing ends body with the closing lines of ch's kind, if it has any: after the
+// cut to GitHub's limit, so that a long body never loses them.
+func withClosing(body string, rec *run.Record, ch *source.Source, prRepo string) string {
+	lines := ClosingLines(rec, ch, prRepo)
+	if len(lines) == 0 {
+		return body
+	}
+	tail := "\n" + strings.Join(lines, "\n") + "\n"
+	if over := utf8.RuneCountInString(body) + utf8.RuneCountInString(tail) - maxPRBody; over > 0 {
+		r := []rune(body)
+		body = string(r[:len(r)-min(len(r), over)])
+	}
+	return body + tail
+}
+
 // fitBody cuts a body longer than GitHub takes at a line end and says where the rest is.
 func fitBody(body, change string) string {
 	if utf8.RuneCountInString(body) <= maxPRBody {

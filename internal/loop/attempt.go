@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -23,8 +24,46 @@ import (
 )
 
 // work runs attempts until every story is complete, a story runs out of retries, the
-// cost limit is passed, the agent cannot run, or the user interrupts.
+// cost limit is passed, the agent cannot run, or the user interrupts; then it checks the
+// trust surface once more (lastCheck).
 func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record) (*Summary, error) {
+	sum, err := l.attempts(ctx, o, ch, drv, rec)
+	if cerr := l.lastCheck(context.WithoutCancel(ctx), rec); cerr != nil && err == nil {
+		err = cerr
+	}
+	return sum, err
+}
+
+// lastCheck compares the trust surface with what the last attempt's check left, and puts
+// back what differs: after that check git-ralph's own git went on (the checkpoint's add
+// and commit, or the failed attempt's save and restore), and a process the agent left
+// behind may still have been at work. Each attempt's snapshot catches that for the
+// attempt before; after the last one nothing would.
+func (l *Loop) lastCheck(ctx context.Context, rec *run.Record) error {
+	prev := l.lastSurface
+	if prev == nil {
+		return nil
+	}
+	snap, err := surface.TakeAfter(ctx, l.Repo, prev, false)
+	if err != nil {
+		return fmt.Errorf("record the trust surface: %w", err)
+	}
+	id := "after"
+	if a := rec.Last(); a != nil {
+		id = fmt.Sprintf("%s-%d-after", a.Story, a.N)
+	}
+	changes, err := l.restoreSurface(ctx, snap, rec, id)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	l.lastSurface = snap
+	l.Report.Warn(strings.TrimPrefix(surface.Reason(changes, l.Repo.Root), "tampered: ") + " after the last attempt was checked (by a process the agent left running, " +
+		"or a program of its that git's own work ran): put back as listed above")
+	return nil
+}
+
+// attempts is work's loop over the stories.
+func (l *Loop) attempts(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record) (*Summary, error) {
 	start := l.Time()
 	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: OrDetached(rec), Total: len(ch.Stories)}
 	tries := map[string]int{}     // attempts per story in this invocation
@@ -36,7 +75,7 @@ func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent
 		rec.Sandbox = o.Sandbox.Level.String()
 		l.Report.Step("sandbox: " + rec.Sandbox)
 	}
-	pol, err := l.sandboxPolicy(o, l.Repo.Root, l.Store.LearningsPath(o.Change), true)
+	pol, err := l.sandboxPolicy(o, l.Repo.Root, agentFiles(ch, l.Store.LearningsPath(o.Change)), true)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +281,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	id := attemptID()
 	req := l.request(o, text, []string{
 		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
-		"RALPH_SOURCE=" + ch.Kind.About().ID, "RALPH_TASKS_FILE=" + ch.TasksRel,
+		"RALPH_SOURCE=" + ch.Kind.About().ID, "RALPH_TASKS_FILE=" + ch.TasksFile(),
 		"RALPH_ATTEMPT_ID=" + id,
 	})
 	req.Log = logf
@@ -259,10 +298,22 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	res, runErr := agent.Run(ctx, drv, req)
 	logf.Close()
 	rec.AgentPID, rec.AgentStart, rec.AgentID = 0, 0, ""
+	// The run's records first: they are git-ralph's, and a crash-resume trusts them.
+	forged, err := l.checkRecords(rec, snap, fmt.Sprintf("%s-%d", story.ID, n))
+	if err != nil {
+		return "", res, err
+	}
 	// Before any other git runs: what the agent changed of the surface goes back.
 	tampered, err := l.checkSurface(context.WithoutCancel(ctx), snap, rec, att)
 	if err != nil {
 		return "", res, err
+	}
+	if len(forged) > 0 {
+		what := "tampered: " + strings.Join(forged, " changed, ") + " changed; leave git-ralph's records in .git/ralph as they are"
+		if tampered != "" {
+			what = tampered + "; " + strings.TrimPrefix(what, "tampered: ")
+		}
+		tampered = what
 	}
 	l.lastSurface = snap // the next attempt's refs are those this check left
 	// Checked: a crash from here on is no crash during the agent's attempt, and a
@@ -298,18 +349,37 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 		reason, passOn = tampered, true
 	}
 	if outcome == run.OutcomeComplete {
-		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, drv, res, snap)
+		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, snap)
 		if err != nil {
 			return "", agent.Result{}, err
 		}
 	}
 	if outcome == run.OutcomeComplete {
 		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, Short(rec.Checkpoint)))
+		if k, ok := ch.Kind.(source.Outside); ok {
+			p := source.Progress{Run: rec.Change, Branch: rec.Branch, Commit: rec.Checkpoint}
+			for _, a := range rec.Attempts {
+				if a.Story == story.ID {
+					p.Attempts++
+					if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning && a.Reason != "" {
+						p.LastFailure = a.Reason
+					}
+				}
+			}
+			if w := k.Checkpointed(ch, story, p); w != "" {
+				l.Report.Warn(w)
+			}
+		}
 		return outcome, res, nil
 	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
 	if err := l.saveAndRestore(gctx, rec, att, reason); err != nil {
 		return "", res, err
+	}
+	if k, ok := ch.Kind.(source.Outside); ok {
+		if err := k.Undo(ch); err != nil {
+			return "", res, err
+		}
 	}
 	msg := fmt.Sprintf("story %s attempt %d: %s", story.ID, try, outcome)
 	if reason != "" {
@@ -386,10 +456,16 @@ func stderrNote(res agent.Result) string {
 }
 
 // checkpoint turns a COMPLETE into a checkpoint commit, or into a failure with a
-// reason when the story's tasks are still open, the agent left the branch, the verify
-// hook fails, or the user's commit hooks refuse the commit.
+// reason when the story's tasks are still open, the agent left the branch or an
+// operation half-way, added a repository of its own as a gitlink, the verify hook
+// fails, or the user's commit hooks refuse the commit or change it.
+//
+// What is committed is what the gate saw: the work tree is staged and its tree taken
+// before the gate runs, and the commit must have exactly that tree on the last
+// checkpoint. The gate runs the ralph-verify hook as the snapshot before the attempt
+// recorded it, from a copy no one can change, not the file in the hooks directory.
 func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *source.Source, att *run.Attempt,
-	story tasklist.Story, drv agent.Driver, res agent.Result, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
+	story tasklist.Story, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
 	cur, head, err := l.Repo.HeadState(ctx) // one git call for both
 	if err != nil {
 		return "", "", false, err
@@ -399,6 +475,11 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	}
 	if cur != rec.Branch {
 		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but switched from %s to %s; stay on %s and do not switch branches", rec.Branch, cur, rec.Branch), true, nil
+	}
+	if op, err := l.Repo.InProgress(ctx); err != nil {
+		return "", "", false, err
+	} else if op != "" {
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), true, nil
 	}
 	if err := ch.Reload(); err != nil {
 		var broken *source.BrokenError
@@ -433,8 +514,8 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		l.Report.Step("folded the agent's own commits into the checkpoint")
 	}
 	// Once more, right before the gate: a process the agent left behind may have
-	// rewritten a hook since the first look. The gate runs the hooks as recorded. Files
-	// only (no git): the refs do not decide what the gate runs.
+	// rewritten a hook or the config since the first look, and git-ralph's add runs
+	// the config's filters. Files only (no git): the refs do not decide what runs.
 	files := *snap
 	files.NoRefs = true
 	if tampered, err := l.checkSurface(ctx, &files, rec, att); err != nil {
@@ -442,16 +523,35 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	} else if tampered != "" {
 		return run.OutcomeFailed, tampered, true, nil
 	}
-	att.Verify = "skipped"
-	if exists, err := l.Repo.HookExists(ctx, "ralph-verify"); err != nil {
+	// git-ralph's own move of a plan this checkpoint completes (source.Archiver) is part
+	// of what the gate sees and the checkpoint commits; a failed attempt puts it back
+	// with the rest of the work tree.
+	followed := now != ch
+	if now, err = l.archive(ctx, now, rec); err != nil {
 		return "", "", false, err
-	} else if exists {
+	}
+	// The tree the gate sees is the tree committed: staged now, its id taken.
+	if err := l.Repo.AddAll(ctx); err != nil {
+		return "", "", false, err
+	}
+	tree, gitlinks, err := l.Repo.StagedTree(ctx)
+	if err != nil {
+		return "", "", false, err
+	}
+	if added, err := l.addedGitlinks(ctx, rec.Checkpoint, gitlinks); err != nil {
+		return "", "", false, err
+	} else if len(added) > 0 {
+		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but added %s, a git repository inside the work tree (a gitlink); "+
+			"git-ralph commits no repository of the agent's: remove its .git, or leave it out of the work tree", quoteList(added)), true, nil
+	}
+	att.Verify = "skipped"
+	if script, ok := l.recordedHook(snap, "ralph-verify"); ok {
 		l.Report.Step("running the ralph-verify hook")
 		env := []string{"RALPH_CHANGE=" + rec.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(att.N)}
 		if o.VerifyTimeout > 0 {
 			env = append(env, "RALPH_VERIFY_TIMEOUT="+o.VerifyTimeout.String())
 		}
-		out, code, err := l.Repo.Hook(parent, "ralph-verify", env)
+		out, code, err := l.Repo.RecordedHook(parent, "ralph-verify", script, env)
 		if parent.Err() != nil {
 			return run.OutcomeInterrupted, "interrupted", false, nil
 		}
@@ -463,13 +563,6 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 			return run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, Tail(out, 40)), true, nil
 		}
 		att.Verify = "passed"
-	}
-	followed := now != ch
-	if now, err = l.archive(ctx, now, rec); err != nil {
-		return "", "", false, err
-	}
-	if err := l.Repo.AddAll(ctx); err != nil {
-		return "", "", false, err
 	}
 	att.Ended = l.Time()
 	done := *rec // the record as the checkpoint leaves it: its trailers name the source where it is now
@@ -486,6 +579,18 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 		}
 		return "", "", false, err
 	}
+	got, parents, err := l.Repo.CommitShape(ctx, id)
+	if err != nil {
+		return "", "", false, err
+	}
+	if got != tree || len(parents) != 1 || parents[0] != rec.Checkpoint {
+		// A commit hook (or something beside it) changed what was staged after the
+		// gate, or the commit grew another parent: not what the gate saw. The commit
+		// is kept with the attempt (its second parent), the branch put back.
+		return run.OutcomeFailed, fmt.Sprintf("the checkpoint commit %s is not what the verify gate saw (tree %s, parents %s; the gate saw tree %s on %s): "+
+			"a commit hook changed what is staged after the gate; git-ralph commits only what the gate saw, so leave the files as the commit hooks want them",
+			Short(id), Short(got), shortList(parents), Short(tree), Short(rec.Checkpoint)), true, nil
+	}
 	if now != ch {
 		if followed {
 			l.Report.Step(fmt.Sprintf("%s moved to %s: the run follows it", ch.TasksRel, now.TasksRel))
@@ -496,6 +601,54 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 	rec.Checkpoint = id
 	att.Outcome, att.Commit = run.OutcomeComplete, id
 	return run.OutcomeComplete, "", false, l.Save(rec)
+}
+
+// recordedHook is the hook name as the snapshot recorded it before the attempt (its
+// content, or what it linked to), when git would have run it then.
+func (l *Loop) recordedHook(snap *surface.Snapshot, name string) ([]byte, bool) {
+	f, ok := snap.Recorded(filepath.Join(snap.HooksDir, name))
+	if !ok {
+		return nil, false
+	}
+	return f.Runnable()
+}
+
+// addedGitlinks are those of gitlinks (the staged ones) that are not gitlinks at
+// checkpoint: asked of git only when something is staged as one.
+func (l *Loop) addedGitlinks(ctx context.Context, checkpoint string, gitlinks []string) ([]string, error) {
+	if len(gitlinks) == 0 {
+		return nil, nil
+	}
+	had, err := l.Repo.GitlinksIn(ctx, checkpoint, gitlinks)
+	if err != nil {
+		return nil, err
+	}
+	var added []string
+	for _, p := range gitlinks {
+		if !slices.Contains(had, p) {
+			added = append(added, p)
+		}
+	}
+	return added, nil
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = surface.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func shortList(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = Short(id)
+	}
+	return strings.Join(s, " ")
 }
 
 // followMoved is ch where the attempt moved its tracked file (source.Archiver: a plan that

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // FinishMode says how a run ends.
@@ -73,7 +74,7 @@ func PickRun(names []string, name, command string) (string, error) {
 }
 
 // Finish ends the run of change (or of the only run) the way mode says.
-func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*FinishResult, error) {
+func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res *FinishResult, err error) {
 	change, rec, lock, err := l.LockRun(change)
 	if err != nil {
 		return nil, err
@@ -97,6 +98,17 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 			return nil, err
 		}
 	}
+	// finish's own git (checkout, merge, reset) reads the config and runs hooks and
+	// filters: what it leaves of the trust surface must be what it found.
+	snap, err := surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, Others: l.runStamps})
+	if err != nil {
+		return nil, fmt.Errorf("record the trust surface: %w", err)
+	}
+	defer func() {
+		if cerr := l.finishCheck(ctx, snap, rec); cerr != nil && err == nil {
+			res, err = nil, cerr
+		}
+	}()
 	if rec.Finishing != nil {
 		if res, err := l.resumeSquash(ctx, rec, mode); res != nil || err != nil {
 			return res, err
@@ -115,7 +127,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 	if err != nil {
 		return nil, err
 	}
-	res := &FinishResult{Change: change, Branch: rec.Branch}
+	res = &FinishResult{Change: change, Branch: rec.Branch}
 	if err := l.CheckOriginal(ctx, l.Repo, rec, mode == Keep, FinishCommand(change, mode)); err != nil {
 		return nil, err
 	}
@@ -184,6 +196,19 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (*Fin
 		return nil, fmt.Errorf("switch to %s: %w", res.Target, err)
 	}
 	return l.squash(ctx, rec, res)
+}
+
+// finishCheck compares the trust surface with snap, taken when finish began, and puts
+// back what differs: only finish's own git ran meanwhile, and a program of the agent's
+// it ran (or a process the agent left running) is what changed it.
+func (l *Loop) finishCheck(ctx context.Context, snap *surface.Snapshot, rec *run.Record) error {
+	changes, err := l.restoreSurface(ctx, snap, rec, "finish")
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	l.Report.Warn(strings.TrimPrefix(surface.Reason(changes, l.Repo.Root), "tampered: ") + " while finish ran (a program of the agent's that git ran, " +
+		"or a process the agent left running): put back as listed above")
+	return nil
 }
 
 // squash is finish --squash from the moment HEAD is on the target, clean: merge, unstage,

@@ -19,6 +19,9 @@ const maxMovedCommits = 10
 // the branch, both commits and the commits in between, unless OntoMoved; --keep (warn)
 // only warns. repo is the checkout the original branch lives in. Nothing changes.
 func (l *Loop) CheckOriginal(ctx context.Context, repo *git.Repo, rec *run.Record, warn bool, again string) error {
+	if err := l.checkRecordedStart(ctx, repo, rec, warn); err != nil {
+		return err
+	}
 	if rec.Original == "" || rec.OriginalCommit == "" {
 		return nil
 	}
@@ -55,4 +58,52 @@ func (l *Loop) CheckOriginal(ctx context.Context, repo *git.Repo, rec *run.Recor
 	}
 	return UserErr("the commits on "+rec.Original+" since then:\n"+b.String()+
 		"if they are yours, run '"+again+" --onto-moved'; if not, look at them first (git log -p "+Short(rec.OriginalCommit)+".."+Short(now)+"); nothing was changed", "%s", what)
+}
+
+// checkRecordedStart checks the record's original commit against what git holds: the
+// run's "initial state" commit grew from it (its parent) and the run's branch still
+// contains that commit. The record is a file the agent could write, and a process it
+// left behind could have rewritten it once git-ralph had exited, with the original
+// branch moved to a look-alike commit to match: finish would then have squashed onto
+// that commit without a word. A record that disagrees is corrected in memory (the
+// initial state commit's parent is the start: CheckOriginal then names the branch as
+// moved, with its commits), and one whose branch no longer contains its initial state is
+// refused. Runs made on GitHub Actions keep their start elsewhere (their record comes
+// from the runner) and are not checked here.
+func (l *Loop) checkRecordedStart(ctx context.Context, repo *git.Repo, rec *run.Record, warn bool) error {
+	if rec.Remote != nil || rec.Status == run.Starting {
+		return nil
+	}
+	again := "look at the branch and the record (" + l.Store.RecordPath(rec.Change) + "); 'git ralph finish " + rec.Change + " --keep' keeps the branch as it is"
+	if rec.Initial == "" {
+		if warn {
+			return nil
+		}
+		return UserErr(again, "the run record of %q names no \"initial state\" commit, so git-ralph cannot check where the run started; nothing was changed", rec.Change)
+	}
+	_, parents, err := repo.CommitShape(ctx, rec.Initial)
+	if err != nil {
+		return UserErr(again, "the run record of %q names %s as its \"initial state\" commit, which git cannot read (%v); nothing was changed", rec.Change, Short(rec.Initial), err)
+	}
+	if tip, ok, err := repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+		return err
+	} else if ok {
+		if in, err := repo.IsAncestor(ctx, rec.Initial, tip); err != nil {
+			return err
+		} else if !in && !warn {
+			return UserErr(again, "%s does not contain %s, the \"initial state\" commit its run record names: the branch or the record was rewritten after the run; nothing was changed",
+				rec.Branch, Short(rec.Initial))
+		}
+	}
+	if len(parents) == 0 || parents[0] == rec.OriginalCommit {
+		return nil
+	}
+	who := "a process the agent left running could have"
+	if rec.Original != "" {
+		who += ", with " + rec.Original + " moved to match"
+	}
+	l.Report.Warn(fmt.Sprintf("the run record says the run started from %s, but its \"initial state\" commit %s grew from %s: the record was changed after the run (%s); going by %s",
+		Short(rec.OriginalCommit), Short(rec.Initial), Short(parents[0]), who, Short(parents[0])))
+	rec.OriginalCommit = parents[0]
+	return nil
 }

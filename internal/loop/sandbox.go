@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // sandboxLevel is the level a run working in tree has: o.Sandbox.Level, with whether
@@ -32,17 +33,20 @@ func (l *Loop) writable(o Options, tree string) []string {
 
 // sandboxPolicy is the policy of the agent working in tree, nil when the run is not
 // sandboxed; Run adds the attempt's directory and the driver's state. The
-// learnings file is writable where the git directory is not: the prompt asks the agent
-// to add to it. With create, the caches that are missing are created (a rule names
+// learnings file, and a tracked file kept outside the working tree (a GitHub issue's
+// tasks), are writable where the git directory is not: the prompt asks the agent to
+// write them. With create, the caches that are missing are created (a rule names
 // existing paths only).
-func (l *Loop) sandboxPolicy(o Options, tree, learnings string, create bool) (*sandbox.Policy, error) {
+func (l *Loop) sandboxPolicy(o Options, tree string, files []string, create bool) (*sandbox.Policy, error) {
 	if !o.Sandbox.Level.On() {
 		return nil, nil
 	}
 	p := &sandbox.Policy{ABI: o.Sandbox.Level.ABI, Ports: o.Sandbox.Ports}
 	p.AddWrite(l.writable(o, tree)...)
-	if learnings != "" && !sandbox.Covers(p.Write, learnings) {
-		p.AddWrite(learnings)
+	for _, f := range files {
+		if f != "" && !sandbox.Covers(p.Write, f) {
+			p.AddWrite(f)
+		}
 	}
 	for _, w := range o.Sandbox.Writable {
 		// A device the user names is one the agent needs to drive (a terminal).
@@ -62,13 +66,13 @@ func (l *Loop) sandboxPolicy(o Options, tree, learnings string, create bool) (*s
 // describeSandbox is the dry run's account of the policy an attempt of drv working in
 // tree would run under, one line each: the level, what is writable, what is hidden,
 // the network.
-func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree, learnings string) []string {
+func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree string, files []string) []string {
 	if !o.Sandbox.Decided() {
 		return nil
 	}
 	o.Sandbox.Level = l.sandboxLevel(o, tree)
 	lines := []string{"sandbox: " + o.Sandbox.Level.String()}
-	p, _ := l.sandboxPolicy(o, tree, learnings, false)
+	p, _ := l.sandboxPolicy(o, tree, files, false)
 	if p == nil {
 		return lines
 	}
@@ -100,6 +104,16 @@ func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree, learnings stri
 		lines = append(lines, "  network: unrestricted")
 	}
 	return lines
+}
+
+// agentFiles are the files outside the working tree the agent writes: the learnings
+// file, and the tracked file when its kind keeps it outside the working tree.
+func agentFiles(ch *source.Source, learnings string) []string {
+	files := []string{learnings}
+	if ch != nil && ch.IsOutside() {
+		files = append(files, ch.TasksPath)
+	}
+	return files
 }
 
 func orNone(s string) string {

@@ -131,6 +131,9 @@ func runNameIn(root string, store *run.Store, arg string) string {
 // state" and checkpoint commits would leave it out, and a failed attempt's ticks would
 // survive the reset to the checkpoint, making a story look done that never was.
 func checkTracked(ctx context.Context, repo *git.Repo, s *source.Source) error {
+	if s.IsOutside() { // kept by its kind, outside the working tree
+		return nil
+	}
 	ignored, err := repo.Ignored(ctx, s.TasksRel)
 	if err != nil || !ignored {
 		return err

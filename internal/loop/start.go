@@ -445,7 +445,7 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 	}
 	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, ch.Notes
 	s.DryRun.Argv = drv.Argv(l.request(o, "", nil))
-	s.DryRun.Sandbox = l.describeSandbox(o, drv, tree, l.Store.LearningsPath(ch.Name))
+	s.DryRun.Sandbox = l.describeSandbox(o, drv, tree, agentFiles(ch, l.Store.LearningsPath(ch.Name)))
 	return s, nil
 }
 

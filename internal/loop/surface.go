@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -47,32 +49,121 @@ func (l *Loop) takeSurface(ctx context.Context, o Options, rec *run.Record) (*su
 // it, reporting one line per restored thing, and returns the attempt's reason
 // ("tampered: …"); "" when nothing changed.
 func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *run.Record, att *run.Attempt) (string, error) {
-	changes, err := snap.Compare(ctx, l.Repo)
-	if err != nil {
-		return "", fmt.Errorf("compare the trust surface: %w", err)
-	}
-	for _, name := range snap.MovedOn {
-		l.Report.Warn(fmt.Sprintf("%s moved forward during the attempt; let be, as it may be work from another checkout (the agent could have done it too)", surface.Quote(name)))
-	}
-	if len(changes) == 0 {
-		return "", nil
-	}
-	l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)
-	// Before Restore's git: after a crash the repository was opened with the agent's
-	// config, whose core.hooksPath may be the agent's.
-	l.Repo.PinHooksDir(snap.HooksDir)
-	id := fmt.Sprintf("%s-%d", att.Story, att.N)
-	lines, err := surface.Restore(ctx, l.Repo, changes,
-		"refs/ralph/"+rec.Change+"/tampered/"+id+"/", filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id))
-	for _, line := range lines {
-		l.Report.Step(line)
-	}
-	if err != nil {
-		return "", &Error{Msg: "could not restore what the agent changed: " + err.Error(),
-			Hint: "the recorded surface is in " + l.surfacePath(rec.Change) + "; look at what is listed above, then run 'git ralph start " + rec.Change + "' again",
-			Err:  err}
+	changes, err := l.restoreSurface(ctx, snap, rec, fmt.Sprintf("%s-%d", att.Story, att.N))
+	if err != nil || len(changes) == 0 {
+		return "", err
 	}
 	return surface.Reason(changes, l.Repo.Root) + "; leave git refs, git config and hooks as they are", nil
+}
+
+// restoreSurface compares the surface with snap and puts back what differs, keeping what
+// it finds under the name id, and returns the differences. When the files that say where
+// the repository is had changed, the refs are compared once they are back
+// (Snapshot.Relocated).
+func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *run.Record, id string) ([]surface.Change, error) {
+	var all []surface.Change
+	for {
+		changes, err := snap.Compare(ctx, l.Repo)
+		if err != nil {
+			return nil, fmt.Errorf("compare the trust surface: %w", err)
+		}
+		for _, name := range snap.MovedOn {
+			l.Report.Warn(fmt.Sprintf("%s moved forward during the attempt; let be, as it may be work from another checkout (the agent could have done it too)", surface.Quote(name)))
+		}
+		if len(changes) == 0 {
+			return all, nil
+		}
+		if snap.Loaded() {
+			// A crash-resume's record may be the agent's: it writes nothing outside
+			// the repository through git-ralph.
+			var outside []string
+			for _, c := range changes {
+				if c.Outside(l.Repo) {
+					outside = append(outside, c.Name(l.Repo.Root))
+				}
+			}
+			if len(outside) > 0 && !l.TrustCurrent {
+				return nil, &Error{Msg: "cannot verify what the agent changed: " + strings.Join(outside, ", ") + " changed during the attempt a crash cut short, " +
+					"and git-ralph does not write files outside the repository from a record the agent could have written",
+					Hint: "look at them (the recorded versions are in " + l.surfacePath(rec.Change) + "), then go on with 'git ralph start " + rec.Change + " --trust-current'"}
+			}
+			if len(outside) > 0 {
+				l.Report.Warn(strings.Join(outside, ", ") + " changed during the attempt a crash cut short; taken as they are (--trust-current)")
+				changes = slices.DeleteFunc(changes, func(c surface.Change) bool { return c.Outside(l.Repo) })
+				if len(changes) == 0 {
+					return all, nil
+				}
+			}
+		}
+		all = append(all, changes...)
+		l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)
+		// Before Restore's git: after a crash the repository was opened with the agent's
+		// config, whose core.hooksPath may be the agent's.
+		l.Repo.PinHooksDir(snap.HooksDir)
+		lines, err := surface.Restore(ctx, l.Repo, changes,
+			"refs/ralph/"+rec.Change+"/tampered/"+id+"/", filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id))
+		for _, line := range lines {
+			l.Report.Step(line)
+		}
+		if err != nil {
+			return nil, &Error{Msg: "could not restore what the agent changed: " + err.Error(),
+				Hint: "the recorded surface is in " + l.surfacePath(rec.Change) + "; look at what is listed above, then run 'git ralph start " + rec.Change + "' again",
+				Err:  err}
+		}
+		if !snap.Relocated {
+			return all, nil
+		}
+	}
+}
+
+// checkRecords compares the run's records on disk (run.json, and surface.json while an
+// attempt is under way) with what this process last wrote of them: while the loop holds
+// the run lock, no other git-ralph process writes them, so a difference is the agent's,
+// forging what a crash-resume would trust. run.json is written again from memory at the
+// next save and surface.json goes once checked; the agent's versions are kept under id.
+// It returns the names of those that differed.
+func (l *Loop) checkRecords(rec *run.Record, snap *surface.Snapshot, id string) ([]string, error) {
+	keep := filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id)
+	var forged []string
+	check := func(path string, have []byte, err error) error {
+		if err != nil || have == nil {
+			return err
+		}
+		rel, _ := filepath.Rel(l.Repo.Root, path)
+		forged = append(forged, filepath.ToSlash(rel))
+		if len(have) == 0 {
+			l.Report.Step(fmt.Sprintf("%s was removed during the attempt; git-ralph writes it again from what it holds", surface.Quote(filepath.ToSlash(rel))))
+			return nil
+		}
+		if err := os.MkdirAll(keep, 0o755); err != nil {
+			return err
+		}
+		kept := filepath.Join(keep, filepath.Base(path))
+		if err := os.WriteFile(kept, have, 0o600); err != nil {
+			return err
+		}
+		l.Report.Step(fmt.Sprintf("%s was rewritten during the attempt; git-ralph writes it again from what it holds (the other version is kept as %s)",
+			surface.Quote(filepath.ToSlash(rel)), surface.Quote(kept)))
+		return nil
+	}
+	have, err := l.Store.Forged(rec.Change)
+	if err := check(l.Store.RecordPath(rec.Change), have, err); err != nil {
+		return nil, err
+	}
+	if snap != nil {
+		have, err := snap.Forged(l.surfacePath(rec.Change))
+		if err := check(l.surfacePath(rec.Change), have, err); err != nil {
+			return nil, err
+		}
+		if have != nil {
+			// Written again before anything else: a crash from here to its removal
+			// must not leave the forgery for the resume.
+			if err := snap.Save(l.surfacePath(rec.Change)); err != nil {
+				return nil, fmt.Errorf("save the trust surface: %w", err)
+			}
+		}
+	}
+	return forged, nil
 }
 
 // errReadAgain is the error of a command that found, on a crash-resume, that the agent

@@ -123,6 +123,13 @@ func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open worktree %s: %w", path, err)
 	}
+	// Its .git file is in the work tree the agent writes: one pointed at another
+	// repository (a crash may have left it so) must not become the repository this
+	// run's git works in.
+	if !git.SamePath(repo.CommonDir, l.Repo.CommonDir) {
+		return nil, UserErr("look at "+filepath.Join(path, ".git")+"; 'git worktree repair "+path+"' points it back",
+			"the worktree %s belongs to another repository now (%s): its .git file was rewritten", path, repo.CommonDir)
+	}
 	repo.Trace, repo.NoAutoGC = l.Repo.Trace, true
 	wl := *l
 	wl.Repo, wl.worktree = repo, path

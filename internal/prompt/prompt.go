@@ -30,6 +30,8 @@ var (
 	planTemplate string
 	//go:embed prd.tmpl
 	prdTemplate string
+	//go:embed issue.tmpl
+	issueTemplate string
 	//go:embed common.tmpl
 	commonTemplate string
 )
@@ -40,6 +42,7 @@ var builtins = map[string]struct{ name, text string }{
 	"speckit": {"speckit.tmpl", speckitTemplate},
 	"plan":    {"plan.tmpl", planTemplate},
 	"prd":     {"prd.tmpl", prdTemplate},
+	"issue":   {"issue.tmpl", issueTemplate},
 }
 
 // builtin returns the embedded template of a source kind.

@@ -15,7 +15,7 @@ import (
 // prd.json); learnings is the content of whichever is used.
 func ForSource(s *source.Source, story tasklist.Story, learningsPath, learnings string, attempt, maxAttempts int, reason string) Data {
 	d := Data{
-		Source: s.Kind.About().ID, Noun: s.Kind.About().Noun, Change: s.Name, ChangeDir: s.RelDir, TasksPath: s.TasksRel,
+		Source: s.Kind.About().ID, Noun: s.Kind.About().Noun, Change: s.Name, ChangeDir: s.RelDir, TasksPath: s.TasksFile(),
 		Story: story, Section: s.Section(story), Stories: s.Stories, Specs: s.Specs, Notes: s.Notes,
 		LearningsPath: learningsPath, Learnings: learnings, StoryDescription: story.Description,
 		Attempt: attempt, MaxAttempts: maxAttempts, Reason: reason, Why: s.Why, DoneMark: s.DoneMark,

@@ -9,6 +9,7 @@
 package run
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/repofile"
@@ -284,6 +286,10 @@ var ErrLocked = errors.New("locked")
 // Store is the ralph directory of one repository.
 type Store struct {
 	Dir string // <git-common-dir>/ralph
+
+	// written is what Save last wrote of each change's record, for Forged.
+	mu      sync.Mutex
+	written map[string][]byte
 }
 
 // NewStore returns the store under the given git common dir.
@@ -390,8 +396,43 @@ func (s *Store) Save(r *Record, now time.Time) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), s.recordPath(r.Change))
+	if err := os.Rename(tmp.Name(), s.recordPath(r.Change)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil {
+		s.written = map[string][]byte{}
+	}
+	s.written[r.Change] = append(data, '\n')
+	return nil
 }
+
+// Forged returns the record of change as it is on disk when it is not what this
+// process last saved (someone else wrote it: while a loop holds the run lock, no
+// git-ralph process does), and nil when it is, or when this process saved none.
+func (s *Store) Forged(change string) ([]byte, error) {
+	s.mu.Lock()
+	want, ok := s.written[change]
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	have, err := os.ReadFile(s.recordPath(change))
+	if errors.Is(err, fs.ErrNotExist) {
+		return []byte{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(have, want) {
+		return nil, nil
+	}
+	return have, nil
+}
+
+// RecordPath is where the record of change is kept (run.json).
+func (s *Store) RecordPath(change string) string { return s.recordPath(change) }
 
 // Remove deletes the run record. Logs and learnings stay: they explain what happened.
 func (s *Store) Remove(change string) error {

@@ -222,3 +222,40 @@ func (ks Kinds) List(r Repo) ([]*Source, error) {
 	}
 	return out, nil
 }
+
+// Outside is implemented by a kind whose tracked file is outside the working tree (a
+// GitHub issue's tasks, which the agent ticks in a local file): git's commits do not
+// hold it, so the loop tells the kind when a story's checkpoint is made and when a
+// failed attempt is undone, and the kind keeps the file to match.
+type Outside interface {
+	// Checkpointed is called once story's checkpoint is made: the kind keeps the file as
+	// it is now, and may tell others (GitHub). What it could not do is a warning, "" when
+	// none: the checkpoint stands either way.
+	Checkpointed(s *Source, story tasklist.Story, p Progress) (warning string)
+	// Undo puts the tracked file back as the last checkpoint left it, after a failed
+	// attempt (as the working tree is reset to the checkpoint).
+	Undo(s *Source) error
+}
+
+// Progress is what the loop says of a story when its checkpoint is made.
+type Progress struct {
+	Run, Branch, Commit string
+	Attempts            int    // attempts at the story, this one included
+	LastFailure         string // the last failed attempt's reason, "" if none
+}
+
+// IsOutside reports whether s's tracked file is outside the working tree (its kind
+// implements Outside): RALPH_TASKS_FILE and the prompt then name it by its absolute path.
+func (s *Source) IsOutside() bool {
+	_, ok := s.Kind.(Outside)
+	return ok
+}
+
+// TasksFile is how the agent is told where the tracked file is: relative to the top
+// level, or absolute when it is outside the working tree.
+func (s *Source) TasksFile() string {
+	if s.IsOutside() {
+		return s.TasksPath
+	}
+	return s.TasksRel
+}

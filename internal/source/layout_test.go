@@ -18,6 +18,7 @@ func TestParsersAreLeaves(t *testing.T) {
 		"speckit":  {"tasklist", "repofile"},
 		"plan":     {"tasklist"},
 		"prd":      {"tasklist"},
+		"issue":    {"tasklist"},
 		"source":   {"tasklist", "repofile", "openspec", "speckit", "plan", "prd", "run"},
 	}
 	for pkg, ok := range allowed {

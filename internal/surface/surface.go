@@ -1,12 +1,16 @@
 // Package surface holds the trust surface of a run: what the agent must not change
 // during an attempt, recorded right before it and compared right after it. That is
 // every ref but the run's own (refs/heads/ralph/<change>, refs/ralph/<change>/) and those
-// of other changes' runs a git-ralph process works on (Options.Others),
-// the repository's config (config, config.worktree, and the files they include that
-// live in the repository), the user's global config, the hooks in effect (names,
-// contents, modes) and info/attributes and info/exclude. Restore puts back exactly what was recorded and
-// keeps what the agent made: refs under refs/ralph/<change>/tampered/<attempt>/, files
-// in the run's state directory.
+// of other changes' runs a git-ralph process works on (Options.Others), and every file git
+// reads from the git directory that says what it runs or where the repository is: the
+// repository's config (config, config.worktree, and the files they include that live
+// in the repository), the user's global config, the hooks in effect (names, contents,
+// modes), every file of info/, commondir, objects/info/alternates, shallow, the config
+// of the other worktrees and of the submodules and their hooks. A symlink is watched
+// with what it leads to (a dotfiles ~/.gitconfig, a hook kept elsewhere): git reads
+// through it. Restore puts back exactly what was recorded and keeps what the agent
+// made: refs under refs/ralph/<change>/tampered/<attempt>/, files in the run's state
+// directory.
 //
 // It is cheap: one for-each-ref, a few stats and file reads (plus one worktree list
 // where linked worktrees exist). It runs git only through internal/git and prints
@@ -20,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -27,6 +32,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -60,20 +66,39 @@ type Snapshot struct {
 	Refs     []git.RefEntry `json:"refs,omitempty"`
 	Files    []File         `json:"files"`
 	HooksDir string         `json:"hooksDir"`
+	// Dirs are the directories each of whose files is watched (the hooks directory,
+	// info/, the submodules' hooks): a file that appears there was created.
+	Dirs []string `json:"dirs,omitempty"`
 	// Elsewhere are the watched branches checked out in another worktree when the
 	// snapshot was taken: someone works there, so they are compared as in a Shared run.
 	Elsewhere []string `json:"elsewhere,omitempty"`
+	// Config are the watched files that are git config (the repository's, the global
+	// one, what they include): a change there means settings read meanwhile were the
+	// agent's (ConfigChanged).
+	Config []string `json:"config,omitempty"`
+	// CheckedOut are the branches checked out in another worktree when the snapshot was
+	// taken, born or not: one of them created during the attempt is let be (its first
+	// commit, made there). Only those: a worktree that appears during the attempt, or a
+	// HEAD the agent points elsewhere, makes no branch anyone's.
+	CheckedOut []string `json:"checkedOut,omitempty"`
 	// Stamps are Options.Others when the snapshot was taken.
 	Stamps map[string]string `json:"stamps,omitempty"`
 	// MovedOn are the refs the last Compare let be although they moved (forward, in a
 	// Shared run or on a branch checked out elsewhere), for the caller to name.
 	MovedOn []string `json:"-"`
+	// Relocated says the last Compare found the files that say where the repository is
+	// changed, and compared no refs: restore its changes, then compare again.
+	Relocated bool `json:"-"`
 
 	// checked is what the last Compare saw of the watched refs, and restored what
 	// Restore put back; Next derives the refs after the check from them.
 	checked  []git.RefEntry
 	reported map[string]bool
 	compared bool
+	// saved is what Save wrote, for Forged.
+	saved []byte
+	// loaded: read back by Load, so maybe the agent's (Outside).
+	loaded bool
 }
 
 // Next returns the watched refs as they are once the last Compare and the Restore of its
@@ -117,6 +142,12 @@ type File struct {
 	Mode   fs.FileMode `json:"mode,omitempty"` // type and permission bits
 	Data   []byte      `json:"data,omitempty"` // a regular file's content
 	Link   string      `json:"link,omitempty"` // a symlink's target
+	// Target is where a symlink leads in the end (every link followed), when that is
+	// there: git reads through the link, so what it leads to is watched too, the content
+	// of a regular file and its mode.
+	Target     string      `json:"target,omitempty"`
+	TargetMode fs.FileMode `json:"targetMode,omitempty"`
+	TargetData []byte      `json:"targetData,omitempty"`
 }
 
 // Take records the surface of repo now.
@@ -135,7 +166,8 @@ func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 // freshRefs reads the refs anew (after a wait the user may have moved them); the files
 // are carried still, since git-ralph's git ran before the wait.
 func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
-	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Files: slices.Clone(prev.Files), Elsewhere: prev.Elsewhere}
+	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Dirs: prev.Dirs, Config: prev.Config, Files: slices.Clone(prev.Files),
+		Elsewhere: prev.Elsewhere, CheckedOut: prev.CheckedOut}
 	if prev.NoRefs {
 		return s, nil
 	}
@@ -150,7 +182,7 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 		return s, nil
 	}
 	var err error
-	if s.Refs, s.Elsewhere, err = watchedRefs(ctx, repo, prev.Options, s.Stamps); err != nil {
+	if s.Refs, s.Elsewhere, s.CheckedOut, err = watchedRefs(ctx, repo, prev.Options, s.Stamps, true); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -160,18 +192,20 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	s := &Snapshot{Options: o}
 	if !o.NoRefs {
 		s.Stamps = s.stamps()
-		refs, elsewhere, err := watchedRefs(ctx, repo, o, s.Stamps)
+		refs, elsewhere, checkedOut, err := watchedRefs(ctx, repo, o, s.Stamps, true)
 		if err != nil {
 			return nil, err
 		}
-		s.Refs, s.Elsewhere = refs, elsewhere
+		s.Refs, s.Elsewhere, s.CheckedOut = refs, elsewhere, checkedOut
 	}
 	hooks, err := repo.HooksDir(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s.HooksDir = hooks
-	for _, p := range filePaths(repo, hooks, o.NoRefs) {
+	w := watchList(repo, hooks, o.NoRefs)
+	s.Dirs, s.Config = w.dirs, w.config
+	for _, p := range w.files {
 		f, err := readFile(p)
 		if err != nil {
 			return nil, err
@@ -181,51 +215,181 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	return s, nil
 }
 
-// filePaths are the watched files: the config files and what they include inside the
-// repository, the user's global config files and what they include, info/attributes and info/exclude, the stash list (logs/refs/stash) unless
-// refs are not watched, a linked worktree's .git file and commondir, and every file in
-// the hooks directory.
-func filePaths(repo *git.Repo, hooks string, noRefs bool) []string {
-	paths := []string{filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree")}
-	if repo.GitDir != repo.CommonDir {
-		paths = append(paths, filepath.Join(repo.GitDir, "config.worktree"))
+// watched is what a snapshot of a repository reads.
+type watched struct {
+	files  []string // every watched file
+	config []string // those that are git config
+	// included are the files only a config include names (never git's own data,
+	// which Valid checks when the include is read anew from a record).
+	included map[string]bool
+	dirs     []string // directories each of whose files is watched
+}
+
+// watchList lists the watched files: the config files and what they include inside the
+// repository, the user's global config files and what they include, every file of
+// info/, the stash list (logs/refs/stash) unless refs are not watched, commondir (in a
+// main worktree's git directory too, where git writes none but follows one), a linked
+// worktree's .git file and gitdir, objects/info/alternates, shallow, the config and
+// commondir of the other worktrees (not those of git-ralph's runs, which come and go),
+// the config, commondir and hooks of the submodules' git directories, and every file in
+// the hooks directory. Files that do not exist are recorded as missing: one that
+// appears was created.
+func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
+	common, gitDir := repo.CommonDir, repo.GitDir
+	linked := gitDir != common
+	paths := []string{filepath.Join(common, "config"), filepath.Join(common, "config.worktree")}
+	if linked {
+		paths = append(paths, filepath.Join(gitDir, "config.worktree"))
 	}
 	// The user's global config is git config too, which git-ralph's git reads (a clean
 	// filter planted there runs in its add -A); what it includes is the user's wherever
 	// it lives.
 	global := globalConfigs()
 	paths = append(paths, global...)
+	w := watched{included: map[string]bool{}}
 	for i := 0; i < len(paths) && i < 32; i++ { // includes of includes, bounded
 		for _, inc := range includes(paths[i]) {
 			if (inside(repo, inc) || slices.Contains(global, paths[i])) && !slices.Contains(paths, inc) {
 				paths = append(paths, inc)
+				w.included[inc] = true
 				if slices.Contains(global, paths[i]) {
 					global = append(global, inc)
 				}
 			}
 		}
 	}
-	paths = append(paths, filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"))
+	w.configFiles(paths)
+	// info/: attributes, exclude, grafts (history git shows), sparse-checkout (what add
+	// -A sees), and whatever else is there.
+	info := filepath.Join(common, "info")
+	for _, name := range []string{"attributes", "exclude", "grafts", "sparse-checkout"} {
+		paths = append(paths, filepath.Join(info, name))
+	}
+	w.dirs = append(w.dirs, info)
+	if linked {
+		paths = append(paths, filepath.Join(gitDir, "info", "sparse-checkout")) // per worktree
+	}
 	if !noRefs {
 		// The stash list is refs/stash's reflog: restoring the ref alone brings back
 		// no entry of it (update-ref writes no reflog outside refs/heads), so after a
 		// "git stash clear" every stash of the user's would be lost.
-		paths = append(paths, filepath.Join(repo.CommonDir, "logs", "refs", "stash"))
+		paths = append(paths, filepath.Join(common, "logs", "refs", "stash"))
 	}
-	if repo.GitDir != repo.CommonDir {
-		// A linked worktree: where its repository is (the .git file in the work tree,
-		// commondir beside its git directory). git-ralph's git pins both; the user's
-		// git in that worktree reads them.
-		paths = append(paths, filepath.Join(repo.Root, ".git"), filepath.Join(repo.GitDir, "commondir"))
+	// Where the repository is: a commondir in the git directory sends every git that
+	// finds it to another repository (its config, hooks, refs), a main worktree's too.
+	paths = append(paths, filepath.Join(common, "commondir"),
+		filepath.Join(common, "objects", "info", "alternates"), filepath.Join(common, "objects", "info", "http-alternates"),
+		filepath.Join(common, "shallow"))
+	if linked {
+		// A linked worktree: the .git file in its work tree, and commondir and gitdir
+		// beside its git directory. git-ralph's git pins them; the user's git in that
+		// worktree reads them.
+		paths = append(paths, filepath.Join(repo.Root, ".git"), filepath.Join(gitDir, "commondir"), filepath.Join(gitDir, "gitdir"))
 	}
-	if entries, err := os.ReadDir(hooks); err == nil {
+	// The user's other worktrees: where each one's git finds the repository, and its
+	// own config. Those on a run's branch are git-ralph's, made and removed by other
+	// loops and finishes at any moment.
+	if entries, err := os.ReadDir(filepath.Join(common, "worktrees")); err == nil {
 		for _, e := range entries {
-			if !e.IsDir() {
-				paths = append(paths, filepath.Join(hooks, e.Name()))
+			d := filepath.Join(common, "worktrees", e.Name())
+			if !e.IsDir() || git.SamePath(d, gitDir) || runWorktree(d) {
+				continue
+			}
+			paths = append(paths, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"))
+		}
+	}
+	// Submodules: their git directories hold config and hooks the user's git runs in
+	// them (git status recurses).
+	for _, d := range moduleDirs(common) {
+		paths = append(paths, filepath.Join(d, "config"), filepath.Join(d, "commondir"))
+		w.dirs = append(w.dirs, filepath.Join(d, "hooks"))
+	}
+	w.dirs = append([]string{hooks}, w.dirs...)
+	for _, dir := range w.dirs {
+		if entries, err := os.ReadDir(dir); err == nil {
+			for _, e := range entries {
+				if p := filepath.Join(dir, e.Name()); !e.IsDir() && !slices.Contains(paths, p) && !serverInfo(p, common) {
+					paths = append(paths, p)
+				}
 			}
 		}
 	}
-	return paths
+	w.files = paths
+	return w
+}
+
+// configFiles ends the list of config files once the includes are followed: everything
+// listed so far.
+func (w *watched) configFiles(paths []string) { w.config = slices.Clone(paths) }
+
+// serverInfo reports whether path is info/refs, which git's repack (an automatic gc after
+// git-ralph's own commit) rewrites for dumb HTTP servers and no local git reads.
+func serverInfo(path, common string) bool {
+	return path == filepath.Join(common, "info", "refs")
+}
+
+// maxModules bounds the submodule git directories watched, and how deep they are looked for.
+const maxModules, maxModuleDepth = 64, 4
+
+// moduleDirs are the git directories of submodules under common/modules (a name may hold
+// a '/', and a submodule has submodules of its own under its modules/).
+func moduleDirs(common string) []string {
+	var out []string
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		entries, err := os.ReadDir(dir)
+		if err != nil || depth > maxModuleDepth {
+			return
+		}
+		for _, e := range entries {
+			if len(out) >= maxModules {
+				return
+			}
+			d := filepath.Join(dir, e.Name())
+			if !e.IsDir() {
+				continue
+			}
+			if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil && fi.Mode().IsRegular() {
+				out = append(out, d)
+				walk(filepath.Join(d, "modules"), depth+1)
+				continue
+			}
+			walk(d, depth+1)
+		}
+	}
+	walk(filepath.Join(common, "modules"), 0)
+	return out
+}
+
+// runWorktree reports whether the linked worktree whose git directory is dir is on a
+// run's branch (HEAD: ref: refs/heads/ralph/…).
+func runWorktree(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	return err == nil && strings.HasPrefix(string(b), "ref: refs/heads/ralph/")
+}
+
+// optionalRoot is the directory whose removal takes a watched file with it, legitimately:
+// another worktree's git directory (git worktree remove), a submodule's; "" for the
+// others, which are the repository's own.
+func optionalRoot(repo *git.Repo, path string) string {
+	rel, err := filepath.Rel(repo.CommonDir, path)
+	if err != nil || !repofile.Inside(repo.CommonDir, path) {
+		return ""
+	}
+	rel = filepath.ToSlash(rel)
+	switch {
+	case strings.HasPrefix(rel, "worktrees/"):
+		if git.SamePath(filepath.Dir(path), repo.GitDir) {
+			return ""
+		}
+		return filepath.Dir(path)
+	case strings.HasPrefix(rel, "modules/"):
+		if filepath.Base(filepath.Dir(path)) == "hooks" {
+			return filepath.Dir(filepath.Dir(path))
+		}
+		return filepath.Dir(path)
+	}
+	return ""
 }
 
 // globalConfigs are the files git reads as the user's global config: GIT_CONFIG_GLOBAL
@@ -321,7 +485,7 @@ func configValue(v string) string {
 func readFile(path string) (File, error) {
 	f := File{Path: path}
 	info, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.ENOTDIR) {
 		return f, nil
 	}
 	if err != nil {
@@ -330,15 +494,52 @@ func readFile(path string) (File, error) {
 	f.Exists, f.Mode = true, info.Mode()&(fs.ModeType|fs.ModePerm)
 	switch {
 	case info.Mode()&fs.ModeSymlink != 0:
-		f.Link, err = os.Readlink(path)
+		if f.Link, err = os.Readlink(path); err != nil {
+			return f, err
+		}
+		// What git reads through the link. A link that leads nowhere (yet) has no
+		// target: one that appears there is a change.
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return f, nil
+		}
+		f.Target = target
+		tinfo, err := os.Stat(target)
+		if err != nil {
+			return f, nil
+		}
+		f.TargetMode = tinfo.Mode() & (fs.ModeType | fs.ModePerm)
+		if tinfo.Mode().IsRegular() {
+			f.TargetData, err = readRegular(target)
+		}
+		return f, err
 	case info.Mode().IsRegular():
-		f.Data, err = os.ReadFile(path)
+		f.Data, err = readRegular(path)
 	}
 	return f, err
 }
 
+// readRegular reads the regular file at path, or nothing when it is something else by
+// the time it is opened (swapped for a FIFO, which would block the read forever, or for
+// a symlink): the recorded content then differs, which is the point.
+func readRegular(path string) ([]byte, error) {
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer file.Close()
+	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, err
+	}
+	return io.ReadAll(file)
+}
+
 func (f File) same(g File) bool {
-	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data)
+	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data) &&
+		f.Target == g.Target && f.TargetMode == g.TargetMode && bytes.Equal(f.TargetData, g.TargetData)
 }
 
 // stamps asks Options.Others for the other changes' stamps now; never this run's own.
@@ -376,23 +577,27 @@ func owner(name string, names func(yield func(string) bool)) string {
 // could not tell from an agent). Refs under refs/heads/ralph/ or refs/ralph/ of no known
 // run are watched like any other. elsewhere are the branches among them checked out in
 // another worktree: someone works there, so they are compared as a Shared run compares
-// (a move forward is let be).
-func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[string]string) (refs []git.RefEntry, elsewhere []string, err error) {
+// (a move forward is let be); checkedOut are all the branches checked out there, born or
+// not. Both only when worktrees is set (a snapshot: a check compares with the recorded
+// ones, never with worktrees the attempt may have made).
+func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[string]string, worktrees bool) (refs []git.RefEntry, elsewhere, checkedOut []string, err error) {
 	all, err := repo.AllRefs(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	there := map[string]bool{}
-	if _, err := os.Stat(filepath.Join(repo.CommonDir, "worktrees")); err == nil {
+	if _, err := os.Stat(filepath.Join(repo.CommonDir, "worktrees")); err == nil && worktrees {
 		wts, err := repo.WorktreeBranches(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for b, path := range wts {
 			if !git.SamePath(path, repo.Root) {
 				there["refs/heads/"+b] = true
+				checkedOut = append(checkedOut, "refs/heads/"+b)
 			}
 		}
+		slices.Sort(checkedOut)
 	}
 	for _, r := range all {
 		if r.Name == "refs/heads/ralph/"+o.Change || strings.HasPrefix(r.Name, "refs/ralph/"+o.Change+"/") {
@@ -408,7 +613,7 @@ func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[stri
 			elsewhere = append(elsewhere, r.Name)
 		}
 	}
-	return refs, elsewhere, nil
+	return refs, elsewhere, checkedOut, nil
 }
 
 // Change is one difference between the snapshot and now.
@@ -423,91 +628,122 @@ type Change struct {
 	then    File
 }
 
-// Compare returns what differs now from s, in a stable order: refs, then files.
-func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Change, err error) {
-	s.MovedOn = nil
-	if !s.NoRefs {
-		now, nowElsewhere, err := watchedRefs(ctx, repo, s.Options, s.Stamps)
-		if err != nil {
-			return nil, err
+// Compare returns what differs now from s, in a stable order: refs, then files. When a
+// file that says where the repository is differs (its commondir, a linked worktree's
+// .git file), git cannot be asked about refs until it is put back (it would read another
+// repository's, and git-ralph's git refuses to start): Compare then returns the file
+// differences alone and Relocated says so; compare again once they are restored.
+func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) ([]Change, error) {
+	s.MovedOn, s.Relocated = nil, false
+	files, err := s.compareFiles(repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range files {
+		if c.File == filepath.Join(repo.GitDir, "commondir") || repo.GitDir != repo.CommonDir && c.File == filepath.Join(repo.Root, ".git") {
+			s.Relocated = true
+			return files, nil
 		}
-		// Another change's run that a git-ralph process worked on during the attempt
-		// (its stamp is not the recorded one, or it is busy now; a run begun meanwhile
-		// has none recorded): what changed on its refs may be that process's doing.
-		nowStamps := s.stamps()
-		worked := func(name string) bool {
-			if !strings.HasPrefix(name, "refs/heads/ralph/") && !strings.HasPrefix(name, "refs/ralph/") {
-				return false
-			}
-			x := owner(name, func(yield func(string) bool) {
-				for n := range s.Stamps {
-					if !yield(n) {
-						return
-					}
-				}
-				for n := range nowStamps {
-					if !yield(n) {
-						return
-					}
-				}
-			})
-			if x == "" {
-				return false
-			}
-			then, ok := s.Stamps[x]
-			cur, okNow := nowStamps[x]
-			return !ok || !okNow || then != cur || cur == Busy
+	}
+	if s.NoRefs {
+		return files, nil
+	}
+	refs, err := s.compareRefs(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	return append(refs, files...), nil
+}
+
+// compareRefs returns the watched refs that differ now, by name.
+func (s *Snapshot) compareRefs(ctx context.Context, repo *git.Repo) (changes []Change, err error) {
+	now, _, _, err := watchedRefs(ctx, repo, s.Options, s.Stamps, false)
+	if err != nil {
+		return nil, err
+	}
+	// Another change's run that a git-ralph process worked on during the attempt
+	// (its stamp is not the recorded one, or it is busy now; a run begun meanwhile
+	// has none recorded): what changed on its refs may be that process's doing.
+	nowStamps := s.stamps()
+	worked := func(name string) bool {
+		if !strings.HasPrefix(name, "refs/heads/ralph/") && !strings.HasPrefix(name, "refs/ralph/") {
+			return false
 		}
-		// Shared: the user works in their checkout meanwhile (a --worktree run), or
-		// someone works in the worktree the branch is checked out in (recorded before
-		// the attempt: an agent that adds a worktree for a branch makes it no one's).
-		shared := func(name string) bool { return s.Shared || slices.Contains(s.Elsewhere, name) }
-		s.checked, s.reported, s.compared = now, map[string]bool{}, true
-		defer func() {
-			for _, c := range changes {
-				if c.Ref != "" {
-					s.reported[c.Ref] = true
+		x := owner(name, func(yield func(string) bool) {
+			for n := range s.Stamps {
+				if !yield(n) {
+					return
 				}
 			}
-		}()
-		byName := map[string]git.RefEntry{}
-		for _, r := range now {
-			byName[r.Name] = r
+			for n := range nowStamps {
+				if !yield(n) {
+					return
+				}
+			}
+		})
+		if x == "" {
+			return false
 		}
-		for _, then := range s.Refs {
-			cur, ok := byName[then.Name]
-			delete(byName, then.Name)
-			if worked(then.Name) {
-				continue
+		then, ok := s.Stamps[x]
+		cur, okNow := nowStamps[x]
+		return !ok || !okNow || then != cur || cur == Busy
+	}
+	// Shared: the user works in their checkout meanwhile (a --worktree run), or
+	// someone works in the worktree the branch is checked out in (recorded before
+	// the attempt: an agent that adds a worktree for a branch makes it no one's).
+	shared := func(name string) bool { return s.Shared || slices.Contains(s.Elsewhere, name) }
+	s.checked, s.reported, s.compared = now, map[string]bool{}, true
+	defer func() {
+		for _, c := range changes {
+			if c.Ref != "" {
+				s.reported[c.Ref] = true
 			}
-			switch {
-			case !ok:
-				changes = append(changes, Change{Ref: then.Name, What: "deleted", Then: then})
-			case then.Symref != "" || cur.Symref != "":
-				if then.Symref != cur.Symref {
-					changes = append(changes, Change{Ref: then.Name, What: "moved", Then: then, Now: cur})
-				}
-			case then.ID != cur.ID:
-				if shared(then.Name) {
-					if ff, err := repo.IsAncestor(ctx, then.ID, cur.ID); err == nil && ff {
-						s.MovedOn = append(s.MovedOn, then.Name)
-						continue // maybe the user's own work in their checkout
-					}
-				}
+		}
+	}()
+	byName := map[string]git.RefEntry{}
+	for _, r := range now {
+		byName[r.Name] = r
+	}
+	for _, then := range s.Refs {
+		cur, ok := byName[then.Name]
+		delete(byName, then.Name)
+		if worked(then.Name) {
+			continue
+		}
+		switch {
+		case !ok:
+			changes = append(changes, Change{Ref: then.Name, What: "deleted", Then: then})
+		case then.Symref != "" || cur.Symref != "":
+			if then.Symref != cur.Symref {
 				changes = append(changes, Change{Ref: then.Name, What: "moved", Then: then, Now: cur})
 			}
-		}
-		if !s.Shared {
-			for _, r := range now {
-				// A branch checked out elsewhere now (a worktree the user added
-				// meanwhile) is let be, as before the attempt it would have been.
-				if _, ok := byName[r.Name]; ok && !slices.Contains(nowElsewhere, r.Name) && !worked(r.Name) {
-					changes = append(changes, Change{Ref: r.Name, What: "created", Now: r})
+		case then.ID != cur.ID:
+			if shared(then.Name) {
+				if ff, err := repo.IsAncestor(ctx, then.ID, cur.ID); err == nil && ff {
+					s.MovedOn = append(s.MovedOn, then.Name)
+					continue // maybe the user's own work in their checkout
 				}
 			}
+			changes = append(changes, Change{Ref: then.Name, What: "moved", Then: then, Now: cur})
 		}
-		slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Ref, b.Ref) })
 	}
+	if !s.Shared {
+		for _, r := range now {
+			// A branch that was checked out in another worktree before the
+			// attempt, unborn, is let be: its first commit was made there. A
+			// worktree made during the attempt (a .git/worktrees/x/HEAD the
+			// agent wrote) makes no branch anyone's.
+			if _, ok := byName[r.Name]; ok && !slices.Contains(s.CheckedOut, r.Name) && !worked(r.Name) {
+				changes = append(changes, Change{Ref: r.Name, What: "created", Now: r})
+			}
+		}
+	}
+	slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Ref, b.Ref) })
+	return changes, nil
+}
+
+// compareFiles returns the watched files that differ now.
+func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 	seen := map[string]bool{}
 	for _, then := range s.Files {
 		seen[then.Path] = true
@@ -517,6 +753,11 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 		}
 		if then.same(cur) {
 			continue
+		}
+		if root := optionalRoot(repo, then.Path); root != "" {
+			if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+				continue // that worktree or submodule was removed, with its files
+			}
 		}
 		what := "changed"
 		switch {
@@ -529,13 +770,19 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 		}
 		changes = append(changes, Change{File: then.Path, What: what, NowFile: cur, then: then})
 	}
-	// A hook file that was not there: the hooks directory as recorded.
-	if entries, err := os.ReadDir(s.HooksDir); err == nil {
+	// A file that was not there in a directory whose every file is watched: the hooks
+	// directory as recorded, info/, the submodules' hooks.
+	for _, dir := range s.dirs() {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
 		for _, e := range entries {
-			p := filepath.Join(s.HooksDir, e.Name())
-			if seen[p] {
+			p := filepath.Join(dir, e.Name())
+			if seen[p] || e.IsDir() && dir != s.HooksDir || serverInfo(p, repo.CommonDir) {
 				continue
 			}
+			seen[p] = true
 			cur, err := readFile(p)
 			if err != nil {
 				return nil, err
@@ -546,15 +793,48 @@ func (s *Snapshot) Compare(ctx context.Context, repo *git.Repo) (changes []Chang
 	return changes, nil
 }
 
-// ConfigChanged reports whether any of changes is to a config file (not a hook, not
-// info/): the settings git-ralph read before it restored them were the agent's.
+// dirs are the directories whose every file is watched: Dirs, or the hooks directory
+// alone in a snapshot saved before Dirs was (a crash-resume across an upgrade).
+func (s *Snapshot) dirs() []string {
+	if len(s.Dirs) == 0 {
+		return []string{s.HooksDir}
+	}
+	return s.Dirs
+}
+
+// ConfigChanged reports whether any of changes is to a config file (the repository's,
+// the global one, an include): the settings git-ralph read before it restored them were
+// the agent's.
 func ConfigChanged(changes []Change, s *Snapshot) bool {
 	for _, c := range changes {
-		if c.File != "" && filepath.Dir(c.File) != filepath.Clean(s.HooksDir) && filepath.Base(filepath.Dir(c.File)) != "info" {
+		if c.File == "" {
+			continue
+		}
+		if len(s.Config) == 0 { // saved before Config was: all but hooks and info/
+			if filepath.Dir(c.File) != filepath.Clean(s.HooksDir) && filepath.Base(filepath.Dir(c.File)) != "info" {
+				return true
+			}
+		} else if slices.Contains(s.Config, c.File) {
 			return true
 		}
 	}
 	return false
+}
+
+// Loaded reports whether s was read back from disk (Load): a record the agent could have
+// written, unlike one this process took.
+func (s *Snapshot) Loaded() bool { return s.loaded }
+
+// Outside reports whether putting c back would write outside the repository (its git
+// directories and work tree): the user's global config, or what a symlink leads to
+// elsewhere. From a record the agent could have written (a crash-resume's), that would
+// let it write such a file through git-ralph, which a sandbox keeps it from writing
+// itself.
+func (c Change) Outside(repo *git.Repo) bool {
+	if c.File == "" {
+		return false
+	}
+	return !inside(repo, c.File) || c.then.Target != "" && !inside(repo, c.then.Target)
 }
 
 // Reason is "tampered: <each ref or file that changed>", paths shown relative to root.
@@ -608,7 +888,7 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		if c.File == "" {
 			continue
 		}
-		kept, err := keepFile(c.NowFile, c.File, keepDir)
+		kept, err := keepFile(c.NowFile, c.File, keepDir, repo)
 		if err != nil {
 			return lines, err
 		}
@@ -620,7 +900,12 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		if !c.then.Exists {
 			verb = "removed"
 		}
-		line := fmt.Sprintf("%s %s (the agent %s", verb, c.Name(repo.Root), did)
+		name := c.Name(repo.Root)
+		if c.then.Link != "" && c.then.Link == c.NowFile.Link && c.then.Target != "" {
+			name += " and what it leads to, " + Quote(c.then.Target) + ","
+			did = "changed it through the link"
+		}
+		line := fmt.Sprintf("%s %s (the agent %s", verb, name, did)
 		if kept != "" {
 			line += "; its version is kept as " + Quote(kept)
 		}
@@ -681,14 +966,18 @@ func describe(r git.RefEntry) string {
 	return r.ID
 }
 
-// keepFile copies the agent's version of a file into keepDir (named after the file,
-// hooks/<name> for a hook), and returns where; "" when there was nothing to keep.
-func keepFile(f File, path, keepDir string) (string, error) {
+// keepFile copies the agent's version of a file into keepDir, named after the file
+// (its path in the git directory, hooks/<name> for a hook of a hooks directory outside
+// it, else its base name), and returns where; "" when there was nothing to keep. A
+// symlink is kept as a symlink, and what it led to beside it (<name>.target).
+func keepFile(f File, path, keepDir string, repo *git.Repo) (string, error) {
 	if !f.Exists || (f.Data == nil && f.Link == "") {
 		return "", nil
 	}
 	name := filepath.Base(path)
-	if filepath.Base(filepath.Dir(path)) == "hooks" {
+	if rel, err := filepath.Rel(repo.CommonDir, path); err == nil && repofile.Inside(repo.CommonDir, path) {
+		name = rel
+	} else if filepath.Base(filepath.Dir(path)) == "hooks" {
 		name = filepath.Join("hooks", name)
 	}
 	dst := filepath.Join(keepDir, name)
@@ -697,6 +986,11 @@ func keepFile(f File, path, keepDir string) (string, error) {
 	}
 	_ = os.Remove(dst)
 	if f.Link != "" {
+		if f.TargetData != nil {
+			if err := os.WriteFile(dst+".target", f.TargetData, 0o600); err != nil {
+				return "", err
+			}
+		}
 		return dst, os.Symlink(f.Link, dst)
 	}
 	return dst, os.WriteFile(dst, f.Data, 0o600) // kept, never run
@@ -704,7 +998,7 @@ func keepFile(f File, path, keepDir string) (string, error) {
 
 // putFile makes path what f recorded: removed when it did not exist, else written
 // (through a temporary file and a rename, so a reader never sees half of it) with its
-// mode, or made the symlink it was.
+// mode, or made the symlink it was, with what it led to as it was.
 func putFile(f File) error {
 	// Remove, never RemoveAll: a directory where a watched file was is the agent's,
 	// and a restore that fails on it says so rather than deleting a tree.
@@ -719,24 +1013,57 @@ func putFile(f File) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
-		return err
-	}
-	tmp := f.Path + ".ralph-restore"
-	_ = os.Remove(tmp)
 	if f.Mode&fs.ModeSymlink != 0 {
-		if err := os.Symlink(f.Link, tmp); err != nil {
+		if err := replace(f.Path, func(tmp string) error { return os.Symlink(f.Link, tmp) }); err != nil {
 			return err
 		}
-	} else {
+		return putTarget(f)
+	}
+	return replace(f.Path, func(tmp string) error {
 		if err := os.WriteFile(tmp, f.Data, f.Mode.Perm()); err != nil {
 			return err
 		}
-		if err := os.Chmod(tmp, f.Mode.Perm()); err != nil { // past the umask
+		return os.Chmod(tmp, f.Mode.Perm()) // past the umask
+	})
+}
+
+// putTarget makes what the symlink f.Path leads to what f recorded: a regular file's
+// content and mode written back; a file where a link that led nowhere now leads (the
+// agent made it) removed.
+func putTarget(f File) error {
+	if f.Target == "" {
+		if now, err := filepath.EvalSymlinks(f.Path); err == nil {
+			if fi, err := os.Lstat(now); err == nil && fi.Mode().IsRegular() {
+				return os.Remove(now)
+			}
+		}
+		return nil
+	}
+	if !f.TargetMode.IsRegular() {
+		return nil
+	}
+	if cur, err := readFile(f.Target); err == nil && cur.Exists && cur.Mode == f.TargetMode && bytes.Equal(cur.Data, f.TargetData) {
+		return nil
+	}
+	return replace(f.Target, func(tmp string) error {
+		if err := os.WriteFile(tmp, f.TargetData, f.TargetMode.Perm()); err != nil {
 			return err
 		}
+		return os.Chmod(tmp, f.TargetMode.Perm())
+	})
+}
+
+// replace puts a new path in place through make(tmp) and a rename.
+func replace(path string, make func(tmp string) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
-	return os.Rename(tmp, f.Path)
+	tmp := path + ".ralph-restore"
+	_ = os.Remove(tmp)
+	if err := make(tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // Save writes s to path (for a crash-resume), Load reads it back; a missing file is
@@ -750,13 +1077,62 @@ func (s *Snapshot) Save(path string) error {
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	s.saved = b
+	return nil
+}
+
+// Forged returns the file at path when it is not what Save last wrote there (someone
+// else wrote it), and nil when it is, or when s was never saved.
+func (s *Snapshot) Forged(path string) ([]byte, error) {
+	if s.saved == nil {
+		return nil, nil
+	}
+	have, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []byte{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(have, s.saved) {
+		return nil, nil
+	}
+	return have, nil
+}
+
+// Recorded returns the file at path as the snapshot recorded it.
+func (s *Snapshot) Recorded(path string) (File, bool) {
+	for _, f := range s.Files {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// Runnable returns what git would run for the recorded file f as a hook: its content
+// when it was an executable regular file, or what it led to when it was a symlink to
+// one; ok is false when git would run nothing.
+func (f File) Runnable() (content []byte, ok bool) {
+	switch {
+	case !f.Exists:
+		return nil, false
+	case f.Mode.IsRegular() && f.Mode.Perm()&0o111 != 0:
+		return f.Data, true
+	case f.Mode&fs.ModeSymlink != 0 && f.TargetMode.IsRegular() && f.TargetMode.Perm()&0o111 != 0:
+		return f.TargetData, true
+	}
+	return nil, false
 }
 
 // Valid checks a snapshot read back from disk, which the agent could have written (it
 // runs as the user): its hooks directory must be the default one or the one git computes
-// now, and every file it names must be one git-ralph watches now (a file of the hooks
-// directory, the repository's config, info and stash files, the global config), so
+// now, its watched directories must be among those git-ralph watches now, and every file
+// it names must be one git-ralph watches now (a file of those directories, the
+// repository's config, info, commondir and stash files, the global config, …), so
 // that a restore from a forged snapshot can neither run the agent's hooks nor write or
 // remove any other file.
 func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
@@ -768,37 +1144,42 @@ func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
 	if !filepath.IsAbs(s.HooksDir) || !(git.SamePath(s.HooksDir, def) || git.SamePath(s.HooksDir, hooks)) {
 		return fmt.Errorf("its hooks directory %q is neither %q nor %q", s.HooksDir, def, hooks)
 	}
+	w := watchList(repo, s.HooksDir, s.NoRefs)
+	for _, d := range s.Dirs {
+		if !slices.Contains(w.dirs, d) {
+			return fmt.Errorf("it watches the directory %q, which git-ralph does not", d)
+		}
+	}
 	allowed := map[string]bool{}
-	for _, p := range filePaths(repo, s.HooksDir, s.NoRefs) {
+	for _, p := range w.files {
 		allowed[filepath.Clean(p)] = true
 	}
-	gitDirs := []string{filepath.Clean(repo.CommonDir), filepath.Clean(repo.GitDir)}
-	fixed := map[string]bool{}
-	for _, p := range []string{
-		filepath.Join(repo.CommonDir, "config"), filepath.Join(repo.CommonDir, "config.worktree"),
-		filepath.Join(repo.GitDir, "config.worktree"), filepath.Join(repo.GitDir, "commondir"),
-		filepath.Join(repo.CommonDir, "info", "attributes"), filepath.Join(repo.CommonDir, "info", "exclude"),
-		filepath.Join(repo.CommonDir, "logs", "refs", "stash"),
-	} {
-		fixed[filepath.Clean(p)] = true
+	for _, p := range s.Config {
+		if !allowed[p] {
+			return fmt.Errorf("it names %q as config, which git-ralph does not watch", p)
+		}
 	}
+	gitDirs := []string{filepath.Clean(repo.CommonDir), filepath.Clean(repo.GitDir)}
 	for _, f := range s.Files {
 		p := f.Path
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return fmt.Errorf("it names the file %q", p)
 		}
-		if filepath.Dir(p) == filepath.Clean(s.HooksDir) && filepath.Base(p) != ".." {
-			continue
+		if slices.Contains(s.dirs(), filepath.Dir(p)) && filepath.Base(p) != ".." {
+			continue // a file of a watched directory, maybe removed since
 		}
 		if !allowed[p] {
 			return fmt.Errorf("it names the file %q, which git-ralph does not watch", p)
+		}
+		if !w.included[p] {
+			continue
 		}
 		for _, d := range gitDirs {
 			// An include the config names now, inside the git directory, among git's
 			// own data (an object, a ref, the index, git-ralph's records) is no file to
 			// restore from a record that may be forged.
 			rel, err := filepath.Rel(d, p)
-			if err != nil || fixed[p] || !repofile.Inside(d, p) {
+			if err != nil || !repofile.Inside(d, p) {
 				continue
 			}
 			first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
@@ -830,5 +1211,6 @@ func Load(path string) (*Snapshot, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.loaded = true
 	return &s, nil
 }

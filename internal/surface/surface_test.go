@@ -298,7 +298,7 @@ func TestValidRefusesForgery(t *testing.T) {
 	}
 	forge := func(f func(s *Snapshot)) error {
 		s := *snap
-		s.Files = slices.Clone(snap.Files)
+		s.Files, s.Dirs, s.Config = slices.Clone(snap.Files), slices.Clone(snap.Dirs), slices.Clone(snap.Config)
 		f(&s)
 		return s.Valid(ctx, r)
 	}
@@ -315,6 +315,14 @@ func TestValidRefusesForgery(t *testing.T) {
 			s.Files = append(s.Files, File{Path: filepath.Join(dir, ".git", "hooks") + "/../index"})
 		},
 		"a work tree file": func(s *Snapshot) { s.Files = append(s.Files, File{Path: filepath.Join(dir, "a.txt")}) },
+		// Every file of a watched directory is restored, a new one removed: the
+		// agent's list of them would empty any directory.
+		"a watched directory of the agent's": func(s *Snapshot) { s.Dirs = append(s.Dirs, dir) },
+		"a file of it": func(s *Snapshot) {
+			s.Dirs = append(s.Dirs, dir)
+			s.Files = append(s.Files, File{Path: filepath.Join(dir, "a.txt")})
+		},
+		"config named outside": func(s *Snapshot) { s.Config = append(s.Config, filepath.Join(dir, "a.txt")) },
 	} {
 		if err := forge(f); err == nil {
 			t.Errorf("%s: Valid = nil, want a refusal", name)
@@ -485,5 +493,193 @@ func TestOtherRuns(t *testing.T) {
 	back, err := Load(p)
 	if err != nil || !maps.Equal(back.Stamps, next.Stamps) {
 		t.Errorf("Load: stamps %v, %v; want %v", back.Stamps, err, next.Stamps)
+	}
+}
+
+// Every file git reads from the git directory that says what it runs or where the
+// repository is, in a main worktree too: found, named, put back; what the agent wrote is
+// kept. A worktree removed during the attempt takes its files with it, and that is let be.
+func TestWatchesGitDirFiles(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	gd := filepath.Join(dir, ".git")
+	mine := filepath.Join(t.TempDir(), "mine")
+	gone := filepath.Join(t.TempDir(), "gone")
+	run(t, dir, "worktree", "add", "-q", "-b", "mine", mine)
+	run(t, dir, "worktree", "add", "-q", "-b", "gone", gone)
+	// A submodule's git directory, as git submodule absorbgitdirs leaves it.
+	mod := filepath.Join(gd, "modules", "lib")
+	run(t, dir, "init", "-q", "--bare", mod)
+	write(t, filepath.Join(mod, "hooks", "post-checkout"), "#!/bin/sh\n", 0o755)
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "worktree", "remove", "--force", gone)
+	other := t.TempDir()
+	head := run(t, dir, "rev-parse", "HEAD")
+	write(t, filepath.Join(gd, "commondir"), other+"\n", 0o644)
+	write(t, filepath.Join(gd, "objects", "info", "alternates"), other+"/objects\n", 0o644)
+	write(t, filepath.Join(gd, "shallow"), head+"\n", 0o644)
+	write(t, filepath.Join(gd, "info", "grafts"), "x\n", 0o644)
+	write(t, filepath.Join(gd, "info", "whatever"), "x\n", 0o644)
+	write(t, filepath.Join(gd, "worktrees", "mine", "commondir"), other+"\n", 0o644)
+	write(t, filepath.Join(gd, "worktrees", "mine", "config.worktree"), "[core]\n\tfsmonitor = /x\n", 0o644)
+	write(t, filepath.Join(mod, "config"), "[core]\n\tfsmonitor = /x\n", 0o644)
+	write(t, filepath.Join(mod, "hooks", "post-checkout"), "#!/bin/sh\nevil\n", 0o755)
+	write(t, filepath.Join(mod, "hooks", "pre-commit"), "#!/bin/sh\nevil\n", 0o755)
+
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tampered: .git/info/grafts created, .git/commondir created, " +
+		".git/objects/info/alternates created, .git/shallow created, .git/worktrees/mine/commondir changed, " +
+		".git/worktrees/mine/config.worktree created, .git/modules/lib/config changed, .git/modules/lib/hooks/post-checkout changed, " +
+		".git/info/whatever created, .git/modules/lib/hooks/pre-commit created"
+	if got := Reason(changes, r.Root); got != want {
+		t.Errorf("Reason =\n  %s\nwant\n  %s", got, want)
+	}
+	if !snap.Relocated {
+		t.Error("Relocated = false with the repository's commondir written")
+	}
+	if ConfigChanged(changes, snap) {
+		t.Error("ConfigChanged: none of these is the repository's or the user's config")
+	}
+	keep := filepath.Join(gd, "ralph", "x", "tampered", "1-1")
+	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", keep); err != nil {
+		t.Fatal(err)
+	}
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 || snap.Relocated {
+		t.Errorf("after the restore Compare = %q, %v (relocated %v)", Reason(changes, r.Root), err, snap.Relocated)
+	}
+	if got := run(t, mine, "rev-parse", "--path-format=absolute", "--git-common-dir"); got != gd {
+		t.Errorf("the other worktree's git finds %q, want %q", got, gd)
+	}
+	for _, p := range []string{"commondir", "modules/lib/config", "modules/lib/hooks/pre-commit", "worktrees/mine/commondir"} {
+		if _, err := os.Lstat(filepath.Join(keep, p)); err != nil {
+			t.Errorf("the agent's %s is not kept: %v", p, err)
+		}
+	}
+}
+
+// A dotfiles-style symlinked ~/.gitconfig edited through the link, and a hook that is a
+// link to a script kept elsewhere, rewritten there: the link is the same, what git reads
+// through it is not. Found, and put back where it lives.
+func TestSymlinkTargets(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	dots := t.TempDir()
+	write(t, filepath.Join(dots, "gitconfig"), "[user]\n\tname = T\n", 0o644)
+	write(t, filepath.Join(dots, "verify"), "#!/bin/sh\nexit 1\n", 0o755)
+	home := os.Getenv("HOME")
+	if err := os.Symlink(filepath.Join(dots, "gitconfig"), filepath.Join(home, ".gitconfig")); err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(dir, ".git", "hooks", "ralph-verify")
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dots, "verify"), hook); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(home, ".gitconfig"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("[filter \"evil\"]\n\tclean = /x\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	write(t, filepath.Join(dots, "verify"), "#!/bin/sh\nexit 0\n", 0o755)
+
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Reason(changes, r.Root), "tampered: "+filepath.Join(home, ".gitconfig")+" changed, .git/hooks/ralph-verify changed"; got != want {
+		t.Fatalf("Reason = %q, want %q", got, want)
+	}
+	if !ConfigChanged(changes, snap) {
+		t.Error("ConfigChanged = false with the global config changed through its link")
+	}
+	keep := t.TempDir()
+	lines, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "and what it leads to, "+filepath.Join(dots, "gitconfig")) {
+		t.Errorf("the restore does not name the link's target:\n%s", strings.Join(lines, "\n"))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dots, "gitconfig")); string(b) != "[user]\n\tname = T\n" {
+		t.Errorf("the target is %q after the restore", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dots, "verify")); string(b) != "#!/bin/sh\nexit 1\n" {
+		t.Errorf("the hook's target is %q after the restore", b)
+	}
+	if l, err := os.Readlink(hook); err != nil || l != filepath.Join(dots, "verify") {
+		t.Errorf("the hook is no longer the link: %q, %v", l, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(keep, "hooks", "ralph-verify.target")); string(b) != "#!/bin/sh\nexit 0\n" {
+		t.Errorf("the agent's version of the hook's target is not kept: %q", b)
+	}
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("after the restore Compare = %q, %v", Reason(changes, r.Root), err)
+	}
+}
+
+// A fake worktree (.git/worktrees/x/HEAD naming a branch) made during the attempt does
+// not make a branch the agent creates anyone's: only branches checked out before the
+// attempt are. One checked out (unborn) before, committed to during it, is let be.
+func TestCheckedOutOnlyBefore(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	other := filepath.Join(t.TempDir(), "other")
+	run(t, dir, "worktree", "add", "-q", "--detach", other)
+	run(t, other, "checkout", "-q", "--orphan", "fresh")
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(snap.CheckedOut, "refs/heads/fresh") {
+		t.Fatalf("CheckedOut = %v", snap.CheckedOut)
+	}
+	run(t, other, "commit", "-q", "--allow-empty", "-m", "first there")
+	fake := filepath.Join(dir, ".git", "worktrees", "fake")
+	write(t, filepath.Join(fake, "HEAD"), "ref: refs/heads/evil\n", 0o644)
+	write(t, filepath.Join(fake, "gitdir"), filepath.Join(t.TempDir(), ".git")+"\n", 0o644)
+	write(t, filepath.Join(fake, "commondir"), "../..\n", 0o644)
+	run(t, dir, "branch", "evil")
+	if got := run(t, dir, "worktree", "list", "--porcelain"); !strings.Contains(got, "branch refs/heads/evil") {
+		t.Fatalf("control: git does not list the fake worktree:\n%s", got)
+	}
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Reason(changes, r.Root); got != "tampered: refs/heads/evil created" {
+		t.Errorf("Reason = %q", got)
+	}
+}
+
+// git's repack, which an automatic gc after git-ralph's own commit runs, rewrites
+// info/refs for dumb HTTP servers: no change of the agent's.
+func TestServerInfoNotWatched(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "gc", "-q")
+	if _, err := os.Stat(filepath.Join(dir, ".git", "info", "refs")); err != nil {
+		t.Fatalf("control: git gc wrote no info/refs: %v", err)
+	}
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("after git gc, Compare = %q, %v", Reason(changes, r.Root), err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package githubtest is a fake GitHub for tests: an HTTP server with an in-memory model
-// of repositories, branches and pull requests, per-test status overrides, and a record
-// of every request. It is linked only into test binaries.
+// of repositories, branches, pull requests, issues (issues.go) and Actions (actions.go),
+// checked against GitHub's OpenAPI description (openapi.go), per-test status
+// overrides, and a record of every request. It is linked only into test binaries.
 //
 // Point a client at it in one of two ways:
 //   - in-process, with Server.Transport() as the client's transport;
@@ -46,12 +47,34 @@ type Server struct {
 	requests  []Request
 	seen      chan struct{} // closed and replaced on every request, for WaitFor
 	tls       *tlsProxy
+	// violations are what requests and answers did not conform to GitHub's OpenAPI
+	// description (openapi.go).
+	violations []string
+	afters     []*after
+}
+
+// after is a change to the model made once a request has been answered (AfterRequest).
+type after struct {
+	method, path string
+	skip         int // matching requests to let by first
+	f            func(*State)
+}
+
+// AfterRequest runs f with the model (under the lock) once the (skip+1)-th request with
+// method and path (a path.Match pattern; method "" for any) has been answered: someone
+// on GitHub acting at a given point of a run, with no timing involved.
+func (s *Server) AfterRequest(method, pattern string, skip int, f func(*State)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.afters = append(s.afters, &after{method: method, path: pattern, skip: skip, f: f})
 }
 
 // State is the fake's model. Read or change it only inside Server.State.
 type State struct {
 	Repos  map[string]*Repo // by "owner/name", lower case
-	NextPR int
+	NextPR int              // the next pull request's number; issues share the numbers
+	// NextComment numbers the comments the client writes.
+	NextComment int64
 
 	Actions Actions // workflows and their runs (actions.go)
 }
@@ -67,6 +90,7 @@ type Repo struct {
 	Parent   string            // "owner/name" of the repository this is a fork of
 	Private  bool
 	Pulls    []*PullRequest
+	Issues   []*Issue // issues.go
 }
 
 // PullRequest is a pull request of the fake.
@@ -108,6 +132,10 @@ type Override struct {
 	Header http.Header
 	// Times is how many requests it applies to; 0 means all.
 	Times int
+	// After lets that many matching requests through first: "fail the third PATCH" is
+	// After 2, Times 1.
+	After  int
+	passed int
 	// HangAfter serves the request normally, then holds the answer until the server
 	// closes: the client sees a request that was carried out but never answered.
 	HangAfter bool
@@ -122,6 +150,7 @@ func New() *Server {
 	s.state.Actions = Actions{Workflows: map[string]*Workflow{}, NextRun: 1001}
 	s.routes()
 	s.actionsRoutes()
+	s.issuesRoutes()
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -213,6 +242,8 @@ func key(owner, name string) string { return strings.ToLower(owner + "/" + name)
 type recorder struct {
 	http.ResponseWriter
 	status int
+	keep   bool         // keep a copy of the body, to check it
+	body   bytes.Buffer // the body, when keep
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -225,6 +256,9 @@ func (r *recorder) WriteHeader(code int) {
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
+	}
+	if r.keep {
+		r.body.Write(b)
 	}
 	return r.ResponseWriter.Write(b)
 }
@@ -268,6 +302,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if ok, _ := path.Match(o.Path, p); ok {
+			if o.passed < o.After {
+				o.passed++
+				continue
+			}
 			o.used++
 			ov = o
 			break
@@ -275,7 +313,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
-	rec := &recorder{ResponseWriter: w}
+	described := Described(p)
+	var badBody bool
+	if described {
+		var v []string
+		v, badBody = checkRequest(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, body)
+		s.violate(v)
+	}
+	rec := &recorder{ResponseWriter: w, keep: described}
 	switch {
 	case ov != nil && ov.HangAfter:
 		// Carry the request out, then never answer it.
@@ -295,15 +340,51 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		rec.WriteHeader(ov.Status)
 		_, _ = io.WriteString(rec, b)
+	case badBody:
+		Fail(rec, 422, "Invalid request.\n\nThe body does not conform to GitHub's OpenAPI description.")
 	default:
 		s.mux.ServeHTTP(rec, r)
+		if described {
+			s.violate(checkResponse(r.Method, r.URL.EscapedPath(), rec.status, rec.body.Bytes()))
+		}
 	}
 	req.Status = rec.status
 	s.record(req)
 }
 
+func (s *Server) violate(v []string) {
+	if len(v) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.violations = append(s.violations, v...)
+	s.mu.Unlock()
+}
+
+// Violations returns what the requests and the fake's answers so far did not conform
+// to in GitHub's OpenAPI description (openapi.go), oldest first.
+func (s *Server) Violations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.violations)
+}
+
 func (s *Server) record(req Request) {
 	s.mu.Lock()
+	kept := s.afters[:0]
+	for _, a := range s.afters {
+		ok, _ := path.Match(a.path, req.Path)
+		switch {
+		case !ok || a.method != "" && a.method != req.Method:
+			kept = append(kept, a)
+		case a.skip > 0:
+			a.skip--
+			kept = append(kept, a)
+		default:
+			a.f(&s.state)
+		}
+	}
+	s.afters = kept
 	s.requests = append(s.requests, req)
 	close(s.seen)
 	s.seen = make(chan struct{})
@@ -392,7 +473,7 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rp := s.repo(w, r); rp != nil {
-		JSON(w, 200, s.repoJSON(rp, true))
+		JSON(w, 200, Shaped("full-repository", s.repoJSON(rp, true)))
 	}
 }
 
@@ -409,7 +490,7 @@ func (s *Server) getBranch(w http.ResponseWriter, r *http.Request) {
 		Fail(w, 404, "Branch not found")
 		return
 	}
-	JSON(w, 200, map[string]any{"name": name, "commit": map[string]any{"sha": id}})
+	JSON(w, 200, Shaped("branch-with-protection", map[string]any{"name": name, "commit": map[string]any{"sha": id}}))
 }
 
 func (s *Server) pullJSON(rp *Repo, p *PullRequest) map[string]any {
@@ -447,7 +528,7 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 		if b := q.Get("base"); b != "" && b != p.Base {
 			continue
 		}
-		out = append(out, s.pullJSON(rp, p))
+		out = append(out, Shaped("pull-request-simple", s.pullJSON(rp, p)))
 	}
 	JSON(w, 200, out)
 }
@@ -512,7 +593,7 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 		Base: in.Base, Draft: in.Draft, State: "open", Created: 1, HeadCommit: headID}
 	s.state.NextPR++
 	rp.Pulls = append(rp.Pulls, p)
-	JSON(w, 201, s.pullJSON(rp, p))
+	JSON(w, 201, Shaped("pull-request", s.pullJSON(rp, p)))
 }
 
 // isAncestor reports whether head is an ancestor of base in gitDir (base may be absent
@@ -540,7 +621,7 @@ func (s *Server) getPull(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rp, p := s.pull(w, r); p != nil {
-		JSON(w, 200, s.pullJSON(rp, p))
+		JSON(w, 200, Shaped("pull-request", s.pullJSON(rp, p)))
 	}
 }
 
@@ -564,7 +645,7 @@ func (s *Server) updatePull(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.UpdatedN++
-	JSON(w, 200, s.pullJSON(rp, p))
+	JSON(w, 200, Shaped("pull-request", s.pullJSON(rp, p)))
 }
 
 // Dump describes the requests for a golden file: one line per request,

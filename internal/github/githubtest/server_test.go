@@ -129,3 +129,19 @@ func TestActions(t *testing.T) {
 		t.Errorf("runs: %s", b)
 	}
 }
+
+// AfterRequest changes the model once the request it waits for has been answered, and
+// only then.
+func TestAfterRequest(t *testing.T) {
+	s := New()
+	defer s.Close()
+	s.AddRepo(Repo{Owner: "a", Name: "b"})
+	s.SetIssue("a", "b", Issue{Number: 1, Title: "T", Body: "old"})
+	s.AfterRequest("GET", "/repos/a/b/issues/1", 1, func(st *State) { st.Repos["a/b"].issue(1).Body = "new" })
+	for i, want := range []string{"old", "old", "new"} {
+		if got, _ := s.GetIssue("a", "b", 1); got.Body != want {
+			t.Fatalf("before request %d: %q, want %q", i+1, got.Body, want)
+		}
+		do(t, s, "GET", "/repos/a/b/issues/1", "", true)
+	}
+}

@@ -1,0 +1,427 @@
+package githubflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/issue"
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tasklist"
+)
+
+// IssueKind is GitHub issues as a task source (source.Kind): '#10', OWNER/REPO#10 or an
+// issue's URL names issue 10, run as issue-10 on ralph/issue-10, its sub-issues the
+// stories. The CLI builds it with what it needs from outside, so that internal/source
+// and internal/loop import nothing of GitHub.
+//
+// What it read of an issue is kept in Dir/issue-<n>/issue.json, with the agent's tasks
+// file beside it (tasks.md, outside the working tree) and the file as the last
+// checkpoint left it (done.md): a resume, status and the report read those and never
+// the network. Only a kind built with a Client and Fetch set (start) reads GitHub, once
+// per issue and process; after a checkpoint it tells GitHub (source.Outside).
+type IssueKind struct {
+	// Dir is where the kind keeps what it read: the run store's directory (<git common
+	// dir>/ralph), in the run's own directory.
+	Dir string
+	// Default is the repository '#10' names (Flow.IssueRepo), nil when none; asked only
+	// for such an argument.
+	Default func() *github.Repo
+	// Client returns a client for a host; nil: no request is made (status, the report).
+	Client func(host string) (*github.Client, error)
+	// Fetch reads the issue from GitHub when it is opened (start); otherwise the run's
+	// record of it is read.
+	Fetch bool
+	// Trust runs issues of any author (--trust-issue-author, ralph.trustIssueAuthors).
+	Trust bool
+	Ctx   context.Context
+
+	mu      sync.Mutex
+	fetched map[string]bool
+}
+
+// IssueKindID is the kind's ID: RALPH_SOURCE, the run record and the Ralph-Source
+// trailer.
+const IssueKindID = "issue"
+
+func (k *IssueKind) About() source.About {
+	return source.About{ID: IssueKindID, Noun: "issue", One: "a GitHub issue", Many: "GitHub issues",
+		Make: "a GitHub issue: git ralph start '#N'"}
+}
+
+// Claim: '#N', OWNER/REPO#N, HOST/OWNER/REPO#N or an issue's URL, from the text alone.
+func (k *IssueKind) Claim(r source.Repo, arg string, explicit bool) (source.Match, error) {
+	var def *github.Repo
+	if strings.HasPrefix(strings.TrimSpace(arg), "#") && k.Default != nil {
+		def = k.Default()
+	}
+	ref, isRef, err := github.ParseIssueRef(arg, def)
+	switch {
+	case !isRef && !explicit:
+		return source.Match{}, nil
+	case !isRef:
+		return source.Match{Err: &source.Error{Msg: fmt.Sprintf("%q names no GitHub issue", arg), Hint: "name it as '#N', OWNER/REPO#N or the issue's URL"}}, nil
+	case errors.Is(err, github.ErrNoIssueRepo):
+		return source.Match{Err: &source.Error{Msg: fmt.Sprintf("%s: this repository has no GitHub remote to take the issue from", arg),
+			Hint: "name the repository: git ralph start OWNER/REPO" + arg + " (or git config ralph.repo OWNER/REPO)"}}, nil
+	case err != nil:
+		return source.Match{Err: &source.Error{Msg: err.Error(), Hint: "name an issue as '#N', OWNER/REPO#N or https://HOST/OWNER/REPO/issues/N"}}, nil
+	}
+	return source.Match{Ref: source.Ref{Kind: IssueKindID, Arg: ref.String()}, Rank: source.Exact}, nil
+}
+
+func (k *IssueKind) dir(n int) string { return filepath.Join(k.Dir, issue.RunName(n)) }
+
+const (
+	snapshotFile = "issue.json"
+	tasksFile    = "issue-tasks.md"
+	doneFile     = "issue-done.md" // the tasks file as the last checkpoint left it
+)
+
+// Open reads the issue (from GitHub once per process when the kind fetches, else as
+// recorded) and keeps the agent's tasks file in step with it.
+func (k *IssueKind) Open(r source.Repo, ref source.Ref) (*source.Source, error) {
+	return k.open(ref, k.Fetch)
+}
+
+// open is Open, reading GitHub when fetch.
+func (k *IssueKind) open(ref source.Ref, fetch bool) (*source.Source, error) {
+	iref, _, err := github.ParseIssueRef(ref.Arg, nil)
+	if err != nil {
+		return nil, &source.Error{Msg: fmt.Sprintf("the run's issue %q: %v", ref.Arg, err)}
+	}
+	dir := k.dir(iref.Number)
+	snap, fresh, err := k.snapshot(iref, dir, fetch)
+	if err != nil {
+		return nil, err
+	}
+	stories := snap.Stories()
+	var notes []string
+	if fresh {
+		if notes, err = k.writeFiles(dir, snap, stories); err != nil {
+			return nil, err
+		}
+	}
+	s := source.New(k, ref, dir, tasksFile, func(data []byte) (tasklist.Tasks, error) {
+		got, err := issue.ReadFile(stories, data)
+		if err != nil {
+			return tasklist.Tasks{}, err
+		}
+		t := tasklist.Tasks{Stories: got}
+		for _, st := range got {
+			d, n := st.Counts()
+			t.Done, t.Total = t.Done+d, t.Total+n
+		}
+		return t, nil
+	})
+	s.Name, s.RelDir, s.DoneMark = issue.RunName(iref.Number), ".", "[x]"
+	s.Title, s.Why, s.Notes = snap.Parent.Title, snap.Parent.Body, notes
+	s.Where = "issue " + iref.String() + ", " + snap.Parent.URL
+	s.NoWhy = "_" + iref.String() + " says nothing of why._"
+	s.NoTask = "write a task list into the issue's body on GitHub, or give it sub-issues"
+	s.Docs = []source.Doc{{Title: "Issue", Path: iref.String() + ", " + snap.Parent.URL, Content: "# " + snap.Parent.Title + "\n\n" + snap.Parent.Body}}
+	if fresh {
+		s.Warning = k.tell(ref.Arg, dir, s.Name) // what an earlier checkpoint could not tell GitHub
+	}
+	return s, s.Reload()
+}
+
+// writeFiles writes the tasks file of a freshly read issue, keeping what the last
+// checkpoint had done (a task of the same story with the same text); notes say which
+// sub-issues were added or closed since the run's last reading.
+func (k *IssueKind) writeFiles(dir string, snap *issue.Snapshot, stories []tasklist.Story) ([]string, error) {
+	var notes []string
+	old, err := os.ReadFile(filepath.Join(dir, doneFile))
+	if err == nil {
+		prev := issue.FileTasks(old)
+		for i, st := range stories {
+			p, ok := prev.Story(st.ID)
+			if !ok {
+				notes = append(notes, fmt.Sprintf("story %s (%s) is new on GitHub since the last start", st.ID, st.Title))
+				continue
+			}
+			for j, t := range st.Tasks {
+				for _, pt := range p.Tasks {
+					if pt.Done && pt.Text == strings.Join(strings.Fields(t.Text), " ") {
+						stories[i].Tasks[j].Done = true
+					}
+				}
+			}
+		}
+		for _, p := range prev.Stories {
+			if _, ok := (tasklist.Tasks{Stories: stories}).Story(p.ID); !ok {
+				notes = append(notes, fmt.Sprintf("story %s (%s) is no longer a sub-issue on GitHub: skipped", p.ID, p.Title))
+			}
+		}
+		for _, sub := range snap.Subs {
+			if !sub.Open() {
+				if p, ok := prev.Story(issue.StoryID(sub.Number)); ok && !p.Complete() {
+					notes = append(notes, fmt.Sprintf("story %s (%s) was closed on GitHub: done", p.ID, p.Title))
+				}
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	data := issue.File(snap.Parent.Title, stories)
+	for _, name := range []string{tasksFile, doneFile} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return notes, nil
+}
+
+// snapshot is the issue as fetched now (once per process, when the kind fetches; fresh)
+// or as recorded.
+func (k *IssueKind) snapshot(ref github.IssueRef, dir string, fetch bool) (snap *issue.Snapshot, fresh bool, err error) {
+	path := filepath.Join(dir, snapshotFile)
+	k.mu.Lock()
+	fetch = fetch && k.Client != nil && !k.fetched[ref.String()]
+	k.mu.Unlock()
+	if fetch {
+		client, err := githubClient(k.Client, ref.Repo.Host, "git ralph start "+ref.String())
+		if err != nil {
+			return nil, false, err
+		}
+		snap, err := ReadIssue(k.ctx(), client, ref, false, "git ralph start "+ref.String())
+		if err != nil {
+			return nil, false, err
+		}
+		if data, err := os.ReadFile(path); err == nil { // a run's earlier reading: its comments are found again
+			var old issue.Snapshot
+			if json.Unmarshal(data, &old) == nil {
+				for _, is := range append([]issue.Issue{old.Parent}, old.Subs...) {
+					if cur := snap.Find(is.Number); cur != nil {
+						cur.CommentID = is.CommentID
+					}
+				}
+			}
+		}
+		if err := snap.CheckTrust(k.Trust); err != nil {
+			var ue *issue.UntrustedError
+			errors.As(err, &ue)
+			return nil, false, &source.Error{Msg: ue.Error(), Hint: ue.Hint()}
+		}
+		if err := k.save(dir, snap); err != nil {
+			return nil, false, err
+		}
+		k.mu.Lock()
+		if k.fetched == nil {
+			k.fetched = map[string]bool{}
+		}
+		k.fetched[ref.String()] = true
+		k.mu.Unlock()
+		return snap, true, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, &source.Error{Msg: fmt.Sprintf("issue %s has not been read here", ref),
+			Hint: "git ralph start " + ref.String() + " reads it from GitHub"}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	snap = &issue.Snapshot{}
+	if err := json.Unmarshal(data, snap); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return snap, false, nil
+}
+
+func (k *IssueKind) save(dir string, snap *issue.Snapshot) error {
+	data, err := json.MarshalIndent(snap, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, snapshotFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, snapshotFile))
+}
+
+func (k *IssueKind) ctx() context.Context {
+	if k.Ctx != nil {
+		return k.Ctx
+	}
+	return context.Background()
+}
+
+func (k *IssueKind) List(source.Repo, []string) ([]*source.Source, error) { return nil, nil }
+
+// AtCommit: the issue as the run recorded it (the commit holds none of it).
+func (k *IssueKind) AtCommit(r source.Repo, ref source.Ref, _ func(string, bool) ([]byte, error)) (*source.Source, error) {
+	s, err := k.open(ref, false)
+	if err != nil {
+		return &source.Source{Kind: k, Ref: ref}, nil
+	}
+	return s, nil
+}
+
+// Undo puts the tasks file back as the last checkpoint left it.
+func (k *IssueKind) Undo(s *source.Source) error {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(s.TasksPath), doneFile))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.TasksPath, data, 0o644)
+}
+
+// Checkpointed keeps the tasks file as the checkpoint leaves it, and tells the story's
+// issue on GitHub: the boxes of its body ticked, its progress comment. What GitHub could
+// not be told waits in issue-pending.json and is told at the next checkpoint or start.
+func (k *IssueKind) Checkpointed(s *source.Source, story tasklist.Story, p source.Progress) string {
+	dir := filepath.Dir(s.TasksPath)
+	data, err := os.ReadFile(s.TasksPath)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, doneFile), data, 0o644)
+	}
+	if err != nil {
+		return "the issue's tasks file: " + err.Error()
+	}
+	pending := k.pending(dir)
+	pending = append(pending, Progress{Run: p.Run, Branch: p.Branch, Story: story.ID, Checkpoint: p.Commit, Attempts: p.Attempts, LastFailure: p.LastFailure})
+	if err := k.savePending(dir, pending); err != nil {
+		return err.Error()
+	}
+	return k.tell(s.Ref.Arg, dir, s.Name)
+}
+
+const pendingFile = "issue-pending.json"
+
+func (k *IssueKind) pending(dir string) []Progress {
+	var out []Progress
+	if data, err := os.ReadFile(filepath.Join(dir, pendingFile)); err == nil {
+		_ = json.Unmarshal(data, &out)
+	}
+	return out
+}
+
+func (k *IssueKind) savePending(dir string, p []Progress) error {
+	if len(p) == 0 {
+		err := os.Remove(filepath.Join(dir, pendingFile))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, pendingFile), data, 0o644)
+}
+
+// tell tells GitHub what it has not been told yet (issue-pending.json), story by story,
+// in order; it stops at the first failure, which it returns as a warning ("" when all
+// went through).
+func (k *IssueKind) tell(arg, dir, name string) string {
+	pending := k.pending(dir)
+	if k.Client == nil || len(pending) == 0 {
+		return ""
+	}
+	iref, _, err := github.ParseIssueRef(arg, nil)
+	if err != nil {
+		return err.Error()
+	}
+	snap, _, err := k.snapshot(iref, dir, false)
+	if err != nil {
+		return err.Error()
+	}
+	data, err := os.ReadFile(filepath.Join(dir, doneFile))
+	if err != nil {
+		return err.Error()
+	}
+	again := "git ralph start " + name
+	for len(pending) > 0 {
+		p := pending[0]
+		n, err := strconv.Atoi(strings.TrimPrefix(p.Story, "issue-"))
+		is := snap.Find(n)
+		if err != nil || is == nil {
+			pending = pending[1:]
+			continue
+		}
+		// the boxes to tick: the story's tasks done in the file and open in the body as read
+		var lines []int
+		stories := snap.Stories()
+		if got, err := issue.ReadFile(stories, data); err == nil {
+			for i := range got {
+				if got[i].ID == p.Story {
+					lines = issue.NewlyDone(stories[i], got[i])
+				}
+			}
+		}
+		client, err := githubClient(k.Client, iref.Repo.Host, again)
+		if err == nil {
+			var res *SyncResult
+			if res, err = SyncProgress(k.ctx(), client, iref.Repo, *is, lines, is.CommentID, p, again); err == nil {
+				is.CommentID = res.CommentID
+				if !res.BodyChanged && !res.Closed {
+					// the body as ticked; an edit made on GitHub is not taken in: the run's
+					// stories stay those it started with (start again reads the issue anew)
+					is.Body = res.Body
+				}
+			}
+		}
+		if serr := k.save(dir, snap); serr != nil && err == nil {
+			err = serr
+		}
+		if err != nil {
+			_ = k.savePending(dir, pending)
+			return "GitHub was not told of story " + p.Story + " (its checkpoint stands; it is told at the next checkpoint, or run '" + again + "'): " + err.Error()
+		}
+		pending = pending[1:]
+	}
+	if err := k.savePending(dir, pending); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+var (
+	_ source.Kind    = (*IssueKind)(nil)
+	_ source.Outside = (*IssueKind)(nil)
+)
+
+// ClosingLines are the lines the pull request of an issue run ends with (issue.
+// ClosingLines): the sub-issues whose stories have a checkpoint, and the issue itself
+// once the run is complete; never one that was closed when last read, never from the
+// agent's text. prRepo is the pull request's repository ([HOST/]OWNER/REPO).
+func (k *IssueKind) ClosingLines(s *source.Source, rec *run.Record, prRepo string) []string {
+	iref, _, err := github.ParseIssueRef(s.Ref.Arg, nil)
+	if err != nil {
+		return nil
+	}
+	snap, _, err := k.snapshot(iref, k.dir(iref.Number), false)
+	if err != nil {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, a := range rec.Attempts {
+		if a.Outcome == run.OutcomeComplete {
+			done[a.Story] = true
+		}
+	}
+	var refs []issue.Ref
+	if rec.Status == run.Complete {
+		refs = append(refs, issue.Ref{Repo: snap.Repo, Number: snap.Parent.Number, Open: snap.Parent.Open()})
+	}
+	for _, sub := range snap.Subs {
+		if done[issue.StoryID(sub.Number)] {
+			refs = append(refs, issue.Ref{Repo: snap.Repo, Number: sub.Number, Open: sub.Open()})
+		}
+	}
+	return issue.ClosingLines(prRepo, refs)
+}
