@@ -300,6 +300,8 @@ EOF
 // genuine CLIs in its loop (testdata/record/loop.sh): the agent's stdout and
 // git-ralph's trailer. Decoding a log gives the attempt's verdict again.
 func TestDecodeLoopLogs(t *testing.T) {
+	failed := agent.Promise{Kind: agent.PromiseFailed, Reason: "greeting test fails"}
+	const tasks = "openspec/changes/greet/tasks.md"
 	for _, tc := range []struct {
 		d       agent.Driver
 		file    string
@@ -313,13 +315,35 @@ func TestDecodeLoopLogs(t *testing.T) {
 		{qwen.Qwen{}, "qwen-loop-attempt-1-2.log", agenttest.Complete,
 			[]string{"write_file: /tmp/agentslab/loop-qwen/greeting.txt", "read_file: /tmp/agentslab/loop-qwen/openspec/changes/greet/tasks.md",
 				"edit: /tmp/agentslab/loop-qwen/openspec/changes/greet/tasks.md"}},
+		// Claude Code 2.1.328, Codex 0.169.0, OpenCode 1.18.33 and Gemini CLI 0.61.0,
+		// in the sandbox: story 1's failed attempt and story 2's, which ran a shell command.
+		{claude.Claude{}, "claude-loop-attempt-1-1.log", failed, []string{"Write: " + loopDir("claude", "greeting.txt")}},
+		{claude.Claude{}, "claude-loop-attempt-2-1.log", agenttest.Complete,
+			[]string{"Write: " + loopDir("claude", "farewell.txt"), "Read: " + loopDir("claude", tasks), "Edit: " + loopDir("claude", tasks),
+				`Bash: git status --short && cat farewell.txt && echo "tmp=$TMPDIR"`}},
+		{codex.Codex{}, "codex-loop-attempt-1-1.log", failed, []string{"edit: " + loopDir("codex", "greeting.txt")}},
+		{codex.Codex{}, "codex-loop-attempt-2-1.log", agenttest.Complete,
+			[]string{"edit: " + loopDir("codex", "farewell.txt"), "edit: " + loopDir("codex", tasks),
+				`shell: tty; git status --short && cat farewell.txt && echo "tmp=$TMPDIR"`}},
+		{opencode.OpenCode{}, "opencode-loop-attempt-1-1.log", failed, []string{"write: " + loopDir("opencode", "greeting.txt")}},
+		{opencode.OpenCode{}, "opencode-loop-attempt-2-1.log", agenttest.Complete,
+			[]string{"write: " + loopDir("opencode", "farewell.txt"), "read: " + loopDir("opencode", tasks), "edit: " + loopDir("opencode", tasks),
+				`bash: git status --short && cat farewell.txt && echo "tmp=$TMPDIR"`}},
+		{gemini.Gemini{}, "gemini-loop-attempt-1-1.log", failed, []string{"write_file: " + loopDir("gemini", "greeting.txt")}},
+		{gemini.Gemini{}, "gemini-loop-attempt-2-1.log", agenttest.Complete,
+			[]string{"write_file: " + loopDir("gemini", "farewell.txt"), "replace: " + loopDir("gemini", tasks),
+				`run_shell_command: tty; git status --short && cat farewell.txt && echo "tmp=$TMPDIR"`}},
 	} {
 		res, rec := decodeWith(t, tc.d, tc.file)
-		if !res.SawResult || res.IsError || res.Promise() != tc.promise || !slices.Equal(rec.Tools, tc.tools) {
+		if !res.SawResult || res.IsError || res.Promise() != tc.promise || !slices.Equal(rec.Tools, tc.tools) ||
+			(res.InputTokens == 0) != (tc.d.Name() == "copilot") { // copilot's come from its usage file
 			t.Errorf("%s: %+v, tools %q", tc.file, res, rec.Tools)
 		}
 	}
 }
+
+// loopDir is path in the scratch repository loop.sh ran agent in.
+func loopDir(agent, path string) string { return "/tmp/agentslab/loop-" + agent + "/" + path }
 
 func TestLookup(t *testing.T) {
 	d, err := Lookup("claude")

@@ -10,7 +10,8 @@ import (
 
 // Every driver but custom (whose user names what it writes in ralph.sandboxWritable)
 // declares the state its CLI writes outside the working tree, under HOME or the XDG
-// directories, so that it can work in the sandbox; only qwen asks for a terminal.
+// directories, so that it can work in the sandbox; qwen and codex ask for a terminal
+// (their shell tools open one: testdata/record/README.md).
 func TestEveryDriverDeclaresItsState(t *testing.T) {
 	home := "/home/ada"
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=/xdg/config"}
@@ -34,7 +35,7 @@ func TestEveryDriverDeclaresItsState(t *testing.T) {
 				t.Errorf("%s: state %q is not under HOME or XDG_CONFIG_HOME", name, p)
 			}
 		}
-		if st.PTY != (name == "qwen") {
+		if st.PTY != (name == "qwen" || name == "codex") {
 			t.Errorf("%s: PTY %v", name, st.PTY)
 		}
 	}

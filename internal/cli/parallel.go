@@ -71,7 +71,10 @@ func (c *startCmd) checkParallel() error {
 
 // runParallel runs one child git-ralph per change, each in its own worktree, at most
 // -j at a time, and ends with a table of how each did.
-func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
+func (c *startCmd) runParallel(e *env, l *loop.Loop) error { return c.runParallelThen(e, l, nil) }
+
+// runParallelThen is runParallel calling done(i) as the loop of c.Changes[i] ends.
+func (c *startCmd) runParallelThen(e *env, l *loop.Loop, done func(i int)) error {
 	names := make([]string, len(c.Changes)) // the run names: a plan's is not its path
 	for i, ch := range c.Changes {
 		s, err := l.LoadRunChange(e.ctx, ch)
@@ -94,9 +97,11 @@ func (c *startCmd) runParallel(e *env, l *loop.Loop) error {
 	}
 	p := e.s.Palette()
 	fmt.Fprintf(e.s.Err, "%d loops, %d at a time, each in a worktree of its own\n", len(jobs), n)
-	results := parallel.Run(e.ctx, e.kill, jobs, parallel.Options{
-		Max: n, Out: e.s.Err, TTY: e.s.StderrTTY, Width: e.s.ErrWidth, Name: "git-ralph",
-	})
+	o := parallel.Options{Max: n, Out: e.s.Err, TTY: e.s.StderrTTY, Width: e.s.ErrWidth, Name: "git-ralph"}
+	if done != nil {
+		o.Done = func(i int, _ parallel.Result) { done(i) }
+	}
+	results := parallel.Run(e.ctx, e.kill, jobs, o)
 
 	fmt.Fprintln(e.s.Err)
 	t := tableprinter.New(e.s.Err, e.s.StderrTTY, max(e.s.ErrWidth, 120))

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
@@ -12,7 +13,8 @@ import (
 
 // runQueue is start --label: the open issues with the label that are not claimed,
 // blocked or by an author not trusted, claimed one after another and run in worktrees
-// of their own (-j N); the claims go when the runs end, whatever their outcome.
+// of their own (-j N); each claim goes when its run ends, whatever its outcome (those of
+// runs a Ctrl-C kept from starting, when start ends).
 func (c *startCmd) runQueue(e *env, l *loop.Loop) error {
 	repo := e.issues.Default()
 	if repo == nil {
@@ -57,12 +59,25 @@ func (c *startCmd) runQueue(e *env, l *loop.Loop) error {
 	if c.DryRun || len(take) == 0 {
 		return nil
 	}
-	var claimed []github.IssueRef
+	var (
+		mu      sync.Mutex
+		claimed []github.IssueRef
+		left    = map[github.IssueRef]bool{} // claimed, not yet given back
+	)
+	unclaim := func(ref github.IssueRef) {
+		mu.Lock()
+		defer mu.Unlock() // one request at a time: GitHub asks for serial requests
+		if !left[ref] {
+			return
+		}
+		delete(left, ref)
+		if err := githubflow.Unclaim(context.WithoutCancel(e.ctx), client, ref, claim, again); err != nil {
+			fmt.Fprintf(e.s.Err, "warning: the claim on %s stays: %v\n", ref, err)
+		}
+	}
 	defer func() {
 		for _, ref := range claimed { // whatever the runs' outcome, Ctrl-C included
-			if err := githubflow.Unclaim(context.WithoutCancel(e.ctx), client, ref, claim, again); err != nil {
-				fmt.Fprintf(e.s.Err, "warning: the claim on %s stays: %v\n", ref, err)
-			}
+			unclaim(ref)
 		}
 	}()
 	c.Changes = nil
@@ -71,9 +86,11 @@ func (c *startCmd) runQueue(e *env, l *loop.Loop) error {
 		if err := githubflow.Claim(e.ctx, client, ref, claim, again); err != nil {
 			return err
 		}
-		claimed = append(claimed, ref)
+		mu.Lock()
+		claimed, left[ref] = append(claimed, ref), true
+		mu.Unlock()
 		c.Changes = append(c.Changes, ref.String())
 	}
 	c.Worktree.On = true
-	return c.runParallel(e, l)
+	return c.runParallelThen(e, l, func(i int) { unclaim(claimed[i]) })
 }

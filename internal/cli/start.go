@@ -89,6 +89,16 @@ func (c *startCmd) Run(e *env) error {
 		return err
 	}
 	e.issues.Fetch, e.issues.Trust = true, c.TrustIssueAuthor // start reads the issue it names from GitHub
+	if c.DryRun {
+		// A dry run changes nothing: what an issue kind keeps of the issue it reads (its
+		// snapshot, the agent's tasks file) goes to a directory of its own, removed after.
+		tmp, err := os.MkdirTemp("", "git-ralph-dry-run-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		e.issues.Dir = tmp
+	}
 	sb, err := sandboxSettings(e, l.Repo, c.SandboxMode)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package git
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -54,11 +55,39 @@ func (r *Repo) log(ctx context.Context, revRange string, limit int, firstParent 
 		args = append(args, "--first-parent")
 	}
 	args = append(args, revRange, "--")
-	out, err := r.run(ctx, call{readOnly: true, args: args})
+	w := &cappedWriter{max: MaxLogBytes}
+	_, err := r.run(ctx, call{readOnly: true, args: args, stdout: w})
+	if w.over {
+		return nil, fmt.Errorf("%w: git log %s prints more than %d MiB", ErrTooLarge, revRange, MaxLogBytes>>20)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return parseLog(out)
+	return parseLog(w.buf.Bytes())
+}
+
+// MaxLogBytes bounds what Log reads of git's output: commit messages are text others
+// wrote (an agent's commits folded into a checkpoint, a runner's), and however long they
+// are, git-ralph's memory stays bounded. A range that prints more is refused.
+const MaxLogBytes = 32 << 20
+
+// ErrTooLarge is returned when git's output passes the bound a read sets.
+var ErrTooLarge = errors.New("too large")
+
+// cappedWriter keeps at most max bytes of git's output, then stops the copy (git dies of
+// the closed pipe, as under head).
+type cappedWriter struct {
+	max  int
+	buf  bytes.Buffer
+	over bool
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if w.buf.Len()+len(p) > w.max {
+		w.over = true
+		return 0, errEnough
+	}
+	return w.buf.Write(p)
 }
 
 // parseLog parses the output of logFormat with -z.

@@ -1,7 +1,11 @@
 package git
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +72,22 @@ func TestParseLog(t *testing.T) {
 	}
 	if _, err := parseLog([]byte("id\x00subj\x00")); err == nil {
 		t.Errorf("parseLog accepted a truncated record")
+	}
+}
+
+// A commit message is text someone else may have written: Log reads at most
+// MaxLogBytes of git's output, and refuses a range that prints more.
+func TestLogBounded(t *testing.T) {
+	dir, r := newRepo(t)
+	msg := filepath.Join(t.TempDir(), "msg")
+	if err := os.WriteFile(msg, []byte("subject\n\n"+strings.Repeat("b", MaxLogBytes)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "commit", "-q", "--allow-empty", "-F", msg)
+	if _, err := r.Log(t.Context(), "HEAD", 1); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Log of a %d MiB message = %v, want ErrTooLarge", MaxLogBytes>>20, err)
+	}
+	if cs, err := r.Log(t.Context(), "HEAD~1", 1); err != nil || len(cs) != 1 || cs[0].Subject != "base" {
+		t.Fatalf("Log of an ordinary commit = %v, %v", cs, err)
 	}
 }

@@ -763,6 +763,11 @@ func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Sto
 		env = append(env, "RALPH_VERIFY_TIMEOUT="+s.r.VerifyTimeout.String())
 	}
 	out, code, err := s.Repo.RecordedHook(ctx, "ralph-verify", script, env)
+	// The gate runs the project's tests, which the agent may have written, outside
+	// the sandbox: what they left running goes before anything is committed.
+	if n := sandbox.KillLeftovers(); n > 0 {
+		s.Report.Warn(fmt.Sprintf("the ralph-verify hook left %d process(es) running: killed", n))
+	}
 	if ctx.Err() != nil {
 		return "", run.OutcomeInterrupted, "interrupted", nil
 	}

@@ -54,7 +54,7 @@ func sandboxPolicy(set sandbox.Settings, tree string, files []string, create boo
 			p.Dev = append(p.Dev, w)
 		}
 	}
-	p.Hide = sandbox.HiddenIn(os.Getenv("HOME"), set.Hide)
+	p.Hide = append(sandbox.HiddenIn(os.Getenv("HOME"), set.Hide), sandbox.HiddenEnv(os.Getenv)...)
 	if create {
 		if err := sandbox.EnsureDirs(sandbox.Caches(os.Environ())); err != nil {
 			return nil, fmt.Errorf("sandbox: create a build cache: %w", err)

@@ -44,6 +44,9 @@ type Options struct {
 	TTY   bool      // Out is a terminal: one line per job, redrawn in place
 	Width int       // terminal width; 0 means 80
 	Name  string    // argv[0] the children see (git-ralph), so they know what they are
+	// Done, if not nil, is called as each job that started ends, with its index and
+	// result, from the goroutine that ran it (so it may run beside other jobs' calls).
+	Done func(i int, r Result)
 }
 
 // Run runs the jobs, at most o.Max at a time, and returns their results in the jobs'
@@ -89,6 +92,9 @@ func Run(ctx context.Context, kill <-chan struct{}, jobs []Job, o Options) []Res
 			defer wg.Done()
 			defer func() { <-sem }()
 			results[i] = runOne(ctx, kill, i, j, o.Name, d)
+			if o.Done != nil && results[i].Started {
+				o.Done(i, results[i])
+			}
 		}()
 	}
 	wg.Wait()

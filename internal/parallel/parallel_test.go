@@ -3,6 +3,7 @@ package parallel
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,32 @@ func TestRunCancel(t *testing.T) {
 	}
 	if res[1].Started || strings.Contains(out.String(), "should not run") {
 		t.Errorf("b started: %+v", res[1])
+	}
+}
+
+// Done hears of each job as it ends, before the others have: the first job ends while
+// the second still waits for it to have ended (a start --label gives an issue's claim
+// back as its run ends).
+func TestRunDoneAsEachEnds(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first-done")
+	var mu sync.Mutex
+	var order []int
+	var out syncBuffer
+	res := Run(t.Context(), nil, []Job{
+		sh("a", "exit 0"),
+		sh("b", "while [ ! -e "+first+" ]; do sleep 0.01; done"),
+	}, Options{Max: 2, Out: &out, Done: func(i int, r Result) {
+		mu.Lock()
+		order = append(order, i)
+		mu.Unlock()
+		if i == 0 {
+			if err := os.WriteFile(first, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if res[0].Code != 0 || res[1].Code != 0 || fmt.Sprint(order) != "[0 1]" {
+		t.Errorf("results %+v, Done order %v", res, order)
 	}
 }

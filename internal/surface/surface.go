@@ -21,6 +21,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,7 +150,27 @@ type File struct {
 	Target     string      `json:"target,omitempty"`
 	TargetMode fs.FileMode `json:"targetMode,omitempty"`
 	TargetData []byte      `json:"targetData,omitempty"`
+	// Sum and TargetSum stand for Data and TargetData when the file was too large to
+	// keep (over MaxKept, or past the snapshot's MaxKeptTotal): its SHA-256, so that a
+	// change is still seen, while memory stays bounded whatever the agent writes there.
+	// Such a file cannot be put back from the record; the check says so.
+	Sum       string `json:"sum,omitempty"`
+	TargetSum string `json:"targetSum,omitempty"`
 }
+
+// MaxKept is the largest watched file whose content a snapshot keeps, and MaxKeptTotal
+// what it keeps of all of them: a hook, a config or a file of info/ is a few KiB, and
+// what an agent writes there must not grow git-ralph's memory (or surface.json) without
+// bound. A larger file is recorded by its SHA-256.
+const (
+	MaxKept      = 1 << 20
+	MaxKeptTotal = 32 << 20
+)
+
+// keeper reads watched files within MaxKeptTotal.
+type keeper struct{ left int64 }
+
+func newKeeper() *keeper { return &keeper{left: MaxKeptTotal} }
 
 // Take records the surface of repo now.
 func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
@@ -205,8 +227,9 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	s.HooksDir = hooks
 	w := watchList(repo, hooks, o.NoRefs)
 	s.Dirs, s.Config = w.dirs, w.config
+	k := newKeeper()
 	for _, p := range w.files {
-		f, err := readFile(p)
+		f, err := k.readFile(p)
 		if err != nil {
 			return nil, err
 		}
@@ -482,7 +505,9 @@ func configValue(v string) string {
 	return strings.TrimSpace(b.String())
 }
 
-func readFile(path string) (File, error) {
+func readFile(path string) (File, error) { return newKeeper().readFile(path) }
+
+func (k *keeper) readFile(path string) (File, error) {
 	f := File{Path: path}
 	info, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.ENOTDIR) {
@@ -510,11 +535,11 @@ func readFile(path string) (File, error) {
 		}
 		f.TargetMode = tinfo.Mode() & (fs.ModeType | fs.ModePerm)
 		if tinfo.Mode().IsRegular() {
-			f.TargetData, err = readRegular(target)
+			f.TargetData, f.TargetSum, err = k.readRegular(target)
 		}
 		return f, err
 	case info.Mode().IsRegular():
-		f.Data, err = readRegular(path)
+		f.Data, f.Sum, err = k.readRegular(path)
 	}
 	return f, err
 }
@@ -522,7 +547,43 @@ func readFile(path string) (File, error) {
 // readRegular reads the regular file at path, or nothing when it is something else by
 // the time it is opened (swapped for a FIFO, which would block the read forever, or for
 // a symlink): the recorded content then differs, which is the point.
-func readRegular(path string) ([]byte, error) {
+//
+// Within MaxKept (and what is left of MaxKeptTotal) it returns the content; past that,
+// only its SHA-256 (sum), read in pieces.
+func (k *keeper) readRegular(path string) (data []byte, sum string, err error) {
+	file, err := openRegular(path)
+	if file == nil || err != nil {
+		return nil, "", err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, "", err
+	}
+	if fi.Size() <= MaxKept && fi.Size() <= k.left {
+		data, err = io.ReadAll(io.LimitReader(file, MaxKept+1))
+		if err == nil && int64(len(data)) <= MaxKept && int64(len(data)) <= k.left {
+			k.left -= int64(len(data))
+			return data, "", nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		// It grew while read: from the start, by its sum.
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			return nil, "", err
+		}
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, file); err != nil {
+		return nil, "", err
+	}
+	return nil, "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// openRegular opens the regular file at path, nil when it is something else (a FIFO, a
+// symlink swapped in) or gone.
+func openRegular(path string) (*os.File, error) {
 	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
@@ -530,16 +591,16 @@ func readRegular(path string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	defer file.Close()
 	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
+		file.Close()
 		return nil, err
 	}
-	return io.ReadAll(file)
+	return file, nil
 }
 
 func (f File) same(g File) bool {
-	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data) &&
-		f.Target == g.Target && f.TargetMode == g.TargetMode && bytes.Equal(f.TargetData, g.TargetData)
+	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data) && f.Sum == g.Sum &&
+		f.Target == g.Target && f.TargetMode == g.TargetMode && bytes.Equal(f.TargetData, g.TargetData) && f.TargetSum == g.TargetSum
 }
 
 // stamps asks Options.Others for the other changes' stamps now; never this run's own.
@@ -745,9 +806,10 @@ func (s *Snapshot) compareRefs(ctx context.Context, repo *git.Repo) (changes []C
 // compareFiles returns the watched files that differ now.
 func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 	seen := map[string]bool{}
+	k := newKeeper()
 	for _, then := range s.Files {
 		seen[then.Path] = true
-		cur, err := readFile(then.Path)
+		cur, err := k.readFile(then.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -765,7 +827,7 @@ func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 			what = "deleted"
 		case !then.Exists:
 			what = "created"
-		case then.Mode != cur.Mode && then.Link == cur.Link && bytes.Equal(then.Data, cur.Data):
+		case then.Mode != cur.Mode && then.Link == cur.Link && bytes.Equal(then.Data, cur.Data) && then.Sum == cur.Sum:
 			what = "mode changed"
 		}
 		changes = append(changes, Change{File: then.Path, What: what, NowFile: cur, then: then})
@@ -783,7 +845,7 @@ func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 				continue
 			}
 			seen[p] = true
-			cur, err := readFile(p)
+			cur, err := k.readFile(p)
 			if err != nil {
 				return nil, err
 			}
@@ -971,7 +1033,7 @@ func describe(r git.RefWithSymref) string {
 // it, else its base name), and returns where; "" when there was nothing to keep. A
 // symlink is kept as a symlink, and what it led to beside it (<name>.target).
 func keepFile(f File, path, keepDir string, repo *git.Repo) (string, error) {
-	if !f.Exists || (f.Data == nil && f.Link == "") {
+	if !f.Exists || (f.Data == nil && f.Sum == "" && f.Link == "") {
 		return "", nil
 	}
 	name := filepath.Base(path)
@@ -993,7 +1055,28 @@ func keepFile(f File, path, keepDir string, repo *git.Repo) (string, error) {
 		}
 		return dst, os.Symlink(f.Link, dst)
 	}
+	if f.Sum != "" {
+		return dst, copyRegular(path, dst) // too large to have been kept in memory
+	}
 	return dst, os.WriteFile(dst, f.Data, 0o600) // kept, never run
+}
+
+// copyRegular copies the regular file src to dst (0600) in pieces.
+func copyRegular(src, dst string) error {
+	in, err := openRegular(src)
+	if in == nil || err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // putFile makes path what f recorded: removed when it did not exist, else written
@@ -1012,6 +1095,9 @@ func putFile(f File) error {
 		if err := os.Remove(f.Path); err != nil {
 			return err
 		}
+	}
+	if f.Sum != "" {
+		return fmt.Errorf("%s was over %d MiB when recorded: git-ralph keeps no copy of a file that large to put back", f.Path, MaxKept>>20)
 	}
 	if f.Mode&fs.ModeSymlink != 0 {
 		if err := replace(f.Path, func(tmp string) error { return os.Symlink(f.Link, tmp) }); err != nil {
@@ -1042,8 +1128,11 @@ func putTarget(f File) error {
 	if !f.TargetMode.IsRegular() {
 		return nil
 	}
-	if cur, err := readFile(f.Target); err == nil && cur.Exists && cur.Mode == f.TargetMode && bytes.Equal(cur.Data, f.TargetData) {
+	if cur, err := readFile(f.Target); err == nil && cur.Exists && cur.Mode == f.TargetMode && bytes.Equal(cur.Data, f.TargetData) && cur.Sum == f.TargetSum {
 		return nil
+	}
+	if f.TargetSum != "" {
+		return fmt.Errorf("%s was over %d MiB when recorded: git-ralph keeps no copy of a file that large to put back", f.Target, MaxKept>>20)
 	}
 	return replace(f.Target, func(tmp string) error {
 		if err := os.WriteFile(tmp, f.TargetData, f.TargetMode.Perm()); err != nil {
@@ -1113,6 +1202,10 @@ func (s *Snapshot) Recorded(path string) (File, bool) {
 	return File{}, false
 }
 
+// tooLargeHook is what the gate runs for a hook recorded by its sum alone (over
+// MaxKept): it fails, saying why, rather than run a file git-ralph did not keep.
+var tooLargeHook = []byte("#!/bin/sh\necho 'git-ralph: this hook is over 1 MiB; git-ralph runs the gate from a copy it keeps and keeps none that large' >&2\nexit 1\n")
+
 // Runnable returns what git would run for the recorded file f as a hook: its content
 // when it was an executable regular file, or what it led to when it was a symlink to
 // one; ok is false when git would run nothing.
@@ -1121,8 +1214,14 @@ func (f File) Runnable() (content []byte, ok bool) {
 	case !f.Exists:
 		return nil, false
 	case f.Mode.IsRegular() && f.Mode.Perm()&0o111 != 0:
+		if f.Sum != "" {
+			return tooLargeHook, true
+		}
 		return f.Data, true
 	case f.Mode&fs.ModeSymlink != 0 && f.TargetMode.IsRegular() && f.TargetMode.Perm()&0o111 != 0:
+		if f.TargetSum != "" {
+			return tooLargeHook, true
+		}
 		return f.TargetData, true
 	}
 	return nil, false

@@ -683,3 +683,55 @@ func TestServerInfoNotWatched(t *testing.T) {
 		t.Errorf("after git gc, Compare = %q, %v", Reason(changes, r.Root), err)
 	}
 }
+
+// What an agent writes into the watched files cannot grow git-ralph's memory: a file
+// over MaxKept is recorded by its sum (a change still seen, the agent's version kept by
+// copying it in pieces), the user's own put back, and past MaxKeptTotal every further
+// file is recorded by its sum too.
+func TestLargeFilesBySum(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := filepath.Join(dir, ".git", "hooks", "ralph-verify")
+	mine, _ := os.ReadFile(verify)
+	big := strings.Repeat("#", MaxKept+1)
+	write(t, verify, "#!/bin/sh\n"+big+"\nexit 0\n", 0o755)
+	// More than MaxKeptTotal in new hooks, each within MaxKept.
+	n := MaxKeptTotal/MaxKept + 2
+	for i := range n {
+		write(t, filepath.Join(dir, ".git", "hooks", fmt.Sprintf("h%02d", i)), strings.Repeat("x", MaxKept), 0o755)
+	}
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != n+1 {
+		t.Fatalf("%d changes, want %d", len(changes), n+1)
+	}
+	var kept, summed int64
+	for _, c := range changes {
+		kept += int64(len(c.NowFile.Data))
+		if c.NowFile.Sum != "" {
+			summed++
+		}
+	}
+	if kept > MaxKeptTotal || summed < 3 {
+		t.Errorf("kept %d bytes in memory (at most %d), %d files by their sum (want the big one and those past the total)", kept, MaxKeptTotal, summed)
+	}
+	keepDir := filepath.Join(dir, ".git", "ralph", "x", "tampered", "1-1")
+	if _, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", keepDir); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(verify); string(b) != string(mine) {
+		t.Errorf("ralph-verify after the restore: %d bytes, want the user's own", len(b))
+	}
+	if b, err := os.ReadFile(filepath.Join(keepDir, "hooks", "ralph-verify")); err != nil || !strings.Contains(string(b), big) {
+		t.Errorf("the agent's large ralph-verify is not kept whole: %d bytes, %v", len(b), err)
+	}
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("after the restore Compare = %v, %v", changes, err)
+	}
+}

@@ -51,10 +51,12 @@ func (Codex) Name() string { return "codex" }
 func (Codex) Binary() string { return "codex" }
 
 // State is what Codex writes outside the working tree (SANDBOX.md, tried with 0.169.0):
-// CODEX_HOME, ~/.codex by default. Its --output-last-message file is in the attempt's
-// own directory.
+// CODEX_HOME, ~/.codex by default, and the pseudo-terminal its exec_command tool opens
+// when the model asks for one ("tty": true; without /dev/ptmx the command fails with
+// "failed to openpty: Permission denied", testdata/record/README.md). Its
+// --output-last-message file is in the attempt's own directory.
 func (Codex) State(env []string) agent.State {
-	return agent.State{Dirs: []string{agent.EnvDir(env, "CODEX_HOME", ".codex")}}
+	return agent.State{Dirs: []string{agent.EnvDir(env, "CODEX_HOME", ".codex")}, PTY: true}
 }
 
 // InstallHint tells how to install the Codex CLI.

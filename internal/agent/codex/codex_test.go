@@ -149,3 +149,17 @@ func decodeWith(t *testing.T, d agent.Driver, name string) (agent.Result, *agent
 	t.Helper()
 	return agenttest.Decode(t, d, filepath.Join("..", "testdata", name))
 }
+
+// Codex writes CODEX_HOME (~/.codex by default) and opens a pseudo-terminal for an
+// exec_command the model asks to run on one: the genuine 0.169.0 failed such a command
+// in the sandbox without /dev/ptmx ("failed to openpty", testdata/record/README.md).
+func TestCodexState(t *testing.T) {
+	st := Codex{}.State([]string{"HOME=/home/ada"})
+	if !slices.Equal(st.Paths(), []string{"/home/ada/.codex"}) || !st.PTY {
+		t.Errorf("State = %+v", st)
+	}
+	st = Codex{}.State([]string{"HOME=/home/ada", "CODEX_HOME=/srv/codex"})
+	if !slices.Equal(st.Paths(), []string{"/srv/codex"}) || !st.PTY {
+		t.Errorf("State with CODEX_HOME = %+v", st)
+	}
+}
