@@ -105,14 +105,6 @@ type Request struct {
 	// unknown), so the caller can record the process's identity (SPEC.md §7).
 	OnStart func(pid int, start uint64)
 
-	// Command is the custom agent's argv (ralph.agentCommand, already split
-	// into words), for the custom driver that agents.Lookup("custom") returns; a
-	// custom.Custom made by custom.New uses its own. Other drivers ignore it.
-	Command []string
-	// Format is the custom agent's output format, used like Command:
-	// custom.FormatText ("" means the same) or custom.FormatClaudeStreamJSON.
-	Format string
-
 	// OutputFile is the file the CLI writes what its stream lacks to (codex
 	// --output-last-message: the final answer; copilot --usage-output-file:
 	// the token counts); Run sets it to a file in the attempt's temporary directory

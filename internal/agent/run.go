@@ -53,9 +53,8 @@ const (
 //     them: a descendant that left the group, where git-ralph is no reaper,
 //     could hold them open forever.
 //
-// Before anything starts, a custom driver from agents.Lookup takes its command from
-// req.Command and req.Format, and Preflight runs the driver's own checks (amp
-// needs an API key); their error is returned with nothing started. Every attempt
+// Before anything starts, Preflight runs the driver's own checks (amp needs an API
+// key, a custom agent a command); their error is returned with nothing started. Every attempt
 // has a temporary directory of its own, removed when Run returns: for codex, Run
 // passes an --output-last-message file there and makes its content the final text;
 // for copilot, a --usage-output-file, read for the tokens.
@@ -71,9 +70,6 @@ const (
 func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Interrupted: true}, nil
-	}
-	if c, ok := d.(Configurer); ok {
-		d = c.Configure(req)
 	}
 	if err := Preflight(d, req); err != nil {
 		return Result{ExitCode: -1}, err
@@ -185,12 +181,6 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	}
 	r.writeTrailer(res)
 	return res, nil
-}
-
-// Configurer is a driver whose configuration can come with the Request (the
-// custom driver that agents.Lookup returns); Run uses the driver it returns.
-type Configurer interface {
-	Configure(req Request) Driver
 }
 
 // EnvAdder is a driver that passes something through the environment

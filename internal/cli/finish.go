@@ -103,7 +103,7 @@ func (c *finishCmd) Run(e *env) error {
 	if c.Squash {
 		mode = loop.Squash
 	}
-	closing := c.closingLines(e, l) // read before the run is forgotten
+	closing := c.closingLines(l) // read before the run is forgotten
 	res, err := l.Finish(e.ctx, c.Change, mode)
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func (c *finishCmd) Run(e *env) error {
 
 // closingLines are the "Closes OWNER/REPO#N" lines of the run finish is about (a GitHub
 // issue run's), none when it has none or cannot be read.
-func (c *finishCmd) closingLines(e *env, l *loop.Loop) []string {
+func (c *finishCmd) closingLines(l *loop.Loop) []string {
 	name, err := l.ResolveRun(c.Change)
 	if err != nil {
 		return nil

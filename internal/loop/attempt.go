@@ -701,7 +701,7 @@ func failure(why string, err error) (outcome, reason string, passOn bool, _ erro
 // record take it only with the checkpoint) and story in it, or why the attempt failed.
 func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *source.Source, done tasklist.Story, why string, err error) {
 	rec, src := s.rec, s.src
-	if op, err := s.Repo.InProgress(ctx); err != nil {
+	if op, err := s.Repo.InProgress(); err != nil {
 		return nil, done, "", err
 	} else if op != "" {
 		return nil, done, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), nil

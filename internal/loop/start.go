@@ -369,7 +369,7 @@ func (l *Loop) checkAgent(r *Resolved) error {
 		}
 		return err
 	}
-	if err := checkBudget(r, req); err != nil {
+	if err := checkBudget(r); err != nil {
 		return err
 	}
 	if _, err := agent.LookPath(r.Driver); err != nil {
@@ -391,8 +391,8 @@ func (l *Loop) checkAgent(r *Resolved) error {
 // checkBudget refuses a budget the agent could not be held to: --max-cost for an
 // agent that reports no cost, --max-tokens for one that reports no tokens. Not
 // capping while the user believes it caps would be worse than not starting.
-func checkBudget(r *Resolved, req agent.Request) error {
-	cost, tokens := agent.Reports(r.Driver, req)
+func checkBudget(r *Resolved) error {
+	cost, tokens := agent.Reports(r.Driver)
 	switch {
 	case r.MaxCost > 0 && !cost && tokens:
 		return UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
@@ -410,7 +410,7 @@ func checkBudget(r *Resolved, req agent.Request) error {
 // checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
 // its work is what a new run of change starts from.
 func (l *Loop) checkCheckout(ctx context.Context, change string) error {
-	if op, err := l.Repo.InProgress(ctx); err != nil {
+	if op, err := l.Repo.InProgress(); err != nil {
 		return err
 	} else if op != "" {
 		return UserErr(inProgressHint(op)+", then run 'git ralph start "+change+"' again",
