@@ -205,11 +205,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 // on GitHub Actions, or every dispatched run.
 func watchedChanges(rem *githubflow.Remote, change string) ([]string, error) {
 	if change != "" {
-		name, err := rem.ResolveRun(change)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := rem.Store.Load(name)
+		name, rec, err := rem.LoadRun(change)
 		if err != nil {
 			return nil, err
 		}

@@ -63,6 +63,16 @@ func (rem *Remote) ResolveRun(name string) (string, error) {
 	return loop.ResolveRunIn(rem.Repo.Root, rem.Store, name)
 }
 
+// LoadRun is the run a command means (ResolveRun): its name and its record.
+func (rem *Remote) LoadRun(name string) (string, *run.Record, error) {
+	change, err := rem.ResolveRun(name)
+	if err != nil {
+		return "", nil, err
+	}
+	rec, err := rem.Store.Load(change)
+	return change, rec, err
+}
+
 // save writes rec, stamped with the clock.
 func (rem *Remote) save(rec *run.Record) error {
 	now := time.Now
