@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -56,3 +57,48 @@ func (s *session) limitReached() *halt {
 	}
 	return nil
 }
+
+// checkBudget refuses a budget the agent could not be held to: --max-cost for an
+// agent that reports no cost, --max-tokens for one that reports no tokens. Not
+// capping while the user believes it caps would be worse than not starting.
+func checkBudget(r *Resolved) error {
+	cost, tokens := agent.Reports(r.Driver)
+	switch {
+	case r.MaxCost > 0 && !cost && tokens:
+		return UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
+			"agent %q reports no cost, so --max-cost could not stop it", r.Driver.Name())
+	case r.MaxCost > 0 && !cost:
+		return UserErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
+			"agent %q reports neither cost nor tokens, so --max-cost could not stop it", r.Driver.Name())
+	case r.MaxTokens > 0 && !tokens:
+		return UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
+			"agent %q reports no tokens, so --max-tokens could not stop it", r.Driver.Name())
+	}
+	return nil
+}
+
+// unreported stops a run whose budget cannot cap it: start refuses an agent that
+// reports no cost (tokens) for --max-cost (--max-tokens), but a custom agent speaking
+// Claude's stream-json may leave it out (Qwen Code's results carry tokens only), and an
+// agent may report 0 tokens. An attempt whose agent gave its result (not a passing API
+// error or a limit) without the figure stops the run rather than let it go on uncapped.
+func (s *session) unreported(res agent.Result, story string) (string, error) {
+	if !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit {
+		return "", nil
+	}
+	again := "then run 'git ralph start " + s.r.Change + "' to go on"
+	switch {
+	case s.r.MaxCost > 0 && res.CostUSD == nil:
+		return "the agent reported no cost, so --max-cost cannot cap it",
+			UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
+				"agent %q reported no cost for story %s, so --max-cost could not stop it; the run stopped rather than go on uncapped", s.r.Driver.Name(), story)
+	case s.r.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
+		return "the agent reported no tokens, so --max-tokens cannot cap it",
+			UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
+				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", s.r.Driver.Name(), story)
+	}
+	return "", nil
+}
+
+// dollars prints an amount as the user gave it (0.015, not 0.01 or 0.0150).
+func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -388,25 +388,6 @@ func (l *Loop) checkAgent(r *Resolved) error {
 	return nil
 }
 
-// checkBudget refuses a budget the agent could not be held to: --max-cost for an
-// agent that reports no cost, --max-tokens for one that reports no tokens. Not
-// capping while the user believes it caps would be worse than not starting.
-func checkBudget(r *Resolved) error {
-	cost, tokens := agent.Reports(r.Driver)
-	switch {
-	case r.MaxCost > 0 && !cost && tokens:
-		return UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
-			"agent %q reports no cost, so --max-cost could not stop it", r.Driver.Name())
-	case r.MaxCost > 0 && !cost:
-		return UserErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
-			"agent %q reports neither cost nor tokens, so --max-cost could not stop it", r.Driver.Name())
-	case r.MaxTokens > 0 && !tokens:
-		return UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
-			"agent %q reports no tokens, so --max-tokens could not stop it", r.Driver.Name())
-	}
-	return nil
-}
-
 // checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
 // its work is what a new run of change starts from.
 func (l *Loop) checkCheckout(ctx context.Context, change string) error {
