@@ -10,6 +10,13 @@
 // about one record or the store in internal/run, the prompt and its learnings in
 // internal/prompt.
 //
+// Who owns what: a Loop holds what one repository's commands need (the repository, the
+// run store, the reporter, the clocks, the workflows built on it); Options are start's
+// flags as the user gave them, which the CLI's start command embeds; Start resolves them
+// once into a Resolved (start.go); a session (session.go) owns one run at work, its
+// record, its task source and what one attempt hands the next (attempt.go); the limits
+// of a run are checked in limits.go.
+//
 // It never prints. Progress goes through a Reporter (internal/term implements it), and
 // failures come back as errors, most of them *Error with a hint for the user.
 //
