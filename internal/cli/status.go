@@ -74,8 +74,8 @@ func (c *statusCmd) Run(e *env) error {
 			v = &status.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
 		r.Remote = v
-		if ch := rem.PublishedChange(e.ctx, r, v.Tip); ch != nil {
-			r.Change, r.Published = ch, true
+		if src := rem.PublishedChange(e.ctx, r, v.Tip); src != nil {
+			r.Change, r.Published = src, true
 		}
 	}
 	if r == nil {
@@ -179,8 +179,8 @@ func overview(e *env, l *loop.Loop, names []string) error {
 			if v.Error != "" {
 				st = p.Warn("cannot ask GitHub: " + v.Error)
 			}
-			if ch := rem.PublishedChange(e.ctx, r, v.Tip); ch != nil {
-				r.Change = ch
+			if src := rem.PublishedChange(e.ctx, r, v.Tip); src != nil {
+				r.Change = src
 			}
 		}
 		stories := "-"

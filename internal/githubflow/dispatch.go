@@ -55,18 +55,18 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	if arg == "" {
 		arg = o.Change
 	}
-	ch, err := fl.Loop.LoadRunChange(ctx, arg)
+	src, err := fl.Loop.LoadRunChange(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
-	if err := ch.Runnable(); err != nil {
+	if err := src.Runnable(); err != nil {
 		var e *source.Error
 		if errors.As(err, &e) {
 			return nil, loop.UserErr(e.Hint, "%s", e.Msg)
 		}
 		return nil, err
 	}
-	o.Change = ch.Name
+	o.Change = src.Name
 	if o.GitRemote == "" || o.Nonce == "" || strings.ContainsAny(o.Nonce, " []\n") {
 		return nil, fmt.Errorf("dispatch %q: a remote and a nonce are required", o.Change)
 	}
@@ -121,7 +121,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 			}
 			var dirty []string
 			for _, e := range st {
-				if strings.HasPrefix(e.Path, ch.RelDir+"/") {
+				if strings.HasPrefix(e.Path, src.RelDir+"/") {
 					dirty = append(dirty, e.Path)
 				}
 			}
@@ -137,7 +137,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(), Remote: &remote,
 	}
-	ref := ch.Ref
+	ref := src.Ref
 	ref.StoryLevel = 0 // the runner reads the plan at the default level: the workflow passes none
 	source.Record(rec, ref)
 	if err := fl.Loop.Save(rec); err != nil {
@@ -302,11 +302,11 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 	}
 	again := "git ralph dispatch " + o.Change
 	arg := o.Change
-	ch, err := fl.Loop.LoadRunChange(ctx, arg)
+	src, err := fl.Loop.LoadRunChange(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
-	o.Change = ch.Name    // a plan's or a prd.json's run name, from here on
+	o.Change = src.Name   // a plan's or a prd.json's run name, from here on
 	var ended *run.Record // a dispatched run that ended without publishing: replaced
 	if rec, err := fl.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
 		if !fl.redispatchable(ctx, rec) {

@@ -584,29 +584,29 @@ func shortList(ids []string) string {
 	return strings.Join(s, " ")
 }
 
-// followMoved is ch where the attempt moved its tracked file (source.Archiver: a plan that
+// followMoved is src where the attempt moved its tracked file (source.Archiver: a plan that
 // moved itself to completed/, as ralphex plans end by doing), found where git's rename
-// detection saw it go, or where its kind says such files go; ch itself when it did not
+// detection saw it go, or where its kind says such files go; src itself when it did not
 // move or cannot be found (the story is then gone, and the attempt failed).
-func (l *Loop) followMoved(ctx context.Context, ch *source.Source, rec *run.Record) (*source.Source, error) {
-	a, ok := ch.Kind.(source.Archiver)
+func (l *Loop) followMoved(ctx context.Context, src *source.Source, rec *run.Record) (*source.Source, error) {
+	a, ok := src.Kind.(source.Archiver)
 	if !ok {
-		return ch, nil
+		return src, nil
 	}
-	to, err := l.Repo.RenamedSince(ctx, rec.Checkpoint, ch.TasksRel)
+	to, err := l.Repo.RenamedSince(ctx, rec.Checkpoint, src.TasksRel)
 	if err != nil {
 		return nil, err
 	}
 	where := l.where(ctx, "")
-	ref, ok := a.Moved(where, ch, to)
+	ref, ok := a.Moved(where, src, to)
 	if !ok {
-		return ch, nil
+		return src, nil
 	}
 	moved, err := l.Sources.Open(where, ref)
 	if err != nil {
-		return ch, nil
+		return src, nil
 	}
-	moved.Name = ch.Name
+	moved.Name = src.Name
 	moved.KeepIDs(source.RecordedIDs(rec))
 	return moved, nil
 }
