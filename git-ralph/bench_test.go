@@ -499,7 +499,7 @@ func benchCheckpoint(b *testing.B, ctx context.Context, repo *git.Repo) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := repo.InProgress(ctx); err != nil {
+	if _, err := repo.InProgress(); err != nil {
 		b.Fatal(err)
 	}
 	if err := repo.AddAll(ctx); err != nil {

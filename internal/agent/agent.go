@@ -48,9 +48,9 @@ type Request struct {
 	// Dir is the working directory: the repository root. Required.
 	Dir string
 	// Env holds extra KEY=VALUE entries added to os.Environ() (the loop passes
-	// RALPH_AGENT=1, RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT). GIT_DIR,
-	// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX are removed from
-	// os.Environ() first; an entry here overrides an inherited one.
+	// RALPH_AGENT=1, RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT). The variables
+	// that pin git to a repository (pinningEnv) are removed from os.Environ()
+	// first; an entry here overrides an inherited one.
 	Env []string
 	// KeepEnv names the secrets (see SecretEnv) the agent keeps
 	// (--agent-env-keep, ralph.agentEnvKeep); every other one is removed from
@@ -104,14 +104,6 @@ type Request struct {
 	// also the process group id) and its start time (see ProcStart; 0 when
 	// unknown), so the caller can record the process's identity (SPEC.md §7).
 	OnStart func(pid int, start uint64)
-
-	// Command is the custom agent's argv (ralph.agentCommand, already split
-	// into words), for the custom driver that agents.Lookup("custom") returns; a
-	// custom.Custom made by custom.New uses its own. Other drivers ignore it.
-	Command []string
-	// Format is the custom agent's output format, used like Command:
-	// custom.FormatText ("" means the same) or custom.FormatClaudeStreamJSON.
-	Format string
 
 	// OutputFile is the file the CLI writes what its stream lacks to (codex
 	// --output-last-message: the final answer; copilot --usage-output-file:

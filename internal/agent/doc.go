@@ -1,7 +1,7 @@
 // Package agent is the core every agent driver shares: it runs a coding-agent
 // CLI once, headlessly, and reports what it did. It holds the Driver interface
 // and the optional ones Run and the loop look for (Diagnoser, Preflighter,
-// Reporter, Configurer, EnvAdder, OutputFiler), Request, Result, Events and Sink
+// Reporter, EnvAdder, OutputFiler), Request, Result, Events and Sink
 // (agent.go), process spawning and killing (run.go, proc*.go), the bounded line
 // reader and the small helpers the decoders share (stream.go), the failure
 // classes and their classifier (classify.go), what a driver reports it used

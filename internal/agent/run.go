@@ -32,9 +32,9 @@ const (
 // Result.
 //
 // The agent runs in its own session (Setsid: pid == process group id), in
-// req.Dir, with the prompt on stdin and os.Environ() minus GIT_DIR,
-// GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX and minus the secrets
-// (WithoutSecrets) it is not asked to keep, plus req.Env. Its stdout goes
+// req.Dir, with the prompt on stdin and os.Environ() minus the variables that
+// pin git to a repository (pinningEnv) and minus the secrets (WithoutSecrets)
+// it is not asked to keep, plus req.Env. Its stdout goes
 // through d.Decode (live events to req.Sink) and, byte for byte, to req.Log.
 //
 // How it ends (SPEC.md §4 "Each attempt" and "Interrupt"):
@@ -53,9 +53,8 @@ const (
 //     them: a descendant that left the group, where git-ralph is no reaper,
 //     could hold them open forever.
 //
-// Before anything starts, a custom driver from agents.Lookup takes its command from
-// req.Command and req.Format, and Preflight runs the driver's own checks (amp
-// needs an API key); their error is returned with nothing started. Every attempt
+// Before anything starts, Preflight runs the driver's own checks (amp needs an API
+// key, a custom agent a command); their error is returned with nothing started. Every attempt
 // has a temporary directory of its own, removed when Run returns: for codex, Run
 // passes an --output-last-message file there and makes its content the final text;
 // for copilot, a --usage-output-file, read for the tokens.
@@ -71,9 +70,6 @@ const (
 func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Interrupted: true}, nil
-	}
-	if c, ok := d.(Configurer); ok {
-		d = c.Configure(req)
 	}
 	if err := Preflight(d, req); err != nil {
 		return Result{ExitCode: -1}, err
@@ -185,12 +181,6 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	}
 	r.writeTrailer(res)
 	return res, nil
-}
-
-// Configurer is a driver whose configuration can come with the Request (the
-// custom driver that agents.Lookup returns); Run uses the driver it returns.
-type Configurer interface {
-	Configure(req Request) Driver
 }
 
 // EnvAdder is a driver that passes something through the environment
@@ -584,8 +574,12 @@ func exitStatus(st *os.ProcessState) (int, string) {
 	return st.ExitCode(), ""
 }
 
-// childEnv is base minus the variables that would pin git to another
-// repository or index (STYLE.md §3) and minus those extra overrides, plus extra.
+// pinningEnv are the variables that would pin the agent's git to another repository,
+// worktree or index (git exports them to hooks, and git-ralph may run under one):
+// internal/git removes the same ones from its own git's environment (scrubbedEnv).
+var pinningEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR"}
+
+// childEnv is base minus pinningEnv and minus those extra overrides, plus extra.
 func childEnv(base, extra []string) []string {
 	override := make(map[string]bool, len(extra))
 	for _, kv := range extra {
@@ -595,8 +589,7 @@ func childEnv(base, extra []string) []string {
 	env := make([]string, 0, len(base)+len(extra))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case k == "GIT_DIR", k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE", k == "GIT_PREFIX", k == "GIT_COMMON_DIR", override[k]:
+		if override[k] || slices.Contains(pinningEnv, k) {
 			continue
 		}
 		env = append(env, kv)

@@ -36,9 +36,6 @@ type StateHolder interface {
 // StateOf is d's State in env; the zero State for a driver that declares none (a
 // custom agent, whose user names what it writes in ralph.sandboxWritable).
 func StateOf(d Driver, env []string) State {
-	if c, ok := d.(Configurer); ok {
-		d = c.Configure(Request{})
-	}
 	if s, ok := d.(StateHolder); ok {
 		return s.State(env).nonEmpty()
 	}

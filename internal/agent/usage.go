@@ -8,12 +8,8 @@ type Reporter interface {
 	Reports() (cost, tokens bool)
 }
 
-// Reports says whether the agent d runs, configured by req (a custom
-// agent's format), reports its cost and its tokens.
-func Reports(d Driver, req Request) (cost, tokens bool) {
-	if c, ok := d.(Configurer); ok {
-		d = c.Configure(req)
-	}
+// Reports says whether the agent d runs reports its cost and its tokens.
+func Reports(d Driver) (cost, tokens bool) {
 	if r, ok := d.(Reporter); ok {
 		return r.Reports()
 	}

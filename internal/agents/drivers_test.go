@@ -137,11 +137,14 @@ func TestArgv(t *testing.T) {
 			t.Errorf("%s: no InstallHint", tc.d.Name())
 		}
 	}
-	// The custom driver of Lookup takes its command from the request.
-	d, _ := Lookup("custom")
-	got := d.Argv(agent.Request{Command: []string{"my agent", "-v"}, Args: []string{"--x"}})
+	// A custom driver runs its command (as git config gave it), then ralph.agentArgs;
+	// the one Lookup returns has none and runs nothing.
+	got := custom.Custom{Command: []string{"my agent", "-v"}}.Argv(agent.Request{Args: []string{"--x"}})
 	if !slices.Equal(got, []string{"my agent", "-v", "--x"}) {
-		t.Errorf("custom from Request: %q", got)
+		t.Errorf("custom: %q", got)
+	}
+	if d, _ := Lookup("custom"); d.Argv(agent.Request{Args: []string{"--x"}}) != nil {
+		t.Errorf("custom from Lookup runs %q", d.Argv(agent.Request{}))
 	}
 	// Codex gets the file Run made.
 	got = codex.Codex{}.Argv(agent.Request{OutputFile: "/tmp/x.txt"})
@@ -212,8 +215,8 @@ func TestPreflight(t *testing.T) {
 		want string
 	}{
 		{custom.Custom{}, agent.Request{}, `agent "custom": no command configured`},
-		{custom.Custom{}, agent.Request{Command: []string{"a"}, Format: "yaml"}, `agent "custom": unknown output format "yaml"`},
-		{custom.Custom{}, agent.Request{Command: []string{"a"}, Format: custom.FormatClaudeStreamJSON}, ""},
+		{custom.Custom{Command: []string{"a"}, Format: "yaml"}, agent.Request{}, `agent "custom": unknown output format "yaml"`},
+		{custom.Custom{Command: []string{"a"}, Format: custom.FormatClaudeStreamJSON}, agent.Request{}, ""},
 		{custom.Custom{Command: []string{"a"}}, agent.Request{}, ""},
 		{claude.Claude{}, agent.Request{}, ""},
 	} {
@@ -243,30 +246,29 @@ func TestPreflight(t *testing.T) {
 func TestReports(t *testing.T) {
 	for _, tc := range []struct {
 		d            agent.Driver
-		req          agent.Request
 		cost, tokens bool
 	}{
-		{claude.Claude{}, agent.Request{}, true, true},
-		{opencode.OpenCode{}, agent.Request{}, true, true},
-		{codex.Codex{}, agent.Request{}, false, true},
-		{gemini.Gemini{}, agent.Request{}, false, true},
-		{amp.Amp{}, agent.Request{}, false, true},
-		{copilot.Copilot{}, agent.Request{}, false, true},
-		{qwen.Qwen{}, agent.Request{}, false, true},
-		{cursor.Cursor{}, agent.Request{}, false, false},
-		{custom.Custom{}, agent.Request{Command: []string{"x"}}, false, false},
-		{custom.Custom{}, agent.Request{Command: []string{"x"}, Format: custom.FormatClaudeStreamJSON}, true, true},
+		{claude.Claude{}, true, true},
+		{opencode.OpenCode{}, true, true},
+		{codex.Codex{}, false, true},
+		{gemini.Gemini{}, false, true},
+		{amp.Amp{}, false, true},
+		{copilot.Copilot{}, false, true},
+		{qwen.Qwen{}, false, true},
+		{cursor.Cursor{}, false, false},
+		{custom.Custom{Command: []string{"x"}}, false, false},
+		{custom.Custom{Command: []string{"x"}, Format: custom.FormatClaudeStreamJSON}, true, true},
 	} {
-		cost, tokens := agent.Reports(tc.d, tc.req)
+		cost, tokens := agent.Reports(tc.d)
 		if cost != tc.cost || tokens != tc.tokens {
-			t.Errorf("Reports(%s %+v) = %v, %v; want %v, %v", tc.d.Name(), tc.req.Format, cost, tokens, tc.cost, tc.tokens)
+			t.Errorf("Reports(%s %+v) = %v, %v; want %v, %v", tc.d.Name(), tc.d, cost, tokens, tc.cost, tc.tokens)
 		}
 	}
 }
 
-func TestRunCustomFromRequest(t *testing.T) {
-	// The driver Lookup returns reads its command and format from the
-	// request.
+func TestRunCustom(t *testing.T) {
+	// A custom driver runs its command, in its format; the one Lookup returns has
+	// none.
 	script := agenttest.WriteScript(t, `cat >/dev/null
 cat <<'EOF'
 {"type":"system","subtype":"init","session_id":"s9","model":"scripted"}
@@ -279,8 +281,7 @@ EOF
 		t.Fatal(err)
 	}
 	req := agenttest.ScriptRequest(t)
-	req.Command, req.Format = []string{script}, custom.FormatClaudeStreamJSON
-	res, err := agent.Run(context.Background(), d, req)
+	res, err := agent.Run(context.Background(), custom.Custom{Command: []string{script}, Format: custom.FormatClaudeStreamJSON}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

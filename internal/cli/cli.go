@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -172,6 +173,7 @@ func newParser(r *root, s *term.Streams, exit func(int), repo func() (*git.Repo,
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(helpPrinter),
 		kong.Resolvers(configResolver(repo)),
+		kong.TypeMapper(reflect.TypeOf(loop.WorktreeOption{}), worktreeMapper{}),
 	)
 }
 
@@ -237,13 +239,13 @@ func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.S
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		return printErr(s, err)
+		return printErr(s, err, false)
 	}
 	env.verbose, env.parser = r.Verbose, parser
 	if env.repo != nil && env.verbose {
 		env.repo.Trace = s.Err
 	}
-	return printErr(s, kctx.Run(env))
+	return printErr(s, kctx.Run(env), env.verbose)
 }
 
 // env is what every command's Run receives.
@@ -412,8 +414,10 @@ func (e *env) loop() (*loop.Loop, error) {
 }
 
 // printErr prints err the way git does ("error: …", then "hint: …" lines) and returns
-// the exit code: 0 ok, 1 failure, 2 usage, 130 interrupted.
-func printErr(s *term.Streams, err error) int {
+// the exit code: 0 ok, 1 failure, 2 usage, 130 interrupted. With verbose (-v) it also
+// prints what caused it ("cause: …" lines: the error it wraps, and what git printed
+// when git failed), which every error keeps.
+func printErr(s *term.Streams, err error, verbose bool) int {
 	if err == nil {
 		return 0
 	}
@@ -421,24 +425,23 @@ func printErr(s *term.Streams, err error) int {
 	var se *source.Error
 	var ue *usageError
 	var pe *kong.ParseError
+	var unreadable *run.UnreadableError
 	code := 1
 	var hints []string
 	msg := term.Inert(err.Error()) // may quote an agent's reason or a remote record
 	switch {
 	case errors.As(err, &le):
 		code = le.ExitCode()
-		for _, h := range le.Hints() {
-			hints = append(hints, term.Inert(h))
-		}
+		hints = le.Hints()
 		if le == loop.ErrInterrupted {
 			code = 130
 		}
 	case errors.As(err, &se): // from a reader of the sources that is not the loop (internal/status)
 		if se.Hint != "" { // as loop.Error.Hints splits the hint the loop wrapped it with
-			for _, h := range strings.Split(se.Hint, "\n") {
-				hints = append(hints, term.Inert(h))
-			}
+			hints = strings.Split(se.Hint, "\n")
 		}
+	case errors.As(err, &unreadable):
+		hints = []string{"git-ralph changes nothing while it cannot read it: look at it, then mend it, or move it away to forget the run", "(its branch and refs/ralph/ are kept either way)"}
 	case errors.As(err, &ue):
 		code = 2
 		if ue.hint != "" {
@@ -448,25 +451,42 @@ func printErr(s *term.Streams, err error) int {
 		code = 2
 		hints = []string{"see '" + strings.Join(strings.Fields("git ralph "+commandPath(pe.Context)+" -h"), " ") + "'"}
 	}
-	if code == loop.ExitDeadline {
-		fmt.Fprintln(s.Err, msg)
-		for _, h := range hints {
-			fmt.Fprintln(s.Err, "hint: "+h)
-		}
-		return code
+	switch code {
+	case loop.ExitDeadline: // not a failure: the run is saved and resumable
+	case 130:
+		msg = "interrupted"
+	default:
+		msg = "error: " + msg
 	}
-	if code == 130 {
-		fmt.Fprintln(s.Err, "interrupted")
-		for _, h := range hints {
-			fmt.Fprintln(s.Err, "hint: "+h)
-		}
-		return code
-	}
-	fmt.Fprintln(s.Err, "error: "+msg)
+	fmt.Fprintln(s.Err, msg)
 	for _, h := range hints {
-		fmt.Fprintln(s.Err, "hint: "+h)
+		fmt.Fprintln(s.Err, "hint: "+term.Inert(h))
+	}
+	if verbose {
+		for _, c := range causes(err) {
+			fmt.Fprintln(s.Err, "cause: "+term.Inert(c))
+		}
 	}
 	return code
+}
+
+// causes are the lines -v prints under an error: the error a *loop.Error wraps, when
+// its message does not say it already, and everything git printed when a git command
+// failed (its error gives the first line only).
+func causes(err error) []string {
+	var out []string
+	var le *loop.Error
+	if errors.As(err, &le) && le.Err != nil && !strings.Contains(le.Msg, le.Err.Error()) {
+		out = append(out, le.Err.Error())
+	}
+	var ge *git.Error
+	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "\n") {
+		out = append(out, fmt.Sprintf("git %s exited %d:", strings.Join(ge.Args, " "), ge.ExitCode))
+		for _, line := range strings.Split(loop.Tail(ge.Stderr, 20), "\n") {
+			out = append(out, "  "+line)
+		}
+	}
+	return out
 }
 
 func commandPath(k *kong.Context) string {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -297,7 +298,7 @@ func TestSourceErrorPrintsAsTheLoopsWrapping(t *testing.T) {
 		var codes [2]int
 		for i, err := range []error{raw, wrapped} {
 			s, _, errOut := term.Test()
-			codes[i] = printErr(s, err)
+			codes[i] = printErr(s, err, false)
 			got[i] = errOut.String()
 		}
 		if got[0] != got[1] || codes[0] != codes[1] {
@@ -305,6 +306,28 @@ func TestSourceErrorPrintsAsTheLoopsWrapping(t *testing.T) {
 		}
 		if hint != "" && !strings.Contains(got[0], "hint: "+strings.Split(hint, "\n")[0]) {
 			t.Errorf("hint %q: %q has no hint line", hint, got[0])
+		}
+	}
+}
+
+// Every error keeps its cause: -v prints it under the hints (the error a loop.Error
+// wraps, and all git printed when git failed); without -v the output is as before.
+func TestVerboseErrorPrintsItsCause(t *testing.T) {
+	ge := &git.Error{Args: []string{"commit", "-q"}, ExitCode: 1, Stderr: "lint: 3 problems\nline two"}
+	err := &loop.Error{Msg: "the checkpoint failed", Hint: "fix it", Err: fmt.Errorf("commit: %w", ge)}
+	want := map[bool]string{
+		false: "error: the checkpoint failed\nhint: fix it\n",
+		true: "error: the checkpoint failed\nhint: fix it\n" +
+			"cause: commit: git commit: lint: 3 problems\n" +
+			"cause: git commit -q exited 1:\ncause:   lint: 3 problems\ncause:   line two\n",
+	}
+	for _, verbose := range []bool{false, true} {
+		s, _, errOut := term.Test()
+		if code := printErr(s, err, verbose); code != 1 {
+			t.Errorf("verbose %v: exit %d, want 1", verbose, code)
+		}
+		if got := errOut.String(); got != want[verbose] {
+			t.Errorf("verbose %v: printed\n%s\nwant\n%s", verbose, got, want[verbose])
 		}
 	}
 }

@@ -72,9 +72,8 @@ func (c *demoCmd) Run(e *env) error {
 	pause(time.Second)
 	fmt.Fprintf(s.Err, "\n%s git ralph start %s\n", p.Dim("$"), demo.Change)
 	l := loop.New(repo, newReporter(s))
-	sum, err := l.Start(e.ctx, loop.Options{
-		Change: demo.Change, Agent: "demo", MaxRetries: 3, Driver: demo.Driver(exe, delay), Kill: e.kill,
-	})
+	l.Driver, l.Kill = demo.Driver(exe, delay), e.kill
+	sum, err := l.Start(e.ctx, loop.Options{Arg: demo.Change, Agent: "demo", MaxRetries: 3, AllowSkip: true})
 	if err != nil {
 		if errors.Is(err, loop.ErrInterrupted) {
 			return &loop.Error{Msg: "interrupted", Code: 130, Hint: "the demo repository is in " + dir}

@@ -103,7 +103,7 @@ func (c *finishCmd) Run(e *env) error {
 	if c.Squash {
 		mode = loop.Squash
 	}
-	closing := c.closingLines(e, l) // read before the run is forgotten
+	closing := c.closingLines(l) // read before the run is forgotten
 	res, err := l.Finish(e.ctx, c.Change, mode)
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func (c *finishCmd) Run(e *env) error {
 
 // closingLines are the "Closes OWNER/REPO#N" lines of the run finish is about (a GitHub
 // issue run's), none when it has none or cannot be read.
-func (c *finishCmd) closingLines(e *env, l *loop.Loop) []string {
+func (c *finishCmd) closingLines(l *loop.Loop) []string {
 	name, err := l.ResolveRun(c.Change)
 	if err != nil {
 		return nil
@@ -172,11 +172,7 @@ func (c *finishCmd) prune(e *env, rem *githubflow.Remote, t *githubflow.PruneTar
 // wait is finish --wait: for a run on GitHub Actions, poll until it has completed. A
 // local run has nothing to wait for.
 func (c *finishCmd) wait(e *env, rem *githubflow.Remote) error {
-	change, err := rem.ResolveRun(c.Change)
-	if err != nil {
-		return err
-	}
-	rec, err := rem.Store.Load(change)
+	change, rec, err := rem.LoadRun(c.Change)
 	if err != nil {
 		return err
 	}
@@ -199,11 +195,7 @@ func (c *finishCmd) wait(e *env, rem *githubflow.Remote) error {
 // completed, where it stands, so that finish can tell a run under way from one that
 // ended without publishing. Best effort: finish itself needs only git.
 func refreshRemote(e *env, rem *githubflow.Remote, change string) {
-	name, err := rem.ResolveRun(change)
-	if err != nil {
-		return
-	}
-	rec, err := rem.Store.Load(name)
+	name, rec, err := rem.LoadRun(change)
 	if err != nil || rec.Remote == nil || rec.Status != run.Dispatched || rec.Remote.LastSeenStatus == "completed" {
 		return
 	}

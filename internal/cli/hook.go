@@ -240,7 +240,7 @@ func (c *hookCmd) verify(e *env, h *hookSite, args []string) error {
 	}
 	if err != nil {
 		return &loop.Error{Msg: fmt.Sprintf("ralph-verify: %s: %v", shown, err), Code: 126,
-			Hint: "check ralph.verifyCommand: git config ralph.verifyCommand '<command>'"}
+			Hint: "check ralph.verifyCommand: git config ralph.verifyCommand '<command>'", Err: err}
 	}
 	switch {
 	case res.Interrupted:
@@ -266,7 +266,7 @@ func verifyCommand(h *hookSite, w io.Writer) (tc hooks.TestCommand, ok bool, err
 		argv, err := hooks.SplitWords(v)
 		if err != nil {
 			return tc, false, &loop.Error{Msg: "ralph.verifyCommand: " + err.Error(),
-				Hint: "quote arguments as a shell would, e.g. git config ralph.verifyCommand \"go test -run 'Test(A|B)' ./...\""}
+				Hint: "quote arguments as a shell would, e.g. git config ralph.verifyCommand \"go test -run 'Test(A|B)' ./...\"", Err: err}
 		}
 		if len(argv) == 0 {
 			fmt.Fprintln(w, "ralph-verify: ralph.verifyCommand is empty; nothing to verify")

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
+
+	"github.com/git-ralph/git-ralph/internal/status"
 )
 
 type listCmd struct {
@@ -46,12 +48,7 @@ func (c *listCmd) Run(e *env) error {
 		fmt.Fprintln(e.s.Out, strings.Join(header, "\t"))
 	}
 	for _, ch := range changes {
-		done := 0
-		for _, s := range ch.Stories {
-			if s.Complete {
-				done++
-			}
-		}
+		done := status.Done(ch.Stories)
 		runText := "-"
 		if ch.Run != nil {
 			runText = ch.Run.Status + " on " + ch.Run.Branch

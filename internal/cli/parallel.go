@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,19 +15,18 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/parallel"
+	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
-// worktreeFlag is --worktree or --worktree=PATH: a switch with an optional value.
-type worktreeFlag struct {
-	On   bool
-	Path string
-}
+// worktreeMapper decodes --worktree or --worktree=PATH (loop.WorktreeOption): a switch
+// with an optional value.
+type worktreeMapper struct{}
 
 // Decode takes --worktree, or --worktree=PATH (never a separate word: that would read
 // a change name as the path).
-func (w *worktreeFlag) Decode(ctx *kong.DecodeContext) error {
-	w.On = true
+func (worktreeMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
+	w := loop.WorktreeOption{On: true}
 	if ctx.Scan.Peek().Type == kong.FlagValueToken {
 		tok := ctx.Scan.Pop()
 		s, ok := tok.Value.(string)
@@ -35,15 +35,12 @@ func (w *worktreeFlag) Decode(ctx *kong.DecodeContext) error {
 		}
 		w.Path = s
 	}
+	target.Set(reflect.ValueOf(w))
 	return nil
 }
 
 // IsBool makes kong accept --worktree without a value.
-func (w *worktreeFlag) IsBool() bool { return true }
-
-// OptionalValue is the placeholder of the value --worktree may have: the man page
-// writes the flag as --worktree[=PATH].
-func (w *worktreeFlag) OptionalValue() string { return "PATH" }
+func (worktreeMapper) IsBool() bool { return true }
 
 // checkParallel checks the flags that only make sense together.
 func (c *startCmd) checkParallel() error {
@@ -115,13 +112,7 @@ func (c *startCmd) runParallelThen(e *env, l *loop.Loop, done func(i int)) error
 		st, _ := reader(l).Status(context.WithoutCancel(e.ctx), r.Name) // after a Ctrl-C too
 		if st != nil && st.Record.Change == r.Name {
 			if st.Change != nil {
-				done := 0
-				for _, s := range st.Change.Stories {
-					if s.Complete() {
-						done++
-					}
-				}
-				stories = fmt.Sprintf("%d/%d", done, len(st.Change.Stories))
+				stories = fmt.Sprintf("%d/%d", status.Done(status.Stories(st.Change)), len(st.Change.Stories))
 			}
 			if st.Worktree != nil {
 				wt = st.Worktree.Path
@@ -175,7 +166,7 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 		args = append(args, "-v")
 	}
 	args = append(args, "start", change, "--worktree",
-		"--max-retries", strconv.Itoa(c.MaxRetries), "--agent", c.Agent, "--sandbox="+c.Sandbox)
+		"--max-retries", strconv.Itoa(c.MaxRetries), "--agent", c.Agent, "--sandbox="+c.SandboxMode)
 	opt := func(name string, set bool, v string) {
 		if set {
 			args = append(args, name+"="+v)

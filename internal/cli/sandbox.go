@@ -74,7 +74,7 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
 	if err != nil {
 		return s, &loop.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(),
-			Hint: "name the TCP ports the agent may connect to, e.g. git config ralph.sandboxNetwork 443"}
+			Hint: "name the TCP ports the agent may connect to, e.g. git config ralph.sandboxNetwork 443", Err: err}
 	}
 	s.Ports = ports
 	return s, nil

@@ -21,33 +21,14 @@ import (
 )
 
 type startCmd struct {
-	Changes          []string      `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path), a prd.json (a .json path) or a GitHub issue ('#N', OWNER/REPO#N or its URL). Left out: the run of the branch you are on, spec-kit's current feature, or the only run. Several need --worktree; they run in parallel."`
-	StoryLevel       int           `config:"ralph.storyLevel" help:"For a markdown plan: 3 makes every '###' section a story (ralph.storyLevel; default: '##' sections, or ralphex's '### Task N' ones)." placeholder:"N"`
-	MaxRetries       int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
-	Timeout          time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
-	IdleTimeout      time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
-	Agent            string        `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor, copilot, qwen or custom (ralph.agent; default ${default})." placeholder:"NAME"`
-	AgentEnvKeep     []string      `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this GitHub token in the agent's environment: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, which it loses otherwise; repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
-	Model            string        `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
-	MaxCost          float64       `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
-	MaxTokens        int64         `config:"ralph.maxTokens" help:"Stop before an attempt once the agent-reported tokens of this run (input, cache reads as the agent counts them, and output; resumes included) reach N (ralph.maxTokens)." placeholder:"N"`
-	VerifyTimeout    time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
-	WaitOnLimit      time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
-	AllowRefChanges  bool          `name:"allow-ref-changes" config:"ralph.allowRefChanges" help:"Let the agent create, move and delete refs outside its own branch (ralph.allowRefChanges); git config and hooks stay protected."`
-	AllowSkip        bool          `name:"allow-skip" negatable:"" default:"true" config:"ralph.allowSkip" help:"Let the agent tick a task it cannot do here with \"(skipped - not automatable: why)\"; the checkpoint, status, the report and the PR say so. --no-allow-skip fails such an attempt (ralph.allowSkip; default true)."`
-	TrustCurrent     bool          `name:"trust-current" help:"After a crash, go on although the record of what the agent may not change (.git/ralph/<change>/surface.json) is missing or not valid: refs, git config and hooks are taken as they are now. Look at them first."`
-	Fresh            bool          `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
-	DryRun           bool          `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
-	Worktree         worktreeFlag  `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
-	Jobs             int           `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
-	Label            string        `name:"label" help:"Work a queue: every open GitHub issue with this label that no open issue blocks, each as its own run in a worktree of its own (-j N), claimed with the label ralph:running (ralph.issueClaimLabel) until the runs end; --dry-run lists what it would take and why it skips the rest." placeholder:"LABEL"`
-	TrustIssueAuthor bool          `name:"trust-issue-author" config:"ralph.trustIssueAuthors" help:"Run a GitHub issue (and its sub-issues) whoever wrote it; by default only those of the repository's owners, members and collaborators run (ralph.trustIssueAuthors)."`
-	Sandbox          string        `config:"ralph.sandbox" enum:"auto,on,off" default:"auto" help:"Run the agent in a Landlock sandbox (Linux): auto where the system can, on or refuse to start, off never (ralph.sandbox; default ${default})." placeholder:"MODE"`
-
-	// The runner side of a run on GitHub Actions (the workflow 'ci init' writes).
-	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
-	RunID    int64         `name:"run-id" hidden:"" help:"The Actions run this loop works for: recorded, and a Ralph-Run trailer on each checkpoint." placeholder:"ID"`
-	Deadline time.Duration `hidden:"" help:"Stop cleanly this long after starting, saving the attempt under way; exit code 75." placeholder:"D"`
+	Changes []string `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path), a prd.json (a .json path) or a GitHub issue ('#N', OWNER/REPO#N or its URL). Left out: the run of the branch you are on, spec-kit's current feature, or the only run. Several need --worktree; they run in parallel."`
+	// The loop's options, filled in by kong (their flags and config keys are declared
+	// with them); Arg, Cwd and what only git config says are set by Run.
+	loop.Options
+	Jobs             int    `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
+	Label            string `name:"label" help:"Work a queue: every open GitHub issue with this label that no open issue blocks, each as its own run in a worktree of its own (-j N), claimed with the label ralph:running (ralph.issueClaimLabel) until the runs end; --dry-run lists what it would take and why it skips the rest." placeholder:"LABEL"`
+	TrustIssueAuthor bool   `name:"trust-issue-author" config:"ralph.trustIssueAuthors" help:"Run a GitHub issue (and its sub-issues) whoever wrote it; by default only those of the repository's owners, members and collaborators run (ralph.trustIssueAuthors)."`
+	SandboxMode      string `name:"sandbox" config:"ralph.sandbox" enum:"auto,on,off" default:"auto" help:"Run the agent in a Landlock sandbox (Linux): auto where the system can, on or refuse to start, off never (ralph.sandbox; default ${default})." placeholder:"MODE"`
 }
 
 // Help is the long help of start.
@@ -107,7 +88,6 @@ func (c *startCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	l.TrustCurrent = c.TrustCurrent
 	e.issues.Fetch, e.issues.Trust = true, c.TrustIssueAuthor // start reads the issue it names from GitHub
 	if c.DryRun {
 		// A dry run changes nothing: what an issue kind keeps of the issue it reads (its
@@ -119,7 +99,7 @@ func (c *startCmd) Run(e *env) error {
 		defer os.RemoveAll(tmp)
 		e.issues.Dir = tmp
 	}
-	sb, err := sandboxSettings(e, l.Repo, c.Sandbox)
+	sb, err := sandboxSettings(e, l.Repo, c.SandboxMode)
 	if err != nil {
 		return err
 	}
@@ -134,12 +114,11 @@ func (c *startCmd) Run(e *env) error {
 		// running becomes its child, and is killed after the attempt.
 		_ = sandbox.BecomeReaper()
 	}
-	change := "" // none given: what is current (source.Resolve's bare rule)
+	o := c.Options // as kong filled them in; the rest is set here
 	if len(c.Changes) == 1 {
-		change = c.Changes[0]
+		o.Arg = c.Changes[0] // none given: what is current (source.Resolve's bare rule)
 	}
-	args, tmpl, subject, err := startConfig(e, l.Repo)
-	if err != nil {
+	if err := startConfig(e, l.Repo, &o); err != nil {
 		return err
 	}
 	if c.Adopt && !c.DryRun {
@@ -147,25 +126,16 @@ func (c *startCmd) Run(e *env) error {
 			return err
 		}
 	}
-	drv, err := startDriver(e, l.Repo, c.Agent)
-	if err != nil {
+	if l.Driver, err = startDriver(e, l.Repo, c.Agent); err != nil {
 		return err
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
+	if o.Cwd, err = os.Getwd(); err != nil {
 		return err
 	}
-	sum, err := l.Start(e.ctx, loop.Options{
-		Driver: drv,
-		Change: change, Arg: change, Cwd: cwd, StoryLevel: c.StoryLevel, Agent: c.Agent, Model: c.Model, AgentArgs: args, AgentEnvKeep: c.AgentEnvKeep, AllowRefChanges: c.AllowRefChanges,
-		NoSkip:     !c.AllowSkip,
-		MaxRetries: c.MaxRetries, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, MaxCost: c.MaxCost, MaxTokens: c.MaxTokens,
-		VerifyTimeout: c.VerifyTimeout, WaitOnLimit: c.WaitOnLimit,
-		Fresh: c.Fresh, DryRun: c.DryRun, PromptTemplate: tmpl, CheckpointMessage: subject, Kill: e.kill,
-		Adopt: c.Adopt, RunID: c.RunID, Deadline: c.Deadline,
-		Worktree: c.Worktree.On, WorktreePath: c.Worktree.Path,
-		Sandbox: sb,
-	})
+	o.Sandbox = sb
+	l.Kill = e.kill
+	change := o.Arg
+	sum, err := l.Start(e.ctx, o)
 	if sum != nil && sum.Change != "" {
 		change = sum.Change // the run name of a plan or a prd.json
 	}
@@ -234,25 +204,25 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 	return nil, nil
 }
 
-// startConfig reads the config-only settings: ralph.agentArgs (split like a shell
-// would, but never run through one) and ralph.promptTemplate.
-func startConfig(e *env, repo *git.Repo) (args []string, tmpl, subject string, err error) {
+// startConfig reads the settings only git config has into o: ralph.agentArgs (split like
+// a shell would, but never run through one), ralph.promptTemplate and
+// ralph.checkpointMessage.
+func startConfig(e *env, repo *git.Repo, o *loop.Options) error {
 	if v, ok, err := repo.Config(e.ctx, "ralph.agentArgs"); err != nil {
-		return nil, "", "", err
+		return err
 	} else if ok {
-		if args, err = hooks.SplitWords(v); err != nil {
-			return nil, "", "", &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
+		if o.AgentArgs, err = hooks.SplitWords(v); err != nil {
+			return &usageError{msg: "ralph.agentArgs: " + err.Error(), hint: "quote arguments as a shell would, e.g. --append-system-prompt 'be brief'"}
 		}
 	}
 	if v, ok, err := repo.ConfigPath(e.ctx, "ralph.promptTemplate"); err != nil {
-		return nil, "", "", err
+		return err
 	} else if ok {
-		tmpl = v
+		o.PromptTemplate = v
 	}
-	if subject, _, err = repo.Config(e.ctx, "ralph.checkpointMessage"); err != nil {
-		return nil, "", "", err
-	}
-	return args, tmpl, subject, nil
+	var err error
+	o.CheckpointMessage, _, err = repo.Config(e.ctx, "ralph.checkpointMessage")
+	return err
 }
 
 func printDryRun(s *term.Streams, sum *loop.Summary) error {

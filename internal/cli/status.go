@@ -74,8 +74,8 @@ func (c *statusCmd) Run(e *env) error {
 			v = &status.RemoteView{RunID: r.Record.Remote.RunID, URL: r.Record.Remote.HTMLURL, Error: err.Error()}
 		}
 		r.Remote = v
-		if ch := rem.PublishedChange(e.ctx, r, v.Tip); ch != nil {
-			r.Change, r.Published = ch, true
+		if src := rem.PublishedChange(e.ctx, r, v.Tip); src != nil {
+			r.Change, r.Published = src, true
 		}
 	}
 	if r == nil {
@@ -179,19 +179,13 @@ func overview(e *env, l *loop.Loop, names []string) error {
 			if v.Error != "" {
 				st = p.Warn("cannot ask GitHub: " + v.Error)
 			}
-			if ch := rem.PublishedChange(e.ctx, r, v.Tip); ch != nil {
-				r.Change = ch
+			if src := rem.PublishedChange(e.ctx, r, v.Tip); src != nil {
+				r.Change = src
 			}
 		}
 		stories := "-"
 		if r.Change != nil {
-			done := 0
-			for _, sv := range status.Stories(r.Change) {
-				if sv.Complete {
-					done++
-				}
-			}
-			stories = fmt.Sprintf("%d/%d", done, len(r.Change.Stories))
+			stories = fmt.Sprintf("%d/%d", status.Done(status.Stories(r.Change)), len(r.Change.Stories))
 		}
 		t.AddField(name, tableprinter.WithTruncate(nil))
 		t.AddField(where)
@@ -211,11 +205,7 @@ func overview(e *env, l *loop.Loop, names []string) error {
 // on GitHub Actions, or every dispatched run.
 func watchedChanges(rem *githubflow.Remote, change string) ([]string, error) {
 	if change != "" {
-		name, err := rem.ResolveRun(change)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := rem.Store.Load(name)
+		name, rec, err := rem.LoadRun(change)
 		if err != nil {
 			return nil, err
 		}
@@ -355,13 +345,8 @@ func renderStatus(s *term.Streams, r *status.Report) {
 	// text: whatever path they take here, they reach the terminal inert.
 	w := term.NewInertWriter(s.Out)
 	kv := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
-	where := r.Where()
-	kv("change", p.Bold(rec.Change)+"  ("+where+")")
-	from := rec.Original
-	if from == "" {
-		from = "detached HEAD " + shortID(rec.OriginalCommit)
-	}
-	branch := p.Branch(rec.Branch) + " (from " + from + ")"
+	kv("change", p.Bold(rec.Change)+"  ("+r.Where()+")")
+	branch := p.Branch(rec.Branch) + " (from " + loop.BranchOrDetached(rec.Original, rec.OriginalCommit) + ")"
 	if !r.Branch {
 		branch += " " + p.Fail("— the branch is gone")
 	}
@@ -373,58 +358,86 @@ func renderStatus(s *term.Streams, r *status.Report) {
 		}
 		kv("worktree", text)
 	}
-	st := r.Status
-	switch {
-	case r.Running:
-		st = p.Success("running") + fmt.Sprintf(" (pid %d)", rec.PID)
-	case r.Status == string(run.Interrupted) && rec.Status == run.Running:
-		st = p.Warn("interrupted") + " (the process that ran it is gone)"
-	case r.Status == string(run.Failed):
-		st = p.Fail("failed") + ": " + term.Inert(rec.StopReason)
-	case r.Status == string(run.Budget):
-		st = p.Warn("budget") + ": " + term.Inert(rec.StopReason) + " (" + budgetNext(rec) + ")"
-	case r.Status == string(run.Interrupted):
-		st = p.Warn("interrupted")
-	case r.Status == string(run.Complete):
-		st = p.Success("complete")
-	}
-	if rv := r.Remote; rv != nil {
-		st = "on GitHub Actions"
-		switch {
-		case rv.Error != "":
-			st += ": " + p.Warn("cannot ask GitHub: "+rv.Error)
-		case rv.RunID == 0:
-			st += ": " + p.Warn("dispatched, run id pending (GitHub does not list the run yet)")
-		case rv.Status == "completed" && rv.Conclusion == "success":
-			st += fmt.Sprintf(": run %d %s", rv.RunID, p.Success("completed: success"))
-		case rv.Status == "completed":
-			st += fmt.Sprintf(": run %d %s", rv.RunID, p.Fail("completed: "+rv.Conclusion))
-		default:
-			st += fmt.Sprintf(": run %d %s", rv.RunID, rv.Status)
-			if rv.Job != "" {
-				st += ", job " + rv.Job
-				if rv.Step != "" {
-					st += ", step " + rv.Step
-				}
-			}
-		}
-		if rv.URL != "" {
-			st += " · " + rv.URL
-		}
-	}
-	kv("status", st)
+	kv("status", statusText(p, r))
 	if rv := r.Remote; rv != nil && rv.Tip != "" {
 		kv("published", shortID(rv.Tip)+" on "+rec.Remote.GitRemote)
 		if r.Published {
-			done := 0
-			for _, sv := range status.Stories(r.Change) {
-				if sv.Complete {
-					done++
-				}
-			}
-			kv("stories", fmt.Sprintf("%d/%d done on %s/%s", done, len(r.Change.Stories), rec.Remote.GitRemote, rec.Branch))
+			kv("stories", fmt.Sprintf("%d/%d done on %s/%s", status.Done(status.Stories(r.Change)), len(r.Change.Stories), rec.Remote.GitRemote, rec.Branch))
 		}
 	}
+	renderAgent(kv, r)
+	if r.Change != nil {
+		fmt.Fprintln(w)
+		renderStories(w, s, p, r)
+	}
+	renderFailed(w, rec)
+	fmt.Fprintln(w)
+	kv("learnings", r.Learnings)
+	kv("logs", r.Logs)
+	if page := filepath.Join(filepath.Dir(r.Logs), "report.html"); fileExists(page) {
+		kv("report", page+"  ('git ralph report "+rec.Change+"' writes it anew)")
+	} else {
+		kv("report", "none yet; 'git ralph report "+rec.Change+"' writes "+page)
+	}
+	fmt.Fprintln(w)
+	nextSteps(w, r)
+}
+
+// statusText is status's "status" line: the run's state here, or on GitHub Actions.
+func statusText(p term.Palette, r *status.Report) string {
+	rec := r.Record
+	if rv := r.Remote; rv != nil {
+		return remoteStatusText(p, rv)
+	}
+	switch {
+	case r.Running:
+		return p.Success("running") + fmt.Sprintf(" (pid %d)", rec.PID)
+	case r.Status == string(run.Interrupted) && rec.Status == run.Running:
+		return p.Warn("interrupted") + " (the process that ran it is gone)"
+	case r.Status == string(run.Failed):
+		return p.Fail("failed") + ": " + term.Inert(rec.StopReason)
+	case r.Status == string(run.Budget):
+		return p.Warn("budget") + ": " + term.Inert(rec.StopReason) + " (" + budgetNext(rec) + ")"
+	case r.Status == string(run.Interrupted):
+		return p.Warn("interrupted")
+	case r.Status == string(run.Complete):
+		return p.Success("complete")
+	}
+	return r.Status
+}
+
+// remoteStatusText is the "status" line of a run on GitHub Actions as GitHub says it is.
+func remoteStatusText(p term.Palette, rv *status.RemoteView) string {
+	st := "on GitHub Actions"
+	switch {
+	case rv.Error != "":
+		st += ": " + p.Warn("cannot ask GitHub: "+rv.Error)
+	case rv.RunID == 0:
+		st += ": " + p.Warn("dispatched, run id pending (GitHub does not list the run yet)")
+	case rv.Status == "completed" && rv.Conclusion == "success":
+		st += fmt.Sprintf(": run %d %s", rv.RunID, p.Success("completed: success"))
+	case rv.Status == "completed":
+		st += fmt.Sprintf(": run %d %s", rv.RunID, p.Fail("completed: "+rv.Conclusion))
+	default:
+		st += fmt.Sprintf(": run %d %s", rv.RunID, rv.Status)
+		if rv.Job != "" {
+			st += ", job " + rv.Job
+			if rv.Step != "" {
+				st += ", step " + rv.Step
+			}
+		}
+	}
+	if rv.URL != "" {
+		st += " · " + rv.URL
+	}
+	return st
+}
+
+// renderAgent is status's lines about the agent and what it cost: the checkpoint, the
+// agent and its sandbox, the cost, the tokens and the budget, how often a story was done
+// on its first attempt, and the verify gate.
+func renderAgent(kv func(k, v string), r *status.Report) {
+	rec := r.Record
 	if rec.Checkpoint != "" {
 		kv("checkpoint", shortID(rec.Checkpoint))
 	}
@@ -466,47 +479,54 @@ func renderStatus(s *term.Streams, r *status.Report) {
 		verify = "ralph-verify hook active"
 	}
 	kv("verify", verify)
+}
 
-	if r.Change != nil {
-		fmt.Fprintln(w)
-		t := tableprinter.New(w, s.StdoutTTY, 120)
-		t.AddHeader([]string{"", "STORY", "TITLE", "TASKS", "ATTEMPTS", "LAST"})
-		next, hasNext := r.Change.NextStory()
-		for _, sv := range status.Stories(r.Change) {
-			mark := " "
-			switch {
-			case sv.Complete:
-				mark = p.Success("✓")
-			case hasNext && sv.ID == next.ID:
-				mark = "→"
-			}
-			atts := rec.AttemptsOf(sv.ID)
-			last := ""
-			if n := len(atts); n > 0 {
-				last = attemptText(atts[n-1])
-			}
-			t.AddField(mark)
-			t.AddField(sv.ID, tableprinter.WithTruncate(nil)) // never cut: refs and logs are named after it
-			t.AddField(sv.Title)
-			t.AddField(fmt.Sprintf("%d/%d", sv.CompletedTasks, sv.TotalTasks))
-			t.AddField(fmt.Sprint(len(atts)))
-			t.AddField(last)
-			t.EndRow()
+// renderStories is status's table of the stories (done, next, their tasks and attempts),
+// then the tasks ticked as skipped.
+func renderStories(w io.Writer, s *term.Streams, p term.Palette, r *status.Report) {
+	rec := r.Record
+	t := tableprinter.New(w, s.StdoutTTY, 120)
+	t.AddHeader([]string{"", "STORY", "TITLE", "TASKS", "ATTEMPTS", "LAST"})
+	next, hasNext := r.Change.NextStory()
+	views := status.Stories(r.Change)
+	for _, sv := range views {
+		mark := " "
+		switch {
+		case sv.Complete:
+			mark = p.Success("✓")
+		case hasNext && sv.ID == next.ID:
+			mark = "→"
 		}
-		_ = t.Render()
-		var skipped []string
-		for _, sv := range status.Stories(r.Change) {
-			for _, line := range sv.Skipped {
-				skipped = append(skipped, sv.ID+": "+line)
-			}
+		atts := rec.AttemptsOf(sv.ID)
+		last := ""
+		if n := len(atts); n > 0 {
+			last = attemptText(atts[n-1])
 		}
-		if len(skipped) > 0 {
-			fmt.Fprintf(w, "\nskipped tasks (ticked as not doable here; look at them):\n")
-			for _, line := range skipped {
-				fmt.Fprintf(w, "  %s\n", line)
-			}
+		t.AddField(mark)
+		t.AddField(sv.ID, tableprinter.WithTruncate(nil)) // never cut: refs and logs are named after it
+		t.AddField(sv.Title)
+		t.AddField(fmt.Sprintf("%d/%d", sv.CompletedTasks, sv.TotalTasks))
+		t.AddField(fmt.Sprint(len(atts)))
+		t.AddField(last)
+		t.EndRow()
+	}
+	_ = t.Render()
+	var skipped []string
+	for _, sv := range views {
+		for _, line := range sv.Skipped {
+			skipped = append(skipped, sv.ID+": "+line)
 		}
 	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "\nskipped tasks (ticked as not doable here; look at them):\n")
+		for _, line := range skipped {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// renderFailed lists the failed attempts kept under refs/ralph/<change>/attempts/.
+func renderFailed(w io.Writer, rec *run.Record) {
 	var failed []run.Attempt
 	for _, a := range rec.Attempts {
 		if a.Ref != "" {
@@ -519,16 +539,6 @@ func renderStatus(s *term.Streams, r *status.Report) {
 			fmt.Fprintf(w, "  %s-%d  %s\n", a.Story, a.N, attemptText(a))
 		}
 	}
-	fmt.Fprintln(w)
-	kv("learnings", r.Learnings)
-	kv("logs", r.Logs)
-	if page := filepath.Join(filepath.Dir(r.Logs), "report.html"); fileExists(page) {
-		kv("report", page+"  ('git ralph report "+rec.Change+"' writes it anew)")
-	} else {
-		kv("report", "none yet; 'git ralph report "+rec.Change+"' writes "+page)
-	}
-	fmt.Fprintln(w)
-	nextSteps(w, r)
 }
 
 func attemptText(a run.Attempt) string {

@@ -5,9 +5,9 @@
 // argv themselves. The runner
 //
 //   - passes arguments as argv, never through a shell;
-//   - runs git in the worktree root with a scrubbed environment (GIT_DIR,
-//     GIT_WORK_TREE, GIT_INDEX_FILE and GIT_PREFIX removed, because git exports
-//     them to hooks and they would pin a child to the wrong repository), plus
+//   - runs git in the worktree root with a scrubbed environment (the variables
+//     of scrubbedEnv removed, because git exports them to hooks and they would
+//     pin a child to the wrong repository, worktree or index), plus
 //     GIT_RALPH=1 so our own hooks can detect recursion, plus
 //     GIT_OPTIONAL_LOCKS=0 on read-only queries so they never fight a
 //     concurrent git for index.lock;

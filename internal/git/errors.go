@@ -100,3 +100,32 @@ func firstLine(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// ConflictError is a merge git stopped with conflicts: it exited 1 and left unmerged
+// paths in the index (MergeSquash). Any other failure of a merge is a plain *Error.
+type ConflictError struct {
+	Paths []string // the unmerged paths, as ls-files -u names them
+	Err   *Error   // git's own error
+}
+
+// Error is git's error: what the paths are is in Paths.
+func (e *ConflictError) Error() string { return e.Err.Error() }
+
+// Unwrap returns git's error.
+func (e *ConflictError) Unwrap() error { return e.Err }
+
+// CommitHookError is a commit git refused with exit status 1 while a hook it runs for
+// every commit was there to run (pre-commit, prepare-commit-msg, commit-msg). git says
+// nothing of its own when such a hook fails and exits 1, which is the evidence there is;
+// a commit that failed otherwise (a fatal error exits 128) is a plain *Error.
+type CommitHookError struct {
+	Hooks []string // the commit hooks that were there, in the order git runs them
+	Err   *Error   // git's own error; its Stderr holds what the hooks printed
+}
+
+// Error is git's error, the first line of what the hooks printed: which hooks were
+// there is in Hooks.
+func (e *CommitHookError) Error() string { return e.Err.Error() }
+
+// Unwrap returns git's error.
+func (e *CommitHookError) Unwrap() error { return e.Err }

@@ -127,7 +127,7 @@ func (r *Repo) TreeOf(ctx context.Context, rev string) (string, error) {
 }
 
 // UpdateRef points ref (a full name such as refs/ralph/<change>/…) at id,
-// creating it if needed.
+// creating it if needed; a symbolic ref is followed (UpdateRefNoDeref is not).
 func (r *Repo) UpdateRef(ctx context.Context, ref, id string) error {
 	if err := checkArg("ref", ref); err != nil {
 		return err
@@ -139,8 +139,8 @@ func (r *Repo) UpdateRef(ctx context.Context, ref, id string) error {
 	return err
 }
 
-// DeleteRef deletes ref (a full name). Deleting a missing ref is not an
-// error, which keeps cleanup idempotent.
+// DeleteRef deletes ref (a full name), following a symbolic ref (DeleteRefNoDeref
+// does not). Deleting a missing ref is not an error, which keeps cleanup idempotent.
 func (r *Repo) DeleteRef(ctx context.Context, ref string) error {
 	if err := checkArg("ref", ref); err != nil {
 		return err
@@ -149,7 +149,8 @@ func (r *Repo) DeleteRef(ctx context.Context, ref string) error {
 	return err
 }
 
-// Ref is a ref name and the object it points at.
+// Ref is a ref name and the object it points at (RefWithSymref also says where a
+// symbolic ref points).
 type Ref struct {
 	Name string // full name, e.g. refs/ralph/login/attempts/1-2
 	ID   string
@@ -313,8 +314,9 @@ func isObjectID(s string) bool {
 	return true
 }
 
-// RefEntry is a ref as AllRefs lists it.
-type RefEntry struct {
+// RefWithSymref is a ref as AllRefs lists it: a Ref, and the ref it points to when it
+// is a symbolic one.
+type RefWithSymref struct {
 	Name   string `json:"name"`             // full name
 	ID     string `json:"id"`               // the object it points at (through Symref when set)
 	Symref string `json:"symref,omitempty"` // the ref a symbolic ref points to
@@ -322,24 +324,24 @@ type RefEntry struct {
 
 // AllRefs lists every ref of the repository (this worktree's per-worktree refs
 // included), sorted by name, with where symbolic refs point: one for-each-ref.
-func (r *Repo) AllRefs(ctx context.Context) ([]RefEntry, error) {
+func (r *Repo) AllRefs(ctx context.Context) ([]RefWithSymref, error) {
 	out, err := r.run(ctx, call{readOnly: true, args: []string{"for-each-ref", "--sort=refname", "--format=%(objectname) %(refname) %(symref)"}})
 	if err != nil {
 		return nil, err
 	}
-	var refs []RefEntry
+	var refs []RefWithSymref
 	for line := range strings.SplitSeq(string(out), "\n") {
 		f := strings.Split(line, " ") // ref names cannot contain spaces
 		if len(f) == 3 && f[1] != "" {
-			refs = append(refs, RefEntry{ID: f[0], Name: f[1], Symref: f[2]})
+			refs = append(refs, RefWithSymref{ID: f[0], Name: f[1], Symref: f[2]})
 		}
 	}
 	return refs, nil
 }
 
-// SetRef points ref at id itself, never at what it may point to as a symbolic ref
-// (update-ref --no-deref), creating it if needed.
-func (r *Repo) SetRef(ctx context.Context, ref, id string) error {
+// UpdateRefNoDeref is UpdateRef with --no-deref: it points ref itself at id, never
+// what ref points to when it is a symbolic ref, creating it if needed.
+func (r *Repo) UpdateRefNoDeref(ctx context.Context, ref, id string) error {
 	if err := checkArg("ref", ref); err != nil {
 		return err
 	}
@@ -350,9 +352,9 @@ func (r *Repo) SetRef(ctx context.Context, ref, id string) error {
 	return err
 }
 
-// RemoveRef deletes ref itself, a symbolic ref included (update-ref --no-deref -d;
-// plain -d would delete the ref it points to). A missing ref is not an error.
-func (r *Repo) RemoveRef(ctx context.Context, ref string) error {
+// DeleteRefNoDeref is DeleteRef with --no-deref: it deletes ref itself, a symbolic ref
+// included (plain -d would delete the ref it points to). A missing ref is not an error.
+func (r *Repo) DeleteRefNoDeref(ctx context.Context, ref string) error {
 	if err := checkArg("ref", ref); err != nil {
 		return err
 	}

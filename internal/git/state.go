@@ -29,7 +29,7 @@ const (
 //
 // It reads the state files git keeps in GitDir (per worktree) instead of
 // running git: `git status` prints this only in human form.
-func (r *Repo) InProgress(ctx context.Context) (string, error) {
+func (r *Repo) InProgress() (string, error) {
 	ops, err := r.operations()
 	if err != nil || len(ops) == 0 {
 		return "", err

@@ -22,7 +22,7 @@ func conflictRepo(t *testing.T) (string, *Repo) {
 
 func inProgress(t *testing.T, r *Repo) string {
 	t.Helper()
-	op, err := r.InProgress(t.Context())
+	op, err := r.InProgress()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,9 +70,32 @@ func (r *Repo) Commit(ctx context.Context, message string, opts CommitOptions) (
 		args = append(args, "--allow-empty")
 	}
 	if _, err := r.run(ctx, call{args: args, stdin: []byte(message), combined: true}); err != nil {
-		return "", err
+		return "", r.commitHookError(ctx, err)
 	}
 	return r.Head(ctx)
+}
+
+// commitHooks are the hooks git runs for every commit that can stop it, in the order it
+// runs them (post-commit runs after the commit is made).
+var commitHooks = []string{"pre-commit", "prepare-commit-msg", "commit-msg"}
+
+// commitHookError is err, a failed commit, as a *CommitHookError when git exited 1 and
+// a commit hook was there to run; else err itself.
+func (r *Repo) commitHookError(ctx context.Context, err error) error {
+	var ge *Error
+	if !errors.As(err, &ge) || ge.ExitCode != 1 {
+		return err
+	}
+	var there []string
+	for _, name := range commitHooks {
+		if _, ok, herr := r.hookFile(ctx, name); herr == nil && ok {
+			there = append(there, name)
+		}
+	}
+	if len(there) == 0 {
+		return err
+	}
+	return &CommitHookError{Hooks: there, Err: ge}
 }
 
 // SoftReset moves the current branch to id, keeping index and worktree
@@ -359,10 +382,11 @@ func (r *Repo) abandonOperations(ctx context.Context) error {
 }
 
 // MergeSquash stages the combined changes of branch into the worktree and
-// index without committing (merge --squash). A conflict is an *Error
-// (exit 1) and leaves conflict markers; the caller undoes it with
-// HardReset(ctx, "HEAD"), since a squash merge has no MERGE_HEAD for
-// merge --abort to use.
+// index without committing (merge --squash). A conflict is a *ConflictError
+// (git exited 1 and left unmerged paths, asked of git only then) and leaves
+// conflict markers; any other failure is git's *Error. The caller undoes
+// either with HardReset(ctx, "HEAD"), since a squash merge has no
+// MERGE_HEAD for merge --abort to use.
 func (r *Repo) MergeSquash(ctx context.Context, branch string) error {
 	if err := checkArg("branch name", branch); err != nil {
 		return err
@@ -370,6 +394,13 @@ func (r *Repo) MergeSquash(ctx context.Context, branch string) error {
 	// --ff overrides merge.ff=false (or only) from the user's config,
 	// which git refuses to combine with --squash.
 	_, err := r.run(ctx, call{args: []string{"merge", "--squash", "--ff", "-q", branch}, combined: true})
+	var ge *Error
+	if err == nil || !errors.As(err, &ge) || ge.ExitCode != 1 {
+		return err
+	}
+	if paths, uerr := r.UnmergedPaths(ctx); uerr == nil && len(paths) > 0 {
+		return &ConflictError{Paths: paths, Err: ge}
+	}
 	return err
 }
 

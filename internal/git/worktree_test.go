@@ -441,6 +441,10 @@ func TestMergeSquash(t *testing.T) {
 		if paths, _ := r.UnmergedPaths(ctx); !reflect.DeepEqual(paths, []string{"a.txt"}) {
 			t.Errorf("unmerged = %q", paths)
 		}
+		var conflict *ConflictError
+		if !errors.As(err, &conflict) || !reflect.DeepEqual(conflict.Paths, []string{"a.txt"}) {
+			t.Errorf("MergeSquash = %#v, want a *ConflictError naming a.txt", err)
+		}
 		// The documented undo.
 		if err := r.HardReset(ctx, "HEAD"); err != nil {
 			t.Fatal(err)
@@ -455,6 +459,48 @@ func TestMergeSquash(t *testing.T) {
 			t.Errorf("ralph/x changed")
 		}
 	})
+}
+
+// A merge that fails without a conflict (histories git will not join) is git's error,
+// no *ConflictError: nothing may say "conflict" without git saying so.
+func TestMergeSquashFailsWithoutConflict(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	gitT(t, dir, "checkout", "-q", "--orphan", "other")
+	commitFile(t, dir, "z.txt", "unrelated\n", "another history")
+	gitT(t, dir, "checkout", "-q", "main")
+	err := r.MergeSquash(ctx, "other")
+	var gerr *Error
+	if !errors.As(err, &gerr) || !strings.Contains(gerr.Stderr, "unrelated histories") {
+		t.Fatalf("MergeSquash = %v, want git's refusal of unrelated histories", err)
+	}
+	var conflict *ConflictError
+	if errors.As(err, &conflict) {
+		t.Errorf("MergeSquash = %#v: a *ConflictError without conflicts", err)
+	}
+}
+
+// A commit a hook refuses (git exits 1, the hook is there) is a *CommitHookError naming
+// it; a commit that fails otherwise (git dies, exit 128) is not, hooks there or not.
+func TestCommitHookErrorOnlyWhenAHookRefused(t *testing.T) {
+	dir, r := newRepo(t)
+	ctx := t.Context()
+	writeHook(t, dir, "commit-msg", "exit 1\n")
+	_, err := r.Commit(ctx, "refused", CommitOptions{AllowEmpty: true})
+	var he *CommitHookError
+	if !errors.As(err, &he) || !reflect.DeepEqual(he.Hooks, []string{"commit-msg"}) || he.Err.ExitCode != 1 {
+		t.Fatalf("Commit = %#v, want a *CommitHookError naming commit-msg", err)
+	}
+	writeHook(t, dir, "commit-msg", "exit 0\n")
+	gitT(t, dir, "config", "commit.cleanup", "bogus")
+	_, err = r.Commit(ctx, "not the hook", CommitOptions{AllowEmpty: true})
+	var gerr *Error
+	if !errors.As(err, &gerr) || gerr.ExitCode != 128 || !strings.Contains(gerr.Stderr, "bogus") {
+		t.Fatalf("Commit = %v, want git's fatal error about commit.cleanup", err)
+	}
+	if errors.As(err, &he) {
+		t.Errorf("Commit = %#v: a *CommitHookError though git died of its config", err)
+	}
 }
 
 func TestCommitHookBackgroundJob(t *testing.T) {

@@ -55,18 +55,18 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	if arg == "" {
 		arg = o.Change
 	}
-	ch, err := fl.Loop.LoadRunChange(ctx, arg)
+	src, err := fl.Loop.LoadRunChange(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
-	if err := ch.Runnable(); err != nil {
+	if err := src.Runnable(); err != nil {
 		var e *source.Error
 		if errors.As(err, &e) {
 			return nil, loop.UserErr(e.Hint, "%s", e.Msg)
 		}
 		return nil, err
 	}
-	o.Change = ch.Name
+	o.Change = src.Name
 	if o.GitRemote == "" || o.Nonce == "" || strings.ContainsAny(o.Nonce, " []\n") {
 		return nil, fmt.Errorf("dispatch %q: a remote and a nonce are required", o.Change)
 	}
@@ -121,7 +121,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 			}
 			var dirty []string
 			for _, e := range st {
-				if strings.HasPrefix(e.Path, ch.RelDir+"/") {
+				if strings.HasPrefix(e.Path, src.RelDir+"/") {
 					dirty = append(dirty, e.Path)
 				}
 			}
@@ -137,7 +137,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(), Remote: &remote,
 	}
-	ref := ch.Ref
+	ref := src.Ref
 	ref.StoryLevel = 0 // the runner reads the plan at the default level: the workflow passes none
 	source.Record(rec, ref)
 	if err := fl.Loop.Save(rec); err != nil {
@@ -149,7 +149,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 			return nil, err
 		}
 		rec.Initial = tip
-		fl.Loop.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OrDetached(rec)))
+		fl.Loop.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OriginalName(rec)))
 	} else if rec.Initial, err = fl.initialOf(gctx, o.Change, tip, head); err != nil {
 		// A run that continues the branch records its initial state here, as a first
 		// dispatch does: what finish takes the pull request's words from is never left
@@ -302,11 +302,11 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 	}
 	again := "git ralph dispatch " + o.Change
 	arg := o.Change
-	ch, err := fl.Loop.LoadRunChange(ctx, arg)
+	src, err := fl.Loop.LoadRunChange(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
-	o.Change = ch.Name    // a plan's or a prd.json's run name, from here on
+	o.Change = src.Name   // a plan's or a prd.json's run name, from here on
 	var ended *run.Record // a dispatched run that ended without publishing: replaced
 	if rec, err := fl.Store.Load(o.Change); err == nil && rec.Status != run.Dispatching {
 		if !fl.redispatchable(ctx, rec) {
@@ -464,7 +464,7 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 	ok, err := github.Dispatchable(src)
 	if err != nil {
 		return false, loop.UserErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
-			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err))
+			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err)).WithCause(err)
 	}
 	if !ok {
 		return false, loop.UserErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
@@ -540,7 +540,7 @@ func (fl *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchReque
 	}
 	repo, _, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return github.Repo{}, loop.UserErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error())
+		return github.Repo{}, loop.UserErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error()).WithCause(err)
 	}
 	if found {
 		return repo, nil

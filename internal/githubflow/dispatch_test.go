@@ -86,8 +86,8 @@ func TestDispatchRoundTrip(t *testing.T) {
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, rrep := newLoop(t, loopDir, clock)
-	if _, err := rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: 1,
-		Driver: scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`, resultComplete)}); err != nil {
+	rl.Driver = scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`, resultComplete)
+	if _, err := rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, MaxRetries: 1, AllowSkip: true}); err != nil {
 		t.Fatalf("runner Start: %v\n%s", err, rrep.Text())
 	}
 	out := filepath.Join(t.TempDir(), "artifact")
@@ -174,7 +174,8 @@ func remoteRun(t *testing.T, dir, bare string, l *flowLoop, maxRetries int, resu
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, _ := newLoop(t, loopDir, clock)
-	_, _ = rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, MaxRetries: maxRetries, Driver: scriptAgent(t, results...)})
+	rl.Driver = scriptAgent(t, results...)
+	_, _ = rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, MaxRetries: maxRetries, AllowSkip: true})
 	out := filepath.Join(t.TempDir(), "artifact")
 	if _, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out}); err != nil {
 		t.Fatal(err)
@@ -232,7 +233,8 @@ func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 	bare := withRemote(t, dir)
 	l, rep := newLoop(t, dir, &fakeClock{At: time.Now()})
 	start := remoteRun(t, dir, bare, l, 0, resultFailed)
-	if _, err := l.Start(t.Context(), loop.Options{Change: "c", MaxRetries: 0, Driver: scriptAgent(t, resultComplete)}); err != nil {
+	l.Driver = scriptAgent(t, resultComplete)
+	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", MaxRetries: 0, AllowSkip: true}); err != nil {
 		t.Fatalf("local Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := l.Store.Load("c")

@@ -63,6 +63,16 @@ func (rem *Remote) ResolveRun(name string) (string, error) {
 	return loop.ResolveRunIn(rem.Repo.Root, rem.Store, name)
 }
 
+// LoadRun is the run a command means (ResolveRun): its name and its record.
+func (rem *Remote) LoadRun(name string) (string, *run.Record, error) {
+	change, err := rem.ResolveRun(name)
+	if err != nil {
+		return "", nil, err
+	}
+	rec, err := rem.Store.Load(change)
+	return change, rec, err
+}
+
 // save writes rec, stamped with the clock.
 func (rem *Remote) save(rec *run.Record) error {
 	now := time.Now
@@ -110,8 +120,8 @@ var Runs loop.RemoteRuns = runs{}
 
 type runs struct{}
 
-func (runs) Adopt(ctx context.Context, l *loop.Loop, o loop.Options) (*run.Record, error) {
-	return On(l).adopt(ctx, o)
+func (runs) Adopt(ctx context.Context, l *loop.Loop, r *loop.Resolved) (*run.Record, error) {
+	return On(l).adopt(ctx, r)
 }
 
 func (runs) Import(ctx context.Context, l *loop.Loop, rec *run.Record) error {

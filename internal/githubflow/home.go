@@ -111,7 +111,8 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, loop.Short(local), loop.Short(r.StartCommit), loop.Short(remoteTip))
 	}
 	addRemoteRun(rec, there, prefix)
-	rec.Status, rec.StopReason, rec.CurrentStory = there.Status, there.StopReason, there.CurrentStory
+	rec.Stop(there.Status, there.StopReason, nil)
+	rec.CurrentStory = there.CurrentStory
 	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
 		rec.Status = run.Interrupted
 	}
@@ -189,7 +190,7 @@ func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runI
 	var there run.Record
 	if err := json.Unmarshal(data, &there); err != nil {
 		return nil, loop.UserErr("the run's refs were left as they were; look at its artifact ('git ralph logs "+change+"')",
-			"the record of run %d is not valid: %v", runID, err)
+			"the record of run %d is not valid: %v", runID, err).WithCause(err)
 	}
 	if err := validateRecord(&there, len(data), change, runID); err != nil {
 		return nil, &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}

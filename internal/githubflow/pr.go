@@ -177,7 +177,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 				what = "commit or stash them"
 			}
 			return nil, loop.UserErr(what+", then run '"+again+"' again",
-				"you have uncommitted changes on %s", loop.OrDetachedName(cur, ""))
+				"you have uncommitted changes on %s", loop.BranchOrDetached(cur, ""))
 		}
 	}
 
@@ -225,7 +225,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	remoteTip, onRemote, err := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
 	if err != nil {
 		return nil, loop.UserErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+again+"' again",
-			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error())
+			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error()).WithCause(err)
 	}
 	pushed := rec.PullRequest
 	if pushed == nil || pushed.Remote != remote {
@@ -319,7 +319,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return fl.Repo.Checkout(ctx, back) }); err != nil {
 			return nil, fmt.Errorf("switch back to %s: %w", back, err)
 		}
-		res.Back = loop.OrDetachedName(rec.Original, back)
+		res.Back = loop.BranchOrDetached(rec.Original, back)
 	}
 	if rec.Worktree != nil {
 		fr := &loop.FinishResult{}
@@ -405,7 +405,7 @@ func (fl *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o 
 	}
 	repo, pushRepo, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return "", github.Repo{}, nil, "", loop.UserErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error())
+		return "", github.Repo{}, nil, "", loop.UserErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error()).WithCause(err)
 	}
 	if !found {
 		return "", github.Repo{}, nil, "", loop.UserErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",

@@ -32,7 +32,8 @@ func TestFinishPRCosts(t *testing.T) {
 	git("config", "url."+bare+".insteadOf", "git@github.com:acme/widgets.git")
 	git("push", "-q", "origin", "main")
 	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
-	if _, err := l.Start(t.Context(), loop.Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
+	l.Driver = scriptAgent(t, resultComplete)
+	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", AllowSkip: true}); err != nil {
 		t.Fatal(err)
 	}
 	srv := githubtest.New()

@@ -15,9 +15,9 @@ import (
 // PRTitle is the pull request's title: the proposal's first "# " heading without the
 // template's "Change: " prefix (OpenSpec's own rule for a change's title), else the
 // change name; the template's "# Proposal" counts as no title.
-func PRTitle(ch *source.Source, change string) string {
-	if ch != nil && ch.Title != "" {
-		return clip(ch.Title, maxPRTitle)
+func PRTitle(src *source.Source, change string) string {
+	if src != nil && src.Title != "" {
+		return clip(src.Title, maxPRTitle)
 	}
 	return change
 }
@@ -25,19 +25,19 @@ func PRTitle(ch *source.Source, change string) string {
 // PRBody is the pull request's description (Markdown): why the change exists, the
 // stories with their attempts, verify results and cost, the failed attempts and their
 // reasons, the totals, the agent, and how to look at a kept attempt.
-func PRBody(rec *run.Record, ch *source.Source) string {
+func PRBody(rec *run.Record, src *source.Source) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("## Why\n\n")
 	why := ""
-	if ch != nil {
-		why = ch.Why
+	if src != nil {
+		why = src.Why
 	}
 	switch {
 	case why != "":
-	case ch != nil:
-		why = "_" + ch.NoWhy + "_"
+	case src != nil:
+		why = "_" + src.NoWhy + "_"
 	default:
 		why = fmt.Sprintf("_The files of %s could not be read here: nothing says why._", code(rec.Change))
 	}
@@ -56,14 +56,14 @@ func PRBody(rec *run.Record, ch *source.Source) string {
 	}
 	w("| Story | Title | Result | Attempts | Verify | Cost |\n")
 	w("|---|---|---|---:|---|---:|\n")
-	for _, s := range prStories(rec, ch) {
+	for _, s := range prStories(rec, src) {
 		w("| %s | %s | %s | %d | %s | %s |\n", cell(code(s.id)), cell(code(s.title)), s.result, s.attempts, cell(s.verify), s.cost)
 	}
 	w("\n")
 
-	if ch != nil { // the tasks ticked as ones the agent could not do: someone must do them
+	if src != nil { // the tasks ticked as ones the agent could not do: someone must do them
 		var skipped []string
-		for _, s := range ch.Stories {
+		for _, s := range src.Stories {
 			for _, t := range s.Tasks {
 				if t.Skipped != "" {
 					skipped = append(skipped, fmt.Sprintf("- story %s: %s", code(s.ID), code(clip(t.SkipLine(), maxReason))))
@@ -145,27 +145,27 @@ func clip(s string, n int) string {
 // closer is a task source whose pull request closes things when it merges (a GitHub
 // issue's kind): the lines the body ends with.
 type closer interface {
-	ClosingLines(ch *source.Source, rec *run.Record, prRepo string) []string
+	ClosingLines(src *source.Source, rec *run.Record, prRepo string) []string
 }
 
-// ClosingLines are the lines that close what ch's run did when a commit or a pull
+// ClosingLines are the lines that close what src's run did when a commit or a pull
 // request says them (a GitHub issue run's "Closes OWNER/REPO#N"), none for a source
 // whose kind closes nothing. prRepo is the pull request's repository, "" for a message
 // that may land anywhere (every issue is then named with its repository).
-func ClosingLines(rec *run.Record, ch *source.Source, prRepo string) []string {
-	if ch == nil || rec == nil {
+func ClosingLines(rec *run.Record, src *source.Source, prRepo string) []string {
+	if src == nil || rec == nil {
 		return nil
 	}
-	if c, ok := ch.Kind.(closer); ok {
-		return c.ClosingLines(ch, rec, prRepo)
+	if c, ok := src.Kind.(closer); ok {
+		return c.ClosingLines(src, rec, prRepo)
 	}
 	return nil
 }
 
-// withClosing ends body with the closing lines of ch's kind, if it has any: after the
+// withClosing ends body with the closing lines of src's kind, if it has any: after the
 // cut to GitHub's limit, so that a long body never loses them.
-func withClosing(body string, rec *run.Record, ch *source.Source, prRepo string) string {
-	lines := ClosingLines(rec, ch, prRepo)
+func withClosing(body string, rec *run.Record, src *source.Source, prRepo string) string {
+	lines := ClosingLines(rec, src, prRepo)
 	if len(lines) == 0 {
 		return body
 	}
@@ -201,7 +201,7 @@ type prStory struct {
 
 // prStories lists the change's stories (or, without the change, those with attempts),
 // each with what the run's attempts say about it.
-func prStories(rec *run.Record, ch *source.Source) []prStory {
+func prStories(rec *run.Record, src *source.Source) []prStory {
 	var out []prStory
 	seen := map[string]bool{}
 	add := func(id, title string, ticked bool) {
@@ -235,8 +235,8 @@ func prStories(rec *run.Record, ch *source.Source) []prStory {
 		}
 		out = append(out, s)
 	}
-	if ch != nil {
-		for _, s := range ch.Stories {
+	if src != nil {
+		for _, s := range src.Stories {
 			add(s.ID, s.Title, s.Complete())
 		}
 	}

@@ -24,11 +24,7 @@ type PruneTarget struct {
 // before it completed: the same command again completes it, and prunes). It changes
 // nothing.
 func (rem *Remote) RemotePruneTarget(change string) (*PruneTarget, error) {
-	name, err := rem.ResolveRun(change)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := rem.Store.Load(name)
+	name, rec, err := rem.LoadRun(change)
 	if err != nil {
 		return nil, err
 	}

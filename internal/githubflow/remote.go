@@ -29,11 +29,7 @@ type RemoteRun struct {
 // remoteRun loads the record of a dispatched run and a client for its repository,
 // finding (and recording) the run's id by its nonce when the dispatch could not.
 func (rem *Remote) remoteRun(ctx context.Context, change string, clientFor func(string) (*github.Client, error)) (*run.Record, *github.Client, github.Repo, error) {
-	change, err := rem.ResolveRun(change)
-	if err != nil {
-		return nil, nil, github.Repo{}, err
-	}
-	rec, err := rem.Store.Load(change)
+	change, rec, err := rem.LoadRun(change)
 	if err != nil {
 		return nil, nil, github.Repo{}, err
 	}

@@ -37,15 +37,15 @@ const maxAdoptWalk = 10000
 // commit, and the original branch and commit come from that commit's Ralph-Original and
 // Ralph-Base trailers (dispatch writes them), else from its parent. Attempts start from
 // none; tasks.md at the tip says which stories are done.
-func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) {
-	branch := loop.BranchName(o.Change)
+func (fl *Flow) adopt(ctx context.Context, r *loop.Resolved) (*run.Record, error) {
+	branch := loop.BranchName(r.Change)
 	tip, ok, err := fl.Repo.ResolveRef(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, loop.UserErr("--adopt continues a run from its branch: fetch "+branch+" first, or run 'git ralph start "+o.Change+"' without --adopt",
-			"there is no run of %q and no branch %s to adopt", o.Change, branch)
+		return nil, loop.UserErr("--adopt continues a run from its branch: fetch "+branch+" first, or run 'git ralph start "+r.Change+"' without --adopt",
+			"there is no run of %q and no branch %s to adopt", r.Change, branch)
 	}
 	id, n := tip, 0
 	var initial git.Commit
@@ -59,14 +59,14 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		}
 		c := cs[0]
 		if c.Subject == "initial state" {
-			if other := c.Trailers["Ralph-Change"]; other != "" && other != o.Change {
+			if other := c.Trailers["Ralph-Change"]; other != "" && other != r.Change {
 				return nil, loop.UserErr("run 'git ralph start "+other+" --adopt' for that change", "%s starts from the initial state of change %q", branch, other)
 			}
 			initial = c
 			break
 		}
 		if len(c.Parents) == 0 || n >= maxAdoptWalk {
-			return nil, loop.UserErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
+			return nil, loop.UserErr("start the run over with 'git ralph start "+r.Change+" --fresh'",
 				"%s has no \"initial state\" commit to adopt the run from", branch)
 		}
 		id = c.Parents[0]
@@ -76,7 +76,7 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		base = initial.Parents[0]
 	}
 	if !isHex(base) {
-		return nil, loop.UserErr("start the run over with 'git ralph start "+o.Change+" --fresh'",
+		return nil, loop.UserErr("start the run over with 'git ralph start "+r.Change+" --fresh'",
 			"the initial state commit %s of %s does not say which commit it started from", loop.Short(initial.ID), branch)
 	}
 	original := initial.Trailers["Ralph-Original"]
@@ -84,15 +84,15 @@ func (fl *Flow) adopt(ctx context.Context, o loop.Options) (*run.Record, error) 
 		original = ""
 	}
 	rec := &run.Record{
-		Change: o.Change, Branch: branch, Original: original, OriginalCommit: base,
+		Change: r.Change, Branch: branch, Original: original, OriginalCommit: base,
 		Initial: initial.ID, Checkpoint: tip, Status: run.Interrupted, StopReason: "adopted",
-		Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(),
+		Agent: r.Agent, Model: r.Model, Started: fl.Loop.Time(),
 	}
-	source.Record(rec, o.ResolvedSource())
+	source.Record(rec, r.Source)
 	if err := fl.Loop.Save(rec); err != nil {
 		return nil, err
 	}
-	fl.Loop.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OrDetached(rec)))
+	fl.Loop.Report.Step(fmt.Sprintf("adopted %s at %s: %d commit(s) on its initial state %s, from %s", branch, loop.Short(tip), n, loop.Short(initial.ID), loop.OriginalName(rec)))
 	return rec, nil
 }
 
@@ -228,7 +228,8 @@ func (fl *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Rec
 	}
 	cp.Remote = &remote
 	// home takes a reason of valid UTF-8 only; git's messages may name paths that are not
-	cp.Status, cp.StopReason, cp.PID = run.Interrupted, strings.ToValidUTF8("export was partial: "+why, "?"), 0
+	cp.Stop(run.Interrupted, strings.ToValidUTF8("export was partial: "+why, "?"), nil)
+	cp.PID = 0
 	prefix := runsPrefix(o.Change, o.RunID)
 	res := &ExportResult{Partial: why, Refs: []git.Ref{{Name: "refs/heads/" + rec.Branch, ID: rec.Checkpoint}}}
 	attempts, err := fl.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")

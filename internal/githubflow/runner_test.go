@@ -28,7 +28,8 @@ func TestExportPartialKeepsTheCheckpoints(t *testing.T) {
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, rep := newLoop(t, loopDir, &fakeClock{At: time.Now()})
-	if _, err := rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, Driver: scriptAgent(t, resultComplete)}); err != nil {
+	rl.Driver = scriptAgent(t, resultComplete)
+	if _, err := rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, AllowSkip: true}); err != nil {
 		t.Fatalf("runner Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := rl.Store.Load("c")
@@ -104,7 +105,8 @@ func TestExportPartialWhenTheKilledLoopCannotBeSaved(t *testing.T) {
 	loopDir := filepath.Join(t.TempDir(), "loop")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, rep := newLoop(t, loopDir, &fakeClock{At: time.Now()})
-	if _, err := rl.Start(t.Context(), loop.Options{Change: "c", Adopt: true, RunID: 42, Driver: scriptAgent(t, resultComplete)}); err != nil {
+	rl.Driver = scriptAgent(t, resultComplete)
+	if _, err := rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, AllowSkip: true}); err != nil {
 		t.Fatalf("runner Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := rl.Store.Load("c")

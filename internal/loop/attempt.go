@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,217 +13,16 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
-
-// work runs attempts until every story is complete, a story runs out of retries, the
-// cost limit is passed, the agent cannot run, or the user interrupts; then it checks the
-// trust surface once more (lastCheck).
-func (l *Loop) work(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record) (*Summary, error) {
-	sum, err := l.attempts(ctx, o, ch, drv, rec)
-	if cerr := l.lastCheck(context.WithoutCancel(ctx), rec); cerr != nil && err == nil {
-		err = cerr
-	}
-	return sum, err
-}
-
-// lastCheck compares the trust surface with what the last attempt's check left, and puts
-// back what differs: after that check git-ralph's own git went on (the checkpoint's add
-// and commit, or the failed attempt's save and restore), and a process the agent left
-// behind may still have been at work. Each attempt's snapshot catches that for the
-// attempt before; after the last one nothing would.
-func (l *Loop) lastCheck(ctx context.Context, rec *run.Record) error {
-	prev := l.lastSurface
-	if prev == nil {
-		return nil
-	}
-	snap, err := surface.TakeAfter(ctx, l.Repo, prev, false)
-	if err != nil {
-		return fmt.Errorf("record the trust surface: %w", err)
-	}
-	id := "after"
-	if a := rec.Last(); a != nil {
-		id = fmt.Sprintf("%s-%d-after", a.Story, a.N)
-	}
-	changes, err := l.restoreSurface(ctx, snap, rec, id)
-	if err != nil || len(changes) == 0 {
-		return err
-	}
-	l.lastSurface = snap
-	l.Report.Warn(strings.TrimPrefix(surface.Reason(changes, l.Repo.Root), "tampered: ") + " after the last attempt was checked (by a process the agent left running, " +
-		"or a program of its that git's own work ran): put back as listed above")
-	return nil
-}
-
-// attempts is work's loop over the stories.
-func (l *Loop) attempts(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record) (*Summary, error) {
-	start := l.Time()
-	sum := &Summary{Change: o.Change, Branch: rec.Branch, Original: OrDetached(rec), Total: len(ch.Stories)}
-	tries := map[string]int{}     // attempts per story in this invocation
-	transient := map[string]int{} // transient API errors retried per story
-	if err := l.Store.EnsureLearnings(o.Change); err != nil {
-		return nil, fmt.Errorf("create learnings file: %w", err)
-	}
-	if o.Sandbox.Decided() {
-		rec.Sandbox = o.Sandbox.Level.String()
-		l.Report.Step("sandbox: " + rec.Sandbox)
-	}
-	pol, err := l.sandboxPolicy(o, l.Repo.Root, agentFiles(ch, l.Store.LearningsPath(o.Change)), true)
-	if err != nil {
-		return nil, err
-	}
-	l.sandbox = pol
-	// Attempt refs a crash saved before it could record them: their numbers are taken.
-	// Listed once: from here on, this process makes (and records) every attempt ref.
-	refs, err := l.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")
-	if err != nil {
-		return nil, err
-	}
-	l.taken = map[string]bool{}
-	for _, r := range refs {
-		l.taken[r.Name] = true
-	}
-	rec.MaxCost, rec.MaxTokens = o.MaxCost, o.MaxTokens
-	rec.SumAttempts() // the budget counts what the attempts report, never a total as written
-	finish := func() *Summary {
-		sum.Duration = l.Time().Sub(start)
-		sum.CostUSD, sum.CostKnown, sum.Checkpoint = rec.CostUSD, rec.CostKnown, rec.Checkpoint
-		sum.Tokens, sum.TokensKnown = rec.Tokens, rec.TokensKnown
-		return sum
-	}
-	for {
-		if ctx.Err() != nil {
-			return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
-		}
-		if err := ch.Reload(); err != nil {
-			return finish(), fmt.Errorf("read %s: %w", ch.TasksRel, err)
-		}
-		story, ok := ch.NextStory()
-		if !ok {
-			if err := openOutsideStories(ch); err != nil {
-				return finish(), l.stop(rec, run.Failed, "open tasks outside every story", err)
-			}
-			rec.Status, rec.CurrentStory, rec.PID = run.Complete, "", 0
-			return finish(), l.Save(rec)
-		}
-		// The budget is what the accepted attempts report, summed here: never a total
-		// a record carried (a remote run's, or a run.json someone edited).
-		cost, _, tokens, _ := rec.Spent()
-		if o.MaxCost > 0 && cost > o.MaxCost {
-			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("cost limit $%s passed", dollars(o.MaxCost)),
-				UserErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has cost $%.4f, more than the limit of $%s", cost, dollars(o.MaxCost)))
-		}
-		if o.MaxTokens > 0 && tokens >= o.MaxTokens {
-			return finish(), l.stop(rec, run.Budget, fmt.Sprintf("token budget %s used up", Thousands(o.MaxTokens)),
-				UserErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+o.Change+"' to go on",
-					"this run has used %s tokens, the budget is %s", Thousands(tokens), Thousands(o.MaxTokens)))
-		}
-		if !o.deadlineAt.IsZero() {
-			// No attempt starts that its own timeout could carry past the deadline.
-			if left := o.deadlineAt.Sub(agent.ClockOr(l.Clock).Now()); left <= 0 || (o.Timeout > 0 && left < o.Timeout) {
-				return finish(), l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
-			}
-		}
-		maxAttempts := o.MaxRetries + 1
-		if tries[story.ID] >= maxAttempts {
-			return finish(), l.stop(rec, run.Failed, fmt.Sprintf("story %s ran out of retries", story.ID), l.exhausted(rec, story, tries[story.ID]))
-		}
-		tries[story.ID]++
-		sum.Attempts++
-		learnings := prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
-		outcome, res, err := l.attempt(ctx, o, ch, drv, rec, story, storyIndex(ch, story.ID), tries[story.ID], learnings)
-		if err != nil {
-			return finish(), err
-		}
-		if reason, err := unreported(o, drv, res, story.ID); err != nil {
-			return finish(), l.stop(rec, run.Budget, reason, err)
-		}
-		if outcome == run.OutcomeComplete {
-			sum.Stories++
-			continue
-		}
-		switch res.Class {
-		case agent.ClassTransient:
-			steps := l.backoff()
-			if transient[story.ID] >= len(steps) {
-				break // out of backoff: it counts as an ordinary failed attempt
-			}
-			d := steps[transient[story.ID]]
-			transient[story.ID]++
-			tries[story.ID]-- // a transient API error does not use a story retry
-			l.Report.Step(fmt.Sprintf("the agent's API failed for a passing reason; trying again in %s (%d of %d, not counted as a retry)", d, transient[story.ID], len(steps)))
-			l.surfaceWaited = true // the user may change refs while we wait
-			if err := l.Wait(ctx, d); err != nil {
-				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
-			}
-		case agent.ClassLimit:
-			now := l.Time()
-			until := res.RetryTime(now)
-			if o.WaitOnLimit <= 0 {
-				reason := "the agent hit a usage or rate limit"
-				hint := "run 'git ralph start " + o.Change + "' again once the limit resets"
-				if !until.IsZero() {
-					reason += "; it resets at " + until.Format("15:04 MST")
-					hint = "run 'git ralph start " + o.Change + "' again after " + until.Format("15:04 MST")
-				}
-				hint += "\nor let git-ralph wait for it: --wait-on-limit D (or 'git config ralph.waitOnLimit D')"
-				return finish(), l.stop(rec, run.Failed, reason, UserErr(hint, "%s", reason))
-			}
-			if until.IsZero() || until.After(now.Add(o.WaitOnLimit)) {
-				until = now.Add(o.WaitOnLimit)
-			}
-			tries[story.ID]-- // waiting out a limit does not use a story retry
-			l.Report.Step(fmt.Sprintf("the agent hit a usage or rate limit; waiting until %s (Ctrl-C stops; 'git ralph start %s' resumes)", until.Format("15:04:05 MST"), o.Change))
-			l.surfaceWaited = true // the user may change refs while we wait
-			if err := l.Wait(ctx, until.Sub(now)); err != nil {
-				return finish(), l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
-			}
-		}
-	}
-}
-
-// stop records why the loop stopped and returns err.
-func (l *Loop) stop(rec *run.Record, st run.Status, reason string, err error) error {
-	rec.Status, rec.StopReason, rec.PID = st, reason, 0
-	if serr := l.Save(rec); serr != nil {
-		return serr
-	}
-	return err
-}
-
-// exhausted is the error for a story that ran out of retries.
-func (l *Loop) exhausted(rec *run.Record, story tasklist.Story, n int) error {
-	var b strings.Builder
-	atts := rec.AttemptsOf(story.ID)
-	if len(atts) > n {
-		atts = atts[len(atts)-n:]
-	}
-	for _, a := range atts {
-		fmt.Fprintf(&b, "attempt %d: %s", a.N, a.Outcome)
-		if a.Reason != "" {
-			fmt.Fprintf(&b, ": %s", firstLine(a.Reason))
-		}
-		if a.Ref != "" {
-			fmt.Fprintf(&b, " (kept as %s)", a.Ref)
-		}
-		b.WriteByte('\n')
-	}
-	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, Short(rec.Checkpoint), filepath.Join(l.Store.ChangeDir(rec.Change), "logs"))
-	fmt.Fprintf(&b, "finish the story by hand and commit it on %s, or change the story, then run 'git ralph start %s' again", rec.Branch, rec.Change)
-	return &Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
-}
-
-// dollars prints an amount as the user gave it (0.015, not 0.01 or 0.0150).
-func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Thousands writes n with thousands separators: 1,250,000.
 func Thousands(n int64) string {
@@ -239,74 +39,118 @@ func firstLine(s string) string {
 }
 
 // attempt runs the agent once on story and leaves the worktree either at a new
-// checkpoint or restored to the old one, with the attempt recorded.
-func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, rec *run.Record,
-	story tasklist.Story, index, try int, learnings string) (string, agent.Result, error) {
-	n := rec.NextAttemptN(story.ID)
-	for l.taken[AttemptRef(o.Change, story.ID, n)] {
+// checkpoint or restored to the old one, with the attempt recorded: running the agent
+// (runAgent), then settling what came of it (settle).
+func (s *session) attempt(ctx context.Context, story tasklist.Story, learnings string) (string, agent.Result, error) {
+	n := s.rec.NextAttemptN(story.ID)
+	for s.taken[AttemptRef(s.r.Change, story.ID, n)] {
 		n++ // a crash after saving an attempt but before recording it
 	}
-	text, err := l.render(o, ch, story, learnings, rec.LastReason(story.ID), try)
+	text, err := s.render(s.r, s.src, story, learnings, s.rec.LastReason(story.ID), s.tries[story.ID])
 	if err != nil {
 		return "", agent.Result{}, err
 	}
 	// The surface is saved before the record says an attempt is under way, so that a
 	// crash-resume finding a running attempt and no saved surface knows it was removed.
-	snap, err := l.takeSurface(context.WithoutCancel(ctx), o, rec)
+	snap, err := s.takeSurface(context.WithoutCancel(ctx))
 	if err != nil {
 		return "", agent.Result{}, err
 	}
-	logPath := l.Store.LogPath(o.Change, story.ID, n)
-	rec.Attempts = append(rec.Attempts, run.Attempt{
-		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: logPath,
-		Agent: drv.Name(), Model: o.Model, Started: l.Time(),
+	s.rec.Attempts = append(s.rec.Attempts, run.Attempt{
+		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: s.Store.LogPath(s.r.Change, story.ID, n),
+		Agent: s.r.Driver.Name(), Model: s.r.Model, Started: s.Time(),
 	})
-	rec.CurrentStory, rec.Status, rec.PID = story.ID, run.Running, os.Getpid()
-	if err := l.Save(rec); err != nil {
-		l.dropSurface(rec.Change) // no attempt recorded: no snapshot to check it against
+	s.rec.CurrentStory, s.rec.Status, s.rec.PID = story.ID, run.Running, os.Getpid()
+	if err := s.Save(s.rec); err != nil {
+		s.dropSurface(s.rec.Change) // no attempt recorded: no snapshot to check it against
 		return "", agent.Result{}, err
 	}
-	att := rec.Last()
-	l.Report.Attempt(index, len(ch.Stories), story.ID, story.Title, try, o.MaxRetries+1)
-
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return "", agent.Result{}, err
-	}
-	logf, err := os.Create(logPath)
+	att := s.rec.Last()
+	s.Report.Attempt(storyIndex(s.src, story.ID), len(s.src.Stories), story.ID, story.Title, s.tries[story.ID], s.r.MaxRetries+1)
+	ran, err := s.runAgent(ctx, att, text, snap)
 	if err != nil {
+		return "", ran.res, err
+	}
+	outcome, err := s.settle(ctx, att, story, snap, ran)
+	if err != nil && outcome == "" {
 		return "", agent.Result{}, err
 	}
-	// RALPH_ATTEMPT_ID marks this attempt's agent: a crash-resume signals the recorded
-	// process only when it carries it (stopOrphanAgent).
+	return outcome, ran.res, err
+}
+
+// ran is what running the agent once came to: its result, the error of a start that
+// failed, what the checks after it found the agent changed, and the error of a save of
+// the agent's process to the record that failed (the agent was stopped then).
+type ran struct {
+	res      agent.Result
+	startErr error
+	tampered string
+	unsaved  error
+}
+
+// runAgent runs the agent of att with the prompt text, its log and its process in the
+// record, then checks the run's records and the trust surface (snap) and puts back
+// what the agent changed of them, before any other git runs.
+func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, snap *surface.Snapshot) (ran, error) {
+	var out ran
+	if err := os.MkdirAll(filepath.Dir(att.Log), 0o755); err != nil {
+		return out, err
+	}
+	logf, err := os.Create(att.Log)
+	if err != nil {
+		return out, err
+	}
 	id := attemptID()
-	req := l.request(o, text, []string{
-		"RALPH_AGENT=1", "RALPH_CHANGE=" + o.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(n),
-		"RALPH_SOURCE=" + ch.Kind.About().ID, "RALPH_TASKS_FILE=" + ch.TasksFile(),
+	req := s.agentRequest(att, text, id)
+	req.Log = logf
+	// A crash while the agent runs is met by a resume that stops the agent the record
+	// names: a record that cannot name it stops the agent now, and the run after it.
+	actx, stopAgent := context.WithCancel(ctx)
+	defer stopAgent()
+	req.OnStart = func(pid int, start uint64) {
+		s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = pid, start, id
+		if err := s.Save(s.rec); err != nil {
+			out.unsaved = err
+			stopAgent()
+		}
+	}
+	out.res, out.startErr = agent.Run(actx, s.r.Driver, req)
+	logf.Close()
+	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
+	out.tampered, err = s.checkAfterAgent(ctx, att, snap)
+	return out, err
+}
+
+// agentRequest is the request of att's agent: its environment (RALPH_ATTEMPT_ID=id marks
+// it: a crash-resume signals the recorded process only when it carries it,
+// stopOrphanAgent), its output to the reporter, its sandbox.
+func (s *session) agentRequest(att *run.Attempt, text, id string) agent.Request {
+	req := s.request(s.r, text, []string{
+		"RALPH_AGENT=1", "RALPH_CHANGE=" + s.r.Change, "RALPH_STORY=" + att.Story, "RALPH_ATTEMPT=" + itoa(att.N),
+		"RALPH_SOURCE=" + s.src.Kind.About().ID, "RALPH_TASKS_FILE=" + s.src.TasksFile(),
 		"RALPH_ATTEMPT_ID=" + id,
 	})
-	req.Log = logf
-	req.Sink = sink{l.Report}
-	if req.Sandbox = l.sandbox; l.sandbox != nil && !sandbox.Covers(l.sandbox.Write, l.Repo.CommonDir) {
+	req.Sink = sink{s.Report}
+	if req.Sandbox = s.policy; s.policy != nil && !sandbox.Covers(s.policy.Write, s.Repo.CommonDir) {
 		// The git directory is read-only: the agent's git status must not try to
 		// refresh the index there.
 		req.Env = append(req.Env, "GIT_OPTIONAL_LOCKS=0")
 	}
-	req.OnStart = func(pid int, start uint64) {
-		rec.AgentPID, rec.AgentStart, rec.AgentID = pid, start, id
-		_ = l.Save(rec)
-	}
-	res, runErr := agent.Run(ctx, drv, req)
-	logf.Close()
-	rec.AgentPID, rec.AgentStart, rec.AgentID = 0, 0, ""
-	// The run's records first: they are git-ralph's, and a crash-resume trusts them.
-	forged, err := l.checkRecords(rec, snap, fmt.Sprintf("%s-%d", story.ID, n))
+	return req
+}
+
+// checkAfterAgent checks what the agent of att may have changed and puts it back: the
+// run's records first (they are git-ralph's, and a crash-resume trusts them), then the
+// trust surface, before any other git runs. It returns the attempt's reason when the
+// agent had changed any ("tampered: …"), recorded with the check.
+func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *surface.Snapshot) (string, error) {
+	forged, err := s.checkRecords(s.rec, snap, fmt.Sprintf("%s-%d", att.Story, att.N))
 	if err != nil {
-		return "", res, err
+		return "", err
 	}
-	// Before any other git runs: what the agent changed of the surface goes back.
-	tampered, err := l.checkSurface(context.WithoutCancel(ctx), snap, rec, att)
+	tampered, err := s.checkSurface(context.WithoutCancel(ctx), snap, s.rec, att)
 	if err != nil {
-		return "", res, err
+		return "", err
 	}
 	if len(forged) > 0 {
 		what := "tampered: " + strings.Join(forged, " changed, ") + " changed; leave git-ralph's records in .git/ralph as they are"
@@ -315,7 +159,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 		}
 		tampered = what
 	}
-	l.lastSurface = snap // the next attempt's refs are those this check left
+	s.lastSurface = snap // the next attempt's refs are those this check left
 	// Checked: a crash from here on is no crash during the agent's attempt, and a
 	// snapshot left on disk would be stale by the next one. The record says so before
 	// the snapshot goes, or a crash-resume would find a running attempt with no
@@ -324,75 +168,111 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	if tampered != "" {
 		att.Reason = tampered
 	}
-	if err := l.Save(rec); err != nil {
-		return "", res, err
+	if err := s.Save(s.rec); err != nil {
+		return "", err
 	}
-	l.dropSurface(rec.Change)
-	if runErr != nil {
-		att.Outcome, att.Reason, att.Ended = run.OutcomeError, runErr.Error(), l.Time()
-		return "", res, l.stop(rec, run.Failed, "the agent could not be started",
-			&Error{Msg: fmt.Sprintf("start agent %s: %v", drv.Name(), runErr), Hint: "check the agent command and ralph.agentArgs", Err: runErr})
+	s.dropSurface(s.rec.Change)
+	return tampered, nil
+}
+
+// settle turns what running the agent came to into the attempt's outcome: a checkpoint
+// (checkpointed), or the attempt kept and the branch restored (failed). An agent that
+// could not start stops the run.
+func (s *session) settle(ctx context.Context, att *run.Attempt, story tasklist.Story, snap *surface.Snapshot, ran ran) (string, error) {
+	res := ran.res
+	if ran.startErr != nil {
+		att.Outcome, att.Reason, att.Ended = run.OutcomeError, ran.startErr.Error(), s.Time()
+		return "", s.stop(run.Failed, "the agent could not be started",
+			&Error{Msg: fmt.Sprintf("start agent %s: %v", s.r.Driver.Name(), ran.startErr), Hint: "check the agent command and ralph.agentArgs", Err: ran.startErr})
 	}
 	att.Turns, att.InputTokens, att.OutputTokens, att.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
 	att.PremiumRequests = res.PremiumRequests
 	if res.Model != "" {
 		att.Model = res.Model
 	}
-	rec.SumAttempts()
-
-	gctx := context.WithoutCancel(ctx) // a started git step always finishes
-	outcome, reason, passOn := decide(res, o)
-	if tampered != "" {
+	s.rec.SumAttempts()
+	outcome, reason, passOn := decide(res, s.r.Timeout, s.r.IdleTimeout)
+	if ran.unsaved != nil {
+		// Stopped, whatever it said: no checkpoint of an agent the record did not name.
+		outcome, reason, passOn = run.OutcomeInterrupted, "the run record could not name the agent's process", false
+	}
+	if ran.tampered != "" {
 		if outcome != run.OutcomeInterrupted {
 			outcome = run.OutcomeFailed
 		}
-		reason, passOn = tampered, true
+		reason, passOn = ran.tampered, true
 	}
 	if outcome == run.OutcomeComplete {
-		outcome, reason, passOn, err = l.checkpoint(gctx, ctx, o, rec, ch, att, story, snap)
-		if err != nil {
-			return "", agent.Result{}, err
+		var err error
+		if outcome, reason, passOn, err = s.checkpoint(ctx, att, story, snap); err != nil {
+			return "", err
 		}
 	}
 	if outcome == run.OutcomeComplete {
-		l.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, Short(rec.Checkpoint)))
-		if k, ok := ch.Kind.(source.Outside); ok {
-			p := source.Progress{Run: rec.Change, Branch: rec.Branch, Commit: rec.Checkpoint}
-			for _, a := range rec.Attempts {
-				if a.Story == story.ID {
-					p.Attempts++
-					if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning && a.Reason != "" {
-						p.LastFailure = a.Reason
-					}
-				}
-			}
-			if w := k.Checkpointed(ch, story, p); w != "" {
-				l.Report.Warn(w)
-			}
-		}
-		return outcome, res, nil
+		s.checkpointed(story)
+		return outcome, nil
 	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
-	if err := l.saveAndRestore(gctx, rec, att, reason); err != nil {
-		return "", res, err
+	return outcome, s.failed(context.WithoutCancel(ctx), att, ran)
+}
+
+// checkpointed says that story has a checkpoint, and tells its kind of source when it
+// keeps its tracked file itself (source.Outside: a GitHub issue is told).
+func (s *session) checkpointed(story tasklist.Story) {
+	rec := s.rec
+	s.Report.Outcome(true, fmt.Sprintf("story %s: checkpoint %s", story.ID, Short(rec.Checkpoint)))
+	k, ok := s.src.Kind.(source.Outside)
+	if !ok {
+		return
 	}
-	if k, ok := ch.Kind.(source.Outside); ok {
-		if err := k.Undo(ch); err != nil {
-			return "", res, err
+	p := source.Progress{Run: rec.Change, Branch: rec.Branch, Commit: rec.Checkpoint}
+	for _, a := range rec.Attempts {
+		if a.Story == story.ID {
+			p.Attempts++
+			if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning && a.Reason != "" {
+				p.LastFailure = a.Reason
+			}
 		}
 	}
-	msg := fmt.Sprintf("story %s attempt %d: %s", story.ID, try, outcome)
-	if reason != "" {
-		msg += ": " + firstLine(reason)
+	if w := k.Checkpointed(s.src, story, p); w != "" {
+		s.Report.Warn(w)
 	}
-	l.Report.Outcome(false, msg+" (kept as "+att.Ref+")")
+}
+
+// failed keeps the failed attempt att and restores the branch, then stops the run when
+// the attempt was interrupted, its agent cannot go on, or its process could not be
+// recorded.
+func (s *session) failed(ctx context.Context, att *run.Attempt, ran ran) error {
+	if err := s.saveAndRestore(ctx, s.rec, att, att.Reason); err != nil {
+		return err
+	}
+	if k, ok := s.src.Kind.(source.Outside); ok {
+		if err := k.Undo(s.src); err != nil {
+			return err
+		}
+	}
+	msg := fmt.Sprintf("story %s attempt %d: %s", att.Story, s.tries[att.Story], att.Outcome)
+	if att.Reason != "" {
+		msg += ": " + firstLine(att.Reason)
+	}
+	s.Report.Outcome(false, msg+" (kept as "+att.Ref+")")
 	switch {
-	case outcome == run.OutcomeInterrupted:
-		return "", res, l.stop(rec, run.Interrupted, "interrupted", ErrInterrupted)
-	case res.Fatal != "":
-		return "", res, l.stop(rec, run.Failed, res.Fatal, &Error{Msg: res.Fatal, Hint: "the loop stopped; run 'git ralph start " + o.Change + "' again once that is fixed"})
+	case ran.unsaved != nil:
+		return s.stop(run.Failed, "the agent's process could not be recorded", s.unsavedAgent(att, ran.unsaved))
+	case att.Outcome == run.OutcomeInterrupted:
+		return s.stop(run.Interrupted, "interrupted", ErrInterrupted)
+	case ran.res.Fatal != "":
+		return s.stop(run.Failed, ran.res.Fatal, &Error{Msg: ran.res.Fatal, Hint: "the loop stopped; run 'git ralph start " + s.r.Change + "' again once that is fixed"})
 	}
-	return outcome, res, nil
+	return nil
+}
+
+// unsavedAgent is the error of an attempt whose agent was stopped because the record
+// could not name its process (err): a crash then would have left it running unseen.
+func (s *session) unsavedAgent(att *run.Attempt, err error) error {
+	return &Error{Msg: "the run record could not name the agent's process, so the agent was stopped: " + err.Error(),
+		Hint: "the attempt is kept as " + att.Ref + "; once " + s.Store.RecordPath(s.r.Change) + " can be written, run 'git ralph start " + s.r.Change + "' again",
+		Err:  err}
 }
 
 // sink forwards the agent's live output to the reporter.
@@ -404,14 +284,15 @@ func (s sink) Tool(name, sum string) { s.r.AgentTool(name, sum) }
 // decide turns the agent's result into an outcome, from the final result only.
 // passOn tells whether the reason goes into the next prompt: the agent's own FAILED
 // reason does; crashes, timeouts and missing signals do not (SPEC §4 step 3).
-func decide(res agent.Result, o Options) (outcome, reason string, passOn bool) {
+// timeout and idle are the limits it ran with (--timeout, --idle-timeout).
+func decide(res agent.Result, timeout, idle time.Duration) (outcome, reason string, passOn bool) {
 	switch {
 	case res.Interrupted:
 		return run.OutcomeInterrupted, "interrupted", false
 	case res.TimedOut:
-		return run.OutcomeTimeout, fmt.Sprintf("timed out after %s", o.Timeout), false
+		return run.OutcomeTimeout, fmt.Sprintf("timed out after %s", timeout), false
 	case res.Idle:
-		return run.OutcomeTimeout, fmt.Sprintf("printed nothing for %s", o.IdleTimeout), false
+		return run.OutcomeTimeout, fmt.Sprintf("printed nothing for %s", idle), false
 	case res.Fatal != "":
 		return run.OutcomeError, res.Fatal, false
 	case !res.SawResult:
@@ -464,148 +345,195 @@ func stderrNote(res agent.Result) string {
 // before the gate runs, and the commit must have exactly that tree on the last
 // checkpoint. The gate runs the ralph-verify hook as the snapshot before the attempt
 // recorded it, from a copy no one can change, not the file in the hooks directory.
-func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Record, ch *source.Source, att *run.Attempt,
-	story tasklist.Story, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
-	cur, head, err := l.Repo.HeadState(ctx) // one git call for both
+// Only the gate stops when ctx is cancelled; every git step, once started, finishes.
+func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story tasklist.Story, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
+	gctx := context.WithoutCancel(ctx)
+	cur, head, err := s.Repo.HeadState(gctx) // one git call for both
 	if err != nil {
-		return "", "", false, err
+		return failure("", err)
 	}
-	if cur == "" {
-		cur = "detached HEAD"
+	if cur != s.rec.Branch {
+		return failure(fmt.Sprintf("signalled COMPLETE but switched from %s to %s; stay on %s and do not switch branches", s.rec.Branch, cmp.Or(cur, "detached HEAD"), s.rec.Branch), nil)
 	}
-	if cur != rec.Branch {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but switched from %s to %s; stay on %s and do not switch branches", rec.Branch, cur, rec.Branch), true, nil
+	now, done, why, err := s.storyDone(gctx, story)
+	if err != nil || why != "" {
+		return failure(why, err)
 	}
-	if op, err := l.Repo.InProgress(ctx); err != nil {
-		return "", "", false, err
-	} else if op != "" {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), true, nil
-	}
-	if err := ch.Reload(); err != nil {
-		var broken *source.BrokenError
-		if errors.As(err, &broken) {
-			return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but left %s broken: %s; keep it valid JSON, with the same story ids and branchName", broken.File, broken.Reason), true, nil
-		}
-		return "", "", false, err
-	}
-	// now is the source as the attempt leaves it: a plan that moved itself to completed/
-	// is followed there. ch (and the record) take it only with the checkpoint.
-	now := ch
-	if !ch.HasTasks {
-		if now, err = l.followMoved(ctx, ch, rec); err != nil {
-			return "", "", false, err
-		}
-	}
-	s, ok := now.Story(story.ID)
-	if !ok {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, ch.TasksRel), true, nil
-	}
-	if why := now.Unfinished(s); why != "" {
-		return run.OutcomeFailed, "signalled COMPLETE but " + why, true, nil
-	}
-	if skipped := skippedTasks(s); o.NoSkip && len(skipped) > 0 {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but ticked %s as skipped, and skipping is off here (ralph.allowSkip=false): do it, or end with FAILED saying why it cannot be done", strings.Join(skipped, ", ")), true, nil
-	}
-	if head != rec.Checkpoint {
+	if head != s.rec.Checkpoint {
 		// The agent committed (or rewound): fold it all into one checkpoint.
-		if err := l.Repo.SoftReset(ctx, rec.Checkpoint); err != nil {
-			return "", "", false, err
+		if err := s.Repo.SoftReset(gctx, s.rec.Checkpoint); err != nil {
+			return failure("", err)
 		}
-		l.Report.Step("folded the agent's own commits into the checkpoint")
+		s.Report.Step("folded the agent's own commits into the checkpoint")
 	}
 	// Once more, right before the gate: a process the agent left behind may have
 	// rewritten a hook or the config since the first look, and git-ralph's add runs
 	// the config's filters. Files only (no git): the refs do not decide what runs.
 	files := *snap
 	files.NoRefs = true
-	if tampered, err := l.checkSurface(ctx, &files, rec, att); err != nil {
-		return "", "", false, err
-	} else if tampered != "" {
-		return run.OutcomeFailed, tampered, true, nil
+	if tampered, err := s.checkSurface(gctx, &files, s.rec, att); err != nil || tampered != "" {
+		return failure(tampered, err)
 	}
 	// git-ralph's own move of a plan this checkpoint completes (source.Archiver) is part
 	// of what the gate sees and the checkpoint commits; a failed attempt puts it back
 	// with the rest of the work tree.
-	followed := now != ch
-	if now, err = l.archive(ctx, now, rec); err != nil {
-		return "", "", false, err
+	followed := now != s.src
+	if now, err = s.archive(gctx, now, s.rec); err != nil {
+		return failure("", err)
 	}
-	// The tree the gate sees is the tree committed: staged now, its id taken.
-	if err := l.Repo.AddAll(ctx); err != nil {
-		return "", "", false, err
+	tree, outcome, why, err := s.gate(ctx, att, story, snap)
+	if err != nil || outcome != "" {
+		return outcome, why, outcome == run.OutcomeFailed, err
 	}
-	tree, gitlinks, err := l.Repo.StagedTree(ctx)
+	id, why, err := s.commitCheckpoint(gctx, att, done, now, tree)
+	if err != nil || why != "" {
+		return failure(why, err)
+	}
+	if now != s.src {
+		if followed {
+			s.Report.Step(fmt.Sprintf("%s moved to %s: the run follows it", s.src.TasksRel, now.TasksRel))
+		}
+		*s.src = *now
+		source.Record(s.rec, s.src.Ref)
+	}
+	s.rec.Checkpoint = id
+	att.Outcome, att.Commit = run.OutcomeComplete, id
+	return run.OutcomeComplete, "", false, s.Save(s.rec)
+}
+
+// failure is checkpoint's result for an attempt that failed for the reason why (passed
+// on to the next attempt), or for an error.
+func failure(why string, err error) (outcome, reason string, passOn bool, _ error) {
 	if err != nil {
 		return "", "", false, err
 	}
-	if added, err := l.addedGitlinks(ctx, rec.Checkpoint, gitlinks); err != nil {
-		return "", "", false, err
+	return run.OutcomeFailed, why, true, nil
+}
+
+// storyDone checks what an attempt that signalled COMPLETE left besides its branch: no
+// operation half-way, the tracked file readable and story done in it, no task skipped
+// where skipping is off. It returns the source as the attempt leaves it (now: a plan
+// that moved itself to completed/ is followed there; the session's source and the
+// record take it only with the checkpoint) and story in it, or why the attempt failed.
+func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *source.Source, done tasklist.Story, why string, err error) {
+	rec, src := s.rec, s.src
+	if op, err := s.Repo.InProgress(); err != nil {
+		return nil, done, "", err
+	} else if op != "" {
+		return nil, done, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), nil
+	}
+	if err := src.Reload(); err != nil {
+		var broken *source.BrokenError
+		if errors.As(err, &broken) {
+			return nil, done, fmt.Sprintf("signalled COMPLETE but left %s broken: %s; keep it valid JSON, with the same story ids and branchName", broken.File, broken.Reason), nil
+		}
+		return nil, done, "", err
+	}
+	now = src
+	if !src.HasTasks {
+		if now, err = s.followMoved(ctx, src, rec); err != nil {
+			return nil, done, "", err
+		}
+	}
+	done, ok := now.Story(story.ID)
+	if !ok {
+		return nil, done, fmt.Sprintf("signalled COMPLETE but story %s is gone from %s", story.ID, src.TasksRel), nil
+	}
+	if why := now.Unfinished(done); why != "" {
+		return nil, done, "signalled COMPLETE but " + why, nil
+	}
+	if skipped := skippedTasks(done); !s.r.AllowSkip && len(skipped) > 0 {
+		return nil, done, fmt.Sprintf("signalled COMPLETE but ticked %s as skipped, and skipping is off here (ralph.allowSkip=false): do it, or end with FAILED saying why it cannot be done", strings.Join(skipped, ", ")), nil
+	}
+	return now, done, "", nil
+}
+
+// gate stages the work tree and takes its tree id (what the checkpoint must commit),
+// refuses a repository the agent added as a gitlink, and runs the ralph-verify hook as
+// snap recorded it. outcome is "" when the gate passed; else the attempt's outcome
+// (failed, or interrupted when ctx was cancelled while the hook ran) and why.
+func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Story, snap *surface.Snapshot) (tree, outcome, why string, err error) {
+	gctx := context.WithoutCancel(ctx)
+	// The tree the gate sees is the tree committed: staged now, its id taken.
+	if err := s.Repo.AddAll(gctx); err != nil {
+		return "", "", "", err
+	}
+	tree, gitlinks, err := s.Repo.StagedTree(gctx)
+	if err != nil {
+		return "", "", "", err
+	}
+	if added, err := s.addedGitlinks(gctx, s.rec.Checkpoint, gitlinks); err != nil {
+		return "", "", "", err
 	} else if len(added) > 0 {
-		return run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but added %s, a git repository inside the work tree (a gitlink); "+
-			"git-ralph commits no repository of the agent's: remove its .git, or leave it out of the work tree", quoteList(added)), true, nil
+		return "", run.OutcomeFailed, fmt.Sprintf("signalled COMPLETE but added %s, a git repository inside the work tree (a gitlink); "+
+			"git-ralph commits no repository of the agent's: remove its .git, or leave it out of the work tree", quoteList(added)), nil
 	}
 	att.Verify = "skipped"
-	if script, ok := l.recordedHook(snap, "ralph-verify"); ok {
-		l.Report.Step("running the ralph-verify hook")
-		env := []string{"RALPH_CHANGE=" + rec.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(att.N)}
-		if o.VerifyTimeout > 0 {
-			env = append(env, "RALPH_VERIFY_TIMEOUT="+o.VerifyTimeout.String())
-		}
-		out, code, err := l.Repo.RecordedHook(parent, "ralph-verify", script, env)
-		// The gate runs the project's tests, which the agent may have written, outside
-		// the sandbox: what they left running goes before anything is committed.
-		if n := sandbox.KillLeftovers(); n > 0 {
-			l.Report.Warn(fmt.Sprintf("the ralph-verify hook left %d process(es) running: killed", n))
-		}
-		if parent.Err() != nil {
-			return run.OutcomeInterrupted, "interrupted", false, nil
-		}
-		if err != nil {
-			return "", "", false, err
-		}
-		if code != 0 {
-			att.Verify = "failed"
-			return run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, Tail(out, 40)), true, nil
-		}
-		att.Verify = "passed"
+	script, ok := s.recordedHook(snap, "ralph-verify")
+	if !ok {
+		return tree, "", "", nil
 	}
-	att.Ended = l.Time()
+	s.Report.Step("running the ralph-verify hook")
+	env := []string{"RALPH_CHANGE=" + s.rec.Change, "RALPH_STORY=" + story.ID, "RALPH_ATTEMPT=" + itoa(att.N)}
+	if s.r.VerifyTimeout > 0 {
+		env = append(env, "RALPH_VERIFY_TIMEOUT="+s.r.VerifyTimeout.String())
+	}
+	out, code, err := s.Repo.RecordedHook(ctx, "ralph-verify", script, env)
+	// The gate runs the project's tests, which the agent may have written, outside
+	// the sandbox: what they left running goes before anything is committed.
+	if n := sandbox.KillLeftovers(); n > 0 {
+		s.Report.Warn(fmt.Sprintf("the ralph-verify hook left %d process(es) running: killed", n))
+	}
+	if ctx.Err() != nil {
+		return "", run.OutcomeInterrupted, "interrupted", nil
+	}
+	if err != nil {
+		return "", "", "", err
+	}
+	if code != 0 {
+		att.Verify = "failed"
+		return "", run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, Tail(out, 40)), nil
+	}
+	att.Verify = "passed"
+	return tree, "", "", nil
+}
+
+// commitCheckpoint commits what is staged as the checkpoint of story (as the attempt
+// left it in now), and checks that the commit is what the gate saw: tree, on the last
+// checkpoint alone. It returns the commit, or why the attempt failed.
+func (s *session) commitCheckpoint(ctx context.Context, att *run.Attempt, story tasklist.Story, now *source.Source, tree string) (id, why string, err error) {
+	rec := s.rec
+	att.Ended = s.Time()
 	done := *rec // the record as the checkpoint leaves it: its trailers name the source where it is now
 	source.Record(&done, now.Ref)
-	msg, err := checkpointMessage(&done, s, att, o)
+	msg, err := checkpointMessage(&done, story, att, s.r.CheckpointMessage, s.r.RunID)
 	if err != nil {
-		return "", "", false, err
+		return "", "", err
 	}
-	id, err := l.Repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true})
-	if err != nil {
-		var ge *git.Error
-		if errors.As(err, &ge) {
-			return run.OutcomeFailed, "the checkpoint commit was refused by a commit hook:\n" + Tail(ge.Stderr, 40), true, nil
-		}
-		return "", "", false, err
+	id, err = s.Repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true})
+	var hook *git.CommitHookError
+	var ge *git.Error
+	switch {
+	case errors.As(err, &hook):
+		return "", fmt.Sprintf("the checkpoint commit was refused by a commit hook (%s):\n%s", strings.Join(hook.Hooks, " or "), Tail(hook.Err.Stderr, 40)), nil
+	case errors.As(err, &ge):
+		return "", fmt.Sprintf("the checkpoint commit failed (git exited %d):\n%s", ge.ExitCode, Tail(orText(ge.Stderr, ge.Error()), 40)), nil
+	case err != nil:
+		return "", "", err
 	}
-	got, parents, err := l.Repo.CommitShape(ctx, id)
+	got, parents, err := s.Repo.CommitShape(ctx, id)
 	if err != nil {
-		return "", "", false, err
+		return "", "", err
 	}
 	if got != tree || len(parents) != 1 || parents[0] != rec.Checkpoint {
 		// A commit hook (or something beside it) changed what was staged after the
 		// gate, or the commit grew another parent: not what the gate saw. The commit
 		// is kept with the attempt (its second parent), the branch put back.
-		return run.OutcomeFailed, fmt.Sprintf("the checkpoint commit %s is not what the verify gate saw (tree %s, parents %s; the gate saw tree %s on %s): "+
+		return "", fmt.Sprintf("the checkpoint commit %s is not what the verify gate saw (tree %s, parents %s; the gate saw tree %s on %s): "+
 			"a commit hook changed what is staged after the gate; git-ralph commits only what the gate saw, so leave the files as the commit hooks want them",
-			Short(id), Short(got), shortList(parents), Short(tree), Short(rec.Checkpoint)), true, nil
+			Short(id), Short(got), shortList(parents), Short(tree), Short(rec.Checkpoint)), nil
 	}
-	if now != ch {
-		if followed {
-			l.Report.Step(fmt.Sprintf("%s moved to %s: the run follows it", ch.TasksRel, now.TasksRel))
-		}
-		*ch = *now
-		source.Record(rec, ch.Ref)
-	}
-	rec.Checkpoint = id
-	att.Outcome, att.Commit = run.OutcomeComplete, id
-	return run.OutcomeComplete, "", false, l.Save(rec)
+	return id, "", nil
 }
 
 // recordedHook is the hook name as the snapshot recorded it before the attempt (its
@@ -656,29 +584,29 @@ func shortList(ids []string) string {
 	return strings.Join(s, " ")
 }
 
-// followMoved is ch where the attempt moved its tracked file (source.Archiver: a plan that
+// followMoved is src where the attempt moved its tracked file (source.Archiver: a plan that
 // moved itself to completed/, as ralphex plans end by doing), found where git's rename
-// detection saw it go, or where its kind says such files go; ch itself when it did not
+// detection saw it go, or where its kind says such files go; src itself when it did not
 // move or cannot be found (the story is then gone, and the attempt failed).
-func (l *Loop) followMoved(ctx context.Context, ch *source.Source, rec *run.Record) (*source.Source, error) {
-	a, ok := ch.Kind.(source.Archiver)
+func (l *Loop) followMoved(ctx context.Context, src *source.Source, rec *run.Record) (*source.Source, error) {
+	a, ok := src.Kind.(source.Archiver)
 	if !ok {
-		return ch, nil
+		return src, nil
 	}
-	to, err := l.Repo.RenamedSince(ctx, rec.Checkpoint, ch.TasksRel)
+	to, err := l.Repo.RenamedSince(ctx, rec.Checkpoint, src.TasksRel)
 	if err != nil {
 		return nil, err
 	}
 	where := l.where(ctx, "")
-	ref, ok := a.Moved(where, ch, to)
+	ref, ok := a.Moved(where, src, to)
 	if !ok {
-		return ch, nil
+		return src, nil
 	}
 	moved, err := l.Sources.Open(where, ref)
 	if err != nil {
-		return ch, nil
+		return src, nil
 	}
-	moved.Name = ch.Name
+	moved.Name = src.Name
 	moved.KeepIDs(source.RecordedIDs(rec))
 	return moved, nil
 }
@@ -720,11 +648,11 @@ func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record)
 	return moved, nil
 }
 
-// checkpointMessage is "checkpoint: <id>" (or o.CheckpointMessage's subject), the story
-// title, and the audit trailers: a Ralph-Skipped one per task of story (as the attempt
-// left it) ticked as skipped.
-func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, o Options) (string, error) {
-	subject, err := checkpointSubject(o.CheckpointMessage, rec.Change, story)
+// checkpointMessage is "checkpoint: <id>" (or the subject tmpl makes, ralph.checkpointMessage),
+// the story title, and the audit trailers: a Ralph-Skipped one per task of story (as the
+// attempt left it) ticked as skipped, and Ralph-Run when runID (--run-id) is set.
+func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, tmpl string, runID int64) (string, error) {
+	subject, err := checkpointSubject(tmpl, rec.Change, story)
 	if err != nil {
 		return "", err
 	}
@@ -738,8 +666,8 @@ func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, 
 	}
 	b.WriteString(source.Trailers(rec)) // what a report rebuilt from git alone reads the stories from
 	auditTrailers(&b, att)
-	if o.RunID != 0 {
-		fmt.Fprintf(&b, "Ralph-Run: %d\n", o.RunID)
+	if runID != 0 {
+		fmt.Fprintf(&b, "Ralph-Run: %d\n", runID)
 	}
 	return b.String(), nil
 }
@@ -771,7 +699,7 @@ func checkpointSubject(tmpl, change string, story tasklist.Story) (string, error
 // error, as for every other key.
 func checkpointTmplErr(err error) error {
 	e := UserErr("write it as a Go template over .ID, .Title and .Change, e.g. git config ralph.checkpointMessage 'feat: {{.ID}} - {{.Title}}', or unset it",
-		"git config ralph.checkpointMessage: %v", err)
+		"git config ralph.checkpointMessage: %v", err).WithCause(err)
 	e.Code = 2
 	return e
 }
@@ -826,7 +754,7 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 	auditTrailers(&b, att)
 	msg := b.String()
 	if _, err := l.Repo.SaveAttempt(ctx, rec.Checkpoint, ref, msg); err != nil {
-		rec.Status, rec.StopReason = run.Failed, "could not save a failed attempt"
+		rec.Stop(run.Failed, "could not save a failed attempt", err)
 		_ = l.Save(rec)
 		return &Error{Msg: "could not save the failed attempt: " + err.Error(),
 			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + Short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
@@ -856,29 +784,6 @@ func attemptID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// unreported stops a run whose budget cannot cap it: start refuses an agent that
-// reports no cost (tokens) for --max-cost (--max-tokens), but a custom agent speaking
-// Claude's stream-json may leave it out (Qwen Code's results carry tokens only), and an
-// agent may report 0 tokens. An attempt whose agent gave its result (not a passing API
-// error or a limit) without the figure stops the run rather than let it go on uncapped.
-func unreported(o Options, drv agent.Driver, res agent.Result, story string) (string, error) {
-	if !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit {
-		return "", nil
-	}
-	again := "then run 'git ralph start " + o.Change + "' to go on"
-	switch {
-	case o.MaxCost > 0 && res.CostUSD == nil:
-		return "the agent reported no cost, so --max-cost cannot cap it",
-			UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
-				"agent %q reported no cost for story %s, so --max-cost could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
-	case o.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
-		return "the agent reported no tokens, so --max-tokens cannot cap it",
-			UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
-				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", drv.Name(), story)
-	}
-	return "", nil
 }
 
 // skippedTasks names the tasks of story ticked as skipped: their ids, else their lines.

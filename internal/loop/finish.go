@@ -2,10 +2,12 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/surface"
 )
@@ -114,6 +116,13 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 			return res, err
 		}
 	}
+	return l.finish(ctx, change, rec, mode)
+}
+
+// finish is Finish of change (rec) once its checks are made and no finish --squash is
+// pending: the branch must exist and the original branch be where the run recorded it
+// (or --keep warns), then --keep switches to the branch and --squash starts the squash.
+func (l *Loop) finish(ctx context.Context, change string, rec *run.Record, mode FinishMode) (*FinishResult, error) {
 	if ok, err := l.Repo.BranchExists(ctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
@@ -127,37 +136,49 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 	if err != nil {
 		return nil, err
 	}
-	res = &FinishResult{Change: change, Branch: rec.Branch}
+	res := &FinishResult{Change: change, Branch: rec.Branch}
 	if err := l.CheckOriginal(ctx, l.Repo, rec, mode == Keep, FinishCommand(change, mode)); err != nil {
 		return nil, err
 	}
 	if mode == Keep {
-		if cur != rec.Branch {
-			if len(st) > 0 && rec.Busy != "" && cur != "" {
-				// A switch to the branch was killed half-way (the worktree was clean):
-				// keep what it left, put cur back as it was, and switch again.
-				head, err := l.Repo.Head(ctx)
-				if err != nil {
-					return nil, err
-				}
-				if err := l.RestoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
-					return nil, err
-				}
-			} else if len(st) > 0 {
-				return nil, UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", OrDetachedName(cur, ""))
-			}
-			if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
-				return nil, err
-			}
-		}
-		_ = l.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "keep", At: l.Time()})
-		return res, l.Store.Remove(change)
+		return l.keep(ctx, rec, cur, len(st) > 0, res)
 	}
-
 	if len(st) > 0 {
 		return nil, UserErr(fmt.Sprintf("commit them on %s (they will be squashed too) or stash them, then run 'git ralph finish --squash' again", rec.Branch),
 			"the working tree has %d uncommitted change(s)", len(st))
 	}
+	return l.startSquash(ctx, rec, res)
+}
+
+// keep is finish --keep of res.Change (rec): the checkout goes to the run's branch (from
+// cur, dirty when it has uncommitted changes), and the run is forgotten.
+func (l *Loop) keep(ctx context.Context, rec *run.Record, cur string, dirty bool, res *FinishResult) (*FinishResult, error) {
+	if cur != rec.Branch {
+		if dirty && rec.Busy != "" && cur != "" {
+			// A switch to the branch was killed half-way (the worktree was clean):
+			// keep what it left, put cur back as it was, and switch again.
+			head, err := l.Repo.Head(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := l.RestoreAfterCutShort(ctx, rec, cur, head, "switch to "+rec.Branch); err != nil {
+				return nil, err
+			}
+		} else if dirty {
+			return nil, UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", BranchOrDetached(cur, ""))
+		}
+		if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
+			return nil, err
+		}
+	}
+	_ = l.Store.SaveFinished(run.Finished{Change: res.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
+	return res, l.Store.Remove(res.Change)
+}
+
+// startSquash is finish --squash from a clean checkout: the original branch (or commit)
+// must still be there; the record says a squash is under way, the branch's tip is kept
+// under refs/ralph/<change>/backup/, and HEAD goes to the target for squash.
+func (l *Loop) startSquash(ctx context.Context, rec *run.Record, res *FinishResult) (*FinishResult, error) {
 	target := rec.Original
 	if target != "" {
 		if ok, err := l.Repo.BranchExists(ctx, target); err != nil {
@@ -171,6 +192,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 	}
 	targetHead := rec.OriginalCommit
 	if rec.Original != "" {
+		var err error
 		if targetHead, _, err = l.Repo.ResolveRef(ctx, "refs/heads/"+target); err != nil {
 			return nil, err
 		}
@@ -182,8 +204,8 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 	// From here on a kill leaves the work half-way between the branches: the record
 	// says so, and the next finish completes it (resumeSquash). It is written before
 	// the backup, so that a git killed in any step of finish is met by a crash-resume.
-	backup := BackupRef(change, l.Time())
-	res.Backup, res.Target = backup, OrDetachedName(rec.Original, rec.OriginalCommit)
+	backup := BackupRef(res.Change, l.Time())
+	res.Backup, res.Target = backup, BranchOrDetached(rec.Original, rec.OriginalCommit)
 	rec.Finishing = &run.Finishing{Tip: tip, Target: targetHead, Backup: backup}
 	if err := l.Save(rec); err != nil {
 		return nil, err
@@ -202,7 +224,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 // back what differs: only finish's own git ran meanwhile, and a program of the agent's
 // it ran (or a process the agent left running) is what changed it.
 func (l *Loop) finishCheck(ctx context.Context, snap *surface.Snapshot, rec *run.Record) error {
-	changes, err := l.restoreSurface(ctx, snap, rec, "finish")
+	changes, err := l.restoreSurface(ctx, snap, rec, "finish", false)
 	if err != nil || len(changes) == 0 {
 		return err
 	}
@@ -221,11 +243,26 @@ func (l *Loop) squash(ctx context.Context, rec *run.Record, res *FinishResult) (
 		_ = l.Repo.DeleteRef(ctx, res.Backup)
 		rec.Finishing = nil
 		_ = l.Save(rec)
-		return nil, UserErr(fmt.Sprintf("%s moved on since the run started; %s is intact and you are back on it\nmerge by hand: git switch %s && git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish --keep",
-			res.Target, rec.Branch, res.Target, rec.Branch),
-			"squashing %s onto %s conflicts", rec.Branch, res.Target)
+		return nil, SquashError(err, rec.Branch, res.Target, "you are back on it", "git switch "+res.Target+" && git merge --squash "+rec.Branch, "git ralph finish --keep")
 	}
 	return l.squashed(ctx, rec, res)
+}
+
+// SquashError is the error of a merge --squash of branch onto target that failed (err)
+// and was undone: a conflict only when git reported one (a *git.ConflictError), with
+// how to merge by hand (merge, a command line) and how to keep the branch instead (keep);
+// else git's own failure. intact says where the user is now.
+func SquashError(err error, branch, target, intact, merge, keep string) error {
+	var conflict *git.ConflictError
+	if errors.As(err, &conflict) {
+		return &Error{Msg: fmt.Sprintf("squashing %s onto %s conflicts", branch, target),
+			Hint: fmt.Sprintf("%s moved on since the run started: git reported conflicts in %s\n%s is intact and %s\nmerge by hand: %s, resolve the conflicts, then git reset\nor keep the branch: %s",
+				target, strings.Join(conflict.Paths, ", "), branch, intact, merge, keep),
+			Err: err}
+	}
+	return &Error{Msg: fmt.Sprintf("squashing %s onto %s failed: %v", branch, target, err),
+		Hint: fmt.Sprintf("%s is as it was, %s is intact and %s\nor keep the branch: %s", target, branch, intact, keep),
+		Err:  err}
 }
 
 // squashed ends finish --squash once the squash is in the worktree.
@@ -251,7 +288,7 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 // nothing changed.
 func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
 	f := rec.Finishing
-	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: OrDetachedName(rec.Original, rec.OriginalCommit)}
+	res := &FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: BranchOrDetached(rec.Original, rec.OriginalCommit)}
 	pending := func(format string, args ...any) error {
 		return UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
@@ -290,7 +327,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		return nil, err
 	}
 	if cur != rec.Original || head != f.Target {
-		return nil, pending("HEAD is no longer where it left it (%s)", OrDetachedName(rec.Original, f.Target))
+		return nil, pending("HEAD is no longer where it left it (%s)", BranchOrDetached(rec.Original, f.Target))
 	}
 	if mode == Keep {
 		return nil, UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
@@ -348,14 +385,9 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 // (clean before it) under refs/ralph/<change>/backup/, then puts branch back at id,
 // worktree and index included.
 func (l *Loop) RestoreAfterCutShort(ctx context.Context, rec *run.Record, branch, id, step string) error {
-	ref := BackupRef(rec.Change, l.Time()) + "-worktree"
-	for i := 1; ; i++ {
-		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-			return err
-		} else if !ok {
-			break
-		}
-		ref = fmt.Sprintf("%s-worktree-%d", BackupRef(rec.Change, l.Time()), i)
+	ref, err := l.freeRef(ctx, BackupRef(rec.Change, l.Time())+"-worktree")
+	if err != nil {
+		return err
 	}
 	if _, err := l.Repo.SaveAttempt(ctx, id, ref, "left over from an interrupted "+step+" of git ralph finish"); err != nil {
 		return fmt.Errorf("keep the worktree an interrupted finish left: %w", err)

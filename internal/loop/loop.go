@@ -10,6 +10,13 @@
 // about one record or the store in internal/run, the prompt and its learnings in
 // internal/prompt.
 //
+// Who owns what: a Loop holds what one repository's commands need (the repository, the
+// run store, the reporter, the clocks, the workflows built on it); Options are start's
+// flags as the user gave them, which the CLI's start command embeds; Start resolves them
+// once into a Resolved (start.go); a session (session.go) owns one run at work, its
+// record, its task source and what one attempt hands the next (attempt.go); the limits
+// of a run are checked in limits.go.
+//
 // It never prints. Progress goes through a Reporter (internal/term implements it), and
 // failures come back as errors, most of them *Error with a hint for the user.
 //
@@ -29,9 +36,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
-	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
-	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // Reporter receives a loop's progress as it happens.
@@ -79,6 +84,12 @@ func UserErr(hint, format string, args ...any) *Error {
 	return &Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
+// WithCause is e keeping err as its cause (Err), for -v and errors.As.
+func (e *Error) WithCause(err error) *Error {
+	e.Err = err
+	return e
+}
+
 // Loop runs and finishes Ralph loops in one repository.
 type Loop struct {
 	Repo   *git.Repo  // required
@@ -97,29 +108,12 @@ type Loop struct {
 	// OntoMoved lets finish --squash and --pr go on when the original branch no longer
 	// points where the run recorded it (finish --onto-moved).
 	OntoMoved bool
-	// TrustCurrent lets a crash-resume go on when the trust surface saved before the
-	// attempt it cut short is missing or not valid, taking refs, config and hooks as
-	// they are (start --trust-current).
-	TrustCurrent bool
-
-	// resumeTamper is what a crash-resume found the agent had changed of the trust
-	// surface ("tampered: …"), for the attempt the crash cut short; "" when nothing.
-	resumeTamper string
-	// configTampered: a config file was among what the agent changed and was restored.
-	configTampered bool
-	// lastSurface is the snapshot of the attempt checked last, which the next
-	// attempt's carries on (surface.TakeAfter); surfaceWaited: a wait came in between,
-	// so its refs are read anew (the user may have changed them).
-	lastSurface   *surface.Snapshot
-	surfaceWaited bool
-
-	// worktree is the linked worktree this Loop works in, for a worktree run.
-	worktree string
-	// sandbox is the policy of this run's agent (Options.Sandbox), nil when it is not
-	// sandboxed; set when the run begins working.
-	sandbox *sandbox.Policy
-	// taken holds the attempt refs that existed when the loop began working.
-	taken map[string]bool
+	// Driver, when set, runs the stories instead of the driver Options.Agent names (the
+	// demo's agent, a custom agent's command from git config). It is never chosen from
+	// a file in the repository.
+	Driver agent.Driver
+	// Kill is closed on a second Ctrl-C: the agent is killed at once.
+	Kill <-chan struct{}
 	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it
 	// so that the minutes of a backoff pass at once.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -134,6 +128,9 @@ type Loop struct {
 	// Clock measures the user's limits: --timeout, --idle-timeout and --deadline.
 	// Nil is the wall clock; the test binary's moves only when a test says so.
 	Clock agent.Clock
+
+	// worktree is the linked worktree this Loop works in, for a worktree run (In).
+	worktree string
 }
 
 // Sleep waits d or until ctx is done (then it returns ctx.Err()).
@@ -183,6 +180,18 @@ func BackupRef(change string, t time.Time) string {
 
 func stagedRef(change string, t time.Time) string {
 	return fmt.Sprintf("refs/ralph/%s/staged/%d", change, t.Unix())
+}
+
+// freeRef is base when no ref has that name, else the first of base-1, base-2, … that
+// is free: a second backup in the same second keeps the first.
+func (l *Loop) freeRef(ctx context.Context, base string) (string, error) {
+	ref := base
+	for i := 1; ; i++ {
+		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil || !ok {
+			return ref, err
+		}
+		ref = fmt.Sprintf("%s-%d", base, i)
+	}
 }
 
 // Short is a commit id cut to 7 characters.

@@ -43,8 +43,8 @@ func TestTransientErrorsBackOffWithoutUsingRetries(t *testing.T) {
 	dir := newRepo(t)
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
-	sum, err := l.Start(t.Context(), Options{Change: "c", MaxRetries: 0,
-		Driver: scriptAgent(t, resultOverload, resultOverload, resultComplete)})
+	l.Driver = scriptAgent(t, resultOverload, resultOverload, resultComplete)
+	sum, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
 	if err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
@@ -64,7 +64,8 @@ func TestTransientErrorsCountOnceBackoffIsSpent(t *testing.T) {
 	dir := newRepo(t)
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
-	_, err := l.Start(t.Context(), Options{Change: "c", MaxRetries: 0, Driver: scriptAgent(t, resultOverload)})
+	l.Driver = scriptAgent(t, resultOverload)
+	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
 	var le *Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "failed 1 attempt") {
 		t.Fatalf("Start = %v, want the story to fail after the backoff\n%s", err, rep.Text())
@@ -78,7 +79,8 @@ func TestUsageLimitStopsResumably(t *testing.T) {
 	dir := newRepo(t)
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
-	_, err := l.Start(t.Context(), Options{Change: "c", Driver: scriptAgent(t, resultLimitHint, resultComplete)})
+	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
+	_, err := l.Start(t.Context(), Options{Arg: "c", AllowSkip: true})
 	var le *Error
 	if !errors.As(err, &le) || le.ExitCode() != 1 || !strings.Contains(le.Msg, "usage or rate limit") || !strings.Contains(le.Msg, "resets at 01:00 UTC") {
 		t.Fatalf("Start = %v, want a usage-limit stop naming the reset\n%s", err, rep.Text())
@@ -91,7 +93,8 @@ func TestUsageLimitStopsResumably(t *testing.T) {
 		t.Errorf("record: %s %q", rec.Status, rec.StopReason)
 	}
 	// start again: it resumes and completes
-	if _, err := l.Start(t.Context(), Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
+	l.Driver = scriptAgent(t, resultComplete)
+	if _, err := l.Start(t.Context(), Options{Arg: "c", AllowSkip: true}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 }
@@ -100,8 +103,8 @@ func TestWaitOnLimitWaitsUntilTheReset(t *testing.T) {
 	dir := newRepo(t)
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
-	_, err := l.Start(t.Context(), Options{Change: "c", MaxRetries: 0, WaitOnLimit: 5 * time.Hour,
-		Driver: scriptAgent(t, resultLimitHint, resultComplete)})
+	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
+	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0, WaitOnLimit: 5 * time.Hour, AllowSkip: true})
 	if err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
@@ -117,8 +120,8 @@ func TestWaitOnLimitIsCappedAndInterruptible(t *testing.T) {
 	dir := newRepo(t)
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Cancel: true}
 	l, _ := newLoop(t, dir, clock)
-	_, err := l.Start(t.Context(), Options{Change: "c", WaitOnLimit: 10 * time.Minute,
-		Driver: scriptAgent(t, resultLimitHint, resultComplete)})
+	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
+	_, err := l.Start(t.Context(), Options{Arg: "c", WaitOnLimit: 10 * time.Minute, AllowSkip: true})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("Start = %v, want interrupted", err)
 	}

@@ -83,7 +83,7 @@ func (l *Loop) checkRecordedStart(ctx context.Context, repo *git.Repo, rec *run.
 	}
 	_, parents, err := repo.CommitShape(ctx, rec.Initial)
 	if err != nil {
-		return UserErr(again, "the run record of %q names %s as its \"initial state\" commit, which git cannot read (%v); nothing was changed", rec.Change, Short(rec.Initial), err)
+		return UserErr(again, "the run record of %q names %s as its \"initial state\" commit, which git cannot read (%v); nothing was changed", rec.Change, Short(rec.Initial), err).WithCause(err)
 	}
 	if tip, ok, err := repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -15,13 +16,13 @@ import (
 
 // prepare returns a record in status running with the worktree on the branch at the
 // recorded checkpoint: a new run, a resumed one, or one started over with --fresh.
-func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
-	rec, err := l.Store.Load(o.Change)
+func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
+	rec, err := l.Store.Load(r.Change)
 	if errors.Is(err, run.ErrNoRun) {
-		if !o.Adopt {
-			return l.newRun(ctx, o)
+		if !r.Adopt {
+			return l.newRun(ctx, r)
 		}
-		rec, err = l.adopt(context.WithoutCancel(ctx), o)
+		rec, err = l.adopt(context.WithoutCancel(ctx), r)
 	}
 	if err != nil {
 		return nil, err
@@ -44,57 +45,60 @@ func (l *Loop) prepare(ctx context.Context, o Options) (*run.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	tamper, config := "", false
 	if rec.Status == run.Starting || rec.Status == run.Running || rec.Busy != "" {
 		// A crash-resume: the git that died with git-ralph may have left its locks,
 		// and so may the orphan agent's git once it is stopped.
 		if err := l.stopOrphanAgent(rec); err != nil {
 			return nil, err
 		}
-		if err := l.ClearCrashLocks(gctx, rec, "git ralph start "+o.Change); err != nil {
+		if err := l.ClearCrashLocks(gctx, rec, "git ralph start "+r.Change); err != nil {
 			return nil, err
 		}
 		// Before git-ralph's git reads anything of the work tree: the surface as it
 		// was before the attempt the crash cut short.
-		if l.resumeTamper, err = l.resumeSurface(gctx, rec); err != nil {
+		if tamper, config, err = l.resumeSurface(gctx, rec, r.TrustCurrent); err != nil {
 			return nil, err
 		}
 	}
 	if rec.Status == run.Starting {
-		return l.finishStarting(gctx, o, rec)
+		return l.finishStarting(gctx, r.Change, rec)
 	}
 	if !exists {
-		if !o.Fresh {
-			return nil, UserErr("start over with 'git ralph start "+o.Change+" --fresh'",
-				"the run of %q has lost its branch %s", o.Change, branch)
+		if !r.Fresh {
+			return nil, UserErr("start over with 'git ralph start "+r.Change+" --fresh'",
+				"the run of %q has lost its branch %s", r.Change, branch)
 		}
-		if err := l.Store.Remove(o.Change); err != nil {
+		if err := l.Store.Remove(r.Change); err != nil {
 			return nil, err
 		}
-		return l.newRun(ctx, o)
+		return l.newRun(ctx, r)
 	}
 	if err := l.stopOrphanAgent(rec); err != nil {
 		return nil, err
 	}
-	if err := l.resume(gctx, rec); err != nil {
+	if err := l.resume(gctx, rec, tamper); err != nil {
 		return nil, err
 	}
-	if l.configTampered {
+	if config {
 		// Its settings came from the agent's config: saved and restored, it stops here.
-		rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the agent had changed the repository's config; restored", 0
+		rec.Stop(run.Interrupted, "the agent had changed the repository's config; restored", nil)
+		rec.PID = 0
 		if err := l.Save(rec); err != nil {
 			return nil, err
 		}
-		return nil, errReadAgain(o.Change, "git ralph start "+o.Change)
+		return nil, errReadAgain(r.Change, "git ralph start "+r.Change)
 	}
-	if o.Fresh {
+	if r.Fresh {
 		if err := l.Busy(rec, "start --fresh", func() error { return l.startOver(gctx, rec) }); err != nil {
 			return nil, err
 		}
 	}
-	rec.Agent, rec.Model = o.Agent, o.Model
-	rec.Status, rec.StopReason, rec.PID, rec.Busy = run.Running, "", os.Getpid(), ""
-	if o.RunID != 0 {
-		MarkRun(rec, o.RunID)
+	rec.Agent, rec.Model = r.Agent, r.Model
+	rec.Stop(run.Running, "", nil)
+	rec.PID, rec.Busy = os.Getpid(), ""
+	if r.RunID != 0 {
+		MarkRun(rec, r.RunID)
 	}
 	return rec, l.Save(rec)
 }
@@ -117,14 +121,15 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gi
 	if err := l.clearKilledLoopLocks(ctx, rec, again, gitWait); err != nil {
 		return err
 	}
-	var err error
-	if l.resumeTamper, err = l.resumeSurface(ctx, rec); err != nil {
+	tamper, _, err := l.resumeSurface(ctx, rec, false)
+	if err != nil {
 		return err
 	}
-	if err := l.resume(ctx, rec); err != nil {
+	if err := l.resume(ctx, rec, tamper); err != nil {
 		return err
 	}
-	rec.Status, rec.StopReason, rec.PID = run.Interrupted, "the loop was killed", 0
+	rec.Stop(run.Interrupted, "the loop was killed", nil)
+	rec.PID = 0
 	return l.Save(rec)
 }
 
@@ -152,23 +157,23 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 
 // newRun is SPEC §4 "New run"; the order of the steps is what makes a crash anywhere
 // recoverable: the record first, then the backup, then the branch, then the commit.
-func (l *Loop) newRun(ctx context.Context, o Options) (*run.Record, error) {
+func (l *Loop) newRun(ctx context.Context, r *Resolved) (*run.Record, error) {
 	gctx := context.WithoutCancel(ctx)
-	branch := BranchName(o.Change)
-	cur, head, err := l.StartPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+o.Change+"/backup/")
+	branch := BranchName(r.Change)
+	cur, head, err := l.StartPoint(gctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+r.Change+"' again\nthe existing "+branch+" will be kept under refs/ralph/"+r.Change+"/backup/")
 	if err != nil {
 		return nil, err
 	}
 	now := l.Time()
 	rec := &run.Record{
-		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
-		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: now, PID: os.Getpid(),
+		Change: r.Change, Branch: branch, Original: cur, OriginalCommit: head,
+		Status: run.Starting, Agent: r.Agent, Model: r.Model, Started: now, PID: os.Getpid(),
 	}
-	source.Record(rec, o.src)
-	if o.RunID != 0 {
+	source.Record(rec, r.Source)
+	if r.RunID != 0 {
 		// Export stops only the loop its record says works for its run; a new run
 		// starts from nothing the remote has (no start commit): its bundle is whole.
-		MarkRun(rec, o.RunID)
+		MarkRun(rec, r.RunID)
 	}
 	if err := l.Save(rec); err != nil {
 		return nil, err
@@ -231,14 +236,9 @@ func (l *Loop) keepStaged(ctx context.Context, rec *run.Record) error {
 	if err != nil {
 		return fmt.Errorf("keep the staged changes: %w", err)
 	}
-	ref := stagedRef(rec.Change, rec.Started)
-	for i := 1; ; i++ {
-		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-			return err
-		} else if !ok {
-			break
-		}
-		ref = fmt.Sprintf("%s-%d", stagedRef(rec.Change, rec.Started), i)
+	ref, err := l.freeRef(ctx, stagedRef(rec.Change, rec.Started))
+	if err != nil {
+		return err
 	}
 	if err := l.Repo.UpdateRef(ctx, ref, id); err != nil {
 		return fmt.Errorf("keep the staged changes: %w", err)
@@ -258,14 +258,9 @@ func (l *Loop) BackupBranch(ctx context.Context, rec *run.Record) error {
 			return nil
 		}
 	}
-	ref := BackupRef(rec.Change, l.Time())
-	for i := 1; ; i++ {
-		if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-			return err
-		} else if !ok {
-			break
-		}
-		ref = fmt.Sprintf("%s-%d", BackupRef(rec.Change, l.Time()), i)
+	ref, err := l.freeRef(ctx, BackupRef(rec.Change, l.Time()))
+	if err != nil {
+		return err
 	}
 	if err := l.Repo.UpdateRef(ctx, ref, tip); err != nil {
 		return fmt.Errorf("back up %s: %w", rec.Branch, err)
@@ -284,13 +279,7 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 	id, err := l.Repo.Commit(ctx, "initial state", git.CommitOptions{AllowEmpty: true})
 	if err != nil {
 		l.rollbackStart(ctx, rec)
-		var ge *git.Error
-		detail := err.Error()
-		if errors.As(err, &ge) {
-			detail = Tail(ge.Stderr, 10)
-		}
-		return UserErr("git-ralph commits your uncommitted work as \"initial state\" and your commit hooks refused it:\n"+detail+"\ncommit or stash your work first, or fix the hook; nothing was changed",
-			"the \"initial state\" commit was refused")
+		return initialCommitError(err)
 	}
 	rec.Initial, rec.Checkpoint, rec.Status = id, id, run.Running
 	if err := l.Save(rec); err != nil {
@@ -302,6 +291,27 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 	}
 	l.Report.Step(fmt.Sprintf("on branch %s from %s; initial state %s", rec.Branch, from, Short(id)))
 	return nil
+}
+
+// initialCommitError is the error of an "initial state" commit that failed (err): refused
+// by the user's commit hooks only when git says one was there and the commit exited as a
+// refusal does (a *git.CommitHookError); else git's own failure. Nothing was changed.
+func initialCommitError(err error) error {
+	var hook *git.CommitHookError
+	if errors.As(err, &hook) {
+		return &Error{Msg: "the \"initial state\" commit was refused",
+			Hint: "git-ralph commits your uncommitted work as \"initial state\" and your commit hooks (" + strings.Join(hook.Hooks, " or ") + ") refused it:\n" +
+				Tail(hook.Err.Stderr, 10) + "\ncommit or stash your work first, or fix the hook; nothing was changed",
+			Err: err}
+	}
+	detail := err.Error()
+	var ge *git.Error
+	if errors.As(err, &ge) && ge.Stderr != "" {
+		detail = Tail(ge.Stderr, 10)
+	}
+	return &Error{Msg: "the \"initial state\" commit failed",
+		Hint: "git-ralph commits your uncommitted work as \"initial state\", and git could not:\n" + detail + "\nnothing was changed",
+		Err:  err}
 }
 
 // rollbackStart undoes a new run whose initial commit failed: unstage, go back to the
@@ -334,7 +344,7 @@ func (l *Loop) DropNewRun(ctx context.Context, rec *run.Record) {
 
 // finishStarting completes a new run that crashed before its initial state commit was
 // recorded, from what git shows, never committing onto a branch it did not create.
-func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (*run.Record, error) {
+func (l *Loop) finishStarting(ctx context.Context, change string, rec *run.Record) (*run.Record, error) {
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return nil, err
@@ -351,8 +361,11 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 		}
 	case cur == rec.Branch:
 		c, err := l.Repo.Log(ctx, head, 1)
-		if err != nil || len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
-			return nil, UserErr("start over with 'git ralph start "+o.Change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", o.Change, rec.Branch)
+		if err != nil {
+			return nil, err
+		}
+		if len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
+			return nil, UserErr("start over with 'git ralph start "+change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", change, rec.Branch)
 		}
 		rec.Initial, rec.Checkpoint, rec.Status = head, head, run.Running
 	case cur == rec.Original && head == rec.OriginalCommit:
@@ -361,15 +374,16 @@ func (l *Loop) finishStarting(ctx context.Context, o Options, rec *run.Record) (
 			return nil, err
 		}
 	default:
-		return nil, UserErr("switch back to "+OrDetached(rec)+" and run 'git ralph start "+o.Change+"' again, or start over with --fresh",
-			"an interrupted start of %q is pending, but HEAD moved since", o.Change)
+		return nil, UserErr("switch back to "+OriginalName(rec)+" and run 'git ralph start "+change+"' again, or start over with --fresh",
+			"an interrupted start of %q is pending, but HEAD moved since", change)
 	}
 	rec.Status, rec.PID = run.Running, os.Getpid()
 	return rec, l.Save(rec)
 }
 
-// OrDetached names the branch the run started from, or its commit when detached.
-func OrDetached(rec *run.Record) string {
+// OriginalName names the branch rec's run started from, or its start commit, cut short,
+// when HEAD was detached (BranchOrDetached says "detached HEAD <commit>").
+func OriginalName(rec *run.Record) string {
 	if rec.Original != "" {
 		return rec.Original
 	}
@@ -379,11 +393,12 @@ func OrDetached(rec *run.Record) string {
 // resume brings the worktree back to the branch at the recorded checkpoint.
 //
 // After a crash (the record still says running, yet the lock was free) anything in the
-// worktree is the interrupted attempt's: it is saved as an attempt ref, then the branch
-// is restored. After a clean stop the loop had already restored the branch, so anything
+// worktree is the interrupted attempt's: it is saved as an attempt ref (failed, with
+// tamper as its reason, when the crash-resume's check found the agent had changed the
+// trust surface), then the branch is restored. After a clean stop the loop had already restored the branch, so anything
 // different is the user's doing: uncommitted changes are refused (nothing changes), and
 // commits on the branch become the new checkpoint.
-func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
+func (l *Loop) resume(ctx context.Context, rec *run.Record, tamper string) error {
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {
 		return err
@@ -415,7 +430,7 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	}
 	if !crashed {
 		if dirty {
-			where := OrDetachedName(cur, head)
+			where := BranchOrDetached(cur, head)
 			hint := "commit or stash them, then run 'git ralph start " + rec.Change + "' again"
 			if cur == rec.Branch {
 				hint = "commit them on " + rec.Branch + " (the commit becomes the new checkpoint) or stash them, then run 'git ralph start " + rec.Change + "' again"
@@ -438,8 +453,8 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 		})
 	}
 	if !dirty && cur == rec.Branch && head == rec.Checkpoint {
-		if a := rec.Last(); l.resumeTamper != "" && a != nil && a.Outcome == run.OutcomeRunning {
-			a.Outcome, a.Reason, a.PassOn, a.Ended = run.OutcomeFailed, l.resumeTamper, true, l.Time()
+		if a := rec.Last(); tamper != "" && a != nil && a.Outcome == run.OutcomeRunning {
+			a.Outcome, a.Reason, a.PassOn, a.Ended = run.OutcomeFailed, tamper, true, l.Time()
 			return l.Save(rec)
 		}
 		return nil
@@ -457,15 +472,16 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record) error {
 	if err != nil {
 		return err
 	}
-	if l.resumeTamper != "" {
-		att.Outcome, att.Reason, att.PassOn = run.OutcomeFailed, l.resumeTamper, true
-		return l.saveAndRestore(ctx, rec, att, l.resumeTamper)
+	if tamper != "" {
+		att.Outcome, att.Reason, att.PassOn = run.OutcomeFailed, tamper, true
+		return l.saveAndRestore(ctx, rec, att, tamper)
 	}
 	return l.saveAndRestore(ctx, rec, att, "left over from an interrupted run")
 }
 
-// OrDetachedName names branch cur, or "detached HEAD <head>" when cur is "".
-func OrDetachedName(cur, head string) string {
+// BranchOrDetached names branch cur, or "detached HEAD <head>" when cur is "" (OriginalName
+// is the short form for where a run started).
+func BranchOrDetached(cur, head string) string {
 	if cur != "" {
 		return cur
 	}
@@ -583,8 +599,7 @@ func (l *Loop) takeBackUnpublished(ctx context.Context, rec *run.Record) error {
 			return err
 		}
 	}
-	rec.Status = run.Interrupted
-	rec.StopReason = fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion)
+	rec.Stop(run.Interrupted, fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion), nil)
 	rec.Checkpoint = r.StartCommit
 	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, Short(r.StartCommit)))
 	return l.Save(rec)

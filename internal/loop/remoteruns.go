@@ -11,9 +11,9 @@ import (
 // internal/githubflow implements it and the CLI sets it (Loop.Remote), so that this
 // package knows nothing of GitHub. A Loop without it refuses such runs.
 type RemoteRuns interface {
-	// Adopt rebuilds a lost (or never written) run record from the change's branch,
-	// for start --adopt on a runner.
-	Adopt(ctx context.Context, l *Loop, o Options) (*run.Record, error)
+	// Adopt rebuilds a lost (or never written) run record of r (what Start resolved)
+	// from the change's branch, for start --adopt on a runner.
+	Adopt(ctx context.Context, l *Loop, r *Resolved) (*run.Record, error)
 	// Import brings home the result of a dispatched run once it has published: the
 	// branch, the attempts, the record and the learnings go into rec, which is then an
 	// ordinary local record. A run that ended without publishing anything is an error
@@ -21,11 +21,11 @@ type RemoteRuns interface {
 	Import(ctx context.Context, l *Loop, rec *run.Record) error
 }
 
-func (l *Loop) adopt(ctx context.Context, o Options) (*run.Record, error) {
+func (l *Loop) adopt(ctx context.Context, r *Resolved) (*run.Record, error) {
 	if l.Remote == nil {
-		return nil, fmt.Errorf("start --adopt of %q: no way to adopt a run here", o.Change)
+		return nil, fmt.Errorf("start --adopt of %q: no way to adopt a run here", r.Change)
 	}
-	return l.Remote.Adopt(ctx, l, o)
+	return l.Remote.Adopt(ctx, l, r)
 }
 
 func (l *Loop) importRemoteRun(ctx context.Context, rec *run.Record) error {

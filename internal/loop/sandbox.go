@@ -10,51 +10,51 @@ import (
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// sandboxLevel is the level a run working in tree has: o.Sandbox.Level, with whether
-// the git directory is writable to the agent (in place, where it lies inside the
-// working tree, or under a path the user made writable).
-func (l *Loop) sandboxLevel(o Options, tree string) sandbox.Level {
-	lvl := o.Sandbox.Level
+// sandboxLevel is the level a run working in tree has: set.Level, with whether the git
+// directory is writable to the agent (in place, where it lies inside the working tree,
+// or under a path the user made writable).
+func (l *Loop) sandboxLevel(set sandbox.Settings, tree string) sandbox.Level {
+	lvl := set.Level
 	if lvl.On() {
 		lvl.InPlace = sandbox.Covers([]string{tree}, l.Repo.CommonDir)
-		lvl.GitWritable = !lvl.InPlace && sandbox.Covers(l.writable(o, tree), l.Repo.CommonDir)
+		lvl.GitWritable = !lvl.InPlace && sandbox.Covers(writable(set, tree), l.Repo.CommonDir)
 	}
 	return lvl
 }
 
 // writable is what the agent may write besides its attempt's directory and its own
 // state: the working tree, the devices, the build caches and ralph.sandboxWritable.
-func (l *Loop) writable(o Options, tree string) []string {
+func writable(set sandbox.Settings, tree string) []string {
 	w := []string{tree}
 	w = append(w, sandbox.Devices...)
 	w = append(w, sandbox.Caches(os.Environ())...)
-	return append(w, o.Sandbox.Writable...)
+	return append(w, set.Writable...)
 }
 
-// sandboxPolicy is the policy of the agent working in tree, nil when the run is not
-// sandboxed; Run adds the attempt's directory and the driver's state. The
+// sandboxPolicy is the policy of the agent working in tree under set, nil when the run
+// is not sandboxed; Run adds the attempt's directory and the driver's state. The
 // learnings file, and a tracked file kept outside the working tree (a GitHub issue's
 // tasks), are writable where the git directory is not: the prompt asks the agent to
 // write them. With create, the caches that are missing are created (a rule names
 // existing paths only).
-func (l *Loop) sandboxPolicy(o Options, tree string, files []string, create bool) (*sandbox.Policy, error) {
-	if !o.Sandbox.Level.On() {
+func sandboxPolicy(set sandbox.Settings, tree string, files []string, create bool) (*sandbox.Policy, error) {
+	if !set.Level.On() {
 		return nil, nil
 	}
-	p := &sandbox.Policy{ABI: o.Sandbox.Level.ABI, Ports: o.Sandbox.Ports}
-	p.AddWrite(l.writable(o, tree)...)
+	p := &sandbox.Policy{ABI: set.Level.ABI, Ports: set.Ports}
+	p.AddWrite(writable(set, tree)...)
 	for _, f := range files {
 		if f != "" && !sandbox.Covers(p.Write, f) {
 			p.AddWrite(f)
 		}
 	}
-	for _, w := range o.Sandbox.Writable {
+	for _, w := range set.Writable {
 		// A device the user names is one the agent needs to drive (a terminal).
 		if fi, err := os.Stat(w); err == nil && (fi.Mode()&os.ModeDevice != 0 || w == "/dev/pts") {
 			p.Dev = append(p.Dev, w)
 		}
 	}
-	p.Hide = append(sandbox.HiddenIn(os.Getenv("HOME"), o.Sandbox.Hide), sandbox.HiddenEnv(os.Getenv)...)
+	p.Hide = append(sandbox.HiddenIn(os.Getenv("HOME"), set.Hide), sandbox.HiddenEnv(os.Getenv)...)
 	if create {
 		if err := sandbox.EnsureDirs(sandbox.Caches(os.Environ())); err != nil {
 			return nil, fmt.Errorf("sandbox: create a build cache: %w", err)
@@ -64,15 +64,14 @@ func (l *Loop) sandboxPolicy(o Options, tree string, files []string, create bool
 }
 
 // describeSandbox is the dry run's account of the policy an attempt of drv working in
-// tree would run under, one line each: the level, what is writable, what is hidden,
-// the network.
-func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree string, files []string) []string {
-	if !o.Sandbox.Decided() {
+// tree would run under (set, its level resolved for tree), one line each: the level,
+// what is writable, what is hidden, the network.
+func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files []string) []string {
+	if !set.Decided() {
 		return nil
 	}
-	o.Sandbox.Level = l.sandboxLevel(o, tree)
-	lines := []string{"sandbox: " + o.Sandbox.Level.String()}
-	p, _ := l.sandboxPolicy(o, tree, files, false)
+	lines := []string{"sandbox: " + set.Level.String()}
+	p, _ := sandboxPolicy(set, tree, files, false)
 	if p == nil {
 		return lines
 	}
@@ -94,7 +93,7 @@ func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree string, files [
 	if len(p.Dev) > 0 {
 		lines = append(lines, "  terminal devices (ioctl): "+short(p.Dev))
 	}
-	if len(p.Ports) > 0 && o.Sandbox.Level.ABI >= 4 {
+	if len(p.Ports) > 0 && set.Level.ABI >= 4 {
 		ports := make([]string, len(p.Ports))
 		for i, n := range p.Ports {
 			ports[i] = itoa(int(n))
@@ -108,10 +107,10 @@ func (l *Loop) describeSandbox(o Options, drv agent.Driver, tree string, files [
 
 // agentFiles are the files outside the working tree the agent writes: the learnings
 // file, and the tracked file when its kind keeps it outside the working tree.
-func agentFiles(ch *source.Source, learnings string) []string {
+func agentFiles(src *source.Source, learnings string) []string {
 	files := []string{learnings}
-	if ch != nil && ch.IsOutside() {
-		files = append(files, ch.TasksPath)
+	if src != nil && src.IsOutside() {
+		files = append(files, src.TasksPath)
 	}
 	return files
 }

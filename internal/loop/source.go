@@ -59,7 +59,7 @@ func checkRunName(ctx context.Context, repo *git.Repo, s *source.Source) error {
 		return UserErr(s.Rename, "%s name %q starts with a dash", noun, s.Name)
 	}
 	if err := repo.CheckBranchName(ctx, BranchName(s.Name)); err != nil {
-		return UserErr(s.Rename, "%s name %q cannot be used in a branch name", noun, s.Name)
+		return UserErr(s.Rename, "%s name %q cannot be used in a branch name", noun, s.Name).WithCause(err)
 	}
 	return nil
 }
@@ -72,18 +72,15 @@ func runnable(s *source.Source) error {
 	return nil
 }
 
-// runRecord is the record of the run named name, nil when there is none. The name is
-// only looked up among the runs listed, never joined into a path.
-func (l *Loop) runRecord(name string) *run.Record {
+// runRecord is the record of the run named name, nil when there is none; one that
+// cannot be read is an error. The name is only looked up among the runs listed, never
+// joined into a path.
+func (l *Loop) runRecord(name string) (*run.Record, error) {
 	names, err := l.Store.Changes()
 	if err != nil || !slices.Contains(names, name) {
-		return nil
+		return nil, nil
 	}
-	rec, err := l.Store.Load(name)
-	if err != nil {
-		return nil
-	}
-	return rec
+	return l.Store.Load(name)
 }
 
 // initialTrailers returns the trailers of the "initial state" commit of ralph/<name>
@@ -106,12 +103,6 @@ func (l *Loop) initialTrailers(ctx context.Context) func(name string) map[string
 		return nil
 	}
 }
-
-// ResolvedSource is the source Start resolved (githubflow's adopt records it).
-func (o Options) ResolvedSource() source.Ref { return o.src }
-
-// RecordSource records o's task source in rec.
-func (o Options) RecordSource(rec *run.Record) { source.Record(rec, o.src) }
 
 // RunNameOf is the run name of arg: the run arg names (source.RunOf: its name, or the
 // path of a plan or a prd.json, from the current directory or from the top level, that

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,68 +21,99 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// Options are the inputs of `git ralph start`.
+// Options are the inputs of `git ralph start` as the user gave them: its flags, which
+// kong fills in directly (the CLI's start command embeds this struct, as git-spice
+// embeds a handler's options in its command; `config` names the git config key a flag
+// defaults from), and what only git config or the command line's place say. Nothing in
+// the loop changes them: what a run resolves from them is a Resolved.
 type Options struct {
-	// Change is the run name. Start sets it from Arg when Arg is given: the change, the
-	// spec-kit feature, or the path of a plan or a prd.json, as SPEC §2b resolves it.
-	Change     string
-	Arg        string
-	Cwd        string // where a relative path in Arg starts from; "" for the top level
-	StoryLevel int    // a plan's --story-level (ralph.storyLevel); 0 for the default
-	Agent      string // driver name; "" means claude
-	Model      string
-	AgentArgs  []string
+	// Arg is what start names: a change, a spec-kit feature, the path of a plan or a
+	// prd.json, a run's name (SPEC §2b); "" for what is current.
+	Arg string `kong:"-"`
+	Cwd string `kong:"-"` // where a relative path in Arg starts from; "" for the top level
+
+	StoryLevel  int           `config:"ralph.storyLevel" help:"For a markdown plan: 3 makes every '###' section a story (ralph.storyLevel; default: '##' sections, or ralphex's '### Task N' ones)." placeholder:"N"`
+	MaxRetries  int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
+	Timeout     time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
+	IdleTimeout time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
+	// Agent is the driver's name; "" means claude.
+	Agent string `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor, copilot, qwen or custom (ralph.agent; default ${default})." placeholder:"NAME"`
 	// AgentEnvKeep names the secrets (agent.SecretEnv) the agent keeps in its
 	// environment; the others are removed from it.
-	AgentEnvKeep   []string
-	MaxRetries     int
-	Timeout        time.Duration
-	IdleTimeout    time.Duration
-	MaxCost        float64 // 0: no limit
-	MaxTokens      int64   // 0: no limit
-	Fresh          bool
-	DryRun         bool
-	PromptTemplate string // path of a text/template file; "" for the embedded one
+	AgentEnvKeep []string `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this GitHub token in the agent's environment: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, which it loses otherwise; repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
+	Model        string   `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
+	// MaxCost and MaxTokens are the run's budget; 0: no limit.
+	MaxCost   float64 `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
+	MaxTokens int64   `config:"ralph.maxTokens" help:"Stop before an attempt once the agent-reported tokens of this run (input, cache reads as the agent counts them, and output; resumes included) reach N (ralph.maxTokens)." placeholder:"N"`
+	// VerifyTimeout bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none.
+	VerifyTimeout time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
+	// WaitOnLimit: on a usage or rate limit, wait up to this long and go on; 0: stop.
+	WaitOnLimit time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
+	// AllowRefChanges turns off the ref part of the trust surface: the agent may manage
+	// branches and tags. Config and hooks stay watched.
+	AllowRefChanges bool `name:"allow-ref-changes" config:"ralph.allowRefChanges" help:"Let the agent create, move and delete refs outside its own branch (ralph.allowRefChanges); git config and hooks stay protected."`
+	// AllowSkip lets a story's attempt tick a task as skipped ("(skipped - not
+	// automatable: …)") and count it done; false (ralph.allowSkip=false) fails such an
+	// attempt, and the prompt does not offer the way out. The flag's default is true; a
+	// zero Options has it false.
+	AllowSkip bool `name:"allow-skip" negatable:"" default:"true" config:"ralph.allowSkip" help:"Let the agent tick a task it cannot do here with \"(skipped - not automatable: why)\"; the checkpoint, status, the report and the PR say so. --no-allow-skip fails such an attempt (ralph.allowSkip; default true)."`
+	// TrustCurrent lets a crash-resume go on when the trust surface saved before the
+	// attempt it cut short is missing or not valid, taking refs, config and hooks as
+	// they are.
+	TrustCurrent bool `name:"trust-current" help:"After a crash, go on although the record of what the agent may not change (.git/ralph/<change>/surface.json) is missing or not valid: refs, git config and hooks are taken as they are now. Look at them first."`
+	Fresh        bool `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
+	DryRun       bool `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
+	// Worktree runs the loop in a linked worktree of its own. A run that already has a
+	// worktree always resumes in it.
+	Worktree WorktreeOption `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
+
+	// The runner side of a run on GitHub Actions (REMOTE.md §5.5; the workflow 'ci init'
+	// writes). Deadline: 0 is none.
+	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
+	RunID    int64         `name:"run-id" hidden:"" help:"The Actions run this loop works for: recorded, and a Ralph-Run trailer on each checkpoint." placeholder:"ID"`
+	Deadline time.Duration `hidden:"" help:"Stop cleanly this long after starting, saving the attempt under way; exit code 75." placeholder:"D"`
+
+	// What only git config says.
+	AgentArgs      []string `kong:"-"` // ralph.agentArgs, split into words
+	PromptTemplate string   `kong:"-"` // ralph.promptTemplate: a text/template file; "" for the embedded one
 	// CheckpointMessage is a text/template of a checkpoint's subject over .ID, .Title and
 	// .Change (ralph.checkpointMessage: snarktank's "feat: {{.ID}} - {{.Title}}"); "" for
 	// SPEC's "checkpoint: <id>". The body and the trailers are the same either way.
-	CheckpointMessage string
-	Kill              <-chan struct{} // closed on a second Ctrl-C: kill the agent at once
-	Grace             time.Duration   // after the agent's result, before its group is killed; 0: agent default
+	CheckpointMessage string `kong:"-"`
+	// Sandbox is the agent's sandbox as the CLI resolved it (--sandbox, ralph.sandbox*,
+	// what the kernel offers); the zero value runs the agent unrestricted and says
+	// nothing.
+	Sandbox sandbox.Settings `kong:"-"`
+}
 
-	// AllowRefChanges turns off the ref part of the trust surface (--allow-ref-changes):
-	// the agent may manage branches and tags. Config and hooks stay watched.
-	AllowRefChanges bool
+// WorktreeOption is --worktree or --worktree=PATH (the CLI decodes it): On runs the loop
+// in a linked worktree of its own, at Path, or where ralph.worktreeDir or the default puts
+// it when Path is "".
+type WorktreeOption struct {
+	On   bool
+	Path string
+}
 
-	// NoSkip (ralph.allowSkip=false) fails an attempt that ticks a task as skipped
-	// ("(skipped - not automatable: …)") instead of counting it done, and the prompt
-	// does not offer the way out.
-	NoSkip bool
+// OptionalValue is the placeholder of the value --worktree may have: the man page writes
+// the flag as --worktree[=PATH].
+func (w *WorktreeOption) OptionalValue() string { return "PATH" }
 
-	VerifyTimeout time.Duration // bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none
-	WaitOnLimit   time.Duration // on a usage or rate limit, wait up to this long and go on; 0: stop
+// Resolved is what Start resolved of its Options, once, before anything changes: the
+// run's name, its task source, the agent and its driver, the sandbox where the run
+// works, the deadline. Start hands it on (to the run, to a worktree run's workflow, to
+// a runner's adopt) instead of rewriting the Options, which it holds as given.
+type Resolved struct {
+	Options // as the user gave them
 
-	// Worktree runs the loop in a linked worktree of its own (start --worktree), at
-	// WorktreePath, or where ralph.worktreeDir or the default puts it when that is "".
-	// A run that already has a worktree always resumes in it.
-	Worktree     bool
-	WorktreePath string
-
-	// Sandbox is the agent's sandbox, resolved once by the CLI (--sandbox,
-	// ralph.sandbox*); the zero value runs the agent unrestricted and says nothing.
+	Change string       // the run name: Arg's, or what is current
+	Source source.Ref   // the task source: what the record keeps, and a worktree run's loop opens
+	Agent  string       // Options.Agent, or claude when it was left empty
+	Driver agent.Driver // the driver Agent names, or Loop.Driver
+	// Sandbox is Options.Sandbox with its level for the working tree the run works in
+	// (whether the git directory is inside it, or writable besides).
 	Sandbox sandbox.Settings
 
-	// Driver, when set, runs the stories instead of the driver named by Agent (the demo
-	// agent). It is never chosen from a file in the repository.
-	Driver agent.Driver
-
-	// The runner side of a run on GitHub Actions (REMOTE.md §5.5).
-	Adopt    bool          // no record: rebuild it from the branch's commits and trailers
-	RunID    int64         // the Actions run: recorded, and a Ralph-Run trailer on checkpoints
-	Deadline time.Duration // stop cleanly this long after start; 0: no deadline
-
-	deadlineAt time.Time
-	src        source.Ref // the source Start resolved: what the record keeps, and the worktree's loop opens
+	deadline time.Time // when --deadline stops the run, on the limits' clock; zero: never
 }
 
 // Summary is what a finished (or stopped) start reports.
@@ -133,31 +165,11 @@ var ErrDeadline = &Error{
 
 // Start runs (or resumes) the loop of one change in the foreground.
 func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
-	if o.Agent == "" {
-		o.Agent = "claude"
-	}
-	wctx := ctx
-	if o.Deadline > 0 {
-		// Wall-clock time, like the job's own limit (l.Now is the records' clock, a
-		// fixed one in tests; l.Clock the limits', one a test moves).
-		clock := agent.ClockOr(l.Clock)
-		o.deadlineAt = clock.Now().Add(o.Deadline)
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-clock.After(o.Deadline):
-				cancel()
-			case <-wctx.Done():
-			}
-		}()
-	}
-	ch, drv, err := l.preflight(ctx, &o)
+	r, src, err := l.preflight(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	wt, inWT, err := l.checkWhere(ctx, o)
+	wt, inWT, err := l.checkWhere(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -165,94 +177,86 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if inWT {
 		tree = wt
 	}
+	r.Sandbox.Level = l.sandboxLevel(r.Sandbox, tree)
 	if o.DryRun {
-		return l.dryRun(ctx, o, ch, drv, tree)
+		return l.dryRun(r, src, tree)
 	}
-	o.Sandbox.Level = l.sandboxLevel(o, tree)
-	lock, err := l.Store.Lock(o.Change)
+	lock, err := l.Store.Lock(r.Change)
 	if errors.Is(err, run.ErrLocked) {
 		return nil, UserErr(
-			"wait for it to end, or stop it with Ctrl-C in its terminal\n'git ralph status "+o.Change+"' shows where it stands",
-			"a loop is already running for change %q", o.Change)
+			"wait for it to end, or stop it with Ctrl-C in its terminal\n'git ralph status "+r.Change+"' shows where it stands",
+			"a loop is already running for change %q", r.Change)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
+		return nil, fmt.Errorf("lock change %q: %w", r.Change, err)
 	}
 	defer lock.Unlock()
 	if inWT {
-		return l.startWorktree(ctx, o, drv, wt)
+		return l.startWorktree(ctx, r, wt)
 	}
-
-	rec, err := l.prepare(ctx, o)
+	rec, err := l.prepare(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	if ch == nil { // a crash left the source unreadable: prepare restored the checkpoint
-		if ch, err = l.openRun(ctx, rec); err != nil {
+	if src == nil { // a crash left the source unreadable: prepare restored the checkpoint
+		if src, err = l.openRun(ctx, rec); err != nil {
 			return nil, err
 		}
-		if ch.Warning != "" {
-			l.Report.Warn(ch.RelDir + ": " + ch.Warning)
+		if src.Warning != "" {
+			l.Report.Warn(src.RelDir + ": " + src.Warning)
 		}
-		o.src = ch.Ref
+		r.Source = src.Ref
 	}
-	sum, err := l.work(wctx, o, ch, drv, rec)
-	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
-		// The deadline, not the user, stopped the attempt under way; it is saved.
-		return sum, l.stop(rec, run.Interrupted, "deadline reached", ErrDeadline)
-	}
-	return sum, err
+	return l.session(r, rec, src).work(ctx)
 }
 
-// startSource resolves what start names (o.Arg, else o.Change), once (source.Resolve:
-// a run's name, a path, a change, a feature, …), where its run works: the checkout, or
-// a worktree run's worktree, whose copy of the tracked file is the one the agent ticks.
-// It sets o.Change to the run name and o.src to the source; from there on the source is
-// opened (openRun, openSrc), never resolved again. inWT says the run is a worktree run.
-func (l *Loop) startSource(ctx context.Context, o *Options) (s *source.Source, inWT bool, err error) {
-	arg := o.Arg
-	if arg == "" {
-		arg = o.Change
-	}
+// resolveSource resolves what start names (o.Arg), once (source.Resolve: a run's name, a
+// path, a change, a feature, …), where its run works: the checkout, or a worktree run's
+// worktree, whose copy of the tracked file is the one the agent ticks. From there on the
+// source is opened (openRun, openResolved), never resolved again. It returns the run's
+// name even when the source cannot be read (o.Arg, or the run a *source.RunError names),
+// and inWT says the run is a worktree run.
+func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *source.Source, inWT bool, err error) {
 	r := l.where(ctx, o.Cwd)
 	r.StoryLevel = o.StoryLevel
-	if arg == "" { // a bare start: the run of this branch, spec-kit's current feature, the only run
+	if o.Arg == "" { // a bare start: the run of this branch, spec-kit's current feature, the only run
 		if r.Branch, err = l.Repo.Branch(ctx); err != nil {
-			return nil, false, err
+			return "", nil, false, err
 		}
 	}
 	if o.Adopt {
 		r.Initial = l.initialTrailers(ctx) // the runner: the branch's initial state commit says which file it runs
 	}
-	s, err = l.resolve(ctx, r, arg)
+	s, err = l.resolve(ctx, r, o.Arg)
 	if err != nil {
+		name = o.Arg
 		var re *source.RunError
 		if errors.As(err, &re) {
-			o.Change = re.Run
+			name = re.Run
 		}
-		_, inWT := l.worktreeRunRepo(ctx, o.Change)
-		return nil, inWT, err
+		_, inWT := l.worktreeRunRepo(ctx, name)
+		return name, nil, inWT, err
 	}
-	o.Change = s.Name
 	wtRepo, inWT := l.worktreeRunRepo(ctx, s.Name)
 	if err := runnable(s); err != nil {
-		return nil, inWT, err
+		return s.Name, nil, inWT, err
 	}
 	if err := checkTracked(ctx, wtRepo, s); err != nil {
-		return nil, inWT, err
+		return s.Name, nil, inWT, err
 	}
-	o.src = s.Ref
-	return s, inWT, nil
+	return s.Name, s, inWT, nil
 }
 
-// openSrc opens the source Start resolved (o.src) where this Loop works: a worktree
-// run's loop reads it in its worktree.
-func (l *Loop) openSrc(ctx context.Context, o Options) (*source.Source, error) {
-	s, err := l.Sources.Open(l.where(ctx, ""), o.src)
+// openResolved opens the source Start resolved (r.Source) where this Loop works: a
+// worktree run's loop reads it in its worktree.
+func (l *Loop) openResolved(ctx context.Context, r *Resolved) (*source.Source, error) {
+	s, err := l.Sources.Open(l.where(ctx, ""), r.Source)
 	if err != nil {
 		return nil, sourceErr(err)
 	}
-	if rec := l.runRecord(o.Change); rec != nil {
+	if rec, err := l.runRecord(r.Change); err != nil {
+		return nil, err
+	} else if rec != nil {
 		s.Name = rec.Change
 		s.KeepIDs(source.RecordedIDs(rec))
 	}
@@ -283,108 +287,120 @@ func (l *Loop) crashedRun(change string) bool {
 	return err == nil && (rec.Status == run.Running || rec.Status == run.Starting || rec.Busy != "")
 }
 
-// preflight checks everything that can be checked before anything changes.
-func (l *Loop) preflight(ctx context.Context, o *Options) (*source.Source, agent.Driver, error) {
+// preflight resolves o (the run's name and source, the agent's driver) and checks
+// everything that can be checked before anything changes. The source is nil when a
+// crash left it unreadable: the resume restores the checkpoint, then it is read.
+func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Source, error) {
+	r := &Resolved{Options: o, Agent: cmp.Or(o.Agent, "claude"), Sandbox: o.Sandbox}
+	if o.Deadline > 0 {
+		// Wall-clock time, like the job's own limit (l.Now is the records' clock, a
+		// fixed one in tests; l.Clock the limits', one a test moves).
+		r.deadline = agent.ClockOr(l.Clock).Now().Add(o.Deadline)
+	}
 	// A worktree run's change is read in its worktree, and the state of this checkout
 	// does not concern it.
-	ch, inWT, err := l.startSource(ctx, o)
-	if err != nil && !o.DryRun && l.crashedRun(o.Change) {
+	name, src, inWT, err := l.resolveSource(ctx, o)
+	r.Change = name
+	if err != nil && !o.DryRun && l.crashedRun(name) {
 		// A git (or an agent) killed half-way may have left the change's files missing
 		// from the worktree: the resume restores the checkpoint, then the change is read.
-		ch, err = nil, nil
+		err = nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
+	if src != nil {
+		r.Source = src.Ref
+	}
 	if !inWT {
-		if err := l.checkCheckout(ctx, *o); err != nil {
+		if err := l.checkCheckout(ctx, r.Change); err != nil {
 			return nil, nil, err
 		}
 	}
 	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
-		return nil, nil, UserErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+o.Change+"' again",
+		return nil, nil, UserErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+r.Change+"' again",
 			"the repository has no commits yet")
 	} else if err != nil {
 		return nil, nil, err
 	}
-	drv := o.Driver
-	if drv == nil {
-		drv, err = agents.Lookup(o.Agent)
+	if r.Driver, err = l.driver(r.Agent); err != nil {
+		return nil, nil, err
 	}
+	if err := l.checkAgent(r); err != nil {
+		return nil, nil, err
+	}
+	if _, err := checkpointSubject(o.CheckpointMessage, r.Change, tasklist.Story{ID: "1", Title: "Title"}); err != nil {
+		return nil, nil, err // refused before anything changes, not at the first checkpoint
+	}
+	if o.PromptTemplate != "" {
+		if _, err := os.Stat(o.PromptTemplate); err != nil {
+			return nil, nil, &Error{Msg: fmt.Sprintf("prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err)),
+				Hint: "point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it", Err: err}
+		}
+	}
+	if src != nil && src.Warning != "" {
+		l.Report.Warn(src.RelDir + ": " + src.Warning)
+	}
+	return r, src, nil
+}
+
+// driver is the driver that runs the stories: l.Driver when set, else the one name
+// names.
+func (l *Loop) driver(name string) (agent.Driver, error) {
+	if l.Driver != nil {
+		return l.Driver, nil
+	}
+	drv, err := agents.Lookup(name)
 	if err != nil {
-		return nil, nil, UserErr("known agents: "+strings.Join(agents.Names(), ", ")+"; choose one with --agent or 'git config ralph.agent'",
-			"unknown agent %q", o.Agent)
+		return nil, &Error{Msg: fmt.Sprintf("unknown agent %q", name),
+			Hint: "known agents: " + strings.Join(agents.Names(), ", ") + "; choose one with --agent or 'git config ralph.agent'", Err: err}
 	}
-	if err := agent.Preflight(drv, l.request(*o, "", nil)); err != nil {
+	return drv, nil
+}
+
+// checkAgent runs the driver's own checks, refuses a budget it could not be held to and
+// looks for its binary (a dry run only warns when it is missing).
+func (l *Loop) checkAgent(r *Resolved) error {
+	req := l.request(r, "", nil)
+	if err := agent.Preflight(r.Driver, req); err != nil {
 		var pe *agent.PreflightError
 		if errors.As(err, &pe) {
-			return nil, nil, &Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
+			return &Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
 		}
-		return nil, nil, err
+		return err
 	}
-	if err := checkBudget(*o, drv, l.request(*o, "", nil)); err != nil {
-		return nil, nil, err
+	if err := checkBudget(r); err != nil {
+		return err
 	}
-	if _, err := agent.LookPath(drv); err != nil {
+	if _, err := agent.LookPath(r.Driver); err != nil {
 		hint := ""
 		var nf *agent.NotFoundError
 		if errors.As(err, &nf) {
 			hint = nf.Hint()
 		}
-		msg := fmt.Sprintf("agent %q: %s not found on PATH", drv.Name(), drv.Binary())
-		if !o.DryRun {
-			return nil, nil, &Error{Msg: msg, Hint: hint, Err: err}
+		msg := fmt.Sprintf("agent %q: %s not found on PATH", r.Driver.Name(), r.Driver.Binary())
+		if !r.DryRun {
+			return &Error{Msg: msg, Hint: hint, Err: err}
 		}
 		// A preview of the prompt needs no agent: say that it is missing, and go on.
 		l.Report.Warn(msg + "; a real run needs it")
-	}
-	if _, err := checkpointSubject(o.CheckpointMessage, o.Change, tasklist.Story{ID: "1", Title: "Title"}); err != nil {
-		return nil, nil, err // refused before anything changes, not at the first checkpoint
-	}
-	if o.PromptTemplate != "" {
-		if _, err := os.Stat(o.PromptTemplate); err != nil {
-			return nil, nil, UserErr("point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it",
-				"prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err))
-		}
-	}
-	if ch != nil && ch.Warning != "" {
-		l.Report.Warn(ch.RelDir + ": " + ch.Warning)
-	}
-	return ch, drv, nil
-}
-
-// checkBudget refuses a budget the agent could not be held to: --max-cost for an
-// agent that reports no cost, --max-tokens for one that reports no tokens. Not
-// capping while the user believes it caps would be worse than not starting.
-func checkBudget(o Options, drv agent.Driver, req agent.Request) error {
-	cost, tokens := agent.Reports(drv, req)
-	switch {
-	case o.MaxCost > 0 && !cost && tokens:
-		return UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
-			"agent %q reports no cost, so --max-cost could not stop it", drv.Name())
-	case o.MaxCost > 0 && !cost:
-		return UserErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
-			"agent %q reports neither cost nor tokens, so --max-cost could not stop it", drv.Name())
-	case o.MaxTokens > 0 && !tokens:
-		return UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
-			"agent %q reports no tokens, so --max-tokens could not stop it", drv.Name())
 	}
 	return nil
 }
 
 // checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
-// its work is what a new run starts from.
-func (l *Loop) checkCheckout(ctx context.Context, o Options) error {
-	if op, err := l.Repo.InProgress(ctx); err != nil {
+// its work is what a new run of change starts from.
+func (l *Loop) checkCheckout(ctx context.Context, change string) error {
+	if op, err := l.Repo.InProgress(); err != nil {
 		return err
 	} else if op != "" {
-		return UserErr(inProgressHint(op)+", then run 'git ralph start "+o.Change+"' again",
+		return UserErr(inProgressHint(op)+", then run 'git ralph start "+change+"' again",
 			"a %s is in progress", op)
 	}
 	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
 		return err
 	} else if len(paths) > 0 {
-		return UserErr("resolve them and commit, then run 'git ralph start "+o.Change+"' again",
+		return UserErr("resolve them and commit, then run 'git ralph start "+change+"' again",
 			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
 	}
 	return nil
@@ -412,20 +428,22 @@ func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool
 
 // openOutsideStories is the error for a change whose stories are all complete while
 // OpenSpec still counts an open task in it: git-ralph never calls such a change complete.
-func openOutsideStories(ch *source.Source) error {
-	n := ch.OpenOutsideStories()
+func openOutsideStories(src *source.Source) error {
+	n := src.OpenOutsideStories()
 	if n == 0 {
 		return nil
 	}
-	return UserErr("put them under a '## ' heading in "+ch.TasksRel+", then run 'git ralph start "+ch.Name+"' again",
-		"%s has %d open task(s) that belong to no story; the change is not complete", ch.TasksRel, n)
+	return UserErr("put them under a '## ' heading in "+src.TasksRel+", then run 'git ralph start "+src.Name+"' again",
+		"%s has %d open task(s) that belong to no story; the change is not complete", src.TasksRel, n)
 }
 
-func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv agent.Driver, tree string) (*Summary, error) {
-	s := &Summary{Change: o.Change, Branch: BranchName(o.Change), Total: len(ch.Stories), DryRun: &DryRun{}}
-	story, ok := ch.NextStory()
+// dryRun is what the run r would do next, in tree: the next story's prompt, the agent's
+// command line and its sandbox.
+func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, error) {
+	s := &Summary{Change: r.Change, Branch: BranchName(r.Change), Total: len(src.Stories), DryRun: &DryRun{}}
+	story, ok := src.NextStory()
 	if !ok {
-		if err := openOutsideStories(ch); err != nil {
+		if err := openOutsideStories(src); err != nil {
 			return nil, err
 		}
 		s.DryRun.Done = true
@@ -433,42 +451,43 @@ func (l *Loop) dryRun(ctx context.Context, o Options, ch *source.Source, drv age
 	}
 	reason := ""
 	n := 1
-	if rec, err := l.Store.Load(o.Change); err == nil {
+	if rec, err := l.Store.Load(r.Change); err == nil {
 		reason = rec.LastReason(story.ID)
 		n = len(rec.AttemptsOf(story.ID)) + 1
 	}
-	learnings := ""
-	learnings = prompt.ReadLearnings(l.Repo.Root, ch, l.Store.LearningsPath(ch.Name))
-	text, err := l.render(o, ch, story, learnings, reason, n)
+	learnings := prompt.ReadLearnings(l.Repo.Root, src, l.Store.LearningsPath(src.Name))
+	text, err := l.render(r, src, story, learnings, reason, n)
 	if err != nil {
 		return nil, err
 	}
-	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, ch.Notes
-	s.DryRun.Argv = drv.Argv(l.request(o, "", nil))
-	s.DryRun.Sandbox = l.describeSandbox(o, drv, tree, agentFiles(ch, l.Store.LearningsPath(ch.Name)))
+	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, src.Notes
+	s.DryRun.Argv = r.Driver.Argv(l.request(r, "", nil))
+	s.DryRun.Sandbox = describeSandbox(r.Sandbox, r.Driver, tree, agentFiles(src, l.Store.LearningsPath(src.Name)))
 	return s, nil
 }
 
-func (l *Loop) request(o Options, text string, env []string) agent.Request {
+// request is the agent request of r's run: the prompt text, env added to the agent's
+// environment.
+func (l *Loop) request(r *Resolved, text string, env []string) agent.Request {
 	return agent.Request{
 		Prompt:      text,
 		Dir:         l.Repo.Root,
 		Env:         append(env, l.worktreeEnv()...),
-		Model:       o.Model,
-		Args:        o.AgentArgs,
-		KeepEnv:     o.AgentEnvKeep,
-		Timeout:     o.Timeout,
-		IdleTimeout: o.IdleTimeout,
-		Grace:       o.Grace,
-		Kill:        o.Kill,
+		Model:       r.Model,
+		Args:        r.AgentArgs,
+		KeepEnv:     r.AgentEnvKeep,
+		Timeout:     r.Timeout,
+		IdleTimeout: r.IdleTimeout,
+		Kill:        l.Kill,
 		Clock:       l.Clock,
 	}
 }
 
-func (l *Loop) render(o Options, ch *source.Source, s tasklist.Story, learnings, reason string, n int) (string, error) {
-	d := prompt.ForSource(ch, s, l.Store.LearningsPath(ch.Name), learnings, n, o.MaxRetries+1, reason)
-	d.NoSkip = o.NoSkip
-	text, err := prompt.Render(o.PromptTemplate, d)
+// render is the prompt of attempt n at story s of src.
+func (l *Loop) render(r *Resolved, src *source.Source, s tasklist.Story, learnings, reason string, n int) (string, error) {
+	d := prompt.ForSource(src, s, l.Store.LearningsPath(src.Name), learnings, n, r.MaxRetries+1, reason)
+	d.NoSkip = !r.AllowSkip
+	text, err := prompt.Render(r.PromptTemplate, d)
 	if err != nil {
 		return "", &Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}
 	}
@@ -476,8 +495,8 @@ func (l *Loop) render(o Options, ch *source.Source, s tasklist.Story, learnings,
 }
 
 // storyIndex is the 1-based position of a story among the change's stories.
-func storyIndex(ch *source.Source, id string) int {
-	for i, s := range ch.Stories {
+func storyIndex(src *source.Source, id string) int {
+	for i, s := range src.Stories {
 		if s.ID == id {
 			return i + 1
 		}

@@ -27,19 +27,19 @@ func (l *Loop) surfacePath(change string) string {
 // restored, never read anew (git-ralph's own git ran in between, and a program the agent
 // planted beyond the reach of its -c overrides may have run in it), the refs as the check
 // left them, read anew only after a wait (the user may have moved them meanwhile).
-func (l *Loop) takeSurface(ctx context.Context, o Options, rec *run.Record) (*surface.Snapshot, error) {
+func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	var snap *surface.Snapshot
 	var err error
-	if prev := l.lastSurface; prev != nil {
-		snap, err = surface.TakeAfter(ctx, l.Repo, prev, l.surfaceWaited)
+	if prev := s.lastSurface; prev != nil {
+		snap, err = surface.TakeAfter(ctx, s.Repo, prev, s.surfaceWaited)
 	} else {
-		snap, err = surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, NoRefs: o.AllowRefChanges, Shared: l.worktree != "", Others: l.runStamps})
+		snap, err = surface.Take(ctx, s.Repo, surface.Options{Change: s.rec.Change, NoRefs: s.r.AllowRefChanges, Shared: s.worktree != "", Others: s.runStamps})
 	}
-	l.lastSurface, l.surfaceWaited = nil, false
+	s.lastSurface, s.surfaceWaited = nil, false
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
 	}
-	if err := snap.Save(l.surfacePath(rec.Change)); err != nil {
+	if err := snap.Save(s.surfacePath(s.rec.Change)); err != nil {
 		return nil, fmt.Errorf("save the trust surface: %w", err)
 	}
 	return snap, nil
@@ -49,18 +49,26 @@ func (l *Loop) takeSurface(ctx context.Context, o Options, rec *run.Record) (*su
 // it, reporting one line per restored thing, and returns the attempt's reason
 // ("tampered: …"); "" when nothing changed.
 func (l *Loop) checkSurface(ctx context.Context, snap *surface.Snapshot, rec *run.Record, att *run.Attempt) (string, error) {
-	changes, err := l.restoreSurface(ctx, snap, rec, fmt.Sprintf("%s-%d", att.Story, att.N))
-	if err != nil || len(changes) == 0 {
-		return "", err
+	changes, err := l.restoreSurface(ctx, snap, rec, fmt.Sprintf("%s-%d", att.Story, att.N), false)
+	return tamperReason(l.Repo, changes), err
+}
+
+// tamperReason is an attempt's reason when the agent changed what changes lists
+// ("tampered: …"); "" when nothing changed.
+func tamperReason(repo *git.Repo, changes []surface.Change) string {
+	if len(changes) == 0 {
+		return ""
 	}
-	return surface.Reason(changes, l.Repo.Root) + "; leave git refs, git config and hooks as they are", nil
+	return surface.Reason(changes, repo.Root) + "; leave git refs, git config and hooks as they are"
 }
 
 // restoreSurface compares the surface with snap and puts back what differs, keeping what
 // it finds under the name id, and returns the differences. When the files that say where
 // the repository is had changed, the refs are compared once they are back
-// (Snapshot.Relocated).
-func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *run.Record, id string) ([]surface.Change, error) {
+// (Snapshot.Relocated). A snapshot a crash-resume loaded from disk (the agent could have
+// written it) writes nothing outside the repository: such a difference is an error,
+// unless trust (start --trust-current) takes it as it is.
+func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *run.Record, id string, trust bool) ([]surface.Change, error) {
 	var all []surface.Change
 	for {
 		changes, err := snap.Compare(ctx, l.Repo)
@@ -82,7 +90,7 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 					outside = append(outside, c.Name(l.Repo.Root))
 				}
 			}
-			if len(outside) > 0 && !l.TrustCurrent {
+			if len(outside) > 0 && !trust {
 				return nil, &Error{Msg: "cannot verify what the agent changed: " + strings.Join(outside, ", ") + " changed during the attempt a crash cut short, " +
 					"and git-ralph does not write files outside the repository from a record the agent could have written",
 					Hint: "look at them (the recorded versions are in " + l.surfacePath(rec.Change) + "), then go on with 'git ralph start " + rec.Change + " --trust-current'"}
@@ -96,7 +104,6 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 			}
 		}
 		all = append(all, changes...)
-		l.configTampered = l.configTampered || surface.ConfigChanged(changes, snap)
 		// Before Restore's git: after a crash the repository was opened with the agent's
 		// config, whose core.hooksPath may be the agent's.
 		l.Repo.PinHooksDir(snap.HooksDir)
@@ -181,10 +188,9 @@ func (l *Loop) CheckCrashedSurface(ctx context.Context, rec *run.Record, again s
 	if rec.Status != run.Running {
 		return nil
 	}
-	if _, err := l.resumeSurface(ctx, rec); err != nil {
+	if _, config, err := l.resumeSurface(ctx, rec, false); err != nil {
 		return err
-	}
-	if l.configTampered {
+	} else if config {
 		return errReadAgain(rec.Change, again)
 	}
 	return nil
@@ -198,10 +204,12 @@ func (l *Loop) dropSurface(change string) { _ = os.Remove(l.surfacePath(change))
 
 // resumeSurface is the crash-resume's check: the snapshot saved before the attempt the
 // crash cut short is compared and restored. It returns the reason when the agent had
-// changed it.
-func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, error) {
+// changed it, and whether a config file was among what changed (the command read its
+// settings from the agent's config, then). trust (start --trust-current) goes on
+// without a snapshot to trust, and takes what changed outside the repository as it is.
+func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record, trust bool) (reason string, config bool, err error) {
 	if a := rec.Last(); attemptCutShort(rec) && a.SurfaceChecked {
-		return a.Reason, nil // an earlier command checked it (and stopped after)
+		return a.Reason, false, nil // an earlier command checked it (and stopped after)
 	}
 	path := l.surfacePath(rec.Change)
 	snap, err := surface.Load(path)
@@ -214,37 +222,38 @@ func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record) (string, erro
 	if err != nil {
 		// The agent runs as the user and can write .git/ralph: a record it removed or
 		// forged is no record to trust, and so nothing is (fail closed).
-		if !l.TrustCurrent {
-			return "", &Error{Msg: "cannot verify what the agent changed: " + err.Error(),
+		if !trust {
+			return "", false, &Error{Msg: "cannot verify what the agent changed: " + err.Error(),
 				Hint: "look at your refs, .git/config and hooks (the agent may have changed them), then accept them as they are with 'git ralph start " + rec.Change + " --trust-current'",
 				Err:  err}
 		}
 		l.Report.Warn("the trust surface of the attempt the crash cut short could not be checked (" + err.Error() + "); refs, config and hooks are taken as they are (--trust-current)")
 		l.dropSurface(rec.Change)
-		return "", nil
+		return "", false, nil
 	}
 	if snap == nil {
-		return "", nil
+		return "", false, nil
 	}
 	snap.Others = l.runStamps
 	att := rec.Last()
 	if att == nil {
 		att = &run.Attempt{Story: "resume"}
 	}
-	reason, err := l.checkSurface(ctx, snap, rec, att)
+	changes, err := l.restoreSurface(ctx, snap, rec, fmt.Sprintf("%s-%d", att.Story, att.N), trust)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
+	reason = tamperReason(l.Repo, changes)
 	if attemptCutShort(rec) {
 		// Recorded before the snapshot goes: a later command (a finish that stopped
 		// to be run again, then a start) knows the check was made.
 		att.SurfaceChecked, att.Reason = true, reason
 		if err := l.Save(rec); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	l.dropSurface(rec.Change)
-	return reason, nil
+	return reason, surface.ConfigChanged(changes, snap), nil
 }
 
 // attemptCutShort says the record shows an attempt under way: the loop was killed while

@@ -26,26 +26,26 @@ import (
 // runs are made, one subdirectory per change.
 const WorktreeDirConfig = "ralph.worktreeDir"
 
-// worktreeTarget returns where o's worktree run works: the record's worktree for an
-// existing worktree run, else o.WorktreePath, else <ralph.worktreeDir>/<change>, else
-// ../<repo>.ralph/<change> next to the main worktree. ok is false for a run in the
-// user's checkout.
-func (l *Loop) worktreeTarget(ctx context.Context, o Options) (path string, existing *run.Record, ok bool, err error) {
-	rec, err := l.Store.Load(o.Change)
+// worktreeTarget returns where the worktree run of change works: the record's worktree
+// for an existing worktree run, else w.Path (--worktree=PATH), else
+// <ralph.worktreeDir>/<change>, else ../<repo>.ralph/<change> next to the main worktree.
+// ok is false for a run in the user's checkout.
+func (l *Loop) worktreeTarget(ctx context.Context, change string, w WorktreeOption) (path string, existing *run.Record, ok bool, err error) {
+	rec, err := l.Store.Load(change)
 	if err != nil && !errors.Is(err, run.ErrNoRun) {
 		return "", nil, false, err
 	}
 	if rec != nil && rec.Worktree != nil {
 		return rec.Worktree.Path, rec, true, nil
 	}
-	if !o.Worktree {
+	if !w.On {
 		return "", rec, false, nil
 	}
 	if rec != nil {
-		return "", nil, false, UserErr("resume it there with 'git ralph start "+o.Change+"' (without --worktree), or finish it first",
-			"change %q already has a run in the checkout %s", o.Change, l.Repo.Root)
+		return "", nil, false, UserErr("resume it there with 'git ralph start "+change+"' (without --worktree), or finish it first",
+			"change %q already has a run in the checkout %s", change, l.Repo.Root)
 	}
-	path = o.WorktreePath
+	path = w.Path
 	if path == "" {
 		main, err := l.Repo.MainWorktree(ctx)
 		if err != nil {
@@ -61,7 +61,7 @@ func (l *Loop) worktreeTarget(ctx context.Context, o Options) (path string, exis
 		case !set || dir == "":
 			dir = filepath.Join(filepath.Dir(main), filepath.Base(main)+".ralph")
 		}
-		path = filepath.Join(dir, o.Change)
+		path = filepath.Join(dir, change)
 	}
 	path, err = filepath.Abs(path)
 	if err != nil {
@@ -70,20 +70,20 @@ func (l *Loop) worktreeTarget(ctx context.Context, o Options) (path string, exis
 	return path, nil, true, nil
 }
 
-// checkWhere finds where o's loop works (the user's checkout, or the run's worktree)
+// checkWhere finds where r's loop works (the user's checkout, or the run's worktree)
 // and refuses a branch checked out anywhere else, holding the worktrees lock so that
 // no other git-ralph is half-way through adding one.
-func (l *Loop) checkWhere(ctx context.Context, o Options) (wt string, inWT bool, err error) {
+func (l *Loop) checkWhere(ctx context.Context, r *Resolved) (wt string, inWT bool, err error) {
 	wlock, err := l.Store.LockWorktrees()
 	if err != nil {
 		return "", false, err
 	}
 	defer wlock.Unlock()
-	wt, _, inWT, err = l.worktreeTarget(ctx, o)
+	wt, _, inWT, err = l.worktreeTarget(ctx, r.Change, r.Worktree)
 	if err != nil {
 		return "", false, err
 	}
-	return wt, inWT, l.checkBranchFree(ctx, o.Change, wt, inWT)
+	return wt, inWT, l.checkBranchFree(ctx, r.Change, wt, inWT)
 }
 
 // worktreeRunRepo returns the repository opened in the worktree of change's run when
@@ -133,7 +133,6 @@ func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	repo.Trace, repo.NoAutoGC = l.Repo.Trace, true
 	wl := *l
 	wl.Repo, wl.worktree = repo, path
-	wl.taken = nil
 	return &wl, nil
 }
 

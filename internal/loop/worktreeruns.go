@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
@@ -18,10 +17,11 @@ import (
 // stays here (worktree.go), and its state is the record's (run.Record.WorktreeState). A
 // Loop without it refuses such runs.
 type WorktreeRuns interface {
-	// Start runs the loop of o in the worktree at path, with the change's lock held:
-	// it makes the run (or completes a start a crash cut short), re-creates a deleted
-	// worktree from the branch, locks the worktree and runs the loop there.
-	Start(ctx context.Context, l *Loop, o Options, drv agent.Driver, path string) (*Summary, error)
+	// Start runs the loop of r (what Start resolved) in the worktree at path, with the
+	// change's lock held: it makes the run (or completes a start a crash cut short),
+	// re-creates a deleted worktree from the branch, locks the worktree and runs the
+	// loop there.
+	Start(ctx context.Context, l *Loop, r *Resolved, path string) (*Summary, error)
 	// Finish ends the worktree run rec in mode (--squash or --keep).
 	Finish(ctx context.Context, l *Loop, rec *run.Record, mode FinishMode) (*FinishResult, error)
 
@@ -40,11 +40,11 @@ type WorktreeRuns interface {
 	Remove(ctx context.Context, l *Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *FinishResult) error
 }
 
-func (l *Loop) startWorktree(ctx context.Context, o Options, drv agent.Driver, path string) (*Summary, error) {
+func (l *Loop) startWorktree(ctx context.Context, r *Resolved, path string) (*Summary, error) {
 	if l.Worktrees == nil {
-		return nil, fmt.Errorf("start of %q in a worktree: no way to run in a worktree here", o.Change)
+		return nil, fmt.Errorf("start of %q in a worktree: no way to run in a worktree here", r.Change)
 	}
-	return l.Worktrees.Start(ctx, l, o, drv, path)
+	return l.Worktrees.Start(ctx, l, r, path)
 }
 
 func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
@@ -54,19 +54,19 @@ func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishM
 	return l.Worktrees.Finish(ctx, l, rec, mode)
 }
 
-// RunInWorktree runs the loop of o in l, a Loop made by In for the run's worktree,
+// RunInWorktree runs the loop of r in l, a Loop made by In for the run's worktree,
 // once the run and its worktree exist: the stories are read from the worktree (the
 // branch's tasks.md is the one the agent ticks, never the copy in the user's checkout).
-func (l *Loop) RunInWorktree(ctx context.Context, o Options, drv agent.Driver) (*Summary, error) {
-	rec, err := l.prepare(ctx, o)
+func (l *Loop) RunInWorktree(ctx context.Context, r *Resolved) (*Summary, error) {
+	rec, err := l.prepare(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := l.openSrc(ctx, o)
+	src, err := l.openResolved(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := l.work(ctx, o, ch, drv, rec)
+	sum, err := l.session(r, rec, src).work(ctx)
 	if sum != nil {
 		sum.Worktree = rec.Worktree.Path
 	}

@@ -75,9 +75,12 @@ type Record struct {
 	Checkpoint     string `json:"checkpoint,omitempty"`
 	Status         Status `json:"status"`
 	StopReason     string `json:"stopReason,omitempty"`
-	CurrentStory   string `json:"currentStory,omitempty"`
-	Agent          string `json:"agent"`
-	Model          string `json:"model,omitempty"`
+	// StopCause is what caused the error the run stopped with, when that error had a
+	// cause its message does not give (what git or the file system said); "" else.
+	StopCause    string `json:"stopCause,omitempty"`
+	CurrentStory string `json:"currentStory,omitempty"`
+	Agent        string `json:"agent"`
+	Model        string `json:"model,omitempty"`
 	// Sandbox is the agent's sandbox as the last start ran it ("landlock ABI 7, git
 	// directory read-only", "off; …"); "" for a run made before git-ralph had one.
 	Sandbox    string    `json:"sandbox,omitempty"`
@@ -123,6 +126,16 @@ type Record struct {
 	// Remote is set for a run on GitHub Actions: by dispatch on the user's machine, and
 	// by start --adopt --run-id on the runner.
 	Remote *Remote `json:"remote,omitempty"`
+}
+
+// Stop records where the run stands (st), why it stopped (reason; "" while it runs) and
+// the cause of the error it stopped with (nil when none), replacing what an earlier stop
+// said.
+func (r *Record) Stop(st Status, reason string, cause error) {
+	r.Status, r.StopReason, r.StopCause = st, reason, ""
+	if cause != nil {
+		r.StopCause = cause.Error()
+	}
 }
 
 // Worktree is where a worktree run works, and where its work goes back to.
@@ -344,24 +357,40 @@ func readCapped(path string, max int64) ([]byte, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err == nil && int64(len(data)) > max {
-		err = fmt.Errorf("%s is more than %d MiB: git-ralph reads no larger record", path, max>>20)
+		err = fmt.Errorf("more than %d MiB: git-ralph reads no larger record", max>>20)
 	}
 	return data, err
 }
 
+// UnreadableError is a run record that is there and cannot be read: not a regular
+// file, larger than MaxRecord, or not a record. It is never taken for "no run".
+type UnreadableError struct {
+	Path string // the record's file
+	Err  error
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("cannot read the run record %s: %v", e.Path, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
 // Load reads the change's run record (at most MaxRecord bytes); ErrNoRun when there is
-// none. Its cost and token totals are summed anew from its attempts (SumAttempts).
+// none, an *UnreadableError when it cannot be read. Its cost and token totals are summed
+// anew from its attempts (SumAttempts).
 func (s *Store) Load(change string) (*Record, error) {
-	data, err := readCapped(s.recordPath(change), MaxRecord)
+	path := s.recordPath(change)
+	data, err := readCapped(path, MaxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoRun
 	}
 	if err != nil {
-		return nil, err
+		return nil, &UnreadableError{Path: path, Err: err}
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("read run record %s: %w", s.recordPath(change), err)
+		return nil, &UnreadableError{Path: path, Err: err}
 	}
 	r.SumAttempts()
 	return &r, nil

@@ -45,8 +45,12 @@ func (ks Kinds) Resolve(r Repo, arg string) (*Source, error) {
 // (ralph/<name>), else the source a kind calls current (spec-kit's feature), else the
 // only run; else it says what there is to run.
 func (ks Kinds) bare(r Repo) (*Source, error) {
-	if name, ok := strings.CutPrefix(r.Branch, "ralph/"); ok && record(r.Runs, name) != nil {
-		return ks.Resolve(r, name)
+	if name, ok := strings.CutPrefix(r.Branch, "ralph/"); ok {
+		if rec, err := record(r.Runs, name); err != nil {
+			return nil, err
+		} else if rec != nil {
+			return ks.Resolve(r, name)
+		}
 	}
 	for _, k := range ks.all() {
 		c, ok := k.(Current)
@@ -64,10 +68,7 @@ func (ks Kinds) bare(r Repo) (*Source, error) {
 			if err != nil {
 				return nil, err
 			}
-			if rec := record(r.Runs, s.Name); rec != nil {
-				return ks.ofRun(r, s, rec)
-			}
-			return s, nil
+			return ks.withRun(r, s)
 		}
 	}
 	var runs []string
@@ -91,7 +92,10 @@ func (ks Kinds) bare(r Repo) (*Source, error) {
 
 func (ks Kinds) resolve(r Repo, arg, name string) (*Source, error) {
 	if name != "" {
-		rec := record(r.Runs, name)
+		rec, err := record(r.Runs, name)
+		if err != nil {
+			return nil, err
+		}
 		if rec.Source != "" {
 			return ks.OpenRun(r, rec)
 		}
@@ -112,8 +116,16 @@ func (ks Kinds) resolve(r Repo, arg, name string) (*Source, error) {
 		}
 		return nil, err
 	}
-	rec := record(r.Runs, s.Name)
-	if rec == nil {
+	return ks.withRun(r, s)
+}
+
+// withRun is s as the run of its name reads it (ofRun), s itself when it has none.
+func (ks Kinds) withRun(r Repo, s *Source) (*Source, error) {
+	rec, err := record(r.Runs, s.Name)
+	switch {
+	case err != nil:
+		return nil, err
+	case rec == nil:
 		return s, nil
 	}
 	return ks.ofRun(r, s, rec)
@@ -326,21 +338,18 @@ func RunOf(r Repo, arg string) string {
 	return ""
 }
 
-// record is the record of the run named name, nil when there is none (or no store). The
-// name is only looked up among the runs listed, never joined into a path.
-func record(runs *run.Store, name string) *run.Record {
+// record is the record of the run named name, nil when there is none (or no store); a
+// record that is there and cannot be read is an error (run.UnreadableError), never "no
+// run". The name is only looked up among the runs listed, never joined into a path.
+func record(runs *run.Store, name string) (*run.Record, error) {
 	if runs == nil {
-		return nil
+		return nil, nil
 	}
 	names, err := runs.Changes()
 	if err != nil || !slices.Contains(names, name) {
-		return nil
+		return nil, nil
 	}
-	rec, err := runs.Load(name)
-	if err != nil {
-		return nil
-	}
-	return rec
+	return runs.Load(name)
 }
 
 // isPath reports whether arg reads as the path of a file (a plan's or a prd.json's)

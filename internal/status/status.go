@@ -66,6 +66,17 @@ func Stories(ch *source.Source) []StoryView {
 	return out
 }
 
+// Done is how many of views are complete stories.
+func Done(views []StoryView) int {
+	n := 0
+	for _, v := range views {
+		if v.Complete {
+			n++
+		}
+	}
+	return n
+}
+
 // Reader reads the runs of one repository: its store and its checkout.
 type Reader struct {
 	Repo  *git.Repo

@@ -65,9 +65,9 @@ const Busy = "busy"
 // Snapshot is the surface at one moment.
 type Snapshot struct {
 	Options
-	Refs     []git.RefEntry `json:"refs,omitempty"`
-	Files    []File         `json:"files"`
-	HooksDir string         `json:"hooksDir"`
+	Refs     []git.RefWithSymref `json:"refs,omitempty"`
+	Files    []File              `json:"files"`
+	HooksDir string              `json:"hooksDir"`
 	// Dirs are the directories each of whose files is watched (the hooks directory,
 	// info/, the submodules' hooks): a file that appears there was created.
 	Dirs []string `json:"dirs,omitempty"`
@@ -94,7 +94,7 @@ type Snapshot struct {
 
 	// checked is what the last Compare saw of the watched refs, and restored what
 	// Restore put back; Next derives the refs after the check from them.
-	checked  []git.RefEntry
+	checked  []git.RefWithSymref
 	reported map[string]bool
 	compared bool
 	// saved is what Save wrote, for Forged.
@@ -105,18 +105,18 @@ type Snapshot struct {
 
 // Next returns the watched refs as they are once the last Compare and the Restore of its
 // changes are done: as recorded, except, in a Shared run, the changes let be.
-func (s *Snapshot) Next() []git.RefEntry {
+func (s *Snapshot) Next() []git.RefWithSymref {
 	if s.NoRefs || !s.compared {
 		return nil
 	}
 	// What Compare saw, with what it reported (and Restore put back) as recorded, and
 	// what it reported as created (Restore removed it) left out.
-	recorded := map[string]git.RefEntry{}
+	recorded := map[string]git.RefWithSymref{}
 	for _, r := range s.Refs {
 		recorded[r.Name] = r
 	}
 	seen := map[string]bool{}
-	var out []git.RefEntry
+	var out []git.RefWithSymref
 	for _, r := range s.checked {
 		seen[r.Name] = true
 		if s.reported[r.Name] {
@@ -133,7 +133,7 @@ func (s *Snapshot) Next() []git.RefEntry {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b git.RefEntry) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b git.RefWithSymref) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -199,7 +199,7 @@ func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bo
 	freshRefs = freshRefs || !maps.Equal(s.Stamps, prev.Stamps)
 	if !freshRefs {
 		if s.Refs = prev.Next(); s.Refs == nil {
-			s.Refs = []git.RefEntry{}
+			s.Refs = []git.RefWithSymref{}
 		}
 		return s, nil
 	}
@@ -641,7 +641,7 @@ func owner(name string, names func(yield func(string) bool)) string {
 // (a move forward is let be); checkedOut are all the branches checked out there, born or
 // not. Both only when worktrees is set (a snapshot: a check compares with the recorded
 // ones, never with worktrees the attempt may have made).
-func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[string]string, worktrees bool) (refs []git.RefEntry, elsewhere, checkedOut []string, err error) {
+func watchedRefs(ctx context.Context, repo *git.Repo, o Options, stamps map[string]string, worktrees bool) (refs []git.RefWithSymref, elsewhere, checkedOut []string, err error) {
 	all, err := repo.AllRefs(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -682,8 +682,8 @@ type Change struct {
 	Ref  string // the ref, or "" for a file
 	File string // the file's absolute path, or ""
 	What string // "moved", "deleted", "created", "changed", "mode changed"
-	Then git.RefEntry
-	Now  git.RefEntry
+	Then git.RefWithSymref
+	Now  git.RefWithSymref
 	// NowFile is the file as the agent left it.
 	NowFile File
 	then    File
@@ -761,7 +761,7 @@ func (s *Snapshot) compareRefs(ctx context.Context, repo *git.Repo) (changes []C
 			}
 		}
 	}()
-	byName := map[string]git.RefEntry{}
+	byName := map[string]git.RefWithSymref{}
 	for _, r := range now {
 		byName[r.Name] = r
 	}
@@ -937,12 +937,12 @@ func Quote(name string) string {
 // keepRefs + the ref's name without "refs/"). It returns one line per restored thing.
 func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, keepDir string) ([]string, error) {
 	var lines []string
-	keepRef := func(r git.RefEntry) (string, error) {
+	keepRef := func(r git.RefWithSymref) (string, error) {
 		if r.ID == "" || strings.Trim(r.ID, "0") == "" {
 			return "", nil
 		}
 		name := keepRefs + strings.TrimPrefix(r.Name, "refs/")
-		return name, repo.SetRef(ctx, name, r.ID)
+		return name, repo.UpdateRefNoDeref(ctx, name, r.ID)
 	}
 	// Files first: the git that puts refs back runs hooks (reference-transaction) and
 	// reads the config, which must be the recorded ones by then, not the agent's.
@@ -983,7 +983,7 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 			if err != nil {
 				return lines, err
 			}
-			if err := repo.RemoveRef(ctx, c.Ref); err != nil {
+			if err := repo.DeleteRefNoDeref(ctx, c.Ref); err != nil {
 				return lines, err
 			}
 			lines = append(lines, fmt.Sprintf("removed %s, which the agent created (kept as %s)", Quote(c.Ref), Quote(kept)))
@@ -1011,14 +1011,14 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 	return lines, nil
 }
 
-func putRef(ctx context.Context, repo *git.Repo, r git.RefEntry) error {
+func putRef(ctx context.Context, repo *git.Repo, r git.RefWithSymref) error {
 	if r.Symref != "" {
 		return repo.SetSymbolicRef(ctx, r.Name, r.Symref)
 	}
-	return repo.SetRef(ctx, r.Name, r.ID)
+	return repo.UpdateRefNoDeref(ctx, r.Name, r.ID)
 }
 
-func describe(r git.RefEntry) string {
+func describe(r git.RefWithSymref) string {
 	if r.Symref != "" {
 		return Quote(r.Symref)
 	}

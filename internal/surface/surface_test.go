@@ -230,7 +230,7 @@ func TestTakeAfterShared(t *testing.T) {
 	}
 }
 
-func refNames(refs []git.RefEntry) string {
+func refNames(refs []git.RefWithSymref) string {
 	var b strings.Builder
 	for _, r := range refs {
 		b.WriteString(r.Name + "=" + r.ID + "->" + r.Symref + "\n")

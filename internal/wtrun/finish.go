@@ -27,16 +27,14 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 			if len(f.Carried) > 0 {
 				_ = l.Save(rec)
 				return nil, loop.UserErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err),
-					"squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root)
+					"squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root).WithCause(err)
 			}
 			if !f.OriginDirty {
 				_ = origin.HardReset(ctx, "HEAD") // it was clean: put it back exactly
 			}
 			_ = l.Repo.DeleteRef(ctx, f.Backup)
 			_ = l.Save(rec)
-			return nil, loop.UserErr(fmt.Sprintf("%s moved on since the run started; %s and its worktree are intact\nmerge by hand in %s: git merge --squash %s, resolve the conflicts, then git reset\nor keep the branch: git ralph finish %s --keep",
-				res.Target, rec.Branch, origin.Root, rec.Branch, rec.Change),
-				"squashing %s onto %s conflicts", rec.Branch, res.Target)
+			return nil, loop.SquashError(err, rec.Branch, res.Target, "so is its worktree", "in "+origin.Root+": git merge --squash "+rec.Branch, "git ralph finish "+rec.Change+" --keep")
 		}
 	}
 	var err error
@@ -79,7 +77,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 // under refs/ralph/<change>/backup/), and refused otherwise, with nothing changed.
 func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
 	f := rec.Finishing
-	res.Backup, res.Target = f.Backup, loop.OrDetachedName(rec.Original, rec.OriginalCommit)
+	res.Backup, res.Target = f.Backup, loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	origin, err := originRepo(ctx, l, rec)
 	if err != nil {
 		return nil, err
@@ -101,7 +99,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		return nil, err
 	}
 	if cur != rec.Original || head != f.Target {
-		return nil, pending("%s is no longer where it left it (%s)", origin.Root, loop.OrDetachedName(rec.Original, f.Target))
+		return nil, pending("%s is no longer where it left it (%s)", origin.Root, loop.BranchOrDetached(rec.Original, f.Target))
 	}
 	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
 	if err != nil {

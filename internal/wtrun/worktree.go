@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // checkNewWorktreePath refuses a path for a new worktree run that is inside a work
@@ -71,12 +71,13 @@ func resolve(path string) string {
 	}
 }
 
-// startWorktree runs the loop of a worktree run, with the change's lock held: it makes
-// the run (or completes a start a crash cut short), re-creates a deleted worktree from
-// the branch, locks the worktree and runs the loop there.
-func startWorktree(ctx context.Context, l *loop.Loop, o loop.Options, drv agent.Driver, path string) (*loop.Summary, error) {
+// startWorktree runs the loop of a worktree run (r, what Start resolved), with the
+// change's lock held: it makes the run (or completes a start a crash cut short),
+// re-creates a deleted worktree from the branch, locks the worktree and runs the loop
+// there.
+func startWorktree(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*loop.Summary, error) {
 	gctx := context.WithoutCancel(ctx)
-	wl, rec, err := setUpWorktree(gctx, l, o, path)
+	wl, rec, err := setUpWorktree(gctx, l, r, path)
 	if err != nil {
 		return nil, err
 	}
@@ -87,18 +88,18 @@ func startWorktree(ctx context.Context, l *loop.Loop, o loop.Options, drv agent.
 			wlock.Unlock()
 		}
 	}()
-	return wl.RunInWorktree(ctx, o, drv)
+	return wl.RunInWorktree(ctx, r)
 }
 
 // setUpWorktree makes or completes the run, re-creates a deleted worktree and locks it,
 // holding the worktrees lock; it returns a Loop working in the worktree.
-func setUpWorktree(ctx context.Context, l *loop.Loop, o loop.Options, path string) (*loop.Loop, *run.Record, error) {
+func setUpWorktree(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*loop.Loop, *run.Record, error) {
 	wlock, err := l.Store.LockWorktrees()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer wlock.Unlock()
-	rec, err := startedWorktreeRun(ctx, l, o, path)
+	rec, err := startedWorktreeRun(ctx, l, r, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,7 +107,7 @@ func setUpWorktree(ctx context.Context, l *loop.Loop, o loop.Options, path strin
 	if err != nil {
 		return nil, nil, err
 	}
-	reason := fmt.Sprintf("git-ralph %s pid %d", o.Change, os.Getpid())
+	reason := fmt.Sprintf("git-ralph %s pid %d", r.Change, os.Getpid())
 	if err := l.Repo.LockWorktree(ctx, rec.Worktree.Path, reason); err != nil {
 		return nil, nil, fmt.Errorf("lock worktree %s: %w", rec.Worktree.Path, err)
 	}
@@ -114,11 +115,11 @@ func setUpWorktree(ctx context.Context, l *loop.Loop, o loop.Options, path strin
 }
 
 // startedWorktreeRun returns the run's record once its branch and worktree exist.
-func startedWorktreeRun(gctx context.Context, l *loop.Loop, o loop.Options, path string) (*run.Record, error) {
-	rec, err := l.Store.Load(o.Change)
+func startedWorktreeRun(gctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*run.Record, error) {
+	rec, err := l.Store.Load(r.Change)
 	switch {
 	case errors.Is(err, run.ErrNoRun):
-		if rec, err = newWorktreeRun(gctx, l, o, path); err != nil {
+		if rec, err = newWorktreeRun(gctx, l, r, path); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -131,8 +132,8 @@ func startedWorktreeRun(gctx context.Context, l *loop.Loop, o loop.Options, path
 	if ok, err := l.Repo.BranchExists(gctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, loop.UserErr("forget the run with 'git ralph finish "+o.Change+" --keep', then start over",
-			"the run of %q has lost its branch %s", o.Change, rec.Branch)
+		return nil, loop.UserErr("forget the run with 'git ralph finish "+r.Change+" --keep', then start over",
+			"the run of %q has lost its branch %s", r.Change, rec.Branch)
 	}
 	if err := ensureWorktree(gctx, l, rec); err != nil {
 		return nil, err
@@ -142,21 +143,21 @@ func startedWorktreeRun(gctx context.Context, l *loop.Loop, o loop.Options, path
 
 // newWorktreeRun records a new worktree run and makes it: the record first, so that a
 // crash anywhere is completed by the next start.
-func newWorktreeRun(ctx context.Context, l *loop.Loop, o loop.Options, path string) (*run.Record, error) {
-	if err := checkNewWorktreePath(ctx, l, path, o.Change); err != nil {
+func newWorktreeRun(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*run.Record, error) {
+	if err := checkNewWorktreePath(ctx, l, path, r.Change); err != nil {
 		return nil, err
 	}
-	branch := loop.BranchName(o.Change)
-	cur, head, err := l.StartPoint(ctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+o.Change+" --worktree' again")
+	branch := loop.BranchName(r.Change)
+	cur, head, err := l.StartPoint(ctx, branch, "switch to the branch the work should come back to (e.g. 'git switch main'), then run 'git ralph start "+r.Change+" --worktree' again")
 	if err != nil {
 		return nil, err
 	}
 	rec := &run.Record{
-		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
-		Status: run.Starting, Agent: o.Agent, Model: o.Model, Started: l.Time(), PID: os.Getpid(),
+		Change: r.Change, Branch: branch, Original: cur, OriginalCommit: head,
+		Status: run.Starting, Agent: r.Agent, Model: r.Model, Started: l.Time(), PID: os.Getpid(),
 		Worktree: &run.Worktree{Path: path, Created: true, Origin: l.Repo.Root},
 	}
-	o.RecordSource(rec)
+	source.Record(rec, r.Source)
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
@@ -334,7 +335,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	if err := l.CheckOriginal(ctx, origin, rec, false, "git ralph finish "+rec.Change+" --squash"); err != nil {
 		return nil, err
 	}
-	target := loop.OrDetachedName(rec.Original, rec.OriginalCommit)
+	target := loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	cur, err := origin.Branch(ctx)
 	if err != nil {
 		return nil, err
@@ -345,7 +346,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	}
 	if cur != rec.Original || (rec.Original == "" && head != rec.OriginalCommit) {
 		return nil, loop.UserErr(fmt.Sprintf("switch %s back to %s, then run 'git ralph finish %s --squash' again\nor keep the work on %s with 'git ralph finish %s --keep'", origin.Root, target, rec.Change, rec.Branch, rec.Change),
-			"the work goes back onto %s in %s, which is on %s now", target, origin.Root, loop.OrDetachedName(cur, head))
+			"the work goes back onto %s in %s, which is on %s now", target, origin.Root, loop.BranchOrDetached(cur, head))
 	}
 	tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
 	if err != nil {

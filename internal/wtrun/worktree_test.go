@@ -52,7 +52,8 @@ func TestWorktreeStartCompletesAfterACrash(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			if _, err := l.Start(ctx, loop.Options{Change: "c", Driver: scriptAgent(t, resultComplete)}); err != nil {
+			l.Driver = scriptAgent(t, resultComplete)
+			if _, err := l.Start(ctx, loop.Options{Arg: "c", AllowSkip: true}); err != nil {
 				t.Fatalf("Start: %v\n%s", err, rep.Text())
 			}
 			if got := gitOut(t, dir, "log", "--format=%s", "ralph/c"); got != "checkpoint: 1\ninitial state\nbase" {

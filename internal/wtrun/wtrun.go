@@ -15,7 +15,6 @@ package wtrun
 import (
 	"context"
 
-	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -26,8 +25,8 @@ var Runs loop.WorktreeRuns = runs{}
 
 type runs struct{}
 
-func (runs) Start(ctx context.Context, l *loop.Loop, o loop.Options, drv agent.Driver, path string) (*loop.Summary, error) {
-	return startWorktree(ctx, l, o, drv, path)
+func (runs) Start(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*loop.Summary, error) {
+	return startWorktree(ctx, l, r, path)
 }
 
 func (runs) Finish(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {

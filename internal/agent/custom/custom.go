@@ -53,8 +53,9 @@ const (
 //     rate or usage limit, an API error such as HTTP 5xx or "overloaded", or
 //     an authentication failure is classified like the other agents' errors.
 //
-// A Custom with no Command (the one agents.Lookup("custom") returns) takes its
-// command and format from Request.Command and Request.Format when it runs.
+// It is set up one way: New, with the command and format from git config (the CLI does
+// so). A Custom with no Command (the one agents.Lookup("custom") returns) runs nothing:
+// its Preflight says how to configure one.
 type Custom struct {
 	Command []string // argv: Command[0] is looked up on PATH unless it contains a slash
 	Format  string   // FormatText ("" means the same) or FormatClaudeStreamJSON
@@ -63,7 +64,6 @@ type Custom struct {
 var (
 	_ agent.Diagnoser   = Custom{}
 	_ agent.Preflighter = Custom{}
-	_ agent.Configurer  = Custom{}
 	_ agent.EnvAdder    = Custom{}
 )
 
@@ -112,23 +112,11 @@ func (Custom) InstallHint() string { return commandHint }
 
 // Argv returns the command with ralph.agentArgs appended.
 func (c Custom) Argv(req agent.Request) []string {
-	cmd := c.resolve(req).Command
-	if len(cmd) == 0 {
+	if len(c.Command) == 0 {
 		return nil
 	}
-	return append(slices.Clone(cmd), req.Args...)
+	return append(slices.Clone(c.Command), req.Args...)
 }
-
-// resolve returns c, or for a Custom without a command, the one req names.
-func (c Custom) resolve(req agent.Request) Custom {
-	if len(c.Command) == 0 {
-		return Custom{Command: req.Command, Format: req.Format}
-	}
-	return c
-}
-
-// Configure implements Configurer.
-func (c Custom) Configure(req agent.Request) agent.Driver { return c.resolve(req) }
 
 // ExtraEnv passes the model, which a custom agent has no flag for.
 func (Custom) ExtraEnv(req agent.Request) []string {
@@ -139,7 +127,7 @@ func (Custom) ExtraEnv(req agent.Request) []string {
 }
 
 // Preflight checks the command and the format.
-func (c Custom) Preflight(req agent.Request, _ []string) error { return c.resolve(req).check() }
+func (c Custom) Preflight(agent.Request, []string) error { return c.check() }
 
 // Fatal message of the custom driver.
 const authFatal = "the custom agent reported an authentication failure; fix its credentials, then run 'git ralph start' again"
