@@ -394,11 +394,20 @@ func WriteFileMode(root, rel string, data []byte, perm fs.FileMode) error {
 }
 
 func write(root, rel string, data []byte, perm fs.FileMode, exact bool) error {
+	return WriteWith(root, rel, perm, exact, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteWith is WriteFile with the content written by fill (a report rendered as it
+// goes); exact sets the mode past the umask. Nothing is at rel until fill succeeded.
+func WriteWith(root, rel string, perm fs.FileMode, exact bool, fill func(w io.Writer) error) error {
 	f, commit, err := create(root, rel, perm, exact)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = fill(f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -558,15 +567,15 @@ func OpenLock(root, rel string) (*os.File, error) {
 	}
 }
 
-// OpenExisting opens the regular file rel beneath root with flag (O_RDONLY or O_RDWR),
-// never creating it nor following a symlink.
+// OpenExisting opens the regular file rel beneath root with flag (O_RDONLY, O_WRONLY
+// or O_RDWR, and O_APPEND), never creating it nor following a symlink.
 func OpenExisting(root, rel string, flag int) (*os.File, error) {
 	dirfd, name, full, err := parent(root, rel, false, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
-	fd, err := unix.Openat(dirfd, name, flag&(unix.O_RDONLY|unix.O_WRONLY|unix.O_RDWR)|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dirfd, name, flag&(unix.O_RDONLY|unix.O_WRONLY|unix.O_RDWR|unix.O_APPEND)|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP || err == unix.EMLINK {
 		return nil, &WayError{Path: full, Mode: fs.ModeSymlink}
 	}
@@ -628,6 +637,22 @@ func Rename(fromRoot, fromRel, toRoot, toRel string) error {
 		return &os.LinkError{Op: "rename", Old: ffull, New: tfull, Err: err}
 	}
 	return nil
+}
+
+// MoveAside renames rel beneath root (whatever it is, not followed) to a free name
+// beside it, rel.ralph-aside-N, and returns that name relative to root; "" when nothing
+// was there.
+func MoveAside(root, rel string) (string, error) {
+	dirfd, name, full, err := parent(root, rel, false, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(dirfd)
+	aside, err := moveAside(dirfd, name, full)
+	if err != nil || aside == "" {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(filepath.Clean(rel)), aside), nil
 }
 
 // info is an fs.FileInfo from a stat.

@@ -269,10 +269,7 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	att := rec.Last()
 	l.Report.Attempt(index, len(ch.Stories), story.ID, story.Title, try, o.MaxRetries+1)
 
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return "", agent.Result{}, err
-	}
-	logf, err := os.Create(logPath)
+	logf, err := l.Store.Create(logPath) // a symlink planted there is replaced, never written through
 	if err != nil {
 		return "", agent.Result{}, err
 	}
@@ -303,6 +300,11 @@ func (l *Loop) attempt(ctx context.Context, o Options, ch *source.Source, drv ag
 	if err != nil {
 		return "", res, err
 	}
+	kindForged, err := l.checkKindRecords(ch, rec, fmt.Sprintf("%s-%d", story.ID, n))
+	if err != nil {
+		return "", res, err
+	}
+	forged = append(forged, kindForged...)
 	// Before any other git runs: what the agent changed of the surface goes back.
 	tampered, err := l.checkSurface(context.WithoutCancel(ctx), snap, rec, att)
 	if err != nil {
