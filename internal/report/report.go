@@ -597,7 +597,6 @@ func addLogs(rep *Report, store *run.Store, change string, max int) string {
 // Every line is bounded.
 func logTail(path, agentName string) (tail string, ok bool) {
 	f, err := repofile.OpenRegular(path) // a regular file: never a symlink the agent put in its place
-
 	if err != nil {
 		return "", false
 	}
