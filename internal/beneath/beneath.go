@@ -675,6 +675,24 @@ func (i *info) ModTime() time.Time { return i.mod }
 func (i *info) IsDir() bool        { return i.mode.IsDir() }
 func (i *info) Sys() any           { return i.sys }
 
+// SameFile reports whether a and b (from Lstat here, or from package os) describe the
+// same file: its device and inode.
+func SameFile(a, b fs.FileInfo) bool {
+	da, ia, ok1 := devIno(a)
+	db, ib, ok2 := devIno(b)
+	return ok1 && ok2 && da == db && ia == ib
+}
+
+func devIno(fi fs.FileInfo) (dev, ino uint64, ok bool) {
+	switch st := fi.Sys().(type) {
+	case *unix.Stat_t:
+		return uint64(st.Dev), uint64(st.Ino), true
+	case *syscall.Stat_t:
+		return uint64(st.Dev), uint64(st.Ino), true
+	}
+	return 0, 0, false
+}
+
 // fileMode converts a stat's st_mode as package os does.
 func fileMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)

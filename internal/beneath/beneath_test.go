@@ -277,3 +277,22 @@ func TestModeAndBound(t *testing.T) {
 		}
 	}
 }
+
+// SameFile compares what Lstat here and package os say of a file.
+func TestSameFile(t *testing.T) {
+	root, _ := setup(t)
+	put(t, filepath.Join(root, "a", "x"), "x")
+	put(t, filepath.Join(root, "a", "y"), "y")
+	mine, err := Lstat(root, "a/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := os.Lstat(filepath.Join(root, "a", "x"))
+	other, _ := os.Lstat(filepath.Join(root, "a", "y"))
+	if !SameFile(mine, theirs) || SameFile(mine, other) {
+		t.Errorf("SameFile: same %v, other %v", SameFile(mine, theirs), SameFile(mine, other))
+	}
+	if !mine.ModTime().Equal(theirs.ModTime()) || mine.Size() != 1 || !mine.Mode().IsRegular() {
+		t.Errorf("Lstat: %v %v %v, os says %v", mine.ModTime(), mine.Size(), mine.Mode(), theirs.ModTime())
+	}
+}
