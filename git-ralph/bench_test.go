@@ -62,7 +62,7 @@ func benchTasks(n int, done bool) string {
 // small repository; each iteration starts from a fresh copy.
 func BenchmarkLoop40(b *testing.B) {
 	const stories = 40
-	root := b.TempDir()
+	root := memTempDir(b)
 	env := append(benchEnv(b, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"))
 	benchWrite(b, filepath.Join(root, "scenario.json"), benchScenario)
 	tmpl := filepath.Join(root, "template")
@@ -114,10 +114,10 @@ func BenchmarkLoop40(b *testing.B) {
 }
 
 // launcherCost is what the sandbox's launcher adds to starting an agent, per start: n
-// starts of true(1) through `git-ralph __sandbox` (the test binary as git-ralph, which
-// is larger than git-ralph itself: an upper bound) under a policy like the loop's,
-// with a hidden ~/.ssh so that reading is granted entry by entry, against n plain
-// starts, alternating. ok is false where the kernel has no Landlock.
+// starts of true(1) through `git-ralph __sandbox` (git-ralph itself, built once here;
+// the test binary, larger, should the build fail) under a policy like the loop's, with
+// a hidden ~/.ssh so that reading is granted entry by entry, against n plain starts,
+// alternating. ok is false where the kernel has no Landlock.
 func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time.Duration, ok bool) {
 	b.Helper()
 	lvl, err := sandbox.Resolve(sandbox.On, sandbox.Probe(), false)
@@ -129,6 +129,12 @@ func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time
 	if err != nil {
 		b.Fatal(err)
 	}
+	real := filepath.Join(b.TempDir(), "git-ralph")
+	if out, err := exec.Command("go", "build", "-o", real, ".").CombinedOutput(); err == nil {
+		self = real
+	} else {
+		b.Logf("measuring with the test binary (larger): go build: %v %s", err, out)
+	}
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		b.Fatal(err)
@@ -139,7 +145,17 @@ func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time
 			home = v
 		}
 	}
+	// A home as a developer's looks: a few dozen entries beside the hidden ones, in a
+	// parent of few (the benchmark's own directory), so that the read grants made entry
+	// by entry on the way to ~/.ssh are as many as on a workstation, not as many as a
+	// shared /tmp holds.
 	benchMkdir(b, filepath.Join(home, ".ssh"))
+	for _, e := range []string{".bashrc", ".profile", ".gitconfig", ".npmrc", ".viminfo", ".lesshst", ".wget-hsts"} {
+		benchWrite(b, filepath.Join(home, e), "x\n")
+	}
+	for _, d := range []string{".cache", ".config", ".local", ".npm", "go", "src", "Documents", "Downloads", ".vscode", ".docker", ".kube", ".gnupg", ".aws"} {
+		benchMkdir(b, filepath.Join(home, d))
+	}
 	p := &sandbox.Policy{ABI: lvl.ABI, Hide: sandbox.HiddenIn(home, nil)}
 	p.AddWrite(dir)
 	p.AddWrite(sandbox.Devices...)

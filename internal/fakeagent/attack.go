@@ -21,6 +21,7 @@ import (
 //	read PATH      read a file
 //	environ        read git-ralph's /proc/<pid>/environ (the agent's parent)
 //	signal         SIGSTOP git-ralph, then SIGCONT it (so that a test never hangs)
+//	prlimit        set git-ralph's CPU limit (to what it is: a lower one would kill it)
 //	daemon PIDFILE TARGET
 //	               leave a process in a session of its own, which writes its pid to
 //	               PIDFILE and, once git-ralph has exited, appends to TARGET
@@ -57,6 +58,8 @@ func (f *fake) attack(spec string) {
 	case "daemon":
 		pidfile, target, _ := strings.Cut(arg, " ")
 		err = f.leaveDaemon(pidfile, target)
+	case "prlimit":
+		err = prlimitParent()
 	default:
 		err = fmt.Errorf("unknown attack %q", verb)
 	}

@@ -554,6 +554,11 @@ func (l *Loop) checkpoint(ctx, parent context.Context, o Options, rec *run.Recor
 			env = append(env, "RALPH_VERIFY_TIMEOUT="+o.VerifyTimeout.String())
 		}
 		out, code, err := l.Repo.RecordedHook(parent, "ralph-verify", script, env)
+		// The gate runs the project's tests, which the agent may have written, outside
+		// the sandbox: what they left running goes before anything is committed.
+		if n := sandbox.KillLeftovers(); n > 0 {
+			l.Report.Warn(fmt.Sprintf("the ralph-verify hook left %d process(es) running: killed", n))
+		}
 		if parent.Err() != nil {
 			return run.OutcomeInterrupted, "interrupted", false, nil
 		}

@@ -54,7 +54,7 @@ func (l *Loop) sandboxPolicy(o Options, tree string, files []string, create bool
 			p.Dev = append(p.Dev, w)
 		}
 	}
-	p.Hide = sandbox.HiddenIn(os.Getenv("HOME"), o.Sandbox.Hide)
+	p.Hide = append(sandbox.HiddenIn(os.Getenv("HOME"), o.Sandbox.Hide), sandbox.HiddenEnv(os.Getenv)...)
 	if create {
 		if err := sandbox.EnsureDirs(sandbox.Caches(os.Environ())); err != nil {
 			return nil, fmt.Errorf("sandbox: create a build cache: %w", err)

@@ -109,6 +109,42 @@ func HiddenIn(home string, extra []string) []string {
 	return out
 }
 
+// HiddenEnv are the secrets' places the environment moves out of HOME, as getenv reads
+// it: XDG_CONFIG_HOME's gh, hub, gcloud and git credentials, GH_CONFIG_DIR (gh's
+// hosts.yml), and each tool's own variable naming its file or directory. Relative or
+// empty values are left out.
+func HiddenEnv(getenv func(string) string) []string {
+	var out []string
+	add := func(p string) {
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	if xdg := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
+		for _, rel := range []string{"gh", "hub", "gcloud", "git/credentials"} {
+			add(filepath.Join(xdg, rel))
+		}
+	}
+	for _, k := range []string{"GH_CONFIG_DIR", "GNUPGHOME", "CLOUDSDK_CONFIG", "AWS_SHARED_CREDENTIALS_FILE",
+		"AWS_CONFIG_FILE", "AZURE_CONFIG_DIR", "DOCKER_CONFIG", "KUBECONFIG", "PASSWORD_STORE_DIR", "NETRC",
+		"VAULT_CONFIG_PATH", "PGPASSFILE", "CARGO_HOME"} {
+		v := getenv(k)
+		if k == "KUBECONFIG" { // a list of files
+			for _, f := range filepath.SplitList(v) {
+				add(f)
+			}
+			continue
+		}
+		if k == "CARGO_HOME" && v != "" {
+			add(filepath.Join(v, "credentials"))
+			add(filepath.Join(v, "credentials.toml"))
+			continue
+		}
+		add(v)
+	}
+	return out
+}
+
 // Existing is the paths of ps that exist (Lstat), in order.
 func Existing(ps []string) []string {
 	var out []string

@@ -82,6 +82,9 @@ func launch(p Policy, path string, argv []string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
+	if err := filterPrlimit(); err != nil {
+		return err
+	}
 	if err := ll.LandlockRestrictSelf(rs, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}

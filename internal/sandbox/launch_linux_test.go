@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"bytes"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +83,10 @@ cat secret/key 2>/dev/null || echo read-secret-denied
 mkdir work/d && mv work/ok work/d/ok && echo rename-ok
 kill -STOP $PPID 2>/dev/null && kill -CONT $PPID && echo signal-allowed || echo signal-denied
 grep -c . /proc/$PPID/environ 2>/dev/null || echo environ-denied
+if command -v prlimit >/dev/null; then
+	prlimit --pid $PPID --cpu=unlimited:unlimited 2>/dev/null && echo prlimit-allowed || echo prlimit-denied
+	prlimit --cpu=unlimited:unlimited true && echo prlimit-own-ok
+fi
 echo done`
 	out, status, err := runLauncher(t, p, "sh", "-c", script, "sh", root)
 	if err != nil || status != "" {
@@ -89,6 +95,10 @@ echo done`
 	want := []string{"write-work-ok", "write-outside-denied", "PLAIN", "read-secret-denied", "rename-ok", "environ-denied", "done"}
 	if s.ABI >= 6 {
 		want = append(want, "signal-denied")
+	}
+	if _, err := exec.LookPath("prlimit"); err == nil && seccompKnown() {
+		// Not a signal, but as deadly: lowering git-ralph's limits (the seccomp filter).
+		want = append(want, "prlimit-denied", "prlimit-own-ok")
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w+"\n") {
@@ -153,4 +163,63 @@ func TestReadGrants(t *testing.T) {
 	if d, f, l := readGrants([]string{filepath.Join(root, "missing")}); !slices.Equal(d, []string{"/"}) || f != nil || l != nil {
 		t.Errorf("no hidden path exists, yet %q %q %q", d, f, l)
 	}
+}
+
+// seccompKnown reports whether the launcher has a seccomp filter for this architecture.
+func seccompKnown() bool {
+	_, ok := seccompFilter(runtime.GOARCH)
+	return ok
+}
+
+// The filter's jumps land where they should for every architecture it knows: an
+// emulation of the BPF program over the calls that matter.
+func TestSeccompFilter(t *testing.T) {
+	for arch, nums := range prlimitNumbers {
+		prog, ok := seccompFilter(arch)
+		if !ok {
+			t.Fatalf("%s: no filter", arch)
+		}
+		for _, an := range nums {
+			if got := runBPF(t, prog, an[0], an[1], 0); got != unix.SECCOMP_RET_ALLOW {
+				t.Errorf("%s: prlimit64(0) in arch %#x = %#x, want allowed", arch, an[0], got)
+			}
+			if got := runBPF(t, prog, an[0], an[1], 4242); got != unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM) {
+				t.Errorf("%s: prlimit64(4242) in arch %#x = %#x, want EPERM", arch, an[0], got)
+			}
+			if got := runBPF(t, prog, an[0], an[1]+1, 4242); got != unix.SECCOMP_RET_ALLOW {
+				t.Errorf("%s: syscall %d in arch %#x = %#x, want allowed", arch, an[1]+1, an[0], got)
+			}
+		}
+		if got := runBPF(t, prog, 0x12345678, nums[0][1], 4242); got != unix.SECCOMP_RET_ALLOW {
+			t.Errorf("%s: another arch's syscall of the same number = %#x, want allowed", arch, got)
+		}
+	}
+}
+
+// runBPF runs a classic BPF program of loads, equality jumps and returns over a
+// seccomp_data of (arch, nr, arg0).
+func runBPF(t *testing.T, prog []unix.SockFilter, arch, nr, arg0 uint32) uint32 {
+	t.Helper()
+	data := map[uint32]uint32{0: nr, 4: arch, 16: arg0}
+	var a uint32
+	for pc := 0; pc < len(prog); {
+		in := prog[pc]
+		switch in.Code {
+		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
+			a = data[in.K]
+			pc++
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
+			if a == in.K {
+				pc += 1 + int(in.Jt)
+			} else {
+				pc += 1 + int(in.Jf)
+			}
+		case unix.BPF_RET | unix.BPF_K:
+			return in.K
+		default:
+			t.Fatalf("instruction %#x", in.Code)
+		}
+	}
+	t.Fatal("ran off the program")
+	return 0
 }

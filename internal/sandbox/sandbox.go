@@ -166,8 +166,10 @@ type Policy struct {
 	// Write lists the files and directories the agent may change, with everything
 	// beneath them. Each must exist when the launcher runs.
 	Write []string `json:"write"`
-	// Hide lists the paths the agent may not read (nor list, beneath a directory);
-	// everything else is readable and executable. Missing paths are left out.
+	// Hide lists the paths the agent may not read; everything else is readable and
+	// executable. A hidden directory's entries can still be listed (the right to list
+	// a directory granted on the way to it covers it too), their contents not. Missing
+	// paths are left out.
 	Hide []string `json:"hide,omitempty"`
 	// Dev lists device files and directories of Write on which the agent may also use
 	// ioctl (a pseudo-terminal: /dev/ptmx, /dev/pts); ABI 5 and later.

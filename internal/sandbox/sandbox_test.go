@@ -136,3 +136,14 @@ func TestCaches(t *testing.T) {
 		t.Errorf("Self = %q", Self)
 	}
 }
+
+// Where the environment moves a secret out of HOME, it is hidden there.
+func TestHiddenEnv(t *testing.T) {
+	env := map[string]string{"XDG_CONFIG_HOME": "/x/cfg", "GH_CONFIG_DIR": "/x/gh", "KUBECONFIG": "/k/a:/k/b",
+		"CARGO_HOME": "/c", "DOCKER_CONFIG": "relative/not"}
+	got := strings.Join(HiddenEnv(func(k string) string { return env[k] }), " ")
+	want := "/x/cfg/gh /x/cfg/hub /x/cfg/gcloud /x/cfg/git/credentials /x/gh /k/a /k/b /c/credentials /c/credentials.toml"
+	if got != want {
+		t.Errorf("HiddenEnv = %q\nwant       %q", got, want)
+	}
+}
