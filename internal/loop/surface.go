@@ -135,7 +135,7 @@ func (l *Loop) checkRecords(rec *run.Record, snap *surface.Snapshot, id string) 
 		rel, _ := filepath.Rel(l.Repo.Root, path)
 		forged = append(forged, filepath.ToSlash(rel))
 		if len(have) == 0 {
-			l.Report.Step(fmt.Sprintf("%s was removed during the attempt; git-ralph writes it again from what it holds", surface.Quote(filepath.ToSlash(rel))))
+			l.Report.Step(fmt.Sprintf("%s was removed or replaced (by a symlink, a FIFO, a file too large to be a record) during the attempt; git-ralph writes it again from what it holds", surface.Quote(filepath.ToSlash(rel))))
 			return nil
 		}
 		kept := filepath.Join(keep, filepath.Base(path))
