@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -257,5 +258,69 @@ func TestLargeFileMovedNotCopied(t *testing.T) {
 	}
 	if after.Ino != before.Ino || after.Blocks > before.Blocks {
 		t.Errorf("the large file was copied (inode %d -> %d, %d -> %d blocks), not moved", before.Ino, after.Ino, before.Blocks, after.Blocks)
+	}
+}
+
+// A .git/hooks that is the user's own symlink to a directory is watched where it led
+// when recorded: its hooks are read there (the gate's copy too), a hook changed there
+// is put back there, and the link re-pointed by the agent is put back as the user's
+// link, the agent's kept as a link.
+func TestUserLinkedHooksDir(t *testing.T) {
+	dir, r := repo(t)
+	ctx := t.Context()
+	mine := t.TempDir()
+	write(t, filepath.Join(mine, "ralph-verify"), "#!/bin/sh\nexit 3\n", 0o755)
+	hooks := filepath.Join(dir, ".git", "hooks")
+	if err := os.RemoveAll(hooks); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mine, hooks); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Take(ctx, r, Options{Change: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := snap.Recorded(filepath.Join(snap.HooksDir, "ralph-verify"))
+	if got, run := f.Runnable(); !ok || !run || string(got) != "#!/bin/sh\nexit 3\n" {
+		t.Fatalf("the recorded hook = %q, %v", got, ok)
+	}
+	// the agent rewrites the hook where it lives, and re-points the link
+	write(t, filepath.Join(mine, "ralph-verify"), "#!/bin/sh\nexit 0\n", 0o755)
+	agent := t.TempDir()
+	os.Remove(hooks)
+	if err := os.Symlink(agent, hooks); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := snap.Compare(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Reason(changes, r.Root); got != "tampered: .git/hooks changed, .git/hooks/ralph-verify changed" {
+		t.Errorf("Reason = %q", got)
+	}
+	keep := filepath.Join(dir, ".git", "ralph", "x", "tampered", "1-1")
+	lines, err := Restore(ctx, r, changes, "refs/ralph/x/tampered/1-1/", keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "restored .git/hooks (the agent changed it; its version is kept as " + filepath.Join(keep, "hooks.2") + ", a symlink, never followed)"
+	if !slices.Contains(lines, want) {
+		t.Errorf("no line %q in:\n%s", want, strings.Join(lines, "\n"))
+	}
+	if b, _ := os.ReadFile(filepath.Join(keep, "hooks", "ralph-verify")); string(b) != "#!/bin/sh\nexit 0\n" {
+		t.Errorf("the agent's hook is not kept: %q", b)
+	}
+	if l, _ := os.Readlink(hooks); l != mine {
+		t.Errorf(".git/hooks -> %q, want the user's %q", l, mine)
+	}
+	if l, _ := os.Readlink(filepath.Join(keep, "hooks.2")); l != agent {
+		t.Errorf("the agent's link is not kept: %q", l)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "ralph-verify")); string(b) != "#!/bin/sh\nexit 3\n" {
+		t.Errorf("the user's hook = %q", b)
+	}
+	if changes, err := snap.Compare(ctx, r); err != nil || len(changes) != 0 {
+		t.Errorf("after the restore: %q, %v", Reason(changes, r.Root), err)
 	}
 }

@@ -966,13 +966,15 @@ func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 		}
 		c := Change{File: then.Path, What: whatChanged(repo, then, cur), NowFile: cur, then: then, root: root, rel: rel, dir: true}
 		if then.Mode.IsDir() {
+			// Its files go back with it; the user's symlink to a directory, put back
+			// as a link, leaves its files where they are, compared there below.
 			for _, f := range s.Files {
 				if filepath.Dir(f.Path) == then.Path {
 					c.files = append(c.files, f)
 				}
 			}
+			replaced[then.Path] = true
 		}
-		replaced[then.Path] = true
 		changes = append(changes, c)
 	}
 	for _, then := range s.Files {
@@ -1160,17 +1162,20 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 	r.keepRoot, r.keepRel = keepPlace(repo, keepDir)
 	// Files first: the git that puts refs back runs hooks (reference-transaction) and
 	// reads the config, which must be the recorded ones by then, not the agent's. A
-	// directory before the files (one made again before a file goes in it).
+	// directory made again before the files (one goes in it), the user's symlink to a
+	// directory put back after them (its files are where it leads, and the agent's
+	// versions of them are kept first).
 	ordered := slices.Clone(changes)
-	slices.SortStableFunc(ordered, func(a, b Change) int {
+	rank := func(c Change) int {
 		switch {
-		case a.dir == b.dir:
+		case c.dir && c.then.Mode.IsDir():
 			return 0
-		case a.dir:
-			return -1
+		case c.dir:
+			return 2
 		}
 		return 1
-	})
+	}
+	slices.SortStableFunc(ordered, func(a, b Change) int { return rank(a) - rank(b) })
 	var failed []string
 	for _, c := range ordered {
 		if c.File == "" {
