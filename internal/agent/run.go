@@ -199,10 +199,29 @@ type OutputFiler interface {
 	ReadOutputFile(res *Result, path string)
 }
 
-// ReadTail returns the last n bytes of the file at path at most, as valid
-// UTF-8 starting on a rune boundary.
+// OpenOutput opens a file the agent's CLI wrote in the attempt's directory (an
+// OutputFiler's): the agent can write there too, so only a regular file is taken,
+// never what a symlink in its place leads to (O_NOFOLLOW: a file of the user's the
+// agent cannot read itself must not come back as its answer), nor a FIFO (O_NONBLOCK).
+func OpenOutput(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file", path)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadTail returns the last n bytes of the regular file at path at most (OpenOutput),
+// as valid UTF-8 starting on a rune boundary.
 func ReadTail(path string, n int64) (string, error) {
-	f, err := os.Open(path)
+	f, err := OpenOutput(path)
 	if err != nil {
 		return "", err
 	}

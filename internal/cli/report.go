@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -87,6 +88,10 @@ func writeReport(ctx context.Context, l *loop.Loop, change, path string) error {
 	rep, err := report.Build(ctx, l.Repo, l.Store, change, report.Options{Now: l.Now, Kinds: l.Sources})
 	if err != nil {
 		return err
+	}
+	if _, _, err := l.Store.Rel(path); err == nil {
+		// In the store (the git directory): no symlink the agent planted there is followed.
+		return l.Store.WriteWith(path, 0o644, func(w io.Writer) error { return report.Render(w, rep) })
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

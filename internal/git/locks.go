@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/git-ralph/git-ralph/internal/beneath"
 )
 
 // LockCheck says which of git's lock files ClearStaleLocks looks for, and how long it
@@ -117,6 +119,10 @@ type lockFile struct {
 	name, path string // display name, absolute path
 	real       string // path with symlinks resolved, as /proc shows it
 	info       fs.FileInfo
+	// root and rel: where it is reached, beneath a git directory with no symlink on
+	// the way (internal/beneath): a link the agent put in place of refs/heads is not
+	// followed to remove a *.lock of elsewhere.
+	root, rel string
 }
 
 // ClearStaleLocks removes the lock files a killed git left in this repository: the
@@ -241,11 +247,11 @@ func (r *Repo) sweepAll(c LockCheck) {
 func removeLocks(locks []lockFile) ([]string, error) {
 	var names []string
 	for _, l := range locks {
-		now, err := os.Lstat(l.path)
-		if err != nil || !os.SameFile(now, l.info) || !now.ModTime().Equal(l.info.ModTime()) {
+		now, err := beneath.Lstat(l.root, l.rel)
+		if err != nil || !beneath.SameFile(now, l.info) || !now.ModTime().Equal(l.info.ModTime()) {
 			continue // gone, or replaced by a new one since: not ours to remove
 		}
-		if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := beneath.Remove(l.root, l.rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return names, fmt.Errorf("remove stale lock %s: %w", l.name, err)
 		}
 		names = append(names, l.name)
@@ -337,9 +343,13 @@ func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
 			continue
 		}
 		seen[p] = true
-		info, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
+		root, rel, ok := lockPlace(p, append([]string{r.CommonDir}, gitDirs...))
+		if !ok {
 			continue
+		}
+		info, err := beneath.Lstat(root, rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // or a symlink on its way
 		}
 		if err != nil {
 			return nil, fmt.Errorf("look for git lock files: %w", err)
@@ -351,9 +361,19 @@ func (r *Repo) findLocks(c LockCheck) ([]lockFile, error) {
 		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 			real = filepath.Join(dir, filepath.Base(p))
 		}
-		locks = append(locks, lockFile{name: r.displayPath(p), path: p, real: real, info: info})
+		locks = append(locks, lockFile{name: r.displayPath(p), path: p, real: real, info: info, root: root, rel: rel})
 	}
 	return locks, nil
+}
+
+// lockPlace is p beneath the first of dirs it is in.
+func lockPlace(p string, dirs []string) (root, rel string, ok bool) {
+	for _, d := range dirs {
+		if rel, err := beneath.Rel(d, p); err == nil {
+			return d, rel, true
+		}
+	}
+	return "", "", false
 }
 
 // displayPath shows p relative to the worktree root when it is inside it

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/beneath"
 )
 
 // CheckoutNewBranch creates branch name at HEAD, or resets it to HEAD if
@@ -262,8 +264,12 @@ func tempIndexPath(gitDir string) (string, error) {
 // copyIndex copies the index file src to dst (which must not exist), mtime included, and
 // reports whether there was one to copy. git replaces an index by renaming
 // a new file over it, so the copy is always of one whole version.
+//
+// The index is read as a regular file only, never through a symlink (the agent may put
+// one in its place in place: .git/index -> /dev/zero, or -> a key): such an index is no
+// index, as a missing one.
 func copyIndex(src, dst string) (bool, error) {
-	in, err := os.Open(src)
+	in, err := beneath.Open(filepath.Dir(src), filepath.Base(src))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

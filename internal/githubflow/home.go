@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -128,8 +127,8 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 		if err := fl.Store.EnsureLearnings(rec.Change); err != nil {
 			return err
 		}
-		if path := fl.Store.LearningsPath(rec.Change); !endsWith(path, learned) {
-			if err := appendFile(path, learned); err != nil {
+		if path := fl.Store.LearningsPath(rec.Change); !endsWith(fl.Store, path, learned) {
+			if err := fl.Store.Append(path, learned); err != nil {
 				return err
 			}
 		}
@@ -226,8 +225,8 @@ func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tr
 
 // endsWith reports whether the file at path ends with data (a run's learnings brought
 // home already), reading no more of it than data's length.
-func endsWith(path string, data []byte) bool {
-	f, err := repofile.OpenRegular(path)
+func endsWith(store *run.Store, path string, data []byte) bool {
+	f, err := store.Open(path)
 	if err != nil {
 		return false
 	}
@@ -239,18 +238,6 @@ func endsWith(path string, data []byte) bool {
 	end := make([]byte, len(data))
 	_, err = f.ReadAt(end, st.Size()-int64(len(data)))
 	return err == nil && bytes.Equal(end, data)
-}
-
-func appendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // A dispatched run can end without publishing anything (REMOTE.md §5.8 row 14): GitHub

@@ -1,15 +1,20 @@
 package githubflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/git-ralph/git-ralph/internal/beneath"
+	"github.com/git-ralph/git-ralph/internal/repofile"
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/issue"
@@ -26,7 +31,11 @@ import (
 // What it read of an issue is kept in Dir/issue-<n>/issue.json, with the agent's tasks
 // file beside it (tasks.md, outside the working tree) and the file as the last
 // checkpoint left it (done.md): a resume, status and the report read those and never
-// the network. Only a kind built with a Client and Fetch set (start) reads GitHub, once
+// the network. In place the agent can write that directory: every one of those files is
+// read, written and removed through internal/beneath (no symlink followed below the git
+// common dir, every read bounded), and what this process wrote of its own records is
+// held in memory, read from there, and compared with the disk after every attempt
+// (Forged), as run.json is. Only a kind built with a Client and Fetch set (start) reads GitHub, once
 // per issue and process; after a checkpoint it tells GitHub (source.Outside).
 type IssueKind struct {
 	// Dir is where the kind keeps what it read: the run store's directory (<git common
@@ -46,6 +55,10 @@ type IssueKind struct {
 
 	mu      sync.Mutex
 	fetched map[string]bool
+	// written is what this process last wrote of each of the kind's records (issue.json,
+	// issue-done.md, issue-pending.json; nil: removed), by path: what it reads of them
+	// is this, and Forged compares the disk with it after every attempt.
+	written map[string][]byte
 }
 
 // IssueKindID is the kind's ID: RALPH_SOURCE, the run record and the Ralph-Source
@@ -85,6 +98,73 @@ const (
 	tasksFile    = "issue-tasks.md"
 	doneFile     = "issue-done.md" // the tasks file as the last checkpoint left it
 )
+
+// The most read of the kind's files: an issue as read (its body and its sub-issues'
+// are at most 64 KiB each on GitHub, and an issue has at most 100 sub-issues), a tasks
+// file (a task list's bound), the progress not yet told.
+const (
+	maxSnapshot = 16 << 20
+	maxTasks    = repofile.MaxFile
+	maxPending  = 1 << 20
+)
+
+// root is the directory the kind's files are reached beneath, following no symlink
+// below it: the git common dir (Dir is its ralph/).
+func (k *IssueKind) root() string { return filepath.Dir(k.Dir) }
+
+// readFile reads dir/name (at most max bytes, a regular file reached with no symlink),
+// or what this process last wrote there.
+func (k *IssueKind) readFile(dir, name string, max int64) ([]byte, error) {
+	path := filepath.Join(dir, name)
+	k.mu.Lock()
+	data, ok := k.written[path]
+	k.mu.Unlock()
+	if ok {
+		if data == nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+		}
+		return data, nil
+	}
+	return k.readDisk(path, max)
+}
+
+// readDisk reads path from the disk as readFile does.
+func (k *IssueKind) readDisk(path string, max int64) ([]byte, error) {
+	rel, err := beneath.Rel(k.root(), path)
+	if err != nil {
+		return nil, err
+	}
+	return beneath.ReadFile(k.root(), rel, max)
+}
+
+// writeFile writes dir/name whole, replacing what is there (a symlink is replaced,
+// never written through); record: one of the kind's records, held in memory.
+func (k *IssueKind) writeFile(dir, name string, data []byte, record bool) error {
+	path := filepath.Join(dir, name)
+	rel, err := beneath.Rel(k.root(), path)
+	if err != nil {
+		return err
+	}
+	if err := beneath.WriteFile(k.root(), rel, data, 0o644); err != nil {
+		return err
+	}
+	if record {
+		k.remember(path, data)
+	}
+	return nil
+}
+
+func (k *IssueKind) remember(path string, data []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.written == nil {
+		k.written = map[string][]byte{}
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	k.written[path] = slices.Clone(data)
+}
 
 // Open reads the issue (from GitHub once per process when the kind fetches, else as
 // recorded) and keeps the agent's tasks file in step with it.
@@ -139,7 +219,7 @@ func (k *IssueKind) open(ref source.Ref, fetch bool) (*source.Source, error) {
 // sub-issues were added or closed since the run's last reading.
 func (k *IssueKind) writeFiles(dir string, snap *issue.Snapshot, stories []tasklist.Story) ([]string, error) {
 	var notes []string
-	old, err := os.ReadFile(filepath.Join(dir, doneFile))
+	old, err := k.readFile(dir, doneFile, maxTasks)
 	if err == nil {
 		prev := issue.FileTasks(old)
 		for i, st := range stories {
@@ -168,14 +248,15 @@ func (k *IssueKind) writeFiles(dir string, snap *issue.Snapshot, stories []taskl
 				}
 			}
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	data := issue.File(snap.Parent.Title, stories)
-	for _, name := range []string{tasksFile, doneFile} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return nil, err
-		}
+	if err := k.writeFile(dir, tasksFile, data, false); err != nil {
+		return nil, err
+	}
+	if err := k.writeFile(dir, doneFile, data, true); err != nil {
+		return nil, err
 	}
 	return notes, nil
 }
@@ -196,7 +277,7 @@ func (k *IssueKind) snapshot(ref github.IssueRef, dir string, fetch bool) (snap 
 		if err != nil {
 			return nil, false, err
 		}
-		if data, err := os.ReadFile(path); err == nil { // a run's earlier reading: its comments are found again
+		if data, err := k.readFile(dir, snapshotFile, maxSnapshot); err == nil { // a run's earlier reading: its comments are found again
 			var old issue.Snapshot
 			if json.Unmarshal(data, &old) == nil {
 				for _, is := range append([]issue.Issue{old.Parent}, old.Subs...) {
@@ -222,8 +303,8 @@ func (k *IssueKind) snapshot(ref github.IssueRef, dir string, fetch bool) (snap 
 		k.mu.Unlock()
 		return snap, true, nil
 	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := k.readFile(dir, snapshotFile, maxSnapshot)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, &source.Error{Msg: fmt.Sprintf("issue %s has not been read here", ref),
 			Hint: "git ralph start " + ref.String() + " reads it from GitHub"}
 	}
@@ -242,14 +323,7 @@ func (k *IssueKind) save(dir string, snap *issue.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, snapshotFile+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, snapshotFile))
+	return k.writeFile(dir, snapshotFile, data, true) // whole or not at all
 }
 
 func (k *IssueKind) ctx() context.Context {
@@ -270,13 +344,15 @@ func (k *IssueKind) AtCommit(r source.Repo, ref source.Ref, _ func(string, bool)
 	return s, nil
 }
 
-// Undo puts the tasks file back as the last checkpoint left it.
+// Undo puts the tasks file back as the last checkpoint left it (as this process wrote
+// it, or read with no symlink followed), replacing whatever the agent left at its name.
 func (k *IssueKind) Undo(s *source.Source) error {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(s.TasksPath), doneFile))
+	dir := filepath.Dir(s.TasksPath)
+	data, err := k.readFile(dir, doneFile, maxTasks)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(s.TasksPath, data, 0o644)
+	return k.writeFile(dir, filepath.Base(s.TasksPath), data, false)
 }
 
 // Checkpointed keeps the tasks file as the checkpoint leaves it, and tells the story's
@@ -284,9 +360,9 @@ func (k *IssueKind) Undo(s *source.Source) error {
 // not be told waits in issue-pending.json and is told at the next checkpoint or start.
 func (k *IssueKind) Checkpointed(s *source.Source, story tasklist.Story, p source.Progress) string {
 	dir := filepath.Dir(s.TasksPath)
-	data, err := os.ReadFile(s.TasksPath)
+	data, err := k.readDisk(s.TasksPath, maxTasks) // the agent's file: a regular one, no link
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, doneFile), data, 0o644)
+		err = k.writeFile(dir, doneFile, data, true)
 	}
 	if err != nil {
 		return "the issue's tasks file: " + err.Error()
@@ -303,25 +379,35 @@ const pendingFile = "issue-pending.json"
 
 func (k *IssueKind) pending(dir string) []Progress {
 	var out []Progress
-	if data, err := os.ReadFile(filepath.Join(dir, pendingFile)); err == nil {
+	if data, err := k.readFile(dir, pendingFile, maxPending); err == nil {
 		_ = json.Unmarshal(data, &out)
 	}
 	return out
 }
 
 func (k *IssueKind) savePending(dir string, p []Progress) error {
+	path := filepath.Join(dir, pendingFile)
 	if len(p) == 0 {
-		err := os.Remove(filepath.Join(dir, pendingFile))
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
+		rel, err := beneath.Rel(k.root(), path)
+		if err != nil {
+			return err
 		}
-		return err
+		if err := beneath.Remove(k.root(), rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		k.mu.Lock()
+		if k.written == nil {
+			k.written = map[string][]byte{}
+		}
+		k.written[path] = nil
+		k.mu.Unlock()
+		return nil
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, pendingFile), data, 0o644)
+	return k.writeFile(dir, pendingFile, data, true)
 }
 
 // tell tells GitHub what it has not been told yet (issue-pending.json), story by story,
@@ -340,7 +426,7 @@ func (k *IssueKind) tell(arg, dir, name string) string {
 	if err != nil {
 		return err.Error()
 	}
-	data, err := os.ReadFile(filepath.Join(dir, doneFile))
+	data, err := k.readFile(dir, doneFile, maxTasks)
 	if err != nil {
 		return err.Error()
 	}
@@ -390,9 +476,55 @@ func (k *IssueKind) tell(arg, dir, name string) string {
 	return ""
 }
 
+// Forged compares the kind's records of s on disk (issue.json, issue-done.md,
+// issue-pending.json: what the pull request's title, "Why" and closing lines, the next
+// checkpoint's report to GitHub and Undo are made from) with what this process last
+// wrote of them: while a loop holds the run lock no other git-ralph process writes
+// them, so a difference is the agent's. Each one that differs is written again from
+// memory (removed, when it should not be there), and returned with the agent's version
+// (none past the read's bound, or of a symlink: empty).
+func (k *IssueKind) Forged(s *source.Source) ([]source.Forgery, error) {
+	dir := filepath.Dir(s.TasksPath)
+	var out []source.Forgery
+	for _, name := range []string{snapshotFile, doneFile, pendingFile} {
+		path := filepath.Join(dir, name)
+		k.mu.Lock()
+		want, ok := k.written[path]
+		k.mu.Unlock()
+		if !ok {
+			continue
+		}
+		have, err := k.readDisk(path, maxSnapshot)
+		switch {
+		case want == nil && errors.Is(err, fs.ErrNotExist):
+			continue
+		case want != nil && err == nil && bytes.Equal(have, want):
+			continue
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			var big *beneath.TooLargeError
+			if !errors.As(err, &big) {
+				return out, err
+			}
+			have = nil
+		}
+		out = append(out, source.Forgery{Path: path, Have: have})
+		if want == nil {
+			if err := k.savePending(dir, nil); err != nil {
+				return out, err
+			}
+			continue
+		}
+		if err := k.writeFile(dir, name, want, true); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
 var (
-	_ source.Kind    = (*IssueKind)(nil)
-	_ source.Outside = (*IssueKind)(nil)
+	_ source.Kind     = (*IssueKind)(nil)
+	_ source.Outside  = (*IssueKind)(nil)
+	_ source.Recorder = (*IssueKind)(nil)
 )
 
 // ClosingLines are the lines the pull request of an issue run ends with (issue.

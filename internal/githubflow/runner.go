@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/beneath"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
@@ -332,7 +333,11 @@ func (fl *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error
 // exportLogs copies each attempt log into dir, keeping the last LogCap bytes.
 func (fl *Flow) exportLogs(change, dir string) ([]string, error) {
 	src := filepath.Join(fl.Store.ChangeDir(change), "logs")
-	entries, err := os.ReadDir(src)
+	root, rel, err := fl.Store.Rel(src)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := beneath.ReadDir(root, rel) // no symlink below the git directory followed
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -348,7 +353,16 @@ func (fl *Flow) exportLogs(change, dir string) ([]string, error) {
 			continue
 		}
 		dst := filepath.Join(dir, e.Name())
-		if err := copyTail(filepath.Join(src, e.Name()), dst, LogCap); err != nil {
+		in, err := fl.Store.Open(filepath.Join(src, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = copyTail(in, dst, LogCap)
+		in.Close()
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, dst)
@@ -356,13 +370,8 @@ func (fl *Flow) exportLogs(change, dir string) ([]string, error) {
 	return out, nil
 }
 
-// copyTail copies the last max bytes of src to dst, saying how much was cut.
-func copyTail(src, dst string, max int64) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
+// copyTail copies the last max bytes of in to dst, saying how much was cut.
+func copyTail(in *os.File, dst string, max int64) error {
 	fi, err := in.Stat()
 	if err != nil {
 		return err

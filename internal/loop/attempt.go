@@ -93,10 +93,7 @@ type ran struct {
 // what the agent changed of them, before any other git runs.
 func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, snap *surface.Snapshot) (ran, error) {
 	var out ran
-	if err := os.MkdirAll(filepath.Dir(att.Log), 0o755); err != nil {
-		return out, err
-	}
-	logf, err := os.Create(att.Log)
+	logf, err := s.Store.Create(att.Log) // a symlink planted there is replaced, never written through
 	if err != nil {
 		return out, err
 	}
@@ -148,6 +145,12 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 	if err != nil {
 		return "", err
 	}
+	kindForged, err := s.checkKindRecords(s.src, s.rec, fmt.Sprintf("%s-%d", att.Story, att.N))
+	if err != nil {
+		return "", err
+	}
+	forged = append(forged, kindForged...)
+	// Before any other git runs: what the agent changed of the surface goes back.
 	tampered, err := s.checkSurface(context.WithoutCancel(ctx), snap, s.rec, att)
 	if err != nil {
 		return "", err

@@ -49,7 +49,7 @@ func (l *Loop) ClearCrashLocks(ctx context.Context, rec *run.Record, again strin
 	dirs := []string{"refs/ralph/" + rec.Change}
 	// Killed during an attempt: restoring the trust surface may have been under way,
 	// and its git's locks are on the surface's refs.
-	if snap, err := surface.Load(l.surfacePath(rec.Change)); err == nil && snap != nil {
+	if snap, err := surface.Load(l.Store.Root(), l.surfacePath(rec.Change)); err == nil && snap != nil {
 		for _, r := range snap.Refs {
 			if d := path.Dir(r.Name); d != "refs" && !slices.Contains(dirs, d) {
 				dirs = append(dirs, d)

@@ -3,13 +3,13 @@ package loop
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
@@ -39,7 +39,7 @@ func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
 	}
-	if err := snap.Save(s.surfacePath(s.rec.Change)); err != nil {
+	if err := snap.Save(s.Store.Root(), s.surfacePath(s.rec.Change)); err != nil {
 		return nil, fmt.Errorf("save the trust surface: %w", err)
 	}
 	return snap, nil
@@ -113,9 +113,12 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 			l.Report.Step(line)
 		}
 		if err != nil {
+			// Every path it could not put back is named (surface.RestoreError): the
+			// user's git must not run there until they are.
 			return nil, &Error{Msg: "could not restore what the agent changed: " + err.Error(),
-				Hint: "the recorded surface is in " + l.surfacePath(rec.Change) + "; look at what is listed above, then run 'git ralph start " + rec.Change + "' again",
-				Err:  err}
+				Hint: "run no git in this repository until those are put back (git would read them); the recorded surface is in " + l.surfacePath(rec.Change) +
+					"; look at what is listed above, then run 'git ralph start " + rec.Change + "' again",
+				Err: err}
 		}
 		if !snap.Relocated {
 			return all, nil
@@ -139,14 +142,11 @@ func (l *Loop) checkRecords(rec *run.Record, snap *surface.Snapshot, id string) 
 		rel, _ := filepath.Rel(l.Repo.Root, path)
 		forged = append(forged, filepath.ToSlash(rel))
 		if len(have) == 0 {
-			l.Report.Step(fmt.Sprintf("%s was removed during the attempt; git-ralph writes it again from what it holds", surface.Quote(filepath.ToSlash(rel))))
+			l.Report.Step(fmt.Sprintf("%s was removed or replaced (by a symlink, a FIFO, a file too large to be a record) during the attempt; git-ralph writes it again from what it holds", surface.Quote(filepath.ToSlash(rel))))
 			return nil
 		}
-		if err := os.MkdirAll(keep, 0o755); err != nil {
-			return err
-		}
 		kept := filepath.Join(keep, filepath.Base(path))
-		if err := os.WriteFile(kept, have, 0o600); err != nil {
+		if err := l.Store.WriteFile(kept, have, 0o600); err != nil {
 			return err
 		}
 		l.Report.Step(fmt.Sprintf("%s was rewritten during the attempt; git-ralph writes it again from what it holds (the other version is kept as %s)",
@@ -158,19 +158,48 @@ func (l *Loop) checkRecords(rec *run.Record, snap *surface.Snapshot, id string) 
 		return nil, err
 	}
 	if snap != nil {
-		have, err := snap.Forged(l.surfacePath(rec.Change))
+		have, err := snap.Forged(l.Store.Root(), l.surfacePath(rec.Change))
 		if err := check(l.surfacePath(rec.Change), have, err); err != nil {
 			return nil, err
 		}
 		if have != nil {
 			// Written again before anything else: a crash from here to its removal
 			// must not leave the forgery for the resume.
-			if err := snap.Save(l.surfacePath(rec.Change)); err != nil {
+			if err := snap.Save(l.Store.Root(), l.surfacePath(rec.Change)); err != nil {
 				return nil, fmt.Errorf("save the trust surface: %w", err)
 			}
 		}
 	}
 	return forged, nil
+}
+
+// checkKindRecords is checkRecords for the records a task source's kind keeps of its
+// own in .git/ralph (source.Recorder: a GitHub issue as read, from which finish --pr
+// writes the pull request's title and closing lines): each one the agent rewrote is
+// written again from what the kind holds, the agent's version kept under id. It
+// returns their names.
+func (l *Loop) checkKindRecords(ch *source.Source, rec *run.Record, id string) ([]string, error) {
+	k, ok := ch.Kind.(source.Recorder)
+	if !ok {
+		return nil, nil
+	}
+	forgeries, err := k.Forged(ch)
+	var forged []string
+	for _, f := range forgeries {
+		rel, _ := filepath.Rel(l.Repo.Root, f.Path)
+		name := surface.Quote(filepath.ToSlash(rel))
+		forged = append(forged, filepath.ToSlash(rel))
+		if len(f.Have) == 0 {
+			l.Report.Step(name + " was removed or replaced during the attempt; git-ralph writes it again from what it holds")
+			continue
+		}
+		kept := filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id, filepath.Base(f.Path))
+		if kerr := l.Store.WriteFile(kept, f.Have, 0o600); kerr != nil && err == nil {
+			err = kerr
+		}
+		l.Report.Step(fmt.Sprintf("%s was rewritten during the attempt; git-ralph writes it again from what it holds (the other version is kept as %s)", name, surface.Quote(kept)))
+	}
+	return forged, err
 }
 
 // errReadAgain is the error of a command that found, on a crash-resume, that the agent
@@ -200,7 +229,7 @@ func (l *Loop) CheckCrashedSurface(ctx context.Context, rec *run.Record, again s
 func (l *Loop) runStamps() map[string]string { return l.Store.Stamps(surface.Busy) }
 
 // dropSurface forgets the snapshot of an attempt that has been checked.
-func (l *Loop) dropSurface(change string) { _ = os.Remove(l.surfacePath(change)) }
+func (l *Loop) dropSurface(change string) { _ = l.Store.RemoveFile(l.surfacePath(change)) }
 
 // resumeSurface is the crash-resume's check: the snapshot saved before the attempt the
 // crash cut short is compared and restored. It returns the reason when the agent had
@@ -212,7 +241,7 @@ func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record, trust bool) (
 		return a.Reason, false, nil // an earlier command checked it (and stopped after)
 	}
 	path := l.surfacePath(rec.Change)
-	snap, err := surface.Load(path)
+	snap, err := surface.Load(l.Store.Root(), path)
 	if err == nil && snap != nil {
 		err = snap.Valid(ctx, l.snapshotRepo(ctx, rec))
 	}

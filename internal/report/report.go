@@ -565,7 +565,7 @@ func addLogs(rep *Report, store *run.Store, change string, max int) string {
 	for _, a := range atts {
 		path := store.LogPath(change, a.Story, a.N)
 		if total >= max {
-			if _, err := os.Stat(path); err == nil {
+			if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
 				a.Log = path
 				left++
 			}
@@ -596,7 +596,7 @@ func addLogs(rep *Report, store *run.Store, change string, max int) string {
 // git-ralph's closing lines. A log no driver can read shows its raw last lines.
 // Every line is bounded.
 func logTail(path, agentName string) (tail string, ok bool) {
-	f, err := os.Open(path)
+	f, err := repofile.OpenRegular(path) // a regular file: never a symlink the agent put in its place
 	if err != nil {
 		return "", false
 	}

@@ -3,17 +3,32 @@ package run
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/git-ralph/git-ralph/internal/beneath"
 )
+
+// lockStat is the stat of the change's lock file, reached as Lock reaches it (beneath
+// the git common dir, no symlink followed).
+func (s *Store) lockStat(change string) (*unix.Stat_t, bool) {
+	fi, err := beneath.Lstat(s.Root(), filepath.Join(filepath.Base(s.Dir), change, "lock"))
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	st, ok := fi.Sys().(*unix.Stat_t)
+	return st, ok
+}
 
 // Holder returns the pid of the process that holds the change's lock, as the kernel
 // lists it in /proc/locks (the lock file's device and inode, an FLOCK that is held, not
 // waited for); 0 when nobody holds it or the system cannot tell.
 func (s *Store) Holder(change string) int {
-	var st syscall.Stat_t
-	if err := syscall.Stat(s.lockPath(change), &st); err != nil {
+	st, ok := s.lockStat(change)
+	if !ok {
 		return 0
 	}
 	f, err := os.Open("/proc/locks")
@@ -76,8 +91,8 @@ func sameFileID(got, want string) bool {
 // a moment (Held does, and a process that tries to lock the change just then would find
 // it locked): /proc/locks tells; where it cannot be read, Held.
 func (s *Store) Busy(change string) bool {
-	var st syscall.Stat_t
-	if err := syscall.Stat(s.lockPath(change), &st); err != nil {
+	st, ok := s.lockStat(change)
+	if !ok {
 		return false
 	}
 	f, err := os.Open("/proc/locks")

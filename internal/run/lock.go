@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/git-ralph/git-ralph/internal/beneath"
 )
 
 // Lock is an exclusive OS file lock on a change. The kernel releases it however the
@@ -14,16 +16,11 @@ type Lock struct {
 	f *os.File
 }
 
-func (s *Store) lockPath(change string) string {
-	return filepath.Join(s.ChangeDir(change), "lock")
-}
-
 // Lock takes the change's lock without waiting; ErrLocked if another process holds it.
+// The lock file is opened beneath the git common dir following no symlink (a link the
+// agent planted there is moved aside, and a file made).
 func (s *Store) Lock(change string) (*Lock, error) {
-	if err := os.MkdirAll(s.ChangeDir(change), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(s.lockPath(change), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := beneath.OpenLock(s.Root(), s.rel(change, "lock"))
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +47,7 @@ func (l *Lock) Unlock() {
 // Held reports whether some process holds the change's lock right now. It never
 // creates anything: a change without a lock file is not locked.
 func (s *Store) Held(change string) bool {
-	f, err := os.OpenFile(s.lockPath(change), os.O_RDWR, 0)
+	f, err := beneath.OpenExisting(s.Root(), s.rel(change, "lock"), os.O_RDWR)
 	if err != nil {
 		return false
 	}
@@ -67,10 +64,7 @@ func (s *Store) Held(change string) bool {
 // worktree's files one by one, and any git that lists the worktrees meanwhile (another
 // loop's `worktree add`, or its `checkout -B`) dies reading a half-made one.
 func (s *Store) LockWorktrees() (*Lock, error) {
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(s.Dir, "worktrees.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := beneath.OpenLock(s.Root(), filepath.Join(filepath.Base(s.Dir), "worktrees.lock"))
 	if err != nil {
 		return nil, err
 	}

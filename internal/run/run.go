@@ -5,7 +5,10 @@
 //
 // Nothing here is ever committed, and nothing here runs git: the directory lives inside
 // the git common dir, where the agent's `git clean` cannot reach it and every worktree
-// of the repository sees the same state.
+// of the repository sees the same state. In place that directory is inside the working
+// tree the agent writes, so every file here is created, replaced, removed and read
+// through internal/beneath, beneath the git common dir: a symlink the agent planted
+// anywhere below it (ralph/<change>/logs -> ~) is never followed.
 package run
 
 import (
@@ -23,7 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/repofile"
+	"github.com/git-ralph/git-ralph/internal/beneath"
 )
 
 // Status is where a run stands.
@@ -202,15 +205,12 @@ func (s *Store) SaveFinished(f Finished) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.ChangeDir(f.Change), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(s.finishedPath(f.Change), append(data, '\n'), 0o644)
+	return beneath.WriteFile(s.Root(), s.rel(f.Change, "finished.json"), append(data, '\n'), 0o644)
 }
 
 // LoadFinished returns how the last run of change ended, or nil when none did.
 func (s *Store) LoadFinished(change string) *Finished {
-	data, err := readCapped(s.finishedPath(change), maxFinished)
+	data, err := s.ReadFile(change, "finished.json", maxFinished)
 	if err != nil {
 		return nil
 	}
@@ -313,6 +313,105 @@ func NewStore(commonDir string) *Store {
 // ChangeDir is <git-common-dir>/ralph/<change>.
 func (s *Store) ChangeDir(change string) string { return filepath.Join(s.Dir, change) }
 
+// Root is the directory the store's files are reached beneath (the git common dir):
+// nothing below it is followed.
+func (s *Store) Root() string { return filepath.Dir(s.Dir) }
+
+// rel is the store's file of change named by parts, relative to root.
+func (s *Store) rel(change string, parts ...string) string {
+	return filepath.Join(append([]string{filepath.Base(s.Dir), change}, parts...)...)
+}
+
+// Rel returns path, a file under the store, relative to the git common dir, for the
+// functions of internal/beneath.
+func (s *Store) Rel(path string) (root, rel string, err error) {
+	rel, err = beneath.Rel(s.Root(), path)
+	return s.Root(), rel, err
+}
+
+// ReadFile reads the store's file of change named by parts, at most max bytes, as
+// internal/beneath reads (a regular file, no symlink below the git common dir).
+func (s *Store) ReadFile(change, name string, max int64) ([]byte, error) {
+	data, err := beneath.ReadFile(s.Root(), s.rel(change, name), max)
+	var big *beneath.TooLargeError
+	if errors.As(err, &big) {
+		err = fmt.Errorf("%s is more than %d MiB: git-ralph reads no larger record", big.Path, max>>20)
+	}
+	return data, err
+}
+
+// Open opens the store's file at path (under the store: the learnings file, a log) for
+// reading, as internal/beneath does.
+func (s *Store) Open(path string) (*os.File, error) {
+	root, rel, err := s.Rel(path)
+	if err != nil {
+		return nil, err
+	}
+	return beneath.Open(root, rel)
+}
+
+// Create makes the store's file at path anew (an attempt's log) and returns it open
+// for writing, as internal/beneath does: a symlink or anything else at that name is
+// replaced or moved aside, never written through.
+func (s *Store) Create(path string) (*os.File, error) {
+	root, rel, err := s.Rel(path)
+	if err != nil {
+		return nil, err
+	}
+	return beneath.Create(root, rel, 0o644)
+}
+
+// WriteFile writes the store's file at path whole (a kept copy of the agent's record),
+// as internal/beneath does.
+func (s *Store) WriteFile(path string, data []byte, perm os.FileMode) error {
+	root, rel, err := s.Rel(path)
+	if err != nil {
+		return err
+	}
+	return beneath.WriteFile(root, rel, data, perm)
+}
+
+// WriteWith writes the store's file at path whole with what fill writes (a report),
+// as internal/beneath does.
+func (s *Store) WriteWith(path string, perm os.FileMode, fill func(w io.Writer) error) error {
+	root, rel, err := s.Rel(path)
+	if err != nil {
+		return err
+	}
+	return beneath.WriteWith(root, rel, perm, false, fill)
+}
+
+// Append adds data at the end of the store's file at path, a regular file that is
+// there (the learnings file), reached as internal/beneath does.
+func (s *Store) Append(path string, data []byte) error {
+	root, rel, err := s.Rel(path)
+	if err != nil {
+		return err
+	}
+	f, err := beneath.OpenExisting(root, rel, os.O_WRONLY|os.O_APPEND)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// RemoveFile removes the store's file at path; nothing when it is not there (or a
+// symlink is on its way).
+func (s *Store) RemoveFile(path string) error {
+	root, rel, err := s.Rel(path)
+	if err != nil {
+		return err
+	}
+	if err := beneath.Remove(root, rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 func (s *Store) recordPath(change string) string {
 	return filepath.Join(s.ChangeDir(change), "run.json")
 }
@@ -330,14 +429,14 @@ func (s *Store) LogPath(change, story string, n int) string {
 // EnsureLearnings creates the learnings file, empty, if it is not there. It reads
 // nothing of it: the agent writes it, and its readers take its end (repofile.Tail).
 func (s *Store) EnsureLearnings(change string) error {
-	p := s.LearningsPath(change)
-	if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	rel := s.rel(change, "learnings.md")
+	if fi, err := beneath.Lstat(s.Root(), rel); err == nil && fi.Mode().IsRegular() {
+		return nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(p, nil, 0o644)
+	// Missing, or something else (a symlink the agent planted): a new empty file.
+	return beneath.WriteFile(s.Root(), rel, nil, 0o644)
 }
 
 // The most read of a run's records: the agent can write them (it runs as the user),
@@ -346,21 +445,6 @@ const (
 	MaxRecord   = 32 << 20 // run.json
 	maxFinished = 1 << 20  // finished.json
 )
-
-// readCapped reads the regular file at path, refusing one over max bytes without
-// reading it whole.
-func readCapped(path string, max int64) ([]byte, error) {
-	f, err := repofile.OpenRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(data)) > max {
-		err = fmt.Errorf("more than %d MiB: git-ralph reads no larger record", max>>20)
-	}
-	return data, err
-}
 
 // UnreadableError is a run record that is there and cannot be read: not a regular
 // file, larger than MaxRecord, or not a record. It is never taken for "no run".
@@ -381,7 +465,7 @@ func (e *UnreadableError) Unwrap() error { return e.Err }
 // anew from its attempts (SumAttempts).
 func (s *Store) Load(change string) (*Record, error) {
 	path := s.recordPath(change)
-	data, err := readCapped(path, MaxRecord)
+	data, err := s.ReadFile(change, "run.json", MaxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoRun
 	}
@@ -397,35 +481,15 @@ func (s *Store) Load(change string) (*Record, error) {
 }
 
 // Save writes the record atomically: a temporary file, fsync, then rename, so a crash
-// leaves either the old record or the new one, never half of one.
+// leaves either the old record or the new one, never half of one (beneath.WriteFile).
 func (s *Store) Save(r *Record, now time.Time) error {
 	r.Version = 1
 	r.Updated = now
-	dir := s.ChangeDir(r.Change)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".run-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), s.recordPath(r.Change)); err != nil {
+	if err := beneath.WriteFile(s.Root(), s.rel(r.Change, "run.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -447,12 +511,13 @@ func (s *Store) Forged(change string) ([]byte, error) {
 	if !ok {
 		return nil, nil
 	}
-	have, err := os.ReadFile(s.recordPath(change))
+	have, err := s.ReadFile(change, "run.json", MaxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []byte{}, nil
+		return []byte{}, nil // or a symlink, which is no record: written again
 	}
 	if err != nil {
-		return nil, err
+		// Larger than any record: not what this process wrote, and not kept.
+		return []byte{}, nil
 	}
 	if bytes.Equal(have, want) {
 		return nil, nil
@@ -465,16 +530,12 @@ func (s *Store) RecordPath(change string) string { return s.recordPath(change) }
 
 // Remove deletes the run record. Logs and learnings stay: they explain what happened.
 func (s *Store) Remove(change string) error {
-	err := os.Remove(s.recordPath(change))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
+	return s.RemoveFile(s.recordPath(change))
 }
 
 // Changes lists the changes that have a run record, sorted.
 func (s *Store) Changes() ([]string, error) {
-	entries, err := os.ReadDir(s.Dir)
+	entries, err := beneath.ReadDir(s.Root(), filepath.Base(s.Dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -486,7 +547,7 @@ func (s *Store) Changes() ([]string, error) {
 		if !e.IsDir() {
 			continue
 		}
-		if _, err := os.Stat(s.recordPath(e.Name())); err == nil {
+		if fi, err := beneath.Lstat(s.Root(), s.rel(e.Name(), "run.json")); err == nil && fi.Mode().IsRegular() {
 			names = append(names, e.Name())
 		}
 	}
@@ -500,7 +561,7 @@ func (s *Store) Changes() ([]string, error) {
 // changes a run's refs (a loop, a finish, a dispatch, a stop) holds its lock, and writes
 // one of the records or ends before the next check.
 func (s *Store) Stamps(busy string) map[string]string {
-	entries, err := os.ReadDir(s.Dir)
+	entries, err := beneath.ReadDir(s.Root(), filepath.Base(s.Dir))
 	if err != nil {
 		return nil
 	}
@@ -516,7 +577,7 @@ func (s *Store) Stamps(busy string) map[string]string {
 		}
 		stamp := ""
 		for _, name := range []string{"run.json", "finished.json"} {
-			if st, err := os.Stat(filepath.Join(s.ChangeDir(x), name)); err == nil {
+			if st, err := beneath.Lstat(s.Root(), s.rel(x, name)); err == nil {
 				stamp += fmt.Sprintf("%s:%d:%d ", name, st.Size(), st.ModTime().UnixNano())
 			}
 		}

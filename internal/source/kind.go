@@ -237,6 +237,22 @@ type Outside interface {
 	Undo(s *Source) error
 }
 
+// Recorder is implemented by a kind that keeps records of its own beside the run's (a
+// GitHub issue as read, in .git/ralph, which the agent can write in place): after every
+// attempt the loop asks it, as it checks run.json, whether the agent rewrote them.
+type Recorder interface {
+	// Forged returns the kind's records of s that are not what this process last wrote
+	// of them, with the agent's version, having written them again from memory.
+	Forged(s *Source) ([]Forgery, error)
+}
+
+// Forgery is a record someone else rewrote: its path and their version (nil when it
+// is not kept: a symlink, or larger than the record could be).
+type Forgery struct {
+	Path string
+	Have []byte
+}
+
 // Progress is what the loop says of a story when its checkpoint is made.
 type Progress struct {
 	Run, Branch, Commit string

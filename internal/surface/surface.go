@@ -12,6 +12,19 @@
 // made: refs under refs/ralph/<change>/tampered/<attempt>/, files in the run's state
 // directory.
 //
+// In place the git directory lies inside the working tree the agent writes, so every
+// name in it may be a symlink the agent planted. The check and the restore follow none
+// (internal/beneath): a watched file is reached beneath the git directory (or the work
+// tree, or for a file of the user's outside the repository, its own directory) with no
+// symlink below it; a watched directory's own type is recorded, and one that became a
+// symlink (.git/info -> ~) is a change: the link is moved into the keep directory, never
+// followed, and the directory made again with its recorded files. A symlink among the
+// watched files is followed only where it led when recorded, by that real path, never
+// where a link found afterwards leads. What the agent made is moved aside into the keep
+// directory by rename, not copied nor removed; a restore goes on past a path it cannot
+// put back and names every one. Nothing of the user's outside the repository is read,
+// copied, written or removed through a link the agent planted.
+//
 // It is cheap: one for-each-ref, a few stats and file reads (plus one worktree list
 // where linked worktrees exist). It runs git only through internal/git and prints
 // nothing: it returns lines for the caller's reporter.
@@ -37,6 +50,7 @@ import (
 	"syscall"
 	"unicode"
 
+	"github.com/git-ralph/git-ralph/internal/beneath"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 )
@@ -71,6 +85,10 @@ type Snapshot struct {
 	// Dirs are the directories each of whose files is watched (the hooks directory,
 	// info/, the submodules' hooks): a file that appears there was created.
 	Dirs []string `json:"dirs,omitempty"`
+	// DirStates are those directories themselves as they were (a directory, or the
+	// user's symlink to one, with its real path): one that became a symlink or anything
+	// else is a change. Missing in a snapshot saved before they were recorded.
+	DirStates []File `json:"dirStates,omitempty"`
 	// Elsewhere are the watched branches checked out in another worktree when the
 	// snapshot was taken: someone works there, so they are compared as in a Shared run.
 	Elsewhere []string `json:"elsewhere,omitempty"`
@@ -156,7 +174,15 @@ type File struct {
 	// Such a file cannot be put back from the record; the check says so.
 	Sum       string `json:"sum,omitempty"`
 	TargetSum string `json:"targetSum,omitempty"`
+	// Via is the name on the way to the file that is not a directory (a symlink): the
+	// file is not reached, since git-ralph follows no link in the git directory. Exists
+	// is false then.
+	Via string `json:"via,omitempty"`
 }
+
+// leadsNow is the TargetMode of a symlink that led nowhere when recorded and leads to
+// something now (the agent made what it names).
+const leadsNow = fs.ModeIrregular
 
 // MaxKept is the largest watched file whose content a snapshot keeps, and MaxKeptTotal
 // what it keeps of all of them: a hook, a config or a file of info/ is a few KiB, and
@@ -188,7 +214,7 @@ func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 // freshRefs reads the refs anew (after a wait the user may have moved them); the files
 // are carried still, since git-ralph's git ran before the wait.
 func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
-	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Dirs: prev.Dirs, Config: prev.Config, Files: slices.Clone(prev.Files),
+	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Dirs: prev.Dirs, DirStates: prev.DirStates, Config: prev.Config, Files: slices.Clone(prev.Files),
 		Elsewhere: prev.Elsewhere, CheckedOut: prev.CheckedOut}
 	if prev.NoRefs {
 		return s, nil
@@ -228,14 +254,78 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	w := watchList(repo, hooks, o.NoRefs)
 	s.Dirs, s.Config = w.dirs, w.config
 	k := newKeeper()
-	for _, p := range w.files {
-		f, err := k.readFile(p)
+	// The watched directories first: where their files are read depends on what they
+	// are (a directory, or the user's symlink to one, read at its real path).
+	for _, d := range w.dirs {
+		root, rel := base(repo, d)
+		st, err := k.read(d, root, rel, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.DirStates = append(s.DirStates, st)
+	}
+	paths := w.files
+	for _, dir := range w.dirs {
+		root, rel := s.dirPlace(repo, dir)
+		entries, err := readDir(root, rel)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if p := filepath.Join(dir, e.Name()); !e.IsDir() && !slices.Contains(paths, p) && !serverInfo(p, repo.CommonDir) {
+				paths = append(paths, p)
+			}
+		}
+	}
+	for _, p := range paths {
+		root, rel := s.place(repo, p)
+		f, err := k.read(p, root, rel, nil)
 		if err != nil {
 			return nil, err
 		}
 		s.Files = append(s.Files, f)
 	}
 	return s, nil
+}
+
+// base returns the directory beneath which path is reached, following no symlink below
+// it, and path relative to it: the git common dir, the git directory or the work tree
+// path is in; for a path elsewhere (the user's global config, a hooks directory outside
+// the repository), its own directory, which is the user's.
+func base(repo *git.Repo, path string) (root, rel string) {
+	for _, d := range []string{repo.CommonDir, repo.GitDir, repo.Root} {
+		if r, err := beneath.Rel(d, path); err == nil {
+			return filepath.Clean(d), r
+		}
+	}
+	return filepath.Dir(path), filepath.Base(path)
+}
+
+// dirPlace is where the watched directory dir is listed: at the real path it led to
+// when recorded, when it was the user's symlink to a directory (by that path, "/" its
+// root, so that no link on it is followed now); else beneath its base.
+func (s *Snapshot) dirPlace(repo *git.Repo, dir string) (root, rel string) {
+	for _, d := range s.DirStates {
+		if d.Path == dir && d.Mode&fs.ModeSymlink != 0 && d.Target != "" && d.TargetMode.IsDir() {
+			return string(filepath.Separator), strings.TrimPrefix(d.Target, string(filepath.Separator))
+		}
+	}
+	return base(repo, dir)
+}
+
+// place is where the watched file path is reached: in its directory's place when that
+// is a watched one, else beneath its base.
+func (s *Snapshot) place(repo *git.Repo, path string) (root, rel string) {
+	if dir := filepath.Dir(path); slices.Contains(s.Dirs, dir) {
+		root, rel := s.dirPlace(repo, dir)
+		return root, filepath.Join(rel, filepath.Base(path))
+	}
+	return base(repo, path)
+}
+
+// readDir lists rel beneath root, following no link ("." is root itself).
+func readDir(root, rel string) ([]fs.DirEntry, error) {
+	return beneath.ReadDir(root, rel)
 }
 
 // watched is what a snapshot of a repository reads.
@@ -255,8 +345,8 @@ type watched struct {
 // worktree's .git file and gitdir, objects/info/alternates, shallow, the config and
 // commondir of the other worktrees (not those of git-ralph's runs, which come and go),
 // the config, commondir and hooks of the submodules' git directories, and every file in
-// the hooks directory. Files that do not exist are recorded as missing: one that
-// appears was created.
+// the hooks directory (listed by Take). Files that do not exist are recorded as missing:
+// one that appears was created. Nothing here follows a symlink below the git directory.
 func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
 	common, gitDir := repo.CommonDir, repo.GitDir
 	linked := gitDir != common
@@ -312,10 +402,10 @@ func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
 	// The user's other worktrees: where each one's git finds the repository, and its
 	// own config. Those on a run's branch are git-ralph's, made and removed by other
 	// loops and finishes at any moment.
-	if entries, err := os.ReadDir(filepath.Join(common, "worktrees")); err == nil {
+	if entries, err := readDir(common, "worktrees"); err == nil {
 		for _, e := range entries {
 			d := filepath.Join(common, "worktrees", e.Name())
-			if !e.IsDir() || git.SamePath(d, gitDir) || runWorktree(d) {
+			if !e.IsDir() || git.SamePath(d, gitDir) || runWorktree(common, d) {
 				continue
 			}
 			paths = append(paths, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"))
@@ -328,15 +418,6 @@ func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
 		w.dirs = append(w.dirs, filepath.Join(d, "hooks"))
 	}
 	w.dirs = append([]string{hooks}, w.dirs...)
-	for _, dir := range w.dirs {
-		if entries, err := os.ReadDir(dir); err == nil {
-			for _, e := range entries {
-				if p := filepath.Join(dir, e.Name()); !e.IsDir() && !slices.Contains(paths, p) && !serverInfo(p, common) {
-					paths = append(paths, p)
-				}
-			}
-		}
-	}
 	w.files = paths
 	return w
 }
@@ -360,8 +441,12 @@ func moduleDirs(common string) []string {
 	var out []string
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
-		entries, err := os.ReadDir(dir)
+		rel, err := beneath.Rel(common, dir)
 		if err != nil || depth > maxModuleDepth {
+			return
+		}
+		entries, err := readDir(common, rel)
+		if err != nil {
 			return
 		}
 		for _, e := range entries {
@@ -372,7 +457,7 @@ func moduleDirs(common string) []string {
 			if !e.IsDir() {
 				continue
 			}
-			if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil && fi.Mode().IsRegular() {
+			if fi, err := beneath.Lstat(common, filepath.Join(rel, e.Name(), "HEAD")); err == nil && fi.Mode().IsRegular() {
 				out = append(out, d)
 				walk(filepath.Join(d, "modules"), depth+1)
 				continue
@@ -384,10 +469,14 @@ func moduleDirs(common string) []string {
 	return out
 }
 
-// runWorktree reports whether the linked worktree whose git directory is dir is on a
-// run's branch (HEAD: ref: refs/heads/ralph/…).
-func runWorktree(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+// runWorktree reports whether the linked worktree whose git directory is dir (under
+// common) is on a run's branch (HEAD: ref: refs/heads/ralph/…).
+func runWorktree(common, dir string) bool {
+	rel, err := beneath.Rel(common, filepath.Join(dir, "HEAD"))
+	if err != nil {
+		return false
+	}
+	b, err := beneath.ReadFile(common, rel, 4096)
 	return err == nil && strings.HasPrefix(string(b), "ref: refs/heads/ralph/")
 }
 
@@ -448,7 +537,7 @@ func inside(repo *git.Repo, path string) bool {
 // includes returns the files a config file includes ([include] and [includeIf] path
 // values), resolved as git does: relative to the including file, ~/ from HOME.
 func includes(config string) []string {
-	data, err := os.ReadFile(config)
+	data, err := readConfig(config)
 	if err != nil {
 		return nil
 	}
@@ -487,6 +576,26 @@ func includes(config string) []string {
 	return out
 }
 
+// readConfig reads a config file for its includes: at most MaxKept (a larger one names
+// none), a regular file only (a FIFO would block), through a symlink as git reads it
+// (the user's dotfiles): the path is the one git reads, so what it leads to is git's
+// input as much as git-ralph's, and nothing of it is kept.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxKept+1))
+	if err == nil && len(data) > MaxKept {
+		return nil, fmt.Errorf("%s is over %d MiB", path, MaxKept>>20)
+	}
+	return data, err
+}
+
 // configValue is a config value as git reads it, for a path: a quoted part taken
 // as it is, a comment (# or ;) outside quotes dropped, surrounding space trimmed.
 func configValue(v string) string {
@@ -505,11 +614,20 @@ func configValue(v string) string {
 	return strings.TrimSpace(b.String())
 }
 
-func readFile(path string) (File, error) { return newKeeper().readFile(path) }
-
-func (k *keeper) readFile(path string) (File, error) {
+// read records the watched path as it is, reached at rel beneath root (Snapshot.place)
+// following no symlink below root. A symlink is recorded as one; what it leads to is
+// read only by a real path: when then is nil (the snapshot's own reading, before any
+// agent ran), where the link leads now; afterwards, where it led when recorded
+// (then.Target), and only while the link is the same. A link the check finds new or
+// changed is never followed.
+func (k *keeper) read(path, root, rel string, then *File) (File, error) {
 	f := File{Path: path}
-	info, err := os.Lstat(path)
+	info, err := beneath.Lstat(root, rel)
+	var way *beneath.WayError
+	if errors.As(err, &way) {
+		f.Via = way.Path
+		return f, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.ENOTDIR) {
 		return f, nil
 	}
@@ -519,40 +637,75 @@ func (k *keeper) readFile(path string) (File, error) {
 	f.Exists, f.Mode = true, info.Mode()&(fs.ModeType|fs.ModePerm)
 	switch {
 	case info.Mode()&fs.ModeSymlink != 0:
-		if f.Link, err = os.Readlink(path); err != nil {
+		if f.Link, err = beneath.Readlink(root, rel); err != nil {
 			return f, err
 		}
-		// What git reads through the link. A link that leads nowhere (yet) has no
-		// target: one that appears there is a change.
-		target, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return f, nil
+		switch {
+		case then == nil:
+			// What git reads through the link. A link that leads nowhere (yet) has no
+			// target: one that appears there is a change.
+			target, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+			if err != nil {
+				return f, nil
+			}
+			f.Target = target
+			err = k.readTarget(&f)
+			return f, err
+		case then.Exists && then.Link == f.Link && then.Target != "":
+			f.Target = then.Target
+			return f, k.readTarget(&f)
+		case then.Exists && then.Link == f.Link && then.Mode&fs.ModeSymlink != 0:
+			// It led nowhere: whether it leads somewhere now is asked of the system
+			// (a stat, nothing read).
+			if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
+				f.TargetMode = leadsNow
+			}
 		}
-		f.Target = target
-		tinfo, err := os.Stat(target)
-		if err != nil {
-			return f, nil
-		}
-		f.TargetMode = tinfo.Mode() & (fs.ModeType | fs.ModePerm)
-		if tinfo.Mode().IsRegular() {
-			f.TargetData, f.TargetSum, err = k.readRegular(target)
-		}
-		return f, err
+		return f, nil
 	case info.Mode().IsRegular():
-		f.Data, f.Sum, err = k.readRegular(path)
+		f.Data, f.Sum, err = k.readRegular(root, rel)
 	}
 	return f, err
 }
 
-// readRegular reads the regular file at path, or nothing when it is something else by
-// the time it is opened (swapped for a FIFO, which would block the read forever, or for
-// a symlink): the recorded content then differs, which is the point.
+// readTarget reads what the symlink f leads to, by its real path f.Target beneath "/"
+// (a real path has no link on it: one there now is a change, never followed).
+func (k *keeper) readTarget(f *File) error {
+	root, rel := realPlace(f.Target)
+	tinfo, err := beneath.Lstat(root, rel)
+	var way *beneath.WayError
+	if errors.As(err, &way) {
+		f.TargetMode = leadsNow
+		return nil
+	}
+	if err != nil {
+		return nil
+	}
+	f.TargetMode = tinfo.Mode() & (fs.ModeType | fs.ModePerm)
+	if tinfo.Mode().IsRegular() {
+		f.TargetData, f.TargetSum, err = k.readRegular(root, rel)
+	}
+	return err
+}
+
+// realPlace is a real path (every symlink resolved) as a root and a path beneath it:
+// "/" and the rest, so that no component of it is followed.
+func realPlace(real string) (root, rel string) {
+	return string(filepath.Separator), strings.TrimPrefix(filepath.Clean(real), string(filepath.Separator))
+}
+
+// readRegular reads the regular file rel beneath root, or nothing when it is something
+// else by the time it is opened (swapped for a FIFO, which would block the read
+// forever, or for a symlink): the recorded content then differs, which is the point.
 //
 // Within MaxKept (and what is left of MaxKeptTotal) it returns the content; past that,
 // only its SHA-256 (sum), read in pieces.
-func (k *keeper) readRegular(path string) (data []byte, sum string, err error) {
-	file, err := openRegular(path)
-	if file == nil || err != nil {
+func (k *keeper) readRegular(root, rel string) (data []byte, sum string, err error) {
+	file, err := beneath.Open(root, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	defer file.Close()
@@ -581,25 +734,8 @@ func (k *keeper) readRegular(path string) (data []byte, sum string, err error) {
 	return nil, "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// openRegular opens the regular file at path, nil when it is something else (a FIFO, a
-// symlink swapped in) or gone.
-func openRegular(path string) (*os.File, error) {
-	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
-		file.Close()
-		return nil, err
-	}
-	return file, nil
-}
-
 func (f File) same(g File) bool {
-	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data) && f.Sum == g.Sum &&
+	return f.Exists == g.Exists && f.Mode == g.Mode && f.Link == g.Link && bytes.Equal(f.Data, g.Data) && f.Sum == g.Sum && f.Via == g.Via &&
 		f.Target == g.Target && f.TargetMode == g.TargetMode && bytes.Equal(f.TargetData, g.TargetData) && f.TargetSum == g.TargetSum
 }
 
@@ -687,6 +823,12 @@ type Change struct {
 	// NowFile is the file as the agent left it.
 	NowFile File
 	then    File
+	// root and rel are where the file is reached (Snapshot.place).
+	root, rel string
+	// dir: a watched directory's own change (it became a symlink, a file), put back with
+	// the recorded files in it (files) when it was a directory.
+	dir   bool
+	files []File
 }
 
 // Compare returns what differs now from s, in a stable order: refs, then files. When a
@@ -803,39 +945,65 @@ func (s *Snapshot) compareRefs(ctx context.Context, repo *git.Repo) (changes []C
 	return changes, nil
 }
 
-// compareFiles returns the watched files that differ now.
+// compareFiles returns the watched files that differ now: the watched directories
+// first (one replaced by a symlink is one change, which puts back its files too), then
+// the files, then the files that appeared in a watched directory.
 func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 	seen := map[string]bool{}
 	k := newKeeper()
+	replaced := map[string]bool{} // directories whose change covers their files
+	for _, then := range s.DirStates {
+		root, rel := base(repo, then.Path)
+		cur, err := k.read(then.Path, root, rel, &then)
+		if err != nil {
+			return nil, err
+		}
+		if then.same(cur) || then.Mode.IsDir() && cur.Mode.IsDir() && cur.Via == "" {
+			continue // a directory still (its mode is not git's business)
+		}
+		if optionalGone(repo, then.Path) {
+			continue
+		}
+		c := Change{File: then.Path, What: whatChanged(repo, then, cur), NowFile: cur, then: then, root: root, rel: rel, dir: true}
+		if then.Mode.IsDir() {
+			// Its files go back with it; the user's symlink to a directory, put back
+			// as a link, leaves its files where they are, compared there below.
+			for _, f := range s.Files {
+				if filepath.Dir(f.Path) == then.Path {
+					c.files = append(c.files, f)
+				}
+			}
+			replaced[then.Path] = true
+		}
+		changes = append(changes, c)
+	}
 	for _, then := range s.Files {
 		seen[then.Path] = true
-		cur, err := k.readFile(then.Path)
+		if replaced[filepath.Dir(then.Path)] {
+			continue
+		}
+		root, rel := s.place(repo, then.Path)
+		cur, err := k.read(then.Path, root, rel, &then)
 		if err != nil {
 			return nil, err
 		}
 		if then.same(cur) {
 			continue
 		}
-		if root := optionalRoot(repo, then.Path); root != "" {
-			if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
-				continue // that worktree or submodule was removed, with its files
-			}
+		if optionalGone(repo, then.Path) {
+			continue // that worktree or submodule was removed, with its files
 		}
-		what := "changed"
-		switch {
-		case !cur.Exists:
-			what = "deleted"
-		case !then.Exists:
-			what = "created"
-		case then.Mode != cur.Mode && then.Link == cur.Link && bytes.Equal(then.Data, cur.Data) && then.Sum == cur.Sum:
-			what = "mode changed"
-		}
-		changes = append(changes, Change{File: then.Path, What: what, NowFile: cur, then: then})
+		changes = append(changes, Change{File: then.Path, What: whatChanged(repo, then, cur), NowFile: cur, then: then, root: root, rel: rel})
 	}
 	// A file that was not there in a directory whose every file is watched: the hooks
-	// directory as recorded, info/, the submodules' hooks.
+	// directory as recorded, info/, the submodules' hooks. Listed without following a
+	// link to it (one there is a change of the directory, above).
 	for _, dir := range s.dirs() {
-		entries, err := os.ReadDir(dir)
+		if replaced[dir] {
+			continue
+		}
+		root, rel := s.dirPlace(repo, dir)
+		entries, err := readDir(root, rel)
 		if err != nil {
 			continue
 		}
@@ -845,14 +1013,50 @@ func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 				continue
 			}
 			seen[p] = true
-			cur, err := k.readFile(p)
+			frel := filepath.Join(rel, e.Name())
+			cur, err := k.read(p, root, frel, &File{Path: p})
 			if err != nil {
 				return nil, err
 			}
-			changes = append(changes, Change{File: p, What: "created", NowFile: cur, then: File{Path: p}})
+			changes = append(changes, Change{File: p, What: "created", NowFile: cur, then: File{Path: p}, root: root, rel: frel})
 		}
 	}
 	return changes, nil
+}
+
+// optionalGone reports whether path is in another worktree's or a submodule's git
+// directory that is gone (git worktree remove): its files went with it.
+func optionalGone(repo *git.Repo, path string) bool {
+	root := optionalRoot(repo, path)
+	if root == "" {
+		return false
+	}
+	rel, err := beneath.Rel(repo.CommonDir, root)
+	if err != nil {
+		return false
+	}
+	_, err = beneath.Lstat(repo.CommonDir, rel)
+	var way *beneath.WayError
+	return errors.Is(err, fs.ErrNotExist) && !errors.As(err, &way)
+}
+
+// whatChanged says how cur differs from then: "deleted", "created", "mode changed",
+// "replaced by a symlink" (a directory, or by a directory), "cut off (… is no longer a
+// directory)", or "changed".
+func whatChanged(repo *git.Repo, then, cur File) string {
+	switch {
+	case cur.Via != "" && then.Via == "":
+		return "cut off (" + Change{File: cur.Via}.Name(repo.Root) + " is no longer a directory)"
+	case !cur.Exists:
+		return "deleted"
+	case !then.Exists:
+		return "created"
+	case then.Mode.Type() != cur.Mode.Type() && (then.Mode.IsDir() || cur.Mode.IsDir()):
+		return "replaced by " + beneath.Describe(cur.Mode)
+	case then.Mode != cur.Mode && then.Link == cur.Link && bytes.Equal(then.Data, cur.Data) && then.Sum == cur.Sum:
+		return "mode changed"
+	}
+	return "changed"
 }
 
 // dirs are the directories whose every file is watched: Dirs, or the hooks directory
@@ -889,14 +1093,15 @@ func (s *Snapshot) Loaded() bool { return s.loaded }
 
 // Outside reports whether putting c back would write outside the repository (its git
 // directories and work tree): the user's global config, or what a symlink leads to
-// elsewhere. From a record the agent could have written (a crash-resume's), that would
+// elsewhere, or a file of a watched directory recorded as a symlink to one elsewhere. From a record the agent could have written (a crash-resume's), that would
 // let it write such a file through git-ralph, which a sandbox keeps it from writing
 // itself.
 func (c Change) Outside(repo *git.Repo) bool {
 	if c.File == "" {
 		return false
 	}
-	return !inside(repo, c.File) || c.then.Target != "" && !inside(repo, c.then.Target)
+	return !inside(repo, c.File) || c.then.Target != "" && !inside(repo, c.then.Target) ||
+		c.root != "" && !inside(repo, filepath.Join(c.root, c.rel))
 }
 
 // Reason is "tampered: <each ref or file that changed>", paths shown relative to root.
@@ -931,10 +1136,19 @@ func Quote(name string) string {
 	return name
 }
 
-// Restore puts back what changes undid: files byte for byte with their modes (the agent's
-// version kept under keepDir), then refs to their recorded values (deleted ones
-// recreated; created ones, and the agent's value of a moved one, kept first under
-// keepRefs + the ref's name without "refs/"). It returns one line per restored thing.
+// Restore puts back what changes undid: the watched directories as they were, with
+// their files, and the files byte for byte with their modes, then refs to their recorded
+// values (deleted ones recreated; created ones, and the agent's value of a moved one,
+// kept first under keepRefs + the ref's name without "refs/"). What the agent left where
+// a watched file or directory is (a file, a symlink, a directory with all it holds) is
+// moved into keepDir by rename, never followed, copied nor removed. A file it cannot put
+// back does not stop the others: the error, a *RestoreError, names every one, and the
+// refs are then left as they are (the git that puts them back reads the config and runs
+// hooks, which must be the recorded ones). It returns one line per restored thing.
+//
+// It runs once every process of the attempt is gone (the loop kills them before any
+// check), so nothing changes under it: the names it moves and writes are the ones
+// Compare looked at.
 func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, keepDir string) ([]string, error) {
 	var lines []string
 	keepRef := func(r git.RefWithSymref) (string, error) {
@@ -944,34 +1158,44 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		name := keepRefs + strings.TrimPrefix(r.Name, "refs/")
 		return name, repo.UpdateRefNoDeref(ctx, name, r.ID)
 	}
+	r := &restorer{repo: repo}
+	r.keepRoot, r.keepRel = keepPlace(repo, keepDir)
 	// Files first: the git that puts refs back runs hooks (reference-transaction) and
-	// reads the config, which must be the recorded ones by then, not the agent's.
-	for _, c := range changes {
+	// reads the config, which must be the recorded ones by then, not the agent's. A
+	// directory made again before the files (one goes in it), the user's symlink to a
+	// directory put back after them (its files are where it leads, and the agent's
+	// versions of them are kept first).
+	ordered := slices.Clone(changes)
+	rank := func(c Change) int {
+		switch {
+		case c.dir && c.then.Mode.IsDir():
+			return 0
+		case c.dir:
+			return 2
+		}
+		return 1
+	}
+	slices.SortStableFunc(ordered, func(a, b Change) int { return rank(a) - rank(b) })
+	var failed []string
+	for _, c := range ordered {
 		if c.File == "" {
 			continue
 		}
-		kept, err := keepFile(c.NowFile, c.File, keepDir, repo)
+		line, err := r.file(c)
 		if err != nil {
-			return lines, err
+			failed = append(failed, c.Name(repo.Root)+" ("+err.Error()+")")
+			continue
 		}
-		if err := putFile(c.then); err != nil {
-			return lines, err
+		lines = append(lines, line)
+	}
+	if len(failed) > 0 {
+		e := &RestoreError{Failed: failed}
+		for _, c := range changes {
+			if c.Ref != "" {
+				e.RefsLeft = append(e.RefsLeft, Quote(c.Ref))
+			}
 		}
-		verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
-			"deleted": "deleted it", "created": "created it"}[c.What]
-		if !c.then.Exists {
-			verb = "removed"
-		}
-		name := c.Name(repo.Root)
-		if c.then.Link != "" && c.then.Link == c.NowFile.Link && c.then.Target != "" {
-			name += " and what it leads to, " + Quote(c.then.Target) + ","
-			did = "changed it through the link"
-		}
-		line := fmt.Sprintf("%s %s (the agent %s", verb, name, did)
-		if kept != "" {
-			line += "; its version is kept as " + Quote(kept)
-		}
-		lines = append(lines, line+")")
+		return lines, e
 	}
 	for _, c := range changes {
 		if c.Ref == "" {
@@ -1011,6 +1235,21 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 	return lines, nil
 }
 
+// RestoreError names every watched file or directory a restore could not put back, and
+// the refs it left as the agent left them.
+type RestoreError struct {
+	Failed   []string // "name (why)"
+	RefsLeft []string
+}
+
+func (e *RestoreError) Error() string {
+	msg := "could not put back " + strings.Join(e.Failed, "; ")
+	if len(e.RefsLeft) > 0 {
+		msg += "; the refs " + strings.Join(e.RefsLeft, ", ") + " are left as the agent left them until then (the git that puts them back would read what is not back)"
+	}
+	return msg
+}
+
 func putRef(ctx context.Context, repo *git.Repo, r git.RefWithSymref) error {
 	if r.Symref != "" {
 		return repo.SetSymbolicRef(ctx, r.Name, r.Symref)
@@ -1028,159 +1267,265 @@ func describe(r git.RefWithSymref) string {
 	return r.ID
 }
 
-// keepFile copies the agent's version of a file into keepDir, named after the file
-// (its path in the git directory, hooks/<name> for a hook of a hooks directory outside
-// it, else its base name), and returns where; "" when there was nothing to keep. A
-// symlink is kept as a symlink, and what it led to beside it (<name>.target).
-func keepFile(f File, path, keepDir string, repo *git.Repo) (string, error) {
-	if !f.Exists || (f.Data == nil && f.Sum == "" && f.Link == "") {
-		return "", nil
+// restorer puts back the files of one Restore.
+type restorer struct {
+	repo              *git.Repo
+	keepRoot, keepRel string // the keep directory, beneath keepRoot
+}
+
+// keepPlace is the keep directory as a root and a path beneath it: beneath the git
+// common dir, where it is (.git/ralph/<change>/tampered/<id>); else its own parent.
+func keepPlace(repo *git.Repo, keepDir string) (root, rel string) {
+	if rel, err := beneath.Rel(repo.CommonDir, keepDir); err == nil {
+		return filepath.Clean(repo.CommonDir), rel
 	}
-	name := filepath.Base(path)
-	if rel, err := filepath.Rel(repo.CommonDir, path); err == nil && repofile.Inside(repo.CommonDir, path) {
-		name = rel
-	} else if filepath.Base(filepath.Dir(path)) == "hooks" {
-		name = filepath.Join("hooks", name)
+	return filepath.Dir(keepDir), filepath.Base(keepDir)
+}
+
+// file puts back one file or directory and returns its line.
+func (r *restorer) file(c Change) (string, error) {
+	if c.root == "" {
+		c.root, c.rel = base(r.repo, c.File)
 	}
-	dst := filepath.Join(keepDir, name)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	cur, then := c.NowFile, c.then
+	// The same symlink: what it leads to is what changed.
+	through := then.Exists && cur.Exists && then.Mode&fs.ModeSymlink != 0 && cur.Mode&fs.ModeSymlink != 0 && then.Link == cur.Link
+	var kept, note string
+	var err error
+	switch {
+	case cur.Via != "" && !c.dir:
+		return "", fmt.Errorf("%s is no longer a directory, and git-ralph follows no symlink in the git directory: move it away, then run the command again", Change{File: cur.Via}.Name(r.repo.Root))
+	case through && c.dir:
+		return "", fmt.Errorf("what it leads to, %s, is no longer a directory, and git-ralph follows no symlink on its way", Quote(then.Target))
+	case through && then.Target == "":
+		return "", errors.New("it leads to something now that it did not lead to when recorded, and git-ralph removes nothing through a symlink: look at what it leads to, then remove it")
+	case through:
+		kept, note, err = r.keepTarget(c)
+	case cur.Exists:
+		kept, note, err = r.moveAside(c)
+	}
+	if err != nil {
 		return "", err
 	}
-	_ = os.Remove(dst)
-	if f.Link != "" {
-		if f.TargetData != nil {
-			if err := os.WriteFile(dst+".target", f.TargetData, 0o600); err != nil {
-				return "", err
+	if err := r.put(c); err != nil {
+		return "", err
+	}
+	verb, did := "restored", map[string]string{"changed": "changed it", "mode changed": "changed its mode",
+		"deleted": "deleted it", "created": "created it"}[c.What]
+	if rest, ok := strings.CutPrefix(c.What, "replaced by "); ok {
+		did = "replaced it by " + rest
+	}
+	if !then.Exists {
+		verb = "removed"
+	}
+	name := c.Name(r.repo.Root)
+	if through {
+		name += " and what it leads to, " + Quote(then.Target) + ","
+		did = "changed it through the link"
+	}
+	if c.dir && then.Mode.IsDir() {
+		name += " as the directory it was, with its files,"
+	}
+	line := fmt.Sprintf("%s %s (the agent %s", verb, name, did)
+	if kept != "" {
+		line += "; its version is kept as " + Quote(kept)
+		if cur.Mode&fs.ModeSymlink != 0 && !through {
+			line += ", a symlink, never followed"
+		}
+	}
+	return line + note + ")", nil
+}
+
+// keepName is the name the agent's version of path is kept under in the keep
+// directory: its path in the git directory, hooks/<name> for a hook of a hooks
+// directory outside it, else its base name.
+func (r *restorer) keepName(path string) string {
+	if rel, err := beneath.Rel(r.repo.CommonDir, path); err == nil {
+		return rel
+	}
+	if filepath.Base(filepath.Dir(path)) == "hooks" {
+		return filepath.Join("hooks", filepath.Base(path))
+	}
+	return filepath.Base(path)
+}
+
+// free returns name, or name.2, name.3, … : the first that is free in the keep
+// directory.
+func (r *restorer) free(name string) string {
+	for n := 1; ; n++ {
+		try := name
+		if n > 1 {
+			try = fmt.Sprintf("%s.%d", name, n)
+		}
+		if _, err := beneath.Lstat(r.keepRoot, filepath.Join(r.keepRel, try)); errors.Is(err, fs.ErrNotExist) || n > 100 {
+			return try
+		}
+	}
+}
+
+// moveAside moves what the agent left at c's place into the keep directory, by rename:
+// a file (however large), a symlink (kept as one, never followed) or a directory with
+// all it holds. Where the two are on different file systems (a file of the user's
+// outside the repository), a file is kept by the copy the check read (none over
+// MaxKept: the line says so) and a symlink made again; anything else is moved aside
+// beside itself.
+func (r *restorer) moveAside(c Change) (kept, note string, err error) {
+	name := r.free(r.keepName(c.File))
+	dst := filepath.Join(r.keepRel, name)
+	full := filepath.Join(r.keepRoot, dst)
+	err = beneath.Rename(c.root, c.rel, r.keepRoot, dst)
+	if err == nil {
+		return full, "", nil
+	}
+	if !errors.Is(err, syscall.EXDEV) {
+		return "", "", err
+	}
+	cur := c.NowFile
+	switch {
+	case cur.Mode.IsRegular() && cur.Sum == "":
+		if err := beneath.WriteFile(r.keepRoot, dst, cur.Data, 0o600); err != nil {
+			return "", "", err
+		}
+		return full, "", beneath.Remove(c.root, c.rel)
+	case cur.Mode&fs.ModeSymlink != 0:
+		if err := beneath.Symlink(cur.Link, r.keepRoot, dst); err != nil {
+			return "", "", err
+		}
+		return full, "", beneath.Remove(c.root, c.rel)
+	case cur.Mode.IsRegular():
+		aside, err := beneath.MoveAside(c.root, c.rel)
+		if err != nil {
+			return "", "", err
+		}
+		return "", fmt.Sprintf("; its version, over %d MiB, is not copied into git-ralph's keep: it is moved aside as %s", MaxKept>>20, Quote(filepath.Join(c.root, aside))), nil
+	}
+	aside, err := beneath.MoveAside(c.root, c.rel)
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(c.root, aside), "", nil
+}
+
+// keepTarget keeps the agent's version of what the symlink of c leads to (the link
+// itself is the user's, as recorded): the copy the check read, as <name>.target, none
+// past MaxKept (the line says so).
+func (r *restorer) keepTarget(c Change) (kept, note string, err error) {
+	cur := c.NowFile
+	switch {
+	case cur.TargetData != nil:
+		dst := filepath.Join(r.keepRel, r.free(r.keepName(c.File)+".target"))
+		if err := beneath.WriteFile(r.keepRoot, dst, cur.TargetData, 0o600); err != nil {
+			return "", "", err
+		}
+		return filepath.Join(r.keepRoot, dst), "", nil
+	case cur.TargetSum != "":
+		return "", fmt.Sprintf("; its version, over %d MiB, is not kept", MaxKept>>20), nil
+	}
+	return "", "", nil
+}
+
+// put makes c's place what was recorded: a directory made again with its recorded
+// files, a file written (through a temporary file and a rename, so a reader never sees
+// half of it) with its mode, a symlink made again with what it led to as it was.
+// Nothing is there any more (moveAside), or it is the user's symlink.
+func (r *restorer) put(c Change) error {
+	then := c.then
+	if c.dir && then.Mode.IsDir() {
+		if err := beneath.MkdirAll(c.root, c.rel, then.Mode.Perm()); err != nil {
+			return err
+		}
+		var errs []error
+		for _, f := range c.files {
+			if err := putFile(f, c.root, filepath.Join(c.rel, filepath.Base(f.Path))); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(f.Path), err))
 			}
 		}
-		return dst, os.Symlink(f.Link, dst)
+		return errors.Join(errs...)
 	}
-	if f.Sum != "" {
-		return dst, copyRegular(path, dst) // too large to have been kept in memory
-	}
-	return dst, os.WriteFile(dst, f.Data, 0o600) // kept, never run
+	return putFile(then, c.root, c.rel)
 }
 
-// copyRegular copies the regular file src to dst (0600) in pieces.
-func copyRegular(src, dst string) error {
-	in, err := openRegular(src)
-	if in == nil || err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// putFile makes path what f recorded: removed when it did not exist, else written
-// (through a temporary file and a rename, so a reader never sees half of it) with its
-// mode, or made the symlink it was, with what it led to as it was.
-func putFile(f File) error {
-	// Remove, never RemoveAll: a directory where a watched file was is the agent's,
-	// and a restore that fails on it says so rather than deleting a tree.
-	if !f.Exists {
-		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+// putFile makes rel beneath root what f recorded; nothing when it did not exist.
+func putFile(f File, root, rel string) error {
+	switch {
+	case !f.Exists:
 		return nil
-	}
-	if info, err := os.Lstat(f.Path); err == nil && info.IsDir() {
-		if err := os.Remove(f.Path); err != nil {
-			return err
-		}
-	}
-	if f.Sum != "" {
-		return fmt.Errorf("%s was over %d MiB when recorded: git-ralph keeps no copy of a file that large to put back", f.Path, MaxKept>>20)
-	}
-	if f.Mode&fs.ModeSymlink != 0 {
-		if err := replace(f.Path, func(tmp string) error { return os.Symlink(f.Link, tmp) }); err != nil {
+	case f.Sum != "":
+		return fmt.Errorf("it was over %d MiB when recorded: git-ralph keeps no copy of a file that large to put back", MaxKept>>20)
+	case f.Mode&fs.ModeSymlink != 0:
+		if err := beneath.Symlink(f.Link, root, rel); err != nil {
 			return err
 		}
 		return putTarget(f)
+	case f.Mode.IsDir():
+		return beneath.MkdirAll(root, rel, f.Mode.Perm())
+	case f.Mode.IsRegular():
+		return beneath.WriteFileMode(root, rel, f.Data, f.Mode.Perm())
 	}
-	return replace(f.Path, func(tmp string) error {
-		if err := os.WriteFile(tmp, f.Data, f.Mode.Perm()); err != nil {
-			return err
-		}
-		return os.Chmod(tmp, f.Mode.Perm()) // past the umask
-	})
+	return nil
 }
 
-// putTarget makes what the symlink f.Path leads to what f recorded: a regular file's
-// content and mode written back; a file where a link that led nowhere now leads (the
-// agent made it) removed.
+// putTarget makes what the symlink f led to, by its recorded real path, what f recorded:
+// a regular file's content and mode written back.
 func putTarget(f File) error {
-	if f.Target == "" {
-		if now, err := filepath.EvalSymlinks(f.Path); err == nil {
-			if fi, err := os.Lstat(now); err == nil && fi.Mode().IsRegular() {
-				return os.Remove(now)
-			}
-		}
+	if f.Target == "" || !f.TargetMode.IsRegular() {
 		return nil
 	}
-	if !f.TargetMode.IsRegular() {
-		return nil
-	}
-	if cur, err := readFile(f.Target); err == nil && cur.Exists && cur.Mode == f.TargetMode && bytes.Equal(cur.Data, f.TargetData) && cur.Sum == f.TargetSum {
+	cur := File{Target: f.Target}
+	if err := newKeeper().readTarget(&cur); err == nil && cur.TargetMode == f.TargetMode && bytes.Equal(cur.TargetData, f.TargetData) && cur.TargetSum == f.TargetSum {
 		return nil
 	}
 	if f.TargetSum != "" {
 		return fmt.Errorf("%s was over %d MiB when recorded: git-ralph keeps no copy of a file that large to put back", f.Target, MaxKept>>20)
 	}
-	return replace(f.Target, func(tmp string) error {
-		if err := os.WriteFile(tmp, f.TargetData, f.TargetMode.Perm()); err != nil {
-			return err
-		}
-		return os.Chmod(tmp, f.TargetMode.Perm())
-	})
+	root, rel := realPlace(f.Target)
+	return beneath.WriteFileMode(root, rel, f.TargetData, f.TargetMode.Perm())
 }
 
-// replace puts a new path in place through make(tmp) and a rename.
-func replace(path string, make func(tmp string) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".ralph-restore"
-	_ = os.Remove(tmp)
-	if err := make(tmp); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
+// MaxSaved is the most Load and Forged read of a saved snapshot: what it keeps of the
+// files (MaxKeptTotal), as JSON, and the refs.
+const MaxSaved = 4 * MaxKeptTotal
 
-// Save writes s to path (for a crash-resume), Load reads it back; a missing file is
-// nil, nil.
-func (s *Snapshot) Save(path string) error {
+// Save writes s to path, a file beneath root (the git common dir), for a
+// crash-resume, whole or not at all and following no symlink below root
+// (internal/beneath); Load reads it back; a missing file is nil, nil.
+func (s *Snapshot) Save(root, path string) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	rel, err := beneath.Rel(root, path)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := beneath.WriteFile(root, rel, b, 0o600); err != nil {
 		return err
 	}
 	s.saved = b
 	return nil
 }
 
+// readSaved reads path beneath root as Load and Forged do: at most MaxSaved, no link.
+func readSaved(root, path string) ([]byte, error) {
+	rel, err := beneath.Rel(root, path)
+	if err != nil {
+		return nil, err
+	}
+	return beneath.ReadFile(root, rel, MaxSaved)
+}
+
 // Forged returns the file at path when it is not what Save last wrote there (someone
 // else wrote it), and nil when it is, or when s was never saved.
-func (s *Snapshot) Forged(path string) ([]byte, error) {
+//
+// A symlink there is no file (as removed: written again); one larger than MaxSaved is
+// forged too, and none of it is returned (as removed).
+func (s *Snapshot) Forged(root, path string) ([]byte, error) {
 	if s.saved == nil {
 		return nil, nil
 	}
-	have, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	have, err := readSaved(root, path)
+	var big *beneath.TooLargeError
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &big) {
 		return []byte{}, nil
 	}
 	if err != nil {
@@ -1249,6 +1594,13 @@ func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
 			return fmt.Errorf("it watches the directory %q, which git-ralph does not", d)
 		}
 	}
+	for _, d := range s.DirStates {
+		// (One recorded as a symlink to a directory outside the repository is read
+		// there; a change found there is Outside, which a resume does not restore.)
+		if !slices.Contains(s.Dirs, d.Path) {
+			return fmt.Errorf("it records the directory %q, which git-ralph does not watch", d.Path)
+		}
+	}
 	allowed := map[string]bool{}
 	for _, p := range w.files {
 		allowed[filepath.Clean(p)] = true
@@ -1297,9 +1649,9 @@ var gitData = map[string]bool{
 	"worktrees": true, "modules": true, "lfs": true,
 }
 
-// Load reads a snapshot Save wrote; nil, nil when there is none.
-func Load(path string) (*Snapshot, error) {
-	b, err := os.ReadFile(path)
+// Load reads a snapshot Save wrote beneath root; nil, nil when there is none.
+func Load(root, path string) (*Snapshot, error) {
+	b, err := readSaved(root, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -162,7 +161,7 @@ type usageFile struct {
 // models (the session's own requests and its helpers'). A missing, empty,
 // oversized or garbled file leaves the tokens at 0.
 func (Copilot) ReadOutputFile(res *agent.Result, path string) {
-	f, err := os.Open(path)
+	f, err := agent.OpenOutput(path) // a regular file, never through a symlink
 	if err != nil {
 		return
 	}
