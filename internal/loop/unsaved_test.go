@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,21 +14,29 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// unsavable is a driver that makes the run record unwritable (a directory in its place)
-// once the attempt is recorded and before its agent starts, and puts it back once the
-// agent's output has ended: the save of the agent's process, and it alone, fails.
+// unsavable is a driver that makes the run record unwritable once the attempt is
+// recorded and before its agent starts, and puts it back once the agent's output has
+// ended: the save of the agent's process, and it alone, fails. git-ralph writes through
+// no symlink in its store and moves one in its way aside, so the run's directory is made
+// a symlink with every name it could be moved aside to already taken.
 type unsavable struct {
 	agent.Driver
 	record string
 }
 
 func (d unsavable) Argv(req agent.Request) []string {
-	if req.Prompt != "" { // the attempt's run, not a preflight
-		if err := os.Rename(d.record, d.record+".kept"); err != nil {
+	dir := filepath.Dir(d.record)
+	if _, err := os.Stat(dir + ".kept"); req.Prompt != "" && err != nil { // the attempt's run, once
+		if err := os.Rename(dir, dir+".kept"); err != nil {
 			panic(err)
 		}
-		if err := os.MkdirAll(filepath.Join(d.record, "in-the-way"), 0o755); err != nil {
+		if err := os.Symlink(filepath.Base(dir)+".kept", dir); err != nil {
 			panic(err)
+		}
+		for n := 1; n < 1000; n++ {
+			if err := os.WriteFile(fmt.Sprintf("%s.ralph-aside-%d", dir, n), nil, 0o644); err != nil {
+				panic(err)
+			}
 		}
 	}
 	return d.Driver.Argv(req)
@@ -35,11 +44,17 @@ func (d unsavable) Argv(req agent.Request) []string {
 
 func (d unsavable) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	res, err := d.Driver.Decode(r, ev)
-	if _, serr := os.Stat(d.record + ".kept"); serr == nil {
-		if err := os.RemoveAll(d.record); err != nil {
+	dir := filepath.Dir(d.record)
+	if _, serr := os.Stat(dir + ".kept"); serr == nil {
+		if err := os.Remove(dir); err != nil {
 			panic(err)
 		}
-		if err := os.Rename(d.record+".kept", d.record); err != nil {
+		for n := 1; n < 1000; n++ {
+			if err := os.Remove(fmt.Sprintf("%s.ralph-aside-%d", dir, n)); err != nil {
+				panic(err)
+			}
+		}
+		if err := os.Rename(dir+".kept", dir); err != nil {
 			panic(err)
 		}
 	}
@@ -60,16 +75,15 @@ func TestUnsavedAgentProcessStopsTheRun(t *testing.T) {
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "could not name the agent's process") {
 		t.Fatalf("Start = %v, want the run stopped because the record could not name the agent\n%s", err, rep.Text())
 	}
-	var rename *os.LinkError // the real cause: the record's rename into place failed
-	if !errors.As(err, &rename) || rename.Op != "rename" {
-		t.Errorf("Start = %#v, want the failed rename of the record as its cause", le.Err)
+	if !strings.Contains(err.Error(), "no free name") { // the real cause
+		t.Errorf("Start = %v, want the refused write of the record as its cause", err)
 	}
 	rec, lerr := l.Store.Load("c")
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	if rec.Status != run.Failed || !strings.Contains(rec.StopCause, "rename") {
-		t.Errorf("record: status %s, stop cause %q; want failed with the rename as its cause", rec.Status, rec.StopCause)
+	if rec.Status != run.Failed || !strings.Contains(rec.StopCause, "no free name") {
+		t.Errorf("record: status %s, stop cause %q; want failed with the refused write as its cause", rec.Status, rec.StopCause)
 	}
 	if len(rec.Attempts) != 1 {
 		t.Fatalf("%d attempts, want 1 (the run stopped after it)", len(rec.Attempts))
