@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -92,14 +93,14 @@ type Options struct {
 }
 
 var (
-	secretName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	versionText = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+	secretName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	versionText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`) })
 )
 
 // CheckSecret tells whether name can be a GitHub Actions secret name.
 func CheckSecret(name string) error {
 	switch {
-	case !secretName.MatchString(name):
+	case !secretName().MatchString(name):
 		return fmt.Errorf("secret name %q may hold only letters, digits and underscores, and not start with a digit", name)
 	case strings.HasPrefix(strings.ToUpper(name), "GITHUB_"):
 		return fmt.Errorf("secret name %q starts with GITHUB_, which GitHub keeps for itself", name)
@@ -124,7 +125,7 @@ func Render(o Options) ([]byte, error) {
 	if v == "" || v == "dev" {
 		v = "latest"
 	}
-	if !versionText.MatchString(v) {
+	if !versionText().MatchString(v) {
 		return nil, fmt.Errorf("version %q is not a module version", v)
 	}
 	t := template.Must(template.New("ralph.yml").Delims("<%", "%>").Option("missingkey=error").Parse(workflowTemplate))

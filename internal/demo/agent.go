@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -133,7 +134,9 @@ func (a *demoAgent) check(story string) {
 	a.tool("Edit", map[string]any{"file_path": path, "old_string": "- [ ]", "new_string": "- [x]"}, "Checked off story "+story)
 }
 
-var reasonRE = regexp.MustCompile(`(?s)# Why the previous attempt failed\s*\n\s*\n(.*?)\n\n`)
+var reasonRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)# Why the previous attempt failed\s*\n\s*\n(.*?)\n\n`)
+})
 
 // script is what the agent does for one story; it returns the final answer.
 func (a *demoAgent) script(story, attempt, prompt string) string {
@@ -154,7 +157,7 @@ func (a *demoAgent) script(story, attempt, prompt string) string {
 			return "The shouting test expects mixed case, which contradicts the spec scenario.\n\n" +
 				"<promise>FAILED: greet_test.go expected \"Hello, ADA!\" but the spec says --shout prints \"HELLO, ADA!\"; write the test from the spec scenario</promise>"
 		}
-		if m := reasonRE.FindStringSubmatch(prompt); m != nil {
+		if m := reasonRE().FindStringSubmatch(prompt); m != nil {
 			a.say("The previous attempt failed: " + strings.TrimSpace(m[1]) + "\nThis time the test follows the spec scenario.")
 		}
 		a.write("main.go", mainGo2)

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
@@ -27,11 +28,11 @@ func ParseTasks(data []byte) tasklist.Tasks {
 	return tasklist.ParseMarkdown(data, tasklist.Rules{TaskID: TaskID})
 }
 
-var taskIDRE = regexp.MustCompile(`^T[0-9]{3,}\b`)
+var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^T[0-9]{3,}\b`) })
 
 // TaskID splits spec-kit's T### id off a task's description.
 func TaskID(desc string) (id, text string) {
-	id = taskIDRE.FindString(desc)
+	id = taskIDRE().FindString(desc)
 	if id == "" {
 		return "", desc
 	}
@@ -86,7 +87,7 @@ func ByNumber(features []string, num string) []string {
 
 // branchPrefixRE is spec-kit's feature prefix of a branch name (find_feature_dir_by_prefix
 // in scripts/bash/common.sh, up to v0.9.5): a timestamp or three or more digits, then "-".
-var branchPrefixRE = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}|[0-9]{3,})-`)
+var branchPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{8}-[0-9]{6}|[0-9]{3,})-`) })
 
 // ForBranch returns the feature directories (of dirs) a branch name means, by spec-kit's
 // own rule (find_feature_dir_by_prefix, which spec-kit used until v0.10.0 made the branch
@@ -97,7 +98,7 @@ func ForBranch(dirs []string, branch string) []string {
 	if a, b, ok := strings.Cut(branch, "/"); ok && a != "" && b != "" && !strings.Contains(b, "/") {
 		branch = b
 	}
-	m := branchPrefixRE.FindStringSubmatch(branch)
+	m := branchPrefixRE().FindStringSubmatch(branch)
 	if m == nil {
 		if slices.Contains(dirs, branch) {
 			return []string{branch}

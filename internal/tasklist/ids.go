@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -31,7 +32,7 @@ func StoryName(text string) (id, title string) {
 			break
 		}
 	}
-	num := numberRE.FindString(rest)
+	num := numberRE().FindString(rest)
 	if num == "" || len(num) > MaxSlug || len(num) < len(rest) && isAlnum(rest[len(num)]) {
 		return Slug(text), text
 	}
@@ -46,7 +47,7 @@ func StoryName(text string) (id, title string) {
 	return num, rest
 }
 
-var numberRE = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)*`)
+var numberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)*`) })
 
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80

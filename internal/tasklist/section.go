@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Close ends the story being read at the line before line next (1-based; len(lines)+1 at
@@ -114,13 +115,15 @@ func Continue(s *Story, lines []string) {
 
 // skipRE is the note of a task ticked without being done, as ralphex's task prompt asks
 // for it: "(skipped - not automatable)", with a reason after a colon or a dash.
-var skipRE = regexp.MustCompile(`(?i)\(\s*skipped\b\s*(?:[-–—:]+\s*)?([^()]*?)\s*\)`)
+var skipRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\(\s*skipped\b\s*(?:[-–—:]+\s*)?([^()]*?)\s*\)`)
+})
 
 // SkipNote returns the reason of text's skip note ("not automatable: needs a phone" in
 // "(skipped - not automatable: needs a phone)"), "skipped" for a note that gives none;
 // false when text has no such note.
 func SkipNote(text string) (reason string, ok bool) {
-	m := skipRE.FindStringSubmatch(text)
+	m := skipRE().FindStringSubmatch(text)
 	if m == nil {
 		return "", false
 	}
@@ -164,7 +167,7 @@ func (t Task) SkipLine() string {
 	if name == "" && t.Line > 0 {
 		name = "line " + strconv.Itoa(t.Line)
 	}
-	text := strings.TrimSpace(skipRE.ReplaceAllString(t.Text, ""))
+	text := strings.TrimSpace(skipRE().ReplaceAllString(t.Text, ""))
 	line := strings.Join(strings.Fields(strings.TrimSpace(name+" "+text)+" — "+t.Skipped), " ")
 	if len(line) > maxSkipLine {
 		line = strings.ToValidUTF8(line[:maxSkipLine], "") + "…"
