@@ -114,10 +114,10 @@ func BenchmarkLoop40(b *testing.B) {
 }
 
 // launcherCost is what the sandbox's launcher adds to starting an agent, per start: n
-// starts of true(1) through `git-ralph __sandbox` (git-ralph itself, built once here;
-// the test binary, larger, should the build fail) under a policy like the loop's, with
-// a hidden ~/.ssh so that reading is granted entry by entry, against n plain starts,
-// alternating. ok is false where the kernel has no Landlock.
+// starts of true(1) through `git-ralph __sandbox` (git-ralph itself, built once here as
+// install.sh builds it; the test binary, larger, should the build fail) under a policy
+// like the loop's, with a hidden ~/.ssh so that reading is granted entry by entry,
+// against n plain starts, alternating. ok is false where the kernel has no Landlock.
 func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time.Duration, ok bool) {
 	b.Helper()
 	lvl, err := sandbox.Resolve(sandbox.On, sandbox.Probe(), false)
@@ -130,7 +130,9 @@ func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time
 		b.Fatal(err)
 	}
 	real := filepath.Join(b.TempDir(), "git-ralph")
-	if out, err := exec.Command("go", "build", "-o", real, ".").CombinedOutput(); err == nil {
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", real, ".") // as install.sh builds it
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err == nil {
 		self = real
 	} else {
 		b.Logf("measuring with the test binary (larger): go build: %v %s", err, out)
