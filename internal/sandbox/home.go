@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -183,4 +184,79 @@ func ParsePorts(values []string) ([]uint16, error) {
 		}
 	}
 	return out, nil
+}
+
+// readGrants splits the file system into what the agent may read without the hidden
+// paths: whole directories and files to grant read on, and the directories on the way
+// to a hidden path, which it may only list. A symbolic link to a hidden path, or to a
+// directory holding one, is left out; the directory itself is granted where the walk
+// reaches it by its real path.
+func readGrants(hide []string) (dirs, files, listOnly []string) {
+	hidden := map[string]bool{}
+	for _, h := range hide {
+		h = filepath.Clean(h)
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		if _, err := os.Lstat(h); err != nil {
+			continue
+		}
+		hidden[h] = true
+		if real, err := filepath.EvalSymlinks(h); err == nil {
+			hidden[real] = true
+		}
+	}
+	if len(hidden) == 0 {
+		return []string{"/"}, nil, nil
+	}
+	holds := func(dir string) bool { // a hidden path is beneath dir
+		prefix := strings.TrimSuffix(dir, "/") + "/"
+		for h := range hidden {
+			if strings.HasPrefix(h, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	var walk func(dir string)
+	walk = func(dir string) {
+		listOnly = append(listOnly, dir)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if hidden[p] {
+				continue
+			}
+			real, isDir := p, e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 { // the only entries worth a stat
+				if real, err = filepath.EvalSymlinks(p); err != nil {
+					continue
+				}
+				fi, err := os.Stat(real)
+				if err != nil {
+					continue
+				}
+				isDir = fi.IsDir()
+			}
+			if hidden[real] {
+				continue
+			}
+			if holds(real) {
+				if real == p {
+					walk(p)
+				}
+				continue
+			}
+			if isDir {
+				dirs = append(dirs, real)
+			} else {
+				files = append(files, real)
+			}
+		}
+	}
+	walk("/")
+	return dirs, files, listOnly
 }
