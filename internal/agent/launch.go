@@ -14,11 +14,13 @@ import (
 
 // command is the process that runs argv: the agent itself, or, with req.Sandbox, the
 // launcher that restricts itself and then becomes the agent, with the read end of its
-// status pipe (see launched). env is the agent's environment; dir the attempt's
-// directory, writable in the sandbox.
+// status pipe (see launched). env is the agent's environment (the command's is set);
+// dir the attempt's directory, writable in the sandbox.
 func command(d Driver, req Request, argv []string, env []string, dir string) (*exec.Cmd, *os.File, error) {
 	if req.Sandbox == nil {
-		return exec.Command(argv[0], argv[1:]...), nil, nil
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		return cmd, nil, nil
 	}
 	name := argv[0]
 	if strings.Contains(name, "/") && !filepath.IsAbs(name) {
@@ -36,6 +38,7 @@ func command(d Driver, req Request, argv []string, env []string, dir string) (*e
 	if err := StateOf(d, env).Ensure(); err != nil {
 		return nil, nil, fmt.Errorf("agent %q: create its state: %w", d.Name(), err)
 	}
+	launcherEnv := sandbox.LauncherEnv(pol, env)
 	args, err := sandbox.LauncherArgs(pol, 3, path, argv)
 	if err != nil {
 		return nil, nil, err
@@ -44,7 +47,7 @@ func command(d Driver, req Request, argv []string, env []string, dir string) (*e
 	if err != nil {
 		return nil, nil, err
 	}
-	return &exec.Cmd{Path: sandbox.Self, Args: args, ExtraFiles: []*os.File{w}}, r, nil
+	return &exec.Cmd{Path: sandbox.Self, Args: args, Env: launcherEnv, ExtraFiles: []*os.File{w}}, r, nil
 }
 
 // PolicyFor is base with what d's agent must also write in env: its State (and a

@@ -105,7 +105,6 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		return Result{ExitCode: -1}, err
 	}
 	cmd.Dir = req.Dir
-	cmd.Env = childEnv
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 
 	p, err := openPipes()

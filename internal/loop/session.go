@@ -155,6 +155,10 @@ func (s *session) begin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if pol != nil {
+		// What the agent may read is worked out once, for every attempt of the run.
+		pol.Read = sandbox.ReadGrants(pol.Hide)
+	}
 	s.policy = pol
 	// Attempt refs a crash saved before it could record them: their numbers are taken.
 	// Listed once: from here on, this process makes (and records) every attempt ref.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -186,6 +187,48 @@ func ParsePorts(values []string) ([]uint16, error) {
 	return out, nil
 }
 
+// Grants are what an agent may read under a policy: read (and execute) on Dirs and
+// everything beneath them and on Files, listing only on ListOnly, the directories on
+// the way to a hidden path. Hidden are the paths of the policy's Hide that existed
+// when they were computed.
+type Grants struct {
+	Dirs     []string `json:"dirs,omitempty"`
+	Files    []string `json:"files,omitempty"`
+	ListOnly []string `json:"listOnly,omitempty"`
+	Hidden   []string `json:"hidden,omitempty"`
+}
+
+// ReadGrants are the grants that leave out hide, computed by walking the file system
+// (see readGrants): git-ralph computes them once for a run, and each attempt's
+// launcher grants them instead of walking again (Policy.Read).
+func ReadGrants(hide []string) *Grants {
+	g := &Grants{Hidden: existing(hide)}
+	g.Dirs, g.Files, g.ListOnly = readGrants(hide)
+	return g
+}
+
+// Current reports whether g still leaves out everything of hide: no hidden path has
+// appeared since g was computed (one that did would be readable through the grant of
+// a directory above it). A path of Dirs or Files gone since is left out when granted.
+func (g *Grants) Current(hide []string) bool {
+	return g != nil && slices.Equal(existing(hide), g.Hidden)
+}
+
+// existing are the absolute paths of hide that exist, cleaned, in order.
+func existing(hide []string) []string {
+	var out []string
+	for _, h := range hide {
+		h = filepath.Clean(h)
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		if _, err := os.Lstat(h); err == nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // readGrants splits the file system into what the agent may read without the hidden
 // paths: whole directories and files to grant read on, and the directories on the way
 // to a hidden path, which it may only list. A symbolic link to a hidden path, or to a
@@ -193,14 +236,7 @@ func ParsePorts(values []string) ([]uint16, error) {
 // reaches it by its real path.
 func readGrants(hide []string) (dirs, files, listOnly []string) {
 	hidden := map[string]bool{}
-	for _, h := range hide {
-		h = filepath.Clean(h)
-		if !filepath.IsAbs(h) {
-			continue
-		}
-		if _, err := os.Lstat(h); err != nil {
-			continue
-		}
+	for _, h := range existing(hide) {
 		hidden[h] = true
 		if real, err := filepath.EvalSymlinks(h); err == nil {
 			hidden[real] = true

@@ -62,11 +62,21 @@ func launch(p Policy, path string, argv []string) error {
 		return fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
 	}
 	cfg := config(p)
-	rl, err := rules(p)
+	g := p.Read
+	if !g.Current(p.Hide) {
+		g = ReadGrants(p.Hide)
+	}
+	rl, err := rules(p, g)
 	if err != nil {
 		return err
 	}
 	rs, flags, err := cfg.NewRulesetFD(rl...)
+	if err != nil && g == p.Read { // a path the run's grants name changed its kind since
+		if rl, err = rules(p, ReadGrants(p.Hide)); err != nil {
+			return err
+		}
+		rs, flags, err = cfg.NewRulesetFD(rl...)
+	}
 	if err != nil {
 		return err
 	}
@@ -86,7 +96,7 @@ func launch(p Policy, path string, argv []string) error {
 	if err := ll.LandlockRestrictSelf(rs, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	err = syscall.Exec(path, argv, os.Environ())
+	err = syscall.Exec(path, argv, agentEnv(p, os.Environ()))
 	return fmt.Errorf("exec %s: %w", path, err)
 }
 
@@ -102,20 +112,21 @@ func config(p Policy) landlock.Config {
 	return c
 }
 
-// rules are the Landlock rules of p: read (and execute) on everything but Hide, full
-// rights on Write (renames between its directories included, and connecting to unix
-// sockets beneath them from ABI 9), ioctl on Dev, TCP connect to Ports.
-func rules(p Policy) ([]landlock.Rule, error) {
-	dirs, files, listOnly := readGrants(p.Hide)
+// rules are the Landlock rules of p with its read grants g: read (and execute) on
+// everything but Hide, full rights on Write (renames between its directories
+// included, and connecting to unix sockets beneath them from ABI 9), ioctl on Dev, TCP
+// connect to Ports.
+func rules(p Policy, g *Grants) ([]landlock.Rule, error) {
 	var rs []landlock.Rule
-	if len(listOnly) > 0 {
-		rs = append(rs, landlock.PathAccess(ll.AccessFSReadDir, listOnly...))
+	// Each path was there when the grants were computed; one gone since is left out.
+	if len(g.ListOnly) > 0 {
+		rs = append(rs, landlock.PathAccess(ll.AccessFSReadDir, g.ListOnly...).IgnoreIfMissing())
 	}
-	if len(dirs) > 0 {
-		rs = append(rs, landlock.RODirs(dirs...))
+	if len(g.Dirs) > 0 {
+		rs = append(rs, landlock.RODirs(g.Dirs...).IgnoreIfMissing())
 	}
-	if len(files) > 0 {
-		rs = append(rs, landlock.ROFiles(files...))
+	if len(g.Files) > 0 {
+		rs = append(rs, landlock.ROFiles(g.Files...).IgnoreIfMissing())
 	}
 	for _, w := range p.Write {
 		fi, err := os.Stat(w)

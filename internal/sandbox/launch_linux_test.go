@@ -39,6 +39,7 @@ func runLauncher(t *testing.T, p *Policy, argv ...string) (out, status string, e
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
+	env := LauncherEnv(p, os.Environ())
 	args, lerr := LauncherArgs(p, 3, path, argv)
 	if lerr != nil {
 		t.Fatal(lerr)
@@ -48,7 +49,7 @@ func runLauncher(t *testing.T, p *Policy, argv ...string) (out, status string, e
 		t.Fatal(lerr)
 	}
 	var buf bytes.Buffer
-	cmd := &exec.Cmd{Path: Self, Args: args, ExtraFiles: []*os.File{w}, Stdout: &buf, Stderr: &buf}
+	cmd := &exec.Cmd{Path: Self, Args: args, Env: env, ExtraFiles: []*os.File{w}, Stdout: &buf, Stderr: &buf}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -222,4 +223,86 @@ func runBPF(t *testing.T, prog []unix.SockFilter, arch, nr, arg0 uint32) uint32 
 	}
 	t.Fatal("ran off the program")
 	return 0
+}
+
+// The grants git-ralph works out once for a run hold for every attempt: what they
+// grant stays readable, and a hidden path that appears later (the user logs in to gh
+// mid-run) is not readable through the directory above it, as the launcher walks
+// again. A path they name that is gone is left out, not a failure. GOMAXPROCS=1, the
+// launcher's alone, does not reach the agent; the user's own does.
+func TestLauncherRunGrants(t *testing.T) {
+	s := needLandlock(t)
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	for _, d := range []string{home + "/.ssh", home + "/src", home + "/gone", home + "/.config/git", work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, text := range map[string]string{home + "/.ssh/id": "SSH\n", home + "/src/a": "SRC\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
+	p.Read = ReadGrants(p.Hide)
+	if !slices.Contains(p.Read.Dirs, home+"/src") || !p.Read.Current(p.Hide) {
+		t.Fatalf("grants %+v", p.Read)
+	}
+	if err := os.Remove(home + "/gone"); err != nil {
+		t.Fatal(err)
+	}
+	script := `cat "$1/src/a"; cat "$1/.ssh/id" 2>/dev/null || echo ssh-denied
+cat "$1/.config/gh/hosts.yml" 2>/dev/null || echo gh-denied
+echo "procs=${GOMAXPROCS-unset}"`
+	out, status, err := runLauncher(t, p, "sh", "-c", script, "sh", home)
+	if err != nil || status != "" {
+		t.Fatalf("launch: %v %q\n%s", err, status, out)
+	}
+	for _, w := range []string{"SRC", "ssh-denied", "gh-denied", "procs=unset"} {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+	// ~/.config/gh appears after the grants were worked out, in ~/.config, which
+	// they grant whole.
+	if !slices.Contains(p.Read.Dirs, home+"/.config") {
+		t.Fatalf("~/.config is not granted whole: %+v", p.Read)
+	}
+	if err := os.MkdirAll(home+"/.config/gh", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(home+"/.config/gh/hosts.yml", []byte("TOKEN\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p.Read.Current(p.Hide) {
+		t.Fatal("the grants are current though ~/.config/gh appeared")
+	}
+	out, status, err = runLauncher(t, p, "sh", "-c", script, "sh", home)
+	if err != nil || status != "" {
+		t.Fatalf("launch: %v %q\n%s", err, status, out)
+	}
+	for _, w := range []string{"SRC", "ssh-denied", "gh-denied"} {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("after ~/.config/gh appeared: no %q in the output:\n%s", w, out)
+		}
+	}
+}
+
+func TestLauncherEnv(t *testing.T) {
+	p := &Policy{}
+	env := LauncherEnv(p, []string{"A=1"})
+	if !p.MaxProcs || !slices.Equal(env, []string{"A=1", "GOMAXPROCS=1"}) {
+		t.Fatalf("LauncherEnv = %q, MaxProcs %v", env, p.MaxProcs)
+	}
+	if got := agentEnv(*p, env); !slices.Equal(got, []string{"A=1"}) {
+		t.Errorf("agentEnv = %q", got)
+	}
+	env = LauncherEnv(p, []string{"GOMAXPROCS=1", "A=1"})
+	if p.MaxProcs || !slices.Equal(env, []string{"GOMAXPROCS=1", "A=1"}) {
+		t.Fatalf("the user's GOMAXPROCS: LauncherEnv = %q, MaxProcs %v", env, p.MaxProcs)
+	}
+	if got := agentEnv(*p, env); !slices.Equal(got, env) {
+		t.Errorf("the user's GOMAXPROCS is taken out: %q", got)
+	}
 }

@@ -176,6 +176,14 @@ type Policy struct {
 	Dev []string `json:"dev,omitempty"`
 	// Ports, when not empty, are the only TCP ports the agent may connect to (ABI 4).
 	Ports []uint16 `json:"ports,omitempty"`
+	// Read, when set, are the grants of Hide computed once for the run (ReadGrants):
+	// the launcher uses them while they are Current, and walks the file system again
+	// when a hidden path has appeared since.
+	Read *Grants `json:"read,omitempty"`
+	// MaxProcs: the launcher's environment has GOMAXPROCS=1 that the agent's has not
+	// (a Go program starts sooner with one processor, and the launcher needs no more);
+	// the launcher takes it out before the agent starts.
+	MaxProcs bool `json:"maxProcs,omitempty"`
 }
 
 // Clone returns a copy of p that shares no slice with it.
@@ -185,6 +193,11 @@ func (p *Policy) Clone() *Policy {
 	}
 	c := *p
 	c.Write, c.Hide, c.Dev, c.Ports = slices.Clone(p.Write), slices.Clone(p.Hide), slices.Clone(p.Dev), slices.Clone(p.Ports)
+	if p.Read != nil {
+		r := *p.Read
+		r.Dirs, r.Files, r.ListOnly, r.Hidden = slices.Clone(r.Dirs), slices.Clone(r.Files), slices.Clone(r.ListOnly), slices.Clone(r.Hidden)
+		c.Read = &r
+	}
 	return &c
 }
 
@@ -214,6 +227,28 @@ func LauncherArgs(p *Policy, fd int, path string, argv []string) ([]string, erro
 		return nil, err
 	}
 	return append([]string{"git-ralph", Command, strconv.Itoa(fd), string(b), path}, argv...), nil
+}
+
+// LauncherEnv is the launcher's environment for an agent whose environment is env,
+// and sets p.MaxProcs when it adds GOMAXPROCS=1 (env does not set it).
+func LauncherEnv(p *Policy, env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GOMAXPROCS=") {
+			p.MaxProcs = false
+			return env
+		}
+	}
+	p.MaxProcs = true
+	return append(slices.Clone(env), "GOMAXPROCS=1")
+}
+
+// agentEnv is the agent's environment from the launcher's, env: without the
+// GOMAXPROCS=1 LauncherEnv added.
+func agentEnv(p Policy, env []string) []string {
+	if !p.MaxProcs {
+		return env
+	}
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return kv == "GOMAXPROCS=1" })
 }
 
 // parseArgs reads what LauncherArgs wrote, after the command word.
