@@ -383,9 +383,11 @@ func seedBuildCache(t *testing.T, cacheDir, name string) {
 		t.Logf("no Go build cache to seed from (%v): the new user's build starts cold", err)
 		return
 	}
-	// the packages install.sh's build compiles (its -ldflags are the link's alone)
+	// the packages install.sh's build compiles (its -ldflags are the link's alone),
+	// static as it builds them
 	build := exec.Command(goBinary(t), "build", "-trimpath", "-o", os.DevNull, "./git-ralph")
 	build.Dir = ".."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -trimpath: %v\n%s", err, out)
 	}
