@@ -51,7 +51,7 @@ func version() string {
 }
 
 type root struct {
-	Verbose bool             `short:"v" env:"GIT_RALPH_VERBOSE" help:"Print every git command that runs."`
+	Verbose bool             `short:"v" env:"GIT_RALPH_VERBOSE" help:"Print every git command that runs, and under an error what caused it."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
 	Start      startCmd      `cmd:"" help:"Start, or resume, the loop over a change's stories."`
