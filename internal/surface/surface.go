@@ -405,7 +405,7 @@ func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
 	if entries, err := readDir(common, "worktrees"); err == nil {
 		for _, e := range entries {
 			d := filepath.Join(common, "worktrees", e.Name())
-			if !e.IsDir() || git.SamePath(d, gitDir) || runWorktree(common, d) {
+			if !e.IsDir() || git.SamePath(d, gitDir) || runWorktree(common, d) || halfMade(common, d) {
 				continue
 			}
 			paths = append(paths, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"))
@@ -478,6 +478,25 @@ func runWorktree(common, dir string) bool {
 	}
 	b, err := beneath.ReadFile(common, rel, 4096)
 	return err == nil && strings.HasPrefix(string(b), "ref: refs/heads/ralph/")
+}
+
+// halfMade reports whether the worktree whose git directory is dir is still being
+// written by a git worktree add: its HEAD not there yet, or still the null object name
+// that add writes first (before commondir, and before it points HEAD at its branch).
+// Such a worktree is made during the attempt, by another loop of git-ralph's (before
+// its HEAD names a run's branch) or by the user, so it is not watched: recorded now,
+// its commondir missing, the rest of the add would read as the agent's.
+func halfMade(common, dir string) bool {
+	rel, err := beneath.Rel(common, filepath.Join(dir, "HEAD"))
+	if err != nil {
+		return false
+	}
+	b, err := beneath.ReadFile(common, rel, 4096)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	head := strings.TrimSpace(string(b))
+	return err == nil && (head == "" || strings.Trim(head, "0") == "")
 }
 
 // optionalRoot is the directory whose removal takes a watched file with it, legitimately:

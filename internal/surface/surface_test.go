@@ -729,3 +729,33 @@ func TestLargeFilesBySum(t *testing.T) {
 		t.Errorf("after the restore Compare = %v, %v", changes, err)
 	}
 }
+
+// A worktree another process is adding when the surface is taken (another loop of a
+// -j run, or the user) is not the agent's doing when its add completes: its git
+// directory, caught with no HEAD yet or the null object name git writes first, is not
+// watched, so the commondir the add writes next is no change (it was removed as one,
+// and the other loop lost its worktree).
+func TestHalfMadeWorktreeNotWatched(t *testing.T) {
+	for _, head := range []string{"", strings.Repeat("0", 40) + "\n"} {
+		dir, r := repo(t)
+		ctx := t.Context()
+		half := filepath.Join(dir, ".git", "worktrees", "half")
+		write(t, filepath.Join(half, "gitdir"), filepath.Join(t.TempDir(), "half", ".git")+"\n", 0o644)
+		if head != "" {
+			write(t, filepath.Join(half, "HEAD"), head, 0o644)
+		}
+		snap, err := Take(ctx, r, Options{Change: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(half, "HEAD"), "ref: refs/heads/feature\n", 0o644)
+		write(t, filepath.Join(half, "commondir"), "../..\n", 0o644)
+		changes, err := snap.Compare(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(changes) != 0 {
+			t.Errorf("HEAD %q when taken: the add's own files are changes: %s", head, Reason(changes, r.Root))
+		}
+	}
+}
