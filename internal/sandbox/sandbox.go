@@ -218,6 +218,10 @@ const Command = "__sandbox"
 // was replaced or removed since it started.
 const Self = "/proc/self/exe"
 
+// maxPolicyArg is the longest policy argument LauncherArgs makes with the run's read
+// grants in it: half of what execve takes in one argument (MAX_ARG_STRLEN, 128 KiB).
+const maxPolicyArg = 64 << 10
+
 // LauncherArgs is the launcher's argv (Args[0] included, "git-ralph", the name a test
 // binary standing in for git-ralph dispatches on) that runs argv, found at path, under
 // p, reporting a failure before the agent starts on file descriptor fd.
@@ -225,6 +229,15 @@ func LauncherArgs(p *Policy, fd int, path string, argv []string) ([]string, erro
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
+	}
+	if len(b) > maxPolicyArg && p.Read != nil {
+		// The run's grants are too many for one argument (the kernel takes 128 KiB at
+		// most): the launcher works them out itself.
+		q := *p
+		q.Read = nil
+		if b, err = json.Marshal(&q); err != nil {
+			return nil, err
+		}
 	}
 	return append([]string{"git-ralph", Command, strconv.Itoa(fd), string(b), path}, argv...), nil
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -114,6 +115,42 @@ func TestLauncherArgsRoundTrip(t *testing.T) {
 	}
 	if _, _, _, _, err := parseArgs([]string{"1", "{}", "/x", "x"}); err == nil {
 		t.Error("a status descriptor below 3 was taken")
+	}
+}
+
+// The run's read grants travel in the policy argument while they fit in half of what
+// execve takes in one argument; beyond, the launcher works them out itself (a home of
+// thousands of entries must not make every attempt fail with E2BIG).
+func TestLauncherArgsGrantsBounded(t *testing.T) {
+	small := &Policy{ABI: 7, Hide: []string{"/h/.ssh"}, Read: &Grants{Dirs: []string{"/usr", "/h/src"}, ListOnly: []string{"/", "/h"}, Hidden: []string{"/h/.ssh"}}}
+	big := small.Clone()
+	for i := range 5000 {
+		big.Read.Files = append(big.Read.Files, fmt.Sprintf("/home/someone/a-file-with-a-long-name-%05d.txt", i))
+	}
+	for _, tc := range []struct {
+		p        *Policy
+		withRead bool
+	}{{small, true}, {big, false}} {
+		args, err := LauncherArgs(tc.p, 3, "/usr/bin/agent", []string{"agent"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(args[3]) > maxPolicyArg {
+			t.Errorf("policy argument of %d bytes, want at most %d", len(args[3]), maxPolicyArg)
+		}
+		_, got, _, _, err := parseArgs(args[2:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got.Read != nil) != tc.withRead || tc.withRead && !slices.Equal(got.Read.Dirs, tc.p.Read.Dirs) {
+			t.Errorf("%d granted files: Read %+v after the round trip, want it passed: %v", len(tc.p.Read.Files), got.Read, tc.withRead)
+		}
+		if !slices.Equal(got.Hide, tc.p.Hide) {
+			t.Errorf("Hide %q, want %q", got.Hide, tc.p.Hide)
+		}
+	}
+	if big.Read == nil {
+		t.Error("LauncherArgs dropped the caller's grants")
 	}
 }
 
