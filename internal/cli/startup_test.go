@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,11 @@ import (
 // the check holds at any speed.
 func TestInitIsCheap(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	debug := "inittrace=1"
+	if old := os.Getenv("GODEBUG"); old != "" {
+		debug += "," + old
+	}
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GODEBUG=") }), "GODEBUG="+debug)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
