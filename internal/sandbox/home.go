@@ -209,9 +209,37 @@ func ReadGrants(hide []string) *Grants {
 
 // Current reports whether g still leaves out everything of hide: no hidden path has
 // appeared since g was computed (one that did would be readable through the grant of
-// a directory above it). A path of Dirs or Files gone since is left out when granted.
+// a directory above it), and no path g names has become a symbolic link or is reached
+// through one (a rule follows links: a granted file in the working tree that an earlier
+// attempt's agent replaced by a link into ~/.ssh would grant the key). The paths g
+// names were walked without links. One gone since is left out when granted.
 func (g *Grants) Current(hide []string) bool {
-	return g != nil && slices.Equal(existing(hide), g.Hidden)
+	if g == nil || !slices.Equal(existing(hide), g.Hidden) {
+		return false
+	}
+	plain := map[string]bool{"/": true} // checked: no link in it
+	var noLink func(p string) bool
+	noLink = func(p string) bool {
+		if plain[p] {
+			return true
+		}
+		if !noLink(filepath.Dir(p)) {
+			return false
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return false
+		}
+		plain[p] = true
+		return true
+	}
+	for _, list := range [][]string{g.ListOnly, g.Dirs, g.Files} {
+		for _, p := range list {
+			if !noLink(filepath.Clean(p)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // existing are the absolute paths of hide that exist, cleaned, in order.
@@ -254,6 +282,14 @@ func readGrants(hide []string) (dirs, files, listOnly []string) {
 		}
 		return false
 	}
+	within := func(p string) bool { // p is a hidden path or beneath one
+		for h := range hidden {
+			if p == h || strings.HasPrefix(p, strings.TrimSuffix(h, "/")+"/") {
+				return true
+			}
+		}
+		return false
+	}
 	var walk func(dir string)
 	walk = func(dir string) {
 		listOnly = append(listOnly, dir)
@@ -277,7 +313,7 @@ func readGrants(hide []string) (dirs, files, listOnly []string) {
 				}
 				isDir = fi.IsDir()
 			}
-			if hidden[real] {
+			if within(real) { // a link to a hidden path, or to something in one
 				continue
 			}
 			if holds(real) {

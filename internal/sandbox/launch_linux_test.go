@@ -141,6 +141,13 @@ func TestReadGrants(t *testing.T) {
 	if err := os.Symlink(filepath.Join(home, ".config"), filepath.Join(home, "cfg")); err != nil {
 		t.Fatal(err)
 	}
+	// a link to a key in a hidden directory, not to the directory itself
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(home, ".ssh", "id"), filepath.Join(home, "key")); err != nil {
+		t.Fatal(err)
+	}
 	dirs, files, listOnly := readGrants(HiddenIn(home, nil))
 	for _, want := range []string{filepath.Join(home, "src"), filepath.Join(home, ".config/git")} {
 		if !slices.Contains(dirs, want) {
@@ -155,7 +162,7 @@ func TestReadGrants(t *testing.T) {
 			t.Errorf("%s cannot be listed: %q", p, listOnly)
 		}
 	}
-	for _, no := range []string{".ssh", "keys", ".config/gh", "cfg", ".config"} {
+	for _, no := range []string{".ssh", "keys", ".config/gh", "cfg", ".config", "key", ".ssh/id"} {
 		p := filepath.Join(home, no)
 		if slices.Contains(dirs, p) || slices.Contains(files, p) {
 			t.Errorf("%s is readable", p)
@@ -244,8 +251,18 @@ func TestLauncherRunGrants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The user's link from home to a file of the working tree: granted by its real path.
+	if err := os.WriteFile(work+"/NOTES.md", []byte("NOTES\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(work+"/NOTES.md", home+"/notes"); err != nil {
+		t.Fatal(err)
+	}
 	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
 	p.Read = ReadGrants(p.Hide)
+	if !slices.Contains(p.Read.Files, work+"/NOTES.md") {
+		t.Fatalf("the link's target is not granted: %+v", p.Read)
+	}
 	if !slices.Contains(p.Read.Dirs, home+"/src") || !p.Read.Current(p.Hide) {
 		t.Fatalf("grants %+v", p.Read)
 	}
@@ -286,6 +303,25 @@ echo "procs=${GOMAXPROCS-unset}"`
 		if !strings.Contains(out, w+"\n") {
 			t.Errorf("after ~/.config/gh appeared: no %q in the output:\n%s", w, out)
 		}
+	}
+	// An agent replaces the granted NOTES.md of its working tree with a link to the key:
+	// a rule on that path would follow it.
+	p.Read = ReadGrants(p.Hide)
+	if err := os.Remove(work + "/NOTES.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home+"/.ssh/id", work+"/NOTES.md"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Read.Current(p.Hide) {
+		t.Fatal("the grants are current though a granted file became a link")
+	}
+	out, status, err = runLauncher(t, p, "sh", "-c", script, "sh", home)
+	if err != nil || status != "" {
+		t.Fatalf("launch: %v %q\n%s", err, status, out)
+	}
+	if !strings.Contains(out, "ssh-denied\n") {
+		t.Errorf("a granted file turned into a link to the key: no ssh-denied in the output:\n%s", out)
 	}
 }
 
