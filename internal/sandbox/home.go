@@ -196,13 +196,17 @@ type Grants struct {
 	Files    []string `json:"files,omitempty"`
 	ListOnly []string `json:"listOnly,omitempty"`
 	Hidden   []string `json:"hidden,omitempty"`
+	// Targets are where each of Hidden leads ("" for a dangling link): a hidden link
+	// pointed elsewhere since, or whose target has appeared, changes what is hidden.
+	Targets []string `json:"targets,omitempty"`
 }
 
 // ReadGrants are the grants that leave out hide, computed by walking the file system
 // (see readGrants): git-ralph computes them once for a run, and each attempt's
 // launcher grants them instead of walking again (Policy.Read).
 func ReadGrants(hide []string) *Grants {
-	g := &Grants{Hidden: existing(hide)}
+	g := &Grants{}
+	g.Hidden, g.Targets = existing(hide), targets(existing(hide))
 	g.Dirs, g.Files, g.ListOnly = readGrants(hide)
 	return g
 }
@@ -214,7 +218,10 @@ func ReadGrants(hide []string) *Grants {
 // attempt's agent replaced by a link into ~/.ssh would grant the key). The paths g
 // names were walked without links. One gone since is left out when granted.
 func (g *Grants) Current(hide []string) bool {
-	if g == nil || !slices.Equal(existing(hide), g.Hidden) {
+	if g == nil {
+		return false
+	}
+	if now := existing(hide); !slices.Equal(now, g.Hidden) || !slices.Equal(targets(now), g.Targets) {
 		return false
 	}
 	plain := map[string]bool{"/": true} // checked: no link in it
@@ -240,6 +247,15 @@ func (g *Grants) Current(hide []string) bool {
 		}
 	}
 	return true
+}
+
+// targets are the real paths of paths, "" for one that does not resolve.
+func targets(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i], _ = filepath.EvalSymlinks(p)
+	}
+	return out
 }
 
 // existing are the absolute paths of hide that exist, cleaned, in order.

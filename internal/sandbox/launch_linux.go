@@ -62,21 +62,11 @@ func launch(p Policy, path string, argv []string) error {
 		return fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
 	}
 	cfg := config(p)
-	g := p.Read
-	if !g.Current(p.Hide) {
-		g = ReadGrants(p.Hide)
-	}
-	rl, err := rules(p, g)
+	rl, err := rules(p)
 	if err != nil {
 		return err
 	}
 	rs, flags, err := cfg.NewRulesetFD(rl...)
-	if err != nil && g == p.Read { // a path the run's grants name changed its kind since
-		if rl, err = rules(p, ReadGrants(p.Hide)); err != nil {
-			return err
-		}
-		rs, flags, err = cfg.NewRulesetFD(rl...)
-	}
 	if err != nil {
 		return err
 	}
@@ -84,6 +74,13 @@ func launch(p Policy, path string, argv []string) error {
 		return errors.New("the kernel has no Landlock")
 	}
 	defer unix.Close(rs)
+	g := p.Read
+	if !g.Current(p.Hide) {
+		g = ReadGrants(p.Hide)
+	}
+	if err := addReadGrants(rs, uint64(cfg.HandledAccessFS), g); err != nil {
+		return err
+	}
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
@@ -112,22 +109,11 @@ func config(p Policy) landlock.Config {
 	return c
 }
 
-// rules are the Landlock rules of p with its read grants g: read (and execute) on
-// everything but Hide, full rights on Write (renames between its directories
-// included, and connecting to unix sockets beneath them from ABI 9), ioctl on Dev, TCP
-// connect to Ports.
-func rules(p Policy, g *Grants) ([]landlock.Rule, error) {
+// rules are the Landlock rules of p but its read grants (addReadGrants): full rights
+// on Write (renames between its directories included, and connecting to unix sockets
+// beneath them from ABI 9), ioctl on Dev, TCP connect to Ports.
+func rules(p Policy) ([]landlock.Rule, error) {
 	var rs []landlock.Rule
-	// Each path was there when the grants were computed; one gone since is left out.
-	if len(g.ListOnly) > 0 {
-		rs = append(rs, landlock.PathAccess(ll.AccessFSReadDir, g.ListOnly...).IgnoreIfMissing())
-	}
-	if len(g.Dirs) > 0 {
-		rs = append(rs, landlock.RODirs(g.Dirs...).IgnoreIfMissing())
-	}
-	if len(g.Files) > 0 {
-		rs = append(rs, landlock.ROFiles(g.Files...).IgnoreIfMissing())
-	}
 	for _, w := range p.Write {
 		fi, err := os.Stat(w)
 		if err != nil {
@@ -153,6 +139,62 @@ func rules(p Policy, g *Grants) ([]landlock.Rule, error) {
 		}
 	}
 	return rs, nil
+}
+
+// addReadGrants adds g to the ruleset rs, within the handled rights: listing on
+// ListOnly, reading and executing beneath Dirs and of Files. Each path is opened
+// without following a link anywhere in it (openat2, RESOLVE_NO_SYMLINKS: the grants
+// name real paths), so that no link put in the way since they were worked out, or
+// while the rules are made, gets a rule on what it leads to; a path that is missing, or
+// reached through a link now, is left out (not readable). A granted directory that is
+// a file now is granted as one.
+func addReadGrants(rs int, handled uint64, g *Grants) error {
+	const (
+		list = uint64(ll.AccessFSReadDir)
+		file = uint64(ll.AccessFSExecute | ll.AccessFSReadFile)
+		dir  = file | list
+	)
+	add := func(path string, rights uint64, dirOnly bool) error {
+		fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		if err != nil {
+			return nil // missing, or through a link: not granted
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if dirOnly {
+				return nil
+			}
+			rights &= file
+		}
+		attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: rights & handled}
+		if attr.AllowedAccess == 0 {
+			return nil
+		}
+		if err := ll.LandlockAddPathBeneathRule(rs, &attr, 0); err != nil {
+			return fmt.Errorf("landlock_add_rule %s: %w", path, err)
+		}
+		return nil
+	}
+	for _, p := range g.ListOnly {
+		if err := add(p, list, true); err != nil {
+			return err
+		}
+	}
+	for _, p := range g.Dirs {
+		if err := add(p, dir, false); err != nil {
+			return err
+		}
+	}
+	for _, p := range g.Files {
+		if err := add(p, file, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropCapabilities empties the calling thread's capability sets, the bounding set

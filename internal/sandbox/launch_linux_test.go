@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -39,7 +41,8 @@ func runLauncher(t *testing.T, p *Policy, argv ...string) (out, status string, e
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	env := LauncherEnv(p, os.Environ())
+	// the caller's GOMAXPROCS is not the test's: the agent sees none unless it has one
+	env := LauncherEnv(p, slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") }))
 	args, lerr := LauncherArgs(p, 3, path, argv)
 	if lerr != nil {
 		t.Fatal(lerr)
@@ -340,5 +343,135 @@ func TestLauncherEnv(t *testing.T) {
 	}
 	if got := agentEnv(*p, env); !slices.Equal(got, env) {
 		t.Errorf("the user's GOMAXPROCS is taken out: %q", got)
+	}
+}
+
+// readKey is what the agent reads of home's ~/.ssh/id under p: the key, or "denied".
+func readKey(t *testing.T, p *Policy, home string) string {
+	t.Helper()
+	out, status, err := runLauncher(t, p, "sh", "-c", `cat "$1/.ssh/id" 2>/dev/null || echo denied`, "sh", home)
+	if err != nil || status != "" {
+		t.Fatalf("launch: %v %q\n%s", err, status, out)
+	}
+	return strings.TrimSpace(out)
+}
+
+// A hidden path that is a link, pointed elsewhere after the run's grants were worked
+// out (or dangling then, its target there now), hides its new target: the grants are
+// not current, and the walk again leaves it out.
+func TestLauncherHiddenLinkMoves(t *testing.T) {
+	s := needLandlock(t)
+	for _, dangling := range []bool{false, true} {
+		root := t.TempDir()
+		home, work := root+"/home", root+"/work"
+		for _, d := range []string{home, work, root + "/a/keys", root + "/b"} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		target := root + "/a/keys"
+		if dangling {
+			target = root + "/b/keys"
+		}
+		if err := os.Symlink(target, home+"/.ssh"); err != nil {
+			t.Fatal(err)
+		}
+		p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
+		p.Read = ReadGrants(p.Hide)
+		if err := os.MkdirAll(root+"/b/keys", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(root+"/b/keys/id", []byte("KEY\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if !dangling {
+			if err := os.Remove(home + "/.ssh"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(root+"/b/keys", home+"/.ssh"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p.Read.Current(p.Hide) {
+			t.Errorf("dangling %v: the grants are current though ~/.ssh leads elsewhere", dangling)
+		}
+		if got := readKey(t, p, home); got != "denied" {
+			t.Errorf("dangling %v: the agent read %q", dangling, got)
+		}
+	}
+}
+
+// A path that is not UTF-8 is granted as any other: the grants, which JSON would
+// mangle, stay with git-ralph and the launcher walks.
+func TestLauncherGrantsNotUTF8(t *testing.T) {
+	s := needLandlock(t)
+	root := t.TempDir()
+	home, work := root+"/home", root+"/work"
+	name := home + "/caf\xe9"
+	for _, d := range []string{home + "/.ssh", work, name} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(name+"/f", []byte("LATIN1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
+	p.Read = ReadGrants(p.Hide)
+	out, status, err := runLauncher(t, p, "sh", "-c", `cat "$1/f" 2>&1 || echo denied`, "sh", name)
+	if err != nil || status != "" || strings.TrimSpace(out) != "LATIN1" {
+		t.Errorf("a file in ~/caf\\xe9: %q %v %q", out, err, status)
+	}
+}
+
+// A process beside the agent's launch (another loop's agent with write on the same
+// directory) that flips a granted file of it with a link to the key, again and again,
+// never gets a rule on the key: each granted path is opened with no link in it
+// (RESOLVE_NO_SYMLINKS), not checked first and opened after. Before, 99 of 300
+// launches read the key. SANDBOX_RACE_TRIALS raises the count (30).
+func TestLauncherGrantsRace(t *testing.T) {
+	s := needLandlock(t)
+	trials := 30
+	if v, err := strconv.Atoi(os.Getenv("SANDBOX_RACE_TRIALS")); err == nil && v > 0 {
+		trials = v
+	}
+	root := t.TempDir()
+	home, work := root+"/home", root+"/work"
+	for _, d := range []string{home + "/.ssh", work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, text := range map[string]string{home + "/.ssh/id": "KEY\n", work + "/NOTES.md": "n\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(work+"/NOTES.md", home+"/notes"); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
+	p.Read = ReadGrants(p.Hide)
+	if err := os.Symlink(home+"/.ssh/id", work+"/alt"); err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			_ = unix.Renameat2(unix.AT_FDCWD, work+"/NOTES.md", unix.AT_FDCWD, work+"/alt", unix.RENAME_EXCHANGE)
+		}
+	}()
+	read := 0
+	for range trials {
+		if readKey(t, p, home) == "KEY" {
+			read++
+		}
+	}
+	stop.Store(true)
+	<-done
+	if read > 0 {
+		t.Errorf("the key was read in %d of %d launches", read, trials)
 	}
 }

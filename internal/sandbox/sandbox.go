@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Mode is what the user asked for: --sandbox, ralph.sandbox.
@@ -195,7 +196,8 @@ func (p *Policy) Clone() *Policy {
 	c.Write, c.Hide, c.Dev, c.Ports = slices.Clone(p.Write), slices.Clone(p.Hide), slices.Clone(p.Dev), slices.Clone(p.Ports)
 	if p.Read != nil {
 		r := *p.Read
-		r.Dirs, r.Files, r.ListOnly, r.Hidden = slices.Clone(r.Dirs), slices.Clone(r.Files), slices.Clone(r.ListOnly), slices.Clone(r.Hidden)
+		r.Dirs, r.Files, r.ListOnly = slices.Clone(r.Dirs), slices.Clone(r.Files), slices.Clone(r.ListOnly)
+		r.Hidden, r.Targets = slices.Clone(r.Hidden), slices.Clone(r.Targets)
 		c.Read = &r
 	}
 	return &c
@@ -230,9 +232,10 @@ func LauncherArgs(p *Policy, fd int, path string, argv []string) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxPolicyArg && p.Read != nil {
+	if p.Read != nil && (len(b) > maxPolicyArg || !p.Read.utf8()) {
 		// The run's grants are too many for one argument (the kernel takes 128 KiB at
-		// most): the launcher works them out itself.
+		// most), or name a path JSON cannot carry (not UTF-8: it would arrive mangled,
+		// and be left out as missing): the launcher works them out itself.
 		q := *p
 		q.Read = nil
 		if b, err = json.Marshal(&q); err != nil {
@@ -240,6 +243,18 @@ func LauncherArgs(p *Policy, fd int, path string, argv []string) ([]string, erro
 		}
 	}
 	return append([]string{"git-ralph", Command, strconv.Itoa(fd), string(b), path}, argv...), nil
+}
+
+// utf8 reports whether every path g names is valid UTF-8, as JSON carries it.
+func (g *Grants) utf8() bool {
+	for _, list := range [][]string{g.Dirs, g.Files, g.ListOnly, g.Hidden, g.Targets} {
+		for _, p := range list {
+			if !utf8.ValidString(p) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // LauncherEnv is the launcher's environment for an agent whose environment is env,
