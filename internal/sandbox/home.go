@@ -213,40 +213,15 @@ func ReadGrants(hide []string) *Grants {
 
 // Current reports whether g still leaves out everything of hide: no hidden path has
 // appeared since g was computed (one that did would be readable through the grant of
-// a directory above it), and no path g names has become a symbolic link or is reached
-// through one (a rule follows links: a granted file in the working tree that an earlier
-// attempt's agent replaced by a link into ~/.ssh would grant the key). The paths g
-// names were walked without links. One gone since is left out when granted.
+// a directory above it), and none that is a link leads elsewhere now. A path g names
+// that is gone since, or is reached through a link now (the launcher opens each with
+// no link in it), is left out when granted.
 func (g *Grants) Current(hide []string) bool {
 	if g == nil {
 		return false
 	}
-	if now := existing(hide); !slices.Equal(now, g.Hidden) || !slices.Equal(targets(now), g.Targets) {
-		return false
-	}
-	plain := map[string]bool{"/": true} // checked: no link in it
-	var noLink func(p string) bool
-	noLink = func(p string) bool {
-		if plain[p] {
-			return true
-		}
-		if !noLink(filepath.Dir(p)) {
-			return false
-		}
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return false
-		}
-		plain[p] = true
-		return true
-	}
-	for _, list := range [][]string{g.ListOnly, g.Dirs, g.Files} {
-		for _, p := range list {
-			if !noLink(filepath.Clean(p)) {
-				return false
-			}
-		}
-	}
-	return true
+	now := existing(hide)
+	return slices.Equal(now, g.Hidden) && slices.Equal(targets(now), g.Targets)
 }
 
 // targets are the real paths of paths, "" for one that does not resolve.

@@ -154,43 +154,42 @@ func addReadGrants(rs int, handled uint64, g *Grants) error {
 		file = uint64(ll.AccessFSExecute | ll.AccessFSReadFile)
 		dir  = file | list
 	)
-	add := func(path string, rights uint64, dirOnly bool) error {
+	add := func(path string, rights uint64) error {
 		fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 		if err != nil {
 			return nil // missing, or through a link: not granted
 		}
 		defer unix.Close(fd)
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			if dirOnly {
+		for {
+			attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: rights & handled}
+			if attr.AllowedAccess == 0 {
 				return nil
 			}
-			rights &= file
-		}
-		attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: rights & handled}
-		if attr.AllowedAccess == 0 {
+			err := ll.LandlockAddPathBeneathRule(rs, &attr, 0)
+			if errors.Is(err, unix.EINVAL) && rights&list != 0 {
+				// Not a directory (now): the rights of a file, or none where only
+				// listing was granted.
+				rights &= file
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("landlock_add_rule %s: %w", path, err)
+			}
 			return nil
 		}
-		if err := ll.LandlockAddPathBeneathRule(rs, &attr, 0); err != nil {
-			return fmt.Errorf("landlock_add_rule %s: %w", path, err)
-		}
-		return nil
 	}
 	for _, p := range g.ListOnly {
-		if err := add(p, list, true); err != nil {
+		if err := add(p, list); err != nil {
 			return err
 		}
 	}
 	for _, p := range g.Dirs {
-		if err := add(p, dir, false); err != nil {
+		if err := add(p, dir); err != nil {
 			return err
 		}
 	}
 	for _, p := range g.Files {
-		if err := add(p, file, false); err != nil {
+		if err := add(p, file); err != nil {
 			return err
 		}
 	}
