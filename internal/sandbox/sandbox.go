@@ -221,8 +221,10 @@ const Command = "__sandbox"
 const Self = "/proc/self/exe"
 
 // maxPolicyArg is the longest policy argument LauncherArgs makes with the run's read
-// grants in it: half of what execve takes in one argument (MAX_ARG_STRLEN, 128 KiB).
-const maxPolicyArg = 64 << 10
+// grants in it: a quarter of what execve takes in one argument (MAX_ARG_STRLEN, 128
+// KiB), and of what it takes in all with the environment under the smallest stack
+// limit; a home's grants are a few KiB.
+const maxPolicyArg = 32 << 10
 
 // LauncherArgs is the launcher's argv (Args[0] included, "git-ralph", the name a test
 // binary standing in for git-ralph dispatches on) that runs argv, found at path, under
@@ -234,7 +236,7 @@ func LauncherArgs(p *Policy, fd int, path string, argv []string) ([]string, erro
 	}
 	if p.Read != nil && (len(b) > maxPolicyArg || !p.Read.utf8()) {
 		// The run's grants are too many for one argument (the kernel takes 128 KiB at
-		// most), or name a path JSON cannot carry (not UTF-8: it would arrive mangled,
+		// most, arguments and environment together), or name a path JSON cannot carry (not UTF-8: it would arrive mangled,
 		// and be left out as missing): the launcher works them out itself.
 		q := *p
 		q.Read = nil
