@@ -27,8 +27,9 @@
 // and copilot-* and qwen-* transcripts recorded here from the genuine CLIs
 // against a scripted model on loopback (testdata/record).
 //
-// The package imports nothing else of this module, no driver included: the
-// drivers import it. Run is the only place that starts an agent: always with
+// The package imports nothing else of this module but internal/sandbox (a leaf:
+// the policy and the launcher a sandboxed agent starts through), no driver
+// included: the drivers import it. Run is the only place that starts an agent: always with
 // an argv (never a shell), in a new session (Setsid, so the agent's process
 // group id equals its pid), with the prompt on stdin, and with the whole
 // process group killed when the attempt ends.
