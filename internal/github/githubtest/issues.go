@@ -414,18 +414,28 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request, rp *Repo, 
 }
 
 func (s *Server) createComment(w http.ResponseWriter, r *http.Request, rp *Repo, is *Issue) {
-	var in struct{ Body *string }
-	if !decode(w, r, &in) {
-		return
-	}
-	if in.Body == nil {
-		Fail(w, 422, "Validation Failed", "body is required")
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	s.state.NextComment++
-	c := &Comment{ID: 900_000 + s.state.NextComment, Body: *in.Body, Author: TokenUser}
+	c := &Comment{ID: 900_000 + s.state.NextComment, Body: body, Author: TokenUser}
 	is.Comments = append(is.Comments, c)
 	JSON(w, 201, s.commentJSON(rp, is, c))
+}
+
+// commentBody is a comment request's body, which GitHub requires; false when it
+// answered the request already.
+func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var in struct{ Body *string }
+	if !decode(w, r, &in) {
+		return "", false
+	}
+	if in.Body == nil {
+		Fail(w, 422, "Validation Failed", "body is required")
+		return "", false
+	}
+	return *in.Body, true
 }
 
 // comment finds the request's comment under the lock, or answers 404.
@@ -455,18 +465,14 @@ func (s *Server) getComment(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) updateComment(w http.ResponseWriter, r *http.Request) {
-	var in struct{ Body *string }
-	if !decode(w, r, &in) {
-		return
-	}
-	if in.Body == nil {
-		Fail(w, 422, "Validation Failed", "body is required")
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rp, is, c := s.comment(w, r); c != nil {
-		c.Body = *in.Body
+		c.Body = body
 		c.Edits++
 		JSON(w, 200, s.commentJSON(rp, is, c))
 	}
