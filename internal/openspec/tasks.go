@@ -78,10 +78,6 @@ func ParseTasks(data []byte) Tasks {
 
 func storyName(text string) (id, title string) { return tasklist.StoryName(text) }
 
-func isAlnum(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
 // maxSlug is the longest slug id, before a "_2" suffix.
 const maxSlug = tasklist.MaxSlug
 

@@ -195,10 +195,6 @@ type Finished struct {
 	Backup string `json:"backup,omitempty"`
 }
 
-func (s *Store) finishedPath(change string) string {
-	return filepath.Join(s.ChangeDir(change), "finished.json")
-}
-
 // SaveFinished records how the run of f.Change ended.
 func (s *Store) SaveFinished(f Finished) error {
 	data, err := json.MarshalIndent(f, "", "  ")
