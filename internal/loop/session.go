@@ -182,6 +182,12 @@ func (s *session) next() (tasklist.Story, *halt, error) {
 	if err := s.src.Reload(); err != nil {
 		return tasklist.Story{}, nil, fmt.Errorf("read %s: %w", s.src.TasksRel, err)
 	}
+	if !s.src.HasTasks {
+		// Gone since the last check (a verify hook or a process left behind removed
+		// it): no story can be told done, so the run is not complete.
+		reason := s.src.TasksRel + " is gone from the working tree"
+		return tasklist.Story{}, &halt{run.Failed, reason, UserErr("put it back ('git checkout ralph/"+s.r.Change+" -- "+s.src.TasksRel+"'), then run 'git ralph start "+s.r.Change+"' again", "%s", reason)}, nil
+	}
 	story, ok := s.src.NextStory()
 	if !ok {
 		if err := openOutsideStories(s.src); err != nil {
