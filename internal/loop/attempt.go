@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -660,11 +663,11 @@ func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, 
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nStory %s: %s\n\n", subject, story.ID, story.Title)
+	fmt.Fprintf(&b, "%s\n\nStory %s: %s\n\n", subject, story.ID, inertKeywords(story.Title))
 	fmt.Fprintf(&b, "Ralph-Change: %s\nRalph-Story: %s\nRalph-Attempt: %d\n", rec.Change, story.ID, att.N)
 	for _, t := range story.Tasks {
 		if t.Skipped != "" {
-			fmt.Fprintf(&b, "Ralph-Skipped: %s\n", t.SkipLine())
+			fmt.Fprintf(&b, "Ralph-Skipped: %s\n", inertKeywords(t.SkipLine()))
 		}
 	}
 	b.WriteString(source.Trailers(rec)) // what a report rebuilt from git alone reads the stories from
@@ -695,7 +698,24 @@ func checkpointSubject(tmpl, change string, story tasklist.Story) (string, error
 	if line == "" {
 		return "checkpoint: " + story.ID, nil
 	}
-	return line, nil
+	return inertKeywords(line), nil
+}
+
+// closingRE is a GitHub closing keyword followed by what it closes: "#N", "owner/repo#N"
+// or an issue's URL.
+var closingRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s*)([\w.-]+/[\w.-]+#\d|#\d|https?://)`)
+})
+
+// inertKeywords is s, text of the task list (which the agent may have written), with
+// each GitHub closing keyword that names an issue broken by a word joiner after its
+// first letter: a checkpoint merged into the default branch closes nothing the user did
+// not write, and reads the same.
+func inertKeywords(s string) string {
+	return closingRE().ReplaceAllStringFunc(s, func(m string) string {
+		_, size := utf8.DecodeRuneInString(m)
+		return m[:size] + "\u2060" + m[size:]
+	})
 }
 
 // checkpointTmplErr is a bad ralph.checkpointMessage: a bad config value is a usage
