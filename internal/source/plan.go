@@ -104,11 +104,21 @@ func (planKind) Moved(r Repo, s *Source, to string) (Ref, bool) {
 	return Ref{}, false
 }
 
+// gitFalse reports whether v is one of git's spellings of false (git config --type=bool):
+// no, off, false, 0, any case.
+func gitFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0":
+		return true
+	}
+	return false
+}
+
 // Archive: a plan of a plans directory goes to its completed/ (ralphex's rule, and its
 // move_plan_on_completion's: ralph.movePlan=false leaves it), unless a plan of that name
 // is there already. A plan anywhere else (a fix_plan.md) stays where it is.
 func (planKind) Archive(r Repo, s *Source) (string, bool) {
-	if r.config("ralph.movePlan") == "false" || !slices.Contains(planDirs(r), s.RelDir) {
+	if gitFalse(r.config("ralph.movePlan")) || !slices.Contains(planDirs(r), s.RelDir) {
 		return "", false
 	}
 	to := completedPath(s.TasksRel)
