@@ -37,10 +37,10 @@ func (c *startCmd) Help() string {
 work, then runs the agent once per incomplete story of tasks.md (a spec-kit feature's
 tasks.md, a markdown plan or a prd.json are run the same way). A story whose agent ends
 with <promise>COMPLETE</promise> (and whose tasks are all checked off) becomes a commit
-"checkpoint: <story>". A failed attempt is kept under refs/ralph/<change>/attempts/ and
+"checkpoint: <story>" (or what ralph.checkpointMessage makes). A failed attempt is kept under refs/ralph/<change>/attempts/ and
 retried from the last checkpoint. Run it again to resume after an interrupt.
 
-Every flag can be set in git config (e.g. git config ralph.maxRetries 5); a flag wins.
+Most flags can be set in git config (e.g. git config ralph.maxRetries 5); a flag wins.
 ralph.agentArgs adds arguments to the agent command; ralph.promptTemplate names a Go
 text/template file that replaces the built-in prompt.
 
