@@ -53,7 +53,7 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 		cfg[strings.ToLower(key)] = vals
 	}
 	bad := func(key, v, why string) error {
-		return &loop.Error{Msg: fmt.Sprintf("git config ralph.%s: %q %s", key, v, why),
+		return &loop.Error{Msg: fmt.Sprintf("git config ralph.%s: %q %s", key, v, why), Code: 2, // a bad value is a usage error
 			Hint: "give absolute paths (~/ is expanded), one value each: git config --add ralph." + key + " PATH"}
 	}
 	for _, p := range cfg["ralph.sandboxwritable"] {
@@ -73,7 +73,7 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	}
 	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
 	if err != nil {
-		return s, &loop.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(),
+		return s, &loop.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(), Code: 2,
 			Hint: "name the TCP ports the agent may connect to, e.g. git config ralph.sandboxNetwork 443", Err: err}
 	}
 	s.Ports = ports
