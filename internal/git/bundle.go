@@ -233,7 +233,7 @@ func (r *Repo) PathIDs(ctx context.Context, commits []string, path string) ([]st
 	}
 	ids := make([]string, len(lines))
 	for i, l := range lines {
-		if isObjectID(l) {
+		if IsObjectID(l) {
 			ids[i] = l
 		}
 	}
@@ -385,7 +385,7 @@ func (r *Repo) ObjectTypes(ctx context.Context, ids []string) ([]string, error) 
 	}
 	var in bytes.Buffer
 	for _, id := range ids {
-		if !isObjectID(id) {
+		if !IsObjectID(id) {
 			return nil, fmt.Errorf("invalid object id %q", id)
 		}
 		in.WriteString(id + "\n")

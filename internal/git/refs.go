@@ -278,7 +278,7 @@ func (r *Repo) readHead() (branch, id string, ok bool) {
 		return "", "", false
 	}
 	content := strings.TrimSuffix(string(data), "\n")
-	if isObjectID(content) {
+	if IsObjectID(content) {
 		return "", content, true
 	}
 	ref, isRef := strings.CutPrefix(content, "ref: refs/heads/")
@@ -294,15 +294,15 @@ func (r *Repo) readHead() (branch, id string, ok bool) {
 		return "", "", false
 	}
 	id = strings.TrimSuffix(string(data), "\n")
-	if !isObjectID(id) {
+	if !IsObjectID(id) {
 		return "", "", false
 	}
 	return ref, id, true
 }
 
-// isObjectID reports whether s is a full SHA-1 or SHA-256 object id in git's
+// IsObjectID reports whether s is a full SHA-1 or SHA-256 object id in git's
 // lower-case hex.
-func isObjectID(s string) bool {
+func IsObjectID(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}

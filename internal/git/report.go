@@ -74,7 +74,7 @@ func (r *Repo) Diffs(ctx context.Context, commits []Commit, maxPatch int) (map[s
 	recs.flush()
 	for _, rec := range recs.done {
 		id, body, ok := strings.Cut(string(rec.data), "\n")
-		if !ok || !isObjectID(id) {
+		if !ok || !IsObjectID(id) {
 			continue
 		}
 		body = strings.TrimPrefix(body, "---\n")

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -70,7 +71,7 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 	if r.CurrentStory != "" && !validStoryID(r.CurrentStory) {
 		return bad("currentStory", "%q is not a story id (letters, digits, \".\", \"_\" and \"-\")", clipped(r.CurrentStory))
 	}
-	if r.Initial != "" && !isObjectID(r.Initial) {
+	if r.Initial != "" && !git.IsObjectID(r.Initial) {
 		return bad("initialCommit", "%q is not a commit id", clipped(r.Initial))
 	}
 	if r.StoryLevel < 0 || r.StoryLevel > 6 {
@@ -115,7 +116,7 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 			return bad(f("outcome"), "%q is not an outcome", clipped(a.Outcome))
 		case a.Ref != "" && a.Ref != fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, a.Story, a.N):
 			return bad(f("ref"), "%q is not the attempt's ref", clipped(a.Ref))
-		case a.Commit != "" && !isObjectID(a.Commit):
+		case a.Commit != "" && !git.IsObjectID(a.Commit):
 			return bad(f("commit"), "%q is not a commit id", clipped(a.Commit))
 		case !slices.Contains([]string{"", "passed", "failed", "skipped"}, a.Verify):
 			return bad(f("verify"), "%q is not passed, failed or skipped", clipped(a.Verify))
@@ -185,18 +186,6 @@ func text(field, s string, maxBytes int, bad func(string, string, ...any) error)
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // clipped is s cut for an error message.
 func clipped(s string) string { return clip(s, 80) }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
@@ -209,7 +210,7 @@ func (rem *Remote) Logs(ctx context.Context, change, attempt string, clientFor f
 // fetched (status then shows the stories as they are here).
 func (rem *Remote) PublishedChange(ctx context.Context, r *status.Report, tip string) *source.Source {
 	rec := r.Record
-	if rec.Remote == nil || r.Change == nil || tip == "" || !isHex(tip) {
+	if rec.Remote == nil || r.Change == nil || tip == "" || !git.IsObjectID(tip) {
 		return nil
 	}
 	path := r.Change.TasksRel

@@ -76,7 +76,7 @@ func (fl *Flow) adopt(ctx context.Context, r *loop.Resolved) (*run.Record, error
 	if base == "" && len(initial.Parents) > 0 {
 		base = initial.Parents[0]
 	}
-	if !isHex(base) {
+	if !git.IsObjectID(base) {
 		return nil, loop.UserErr("start the run over with 'git ralph start "+r.Change+" --fresh'",
 			"the initial state commit %s of %s does not say which commit it started from", loop.Short(initial.ID), branch)
 	}
@@ -458,7 +458,7 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 		o.Remote = "origin"
 	}
 	start, ok, err := repo.ResolveRef(ctx, o.Start)
-	if err != nil || !ok || !isHex(o.Start) || start != o.Start {
+	if err != nil || !ok || !git.IsObjectID(o.Start) || start != o.Start {
 		return nil, loop.UserErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
 	}
 	heads, err := repo.BundleHeads(ctx, o.Bundle)
@@ -473,7 +473,7 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 		rest, inRun := strings.CutPrefix(h.Name, prefix)
 		allowed := h.Name == branchRef || (inRun && (rest == "state" ||
 			(strings.HasPrefix(rest, "attempts/") && len(rest) > len("attempts/") && !strings.Contains(rest[len("attempts/"):], "/"))))
-		if !allowed || seen[h.Name] || !isHex(h.ID) {
+		if !allowed || seen[h.Name] || !git.IsObjectID(h.ID) {
 			bad = append(bad, h.Name)
 		}
 		seen[h.Name] = true
