@@ -383,6 +383,7 @@ func sources() source.Kinds { return source.Builtin() }
 func (e *env) issueKind(l *loop.Loop) *githubflow.IssueKind {
 	if e.issues == nil {
 		e.issues = &githubflow.IssueKind{Dir: l.Store.Dir, Client: e.github, Ctx: e.ctx,
+			Checkpoint: func(commit, change, story string) bool { return l.IsCheckpoint(e.ctx, commit, change, story) },
 			Default: func() *github.Repo {
 				explicit, _, _ := l.Repo.Config(e.ctx, "ralph.repo")
 				r, ok, err := githubflow.On(l).IssueRepo(e.ctx, githubflow.PROptions{Repo: explicit, EnvRepo: os.Getenv("GH_REPO")})

@@ -51,7 +51,12 @@ type IssueKind struct {
 	Fetch bool
 	// Trust runs issues of any author (--trust-issue-author, ralph.trustIssueAuthors).
 	Trust bool
-	Ctx   context.Context
+	// Checkpoint reports whether commit is a checkpoint of story on ralph/<change> (on
+	// that branch, with those trailers): a story is told done on GitHub only then, as
+	// issue-pending.json, which the agent can write in place, says nothing by itself
+	// after a crash. nil: every pending story is told (tests of the GitHub side).
+	Checkpoint func(commit, change, story string) bool
+	Ctx        context.Context
 
 	mu      sync.Mutex
 	fetched map[string]bool
@@ -435,8 +440,8 @@ func (k *IssueKind) tell(arg, dir, name string) string {
 		p := pending[0]
 		n, err := strconv.Atoi(strings.TrimPrefix(p.Story, "issue-"))
 		is := snap.Find(n)
-		if err != nil || is == nil {
-			pending = pending[1:]
+		if err != nil || is == nil || k.Checkpoint != nil && !k.Checkpoint(p.Checkpoint, name, p.Story) {
+			pending = pending[1:] // no such story, or no checkpoint of it: nothing to tell
 			continue
 		}
 		// the boxes to tick: the story's tasks done in the file and open in the body as read

@@ -654,6 +654,20 @@ func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record)
 	return moved, nil
 }
 
+// IsCheckpoint reports whether commit (a full object id) is a checkpoint of story on
+// change's branch: on ralph/<change>, with its Ralph-Change and Ralph-Story trailers.
+// What a record outside git says of a checkpoint is taken only when git says so too.
+func (l *Loop) IsCheckpoint(ctx context.Context, commit, change, story string) bool {
+	if !git.IsObjectID(commit) {
+		return false
+	}
+	if on, err := l.Repo.IsAncestor(ctx, commit, "refs/heads/"+BranchName(change)); err != nil || !on {
+		return false
+	}
+	cs, err := l.Repo.Log(ctx, commit, 1)
+	return err == nil && len(cs) == 1 && cs[0].Trailers["Ralph-Change"] == change && cs[0].Trailers["Ralph-Story"] == story
+}
+
 // checkpointMessage is "checkpoint: <id>" (or the subject tmpl makes, ralph.checkpointMessage),
 // the story title, and the audit trailers: a Ralph-Skipped one per task of story (as the
 // attempt left it) ticked as skipped, and Ralph-Run when runID (--run-id) is set.
