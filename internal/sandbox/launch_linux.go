@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -58,29 +59,52 @@ func Main(args []string) int {
 
 // launch applies p to the calling thread and execs path.
 func launch(p Policy, path string, argv []string) error {
+	rs, flags, err := ruleset(p)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rs)
+	if err := restrictThread(rs, flags); err != nil {
+		return err
+	}
+	err = syscall.Exec(path, argv, agentEnv(p, os.Environ()))
+	return fmt.Errorf("exec %s: %w", path, err)
+}
+
+// ruleset is p as a Landlock ruleset, not yet in force: its descriptor (close-on-exec,
+// for the caller to close) and the flags to restrict with.
+func ruleset(p Policy) (fd int, flags uint32, err error) {
 	if p.ABI < MinABI {
-		return fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
+		return -1, 0, fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
 	}
 	cfg := config(p)
 	rl, err := rules(p)
 	if err != nil {
-		return err
+		return -1, 0, err
 	}
 	rs, flags, err := cfg.NewRulesetFD(rl...)
 	if err != nil {
-		return err
+		return -1, 0, err
 	}
 	if rs < 0 {
-		return errors.New("the kernel has no Landlock")
+		return -1, 0, errors.New("the kernel has no Landlock")
 	}
-	defer unix.Close(rs)
 	g := p.Read
 	if !g.Current(p.Hide) {
 		g = ReadGrants(p.Hide)
 	}
 	if err := addReadGrants(rs, uint64(cfg.HandledAccessFS), g); err != nil {
-		return err
+		unix.Close(rs)
+		return -1, 0, err
 	}
+	return rs, flags, nil
+}
+
+// restrictThread puts the calling thread, for good, where the agent is to run: no
+// capability, no_new_privs, the prlimit filter, and the Landlock domain of the ruleset
+// rs. The caller's goroutine must be locked to the thread and never unlock it: the
+// thread must die with its goroutine (or become the agent by execve).
+func restrictThread(rs int, flags uint32) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
@@ -93,8 +117,7 @@ func launch(p Policy, path string, argv []string) error {
 	if err := ll.LandlockRestrictSelf(rs, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	err = syscall.Exec(path, argv, agentEnv(p, os.Environ()))
-	return fmt.Errorf("exec %s: %w", path, err)
+	return nil
 }
 
 // config is the ruleset's: the file system rights of p.ABI, the signal and abstract
@@ -196,18 +219,23 @@ func addReadGrants(rs int, handled uint64, g *Grants) error {
 	return nil
 }
 
+// capLastCap is the kernel's highest capability number, read once (63 where it cannot
+// be read: dropping one the kernel does not have fails with EINVAL, which is ignored).
+var capLastCap = sync.OnceValue(func() int {
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return n
+		}
+	}
+	return 63
+})
+
 // dropCapabilities empties the calling thread's capability sets, the bounding set
 // (where it may: root can) and the ambient set first. With no_new_privs set after it,
 // nothing the agent executes gets one back: a root agent is as powerless over
 // git-ralph (its /proc environ, ptrace) as any other.
 func dropCapabilities() error {
-	last := 63
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			last = n
-		}
-	}
-	for c := 0; c <= last; c++ {
+	for c := 0; c <= capLastCap(); c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
 		}
