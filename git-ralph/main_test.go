@@ -250,9 +250,13 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 // 30s and 15s), the clock is testClock's when GIT_RALPH_TEST_CLOCK is set, and the
 // user's limits (--timeout, --idle-timeout, --deadline) are measured on
 // testTimeClock when GIT_RALPH_TEST_TIME is set (hermetic sets both for every
-// script). The variables are read here, in test code: the shipped binary has no such
-// switch.
+// script), and a sandboxed agent starts through the launcher, as where the direct
+// start cannot be made, when GIT_RALPH_TEST_SANDBOX=launcher. The variables are read
+// here, in test code: the shipped binary has no such switch.
 func testTuning() cli.Tuning {
+	if os.Getenv("GIT_RALPH_TEST_SANDBOX") == "launcher" {
+		sandbox.UseLauncher()
+	}
 	sleep, sleepNow := testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))
 	t := cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
 		StopWait: time.Second, KillWait: 3 * time.Second,

@@ -112,7 +112,7 @@ type Request struct {
 	OutputFile string
 
 	// Sandbox, when set, is what the agent may do (internal/sandbox): Run starts it
-	// through the launcher under this policy plus the attempt's directory and the
+	// with sandbox.Start under this policy plus the attempt's directory and the
 	// driver's State. nil runs it unrestricted.
 	Sandbox *sandbox.Policy
 }

@@ -28,7 +28,7 @@
 // against a scripted model on loopback (testdata/record).
 //
 // The package imports nothing else of this module but internal/sandbox (a leaf:
-// the policy and the launcher a sandboxed agent starts through), no driver
+// the policy, and sandbox.Start, which starts a sandboxed agent), no driver
 // included: the drivers import it. Run is the only place that starts an agent: always with
 // an argv (never a shell), in a new session (Setsid, so the agent's process
 // group id equals its pid), with the prompt on stdin, and with the whole

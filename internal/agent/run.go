@@ -59,11 +59,10 @@ const (
 // passes an --output-last-message file there and makes its content the final text;
 // for copilot, a --usage-output-file, read for the tokens.
 //
-// With req.Sandbox, the agent starts through the launcher (git-ralph re-executed,
-// see internal/sandbox) under that policy, to which Run adds the attempt's
-// directory, which is also the agent's TMPDIR, and the driver's State (created
-// where missing). A launch that fails before the agent runs is an error, as a
-// missing binary is.
+// With req.Sandbox, the agent starts in the sandbox (sandbox.Start) under that
+// policy, to which Run adds the attempt's directory, which is also the agent's
+// TMPDIR, and the driver's State (created where missing). A start that fails before
+// the agent runs is an error, as a missing binary is.
 //
 // If ctx is already cancelled, nothing is started and the Result says
 // Interrupted.
@@ -100,7 +99,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		env = append(slices.Clone(env), "TMPDIR="+dir)
 	}
 	childEnv := childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
-	cmd, status, err := command(d, req, argv, childEnv, dir)
+	cmd, pol, err := command(d, req, argv, childEnv, dir)
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
@@ -109,22 +108,22 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 
 	p, err := openPipes()
 	if err != nil {
-		closeLauncher(cmd, status)
 		return Result{ExitCode: -1}, err
 	}
 	defer p.closeAll()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
-	if err := cmd.Start(); err != nil {
-		closeLauncher(cmd, status)
+	if pol == nil {
+		err = cmd.Start()
+	} else if cmd, err = sandbox.Start(pol, cmd); err != nil {
+		err = fmt.Errorf("agent %q: %w", d.Name(), err)
+	}
+	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return Result{ExitCode: -1}, &NotFoundError{Agent: d.Name(), Binary: argv[0], Install: d.InstallHint(), Err: err}
 		}
 		return Result{ExitCode: -1}, err
 	}
 	p.closeChildEnds()
-	if err := launched(cmd, status); err != nil {
-		return Result{ExitCode: -1}, fmt.Errorf("agent %q: %w", d.Name(), err)
-	}
 
 	r := &runner{
 		d:         d,

@@ -13,8 +13,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 )
 
-// With a policy, Run starts the agent through the launcher (this test binary, as
-// git-ralph re-executes itself): it may write its working tree and its TMPDIR (the
+// With a policy, Run starts the agent in the sandbox: it may write its working tree and its TMPDIR (the
 // attempt's own directory, gone afterwards), not beside them; a launch that fails
 // before the agent runs is an error, as a missing binary is.
 func TestRunSandboxed(t *testing.T) {

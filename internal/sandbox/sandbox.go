@@ -1,20 +1,23 @@
 // Package sandbox holds the agent's sandbox: the policy git-ralph computes for an
 // attempt (what the agent may write, what it may not read, which TCP ports it may
-// reach), the launcher that applies it, what the running system supports, and the
-// process settings that keep a same-user agent away from git-ralph itself.
+// reach), Start, which starts an agent under it, what the running system supports,
+// and the process settings that keep a same-user agent away from git-ralph itself.
 //
-// The launcher is git-ralph re-executed (/proc/self/exe, the hidden command
-// "__sandbox"): it drops every capability (the bounding set too), sets
-// no_new_privs, restricts itself with a Landlock ruleset built with go-landlock
-// (one domain: file system rights, the signal and abstract-socket scopes, and TCP
-// connect only when ports are named), then execve's the agent, which inherits the
-// domain for good. git-ralph itself is never restricted. Landlock rules are allow
-// lists on file hierarchies that a subdirectory cannot take back, so reading
-// "everything but the secrets" is granted per entry of each directory on the way
-// to a hidden path (Policy.Hide).
+// Start restricts a thread of git-ralph's own, locked to a goroutine: it drops every
+// capability (the bounding set too), sets no_new_privs and a seccomp filter,
+// restricts itself with a Landlock ruleset built with go-landlock (one domain: file
+// system rights, the signal and abstract-socket scopes, and TCP connect only when
+// ports are named), starts the agent, which inherits all of it for good, and dies;
+// the agent is held stopped (ptrace) until it has (start_linux.go says why). Where
+// that cannot be done, the launcher does the same: git-ralph re-executed
+// (/proc/self/exe, the hidden command "__sandbox") restricts its thread and execve's
+// the agent. git-ralph itself is never restricted. Landlock rules are allow lists on
+// file hierarchies that a subdirectory cannot take back, so reading "everything but
+// the secrets" is granted per entry of each directory on the way to a hidden path
+// (Policy.Hide).
 //
-// Elsewhere than Linux nothing here restricts anything: Probe says why, and the
-// launcher refuses to run.
+// Elsewhere than Linux nothing here restricts anything: Probe says why, and Start and
+// the launcher refuse to run.
 //
 // It is a leaf: it imports nothing of this module, runs no git and prints nothing
 // but the launcher's own failure (to the status pipe its parent reads).

@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+)
+
+// Start starts the agent cmd describes under p and returns the command that runs it.
+// cmd is not started, its Path is absolute, and Start reads its Path, Args, Env, Dir,
+// files and SysProcAttr (which must not ask for Ptrace or Pdeathsig). With no
+// error, the agent runs in the sandbox and has run nothing outside it; with one,
+// nothing runs and nothing is left to wait for.
+//
+// Start starts the agent from a thread of git-ralph's own that restricts itself and
+// dies (startDirect), where the system allows it, else through the launcher
+// (startLauncher): git-ralph re-executed, restricting itself before it becomes the
+// agent. The first costs a fraction of the second; both put the agent in the same
+// domain.
+func Start(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
+	if !launcherOnly.Load() {
+		c, err := startDirect(*p, cmd)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, errNoDirect) {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		launcherOnly.Store(true)
+	}
+	return startLauncher(p, cmd)
+}
+
+// launcherOnly is set once the direct start proved impossible here (or a test asked for
+// the launcher): every later Start uses the launcher.
+var launcherOnly atomic.Bool
+
+// UseLauncher makes every later Start go through the launcher: the test binary's way
+// to run the launcher where the direct start works.
+func UseLauncher() { launcherOnly.Store(true) }
+
+// errNoDirect is startDirect's answer where the system cannot start an agent directly:
+// nothing was started, and the launcher can be used instead.
+var errNoDirect = errors.New("the agent cannot be started directly here")
+
+// like is a new command with what Start reads of cmd.
+func like(cmd *exec.Cmd) *exec.Cmd {
+	c := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles}
+	if cmd.SysProcAttr != nil {
+		a := *cmd.SysProcAttr
+		c.SysProcAttr = &a
+	}
+	return c
+}
+
+// startLauncher starts cmd through the launcher, with a status pipe on a descriptor of
+// its own, and waits until the launcher has become the agent (the pipe closes on exec
+// with nothing written) or failed (it wrote why and exited; it is reaped here).
+func startLauncher(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
+	c := like(cmd)
+	p = p.Clone()
+	c.Env = LauncherEnv(p, cmd.Env)
+	args, err := LauncherArgs(p, 3+len(cmd.ExtraFiles), cmd.Path, cmd.Args)
+	if err != nil {
+		return nil, err
+	}
+	c.Path, c.Args = Self, args
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	c.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), w)
+	err = c.Start()
+	w.Close()
+	if err != nil {
+		return nil, err
+	}
+	msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
+	if len(msg) == 0 {
+		return c, nil
+	}
+	_ = c.Wait()
+	return nil, errors.New(strings.TrimSpace(string(msg)))
+}

@@ -1,0 +1,192 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The direct start. Landlock, no_new_privs, seccomp and capabilities are a thread's,
+// and a process starts with those of the thread that made it: so a goroutine locked to
+// a thread of its own puts that thread where the agent is to run (restrictThread),
+// starts the agent from it, and ends without unlocking, so that the thread dies (the Go
+// runtime never makes a thread from a locked one: new threads come from its template
+// thread, untouched). No re-execution: a fraction of the launcher's cost.
+//
+// Until it has died, though, that thread is git-ralph's and in the agent's domain,
+// which scopes signals within a domain, not inside it: an agent running then could stop
+// or kill git-ralph through it (tgkill). So the agent must not run a single
+// instruction before the thread is gone, which ptrace gives: the agent starts traced
+// by the thread (PTRACE_TRACEME, Go's SysProcAttr.Ptrace), so it stops at its exec
+// before its first instruction; the thread then detaches it turning the stop into a
+// plain SIGSTOP (the agent stays stopped, traced by nobody), and dies. Start waits for
+// that death (a pidfd of the thread, Linux 6.9) and only then sends SIGCONT.
+//
+// Where that cannot be done (a kernel before 6.9, ptrace refused by Yama's
+// ptrace_scope 2 or 3 or by a container's seccomp profile, git-ralph being traced
+// itself), startDirect says errNoDirect before anything ran, and Start uses the
+// launcher.
+
+// hooks for tests: held runs on the restricted thread once the agent is stopped, just
+// before the thread dies; onMain stands for "this is the process's main thread".
+var (
+	held   func(pid int)
+	onMain = func() bool { return unix.Gettid() == os.Getpid() }
+)
+
+// startDirect starts cmd under p from a thread that restricts itself and dies.
+func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
+	c := like(cmd)
+	if c.SysProcAttr == nil {
+		c.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if c.SysProcAttr.Ptrace || c.SysProcAttr.Pdeathsig != 0 {
+		// The start's own ptrace; and the thread that starts the agent dies at once,
+		// which a parent-death signal would take for the agent's parent dying.
+		return nil, errors.New("a sandboxed start cannot ask for Ptrace or Pdeathsig")
+	}
+	c.SysProcAttr.Ptrace = true
+	rs, flags, err := ruleset(p)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(rs)
+	type result struct {
+		thread int // the pidfd of the restricted thread
+		err    error
+	}
+	done := make(chan result, 1)
+	onOwnThread(func() (keep bool) {
+		thread, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD)
+		if err != nil { // before Linux 6.9: there is no waiting for the thread's death
+			done <- result{err: fmt.Errorf("%w: pidfd_open(PIDFD_THREAD): %w", errNoDirect, err)}
+			return true // not restricted: the thread may serve again
+		}
+		err = restrictThread(rs, flags)
+		if err == nil {
+			err = c.Start()
+			if errors.Is(err, syscall.EPERM) { // ptrace refused: the agent did not run
+				err = fmt.Errorf("%w: %w", errNoDirect, err)
+			}
+		}
+		if err == nil {
+			if err = stopAtExec(c.Process.Pid); err != nil {
+				_ = c.Process.Kill()
+				_ = c.Wait()
+			} else if held != nil {
+				held(c.Process.Pid)
+			}
+		}
+		if err != nil {
+			unix.Close(thread)
+			thread = -1
+		}
+		done <- result{thread: thread, err: err}
+		return false
+	})
+	r := <-done
+	if r.err != nil {
+		return nil, r.err
+	}
+	// The thread is dying; once it has, nothing of git-ralph is in the agent's domain.
+	fds := []unix.PollFd{{Fd: int32(r.thread), Events: unix.POLLIN}}
+	for {
+		if _, err = unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	unix.Close(r.thread)
+	if err != nil {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		return nil, fmt.Errorf("wait for the sandbox's thread to end: %w", err)
+	}
+	if err := c.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		return nil, fmt.Errorf("start the agent: %w", err)
+	}
+	return c, nil
+}
+
+// onOwnThread runs f on a thread locked to it that is not the process's main thread
+// (which the Go runtime never lets die: restricted, it would stay so). The thread
+// dies when f returns, unless f says keep (it did not change the thread).
+func onOwnThread(f func() (keep bool)) {
+	go func() {
+		runtime.LockOSThread()
+		if onMain() {
+			// Hold the main thread while another goroutine takes a thread, which is
+			// then not this one.
+			locked := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				close(locked)
+				if f() {
+					runtime.UnlockOSThread()
+				}
+			}()
+			<-locked
+			runtime.UnlockOSThread()
+			return
+		}
+		if f() {
+			runtime.UnlockOSThread()
+		}
+	}()
+}
+
+// stopAtExec waits, on the thread that started it traced, for the agent pid to stop at
+// its exec, before its first instruction, and detaches from it turning that stop into
+// a SIGSTOP: the agent stays stopped, traced by nobody, until a SIGCONT. An agent that
+// died in the meantime is left for its Wait; one stopped by anything else is refused.
+func stopAtExec(pid int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("wait for the agent to start: %w", err)
+		}
+	}
+	code, status := sigchld(&info)
+	switch {
+	case code == cldTRAPPED && status == int32(unix.SIGTRAP):
+		if _, _, e := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, uintptr(unix.SIGSTOP), 0, 0); e != 0 {
+			return fmt.Errorf("ptrace(PTRACE_DETACH): %w", e)
+		}
+		return nil
+	case code == cldEXITED || code == cldKILLED || code == cldDUMPED:
+		return nil // it is gone: its Wait says how
+	}
+	return fmt.Errorf("the agent was stopped by signal %d before it ran", status)
+}
+
+// si_code values of SIGCHLD (linux/uapi/asm-generic/siginfo.h).
+const (
+	cldEXITED  = 1
+	cldKILLED  = 2
+	cldDUMPED  = 3
+	cldTRAPPED = 4
+)
+
+// sigchld reads the si_code and si_status of a SIGCHLD siginfo (struct siginfo:
+// signo, errno, code, then the union, aligned as a pointer, whose child fields are
+// pid, uid and status).
+func sigchld(info *unix.Siginfo) (code, status int32) {
+	raw := (*[unsafe.Sizeof(*info)]byte)(unsafe.Pointer(info))
+	union := 16
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		union = 12
+	}
+	return int32(binary.NativeEndian.Uint32(raw[8:])), int32(binary.NativeEndian.Uint32(raw[union+8:]))
+}
