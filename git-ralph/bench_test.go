@@ -105,25 +105,35 @@ func BenchmarkLoop40(b *testing.B) {
 	dir := filepath.Join(root, "verbose")
 	benchCopy(b, tmpl, dir)
 	b.ReportMetric(procsPerStory(b, benchRalph(b, env, dir, "start", "x", "--verbose")), "procs/story")
-	// What the sandbox's launcher adds to each attempt (the loop above ran every agent
-	// through it, where the kernel has Landlock): wall and CPU time per start.
-	if wall, cpu, ok := launcherCost(b, env, dir, b.N*stories); ok {
-		b.ReportMetric(ms(wall), "launcher-ms/attempt")
-		b.ReportMetric(ms(cpu), "launcher-cpu-ms/attempt")
+	// What starting the agent in the sandbox adds to each attempt (the loop above ran
+	// every agent in it, where the kernel has Landlock): wall and CPU time per start, as
+	// an attempt starts it (from a thread of git-ralph's own, where the system allows),
+	// and through the launcher (git-ralph re-executed: where it does not).
+	if c, ok := launcherCost(b, env, dir, b.N*stories); ok {
+		b.ReportMetric(ms(c.wall), "launcher-ms/attempt")
+		b.ReportMetric(ms(c.cpu), "launcher-cpu-ms/attempt")
+		b.ReportMetric(ms(c.reexecWall), "reexec-ms/attempt")
+		b.ReportMetric(ms(c.reexecCPU), "reexec-cpu-ms/attempt")
 	}
 }
 
-// launcherCost is what the sandbox's launcher adds to starting an agent, per start: n
-// starts of true(1) through `git-ralph __sandbox` (git-ralph itself, built once here as
-// install.sh builds it; the test binary, larger, should the build fail) under a policy
-// like the loop's, with a hidden ~/.ssh so that reading is granted entry by entry,
-// against n plain starts, alternating. ok is false where the kernel has no Landlock.
-func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time.Duration, ok bool) {
+// startCost is what starting an agent in the sandbox costs over a plain start, per
+// start: as an attempt starts it (wall, cpu), and through the launcher alone
+// (reexecWall, reexecCPU).
+type startCost struct{ wall, cpu, reexecWall, reexecCPU time.Duration }
+
+// launcherCost is what the sandbox adds to starting an agent, per start: n starts of
+// true(1) with sandbox.Start under a policy like the loop's, with a hidden ~/.ssh so
+// that reading is granted entry by entry, against n plain starts, and n more through
+// the launcher (git-ralph itself, built once here as install.sh builds it; the test
+// binary, larger, should the build fail), alternating. ok is false where the kernel
+// has no Landlock.
+func launcherCost(b *testing.B, env []string, dir string, n int) (c startCost, ok bool) {
 	b.Helper()
 	lvl, err := sandbox.Resolve(sandbox.On, sandbox.Probe(), false)
 	if err != nil {
 		b.Logf("the launcher is not measured: %v", err)
-		return 0, 0, false
+		return c, false
 	}
 	self, err := exec.LookPath("git-ralph")
 	if err != nil {
@@ -166,32 +176,38 @@ func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time
 		b.Fatal(err)
 	}
 	// As a run does: the read grants once for all its attempts (their cost is
-	// counted below, shared by the n starts), the launcher's own GOMAXPROCS=1.
-	c := cpuTime(b)
+	// counted below, shared by the n starts of each kind).
+	t := cpuTime(b)
 	p.Read = sandbox.ReadGrants(p.Hide)
-	grantsCPU := cpuTime(b) - c
-	launcherEnv := sandbox.LauncherEnv(p, env)
+	grantsCPU := cpuTime(b) - t
+	launcherEnv := sandbox.LauncherEnv(p.Clone(), env)
 	args, err := sandbox.LauncherArgs(p, 3, truePath, []string{"true"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	start := func(launch bool) {
-		cmd := exec.Command(truePath)
+	const plain, direct, reexec = 0, 1, 2
+	start := func(how int) {
+		cmd := &exec.Cmd{Path: truePath, Args: []string{"true"}, Env: env, Dir: dir}
 		var status *os.File
-		if launch {
+		switch how {
+		case direct:
+			var err error
+			if cmd, err = sandbox.Start(p, cmd); err != nil {
+				b.Fatal(err)
+			}
+		case reexec:
 			r, w, err := os.Pipe()
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer w.Close()
-			cmd = &exec.Cmd{Path: self, Args: args, Env: launcherEnv, ExtraFiles: []*os.File{w}}
+			cmd = &exec.Cmd{Path: self, Args: args, Env: launcherEnv, Dir: dir, ExtraFiles: []*os.File{w}}
 			status = r
-		} else {
-			cmd.Env = env
-		}
-		cmd.Dir = dir
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
+			fallthrough
+		default:
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
 		}
 		msg := []byte{}
 		if status != nil {
@@ -200,20 +216,21 @@ func launcherCost(b *testing.B, env []string, dir string, n int) (wall, cpu time
 			status.Close()
 		}
 		if err := cmd.Wait(); err != nil {
-			b.Fatalf("%v: %v %s", cmd.Args[:2], err, msg)
+			b.Fatalf("%v: %v %s", cmd.Args, err, msg)
 		}
 	}
-	var plain, plainCPU, launched, launchedCPU time.Duration
-	launchedCPU = grantsCPU
+	var wall, cpu [3]time.Duration
+	cpu[direct], cpu[reexec] = grantsCPU, grantsCPU
 	for range n {
-		c := cpuTime(b)
-		plain += benchTime(func() { start(false) })
-		plainCPU += cpuTime(b) - c
-		c = cpuTime(b)
-		launched += benchTime(func() { start(true) })
-		launchedCPU += cpuTime(b) - c
+		for _, how := range []int{plain, direct, reexec} {
+			t := cpuTime(b)
+			wall[how] += benchTime(func() { start(how) })
+			cpu[how] += cpuTime(b) - t
+		}
 	}
-	return (launched - plain) / time.Duration(n), (launchedCPU - plainCPU) / time.Duration(n), true
+	per := func(d time.Duration) time.Duration { return d / time.Duration(n) }
+	return startCost{wall: per(wall[direct] - wall[plain]), cpu: per(cpu[direct] - cpu[plain]),
+		reexecWall: per(wall[reexec] - wall[plain]), reexecCPU: per(cpu[reexec] - cpu[plain])}, true
 }
 
 // procsPerStory is the mean number of processes git-ralph starts per story in a
