@@ -22,6 +22,8 @@ import (
 //	environ        read git-ralph's /proc/<pid>/environ (the agent's parent)
 //	signal         SIGSTOP git-ralph, then SIGCONT it (so that a test never hangs)
 //	prlimit        set git-ralph's CPU limit (to what it is: a lower one would kill it)
+//	link TARGET PATH
+//	               replace PATH (whatever it is) with a symbolic link to TARGET
 //	daemon PIDFILE TARGET
 //	               leave a process in a session of its own, which writes its pid to
 //	               PIDFILE and, once git-ralph has exited, appends to TARGET
@@ -31,9 +33,9 @@ func (f *fake) attack(spec string) {
 	switch verb {
 	case "write", "mkdir", "read":
 		arg = f.path(arg)
-	case "daemon":
-		pidfile, target, _ := strings.Cut(arg, " ")
-		arg = f.path(pidfile) + " " + f.path(strings.TrimSpace(target))
+	case "daemon", "link":
+		first, second, _ := strings.Cut(arg, " ")
+		arg = f.path(first) + " " + f.path(strings.TrimSpace(second))
 	}
 	var err error
 	switch verb {
@@ -54,6 +56,11 @@ func (f *fake) attack(spec string) {
 	case "signal":
 		if err = syscall.Kill(os.Getppid(), syscall.SIGSTOP); err == nil {
 			err = syscall.Kill(os.Getppid(), syscall.SIGCONT)
+		}
+	case "link":
+		target, path, _ := strings.Cut(arg, " ")
+		if err = os.RemoveAll(path); err == nil {
+			err = os.Symlink(target, path)
 		}
 	case "daemon":
 		pidfile, target, _ := strings.Cut(arg, " ")
