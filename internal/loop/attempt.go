@@ -188,8 +188,12 @@ func (s *session) settle(ctx context.Context, att *run.Attempt, story tasklist.S
 	res := ran.res
 	if ran.startErr != nil {
 		att.Outcome, att.Reason, att.Ended = run.OutcomeError, ran.startErr.Error(), s.Time()
+		hint := "check the agent command and ralph.agentArgs"
+		if se := (*sandbox.StartError)(nil); errors.As(ran.startErr, &se) {
+			hint = "the agent's sandbox could not be made (SECURITY MODEL in git ralph --help: The sandbox)"
+		}
 		return "", s.stop(run.Failed, "the agent could not be started",
-			&Error{Msg: fmt.Sprintf("start agent %s: %v", s.r.Driver.Name(), ran.startErr), Hint: "check the agent command and ralph.agentArgs", Err: ran.startErr})
+			&Error{Msg: fmt.Sprintf("start agent %s: %v", s.r.Driver.Name(), ran.startErr), Hint: hint, Err: ran.startErr})
 	}
 	att.Turns, att.InputTokens, att.OutputTokens, att.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
 	att.PremiumRequests = res.PremiumRequests

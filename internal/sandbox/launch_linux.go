@@ -3,7 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -78,16 +80,16 @@ func ruleset(p Policy) (fd int, flags uint32, err error) {
 		return -1, 0, fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
 	}
 	cfg := config(p)
-	rl, err := rules(p)
-	if err != nil {
-		return -1, 0, err
-	}
-	rs, flags, err := cfg.NewRulesetFD(rl...)
+	rs, flags, err := cfg.NewRulesetFD(netRules(p)...)
 	if err != nil {
 		return -1, 0, err
 	}
 	if rs < 0 {
 		return -1, 0, errors.New("the kernel has no Landlock")
+	}
+	if err := addWriteRules(rs, uint64(cfg.HandledAccessFS), p); err != nil {
+		unix.Close(rs)
+		return -1, 0, err
 	}
 	g := p.Read
 	if !g.Current(p.Hide) {
@@ -132,36 +134,131 @@ func config(p Policy) landlock.Config {
 	return c
 }
 
-// rules are the Landlock rules of p but its read grants (addReadGrants): full rights
-// on Write (renames between its directories included, and connecting to unix sockets
-// beneath them from ABI 9), ioctl on Dev, TCP connect to Ports.
-func rules(p Policy) ([]landlock.Rule, error) {
+// netRules are the Landlock rules of p made with go-landlock: TCP connect to Ports.
+// The file system's are git-ralph's own (addWriteRules, addReadGrants), since
+// go-landlock opens a rule's path following links.
+func netRules(p Policy) []landlock.Rule {
 	var rs []landlock.Rule
-	for _, w := range p.Write {
-		fi, err := os.Stat(w)
-		if err != nil {
-			return nil, fmt.Errorf("writable path: %w", err)
-		}
-		var r landlock.FSRule
-		if fi.IsDir() {
-			r = landlock.RWDirs(w).WithRefer()
-		} else {
-			r = landlock.RWFiles(w)
-		}
-		if p.ABI >= 5 && slices.Contains(p.Dev, w) {
-			r = r.WithIoctlDev()
-		}
-		if p.ABI >= 9 {
-			r = r.WithResolveUnix()
-		}
-		rs = append(rs, r)
-	}
 	if len(p.Ports) > 0 && p.ABI >= 4 {
 		for _, port := range p.Ports {
 			rs = append(rs, landlock.ConnectTCP(port))
 		}
 	}
-	return rs, nil
+	return rs
+}
+
+// addWriteRules adds p.Write to the ruleset rs, within the handled rights: full rights
+// on a directory (renames between the writable ones included, and connecting to unix
+// sockets beneath it from ABI 9), a file's rights on a file, ioctl on p.Dev.
+//
+// A writable path is reached without a link the agent could have made: links are
+// followed one at a time, and one that lies in a writable directory (where an earlier
+// attempt, or another loop's agent, may have put it: OpenCode's cache in ~/.cache
+// turned into a link to your home) refuses the start, naming it, rather than grant
+// what it leads to. The real path is then opened with no link in it, so that none put
+// there since is followed either.
+func addWriteRules(rs int, handled uint64, p Policy) error {
+	const (
+		file = uint64(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile)
+		dir  = uint64(ll.AccessFSExecute|ll.AccessFSReadFile|ll.AccessFSReadDir|
+			ll.AccessFSWriteFile|ll.AccessFSRemoveDir|ll.AccessFSRemoveFile|ll.AccessFSMakeChar|
+			ll.AccessFSMakeDir|ll.AccessFSMakeReg|ll.AccessFSMakeSock|ll.AccessFSMakeFifo|
+			ll.AccessFSMakeBlock|ll.AccessFSMakeSym|ll.AccessFSTruncate) | uint64(ll.AccessFSRefer)
+	)
+	writable := slices.Clone(p.Write)
+	for _, w := range p.Write {
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			writable = append(writable, r)
+		}
+	}
+	for _, w := range p.Write {
+		real, err := realWrite(w, writable)
+		if err != nil {
+			return fmt.Errorf("writable path %s: %w", w, err)
+		}
+		fd, err := unix.Openat2(unix.AT_FDCWD, real, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		if err != nil {
+			return fmt.Errorf("writable path %s: %w", w, &os.PathError{Op: "open", Path: real, Err: err})
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		if err == nil {
+			rights := file
+			if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				rights = dir
+			}
+			if p.ABI >= 5 && slices.Contains(p.Dev, w) {
+				rights |= uint64(ll.AccessFSIoctlDev)
+			}
+			if p.ABI >= 9 {
+				rights |= uint64(ll.AccessFSResolveUnix)
+			}
+			attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: rights & handled}
+			if err = ll.LandlockAddPathBeneathRule(rs, &attr, 0); err != nil {
+				err = fmt.Errorf("landlock_add_rule: %w", err)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("writable path %s: %w", w, err)
+		}
+	}
+	return nil
+}
+
+// realWrite is path with its links resolved one component at a time; a link in a
+// directory that writable covers is refused (*plantedLinkError).
+func realWrite(path string, writable []string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", errors.New("not an absolute path")
+	}
+	rest := strings.Split(filepath.Clean(path), "/")[1:]
+	cur := "/"
+	for links := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if Covers(writable, cur) {
+			return "", &plantedLinkError{Link: next, Dir: cur}
+		}
+		if links++; links > 40 {
+			return "", &os.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return cur, nil
+}
+
+// plantedLinkError is a writable path reached through a symbolic link in a directory
+// the agent may write: it could be the agent's, and lead anywhere.
+type plantedLinkError struct {
+	Link, Dir string
+}
+
+func (e *plantedLinkError) Error() string {
+	return fmt.Sprintf("reached through the symbolic link %s, in %s, which the agent may write (remove the link if it is not yours)", e.Link, e.Dir)
 }
 
 // addReadGrants adds g to the ruleset rs, within the handled rights: listing on

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"golang.org/x/sys/unix"
 	"io"
 	"os"
@@ -471,4 +472,89 @@ func TestLauncherGrantsRace(t *testing.T) {
 	if read > 0 {
 		t.Errorf("the key was read in %d of %d launches", read, trials)
 	}
+}
+
+// A writable path is resolved one link at a time: the user's links are followed
+// (home reached through one, a cache kept on another disk), a link in a directory the
+// agent may write is refused, naming it, and so is one the agent put on the way to it.
+func TestRealWrite(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"data/home/.cache/tool", "big/tool-cache", "elsewhere"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, path string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(root, path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(filepath.Join(root, "data/home"), "home")                   // the user's: home on another disk
+	link("../../big/tool-cache", "data/home/.cache/relative")        // relative, in a writable directory
+	link(filepath.Join(root, "elsewhere"), "data/home/.cache/moved") // absolute, likewise
+	link("loop", "data/home/loop")
+	link("loop", "loop")
+	cache := filepath.Join(root, "home/.cache")
+	writable := []string{cache, filepath.Join(root, "data/home/.cache")}
+	for _, c := range []struct {
+		path, want, link string
+	}{
+		{path: filepath.Join(root, "home/.cache/tool"), want: filepath.Join(root, "data/home/.cache/tool")},
+		{path: cache, want: filepath.Join(root, "data/home/.cache")},
+		{path: filepath.Join(root, "home/.cache/relative"), link: filepath.Join(root, "data/home/.cache/relative")},
+		{path: filepath.Join(root, "home/.cache/moved/x"), link: filepath.Join(root, "data/home/.cache/moved")},
+		{path: filepath.Join(root, "home/.cache/missing")},
+		{path: filepath.Join(root, "loop")},
+	} {
+		got, err := realWrite(c.path, writable)
+		var pl *plantedLinkError
+		switch {
+		case c.want != "":
+			if err != nil || got != c.want {
+				t.Errorf("realWrite(%s) = %q, %v; want %s", c.path, got, err, c.want)
+			}
+		case c.link != "":
+			if !errors.As(err, &pl) || pl.Link != c.link {
+				t.Errorf("realWrite(%s) = %q, %v; want the link %s refused", c.path, got, err, c.link)
+			}
+		default:
+			if err == nil || errors.As(err, &pl) {
+				t.Errorf("realWrite(%s) = %q, %v; want an error", c.path, got, err)
+			}
+		}
+	}
+	if _, err := realWrite("relative/path", writable); err == nil {
+		t.Error("a relative path was resolved")
+	}
+}
+
+// The ruleset refuses a writable path that an earlier attempt turned into a link to
+// the home (the agent's own state in a writable cache), and grants the real path of
+// one reached through the user's own link.
+func TestWriteRulesRefusePlantedLinks(t *testing.T) {
+	s := needLandlock(t)
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	for _, d := range []string{home + "/.cache", root + "/disk/work"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(home, home+"/.cache/tool"); err != nil { // the agent's
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root+"/disk/work", root+"/work"); err != nil { // the user's
+		t.Fatal(err)
+	}
+	p := Policy{ABI: min(s.ABI, maxABI), Write: []string{home + "/.cache", home + "/.cache/tool"}}
+	if _, _, err := ruleset(p); err == nil || !strings.Contains(err.Error(), "reached through the symbolic link "+home+"/.cache/tool") {
+		t.Errorf("a planted link: %v", err)
+	}
+	p.Write = []string{home + "/.cache", root + "/work"}
+	rs, _, err := ruleset(p)
+	if err != nil {
+		t.Fatalf("the user's link: %v", err)
+	}
+	unix.Close(rs)
 }

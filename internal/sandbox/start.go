@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -24,16 +23,23 @@ import (
 func Start(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	if !launcherOnly.Load() {
 		c, err := startDirect(*p, cmd)
-		if err == nil {
-			return c, nil
-		}
 		if !errors.Is(err, errNoDirect) {
-			return nil, fmt.Errorf("sandbox: %w", err)
+			return c, err
 		}
 		launcherOnly.Store(true)
 	}
 	return startLauncher(p, cmd)
 }
+
+// StartError is a start that failed for want of the sandbox, not of the agent: its
+// policy could not be made into a ruleset (a writable path missing, or reached through
+// a link the agent may have made), or the thread or the launcher could not be
+// restricted. Nothing ran.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "sandbox: " + e.Err.Error() }
+
+func (e *StartError) Unwrap() error { return e.Err }
 
 // launcherOnly is set once the direct start proved impossible here (or a test asked for
 // the launcher): every later Start uses the launcher.
@@ -86,5 +92,5 @@ func startLauncher(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		return c, nil
 	}
 	_ = c.Wait()
-	return nil, errors.New(strings.TrimSpace(string(msg)))
+	return nil, &StartError{Err: errors.New(strings.TrimPrefix(strings.TrimSpace(string(msg)), "sandbox: "))}
 }

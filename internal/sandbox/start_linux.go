@@ -50,12 +50,12 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	if c.SysProcAttr.Ptrace || c.SysProcAttr.Pdeathsig != 0 {
 		// The start's own ptrace; and the thread that starts the agent dies at once,
 		// which a parent-death signal would take for the agent's parent dying.
-		return nil, errors.New("a sandboxed start cannot ask for Ptrace or Pdeathsig")
+		return nil, &StartError{Err: errors.New("a sandboxed start cannot ask for Ptrace or Pdeathsig")}
 	}
 	c.SysProcAttr.Ptrace = true
 	rs, flags, err := ruleset(p)
 	if err != nil {
-		return nil, err
+		return nil, &StartError{Err: err}
 	}
 	defer unix.Close(rs)
 	type result struct {
@@ -69,15 +69,17 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 			done <- result{err: fmt.Errorf("%w: pidfd_open(PIDFD_THREAD): %w", errNoDirect, err)}
 			return true // not restricted: the thread may serve again
 		}
-		err = restrictThread(rs, flags)
-		if err == nil {
-			err = c.Start()
+		if err = restrictThread(rs, flags); err != nil {
+			err = &StartError{Err: err}
+		} else {
+			err = c.Start() // the agent's own failure (not found, not executable), as unsandboxed
 			if errors.Is(err, syscall.EPERM) { // ptrace refused: the agent did not run
 				err = fmt.Errorf("%w: %w", errNoDirect, err)
 			}
 		}
 		if err == nil {
 			if err = stopAtExec(c.Process.Pid); err != nil {
+				err = &StartError{Err: err}
 				_ = c.Process.Kill()
 				_ = c.Wait()
 			} else if held != nil {
@@ -106,12 +108,12 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	if err != nil {
 		_ = c.Process.Kill()
 		_ = c.Wait()
-		return nil, fmt.Errorf("wait for the sandbox's thread to end: %w", err)
+		return nil, &StartError{Err: fmt.Errorf("wait for the sandbox's thread to end: %w", err)}
 	}
 	if err := c.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		_ = c.Process.Kill()
 		_ = c.Wait()
-		return nil, fmt.Errorf("start the agent: %w", err)
+		return nil, &StartError{Err: fmt.Errorf("let the agent go: %w", err)}
 	}
 	return c, nil
 }
