@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/beneath"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -638,18 +639,18 @@ func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record)
 	if !ok {
 		return cur, nil
 	}
-	from, dst := cur.TasksPath, filepath.Join(l.Repo.Root, filepath.FromSlash(to))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(from, dst); err != nil {
+	// git-ralph moves it, outside the sandbox, so no link on the way is followed: the
+	// agent's docs/plans/completed -> ~/.bashrc.d is moved aside (kept, in the work
+	// tree) and a directory made in its place.
+	from, dst := filepath.FromSlash(cur.TasksRel), filepath.FromSlash(to)
+	if err := beneath.Rename(l.Repo.Root, from, l.Repo.Root, dst); err != nil {
 		return nil, err
 	}
 	ref := cur.Ref
 	ref.Arg = to
 	moved, err := l.Sources.Open(where, ref)
 	if err != nil {
-		_ = os.Rename(dst, from)
+		_ = beneath.Rename(l.Repo.Root, dst, l.Repo.Root, from)
 		return nil, sourceErr(err)
 	}
 	moved.Name = cur.Name
