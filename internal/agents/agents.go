@@ -43,6 +43,16 @@ func Lookup(name string) (agent.Driver, error) {
 	return nil, fmt.Errorf("unknown agent %q (known agents: %s)", name, strings.Join(Names(), ", "))
 }
 
+// StateDirs are the directories every known driver's agent writes in env (its
+// State): what an agent of any run may write.
+func StateDirs(env []string) []string {
+	var out []string
+	for _, d := range drivers() {
+		out = append(out, agent.StateOf(d, env).Dirs...)
+	}
+	return out
+}
+
 // Names returns the names of the known drivers, sorted.
 func Names() []string {
 	var names []string

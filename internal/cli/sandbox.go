@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -77,5 +78,7 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 			Hint: "name the TCP ports the agent may connect to, e.g. git config ralph.sandboxNetwork 443", Err: err}
 	}
 	s.Ports = ports
+	// A link in what another run's agent may write is not followed either.
+	s.Shared = agents.StateDirs(os.Environ())
 	return s, nil
 }

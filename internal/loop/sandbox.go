@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -32,16 +33,22 @@ func writable(set sandbox.Settings, tree string) []string {
 }
 
 // sandboxPolicy is the policy of the agent working in tree under set, nil when the run
-// is not sandboxed; Run adds the attempt's directory and the driver's state. The
+// is not sandboxed; Run adds the attempt's directory and the driver's state. What
+// other runs' agents may write (set.Shared, every build cache, the git directory
+// commonDir, which an agent in place may write) is its Shared. The
 // learnings file, and a tracked file kept outside the working tree (a GitHub issue's
 // tasks), are writable where the git directory is not: the prompt asks the agent to
 // write them. With create, the caches that are missing are created (a rule names
 // existing paths only).
-func sandboxPolicy(set sandbox.Settings, tree string, files []string, create bool) (*sandbox.Policy, error) {
+func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string, create bool) (*sandbox.Policy, error) {
 	if !set.Level.On() {
 		return nil, nil
 	}
 	p := &sandbox.Policy{ABI: set.Level.ABI, Ports: set.Ports}
+	p.Shared = append(slices.Clone(set.Shared), sandbox.AllCaches(os.Environ())...)
+	if commonDir != "" {
+		p.Shared = append(p.Shared, commonDir)
+	}
 	p.AddWrite(writable(set, tree)...)
 	for _, f := range files {
 		if f != "" && !sandbox.Covers(p.Write, f) {
@@ -71,7 +78,7 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 		return nil
 	}
 	lines := []string{"sandbox: " + set.Level.String()}
-	p, _ := sandboxPolicy(set, tree, files, false)
+	p, _ := sandboxPolicy(set, tree, "", files, false)
 	if p == nil {
 		return lines
 	}

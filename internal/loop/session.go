@@ -151,7 +151,7 @@ func (s *session) begin(ctx context.Context) error {
 		s.rec.Sandbox = s.r.Sandbox.Level.String()
 		s.Report.Step("sandbox: " + s.rec.Sandbox)
 	}
-	pol, err := sandboxPolicy(s.r.Sandbox, s.Repo.Root, agentFiles(s.src, s.Store.LearningsPath(s.r.Change)), true)
+	pol, err := sandboxPolicy(s.r.Sandbox, s.Repo.Root, s.Repo.CommonDir, agentFiles(s.src, s.Store.LearningsPath(s.r.Change)), true)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,13 @@ var PTY = []string{"/dev/ptmx", "/dev/pts"}
 // XDG_CACHE_HOME (~/.cache, where go-build, pip and most tools keep theirs), GOCACHE
 // and GOMODCACHE (~/go/pkg/mod) when go is on env's PATH, npm's (~/.npm) when npm is.
 // Missing ones are to be created (EnsureDirs) before a rule can name them.
-func Caches(env []string) []string {
+func Caches(env []string) []string { return caches(env, false) }
+
+// AllCaches are Caches as if go and npm were on env's PATH: what another run's agent,
+// with another PATH, may write.
+func AllCaches(env []string) []string { return caches(env, true) }
+
+func caches(env []string, all bool) []string {
 	get := func(k string) string {
 		v := ""
 		for _, kv := range env {
@@ -68,6 +74,9 @@ func Caches(env []string) []string {
 	}
 	add(cache)
 	onPath := func(name string) bool { // as exec.LookPath, in env's PATH
+		if all {
+			return true
+		}
 		for _, dir := range filepath.SplitList(get("PATH")) {
 			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 				return true

@@ -151,11 +151,11 @@ func netRules(p Policy) []landlock.Rule {
 // on a directory (renames between the writable ones included, and connecting to unix
 // sockets beneath it from ABI 9), a file's rights on a file, ioctl on p.Dev.
 //
-// A writable path is reached without a link the agent could have made: links are
-// followed one at a time, and one that lies in a writable directory (where an earlier
-// attempt, or another loop's agent, may have put it: OpenCode's cache in ~/.cache
-// turned into a link to your home) refuses the start, naming it, rather than grant
-// what it leads to. The real path is then opened with no link in it, so that none put
+// A writable path is reached without a link an agent could have made: links are
+// followed one at a time, and one that lies in a directory this agent or another
+// run's may write (p.Write, p.Shared: where an earlier attempt may have put it,
+// OpenCode's cache in ~/.cache turned into a link to your home) refuses the start,
+// naming it, rather than grant what it leads to. The real path is then opened with no link in it, so that none put
 // there since is followed either.
 func addWriteRules(rs int, handled uint64, p Policy) error {
 	const (
@@ -165,14 +165,9 @@ func addWriteRules(rs int, handled uint64, p Policy) error {
 			ll.AccessFSMakeDir|ll.AccessFSMakeReg|ll.AccessFSMakeSock|ll.AccessFSMakeFifo|
 			ll.AccessFSMakeBlock|ll.AccessFSMakeSym|ll.AccessFSTruncate) | uint64(ll.AccessFSRefer)
 	)
-	writable := slices.Clone(p.Write)
+	agentMay := agentWritable(append(slices.Clone(p.Write), p.Shared...))
 	for _, w := range p.Write {
-		if r, err := filepath.EvalSymlinks(w); err == nil {
-			writable = append(writable, r)
-		}
-	}
-	for _, w := range p.Write {
-		real, err := realWrite(w, writable)
+		real, err := realWrite(w, agentMay)
 		if err != nil {
 			return fmt.Errorf("writable path %s: %w", w, err)
 		}
@@ -206,9 +201,41 @@ func addWriteRules(rs int, handled uint64, p Policy) error {
 	return nil
 }
 
+// agentWritable reports whether an agent may write the directory dir (a real path):
+// whether it is, or lies beneath, one of dirs, by name (as given, and with their
+// links resolved) or by identity (device and inode: the same directory mounted under
+// another name).
+func agentWritable(dirs []string) func(dir string) bool {
+	names := slices.Clone(dirs)
+	ids := map[[2]uint64]bool{}
+	for _, d := range dirs {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			names = append(names, r)
+		}
+		var st unix.Stat_t
+		if unix.Stat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			ids[[2]uint64{uint64(st.Dev), st.Ino}] = true
+		}
+	}
+	return func(dir string) bool {
+		if Covers(names, dir) {
+			return true
+		}
+		for d := dir; ; d = filepath.Dir(d) {
+			var st unix.Stat_t
+			if unix.Lstat(d, &st) == nil && ids[[2]uint64{uint64(st.Dev), st.Ino}] {
+				return true
+			}
+			if d == "/" {
+				return false
+			}
+		}
+	}
+}
+
 // realWrite is path with its links resolved one component at a time; a link in a
-// directory that writable covers is refused (*plantedLinkError).
-func realWrite(path string, writable []string) (string, error) {
+// directory the agent may write (agentMay) is refused (plantedLinkError).
+func realWrite(path string, agentMay func(dir string) bool) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", errors.New("not an absolute path")
 	}
@@ -233,7 +260,7 @@ func realWrite(path string, writable []string) (string, error) {
 			cur = next
 			continue
 		}
-		if Covers(writable, cur) {
+		if agentMay(cur) {
 			return "", &plantedLinkError{Link: next, Dir: cur}
 		}
 		if links++; links > 40 {
@@ -258,7 +285,7 @@ type plantedLinkError struct {
 }
 
 func (e *plantedLinkError) Error() string {
-	return fmt.Sprintf("reached through the symbolic link %s, in %s, which the agent may write (remove the link if it is not yours)", e.Link, e.Dir)
+	return fmt.Sprintf("reached through the symbolic link %s, in %s, which an agent may write (remove the link if it is not yours; if it is, name the real path instead)", e.Link, e.Dir)
 }
 
 // addReadGrants adds g to the ruleset rs, within the handled rights: listing on

@@ -507,7 +507,7 @@ func TestRealWrite(t *testing.T) {
 		{path: filepath.Join(root, "home/.cache/missing")},
 		{path: filepath.Join(root, "loop")},
 	} {
-		got, err := realWrite(c.path, writable)
+		got, err := realWrite(c.path, agentWritable(writable))
 		var pl *plantedLinkError
 		switch {
 		case c.want != "":
@@ -524,7 +524,7 @@ func TestRealWrite(t *testing.T) {
 			}
 		}
 	}
-	if _, err := realWrite("relative/path", writable); err == nil {
+	if _, err := realWrite("relative/path", agentWritable(writable)); err == nil {
 		t.Error("a relative path was resolved")
 	}
 }
@@ -557,4 +557,46 @@ func TestWriteRulesRefusePlantedLinks(t *testing.T) {
 		t.Fatalf("the user's link: %v", err)
 	}
 	unix.Close(rs)
+
+	// A link another run's agent could make: a --worktree run's learnings file in the
+	// git directory, which a run in place lets its agent write (Shared).
+	gitDir := root + "/repo/.git"
+	if err := os.MkdirAll(gitDir+"/ralph", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(home+"/learnings.md", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home, gitDir+"/ralph/x"); err != nil {
+		t.Fatal(err)
+	}
+	p.Write = []string{gitDir + "/ralph/x/learnings.md"}
+	if rs, _, err := ruleset(p); err == nil {
+		unix.Close(rs)
+	} else {
+		t.Fatalf("with nothing shared, the link is not known to be an agent's: %v", err)
+	}
+	p.Shared = []string{gitDir}
+	if _, _, err := ruleset(p); err == nil || !strings.Contains(err.Error(), "reached through the symbolic link "+gitDir+"/ralph/x") {
+		t.Errorf("a link in what another run's agent may write: %v", err)
+	}
+}
+
+// A directory an agent may write is known by its identity too, not only by its name:
+// under another name (a bind mount; here /proc/self/root) it is the same directory.
+func TestAgentWritableByIdentity(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(dir+"/sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	may := agentWritable([]string{dir})
+	if !may(dir+"/sub") || !may(dir) {
+		t.Error("a directory agents may write, by its name, is not known")
+	}
+	if !may("/proc/self/root" + dir + "/sub") {
+		t.Error("the same directory under another name is not known")
+	}
+	if may(filepath.Dir(dir)) {
+		t.Error("the directory above is taken for writable")
+	}
 }

@@ -180,6 +180,11 @@ type Policy struct {
 	Dev []string `json:"dev,omitempty"`
 	// Ports, when not empty, are the only TCP ports the agent may connect to (ABI 4).
 	Ports []uint16 `json:"ports,omitempty"`
+	// Shared are directories that the agents of other runs may write (every driver's
+	// state, every build cache, the repository's git directory): a link found in one
+	// of them on the way to a Write path, as in a Write directory, may be an agent's
+	// and is not followed (addWriteRules).
+	Shared []string `json:"shared,omitempty"`
 	// Read, when set, are the grants of Hide computed once for the run (ReadGrants):
 	// the launcher uses them while they are Current, and walks the file system again
 	// when a hidden path has appeared since.
@@ -197,6 +202,7 @@ func (p *Policy) Clone() *Policy {
 	}
 	c := *p
 	c.Write, c.Hide, c.Dev, c.Ports = slices.Clone(p.Write), slices.Clone(p.Hide), slices.Clone(p.Dev), slices.Clone(p.Ports)
+	c.Shared = slices.Clone(p.Shared)
 	if p.Read != nil {
 		r := *p.Read
 		r.Dirs, r.Files, r.ListOnly = slices.Clone(r.Dirs), slices.Clone(r.Files), slices.Clone(r.ListOnly)
@@ -304,6 +310,7 @@ func parseArgs(args []string) (fd int, p Policy, path string, argv []string, err
 type Settings struct {
 	Level    Level
 	Writable []string // ralph.sandboxWritable: existing absolute paths
+	Shared   []string // what other runs' agents may write: Policy.Shared (every driver's state)
 	Hide     []string // ralph.sandboxHide: absolute paths
 	Ports    []uint16 // ralph.sandboxNetwork
 }
