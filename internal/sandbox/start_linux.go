@@ -30,8 +30,8 @@ import (
 // that death (a pidfd of the thread, Linux 6.9) and only then sends SIGCONT.
 //
 // Where that cannot be done (a kernel before 6.9, ptrace refused by Yama's
-// ptrace_scope 2 or 3 or by a container's seccomp profile, git-ralph being traced
-// itself), startDirect says errNoDirect before anything ran, and Start uses the
+// ptrace_scope 2 or 3 or by a container's seccomp profile, git-ralph traced with its
+// children: strace -f), startDirect says errNoDirect before anything ran, and Start uses the
 // launcher.
 
 // hooks for tests: held runs on the restricted thread once the agent is stopped, just
@@ -53,6 +53,13 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		return nil, &StartError{Err: errors.New("a sandboxed start cannot ask for Ptrace or Pdeathsig")}
 	}
 	c.SysProcAttr.Ptrace = true
+	// An exec that fails leaves the traced child stopped for any signal that reaches it
+	// in that moment, while the thread that started it waits in the kernel for its exec
+	// (Go forks with CLONE_VFORK): the two would wait on each other for good. So what
+	// can be known to fail is refused before the fork.
+	if err := executable(c.Path); err != nil {
+		return nil, err
+	}
 	rs, flags, err := ruleset(p)
 	if err != nil {
 		return nil, &StartError{Err: err}
@@ -97,11 +104,20 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	// The thread is dying; once it has, nothing of git-ralph is in the agent's domain.
+	// The thread is dying; once it is gone, nothing of git-ralph is in the agent's
+	// domain. POLLIN says it has exited, POLLHUP that it can no longer be found (by
+	// tgkill, say): wait for that.
 	fds := []unix.PollFd{{Fd: int32(r.thread), Events: unix.POLLIN}}
-	for {
-		if _, err = unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+	for timeout := -1; ; {
+		_, err = unix.Poll(fds, timeout)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
 			break
+		}
+		if fds[0].Revents&unix.POLLIN != 0 { // exited, not yet gone: a moment more
+			fds[0].Events, timeout = 0, 1
 		}
 	}
 	unix.Close(r.thread)
@@ -116,6 +132,22 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		return nil, &StartError{Err: fmt.Errorf("let the agent go: %w", err)}
 	}
 	return c, nil
+}
+
+// executable checks that path is a regular file this process may execute.
+func executable(path string) error {
+	var st unix.Stat_t
+	err := unix.Stat(path, &st)
+	if err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+		err = unix.EACCES
+	}
+	if err == nil {
+		err = unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS)
+	}
+	if err != nil {
+		return &os.PathError{Op: "exec", Path: path, Err: err}
+	}
+	return nil
 }
 
 // onOwnThread runs f on a thread locked to it that is not the process's main thread

@@ -107,6 +107,13 @@ func TestStartDirectReportsFailure(t *testing.T) {
 	if _, err := startDirect(*p, &exec.Cmd{Path: filepath.Join(dir, "none"), Args: []string{"none"}}); err == nil || strings.Contains(err.Error(), errNoDirect.Error()) {
 		t.Errorf("an agent that is not there: %v", err)
 	}
+	// refused before the fork, as an exec that fails could leave the start waiting
+	if err := os.WriteFile(filepath.Join(dir, "plain"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startDirect(*p, &exec.Cmd{Path: filepath.Join(dir, "plain"), Args: []string{"plain"}}); err == nil || !strings.Contains(err.Error(), "exec "+filepath.Join(dir, "plain")+": permission denied") {
+		t.Errorf("an agent that is not executable: %v", err)
+	}
 }
 
 // Start falls back on the launcher once asked to (as where the direct start cannot be
