@@ -20,9 +20,9 @@ import (
 // runtime never makes a thread from a locked one: new threads come from its template
 // thread, untouched). No re-execution: a fraction of the launcher's cost.
 //
-// Until it has died, though, that thread is git-ralph's and in the agent's domain,
-// which scopes signals within a domain, not inside it: an agent running then could stop
-// or kill git-ralph through it (tgkill). So the agent must not run a single
+// Until it has died, though, that thread is git-ralph's and in the agent's domain, and
+// Landlock scopes signals between domains, not within one: an agent running then could
+// stop or kill git-ralph through it (tgkill). So the agent must not run a single
 // instruction before the thread is gone, which ptrace gives: the agent starts traced
 // by the thread (PTRACE_TRACEME, Go's SysProcAttr.Ptrace), so it stops at its exec
 // before its first instruction; the thread then detaches it turning the stop into a
@@ -31,8 +31,8 @@ import (
 //
 // Where that cannot be done (a kernel before 6.9, ptrace refused by Yama's
 // ptrace_scope 2 or 3 or by a container's seccomp profile, git-ralph traced with its
-// children: strace -f), startDirect says errNoDirect before anything ran, and Start uses the
-// launcher.
+// children: strace -f), startDirect says errNoDirect before anything ran, and Start
+// uses the launcher.
 
 // hooks for tests: held runs on the restricted thread once the agent is stopped, just
 // before the thread dies; onMain stands for "this is the process's main thread".
