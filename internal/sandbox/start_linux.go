@@ -79,8 +79,10 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		if err = restrictThread(rs, flags); err != nil {
 			err = &StartError{Err: err}
 		} else {
-			err = c.Start() // the agent's own failure (not found, not executable), as unsandboxed
-			if errors.Is(err, syscall.EPERM) { // ptrace refused: the agent did not run
+			// A failure here is the agent's own (not found, not executable), said as
+			// unsandboxed, but EPERM: ptrace refused, and the agent did not run.
+			err = c.Start()
+			if errors.Is(err, syscall.EPERM) {
 				err = fmt.Errorf("%w: %w", errNoDirect, err)
 			}
 		}
