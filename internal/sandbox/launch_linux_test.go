@@ -64,10 +64,12 @@ func runLauncher(t *testing.T, p *Policy, argv ...string) (out, status string, e
 	return buf.String(), string(msg), err
 }
 
-func TestLauncherHoldsTheAgent(t *testing.T) {
-	s := needLandlock(t)
-	root := t.TempDir()
-	work, outside, secret := filepath.Join(root, "work"), filepath.Join(root, "outside"), filepath.Join(root, "secret")
+// holdDirs makes what a test of a held agent works in: root, with its working tree
+// work, a directory outside it and secret, hidden, holding a key.
+func holdDirs(t *testing.T) (root, work, outside, secret string) {
+	t.Helper()
+	root = t.TempDir()
+	work, outside, secret = filepath.Join(root, "work"), filepath.Join(root, "outside"), filepath.Join(root, "secret")
 	for _, d := range []string{work, outside, secret} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -76,6 +78,12 @@ func TestLauncherHoldsTheAgent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("KEY\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return root, work, outside, secret
+}
+
+func TestLauncherHoldsTheAgent(t *testing.T) {
+	s := needLandlock(t)
+	root, work, outside, secret := holdDirs(t)
 	if err := os.WriteFile(filepath.Join(outside, "plain"), []byte("PLAIN\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -19,16 +19,7 @@ import (
 // finds nothing) and git-ralph is out of reach.
 func TestStartDirectHoldsTheAgent(t *testing.T) {
 	s := needLandlock(t)
-	root := t.TempDir()
-	work, outside, secret := filepath.Join(root, "work"), filepath.Join(root, "outside"), filepath.Join(root, "secret")
-	for _, d := range []string{work, outside, secret} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("KEY\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	root, work, _, secret := holdDirs(t)
 	var state byte
 	var ran bool
 	held = func(pid int) {
