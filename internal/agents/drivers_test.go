@@ -372,3 +372,20 @@ func decodeWith(t *testing.T, d agent.Driver, name string) (agent.Result, *agent
 	t.Helper()
 	return agenttest.Decode(t, d, filepath.Join("..", "agent", "testdata", name))
 }
+
+// StateDirs are every driver's state directories, whichever agent a run uses: what
+// another run's agent may write.
+func TestStateDirs(t *testing.T) {
+	env := []string{"HOME=/h"}
+	got := StateDirs(env)
+	for _, d := range drivers() {
+		for _, want := range agent.StateOf(d, env).Dirs {
+			if !slices.Contains(got, want) {
+				t.Errorf("%s's %s is not in %q", d.Name(), want, got)
+			}
+		}
+	}
+	if !slices.Contains(got, "/h/.cache/opencode") || !slices.Contains(got, "/h/.claude") {
+		t.Errorf("StateDirs = %q", got)
+	}
+}
