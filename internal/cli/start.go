@@ -26,7 +26,7 @@ type startCmd struct {
 	// with them); Arg, Cwd and what only git config says are set by Run.
 	loop.Options
 	Jobs             int    `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
-	Label            string `name:"label" help:"Work a queue: every open GitHub issue with this label that no open issue blocks, each as its own run in a worktree of its own (-j N), claimed with the label ralph:running (ralph.issueClaimLabel) until the runs end; --dry-run lists what it would take and why it skips the rest." placeholder:"LABEL"`
+	Label            string `name:"label" help:"Work a queue: every open GitHub issue with this label that no open issue blocks, each as its own run in a worktree of its own (-j N), claimed with the label ralph:running (ralph.issueClaimLabel) until its run ends; --dry-run lists what it would take and why it skips the rest." placeholder:"LABEL"`
 	TrustIssueAuthor bool   `name:"trust-issue-author" config:"ralph.trustIssueAuthors" help:"Run a GitHub issue (and its sub-issues) whoever wrote it; by default only those of the repository's owners, members and collaborators run (ralph.trustIssueAuthors)."`
 	SandboxMode      string `name:"sandbox" config:"ralph.sandbox" enum:"auto,on,off" default:"auto" help:"Run the agent in a Landlock sandbox (Linux): auto where the system can, on or refuse to start, off never (ralph.sandbox; default ${default})." placeholder:"MODE"`
 }
