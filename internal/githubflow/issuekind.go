@@ -536,18 +536,23 @@ var (
 // ClosingLines): the sub-issues whose stories have a checkpoint, and the issue itself
 // once the run is complete; never one that was closed when last read, never from the
 // agent's text. prRepo is the pull request's repository ([HOST/]OWNER/REPO).
+//
+// issue.json, which an agent in place can write (and nothing compares once a crash
+// ended the loop that wrote it), chooses no issue: one naming another issue or
+// repository than the run's own closes nothing, and a sub-issue is closed only for a
+// story whose checkpoint git holds (k.Checkpoint).
 func (k *IssueKind) ClosingLines(s *source.Source, rec *run.Record, prRepo string) []string {
 	iref, _, err := github.ParseIssueRef(s.Ref.Arg, nil)
 	if err != nil {
 		return nil
 	}
 	snap, _, err := k.snapshot(iref, k.dir(iref.Number), false)
-	if err != nil {
+	if err != nil || snap.Parent.Number != iref.Number || snap.Repo != iref.Repo.String() {
 		return nil
 	}
 	done := map[string]bool{}
 	for _, a := range rec.Attempts {
-		if a.Outcome == run.OutcomeComplete {
+		if a.Outcome == run.OutcomeComplete && (k.Checkpoint == nil || k.Checkpoint(a.Commit, rec.Change, a.Story)) {
 			done[a.Story] = true
 		}
 	}
