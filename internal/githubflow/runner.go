@@ -302,7 +302,7 @@ func (fl *Flow) stateCommit(ctx context.Context, rec *run.Record) (string, error
 	}
 	// The agent writes the learnings: their end, at most what an import takes.
 	var learnings []byte
-	if f, err := repofile.OpenRegular(fl.Store.LearningsPath(rec.Change)); err == nil {
+	if f, err := fl.Store.Open(fl.Store.LearningsPath(rec.Change)); err == nil {
 		learnings, _, err = repofile.Tail(f, maxLearnedBytes)
 		f.Close()
 		if err != nil {

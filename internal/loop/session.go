@@ -123,7 +123,7 @@ func (s *session) attempts(ctx context.Context) (*Summary, error) {
 		}
 		s.tries[story.ID]++
 		s.sum.Attempts++
-		learnings := prompt.ReadLearnings(s.Repo.Root, s.src, s.Store.LearningsPath(s.src.Name))
+		learnings := prompt.ReadLearnings(s.Repo.Root, s.src, s.Store.LearningsPath(s.src.Name), s.Store.Open)
 		outcome, res, err := s.attempt(ctx, story, learnings)
 		if err != nil {
 			return s.summary(), err

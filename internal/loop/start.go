@@ -455,7 +455,7 @@ func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, e
 		reason = rec.LastReason(story.ID)
 		n = len(rec.AttemptsOf(story.ID)) + 1
 	}
-	learnings := prompt.ReadLearnings(l.Repo.Root, src, l.Store.LearningsPath(src.Name))
+	learnings := prompt.ReadLearnings(l.Repo.Root, src, l.Store.LearningsPath(src.Name), l.Store.Open)
 	text, err := l.render(r, src, story, learnings, reason, n)
 	if err != nil {
 		return nil, err

@@ -45,8 +45,9 @@ const MaxLearnings = 64 << 10
 // ReadLearnings is the content of the learnings file of a run of ch, "" when there is
 // none: its last MaxLearnings bytes, from the start of a line, after a line saying what
 // was left out. The source's own (progress.txt) goes into every prompt: it is read only
-// when it is a regular file inside the repository.
-func ReadLearnings(root string, ch *source.Source, runLearnings string) string {
+// when it is a regular file inside the repository; git-ralph's (runLearnings) is opened
+// with open, the run store's, which follows no link on the way.
+func ReadLearnings(root string, ch *source.Source, runLearnings string, open func(string) (*os.File, error)) string {
 	path := learningsFile(root, ch, runLearnings)
 	var b []byte
 	var cut int64
@@ -55,7 +56,7 @@ func ReadLearnings(root string, ch *source.Source, runLearnings string) string {
 		b, cut, _, err = repofile.ReadEnd(root, path, MaxLearnings)
 	} else {
 		var f *os.File
-		if f, err = repofile.OpenRegular(path); err == nil {
+		if f, err = open(path); err == nil {
 			b, cut, err = repofile.Tail(f, MaxLearnings)
 			f.Close()
 		}

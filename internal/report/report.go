@@ -339,7 +339,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	}
 	rep.Notes = append(rep.Notes, diffNotes...)
 	summarize(rep)
-	rep.Learnings, rep.LearningsPath, rep.LearningsCut = learnings(store.LearningsPath(change))
+	rep.Learnings, rep.LearningsPath, rep.LearningsCut = learnings(store.Open, store.LearningsPath(change))
 	if rep.Verify, err = repo.HookExists(ctx, "ralph-verify"); err != nil {
 		return nil, err
 	}
@@ -524,11 +524,12 @@ func readAt(ctx context.Context, repo *git.Repo, tip, rel string, doc bool) ([]b
 	return b, nil
 }
 
-// learnings reads the end of the learnings file at path: at most maxLearnings bytes,
-// from a line's start, and how many bytes before them were left out. The agent writes
-// the file; a file of any size makes a page of bounded size.
-func learnings(path string) (text, shown string, cut int64) {
-	f, err := repofile.OpenRegular(path)
+// learnings reads the end of the learnings file at path, opened with open (the store's:
+// no link on the way is followed): at most maxLearnings bytes, from a line's start, and
+// how many bytes before them were left out. The agent writes the file; a file of any
+// size makes a page of bounded size.
+func learnings(open func(string) (*os.File, error), path string) (text, shown string, cut int64) {
+	f, err := open(path)
 	if err != nil {
 		return "", "", 0
 	}
@@ -571,7 +572,7 @@ func addLogs(rep *Report, store *run.Store, change string, max int) string {
 			}
 			continue
 		}
-		tail, ok := logTail(path, a.Agent)
+		tail, ok := logTail(store.Open, path, a.Agent)
 		if !ok {
 			continue
 		}
@@ -594,9 +595,10 @@ func addLogs(rep *Report, store *run.Store, change string, max int) string {
 // logTail is the end of an attempt's log, as the agent spoke it: its words and its
 // tool calls, decoded by the agent's own driver from the log's last bytes, then
 // git-ralph's closing lines. A log no driver can read shows its raw last lines.
-// Every line is bounded.
-func logTail(path, agentName string) (tail string, ok bool) {
-	f, err := repofile.OpenRegular(path) // a regular file: never a symlink the agent put in its place
+// Every line is bounded. open is the store's: a regular file, reached through no link
+// the agent put on the way.
+func logTail(open func(string) (*os.File, error), path, agentName string) (tail string, ok bool) {
+	f, err := open(path)
 	if err != nil {
 		return "", false
 	}

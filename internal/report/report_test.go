@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -26,7 +27,7 @@ func TestLogTail(t *testing.T) {
 	if err := os.WriteFile(claude, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := logTail(claude, "claude")
+	got, _ := logTail(repofile.OpenRegular, claude, "claude")
 	lines := strings.Split(got, "\n")
 	if len(lines) != logTailLines {
 		t.Errorf("%d lines, want %d", len(lines), logTailLines)
@@ -44,11 +45,11 @@ func TestLogTail(t *testing.T) {
 	if err := os.WriteFile(raw, []byte("one\n"+long+"\nlast line\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = logTail(raw, "custom")
+	got, _ = logTail(repofile.OpenRegular, raw, "custom")
 	if !strings.HasPrefix(got, "one\n"+strings.Repeat("x", logLineMax)+" …\n") || !strings.HasSuffix(got, "\nlast line") {
 		t.Errorf("raw tail = %q", got)
 	}
-	if tail, ok := logTail(filepath.Join(dir, "missing.log"), "claude"); tail != "" || ok {
+	if tail, ok := logTail(repofile.OpenRegular, filepath.Join(dir, "missing.log"), "claude"); tail != "" || ok {
 		t.Errorf("a missing log has a tail")
 	}
 }
@@ -119,7 +120,7 @@ func TestLearningsBounded(t *testing.T) {
 	if err := os.WriteFile(small, []byte("- use the router\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if text, path, cut := learnings(small); text != "- use the router\n" || path != small || cut != 0 {
+	if text, path, cut := learnings(repofile.OpenRegular, small); text != "- use the router\n" || path != small || cut != 0 {
 		t.Errorf("small file: %q %q %d", text, path, cut)
 	}
 	big := filepath.Join(dir, "big.md")
@@ -130,12 +131,12 @@ func TestLearningsBounded(t *testing.T) {
 	if err := os.WriteFile(big, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	text, _, cut := learnings(big)
+	text, _, cut := learnings(repofile.OpenRegular, big)
 	if len(text) > maxLearnings || !strings.HasPrefix(text, "- learning ") || !strings.HasSuffix(b.String(), text) ||
 		cut+int64(len(text)) != int64(b.Len()) {
 		t.Errorf("big file: %d bytes shown from %.30q, %d cut of %d", len(text), text, cut, b.Len())
 	}
-	if text, _, _ := learnings(filepath.Join(dir, "missing.md")); text != "" {
+	if text, _, _ := learnings(repofile.OpenRegular, filepath.Join(dir, "missing.md")); text != "" {
 		t.Errorf("a missing file has learnings")
 	}
 }
@@ -173,5 +174,28 @@ func TestBudgetTextBeforeAnAttemptEnds(t *testing.T) {
 	summarize(rep)
 	if got, want := rep.BudgetText(), "tokens not reported, budget 1,000; cost not reported, limit $5"; got != want {
 		t.Errorf("after an attempt that reported nothing: %q, want %q", got, want)
+	}
+}
+
+// The learnings file is read through the store: a directory on its way that the agent
+// made a link (.git/ralph/<change> -> a directory of the user's) is not followed.
+func TestLearningsFollowNoLink(t *testing.T) {
+	common, elsewhere := t.TempDir(), t.TempDir()
+	store := run.NewStore(common)
+	path := store.LearningsPath("x")
+	if err := os.WriteFile(filepath.Join(elsewhere, filepath.Base(path)), []byte("the user's secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Dir(path)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	if text, _, _ := learnings(store.Open, path); text != "" {
+		t.Errorf("read through the link: %q", text)
+	}
+	if text, _, _ := learnings(repofile.OpenRegular, path); text == "" {
+		t.Error("the link is not on the way: the test shows nothing")
 	}
 }
