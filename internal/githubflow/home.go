@@ -111,6 +111,7 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	addRemoteRun(rec, there, prefix)
 	rec.Stop(there.Status, there.StopReason, nil)
+	rec.StopCause = there.StopCause // checked as text, as the reason is (validateRecord)
 	rec.CurrentStory = there.CurrentStory
 	if rec.Status == run.Running || rec.Status == run.Starting || rec.Status == "" {
 		rec.Status = run.Interrupted

@@ -65,6 +65,9 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 	if !slices.Contains([]run.Status{run.Running, run.Starting, run.Interrupted, run.Failed, run.Budget, run.Complete, ""}, r.Status) {
 		return bad("status", "%q is not a status of a run", clipped(string(r.Status)))
 	}
+	if err := text("stopCause", r.StopCause, maxReasonBytes, bad); err != nil {
+		return err
+	}
 	if err := text("stopReason", r.StopReason, maxReasonBytes, bad); err != nil {
 		return err
 	}

@@ -52,6 +52,7 @@ func TestValidateRecord(t *testing.T) {
 		{"record.json", func(r *run.Record) {}, maxRecordBytes + 1},
 		{"status", func(r *run.Record) { r.Status = "pwned" }, 0},
 		{"stopReason", func(r *run.Record) { r.StopReason = strings.Repeat("x", maxReasonBytes+1) }, 0},
+		{"stopCause", func(r *run.Record) { r.StopCause = strings.Repeat("x", maxReasonBytes+1) }, 0},
 		{"currentStory", func(r *run.Record) { r.CurrentStory = "../x" }, 0},
 		{"initialCommit", func(r *run.Record) { r.Initial = "HEAD" }, 0},
 		{"costUSD", func(r *run.Record) { r.CostUSD = math.Inf(1) }, 0},
