@@ -230,7 +230,6 @@ func (fl *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Rec
 	cp.Remote = &remote
 	// home takes a reason of valid UTF-8 only; git's messages may name paths that are not
 	cp.Stop(run.Interrupted, strings.ToValidUTF8("export was partial: "+why, "?"), nil)
-	cp.PID = 0
 	prefix := runsPrefix(o.Change, o.RunID)
 	res := &ExportResult{Partial: why, Refs: []git.Ref{{Name: "refs/heads/" + rec.Branch, ID: rec.Checkpoint}}}
 	attempts, err := fl.Repo.Refs(ctx, "refs/ralph/"+o.Change+"/attempts/")

@@ -83,7 +83,6 @@ func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
 	if config {
 		// Its settings came from the agent's config: saved and restored, it stops here.
 		rec.Stop(run.Interrupted, "the agent had changed the repository's config; restored", nil)
-		rec.PID = 0
 		if err := l.Save(rec); err != nil {
 			return nil, err
 		}
@@ -129,7 +128,6 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gi
 		return err
 	}
 	rec.Stop(run.Interrupted, "the loop was killed", nil)
-	rec.PID = 0
 	return l.Save(rec)
 }
 

@@ -277,7 +277,6 @@ func (s *session) stop(st run.Status, reason string, err error) error {
 		cause = e.Err
 	}
 	s.rec.Stop(st, reason, cause)
-	s.rec.PID = 0
 	if serr := s.Save(s.rec); serr != nil {
 		return serr
 	}

@@ -133,9 +133,12 @@ type Record struct {
 
 // Stop records where the run stands (st), why it stopped (reason; "" while it runs) and
 // the cause of the error it stopped with (nil when none), replacing what an earlier stop
-// said.
+// said; a run that no longer runs has no process (PID 0).
 func (r *Record) Stop(st Status, reason string, cause error) {
 	r.Status, r.StopReason, r.StopCause = st, reason, ""
+	if st != Running && st != Starting {
+		r.PID = 0 // no process runs it any more
+	}
 	if cause != nil {
 		r.StopCause = cause.Error()
 	}

@@ -137,3 +137,16 @@ func TestSpent(t *testing.T) {
 		t.Errorf("an attempt that reported nothing: %v %v %d %v", cost, costKnown, tokens, tokensKnown)
 	}
 }
+
+// A stopped run has no process; one that runs keeps its own.
+func TestStopClearsPID(t *testing.T) {
+	r := &Record{PID: 42}
+	r.Stop(Running, "", nil)
+	if r.PID != 42 {
+		t.Errorf("a running record lost its PID: %d", r.PID)
+	}
+	r.Stop(Failed, "could not save a failed attempt", errors.New("disk full"))
+	if r.PID != 0 || r.StopCause != "disk full" {
+		t.Errorf("a failed record: PID %d, cause %q", r.PID, r.StopCause)
+	}
+}
