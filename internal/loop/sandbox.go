@@ -94,9 +94,22 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 		}
 		return strings.Join(out, ", ")
 	}
+	// Writing a directory includes reading it: a hidden path beneath a writable one is
+	// not hidden, and is said so rather than listed as hidden.
+	var hidden, exposed []string
+	for _, h := range sandbox.Existing(p.Hide) {
+		if sandbox.Covers(p.Write, h) {
+			exposed = append(exposed, h)
+		} else {
+			hidden = append(hidden, h)
+		}
+	}
 	lines = append(lines,
 		"  writable: "+short(p.Write)+", and a temporary directory of its own (TMPDIR), removed after the attempt",
-		"  readable: everything else, but not: "+orNone(short(sandbox.Existing(p.Hide))))
+		"  readable: everything else, but not: "+orNone(short(hidden)))
+	if len(exposed) > 0 {
+		lines = append(lines, "  not hidden, being inside a writable path: "+short(exposed))
+	}
 	if len(p.Dev) > 0 {
 		lines = append(lines, "  terminal devices (ioctl): "+short(p.Dev))
 	}
