@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -135,6 +136,20 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 func (l *Loop) checkRecords(rec *run.Record, snap *surface.Snapshot, id string) ([]string, error) {
 	keep := filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id)
 	var forged []string
+	// The lock first: removed or replaced, it lets another git-ralph take this change.
+	lockRel, _ := filepath.Rel(l.Repo.Root, filepath.Join(l.Store.ChangeDir(rec.Change), "lock"))
+	lockRel = filepath.ToSlash(lockRel)
+	if replaced, err := l.Store.Relock(rec.Change); replaced {
+		if errors.Is(err, run.ErrLocked) {
+			return nil, &Error{Msg: fmt.Sprintf("the run's lock %s was removed or replaced during the attempt, and another git-ralph process holds the new one: two loops are working on change %q", lockRel, rec.Change),
+				Hint: "stop the other one (git ralph status " + rec.Change + " shows it), then run git ralph start " + rec.Change + " again", Err: err}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("take the run's lock again: %w", err)
+		}
+		// Undone, and said: the lock is coordination, not the agent's work.
+		l.Report.Step(fmt.Sprintf("%s was removed or replaced during the attempt; git-ralph holds it again", surface.Quote(lockRel)))
+	}
 	check := func(path string, have []byte, err error) error {
 		if err != nil || have == nil {
 			return err

@@ -14,6 +14,11 @@ import (
 // been reused after a crash or a reboot.
 type Lock struct {
 	f *os.File
+	// extra are the lock files taken again after the one f names was removed or
+	// replaced (Relock), held until Unlock.
+	extra  []*os.File
+	s      *Store
+	change string
 }
 
 // Lock takes the change's lock without waiting; ErrLocked if another process holds it.
@@ -31,7 +36,49 @@ func (s *Store) Lock(change string) (*Lock, error) {
 		}
 		return nil, err
 	}
-	return &Lock{f: f}, nil
+	l := &Lock{f: f, s: s, change: change}
+	s.mu.Lock()
+	if s.locks == nil {
+		s.locks = map[string]*Lock{}
+	}
+	s.locks[change] = l
+	s.mu.Unlock()
+	return l, nil
+}
+
+// Relock makes sure the lock this process holds on change is still the one its lock
+// file names, and reports whether it was not: an agent in place may remove or replace
+// .git/ralph/<change>/lock, after which another git-ralph would take a fresh lock on
+// the same change. The file found there now is locked as well (a file is made where
+// there is none); ErrLocked when another process holds it: another loop on this
+// change. Without a lock held here it does nothing.
+func (s *Store) Relock(change string) (replaced bool, err error) {
+	s.mu.Lock()
+	held := s.locks[change]
+	s.mu.Unlock()
+	if held == nil || held.f == nil {
+		return false, nil
+	}
+	if now, err := beneath.Lstat(s.Root(), s.rel(change, "lock")); err == nil {
+		for _, f := range append(held.extra, held.f) {
+			if mine, err := f.Stat(); err == nil && beneath.SameFile(now, mine) {
+				return false, nil
+			}
+		}
+	}
+	f, err := beneath.OpenLock(s.Root(), s.rel(change, "lock"))
+	if err != nil {
+		return true, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return true, ErrLocked
+		}
+		return true, err
+	}
+	held.extra = append(held.extra, f)
+	return true, nil
 }
 
 // Unlock releases the lock.
@@ -39,9 +86,18 @@ func (l *Lock) Unlock() {
 	if l == nil || l.f == nil {
 		return
 	}
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-	_ = l.f.Close()
-	l.f = nil
+	for _, f := range append(l.extra, l.f) {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}
+	l.f, l.extra = nil, nil
+	if l.s != nil {
+		l.s.mu.Lock()
+		if l.s.locks[l.change] == l {
+			delete(l.s.locks, l.change)
+		}
+		l.s.mu.Unlock()
+	}
 }
 
 // Held reports whether some process holds the change's lock right now. It never

@@ -299,9 +299,11 @@ var ErrLocked = errors.New("locked")
 type Store struct {
 	Dir string // <git-common-dir>/ralph
 
-	// written is what Save last wrote of each change's record, for Forged.
+	// written is what Save last wrote of each change's record, for Forged; locks are
+	// the changes' locks this process holds, for Relock.
 	mu      sync.Mutex
 	written map[string][]byte
+	locks   map[string]*Lock
 }
 
 // NewStore returns the store under the given git common dir.

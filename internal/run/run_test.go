@@ -150,3 +150,65 @@ func TestStopClearsPID(t *testing.T) {
 		t.Errorf("a failed record: PID %d, cause %q", r.PID, r.StopCause)
 	}
 }
+
+// A lock file removed or replaced while this process holds the change's lock is locked
+// again where it now is; held by another process, Relock says so (ErrLocked), as a
+// second loop on the change.
+func TestRelock(t *testing.T) {
+	s := NewStore(t.TempDir())
+	l, err := s.Lock("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if replaced, err := s.Relock("x"); replaced || err != nil {
+		t.Fatalf("an untouched lock: %v %v", replaced, err)
+	}
+	path := filepath.Join(s.ChangeDir("x"), "lock")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if s.Held("x") {
+		t.Fatal("the test shows nothing: a removed lock file is still held")
+	}
+	if replaced, err := s.Relock("x"); !replaced || err != nil {
+		t.Fatalf("a removed lock: %v %v", replaced, err)
+	}
+	if !s.Held("x") {
+		t.Error("after Relock the change is not held")
+	}
+	if _, err := NewStore(filepath.Dir(s.Dir)).Lock("x"); !errors.Is(err, ErrLocked) {
+		t.Errorf("another loop took the change after Relock: %v", err)
+	}
+	// replaced, and taken by another before this process looks
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewStore(filepath.Dir(s.Dir)).Lock("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Unlock()
+	if replaced, err := s.Relock("x"); !replaced || !errors.Is(err, ErrLocked) {
+		t.Errorf("a lock another took: %v %v", replaced, err)
+	}
+}
+
+// A lock taken again is this process's from then on: the next Relock finds it in place.
+func TestRelockTwice(t *testing.T) {
+	s := NewStore(t.TempDir())
+	l, err := s.Lock("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if err := os.Remove(filepath.Join(s.ChangeDir("x"), "lock")); err != nil {
+		t.Fatal(err)
+	}
+	if replaced, err := s.Relock("x"); !replaced || err != nil {
+		t.Fatalf("a removed lock: %v %v", replaced, err)
+	}
+	if replaced, err := s.Relock("x"); replaced || err != nil {
+		t.Errorf("the lock taken again: %v %v", replaced, err)
+	}
+}
