@@ -261,14 +261,16 @@ func Open(root, rel string) (*os.File, error) {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
-	return openRegular(dirfd, name, full)
+	return openRegular(dirfd, name, full, unix.O_RDONLY)
 }
 
-func openRegular(dirfd int, name, full string) (*os.File, error) {
+// openRegular opens the regular file name in dirfd with flag (its access mode and
+// O_APPEND), never creating it nor following a symlink, nor blocking on a FIFO.
+func openRegular(dirfd int, name, full string, flag int) (*os.File, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(dirfd, name, flag&(unix.O_RDONLY|unix.O_WRONLY|unix.O_RDWR|unix.O_APPEND)|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -575,22 +577,7 @@ func OpenExisting(root, rel string, flag int) (*os.File, error) {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
-	fd, err := unix.Openat(dirfd, name, flag&(unix.O_RDONLY|unix.O_WRONLY|unix.O_RDWR|unix.O_APPEND)|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err == unix.ELOOP || err == unix.EMLINK {
-		return nil, &WayError{Path: full, Mode: fs.ModeSymlink}
-	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: full, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), full)
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
-			err = &WayError{Path: full, Mode: st.Mode().Type()}
-		}
-		return nil, err
-	}
-	return f, nil
+	return openRegular(dirfd, name, full, flag)
 }
 
 // Remove removes rel beneath root: a file, a symlink (not what it leads to) or an empty
