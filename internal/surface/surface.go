@@ -267,7 +267,7 @@ func take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 	paths := w.files
 	for _, dir := range w.dirs {
 		root, rel := s.dirPlace(repo, dir)
-		entries, err := readDir(root, rel)
+		entries, err := beneath.ReadDir(root, rel)
 		if err != nil {
 			continue
 		}
@@ -321,11 +321,6 @@ func (s *Snapshot) place(repo *git.Repo, path string) (root, rel string) {
 		return root, filepath.Join(rel, filepath.Base(path))
 	}
 	return base(repo, path)
-}
-
-// readDir lists rel beneath root, following no link ("." is root itself).
-func readDir(root, rel string) ([]fs.DirEntry, error) {
-	return beneath.ReadDir(root, rel)
 }
 
 // watched is what a snapshot of a repository reads.
@@ -402,7 +397,7 @@ func watchList(repo *git.Repo, hooks string, noRefs bool) watched {
 	// The user's other worktrees: where each one's git finds the repository, and its
 	// own config. Those on a run's branch are git-ralph's, made and removed by other
 	// loops and finishes at any moment.
-	if entries, err := readDir(common, "worktrees"); err == nil {
+	if entries, err := beneath.ReadDir(common, "worktrees"); err == nil {
 		for _, e := range entries {
 			d := filepath.Join(common, "worktrees", e.Name())
 			if !e.IsDir() || git.SamePath(d, gitDir) || runWorktree(common, d) || halfMade(common, d) {
@@ -445,7 +440,7 @@ func moduleDirs(common string) []string {
 		if err != nil || depth > maxModuleDepth {
 			return
 		}
-		entries, err := readDir(common, rel)
+		entries, err := beneath.ReadDir(common, rel)
 		if err != nil {
 			return
 		}
@@ -1022,7 +1017,7 @@ func (s *Snapshot) compareFiles(repo *git.Repo) (changes []Change, err error) {
 			continue
 		}
 		root, rel := s.dirPlace(repo, dir)
-		entries, err := readDir(root, rel)
+		entries, err := beneath.ReadDir(root, rel)
 		if err != nil {
 			continue
 		}
