@@ -27,3 +27,21 @@ func TestSandboxPolicyShared(t *testing.T) {
 		t.Errorf("no git directory, yet Shared %q names one", p.Shared)
 	}
 }
+
+// A secret the environment moves out of HOME (GNUPGHOME, GH_CONFIG_DIR, …) is hidden
+// where it says.
+func TestSandboxPolicyHidesMovedSecrets(t *testing.T) {
+	gnupg, gh := t.TempDir(), t.TempDir()
+	t.Setenv("GNUPGHOME", gnupg)
+	t.Setenv("GH_CONFIG_DIR", gh)
+	set := sandbox.Settings{Level: sandbox.Level{ABI: 7}}
+	p, err := sandboxPolicy(set, t.TempDir(), "", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{gnupg, gh} {
+		if !slices.Contains(p.Hide, want) {
+			t.Errorf("%s is not hidden: %q", want, p.Hide)
+		}
+	}
+}
