@@ -128,6 +128,11 @@ func openRoot(root string) (int, error) {
 	}
 }
 
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // walker opens directories below a root, one component at a time.
 type walker struct {
 	root string
@@ -141,7 +146,10 @@ type walker struct {
 func (w walker) dir(comps []string) (int, error) {
 	fd, err := openRoot(w.root)
 	if err != nil {
-		if w.make && errors.Is(err, fs.ErrNotExist) {
+		// A missing root is made only where its parent is: a root whose parent went
+		// too (a git directory an in-place run had moved, since put back) is not made
+		// again in the void.
+		if w.make && errors.Is(err, fs.ErrNotExist) && exists(filepath.Dir(w.root)) {
 			if err := os.MkdirAll(w.root, fs.FileMode(w.perm)); err != nil {
 				return -1, err
 			}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
@@ -335,9 +336,30 @@ func (e *env) github(host string) (*github.Client, error) {
 func (e *env) findRepo() (*git.Repo, error) {
 	if !e.looked {
 		e.looked = true
+		if e.repoErr = e.recoverGitDir(); e.repoErr != nil {
+			return nil, e.repoErr
+		}
 		e.repo, e.repoErr = git.Open(e.ctx, ".")
 	}
 	return e.repo, e.repoErr
+}
+
+// recoverGitDir puts back, before any git runs, the git directory a killed in-place run
+// left moved out of its working tree (internal/gitdir): the link in the tree may be
+// gone, or the agent's. Not from a hook that git-ralph's own git runs (GIT_RALPH set):
+// the run at work there holds its git directory.
+func (e *env) recoverGitDir() error {
+	if os.Getenv("GIT_RALPH") != "" {
+		return nil
+	}
+	notes, err := gitdir.Recover(".")
+	for _, n := range notes {
+		fmt.Fprintf(e.s.Err, "warning: %s\n", n)
+	}
+	if err != nil {
+		return &loop.Error{Msg: err.Error(), Hint: "move it back by hand: remove the .git link in the working tree, then move the directory it names to the working tree's .git", Err: err}
+	}
+	return nil
 }
 
 // openRepo returns the repository of the working directory, or an error for the user.
@@ -382,7 +404,7 @@ func sources() source.Kinds { return source.Builtin() }
 // lets it read GitHub (Fetch), every other command reads what a run recorded.
 func (e *env) issueKind(l *loop.Loop) *githubflow.IssueKind {
 	if e.issues == nil {
-		e.issues = &githubflow.IssueKind{Dir: l.Store.Dir, Client: e.github, Ctx: e.ctx,
+		e.issues = &githubflow.IssueKind{Store: l.Store, Client: e.github, Ctx: e.ctx,
 			Checkpoint: func(commit, change, story string) bool { return l.IsCheckpoint(e.ctx, commit, change, story) },
 			Default: func() *github.Repo {
 				explicit, _, _ := l.Repo.Config(e.ctx, "ralph.repo")

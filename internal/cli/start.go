@@ -16,6 +16,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -97,7 +98,7 @@ func (c *startCmd) Run(e *env) error {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		e.issues.Dir = tmp
+		e.issues.Store = run.NewStore(tmp)
 	}
 	sb, err := sandboxSettings(e, l.Repo, c.SandboxMode)
 	if err != nil {

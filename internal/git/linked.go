@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/gitdir"
 )
 
 // Worktree is one entry of `git worktree list --porcelain`.
@@ -39,7 +41,7 @@ func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	if !r.knownOlder(2, 36) {
 		out, err := r.run(ctx, call{readOnly: true, args: []string{"worktree", "list", "--porcelain", "-z"}})
 		if err == nil {
-			return parseWorktreeList(out, 0), nil
+			return r.mainMoved(parseWorktreeList(out, 0)), nil
 		}
 		if exitStatus(err) != 129 {
 			return nil, err
@@ -49,7 +51,19 @@ func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseWorktreeList(out, '\n'), nil
+	return r.mainMoved(parseWorktreeList(out, '\n')), nil
+}
+
+// mainMoved names the main worktree by its working tree while an in-place run has its
+// git directory moved out of it (internal/gitdir): git names it by the git directory's
+// parent, the move's home.
+func (r *Repo) mainMoved(wts []Worktree) []Worktree {
+	if len(wts) > 0 && filepath.Base(r.CommonDir) == ".git" && wts[0].Path == filepath.Dir(r.CommonDir) {
+		if tree := gitdir.TreeOf(wts[0].Path); tree != "" {
+			wts[0].Path = tree
+		}
+	}
+	return wts
 }
 
 // parseWorktreeList parses `worktree list --porcelain`: per worktree a

@@ -379,6 +379,7 @@ func lockPlace(p string, dirs []string) (root, rel string, ok bool) {
 // displayPath shows p relative to the worktree root when it is inside it
 // (.git/index.lock), else in full.
 func (r *Repo) displayPath(p string) string {
+	p = r.Shown(p)
 	if rel, err := filepath.Rel(r.Root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return filepath.ToSlash(rel)
 	}

@@ -50,6 +50,10 @@ type Repo struct {
 	hooksDir string
 
 	cfg configCache
+
+	// shownDir is where the git directory is shown while it is moved (Relocate): the
+	// working tree's .git.
+	shownDir string
 }
 
 // Open locates the repository that contains dir ("" = the current
@@ -230,4 +234,34 @@ func Init(ctx context.Context, dir string) (*Repo, error) {
 		return nil, err
 	}
 	return Open(ctx, dir)
+}
+
+// Relocate points r at its git directory moved to gitDir (a main worktree's, so the
+// common dir too; internal/gitdir moves it out of the working tree for a run, and back):
+// every later git names it, and a hooks directory that lay in the old one is pinned
+// where it is now. Nothing is asked of git: the move changed where, not what.
+func (r *Repo) Relocate(gitDir string) {
+	old := r.CommonDir
+	r.hooksMu.Lock()
+	if rel, err := filepath.Rel(old, r.hooksDir); err == nil && r.hooksDir != "" && rel != ".." && !strings.HasPrefix(rel, "../") {
+		r.hooksDir = filepath.Join(gitDir, rel)
+	}
+	r.hooksMu.Unlock()
+	r.GitDir, r.CommonDir = gitDir, gitDir
+	r.shownDir = ""
+	if home := filepath.Join(r.Root, ".git"); gitDir != home {
+		r.shownDir = home
+	}
+}
+
+// Shown is path as the user knows it: a path in the git directory while it is moved
+// (Relocate) is shown where it will be again, under the working tree's .git.
+func (r *Repo) Shown(path string) string {
+	if r.shownDir == "" {
+		return path
+	}
+	if rel, err := filepath.Rel(r.CommonDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return filepath.Join(r.shownDir, rel)
+	}
+	return path
 }

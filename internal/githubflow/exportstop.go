@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"syscall"
 	"time"
 
@@ -83,6 +84,7 @@ var testHookAfterStopWait func()
 // lockOrRefuse tries the change's lock once more: the holder seen a moment ago may
 // just have ended. Still held: refused.
 func (fl *Flow) lockOrRefuse(change string, refused error) (*run.Lock, error) {
+	fl.Loop.Refresh()
 	lock, err := fl.Store.Lock(change)
 	if errors.Is(err, run.ErrLocked) {
 		return nil, refused
@@ -95,7 +97,12 @@ func (fl *Flow) lockOrRefuse(change string, refused error) (*run.Lock, error) {
 func (fl *Flow) waitLock(ctx context.Context, change string, d time.Duration) (*run.Lock, error) {
 	deadline := time.Now().Add(d)
 	for {
+		fl.Loop.Refresh() // an in-place loop that ended has put its git directory back
 		lock, err := fl.Store.Lock(change)
+		if errors.Is(err, fs.ErrNotExist) {
+			fl.Loop.Refresh()
+			lock, err = fl.Store.Lock(change)
+		}
 		if !errors.Is(err, run.ErrLocked) {
 			return lock, err
 		}

@@ -38,9 +38,10 @@ import (
 // (Forged), as run.json is. Only a kind built with a Client and Fetch set (start) reads GitHub, once
 // per issue and process; after a checkpoint it tells GitHub (source.Outside).
 type IssueKind struct {
-	// Dir is where the kind keeps what it read: the run store's directory (<git common
-	// dir>/ralph), in the run's own directory.
-	Dir string
+	// Store is where the kind keeps what it read: the run store's directory (<git common
+	// dir>/ralph), in the run's own directory; wherever the git directory is now (an
+	// in-place run moves it out of the working tree while it works).
+	Store *run.Store
 	// Default is the repository '#10' names (Flow.IssueRepo), nil when none; asked only
 	// for such an argument.
 	Default func() *github.Repo
@@ -96,7 +97,7 @@ func (k *IssueKind) Claim(r source.Repo, arg string, explicit bool) (source.Matc
 	return source.Match{Ref: source.Ref{Kind: IssueKindID, Arg: ref.String()}, Rank: source.Exact}, nil
 }
 
-func (k *IssueKind) dir(n int) string { return filepath.Join(k.Dir, issue.RunName(n)) }
+func (k *IssueKind) dir(n int) string { return filepath.Join(k.Store.Dir, issue.RunName(n)) }
 
 const (
 	snapshotFile = "issue.json"
@@ -115,7 +116,7 @@ const (
 
 // root is the directory the kind's files are reached beneath, following no symlink
 // below it: the git common dir (Dir is its ralph/).
-func (k *IssueKind) root() string { return filepath.Dir(k.Dir) }
+func (k *IssueKind) root() string { return k.Store.Root() }
 
 // readFile reads dir/name (at most max bytes, a regular file reached with no symlink),
 // or what this process last wrote there.

@@ -145,11 +145,16 @@ func (s *session) agentRequest(att *run.Attempt, text, id string) agent.Request 
 // trust surface, before any other git runs. It returns the attempt's reason when the
 // agent had changed any ("tampered: …"), recorded with the check.
 func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *surface.Snapshot) (string, error) {
-	forged, err := s.checkRecords(s.rec, snap, fmt.Sprintf("%s-%d", att.Story, att.N))
+	id := fmt.Sprintf("%s-%d", att.Story, att.N)
+	link, err := s.checkGitLink(filepath.Join(s.Store.ChangeDir(s.rec.Change), "tampered", id, ".git"))
 	if err != nil {
 		return "", err
 	}
-	kindForged, err := s.checkKindRecords(s.src, s.rec, fmt.Sprintf("%s-%d", att.Story, att.N))
+	forged, err := s.checkRecords(s.rec, snap, id)
+	if err != nil {
+		return "", err
+	}
+	kindForged, err := s.checkKindRecords(s.src, s.rec, id)
 	if err != nil {
 		return "", err
 	}
@@ -165,6 +170,14 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 			what = tampered + "; " + strings.TrimPrefix(what, "tampered: ")
 		}
 		tampered = what
+	}
+	if link != "" {
+		what := link + "; leave .git, the link to the git directory, as it is"
+		if tampered == "" {
+			tampered = "tampered: " + what
+		} else {
+			tampered += "; " + what
+		}
 	}
 	s.lastSurface = snap // the next attempt's refs are those this check left
 	// Checked: a crash from here on is no crash during the agent's attempt, and a

@@ -35,6 +35,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 )
@@ -131,6 +132,9 @@ type Loop struct {
 
 	// worktree is the linked worktree this Loop works in, for a worktree run (In).
 	worktree string
+	// moved is the git directory of an in-place run while it is out of the working
+	// tree (gitdir.go).
+	moved *gitdir.Moved
 }
 
 // Sleep waits d or until ctx is done (then it returns ctx.Err()).

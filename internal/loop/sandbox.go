@@ -7,18 +7,27 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // sandboxLevel is the level a run working in tree has: set.Level, with whether the git
-// directory is writable to the agent (in place, where it lies inside the working tree,
-// or under a path the user made writable).
+// directory is writable to the agent (in place, where it lies inside the working tree
+// and cannot move out of it for the run, or under a path the user made writable) or
+// moves out of the tree while the run works (internal/gitdir).
 func (l *Loop) sandboxLevel(set sandbox.Settings, tree string) sandbox.Level {
 	lvl := set.Level
 	if lvl.On() {
 		lvl.InPlace = sandbox.Covers([]string{tree}, l.Repo.CommonDir)
-		lvl.GitWritable = !lvl.InPlace && sandbox.Covers(writable(set, tree), l.Repo.CommonDir)
+		if lvl.InPlace {
+			if _, err := gitdir.Where(tree, l.Repo.CommonDir); err != nil {
+				lvl.Stays = err.Error()
+			} else {
+				lvl.InPlace, lvl.Moved = false, true
+			}
+		}
+		lvl.GitWritable = !lvl.InPlace && !lvl.Moved && sandbox.Covers(writable(set, tree), l.Repo.CommonDir)
 	}
 	return lvl
 }

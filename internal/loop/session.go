@@ -301,7 +301,7 @@ func (s *session) exhausted(story tasklist.Story, n int) error {
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, Short(rec.Checkpoint), filepath.Join(s.Store.ChangeDir(rec.Change), "logs"))
+	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, Short(rec.Checkpoint), s.Repo.Shown(filepath.Join(s.Store.ChangeDir(rec.Change), "logs")))
 	fmt.Fprintf(&b, "finish the story by hand and commit it on %s, or change the story, then run 'git ralph start %s' again", rec.Branch, rec.Change)
 	return &Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
 }

@@ -194,6 +194,17 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if inWT {
 		return l.startWorktree(ctx, r, wt)
 	}
+	putBack, err := l.moveGitDir(r)
+	if err != nil {
+		return nil, err
+	}
+	defer putBack()
+	if l.moved != nil && src != nil && src.IsOutside() {
+		// Its tracked file lives in the git directory, now elsewhere.
+		if src, err = l.openResolved(ctx, r); err != nil {
+			return nil, err
+		}
+	}
 	rec, err := l.prepare(ctx, r)
 	if err != nil {
 		return nil, err

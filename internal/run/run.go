@@ -631,3 +631,11 @@ func (r *Record) Last() *Attempt {
 	}
 	return &r.Attempts[len(r.Attempts)-1]
 }
+
+// Relocate points the store at the git common dir moved to commonDir (internal/gitdir):
+// the locks this process holds stay held, on the same files.
+func (s *Store) Relocate(commonDir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Dir = filepath.Join(commonDir, "ralph")
+}

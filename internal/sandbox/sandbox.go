@@ -92,8 +92,17 @@ type Level struct {
 	ABI int    // the Landlock ABI the agent is restricted with; 0 when it is not
 	Why string // when ABI is 0: why not ("off", or the Support's reason)
 	// InPlace: the run works in the checkout that holds the git directory, which
-	// Landlock cannot take out of the writable working tree (set by the loop).
+	// Landlock cannot take out of the writable working tree, and it stays there (set by
+	// the loop): Stays says why it cannot move.
 	InPlace bool
+	Stays   string
+	// Moved: the run works in the checkout that holds the git directory, and the git
+	// directory moves out of the working tree while the run works, read-only to the
+	// agent (set by the loop; internal/gitdir).
+	Moved bool
+	// Required: the user asked for the sandbox (--sandbox=on), which refuses a run whose
+	// git directory cannot be made read-only.
+	Required bool
 	// GitWritable: another writable path (ralph.sandboxWritable) holds the git
 	// directory (set by the loop).
 	GitWritable bool
@@ -119,9 +128,9 @@ func Resolve(m Mode, s Support, ports bool) (Level, error) {
 		if m == On {
 			return Level{}, &UnavailableError{Why: fmt.Sprintf("ralph.sandboxNetwork needs Landlock ABI 4 (Linux 6.7); this kernel has ABI %d", s.ABI)}
 		}
-		return Level{ABI: min(s.ABI, maxABI), PortsIgnored: true}, nil
+		return Level{ABI: min(s.ABI, maxABI), PortsIgnored: true, Required: m == On}, nil
 	}
-	return Level{ABI: min(s.ABI, maxABI), Ports: ports}, nil
+	return Level{ABI: min(s.ABI, maxABI), Ports: ports, Required: m == On}, nil
 }
 
 // On reports whether the agent runs in the sandbox.
@@ -138,8 +147,14 @@ func (l Level) String() string {
 	}
 	s := "landlock ABI " + strconv.Itoa(l.ABI)
 	switch {
+	case l.Moved:
+		s += ", git directory read-only (moved out of the working tree while the run works)"
 	case l.InPlace:
-		s += ", git directory writable (in place: checked after each attempt; --worktree makes it read-only)"
+		s += ", git directory writable (in place"
+		if l.Stays != "" {
+			s += ", " + l.Stays
+		}
+		s += ": checked after each attempt; --worktree makes it read-only)"
 	case l.GitWritable:
 		s += ", git directory writable (ralph.sandboxWritable holds it: checked after each attempt)"
 	default:
