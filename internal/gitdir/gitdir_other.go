@@ -9,7 +9,9 @@ func where(tree, gitDir string) (string, error) {
 }
 
 // Move refuses: see where.
-func Move(tree string) (*Moved, error) { return nil, &NotMovedError{"only Linux's sandbox needs the git directory moved"} }
+func Move(tree string) (*Moved, error) {
+	return nil, &NotMovedError{"only Linux's sandbox needs the git directory moved"}
+}
 
 // Link has nothing to check.
 func (m *Moved) Link(keep string) (string, error) { return "", nil }
