@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-ralph/git-ralph/internal/gitdir"
+	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // An in-place run's git directory lies inside the working tree the agent writes, where
@@ -88,4 +89,17 @@ func (l *Loop) Refresh() {
 	if fi, err := os.Lstat(home); err == nil && fi.IsDir() {
 		l.relocate(home)
 	}
+}
+
+// movedSnapshot rewrites a snapshot a killed run saved while the git directory was
+// elsewhere (moved out of the tree, or in it) to where it is now: the same files, by
+// their path now. A main worktree's only: a linked one's git directory never moves.
+func (l *Loop) movedSnapshot(snap *surface.Snapshot) {
+	if l.Repo.GitDir != l.Repo.CommonDir {
+		return
+	}
+	for _, home := range gitdir.Homes(l.Repo.Root) {
+		snap.Moved(filepath.Join(home, ".git"), l.Repo.CommonDir)
+	}
+	snap.Moved(filepath.Join(l.Repo.Root, ".git"), l.Repo.CommonDir)
 }

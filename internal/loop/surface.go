@@ -258,6 +258,7 @@ func (l *Loop) resumeSurface(ctx context.Context, rec *run.Record, trust bool) (
 	path := l.surfacePath(rec.Change)
 	snap, err := surface.Load(l.Store.Root(), path)
 	if err == nil && snap != nil {
+		l.movedSnapshot(snap)
 		err = snap.Valid(ctx, l.snapshotRepo(ctx, rec))
 	}
 	if err == nil && snap == nil && attemptCutShort(rec) {

@@ -1679,3 +1679,41 @@ func Load(root, path string) (*Snapshot, error) {
 	s.loaded = true
 	return &s, nil
 }
+
+// Moved rewrites the paths s recorded beneath the git directory from (where it was
+// when s was taken: an in-place run moves it out of the working tree while it works,
+// internal/gitdir) to where it is now, to. Only a path in from changes.
+func (s *Snapshot) Moved(from, to string) {
+	if from == to {
+		return
+	}
+	mv := func(p *string) {
+		if rel, err := beneath.Rel(from, *p); err == nil {
+			*p = filepath.Join(to, rel)
+		} else if filepath.Clean(*p) == filepath.Clean(from) {
+			*p = to
+		}
+	}
+	file := func(f *File) {
+		mv(&f.Path)
+		if f.Target != "" {
+			mv(&f.Target)
+		}
+		if f.Via != "" {
+			mv(&f.Via)
+		}
+	}
+	mv(&s.HooksDir)
+	for i := range s.Dirs {
+		mv(&s.Dirs[i])
+	}
+	for i := range s.Config {
+		mv(&s.Config[i])
+	}
+	for i := range s.Files {
+		file(&s.Files[i])
+	}
+	for i := range s.DirStates {
+		file(&s.DirStates[i])
+	}
+}
