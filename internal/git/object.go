@@ -79,3 +79,14 @@ func (r *Repo) looseCommit(id string) (tree string, parents []string, ok bool) {
 		return tree, parents, tree != ""
 	}
 }
+
+// VerifyPack checks the pack at path (its .pack file): every object in it hashes to
+// its id and the pack to its checksum (git verify-pack). It reads the whole pack: its
+// cost grows with the pack.
+func (r *Repo) VerifyPack(ctx context.Context, path string) error {
+	if err := checkArg("pack", path); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{readOnly: true, args: []string{"verify-pack", path}})
+	return err
+}

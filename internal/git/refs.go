@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -391,4 +392,33 @@ func readSmall(path string) ([]byte, error) {
 		err = fmt.Errorf("%s: more than %d bytes", path, maxSmall)
 	}
 	return data, err
+}
+
+// RefUpdate is one change of a ref in UpdateRefs: pointed at ID, or deleted when ID is
+// "". Never through a symbolic ref (no-deref).
+type RefUpdate struct{ Name, ID string }
+
+// UpdateRefs makes every change of ups in one transaction (update-ref --stdin): all of
+// them or none, in one git however many there are.
+func (r *Repo) UpdateRefs(ctx context.Context, ups []RefUpdate) error {
+	if len(ups) == 0 {
+		return nil
+	}
+	var in bytes.Buffer
+	for _, u := range ups {
+		if err := checkArg("ref", u.Name); err != nil {
+			return err
+		}
+		in.WriteString("option no-deref\x00")
+		if u.ID == "" {
+			in.WriteString("delete " + u.Name + "\x00\x00")
+			continue
+		}
+		if err := checkArg("object id", u.ID); err != nil {
+			return err
+		}
+		in.WriteString("update " + u.Name + "\x00" + u.ID + "\x00\x00")
+	}
+	_, err := r.run(ctx, call{args: []string{"update-ref", "-z", "--stdin"}, stdin: in.Bytes()})
+	return err
 }

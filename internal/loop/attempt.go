@@ -150,6 +150,10 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 	if err != nil {
 		return "", err
 	}
+	layout, err := s.checkLayout(ctx, id)
+	if err != nil {
+		return "", err
+	}
 	forged, err := s.checkRecords(s.rec, snap, id)
 	if err != nil {
 		return "", err
@@ -160,7 +164,9 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 	}
 	forged = append(forged, kindForged...)
 	// Before any other git runs: what the agent changed of the surface goes back.
-	tampered, err := s.checkSurface(context.WithoutCancel(ctx), snap, s.rec, att)
+	cctx, cancel := s.checkCtx(ctx)
+	defer cancel()
+	tampered, err := s.checkSurface(cctx, snap, s.rec, att)
 	if err != nil {
 		return "", err
 	}
@@ -170,6 +176,14 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 			what = tampered + "; " + strings.TrimPrefix(what, "tampered: ")
 		}
 		tampered = what
+	}
+	if layout != "" {
+		what := layout + "; leave the git directory as it is"
+		if tampered == "" {
+			tampered = "tampered: " + what
+		} else {
+			tampered += "; " + what
+		}
 	}
 	if link != "" {
 		what := link + "; leave .git, the link to the git directory, as it is"

@@ -37,6 +37,9 @@ type session struct {
 	// so its refs are read anew (the user may have changed them).
 	lastSurface   *surface.Snapshot
 	surfaceWaited bool
+	// layout is the git directory as the walk before the attempt under way saw it
+	// (surface.CheckLayout).
+	layout *surface.Layout
 	// tries are the attempts per story in this invocation; transient, the transient API
 	// errors retried per story.
 	tries, transient map[string]int
@@ -65,7 +68,9 @@ func (s *session) work(ctx context.Context) (*Summary, error) {
 	wctx, cancel := s.withDeadline(ctx)
 	defer cancel()
 	sum, err := s.attempts(wctx)
-	if cerr := s.lastCheck(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+	cctx, ccancel := s.checkCtx(ctx)
+	defer ccancel()
+	if cerr := s.lastCheck(cctx); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {

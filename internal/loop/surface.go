@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/surface"
 )
@@ -39,6 +40,9 @@ func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	s.lastSurface, s.surfaceWaited = nil, false
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
+	}
+	if s.layout, err = surface.ReadLayout(s.Repo.CommonDir); err != nil {
+		return nil, fmt.Errorf("record the git directory's layout: %w", err)
 	}
 	if err := snap.Save(s.Store.Root(), s.surfacePath(s.rec.Change)); err != nil {
 		return nil, fmt.Errorf("save the trust surface: %w", err)
@@ -112,6 +116,14 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 			"refs/ralph/"+rec.Change+"/tampered/"+id+"/", filepath.Join(l.Store.ChangeDir(rec.Change), "tampered", id))
 		for _, line := range lines {
 			l.Report.Step(line)
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil, &Error{Msg: "interrupted while putting back what the agent changed", Code: ErrInterrupted.Code,
+				Hint: "'git ralph start " + rec.Change + "' puts back the rest first (the record of what was there is kept in " + l.surfacePath(rec.Change) + ")", Err: err}
+		}
+		if errors.Is(err, surface.ErrTooManyRefs) {
+			return nil, &Error{Msg: "the agent changed more refs than git-ralph puts back: " + err.Error(),
+				Hint: "look at them with 'git for-each-ref' (a symbolic link planted in .git/refs shows every ref again beneath it: remove it);\nthe refs as they were are recorded in " + l.surfacePath(rec.Change) + "; then run 'git ralph start " + rec.Change + " --trust-current'", Err: err}
 		}
 		if err != nil {
 			// Every path it could not put back is named (surface.RestoreError): the
@@ -319,4 +331,66 @@ func (l *Loop) snapshotRepo(ctx context.Context, rec *run.Record) *git.Repo {
 		return r
 	}
 	return l.Repo
+}
+
+// checkLayout puts back what the agent changed of the git directory that Landlock does
+// not govern or that only detection keeps (surface.CheckLayout): modes, and where the
+// git directory was writable to it, links it planted and objects it rewrote. It runs
+// before any git after the attempt. It returns the reason's part ("" when nothing
+// changed); rewritten history stops the run.
+func (s *session) checkLayout(ctx context.Context, id string) (string, error) {
+	if s.layout == nil {
+		return "", nil
+	}
+	keep := filepath.Join(s.Store.ChangeDir(s.rec.Change), "tampered", id, "links")
+	lc, err := surface.CheckLayout(ctx, s.Repo, s.layout, s.gitWritable(), keep, s.shownRel)
+	for _, line := range lc.Lines {
+		s.Report.Step(line)
+	}
+	if err != nil {
+		return "", &Error{Msg: "could not put back what the agent changed in the git directory: " + err.Error(),
+			Hint: "run no git in this repository until it is put back (the lines above say what was); then run 'git ralph start " + s.rec.Change + "' again", Err: err}
+	}
+	if len(lc.Rewritten) > 0 {
+		return "", &Error{Msg: "the agent rewrote objects of the repository under their own ids: " + strings.Join(lc.Rewritten, ", "),
+			Hint: "git-ralph cannot put them back: 'git fsck' names what is wrong; take the objects again from a clone or a backup\n" +
+				"(a run whose git directory is read-only to the agent, the default where Landlock is, makes this impossible)"}
+	}
+	if len(lc.Changes) == 0 {
+		return "", nil
+	}
+	return strings.Join(lc.Changes, ", "), nil
+}
+
+// gitWritable reports whether the agent could write the git directory: no sandbox, or
+// a policy whose writable paths hold it.
+func (s *session) gitWritable() bool {
+	return s.policy == nil || sandbox.Covers(s.policy.Write, s.Repo.CommonDir) || sandbox.Covers(s.policy.Write, s.Repo.GitDir)
+}
+
+// shownRel is path as the user knows it, relative to the working tree when inside it.
+func (s *session) shownRel(path string) string {
+	p := s.Repo.Shown(path)
+	if rel, err := filepath.Rel(s.Repo.Root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// checkCtx is the context of the checks after an attempt: they run after a first
+// Ctrl-C too (the attempt is saved, what the agent changed put back), and a second one
+// (Loop.Kill) stops them before their next git; the next start finishes what they left
+// from the saved snapshot.
+func (l *Loop) checkCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if l.Kill != nil {
+		go func() {
+			select {
+			case <-l.Kill:
+				cancel()
+			case <-c.Done():
+			}
+		}()
+	}
+	return c, cancel
 }

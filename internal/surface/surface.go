@@ -52,6 +52,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/beneath"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 )
 
@@ -1132,10 +1133,22 @@ func (c Change) Name(root string) string {
 	if c.Ref != "" {
 		return Quote(c.Ref)
 	}
-	if rel, err := filepath.Rel(root, c.File); err == nil && repofile.Inside(root, c.File) {
+	file := shown(root, c.File)
+	if rel, err := filepath.Rel(root, file); err == nil && repofile.Inside(root, file) {
 		return Quote(filepath.ToSlash(rel))
 	}
-	return Quote(c.File)
+	return Quote(file)
+}
+
+// shown is path as the user knows it: one in the git directory of the working tree
+// root while an in-place run has it moved (internal/gitdir) is shown under root's .git.
+func shown(root, path string) string {
+	for _, home := range gitdir.Homes(root) {
+		if rel, err := beneath.Rel(filepath.Join(home, ".git"), path); err == nil {
+			return filepath.Join(root, ".git", rel)
+		}
+	}
+	return path
 }
 
 // Quote returns name as it is when it is plain (printable, no space, quote or
@@ -1165,13 +1178,6 @@ func Quote(name string) string {
 // Compare looked at.
 func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, keepDir string) ([]string, error) {
 	var lines []string
-	keepRef := func(r git.RefWithSymref) (string, error) {
-		if r.ID == "" || strings.Trim(r.ID, "0") == "" {
-			return "", nil
-		}
-		name := keepRefs + strings.TrimPrefix(r.Name, "refs/")
-		return name, repo.UpdateRefNoDeref(ctx, name, r.ID)
-	}
 	r := &restorer{repo: repo}
 	r.keepRoot, r.keepRel = keepPlace(repo, keepDir)
 	// Files first: the git that puts refs back runs hooks (reference-transaction) and
@@ -1211,42 +1217,102 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 		}
 		return lines, e
 	}
+	return restoreRefs(ctx, repo, changes, keepRefs, lines)
+}
+
+// MaxRefRestores is the most refs one Restore puts back: more is no agent's slip (a
+// link loop in refs/ shows every ref again beneath it, thousands of times), and the
+// restore stops and says what it found instead of working for hours.
+const MaxRefRestores = 1000
+
+// ErrTooManyRefs is Restore's refusal past MaxRefRestores.
+var ErrTooManyRefs = errors.New("too many refs changed")
+
+// restoreRefs puts the refs of changes back in one transaction, the agent's values
+// kept first under keepRefs; a symbolic ref, which a transaction cannot set, by its own
+// git. It appends a line per ref to lines.
+func restoreRefs(ctx context.Context, repo *git.Repo, changes []Change, keepRefs string, lines []string) ([]string, error) {
+	var refs []Change
 	for _, c := range changes {
-		if c.Ref == "" {
-			continue
-		}
-		switch c.What {
-		case "created":
-			kept, err := keepRef(c.Now)
-			if err != nil {
-				return lines, err
-			}
-			if err := repo.DeleteRefNoDeref(ctx, c.Ref); err != nil {
-				return lines, err
-			}
-			lines = append(lines, fmt.Sprintf("removed %s, which the agent created (kept as %s)", Quote(c.Ref), Quote(kept)))
-		case "deleted":
-			if err := putRef(ctx, repo, c.Then); err != nil {
-				return lines, err
-			}
-			lines = append(lines, fmt.Sprintf("recreated %s at %s, which the agent deleted", Quote(c.Ref), describe(c.Then)))
-		case "moved":
-			kept, err := keepRef(c.Now)
-			if err != nil {
-				return lines, err
-			}
-			if err := putRef(ctx, repo, c.Then); err != nil {
-				return lines, err
-			}
-			line := fmt.Sprintf("restored %s to %s (the agent had moved it to %s", Quote(c.Ref), describe(c.Then), describe(c.Now))
-			if kept != "" {
-				line += ", kept as " + Quote(kept)
-			}
-			line += ")"
-			lines = append(lines, line)
+		if c.Ref != "" {
+			refs = append(refs, c)
 		}
 	}
-	return lines, nil
+	if len(refs) > MaxRefRestores {
+		names := make([]string, 0, 5)
+		for _, c := range refs[:5] {
+			names = append(names, Quote(c.Ref)+" "+c.What)
+		}
+		return lines, fmt.Errorf("%w: %d refs changed during the attempt (%s, …), more than the %d git-ralph puts back; none was touched", ErrTooManyRefs, len(refs), strings.Join(names, ", "), MaxRefRestores)
+	}
+	kept := func(r git.RefWithSymref) string {
+		if r.ID == "" || strings.Trim(r.ID, "0") == "" {
+			return ""
+		}
+		return keepRefs + strings.TrimPrefix(r.Name, "refs/")
+	}
+	var ups []git.RefUpdate
+	var symrefs []git.RefWithSymref
+	put := func(r git.RefWithSymref) {
+		if r.Symref != "" {
+			symrefs = append(symrefs, r)
+			return
+		}
+		ups = append(ups, git.RefUpdate{Name: r.Name, ID: r.ID})
+	}
+	var done []string
+	for _, c := range refs {
+		switch c.What {
+		case "created":
+			k := kept(c.Now)
+			if k != "" {
+				ups = append(ups, git.RefUpdate{Name: k, ID: c.Now.ID})
+			}
+			ups = append(ups, git.RefUpdate{Name: c.Ref}) // no-deref: a symbolic ref itself
+			done = append(done, fmt.Sprintf("removed %s, which the agent created (kept as %s)", Quote(c.Ref), Quote(k)))
+		case "deleted":
+			put(c.Then)
+			done = append(done, fmt.Sprintf("recreated %s at %s, which the agent deleted", Quote(c.Ref), describe(c.Then)))
+		case "moved":
+			k := kept(c.Now)
+			if k != "" {
+				ups = append(ups, git.RefUpdate{Name: k, ID: c.Now.ID})
+			}
+			put(c.Then)
+			line := fmt.Sprintf("restored %s to %s (the agent had moved it to %s", Quote(c.Ref), describe(c.Then), describe(c.Now))
+			if k != "" {
+				line += ", kept as " + Quote(k)
+			}
+			done = append(done, line+")")
+		}
+	}
+	if err := repo.UpdateRefs(ctx, ups); err != nil {
+		if ctx.Err() != nil {
+			return lines, ctx.Err()
+		}
+		// One transaction refuses what two steps allow (a ref to delete where a
+		// directory of refs is to be made): one git per change then, still bounded.
+		for _, u := range ups {
+			if ctx.Err() != nil {
+				return lines, ctx.Err()
+			}
+			var uerr error
+			if u.ID == "" {
+				uerr = repo.DeleteRefNoDeref(ctx, u.Name)
+			} else {
+				uerr = repo.UpdateRefNoDeref(ctx, u.Name, u.ID)
+			}
+			if uerr != nil {
+				return lines, uerr
+			}
+		}
+	}
+	for _, r := range symrefs {
+		if err := putRef(ctx, repo, r); err != nil {
+			return lines, err
+		}
+	}
+	return append(lines, done...), nil
 }
 
 // RestoreError names every watched file or directory a restore could not put back, and
@@ -1342,7 +1408,7 @@ func (r *restorer) file(c Change) (string, error) {
 	}
 	line := fmt.Sprintf("%s %s (the agent %s", verb, name, did)
 	if kept != "" {
-		line += "; its version is kept as " + Quote(kept)
+		line += "; its version is kept as " + Quote(shown(r.repo.Root, kept))
 		if cur.Mode&fs.ModeSymlink != 0 && !through {
 			line += ", a symlink, never followed"
 		}

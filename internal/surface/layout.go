@@ -1,0 +1,296 @@
+//go:build linux
+
+package surface
+
+import (
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/git-ralph/git-ralph/internal/git"
+)
+
+// Landlock governs reading and writing files, not their modes (chmod, which no ABI
+// covers), and where the git directory is writable to the agent (no sandbox, or an
+// in-place run whose git directory could not move out of the tree) nothing keeps it
+// from planting a link where git-ralph's own git will follow it (refs/loop -> ., and
+// every ref appears twice, and deleting one deletes the other), or from rewriting an
+// object of the user's history under its own id. A Layout is the git directory as a
+// walk that follows no link saw it before an attempt; CheckLayout, after it and before
+// any git runs, puts modes back, moves planted links aside and verifies the objects
+// that are new or changed. docs/sandbox.md says which holds where.
+
+// Layout is a git directory's entries as a walk that follows no link saw them.
+type Layout struct {
+	Root    string
+	Entries map[string]Entry // by path relative to Root
+}
+
+// Entry is one entry of a Layout: its type and permission bits, and for an object
+// file its identity (inode, size, change time: what a rewrite cannot keep).
+type Entry struct {
+	Mode  fs.FileMode
+	Ino   uint64
+	Size  int64
+	Ctime int64
+}
+
+// skipped are the top-level names a Layout does not walk: Git LFS's content store
+// (large, and not git's). git-ralph's store (ralph/) is walked for modes alone: it is
+// read and written following no link, and the links moved aside are kept in it.
+var skipped = []string{"lfs"}
+
+func inStore(rel string) bool { return rel == "ralph" || strings.HasPrefix(rel, "ralph/") }
+
+// ReadLayout walks the git directory root, following no link.
+func ReadLayout(root string) (*Layout, error) {
+	l := &Layout{Root: root, Entries: map[string]Entry{}}
+	err := walk(root, func(rel string, st *unix.Stat_t, _ int, _ string) bool {
+		l.Entries[rel] = entryOf(rel, st)
+		return true
+	})
+	return l, err
+}
+
+func entryOf(rel string, st *unix.Stat_t) Entry {
+	e := Entry{Mode: modeOf(st.Mode)}
+	if isObject(rel) {
+		e.Ino, e.Size, e.Ctime = st.Ino, st.Size, ctime(st)
+	}
+	return e
+}
+
+// walk calls visit for every entry beneath root (not root itself), parents first,
+// with the directory it is in open as dirfd; it descends into a directory when visit
+// says so. No link is followed: each directory is opened with O_NOFOLLOW from its
+// parent.
+func walk(root string, visit func(rel string, st *unix.Stat_t, dirfd int, name string) bool) error {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: root, Err: err}
+	}
+	return walkDir(fd, "", visit)
+}
+
+func walkDir(fd int, rel string, visit func(string, *unix.Stat_t, int, string) bool) error {
+	dir := os.NewFile(uintptr(fd), rel)
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if rel == "" && slices.Contains(skipped, n) {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue // gone meanwhile
+		}
+		r := filepath.Join(rel, n)
+		if !visit(r, &st, fd, n) || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		sub, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // unreadable still (another owner's), or replaced meanwhile
+		}
+		if err := walkDir(sub, r, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func modeOf(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFREG:
+	default:
+		mode |= fs.ModeIrregular
+	}
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// isObject reports whether rel is an object file: a loose object (objects/ab/cdef…)
+// or a pack's data or index (objects/pack/pack-….pack, .idx).
+func isObject(rel string) bool {
+	parts := strings.Split(rel, string(filepath.Separator))
+	if len(parts) != 3 || parts[0] != "objects" {
+		return false
+	}
+	if parts[1] == "pack" {
+		return strings.HasSuffix(parts[2], ".pack") || strings.HasSuffix(parts[2], ".idx")
+	}
+	return len(parts[1]) == 2 && isHex(parts[1]) && (len(parts[2]) == 38 || len(parts[2]) == 62) && isHex(parts[2])
+}
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(strings.Repeat("0", len(s)%2) + s)
+	return err == nil
+}
+
+// LayoutCheck is what CheckLayout found and did.
+type LayoutCheck struct {
+	Lines   []string // one per thing put back or moved aside, for the reporter
+	Changes []string // the attempt's reason: "<name> <what>"
+	// Rewritten are the objects that do not hold what their names say, or packs that do
+	// not verify: history the agent rewrote under its own ids, which git-ralph cannot
+	// put back.
+	Rewritten []string
+}
+
+// CheckLayout compares the git directory with before (taken before the attempt) and,
+// following no link: puts back the permission bits of every entry that still has its
+// type; with writable (the agent could write the git directory), moves each link that
+// was not there before into keep (a directory on the same file system) and verifies
+// every object file that is new or changed (loose objects by their hash, packs with
+// git verify-pack). show names a path for the user. It runs once every process of the
+// attempt is gone, before any git.
+func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable bool, keep string, show func(string) string) (*LayoutCheck, error) {
+	res := &LayoutCheck{}
+	var loose, packs []string
+	var firstErr error
+	err := walk(before.Root, func(rel string, st *unix.Stat_t, dirfd int, name string) bool {
+		then, had := before.Entries[rel]
+		now := entryOf(rel, st)
+		full := filepath.Join(before.Root, rel)
+		if now.Mode&fs.ModeSymlink != 0 && (!had || then.Mode&fs.ModeSymlink == 0) && !inStore(rel) {
+			if !writable {
+				return false // not the agent's to make: a link of the user's or of git's
+			}
+			dst := filepath.Join(keep, rel)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+				firstErr = cmpErr(firstErr, err)
+				return false
+			}
+			if err := unix.Renameat2(dirfd, name, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+				firstErr = cmpErr(firstErr, fmt.Errorf("move the link %s aside: %w", full, err))
+				return false
+			}
+			res.Lines = append(res.Lines, fmt.Sprintf("moved the link %s aside (the agent made it; kept as %s, never followed)", Quote(show(full)), Quote(show(dst))))
+			res.Changes = append(res.Changes, show(full)+" (a link) created")
+			return false
+		}
+		if had && then.Mode.Type() == now.Mode.Type() && then.Mode != now.Mode && now.Mode&fs.ModeSymlink == 0 {
+			if err := unix.Fchmodat(dirfd, name, uint32(then.Mode.Perm())|special(then.Mode), 0); err != nil {
+				firstErr = cmpErr(firstErr, fmt.Errorf("put back the mode of %s: %w", full, err))
+			} else {
+				res.Lines = append(res.Lines, fmt.Sprintf("put back the mode of %s to %s (the agent had made it %s)", Quote(show(full)), perm(then.Mode), perm(now.Mode)))
+				res.Changes = append(res.Changes, show(full)+" mode changed")
+			}
+		}
+		if now.Mode&fs.ModeSymlink != 0 {
+			return false
+		}
+		if writable && isObject(rel) && now.Mode.IsRegular() && (!had || then.Ino != now.Ino || then.Size != now.Size || then.Ctime != now.Ctime) {
+			if strings.HasSuffix(rel, ".pack") {
+				packs = append(packs, full)
+			} else if !strings.HasSuffix(rel, ".idx") {
+				loose = append(loose, full)
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = firstErr
+	}
+	if err != nil {
+		return res, err
+	}
+	for _, p := range loose {
+		if ok, err := looseObjectSound(p); err != nil || !ok {
+			res.Rewritten = append(res.Rewritten, show(p))
+		}
+	}
+	for _, p := range packs {
+		if err := repo.VerifyPack(ctx, p); err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			res.Rewritten = append(res.Rewritten, show(p))
+		}
+	}
+	return res, nil
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func special(m fs.FileMode) uint32 {
+	var s uint32
+	if m&fs.ModeSetuid != 0 {
+		s |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		s |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		s |= unix.S_ISVTX
+	}
+	return s
+}
+
+func perm(m fs.FileMode) string {
+	return "0" + strconv.FormatUint(uint64(m.Perm())|uint64(special(m)), 8)
+}
+
+// looseObjectSound reports whether the loose object at path holds the object its
+// name says: its inflated content hashes (SHA-1, or SHA-256 for a 64-digit name) to
+// the directory and file name.
+func looseObjectSound(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	want := filepath.Base(filepath.Dir(path)) + filepath.Base(path)
+	var h hash.Hash = sha1.New()
+	if len(want) == 64 {
+		h = sha256.New()
+	}
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return false, nil
+	}
+	if _, err := io.Copy(h, z); err != nil {
+		return false, nil
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	return got == want, nil
+}
+
+
+
+
