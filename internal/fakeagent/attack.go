@@ -1,10 +1,13 @@
 package fakeagent
 
 import (
+	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +30,9 @@ import (
 //	daemon PIDFILE TARGET
 //	               leave a process in a session of its own, which writes its pid to
 //	               PIDFILE and, once git-ralph has exited, appends to TARGET
+//	rewrite-object REV
+//	               rewrite the loose object REV names (git rev-parse) with other
+//	               content under the same id: history changed where fsck alone sees it
 func (f *fake) attack(spec string) {
 	verb, arg, _ := strings.Cut(strings.TrimSpace(f.subst(spec)), " ")
 	arg = strings.TrimSpace(arg)
@@ -67,6 +73,8 @@ func (f *fake) attack(spec string) {
 		err = f.leaveDaemon(pidfile, target)
 	case "prlimit":
 		err = prlimitParent()
+	case "rewrite-object":
+		err = rewriteObject(f.cwd, arg)
 	default:
 		err = fmt.Errorf("unknown attack %q", verb)
 	}
@@ -148,4 +156,29 @@ func daemon(orders string) int {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return 0
+}
+
+// rewriteObject replaces the loose object rev names with a blob "evil\n" under the same
+// id, as a same-user process can where the git directory is writable.
+func rewriteObject(dir, rev string) error {
+	cmd := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-common-dir", rev)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return err
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 2 {
+		return fmt.Errorf("rev-parse said %q", out)
+	}
+	id := lines[1]
+	path := filepath.Join(lines[0], "objects", id[:2], id[2:])
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write([]byte("blob 5\x00evil\n"))
+	w.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(path, z.Bytes(), 0o444)
 }

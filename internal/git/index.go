@@ -40,6 +40,9 @@ type indexEntry struct {
 	// ext: the entry has extended flags (intent-to-add, skip-worktree), which
 	// write-tree treats specially.
 	ext bool
+	// hidden: git add does not look at the entry's work-tree file (assume-valid, or
+	// skip-worktree).
+	hidden bool
 }
 
 // index is what readIndex reads of an index file: its entries in index order, and how
@@ -112,12 +115,14 @@ func parseIndex(data []byte, hashLen int) ([]indexEntry, error) {
 		e := indexEntry{mode: binary.BigEndian.Uint32(data[off+24 : off+28]), oid: data[off+40 : off+40+hashLen]}
 		flags := binary.BigEndian.Uint16(data[off+40+hashLen : off+fixed])
 		e.stage = int(flags>>12) & 3
+		e.hidden = flags&0x8000 != 0 // assume-valid
 		off += fixed
 		if flags&0x4000 != 0 { // extended flags
 			if version < 3 || off+2 > end {
 				return nil, errIndexFormat
 			}
 			e.ext = true
+			e.hidden = e.hidden || binary.BigEndian.Uint16(data[off:off+2])&0x4000 != 0 // skip-worktree
 			off += 2
 		}
 		if version == 4 {
@@ -343,4 +348,54 @@ func (r *Repo) dropNestedGitlinks(ctx context.Context, indexPath string) error {
 	}
 	_, err = r.run(ctx, c)
 	return err
+}
+
+// HiddenEntries are the paths of the index's entries whose work-tree file git add -A
+// does not look at: assume-unchanged or skip-worktree. Read from the index file, or
+// asked of git (ls-files -v) for one this package does not read.
+func (r *Repo) HiddenEntries(ctx context.Context) ([]string, error) {
+	x, err := readIndex(filepath.Join(r.GitDir, "index"))
+	if err == nil {
+		var out []string
+		for _, e := range x.entries {
+			if e.hidden {
+				out = append(out, string(e.name))
+			}
+		}
+		return out, nil
+	}
+	if !errors.Is(err, errIndexFormat) {
+		return nil, err
+	}
+	b, err := r.run(ctx, call{readOnly: true, args: []string{"ls-files", "-v", "-z"}})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for rec := range bytes.SplitSeq(b, []byte{0}) {
+		if len(rec) > 2 && (rec[0] == 'S' || rec[0] >= 'a' && rec[0] <= 'z') {
+			out = append(out, string(rec[2:]))
+		}
+	}
+	return out, nil
+}
+
+// Unhide clears the assume-unchanged and skip-worktree bits of paths in the index, so
+// that git add -A takes their work-tree files as they are.
+func (r *Repo) Unhide(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	var in bytes.Buffer
+	for _, p := range paths {
+		in.WriteString(p)
+		in.WriteByte(0)
+	}
+	// update-index takes one such option per call.
+	for _, opt := range []string{"--no-assume-unchanged", "--no-skip-worktree"} {
+		if _, err := r.run(ctx, call{args: []string{"update-index", opt, "-z", "--stdin"}, stdin: in.Bytes()}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -492,7 +492,11 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 // (failed, or interrupted when ctx was cancelled while the hook ran) and why.
 func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Story, snap *surface.Snapshot) (tree, outcome, why string, err error) {
 	gctx := context.WithoutCancel(ctx)
-	// The tree the gate sees is the tree committed: staged now, its id taken.
+	// The tree the gate sees is the tree committed: staged now, its id taken, whatever
+	// bits the agent set in the index.
+	if err := s.unhide(gctx); err != nil {
+		return "", "", "", err
+	}
 	if err := s.Repo.AddAll(gctx); err != nil {
 		return "", "", "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/surface"
@@ -72,7 +73,15 @@ func (l *Loop) checkGitLink(keep string) (string, error) {
 	if l.moved == nil {
 		return "", nil
 	}
-	return l.moved.Link(keep)
+	what, err := l.moved.Link(keep)
+	if what != "" {
+		shown := l.Repo.Shown(keep)
+		if rel, rerr := filepath.Rel(l.Repo.Root, shown); rerr == nil {
+			shown = rel
+		}
+		what = strings.ReplaceAll(what, keep, shown)
+	}
+	return what, err
 }
 
 // Refresh points the loop back at the working tree's .git when the git directory it

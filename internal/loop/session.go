@@ -40,6 +40,9 @@ type session struct {
 	// layout is the git directory as the walk before the attempt under way saw it
 	// (surface.CheckLayout).
 	layout *surface.Layout
+	// hidden are the index entries git add skipped before the attempt (assume-unchanged,
+	// skip-worktree), where the agent could write the index.
+	hidden map[string]bool
 	// tries are the attempts per story in this invocation; transient, the transient API
 	// errors retried per story.
 	tries, transient map[string]int

@@ -44,6 +44,9 @@ func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	if s.layout, err = surface.ReadLayout(s.Repo.CommonDir); err != nil {
 		return nil, fmt.Errorf("record the git directory's layout: %w", err)
 	}
+	if err := s.recordHidden(ctx); err != nil {
+		return nil, err
+	}
 	if err := snap.Save(s.Store.Root(), s.surfacePath(s.rec.Change)); err != nil {
 		return nil, fmt.Errorf("save the trust surface: %w", err)
 	}
@@ -121,8 +124,8 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 			return nil, &Error{Msg: "interrupted while putting back what the agent changed", Code: ErrInterrupted.Code,
 				Hint: "'git ralph start " + rec.Change + "' puts back the rest first (the record of what was there is kept in " + l.surfacePath(rec.Change) + ")", Err: err}
 		}
-		if errors.Is(err, surface.ErrTooManyRefs) {
-			return nil, &Error{Msg: "the agent changed more refs than git-ralph puts back: " + err.Error(),
+		if tm := (*surface.TooManyRefsError)(nil); errors.As(err, &tm) {
+			return nil, &Error{Msg: err.Error(),
 				Hint: "look at them with 'git for-each-ref' (a symbolic link planted in .git/refs shows every ref again beneath it: remove it);\nthe refs as they were are recorded in " + l.surfacePath(rec.Change) + "; then run 'git ralph start " + rec.Change + " --trust-current'", Err: err}
 		}
 		if err != nil {
@@ -393,4 +396,51 @@ func (l *Loop) checkCtx(ctx context.Context) (context.Context, context.CancelFun
 		}()
 	}
 	return c, cancel
+}
+
+// recordHidden records the index entries git add skips before the attempt, where the
+// agent can write the index (its bits are the user's: a sparse checkout, a file kept
+// out of commits on purpose).
+func (s *session) recordHidden(ctx context.Context) error {
+	s.hidden = nil
+	if !s.gitWritable() {
+		return nil
+	}
+	paths, err := s.Repo.HiddenEntries(ctx)
+	if err != nil {
+		return fmt.Errorf("read the index: %w", err)
+	}
+	s.hidden = map[string]bool{}
+	for _, p := range paths {
+		s.hidden[p] = true
+	}
+	return nil
+}
+
+// unhide clears the assume-unchanged and skip-worktree bits the agent set during the
+// attempt, before the gate stages the work tree: with them git add would keep the
+// index's version of those files, and the checkpoint would not be the tree the gate
+// ran on.
+func (s *session) unhide(ctx context.Context) error {
+	if s.hidden == nil {
+		return nil
+	}
+	now, err := s.Repo.HiddenEntries(ctx)
+	if err != nil {
+		return fmt.Errorf("read the index: %w", err)
+	}
+	var set []string
+	for _, p := range now {
+		if !s.hidden[p] {
+			set = append(set, p)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	if err := s.Repo.Unhide(ctx, set); err != nil {
+		return err
+	}
+	s.Report.Step("cleared the assume-unchanged or skip-worktree bit the agent set on " + quoteList(set) + ": the checkpoint takes the work tree the gate runs on")
+	return nil
 }

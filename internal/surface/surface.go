@@ -1225,8 +1225,16 @@ func Restore(ctx context.Context, repo *git.Repo, changes []Change, keepRefs, ke
 // restore stops and says what it found instead of working for hours.
 const MaxRefRestores = 1000
 
-// ErrTooManyRefs is Restore's refusal past MaxRefRestores.
-var ErrTooManyRefs = errors.New("too many refs changed")
+// TooManyRefsError is Restore's refusal past MaxRefRestores: how many refs changed,
+// and the first few.
+type TooManyRefsError struct {
+	N     int
+	First []string
+}
+
+func (e *TooManyRefsError) Error() string {
+	return fmt.Sprintf("%d refs changed during the attempt (%s, …), more than the %d git-ralph puts back; none was touched", e.N, strings.Join(e.First, ", "), MaxRefRestores)
+}
 
 // restoreRefs puts the refs of changes back in one transaction, the agent's values
 // kept first under keepRefs; a symbolic ref, which a transaction cannot set, by its own
@@ -1243,7 +1251,7 @@ func restoreRefs(ctx context.Context, repo *git.Repo, changes []Change, keepRefs
 		for _, c := range refs[:5] {
 			names = append(names, Quote(c.Ref)+" "+c.What)
 		}
-		return lines, fmt.Errorf("%w: %d refs changed during the attempt (%s, …), more than the %d git-ralph puts back; none was touched", ErrTooManyRefs, len(refs), strings.Join(names, ", "), MaxRefRestores)
+		return lines, &TooManyRefsError{N: len(refs), First: names}
 	}
 	kept := func(r git.RefWithSymref) string {
 		if r.ID == "" || strings.Trim(r.ID, "0") == "" {
