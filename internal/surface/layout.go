@@ -290,7 +290,3 @@ func looseObjectSound(path string) (bool, error) {
 	got := hex.EncodeToString(h.Sum(nil))
 	return got == want, nil
 }
-
-
-
-
