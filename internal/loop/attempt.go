@@ -150,7 +150,7 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 	if err != nil {
 		return "", err
 	}
-	layout, err := s.checkLayout(ctx, id)
+	layout, err := s.checkLayout(ctx, id, snap)
 	if err != nil {
 		return "", err
 	}

@@ -80,6 +80,10 @@ func (l *Loop) restoreSurface(ctx context.Context, snap *surface.Snapshot, rec *
 	var all []surface.Change
 	for {
 		changes, err := snap.Compare(ctx, l.Repo)
+		if err != nil && ctx.Err() != nil {
+			return nil, &Error{Msg: "interrupted while checking what the agent changed", Code: ErrInterrupted.Code,
+				Hint: "'git ralph start " + rec.Change + "' checks it first (the record of what was there is kept in " + l.surfacePath(rec.Change) + ")", Err: err}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("compare the trust surface: %w", err)
 		}
@@ -341,12 +345,12 @@ func (l *Loop) snapshotRepo(ctx context.Context, rec *run.Record) *git.Repo {
 // git directory was writable to it, links it planted and objects it rewrote. It runs
 // before any git after the attempt. It returns the reason's part ("" when nothing
 // changed); rewritten history stops the run.
-func (s *session) checkLayout(ctx context.Context, id string) (string, error) {
+func (s *session) checkLayout(ctx context.Context, id string, snap *surface.Snapshot) (string, error) {
 	if s.layout == nil {
 		return "", nil
 	}
 	keep := filepath.Join(s.Store.ChangeDir(s.rec.Change), "tampered", id, "links")
-	lc, err := surface.CheckLayout(ctx, s.Repo, s.layout, s.gitWritable(), keep, s.shownRel)
+	lc, err := surface.CheckLayout(ctx, s.Repo, s.layout, s.gitWritable(), keep, s.shownRel, snap)
 	for _, line := range lc.Lines {
 		s.Report.Step(line)
 	}
@@ -382,11 +386,20 @@ func (s *session) shownRel(path string) string {
 
 // checkCtx is the context of the checks after an attempt: they run after a first
 // Ctrl-C too (the attempt is saved, what the agent changed put back), and a second one
-// (Loop.Kill) stops them before their next git; the next start finishes what they left
-// from the saved snapshot.
+// (Loop.Kill) that comes while they run stops them before their next git; the next
+// start finishes what they left from the saved snapshot. A second Ctrl-C that came
+// before them killed the agent; they run then, bounded (one ref transaction).
 func (l *Loop) checkCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	killed := false
 	if l.Kill != nil {
+		select {
+		case <-l.Kill:
+			killed = true
+		default:
+		}
+	}
+	if l.Kill != nil && !killed {
 		go func() {
 			select {
 			case <-l.Kill:

@@ -174,14 +174,18 @@ type LayoutCheck struct {
 // every object file that is new or changed (loose objects by their hash, packs with
 // git verify-pack). show names a path for the user. It runs once every process of the
 // attempt is gone, before any git.
-func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable bool, keep string, show func(string) string) (*LayoutCheck, error) {
+func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable bool, keep string, show func(string) string, snap *Snapshot) (*LayoutCheck, error) {
 	res := &LayoutCheck{}
 	var loose, packs []string
 	var firstErr error
+	watched := snap.watchedPaths()
 	err := walk(before.Root, func(rel string, st *unix.Stat_t, dirfd int, name string) bool {
 		then, had := before.Entries[rel]
 		now := entryOf(rel, st)
 		full := filepath.Join(before.Root, rel)
+		if watched[full] {
+			return now.Mode.IsDir() // the trust surface's, with its own words
+		}
 		if now.Mode&fs.ModeSymlink != 0 && (!had || then.Mode&fs.ModeSymlink == 0) && !inStore(rel) {
 			if !writable {
 				return false // not the agent's to make: a link of the user's or of git's
@@ -239,6 +243,25 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 		}
 	}
 	return res, nil
+}
+
+// watchedPaths are the files and directories s watches, which its Compare and Restore
+// put back (types, contents and modes), not the layout's check.
+func (s *Snapshot) watchedPaths() map[string]bool {
+	w := map[string]bool{}
+	if s == nil {
+		return w
+	}
+	for _, f := range s.Files {
+		w[f.Path] = true
+	}
+	for _, f := range s.DirStates {
+		w[f.Path] = true
+	}
+	for _, d := range s.Dirs {
+		w[d] = true
+	}
+	return w
 }
 
 func cmpErr(first, err error) error {

@@ -35,6 +35,6 @@ type LayoutCheck struct {
 func ReadLayout(root string) (*Layout, error) { return &Layout{Root: root}, nil }
 
 // CheckLayout checks nothing off Linux.
-func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable bool, keep string, show func(string) string) (*LayoutCheck, error) {
+func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable bool, keep string, show func(string) string, snap *Snapshot) (*LayoutCheck, error) {
 	return &LayoutCheck{}, nil
 }

@@ -35,7 +35,7 @@ func TestCheckLayoutPutsModesBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lc, err := CheckLayout(t.Context(), r, before, false, filepath.Join(t.TempDir(), "keep"), show)
+	lc, err := CheckLayout(t.Context(), r, before, false, filepath.Join(t.TempDir(), "keep"), show, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +68,12 @@ func TestCheckLayoutMovesPlantedLinks(t *testing.T) {
 	if out := run(t, dir, "for-each-ref", "--format=%(refname)"); !strings.Contains(out, "refs/loop/heads/main") {
 		t.Fatalf("the link makes no phantom refs: %s", out)
 	}
-	lc, err := CheckLayout(t.Context(), r, before, false, filepath.Join(t.TempDir(), "keep"), show)
+	lc, err := CheckLayout(t.Context(), r, before, false, filepath.Join(t.TempDir(), "keep"), show, nil)
 	if err != nil || len(lc.Changes) != 0 {
 		t.Fatalf("read-only git directory: %v %q", err, lc.Changes)
 	}
 	keep := filepath.Join(r.CommonDir, "ralph", "x", "tampered", "1-1", "links")
-	lc, err = CheckLayout(t.Context(), r, before, true, keep, show)
+	lc, err = CheckLayout(t.Context(), r, before, true, keep, show, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestCheckLayoutMovesPlantedLinks(t *testing.T) {
 	}
 	// The next attempt's check: the kept link, in git-ralph's store, is no new link.
 	before, _ = ReadLayout(r.CommonDir)
-	if lc, err := CheckLayout(t.Context(), r, before, true, keep+"2", show); err != nil || len(lc.Changes) != 0 {
+	if lc, err := CheckLayout(t.Context(), r, before, true, keep+"2", show, nil); err != nil || len(lc.Changes) != 0 {
 		t.Fatalf("second check: %v %q", err, lc.Changes)
 	}
 }
@@ -107,7 +107,7 @@ func TestCheckLayoutFindsRewrittenObjects(t *testing.T) {
 	// git's own new object: sound.
 	write(t, filepath.Join(dir, "b.txt"), "b\n", 0o644)
 	id := run(t, dir, "hash-object", "-w", "b.txt")
-	lc, err := CheckLayout(t.Context(), r, before, true, t.TempDir(), show)
+	lc, err := CheckLayout(t.Context(), r, before, true, t.TempDir(), show, nil)
 	if err != nil || len(lc.Rewritten) != 0 {
 		t.Fatalf("a sound new object: %v %q", err, lc.Rewritten)
 	}
@@ -129,7 +129,7 @@ func TestCheckLayoutFindsRewrittenObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	before.Entries[filepath.Join("objects", id[:2], id[2:])] = Entry{} // seen before: not new
-	lc, err = CheckLayout(t.Context(), r, before, true, t.TempDir(), show)
+	lc, err = CheckLayout(t.Context(), r, before, true, t.TempDir(), show, nil)
 	if err != nil || len(lc.Rewritten) != 1 || lc.Rewritten[0] != path {
 		t.Fatalf("rewritten: %v %q", err, lc.Rewritten)
 	}
@@ -149,7 +149,7 @@ func TestCheckLayoutFindsRewrittenObjects(t *testing.T) {
 	if err := os.WriteFile(packs[0], data, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	lc, err = CheckLayout(t.Context(), r, before, true, t.TempDir(), show)
+	lc, err = CheckLayout(t.Context(), r, before, true, t.TempDir(), show, nil)
 	if err != nil || len(lc.Rewritten) != 1 || lc.Rewritten[0] != packs[0] {
 		t.Fatalf("rewritten pack: %v %q", err, lc.Rewritten)
 	}
