@@ -88,6 +88,10 @@ func Move(tree string) (*Moved, error) {
 			m.release()
 		}
 	}()
+	if t, err := os.Readlink(m.Dir); err == nil && t == m.Dir {
+		// The link a move or a put-back killed half-way left (it names itself).
+		_ = os.Remove(m.Dir)
+	}
 	if _, err := os.Lstat(m.Dir); err == nil {
 		return nil, &NotMovedError{m.Dir + " is in the way (a git directory a killed run left moved? 'git ralph status' puts it back)"}
 	}

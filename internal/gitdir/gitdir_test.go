@@ -227,3 +227,59 @@ func asNotMoved(err error, target **NotMovedError) bool {
 	*target = e
 	return ok
 }
+
+// Killed between the steps of a move or a put-back: what is left (the link that names
+// itself, a home without a git directory) is no obstacle to the next move, and the
+// tree keeps its .git throughout.
+func TestKilledHalfWay(t *testing.T) {
+	tree := repo(t)
+	m, err := Move(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := m.Home
+	// A put-back killed after its exchange: .git back, the link still in the home.
+	m.release()
+	if err := os.Rename(filepath.Join(tree, ".git"), filepath.Join(tree, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(m.Dir, filepath.Join(tree, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(tree, "link"), m.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if notes, err := Recover(tree); err != nil || len(notes) != 0 {
+		t.Fatalf("Recover with nothing moved: %q %v", notes, err)
+	}
+	git(t, tree, "rev-parse", "HEAD")
+	m2, err := Move(tree)
+	if err != nil {
+		t.Fatalf("Move after a half put-back: %v", err)
+	}
+	if m2.Home != home {
+		t.Fatalf("home %s, then %s", home, m2.Home)
+	}
+	if _, err := m2.Restore(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkMoveRestore is the cost of the move a run makes, and of putting it back.
+func BenchmarkMoveRestore(b *testing.B) {
+	base := b.TempDir()
+	b.Setenv("XDG_STATE_HOME", filepath.Join(base, "state"))
+	tree := filepath.Join(base, "proj")
+	if err := exec.Command("git", "init", "-q", tree).Run(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		m, err := Move(tree)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Restore(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

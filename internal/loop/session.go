@@ -40,6 +40,9 @@ type session struct {
 	// layout is the git directory as the walk before the attempt under way saw it
 	// (surface.CheckLayout).
 	layout *surface.Layout
+	// nextLayout is the layout the last check left, the next attempt's unless a wait
+	// came in between.
+	nextLayout *surface.Layout
 	// hidden are the index entries git add skipped before the attempt (assume-unchanged,
 	// skip-worktree), where the agent could write the index.
 	hidden map[string]bool

@@ -32,6 +32,10 @@ func (l *Loop) surfacePath(change string) string {
 func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	var snap *surface.Snapshot
 	var err error
+	s.layout, s.nextLayout = s.nextLayout, nil
+	if s.surfaceWaited {
+		s.layout = nil // the user may have changed the git directory meanwhile
+	}
 	if prev := s.lastSurface; prev != nil {
 		snap, err = surface.TakeAfter(ctx, s.Repo, prev, s.surfaceWaited)
 	} else {
@@ -41,8 +45,10 @@ func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
 	}
-	if s.layout, err = surface.ReadLayout(s.Repo.CommonDir); err != nil {
-		return nil, fmt.Errorf("record the git directory's layout: %w", err)
+	if s.layout == nil {
+		if s.layout, err = surface.ReadLayout(s.Repo.CommonDir); err != nil {
+			return nil, fmt.Errorf("record the git directory's layout: %w", err)
+		}
 	}
 	if err := s.recordHidden(ctx); err != nil {
 		return nil, err
@@ -351,6 +357,9 @@ func (s *session) checkLayout(ctx context.Context, id string, snap *surface.Snap
 	}
 	keep := filepath.Join(s.Store.ChangeDir(s.rec.Change), "tampered", id, "links")
 	lc, err := surface.CheckLayout(ctx, s.Repo, s.layout, s.gitWritable(), keep, s.shownRel, snap)
+	if err == nil && len(lc.Rewritten) == 0 {
+		s.nextLayout = lc.After
+	}
 	for _, line := range lc.Lines {
 		s.Report.Step(line)
 	}

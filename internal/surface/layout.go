@@ -165,6 +165,9 @@ type LayoutCheck struct {
 	// not verify: history the agent rewrote under its own ids, which git-ralph cannot
 	// put back.
 	Rewritten []string
+	// After is the git directory as the check leaves it: the next attempt's Layout,
+	// without a walk of its own.
+	After *Layout
 }
 
 // CheckLayout compares the git directory with before (taken before the attempt) and,
@@ -175,7 +178,7 @@ type LayoutCheck struct {
 // git verify-pack). show names a path for the user. It runs once every process of the
 // attempt is gone, before any git.
 func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable bool, keep string, show func(string) string, snap *Snapshot) (*LayoutCheck, error) {
-	res := &LayoutCheck{}
+	res := &LayoutCheck{After: &Layout{Root: before.Root, Entries: make(map[string]Entry, len(before.Entries))}}
 	var loose, packs []string
 	var firstErr error
 	watched := snap.watchedPaths()
@@ -183,6 +186,7 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 		then, had := before.Entries[rel]
 		now := entryOf(rel, st)
 		full := filepath.Join(before.Root, rel)
+		res.After.Entries[rel] = now
 		if watched[full] {
 			return now.Mode.IsDir() // the trust surface's, with its own words
 		}
@@ -199,6 +203,7 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 				firstErr = cmpErr(firstErr, fmt.Errorf("move the link %s aside: %w", full, err))
 				return false
 			}
+			delete(res.After.Entries, rel)
 			res.Lines = append(res.Lines, fmt.Sprintf("moved the link %s aside (the agent made it; kept as %s, never followed)", Quote(show(full)), Quote(show(dst))))
 			res.Changes = append(res.Changes, show(full)+" (a link) created")
 			return false
@@ -207,6 +212,7 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 			if err := unix.Fchmodat(dirfd, name, uint32(then.Mode.Perm())|special(then.Mode), 0); err != nil {
 				firstErr = cmpErr(firstErr, fmt.Errorf("put back the mode of %s: %w", full, err))
 			} else {
+				res.After.Entries[rel] = Entry{Mode: then.Mode, Ino: now.Ino, Size: now.Size, Ctime: now.Ctime}
 				res.Lines = append(res.Lines, fmt.Sprintf("put back the mode of %s to %s (the agent had made it %s)", Quote(show(full)), perm(then.Mode), perm(now.Mode)))
 				res.Changes = append(res.Changes, show(full)+" mode changed")
 			}

@@ -29,6 +29,7 @@ type Entry struct {
 // LayoutCheck is what CheckLayout found and did: nothing, off Linux.
 type LayoutCheck struct {
 	Lines, Changes, Rewritten []string
+	After                     *Layout
 }
 
 // ReadLayout reads nothing off Linux.
