@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/git-ralph/git-ralph/internal/gitdir"
 )
 
 // TestChaos runs a three-story loop with the fake agent and kills git-ralph with SIGKILL
@@ -725,7 +727,13 @@ type chaosPhase struct {
 func (tr *chaosTrial) startPhase(t *testing.T, args ...string) *chaosPhase {
 	t.Helper()
 	git := filepath.Join(tr.repo, ".git")
+	// The git directory's move out of the tree (an in-place run in the sandbox) and back:
+	// its home, made now so that inotify can watch it, and the tree's .git.
+	home := gitdir.HomesIn(chaosStateDir(tr.env), tr.repo)[0]
+	benchMkdir(t, home)
 	w, err := newWatcher(map[string]string{
+		"home":     home,
+		"tree":     tr.repo,
 		"git":      git,
 		"heads":    filepath.Join(git, "refs", "heads", "ralph"),
 		"attempts": filepath.Join(git, "refs", "ralph", chaosChange, "attempts"),
@@ -1001,6 +1009,10 @@ type matcher struct {
 // gitStep reports whether an event is a step git or git-ralph took in .git.
 func gitStep(e fsEvent) bool {
 	switch e.dir {
+	case "home":
+		return true // every step of the move and the put-back
+	case "tree":
+		return e.name == ".git"
 	case "git":
 		return e.name == "index.lock" || e.name == "HEAD.lock" || e.name == "packed-refs.lock" || strings.HasPrefix(e.name, "ralph-index-")
 	case "heads", "attempts", "backup":
@@ -1463,4 +1475,22 @@ func (w *watcher) stop() []fsEvent {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.seen)
+}
+
+// chaosStateDir is the state directory of a trial's environment, where an in-place
+// run's git directory moves to.
+func chaosStateDir(env []string) string {
+	state, home := "", ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			state = v
+		}
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	if state == "" && home != "" {
+		state = filepath.Join(home, ".local", "state")
+	}
+	return state
 }

@@ -46,10 +46,13 @@ type Moved struct {
 // Homes are the places the git directory of tree may move to, in order of preference:
 // git-ralph's own state directory (out of the user's sight), then beside the tree.
 // Only one on the tree's file system is used.
-func Homes(tree string) []string {
+func Homes(tree string) []string { return HomesIn(stateDir(), tree) }
+
+// HomesIn are Homes with state as the state directory ("": none).
+func HomesIn(state, tree string) []string {
 	tree = filepath.Clean(tree)
 	var out []string
-	if state := stateDir(); state != "" {
+	if state != "" {
 		sum := sha256.Sum256([]byte(tree))
 		out = append(out, filepath.Join(state, "git-ralph", "moved", filepath.Base(tree)+"-"+hex.EncodeToString(sum[:4])))
 	}
