@@ -262,7 +262,7 @@ func removeLocks(locks []lockFile) ([]string, error) {
 // The files of fixed name a git killed in one of the commands git-ralph runs leaves
 // behind, each of which makes every later git that needs it fail ("File exists"):
 // those of a worktree's git directory and those of the common one. Locks of refs and
-// of temporary indexes are found by findLocks on top. DESIGN.md ("what a killed git
+// of temporary indexes are found by findLocks on top. docs/DESIGN-LOG.md ("what a killed git
 // leaves") lists what git 2.39 creates in those commands and why the rest is left.
 var (
 	worktreeLeftovers = []string{

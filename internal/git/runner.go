@@ -266,7 +266,7 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 // Git LFS's clean/smudge, core.sshCommand and credential helpers for the
 // remote commands, commit signing): those live in the config the loop
 // records before every attempt and restores after it, before git-ralph
-// runs git again. DESIGN.md has the list.
+// runs git again. docs/DESIGN-LOG.md has the list.
 func (r *Repo) safetyArgs() []string {
 	args := []string{"-c", "core.fsmonitor=false"}
 	if dir := r.pinnedHooksDir(); dir != "" {

@@ -16,7 +16,7 @@ import (
 // whose step was killed, or one still saving after the cancel's SIGINT): it waits
 // DefaultStopWait for the loop to end on its own, then stops it as Ctrl-C would and
 // waits DefaultKillWait more before it kills it. Together they fit GitHub's budget of
-// 5 minutes from a cancel to the end of everything (DESIGN.md, issue 19).
+// 5 minutes from a cancel to the end of everything (docs/DESIGN-LOG.md, issue 19).
 const (
 	DefaultStopWait = 30 * time.Second
 	DefaultKillWait = 15 * time.Second
