@@ -43,7 +43,7 @@ type Events interface {
 // Request describes one run of an agent.
 type Request struct {
 	// Prompt is sent on stdin, never as an argument (one argv string is capped
-	// at 128 KiB, AGENTS-REFERENCE.md §1.1); stdin is closed after it.
+	// at 128 KiB, docs/AGENTS.md, "Common to every agent"); stdin is closed after it.
 	Prompt string
 	// Dir is the working directory: the repository root. Required.
 	Dir string
@@ -102,7 +102,7 @@ type Request struct {
 	Clock Clock
 	// OnStart, if set, is called right after the spawn with the pid (which is
 	// also the process group id) and its start time (see ProcStart; 0 when
-	// unknown), so the caller can record the process's identity (SPEC.md §7).
+	// unknown), so the caller can record the process's identity (docs/LOOP.md, "Process identity").
 	OnStart func(pid int, start uint64)
 
 	// OutputFile is the file the CLI writes what its stream lacks to (codex
@@ -140,7 +140,7 @@ type Result struct {
 	// Only a Text with SawResult set and IsError unset is a verdict; see Promise.
 	Text string
 	// SawResult reports that the terminal event was seen. Without it the run
-	// crashed or was killed, whatever the exit code (AGENTS-REFERENCE.md §1.4).
+	// crashed or was killed, whatever the exit code (docs/AGENTS.md, "Common to every agent").
 	SawResult bool
 	// IsError reports that the agent itself reported an error (claude:
 	// is_error, which is set even when subtype is "success", or an error_*
@@ -156,7 +156,7 @@ type Result struct {
 	Errors []string
 	// Denials lists tool calls the agent was refused permission for (claude
 	// permission_denials), as "Tool: summary"; the agent may still claim
-	// success (AGENTS-REFERENCE.md §1.8). At most 16 entries.
+	// success (docs/AGENTS.md, "Common to every agent"). At most 16 entries.
 	Denials []string
 	// Turns is the agent's count of turns (claude and amp num_turns, opencode
 	// its steps); 0 when the agent reports none (codex, gemini, cursor).
@@ -226,7 +226,7 @@ func (r Result) RetryTime(now time.Time) time.Time {
 
 // Promise returns the promise in the final answer, or a PromiseNone Promise
 // when there is no trustworthy final answer: no terminal event was seen or the
-// agent reported an error (SPEC.md §4 step 3).
+// agent reported an error (docs/LOOP.md, "Each attempt" step 3).
 func (r Result) Promise() Promise {
 	if !r.SawResult || r.IsError {
 		return Promise{}

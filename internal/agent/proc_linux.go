@@ -64,7 +64,7 @@ func parseStat(data []byte) (procStat, error) {
 
 // ProcStart returns the start time of process pid: field 22 of
 // /proc/<pid>/stat, in clock ticks since boot. Together with the pid it
-// identifies a process across pid reuse (SPEC.md §7).
+// identifies a process across pid reuse (docs/LOOP.md, "Process identity").
 func ProcStart(pid int) (uint64, error) {
 	st, err := readStat(pid)
 	if err != nil {

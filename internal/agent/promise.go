@@ -8,7 +8,7 @@ import (
 // PromiseKind says what the agent promised in its final answer.
 type PromiseKind int
 
-// The promises an agent can make (SPEC.md §4 step 3).
+// The promises an agent can make (docs/LOOP.md, "Each attempt" step 3).
 const (
 	PromiseNone     PromiseKind = iota // no tag: no signal
 	PromiseComplete                    // <promise>COMPLETE</promise>
@@ -43,7 +43,7 @@ const (
 // must be "COMPLETE", or "FAILED" optionally followed by ":" and a reason (which
 // may span lines up to the closing tag). Tags inside a sentence, inline code or
 // with any other content do not count, and the last valid tag wins
-// (AGENTS-REFERENCE.md §1.7). Keywords are case-sensitive.
+// (docs/AGENTS.md, "Common to every agent"). Keywords are case-sensitive.
 //
 // ParsePromise only reads text; which text counts (the final answer only) is
 // the caller's business: see Result.Promise.

@@ -37,7 +37,7 @@ const (
 // it is not asked to keep, plus req.Env. Its stdout goes
 // through d.Decode (live events to req.Sink) and, byte for byte, to req.Log.
 //
-// How it ends (SPEC.md §4 "Each attempt" and "Interrupt"):
+// How it ends (docs/LOOP.md, "Each attempt" and "Interrupt"):
 //   - ctx cancelled: SIGINT to the group, SIGKILL after req.KillGrace
 //     (Interrupted); req.Kill closed: SIGKILL at once.
 //   - req.Timeout or req.IdleTimeout expired before the terminal event:

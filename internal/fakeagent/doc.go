@@ -9,9 +9,9 @@
 // opencode, amp, cursor-agent, copilot, qwen), never into git-ralph itself.
 // Copilot's and Qwen's shapes copy the recordings in
 // internal/agent/testdata (copilot-*, qwen-*). Its output copies the event
-// shapes of the real transcripts in shared/reference/agents/samples (for Amp
-// and Cursor, of which no transcript exists, the documented schemas of
-// AGENTS-REFERENCE.md §6 and §7); it never interprets the promise tags, it
+// shapes of the real transcripts in internal/agent/testdata (for Amp and
+// Cursor, of which no transcript exists, the documented schemas of
+// docs/AGENTS.md, "Amp" and "Cursor"); it never interprets the promise tags, it
 // only prints what the scenario says.
 //
 // # Environment

@@ -17,7 +17,7 @@ import (
 // its published result into the local record.
 
 // importRemoteRun brings home the result of a run on GitHub Actions once it has
-// published (REMOTE.md §5.4 steps 2–5): it fetches ralph/<change> to
+// published (docs/REMOTE.md, "Home"): it fetches ralph/<change> to
 // refs/remotes/<remote>/ralph/<change> and the run's refs to the same names here,
 // checks the fetched branch descends from the start commit, fast-forwards the local
 // branch (refusing if it moved since the dispatch), and takes the run's record and
@@ -241,7 +241,7 @@ func endsWith(store *run.Store, path string, data []byte) bool {
 	return err == nil && bytes.Equal(end, data)
 }
 
-// A dispatched run can end without publishing anything (REMOTE.md §5.8 row 14): GitHub
+// A dispatched run can end without publishing anything (docs/REMOTE.md, "Failure modes"): GitHub
 // could not start the workflow (startup_failure), the run waits for someone's approval
 // (action_required), or it was force-cancelled before its publish job. Nothing of it
 // is on the remote but the start commit dispatch pushed. finish then says so and

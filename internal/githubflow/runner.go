@@ -21,7 +21,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// The runner side of a run on GitHub Actions (REMOTE.md §5.5): start --adopt rebuilds
+// The runner side of a run on GitHub Actions (docs/REMOTE.md, "The runner's side"): start --adopt rebuilds
 // the record in a fresh clone, export hands the run over as a bundle, and publish checks
 // that bundle in a job the agent never ran in and pushes it.
 

@@ -13,7 +13,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/status"
 )
 
-// Watching runs on GitHub Actions politely (REMOTE.md §2.6, §5.3): one conditional
+// Watching runs on GitHub Actions politely (docs/REMOTE.md, "Watching"): one conditional
 // listing per repository and workflow per round, whatever the number of runs (an
 // unchanged listing is a 304, which does not count against the rate limit), at least
 // WatchInterval apart and never sooner than GitHub's x-poll-interval; a rate limit is

@@ -294,7 +294,7 @@ func (s sink) Tool(name, sum string) { s.r.AgentTool(name, sum) }
 
 // decide turns the agent's result into an outcome, from the final result only.
 // passOn tells whether the reason goes into the next prompt: the agent's own FAILED
-// reason does; crashes, timeouts and missing signals do not (SPEC §4 step 3).
+// reason does; crashes, timeouts and missing signals do not (docs/LOOP.md, "Each attempt" step 3).
 // timeout and idle are the limits it ran with (--timeout, --idle-timeout).
 func decide(res agent.Result, timeout, idle time.Duration) (outcome, reason string, passOn bool) {
 	switch {
@@ -697,9 +697,9 @@ func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, 
 	return b.String(), nil
 }
 
-// checkpointSubject is a checkpoint's subject: SPEC's "checkpoint: <id>", or tmpl (a
+// checkpointSubject is a checkpoint's subject: docs/LOOP.md's "checkpoint: <id>", or tmpl (a
 // text/template over .ID, .Title and .Change, ralph.checkpointMessage) as one line; a
-// template that says nothing gives SPEC's. git-ralph knows its checkpoints by their
+// template that says nothing gives that one. git-ralph knows its checkpoints by their
 // trailers, whatever the subject.
 func checkpointSubject(tmpl, change string, story tasklist.Story) (string, error) {
 	if tmpl == "" {

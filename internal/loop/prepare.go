@@ -153,7 +153,7 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 	return nil
 }
 
-// newRun is SPEC §4 "New run"; the order of the steps is what makes a crash anywhere
+// newRun is docs/LOOP.md, "New run"; the order of the steps is what makes a crash anywhere
 // recoverable: the record first, then the backup, then the branch, then the commit.
 func (l *Loop) newRun(ctx context.Context, r *Resolved) (*run.Record, error) {
 	gctx := context.WithoutCancel(ctx)

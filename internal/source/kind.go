@@ -146,7 +146,7 @@ type Repo struct {
 // Options are how a source is read.
 type Options struct {
 	// StoryLevel 3 makes every "###" section of a plan a story (--story-level,
-	// ralph.storyLevel); 0 or 2: SPEC §2b's default.
+	// ralph.storyLevel); 0 or 2: the default of docs/TASKS.md.
 	StoryLevel int
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// Resolve is what `git ralph start <arg>` means (SPEC §2b's table), in one place: the
+// Resolve is what `git ralph start <arg>` means (docs/TASKS.md, "What an argument of start means"), in one place: the
 // source arg names in r, with its refusals, read where its run works.
 //
 //   - An argument that names a run (its run name, or the path of the file a run

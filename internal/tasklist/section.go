@@ -22,7 +22,7 @@ func Close(s *Story, lines []string, next int) {
 }
 
 // Continue gives each task of s the lines of its section that continue it, as written
-// (SPEC §2): the lines below its checkbox line that are indented deeper than its list
+// (docs/TASKS.md, "Stories and tasks"): the lines below its checkbox line that are indented deeper than its list
 // marker (wrapped text, nested bullets, a code block fenced under it), the lines that
 // go on its text without a blank line between (markdown's lazy continuation), and the
 // blank lines between those. A checkbox line is always a task of its own, also in a

@@ -1,5 +1,5 @@
 // Package copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot).
-// AGENTS-REFERENCE.md does not cover it: the driver follows Copilot CLI
+// docs/AGENTS.md ("GitHub Copilot CLI") sums it up: the driver follows Copilot CLI
 // 1.0.102's own output, recorded here against a scripted model on loopback
 // (internal/agent/testdata/copilot-*, made with testdata/record).
 //
@@ -90,7 +90,7 @@ func (Copilot) Name() string { return "copilot" }
 // Binary returns "copilot".
 func (Copilot) Binary() string { return "copilot" }
 
-// State is what GitHub Copilot CLI writes outside the working tree (SANDBOX.md, tried
+// State is what GitHub Copilot CLI writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried
 // with 1.0.102): ~/.copilot, and the cache where it unpacks a bundled package
 // ("EACCES: mkdir ~/.cache" without it). Its --usage-output-file, which it replaces by
 // a rename, is in the attempt's own directory.

@@ -1,5 +1,5 @@
 // Package cursor drives the Cursor CLI (`cursor-agent -p`), as
-// AGENTS-REFERENCE.md §7 describes it from Cursor's documentation: the binary
+// docs/AGENTS.md, "Cursor" describes it from Cursor's documentation: the binary
 // could not be installed where the reference was written, and the
 // synthetic-cursor-* transcripts in internal/agent/testdata follow the
 // documented schema.
@@ -22,7 +22,7 @@ import (
 )
 
 // Cursor drives the Cursor CLI (`cursor-agent`) headlessly, as described in
-// AGENTS-REFERENCE.md §7 (from Cursor's documentation only: the binary could
+// docs/AGENTS.md, "Cursor" (from Cursor's documentation only: the binary could
 // not be installed where the reference was written):
 //
 //	cursor-agent -p --output-format stream-json --force --trust [--model M] [args…] < prompt
@@ -33,7 +33,7 @@ import (
 // command that is not allow-listed. --trust trusts the workspace without
 // the prompt a headless run cannot answer.
 //
-// The stream (§7 "Event schema") is Claude-like: system/init (session id,
+// The stream (docs/AGENTS.md, "Cursor") is Claude-like: system/init (session id,
 // model), user, thinking, assistant (one line per complete message between
 // tool calls), tool_call started/completed, and a result line whose result
 // concatenates all assistant text. Cursor reports no cost. A failure is a
@@ -73,7 +73,7 @@ func (Cursor) Argv(req agent.Request) []string {
 const authFatal = "cursor-agent is not logged in or its API key was rejected; run 'cursor-agent login' (or set CURSOR_API_KEY)"
 
 // Diagnose classifies a failed run by the last lines of its stderr, the only
-// place cursor-agent reports failures (§7).
+// place cursor-agent reports failures (docs/AGENTS.md, "Cursor").
 func (Cursor) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
@@ -114,7 +114,7 @@ type toolCall struct {
 }
 
 // usage is the token usage some versions reportedly add to the result
-// (unverified, §7); both spellings are read.
+// (unverified, docs/AGENTS.md, "Cursor"); both spellings are read.
 type usage struct {
 	InputTokens      int64 `json:"inputTokens"`
 	OutputTokens     int64 `json:"outputTokens"`

@@ -1,7 +1,7 @@
 // Package custom drives an agent of the user's own: ralph.agentCommand, run as
 // an argv, never through a shell, with the contract the manual's "Custom
 // agents" section documents (internal/manual). Its output is plain text, or
-// Claude Code's stream-json (AGENTS-REFERENCE.md §2), which it decodes with
+// Claude Code's stream-json (docs/AGENTS.md, "Claude Code"), which it decodes with
 // package claude's DecodeStream rather than a copy of it.
 //
 // The command comes only from flags and git config, through New or the
@@ -27,8 +27,8 @@ const (
 	// own, in the last 64 KiB of stdout; a clean exit (status 0) is the
 	// terminal event.
 	FormatText = "text"
-	// FormatClaudeStreamJSON: Claude Code's stream-json (AGENTS-REFERENCE.md
-	// §2 "Event schema"), decoded as for claude: the outcome comes from the
+	// FormatClaudeStreamJSON: Claude Code's stream-json (docs/AGENTS.md,
+	// "Claude Code"), decoded as for claude: the outcome comes from the
 	// result line.
 	FormatClaudeStreamJSON = "claude-stream-json"
 )

@@ -1,5 +1,5 @@
-// Package opencode drives OpenCode (`opencode run`), as AGENTS-REFERENCE.md
-// §4 describes it; the opencode-* transcripts in internal/agent/testdata are the
+// Package opencode drives OpenCode (`opencode run`), as docs/AGENTS.md
+// ("OpenCode") describes it; the opencode-* transcripts in internal/agent/testdata are the
 // reference's.
 //
 // It builds the argv and reads the JSON events; agent.Run starts the process.
@@ -21,17 +21,17 @@ import (
 )
 
 // OpenCode drives OpenCode (`opencode run`) headlessly, as described in
-// AGENTS-REFERENCE.md §4:
+// docs/AGENTS.md, "OpenCode":
 //
 //	opencode run --format json --auto [-m provider/model] [args…] < prompt
 //
 // The model must be given as provider/model. --auto approves every
 // permission that is not explicitly denied: without it, a permission rule
-// set to "ask" is rejected in run mode and the run still exits 0 (§4
-// "Permissions"), so edits or commands the user's configuration guards
+// set to "ask" is rejected in run mode and the run still exits 0
+// (docs/AGENTS.md, "OpenCode"), so edits or commands the user's configuration guards
 // would silently not happen.
 //
-// Every line is {type, timestamp, sessionID, part} (§4 "Event schema"):
+// Every line is {type, timestamp, sessionID, part} (docs/AGENTS.md, "OpenCode"):
 // step_start, text, tool_use and step_finish (with the step's cost and
 // tokens) for each model call, or an error. There is no overall result
 // event: the run is over at the step_finish whose reason is not
@@ -46,7 +46,7 @@ func (OpenCode) Name() string { return "opencode" }
 // Binary returns "opencode".
 func (OpenCode) Binary() string { return "opencode" }
 
-// State is what OpenCode writes outside the working tree (SANDBOX.md, tried with
+// State is what OpenCode writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried with
 // 1.18.33): its four XDG directories.
 func (OpenCode) State(env []string) agent.State {
 	return agent.State{Dirs: []string{
@@ -136,8 +136,8 @@ type eventError struct {
 }
 
 // Decode reads opencode's JSON events to the end. text parts go to ev.Text,
-// tool parts to ev.Tool. The final text is the text of the last step (§4
-// "Where to read things"), or the last text event when that step had none;
+// tool parts to ev.Tool. The final text is the text of the last step
+// (docs/AGENTS.md, "OpenCode"), or the last text event when that step had none;
 // the cost is the sum of the
 // step_finish costs (nil when none carried one), the turns the number of
 // steps. An error event is an error, classified from its status code, name

@@ -1,5 +1,5 @@
 // Package qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code).
-// AGENTS-REFERENCE.md does not cover it: the driver follows Qwen Code 0.24.4's
+// docs/AGENTS.md ("Qwen Code") sums it up: the driver follows Qwen Code 0.24.4's
 // own output, recorded here against a scripted model on loopback
 // (internal/agent/testdata/qwen-*, made with testdata/record).
 //
@@ -54,7 +54,7 @@ func (Qwen) Name() string { return "qwen" }
 // Binary returns "qwen".
 func (Qwen) Binary() string { return "qwen" }
 
-// State is what Qwen Code writes outside the working tree (SANDBOX.md, tried with
+// State is what Qwen Code writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried with
 // 0.24.4): ~/.qwen, and the pseudo-terminal of its shell tool (node-pty's forkpty
 // fails without /dev/ptmx's ioctl, and every story then fails).
 func (Qwen) State(env []string) agent.State {
