@@ -199,12 +199,15 @@ func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runI
 }
 
 // unfetch puts back the refs a fetch of a run changed: those under prefix that were not
-// there before, and the remote-tracking ref. Best effort: it runs on the way out of an
-// error.
+// there before, and the remote-tracking ref. It runs on the way out of an error, whose
+// return it does not change: a ref it cannot put back is said in a warning.
 func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tracking, was string, existed bool) {
+	warn := func(ref string, err error) {
+		fl.Loop.Report.Warn(fmt.Sprintf("could not put back %s after the refused record (%v): it is left as the fetch made it", ref, err))
+	}
 	now, err := fl.Repo.Refs(ctx, prefix)
 	if err != nil {
-		return
+		warn(prefix+"*", err)
 	}
 	old := map[string]string{}
 	for _, r := range before {
@@ -212,15 +215,22 @@ func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tr
 	}
 	for _, r := range now {
 		if id, ok := old[r.Name]; !ok {
-			_ = fl.Repo.DeleteRef(ctx, r.Name)
+			if err := fl.Repo.DeleteRef(ctx, r.Name); err != nil {
+				warn(r.Name, err)
+			}
 		} else if id != r.ID {
-			_ = fl.Repo.UpdateRef(ctx, r.Name, id)
+			if err := fl.Repo.UpdateRef(ctx, r.Name, id); err != nil {
+				warn(r.Name, err)
+			}
 		}
 	}
 	if existed {
-		_ = fl.Repo.UpdateRef(ctx, tracking, was)
+		err = fl.Repo.UpdateRef(ctx, tracking, was)
 	} else {
-		_ = fl.Repo.DeleteRef(ctx, tracking)
+		err = fl.Repo.DeleteRef(ctx, tracking)
+	}
+	if err != nil {
+		warn(tracking, err)
 	}
 }
 

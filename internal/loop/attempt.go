@@ -797,9 +797,11 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 	msg := b.String()
 	if _, err := l.Repo.SaveAttempt(ctx, rec.Checkpoint, ref, msg); err != nil {
 		rec.Stop(run.Failed, "could not save a failed attempt", err)
-		_ = l.Save(rec)
-		return &Error{Msg: "could not save the failed attempt: " + err.Error(),
-			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + Short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
+		hint := "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + Short(rec.Checkpoint) + " on " + rec.Branch
+		if serr := l.Save(rec); serr != nil {
+			hint += "\nthe run record could not be written either (" + serr.Error() + "): the next 'git ralph start " + rec.Change + "' takes the attempt for one a crash cut short, and saves it then"
+		}
+		return &Error{Msg: "could not save the failed attempt: " + err.Error(), Hint: hint, Err: err}
 	}
 	att.Ref = ref
 	if att.Outcome == run.OutcomeRunning {

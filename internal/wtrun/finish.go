@@ -2,6 +2,7 @@ package wtrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,18 +24,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 			return nil, err
 		}
 		if err := origin.MergeSquash(ctx, rec.Branch); err != nil {
-			rec.Finishing = nil
-			if len(f.Carried) > 0 {
-				_ = l.Save(rec)
-				return nil, loop.UserErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err),
-					"squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root).WithCause(err)
-			}
-			if !f.OriginDirty {
-				_ = origin.HardReset(ctx, "HEAD") // it was clean: put it back exactly
-			}
-			_ = l.Repo.DeleteRef(ctx, f.Backup)
-			_ = l.Save(rec)
-			return nil, loop.SquashError(err, rec.Branch, res.Target, "so is its worktree", "in "+origin.Root+": git merge --squash "+rec.Branch, "git ralph finish "+rec.Change+" --keep")
+			return nil, undoWorktreeSquash(ctx, l, rec, origin, res, err)
 		}
 	}
 	var err error
@@ -63,8 +53,47 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
+}
+
+// undoWorktreeSquash undoes a merge --squash in origin that failed (err) and returns the
+// error, which says what is kept and where the user is: each step of the undo is
+// checked, and one that failed is named. When origin (clean before) cannot be put back,
+// the record keeps its finish under way, so that the next finish finds it.
+func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, err error) error {
+	f := rec.Finishing
+	var notes []string
+	save := func() {
+		if serr := l.Save(rec); serr != nil {
+			notes = append(notes, fmt.Sprintf("the run record still says a squash is under way (%v): the next finish checks what git shows and goes on from there", serr))
+		}
+	}
+	if len(f.Carried) > 0 {
+		rec.Finishing = nil
+		save()
+		hint := fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err)
+		return loop.UserErr(strings.Join(append([]string{hint}, notes...), "\n"), "squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root).WithCause(err)
+	}
+	if !f.OriginDirty {
+		if rerr := origin.HardReset(ctx, "HEAD"); rerr != nil { // it was clean: put it back exactly
+			return &loop.Error{Msg: fmt.Sprintf("squashing %s onto %s in %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, origin.Root, res.Target, rerr),
+				Hint: fmt.Sprintf("the squash failed with: %v\n%s holds what the merge left; %s and its worktree are intact, its tip kept as %s\n"+
+					"once git works again, 'git reset --hard' in %s puts %s back (only the merge's leftovers go); then 'git ralph finish %s --squash' tries again",
+					err, origin.Root, rec.Branch, f.Backup, origin.Root, res.Target, rec.Change),
+				Err: errors.Join(err, rerr)}
+		}
+	}
+	rec.Finishing = nil
+	if derr := l.Repo.DeleteRef(ctx, f.Backup); derr != nil {
+		notes = append(notes, fmt.Sprintf("the backup ref %s is left (%v); 'git update-ref -d %s' removes it", f.Backup, derr, f.Backup))
+	}
+	save()
+	se := loop.SquashError(err, rec.Branch, res.Target, "so is its worktree", "in "+origin.Root+": git merge --squash "+rec.Branch, "git ralph finish "+rec.Change+" --keep")
+	if e, ok := se.(*loop.Error); ok && len(notes) > 0 {
+		e.Hint += "\n" + strings.Join(notes, "\n")
+	}
+	return se
 }
 
 // resumeWorktreeSquash completes a finish --squash of a worktree run that was killed
@@ -114,7 +143,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		if rec.WorktreeState().Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {

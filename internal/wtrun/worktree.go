@@ -321,7 +321,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 		if err := l.Busy(rec, "finish --keep", func() error { return removeWorktree(ctx, l, rec, dirty, present, res) }); err != nil {
 			return nil, err
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if len(dirty) > 0 {
