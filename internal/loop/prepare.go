@@ -315,29 +315,44 @@ func initialCommitError(err error) error {
 // rollbackStart undoes a new run whose initial commit failed: unstage, go back to the
 // original branch with the work still uncommitted, put the branch back, drop the record.
 func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
-	_ = l.Repo.MixedReset(ctx)
+	if err := l.Repo.MixedReset(ctx); err != nil {
+		l.Report.Warn(fmt.Sprintf("could not unstage your work on %s (%v)", rec.Branch, err))
+	}
 	target := rec.Original
 	if target == "" {
 		target = rec.OriginalCommit
 	}
 	if err := l.Repo.Checkout(ctx, target); err != nil {
-		return // leave everything where it is, the record says where we were
+		// Leave everything where it is: the record says where we were.
+		l.Report.Warn(fmt.Sprintf("could not go back to %s (%v): you are on %s with your work uncommitted, and the run's record is kept",
+			BranchOrDetached(rec.Original, rec.OriginalCommit), err, rec.Branch))
+		return
 	}
 	l.DropNewRun(ctx, rec)
 }
 
 // DropNewRun ends a run that could not be made: ralph/<change> goes back to what it
-// was before (its last backup, or no branch at all) and the record goes. Best effort:
-// the caller reports the error that made it give up.
+// was before (its last backup, or no branch at all) and the record goes. The caller
+// reports the error that made it give up; a step of this that fails is a warning.
 func (l *Loop) DropNewRun(ctx context.Context, rec *run.Record) {
+	var err error
 	if n := len(rec.Backups); n > 0 {
-		if tip, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
-			_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)
+		var tip string
+		var ok bool
+		if tip, ok, err = l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
+			err = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)
 		}
-	} else {
-		_ = l.Repo.DeleteBranch(ctx, rec.Branch)
+	} else if exists, berr := l.Repo.BranchExists(ctx, rec.Branch); berr != nil {
+		err = berr
+	} else if exists {
+		err = l.Repo.DeleteBranch(ctx, rec.Branch)
 	}
-	_ = l.Store.Remove(rec.Change)
+	if err != nil {
+		l.Report.Warn(fmt.Sprintf("could not put %s back as it was before the run (%v)", rec.Branch, err))
+	}
+	if err := l.Store.Remove(rec.Change); err != nil {
+		l.Report.Warn(fmt.Sprintf("could not remove the record of the run that was not made (%v)", err))
+	}
 }
 
 // finishStarting completes a new run that crashed before its initial state commit was

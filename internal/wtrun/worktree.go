@@ -223,7 +223,9 @@ func rollbackWorktreeStart(ctx context.Context, l *loop.Loop, rec *run.Record) {
 		l.DropNewRun(ctx, rec)
 		return
 	}
-	_ = l.Store.Remove(rec.Change)
+	if err := l.Store.Remove(rec.Change); err != nil {
+		l.Report.Warn(fmt.Sprintf("could not remove the record of the run that was not made (%v)", err))
+	}
 }
 
 // ensureWorktree makes sure the run's worktree exists on its branch: a directory
