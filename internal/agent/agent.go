@@ -60,21 +60,11 @@ type Request struct {
 	Model string
 	// Args are extra arguments (ralph.agentArgs), appended to the argv.
 	Args []string
-	// Log receives the agent's raw stdout byte for byte, as it arrives. When
-	// the process has ended, Run appends a trailer of lines that start with
-	// "--- git-ralph: " (never JSON, so the log still decodes with the same
-	// driver): the agent's stderr (its last 64 KiB) between
-	//
-	//	--- git-ralph: agent stderr ---
-	//	--- git-ralph: end of agent stderr ---
-	//
-	// when it wrote any, then one line saying how it ended, e.g.
-	//
-	//	--- git-ralph: agent exited with status 0 ---
-	//	--- git-ralph: agent killed by signal "killed" (idle timeout) ---
-	//
-	// The trailer starts on a line of its own. Nil means no log. A write error
-	// stops logging for the rest of the run; it never stops the agent.
+	// Log receives the agent's raw stdout byte for byte. Once the process has ended, Run
+	// appends a trailer of "--- git-ralph: …" lines (never JSON, so the log still decodes):
+	// the agent's stderr (its last 64 KiB) between "--- git-ralph: agent stderr ---" and
+	// "--- git-ralph: end of agent stderr ---", then how it ended ("--- git-ralph: agent
+	// exited with status 0 ---"). Nil means no log; a write error stops the log, never the agent.
 	Log io.Writer
 	// Sink receives the live text and tool calls; may be nil.
 	Sink Sink
@@ -255,13 +245,11 @@ type Driver interface {
 	InstallHint() string
 }
 
-// Diagnoser is implemented by drivers that recognise failures only visible
-// once the process has ended, such as a refusal printed on stderr or an
-// agent (cursor, gemini) that reports some failures by its exit code and
-// stderr alone. Run calls Diagnose after it has filled in ExitCode, Signal,
-// Stderr and the timeout flags; Diagnose may set Fatal and Class (and add to
-// Errors). The custom driver's plain-text format also decides SawResult
-// there: the process's clean exit is its only terminal event.
+// Diagnoser is implemented by drivers that recognise failures visible only once the
+// process has ended (a refusal on stderr, an exit code that means something). Run calls
+// Diagnose after it filled in ExitCode, Signal, Stderr and the timeout flags; Diagnose may
+// set Fatal and Class and add to Errors, and the custom driver's text format sets SawResult
+// there (a clean exit is its only terminal event).
 type Diagnoser interface {
 	Diagnose(res *Result)
 }

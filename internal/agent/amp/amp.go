@@ -20,27 +20,14 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
-// Amp drives Sourcegraph's Amp CLI (`amp`) headlessly, as described in
-// docs/AGENTS.md, "Amp":
+// Amp drives Sourcegraph's Amp CLI (`amp`) headlessly (docs/AGENTS.md, "Amp"):
 //
 //	amp --dangerously-allow-all -x --stream-json [--mode M] [args…] < prompt
 //
-// -x (execute mode) takes the prompt from stdin when it is given no message;
-// --stream-json prints Claude Code's stream format. --dangerously-allow-all
-// (accepted, though not listed by --help) disables every command
-// confirmation, which is what lets it work unattended. Amp has no model
-// flag: its mode picks the model, so Request.Model is passed as --mode.
-//
-// Amp needs AMP_API_KEY: without a key, execute mode starts an interactive
-// login and waits for a pasted code forever, even with stdin at /dev/null
-// (docs/AGENTS.md, "Amp"). Preflight therefore refuses to start it unless
-// AMP_API_KEY is set or `amp login` has stored a key.
-//
-// The stream (docs/AGENTS.md, "Amp", [DOCS] only: Amp could not be run end to
-// end) is Claude Code's subset: system/init with a "T-…" thread id as the
-// session, assistant and user lines, and a result line whose error results
-// carry an "error" string in place of "result". It reports no cost; tokens
-// are summed from the assistant messages' usage.
+// Amp has no model flag: Request.Model is passed as --mode. Without AMP_API_KEY (or a
+// key `amp login` stored) it would wait for an interactive login forever, so Preflight
+// refuses to start it. Its stream is Claude Code's subset, decoded by claude.DecodeStream;
+// tokens are summed from the assistant messages.
 type Amp struct{}
 
 var (

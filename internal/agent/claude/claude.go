@@ -23,21 +23,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Claude drives Claude Code (`claude`) headlessly, as described in
-// docs/AGENTS.md, "Claude Code":
+// Claude drives Claude Code (`claude`) headlessly (docs/AGENTS.md, "Claude Code"):
 //
 //	claude -p --output-format stream-json --verbose --dangerously-skip-permissions [--model M] [args…] < prompt
 //
-// --verbose is required with stream-json (without it claude exits 1 and prints
-// nothing). --dangerously-skip-permissions is what lets it edit files and run
-// commands unattended (docs/AGENTS.md, "Claude Code"); claude refuses it as
-// root unless IS_SANDBOX=1 is set, which Diagnose turns into Result.Fatal.
-//
-// The stream is NDJSON (docs/AGENTS.md, "Claude Code"): a system/init line, one assistant
-// line per content block, user lines carrying tool results, optional
-// system/api_retry and stream_event lines, and one result line at the end.
-// Only the result line decides the outcome; claude prints none when it is
-// killed or interrupted (docs/AGENTS.md, "Claude Code").
+// Only the result line decides the outcome; claude prints none when it is killed or
+// interrupted. As root it refuses the skip flag unless IS_SANDBOX=1, which Diagnose turns
+// into Result.Fatal.
 type Claude struct{}
 
 var _ agent.Diagnoser = Claude{}

@@ -19,24 +19,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Codex drives the OpenAI Codex CLI (`codex exec`) headlessly, as described
-// in docs/AGENTS.md, "Codex":
+// Codex drives the OpenAI Codex CLI (`codex exec`) headlessly (docs/AGENTS.md, "Codex"):
 //
 //	codex exec --json --dangerously-bypass-approvals-and-sandbox [-m M] --output-last-message FILE [args…] - < prompt
 //
-// "-" makes codex read the prompt from stdin, which Run fills and closes:
-// codex reads stdin whenever it is not a terminal and blocks forever on a
-// pipe that stays open (docs/AGENTS.md, "Common to every agent"). --dangerously-bypass-approvals-and-sandbox is
-// what lets it edit files and commit unattended: the default read-only
-// sandbox rejects every write silently, and -s workspace-write keeps .git
-// read-only (docs/AGENTS.md, "Codex"); --full-auto no longer exists.
-// Run passes a temporary FILE and reads the final message from it.
-//
-// The stream is JSONL (docs/AGENTS.md, "Codex"): thread.started (the session id),
-// turn.started, item.started/item.completed (agent_message, command_execution,
-// file_change, …), error, and turn.completed (with the token usage) or
-// turn.failed at the end. Codex reports no cost. On SIGTERM it dies by the
-// signal without a terminal event.
+// "-" reads the prompt from stdin, which Run closes (codex blocks on a pipe left open). Run
+// passes a temporary FILE and reads the final message from it. The outcome comes from
+// turn.completed or turn.failed; on SIGTERM codex dies without a terminal event.
 type Codex struct{}
 
 var (

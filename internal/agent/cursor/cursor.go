@@ -21,22 +21,12 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Cursor drives the Cursor CLI (`cursor-agent`) headlessly, as described in
-// docs/AGENTS.md, "Cursor" (from Cursor's documentation only: the binary could
-// not be installed where the reference was written):
+// Cursor drives the Cursor CLI (`cursor-agent`) headlessly, from its documentation only
+// (docs/AGENTS.md, "Cursor"):
 //
 //	cursor-agent -p --output-format stream-json --force --trust [--model M] [args…] < prompt
 //
-// -p prints instead of opening the interactive UI and reads a piped prompt.
-// --force (alias --yolo) runs every tool call without asking, which is what
-// lets it work unattended: without it, print mode rejects every shell
-// command that is not allow-listed. --trust trusts the workspace without
-// the prompt a headless run cannot answer.
-//
-// The stream (docs/AGENTS.md, "Cursor") is Claude-like: system/init (session id,
-// model), user, thinking, assistant (one line per complete message between
-// tool calls), tool_call started/completed, and a result line whose result
-// concatenates all assistant text. Cursor reports no cost. A failure is a
+// The stream is Claude-like, and the result concatenates all assistant text. A failure is a
 // non-zero exit with the message on stderr and possibly no result.
 type Cursor struct{}
 

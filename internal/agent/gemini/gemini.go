@@ -19,23 +19,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Gemini drives Google's Gemini CLI (`gemini`) headlessly, as described in
-// docs/AGENTS.md, "Gemini CLI":
+// Gemini drives Google's Gemini CLI (`gemini`) headlessly (docs/AGENTS.md, "Gemini CLI"):
 //
 //	gemini --output-format stream-json --yolo --skip-trust [-m M] [args…] < prompt
 //
-// Without -p the CLI runs headless because stdin is not a terminal, and the
-// prompt comes from stdin (a -p prompt would be appended to it). --yolo is
-// what lets it edit files and run commands unattended: without it the write
-// and shell tools are not even registered and the run still "succeeds"
-// (docs/AGENTS.md, "Gemini CLI"). --skip-trust trusts the repository for this
-// run only; without it gemini exits 55 in a folder it was never told to
-// trust, and downgrades --yolo.
-//
-// The stream is NDJSON (docs/AGENTS.md, "Gemini CLI"): init (session id, model), the
-// echoed user message, assistant message chunks (delta), tool_use and
-// tool_result, and one result at the end, with status "success" or "error"
-// and token counts. Gemini reports no cost.
+// Headless because stdin is not a terminal. Without --yolo the write and shell tools are not
+// registered and the run still "succeeds"; without --skip-trust gemini exits 55 in an
+// untrusted folder. One result line ends the stream; Gemini reports no cost.
 type Gemini struct{}
 
 var _ agent.Diagnoser = Gemini{}
