@@ -434,14 +434,10 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 	return res, fl.Dispatched(rec, res.RunID, res.URL)
 }
 
-// dispatchTrigger checks that the copy of the workflow at ref, the one GitHub would
-// run, has the workflow_dispatch trigger (docs/REMOTE.md, "Failure modes"; GitHub would answer
-// 422). It reads the file through the contents API rather than from the git remote's
-// objects: that is the dispatch repository (which --repo may make another than the
-// push remote's) at exactly the ref GitHub reads, and it needs no fetch here. A token
-// that may not read contents (403) skips the check: the dispatch then says it.
-// outdated tells that the file is one an older ci init wrote (ci.Outdated), which
-// dispatch warns about but runs.
+// dispatchTrigger checks that the workflow at ref, the copy GitHub would run, has the
+// workflow_dispatch trigger (docs/REMOTE.md, "Dispatch"), read through the contents API of
+// the dispatch repository (--repo's, maybe not the push remote's). A token that may not
+// read contents skips the check. outdated says an older ci init wrote the file: a warning.
 func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Repo, wf *github.Workflow, file, ref, again string) (outdated bool, err error) {
 	path := wf.Path
 	if path == "" {

@@ -16,13 +16,10 @@ import (
 // A run on GitHub Actions comes home: finish and start, through loop.RemoteRuns, take
 // its published result into the local record.
 
-// importRemoteRun brings home the result of a run on GitHub Actions once it has
-// published (docs/REMOTE.md, "Home"): it fetches ralph/<change> to
-// refs/remotes/<remote>/ralph/<change> and the run's refs to the same names here,
-// checks the fetched branch descends from the start commit, fast-forwards the local
-// branch (refusing if it moved since the dispatch), and takes the run's record and
-// learnings from its state commit. The record is then an ordinary local one: finish
-// squashes or keeps it, and start continues a run that stopped.
+// importRemoteRun brings home the result of a run on GitHub Actions once it has published
+// (docs/REMOTE.md, "Home"): the branch and the run's refs fetched, checked against the
+// start commit and the record, the local branch fast-forwarded, the record and learnings
+// taken from the state commit. The record is then an ordinary local one.
 func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	r := rec.Remote
 	if rec.Status == run.Dispatching || r == nil {
