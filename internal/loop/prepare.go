@@ -102,14 +102,11 @@ func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
 	return rec, l.Save(rec)
 }
 
-// SaveKilled settles the run of a loop that was killed (the record says running or
-// starting; the caller holds the lock, so nobody runs it): the orphan agent is stopped
-// (it may still be writing), the lock files of a git killed half-way are removed once
-// no git uses them (one the loop ran may still be at work: it is waited for), what the
-// attempt left is saved as an attempt and the branch restored, and the record says
-// interrupted. Any other record is left as it is. again is the command to run once a
-// lock in use is dealt with, for the hint; gitWait is how long a git the loop ran,
-// still at work, is waited for (at least LockWait).
+// SaveKilled settles the run of a killed loop (the record says running or starting; the
+// caller holds the lock): the orphan agent is stopped, a killed git's locks removed once no
+// git uses them (one still at work is waited for up to gitWait, at least LockWait), the
+// attempt's leftovers saved as an attempt and the branch restored; the record says
+// interrupted. Any other record is left as it is. again is for the hint.
 func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gitWait time.Duration) error {
 	if rec.Status != run.Running && rec.Status != run.Starting {
 		return nil
@@ -403,14 +400,11 @@ func OriginalName(rec *run.Record) string {
 	return Short(rec.OriginalCommit)
 }
 
-// resume brings the worktree back to the branch at the recorded checkpoint.
-//
-// After a crash (the record still says running, yet the lock was free) anything in the
-// worktree is the interrupted attempt's: it is saved as an attempt ref (failed, with
-// tamper as its reason, when the crash-resume's check found the agent had changed the
-// trust surface), then the branch is restored. After a clean stop the loop had already restored the branch, so anything
-// different is the user's doing: uncommitted changes are refused (nothing changes), and
-// commits on the branch become the new checkpoint.
+// resume brings the worktree back to the branch at the recorded checkpoint. After a crash
+// (the record says running, the lock was free) what the worktree holds is the cut attempt's:
+// saved as an attempt ref (failed with tamper as its reason, when the check found the
+// surface changed), then the branch restored. After a clean stop, a difference is the
+// user's: uncommitted changes are refused, commits on the branch become the checkpoint.
 func (l *Loop) resume(ctx context.Context, rec *run.Record, tamper string) error {
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {

@@ -210,12 +210,10 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	return l.session(r, rec, src).work(ctx)
 }
 
-// resolveSource resolves what start names (o.Arg), once (source.Resolve: a run's name, a
-// path, a change, a feature, …), where its run works: the checkout, or a worktree run's
-// worktree, whose copy of the tracked file is the one the agent ticks. From there on the
-// source is opened (openRun, openResolved), never resolved again. It returns the run's
-// name even when the source cannot be read (o.Arg, or the run a *source.RunError names),
-// and inWT says the run is a worktree run.
+// resolveSource resolves what start names (o.Arg) once, where its run works (the checkout,
+// or a worktree run's worktree, whose tracked file the agent ticks); from there on the source
+// is opened, never resolved again. It returns the run's name even when the source cannot be
+// read, and inWT says the run is a worktree run.
 func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *source.Source, inWT bool, err error) {
 	r := l.where(ctx, o.Cwd)
 	r.StoryLevel = o.StoryLevel
