@@ -138,7 +138,9 @@
 //	                                  "fake-agent attack VERB ARG: done" or "…: denied (why)":
 //	                                  write PATH (append a line), mkdir PATH, read PATH,
 //	                                  environ (read git-ralph's /proc/<ppid>/environ), signal
-//	                                  (SIGSTOP git-ralph, then SIGCONT), daemon PIDFILE TARGET
+//	                                  (SIGSTOP git-ralph, then SIGCONT), prlimit (set
+//	                                  git-ralph's CPU limit to what it is), link TARGET PATH
+//	                                  (replace PATH with a link to TARGET), daemon PIDFILE TARGET
 //	                                  (leave the fake, re-executed, in a session of its own:
 //	                                  it writes its pid to PIDFILE, appends to TARGET once
 //	                                  git-ralph has exited, and ends when its test is gone)
