@@ -96,14 +96,11 @@ func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, orig
 	return se
 }
 
-// resumeWorktreeSquash completes a finish --squash of a worktree run that was killed
-// half-way, from what git shows in the checkout the run started from, which must
-// still be on the original branch at the commit it was at. Each file the squash
-// touches is then either as before the merge (its commit's, or the run's "initial
-// state" for a file the squash brings back), or the branch tip's: all before, the
-// squash is made again; all the tip's, it is unstaged and the finish goes on. A merge
-// cut short in between is redone when that checkout was clean (what it left is kept
-// under refs/ralph/<change>/backup/), and refused otherwise, with nothing changed.
+// resumeWorktreeSquash completes a finish --squash of a worktree run killed half-way,
+// from what git shows in the checkout the run started from (still on the original branch at
+// its commit): each file the squash touches is either as before the merge (all: squash
+// again) or the branch tip's (all: unstage and go on). A merge cut short between is redone
+// when that checkout was clean (what it left kept as a backup), refused otherwise.
 func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
 	f := rec.Finishing
 	res.Backup, res.Target = f.Backup, loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
