@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"io/fs"
@@ -132,5 +134,50 @@ func docExists(root, dir, cite string) bool {
 		if rel, err := filepath.Rel(root, d); err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 			return false
 		}
+	}
+}
+
+// TestCommentsFit: at most 20 comment blocks of the program's Go files (tests left out,
+// package comments too) run over 80 words. A comment says what and why in a few lines;
+// the long reasoning lives in ARCHITECTURE.md or docs/, cited.
+func TestCommentsFit(t *testing.T) {
+	const maxWords, maxLong = 80, 20
+	root := filepath.Join("..", "..")
+	var long []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "testdata" || strings.HasPrefix(n, ".") && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, g := range f.Comments {
+			if g == f.Doc {
+				continue
+			}
+			if n := len(strings.Fields(g.Text())); n > maxWords {
+				rel, _ := filepath.Rel(root, path)
+				long = append(long, fmt.Sprintf("%s:%d (%d words)", rel, fset.Position(g.Pos()).Line, n))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(long) > maxLong {
+		t.Errorf("%d comment blocks run over %d words, at most %d may: shorten them, and move the reasoning to ARCHITECTURE.md or docs/\n%s",
+			len(long), maxWords, maxLong, strings.Join(long, "\n"))
 	}
 }
