@@ -11,10 +11,22 @@ import (
 	"time"
 )
 
-// attack plays a hostile agent's move (the "attack" step, whose verbs the package comment
-// lists): what a prompt injection would have an agent do to the user's machine or to
-// git-ralph. It prints "fake-agent attack VERB ARG: done" or "…: denied (why)" on stderr,
-// so a test can assert that the sandbox refused the move and that the loop went on.
+// attack plays a hostile agent's move (the "attack" step): what a prompt injection
+// would have an agent do to the user's machine or to git-ralph. It prints one line on
+// stderr, "fake-agent attack VERB ARG: done" or "...: denied (why)", so a test can
+// assert that its sandbox refused the move and that the loop went on:
+//
+//	write PATH     append a line to PATH (created if missing)
+//	mkdir PATH     make a directory
+//	read PATH      read a file
+//	environ        read git-ralph's /proc/<pid>/environ (the agent's parent)
+//	signal         SIGSTOP git-ralph, then SIGCONT it (so that a test never hangs)
+//	prlimit        set git-ralph's CPU limit (to what it is: a lower one would kill it)
+//	link TARGET PATH
+//	               replace PATH (whatever it is) with a symbolic link to TARGET
+//	daemon PIDFILE TARGET
+//	               leave a process in a session of its own, which writes its pid to
+//	               PIDFILE and, once git-ralph has exited, appends to TARGET
 func (f *fake) attack(spec string) {
 	verb, arg, _ := strings.Cut(strings.TrimSpace(f.subst(spec)), " ")
 	arg = strings.TrimSpace(arg)
