@@ -150,7 +150,7 @@ main() {
 	echo "building git-ralph $version"
 	# Static (CGO_ENABLED=0): git-ralph re-executes itself to launch every agent in
 	# its sandbox, and a binary without the dynamic loader and libc starts about a
-	# millisecond sooner each time (DESIGN.md, "the launcher's cost").
+	# millisecond sooner each time (docs/DESIGN-LOG.md, "the launcher's cost").
 	(cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/git-ralph/git-ralph/internal/cli.Version=$version" -o "$tmp" ./git-ralph)
 	mv -f "$tmp" "$bindir/git-ralph"
 	"$bindir/git-ralph" man >"$mandir/.git-ralph.1.tmp.$$"

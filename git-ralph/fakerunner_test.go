@@ -18,7 +18,7 @@ import (
 )
 
 // cmdFakeRunner runs the workflow that 'git ralph ci init' wrote, the way a GitHub
-// runner would, on this machine: the fake runner of REMOTE.md §5.9.
+// runner would, on this machine: the fake runner of docs/REMOTE.md, "The test harness".
 //
 //	fakerunner [flags] WORKFLOW REMOTE RUN_ID CHANGE [CANCEL_ON]
 //

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 // scriptParallel runs the tests with -test.parallel at 4 per CPU unless it was given.
 // A script mostly waits for the processes it starts, one after the other: at the
 // default (one per CPU) the suite kept two cores about a third busy; at 4 per CPU it
-// is bound by the CPU instead (DESIGN.md, "A 3-minute suite").
+// is bound by the CPU instead (docs/DESIGN-LOG.md, "fast at scale", issue 22).
 type scriptParallel struct{ m *testing.M }
 
 func (p scriptParallel) Run() int {

@@ -43,7 +43,7 @@ type Events interface {
 // Request describes one run of an agent.
 type Request struct {
 	// Prompt is sent on stdin, never as an argument (one argv string is capped
-	// at 128 KiB, AGENTS-REFERENCE.md §1.1); stdin is closed after it.
+	// at 128 KiB, docs/AGENTS.md, "Common to every agent"); stdin is closed after it.
 	Prompt string
 	// Dir is the working directory: the repository root. Required.
 	Dir string
@@ -60,21 +60,11 @@ type Request struct {
 	Model string
 	// Args are extra arguments (ralph.agentArgs), appended to the argv.
 	Args []string
-	// Log receives the agent's raw stdout byte for byte, as it arrives. When
-	// the process has ended, Run appends a trailer of lines that start with
-	// "--- git-ralph: " (never JSON, so the log still decodes with the same
-	// driver): the agent's stderr (its last 64 KiB) between
-	//
-	//	--- git-ralph: agent stderr ---
-	//	--- git-ralph: end of agent stderr ---
-	//
-	// when it wrote any, then one line saying how it ended, e.g.
-	//
-	//	--- git-ralph: agent exited with status 0 ---
-	//	--- git-ralph: agent killed by signal "killed" (idle timeout) ---
-	//
-	// The trailer starts on a line of its own. Nil means no log. A write error
-	// stops logging for the rest of the run; it never stops the agent.
+	// Log receives the agent's raw stdout byte for byte. Once the process has ended, Run
+	// appends a trailer of "--- git-ralph: …" lines (never JSON, so the log still decodes):
+	// the agent's stderr (its last 64 KiB) between "--- git-ralph: agent stderr ---" and
+	// "--- git-ralph: end of agent stderr ---", then how it ended ("--- git-ralph: agent
+	// exited with status 0 ---"). Nil means no log; a write error stops the log, never the agent.
 	Log io.Writer
 	// Sink receives the live text and tool calls; may be nil.
 	Sink Sink
@@ -102,7 +92,7 @@ type Request struct {
 	Clock Clock
 	// OnStart, if set, is called right after the spawn with the pid (which is
 	// also the process group id) and its start time (see ProcStart; 0 when
-	// unknown), so the caller can record the process's identity (SPEC.md §7).
+	// unknown), so the caller can record the process's identity (docs/LOOP.md, "Process identity").
 	OnStart func(pid int, start uint64)
 
 	// OutputFile is the file the CLI writes what its stream lacks to (codex
@@ -140,7 +130,7 @@ type Result struct {
 	// Only a Text with SawResult set and IsError unset is a verdict; see Promise.
 	Text string
 	// SawResult reports that the terminal event was seen. Without it the run
-	// crashed or was killed, whatever the exit code (AGENTS-REFERENCE.md §1.4).
+	// crashed or was killed, whatever the exit code (docs/AGENTS.md, "Common to every agent").
 	SawResult bool
 	// IsError reports that the agent itself reported an error (claude:
 	// is_error, which is set even when subtype is "success", or an error_*
@@ -156,7 +146,7 @@ type Result struct {
 	Errors []string
 	// Denials lists tool calls the agent was refused permission for (claude
 	// permission_denials), as "Tool: summary"; the agent may still claim
-	// success (AGENTS-REFERENCE.md §1.8). At most 16 entries.
+	// success (docs/AGENTS.md, "Common to every agent"). At most 16 entries.
 	Denials []string
 	// Turns is the agent's count of turns (claude and amp num_turns, opencode
 	// its steps); 0 when the agent reports none (codex, gemini, cursor).
@@ -226,7 +216,7 @@ func (r Result) RetryTime(now time.Time) time.Time {
 
 // Promise returns the promise in the final answer, or a PromiseNone Promise
 // when there is no trustworthy final answer: no terminal event was seen or the
-// agent reported an error (SPEC.md §4 step 3).
+// agent reported an error (docs/LOOP.md, "Each attempt" step 3).
 func (r Result) Promise() Promise {
 	if !r.SawResult || r.IsError {
 		return Promise{}
@@ -255,13 +245,11 @@ type Driver interface {
 	InstallHint() string
 }
 
-// Diagnoser is implemented by drivers that recognise failures only visible
-// once the process has ended, such as a refusal printed on stderr or an
-// agent (cursor, gemini) that reports some failures by its exit code and
-// stderr alone. Run calls Diagnose after it has filled in ExitCode, Signal,
-// Stderr and the timeout flags; Diagnose may set Fatal and Class (and add to
-// Errors). The custom driver's plain-text format also decides SawResult
-// there: the process's clean exit is its only terminal event.
+// Diagnoser is implemented by drivers that recognise failures visible only once the
+// process has ended (a refusal on stderr, an exit code that means something). Run calls
+// Diagnose after it filled in ExitCode, Signal, Stderr and the timeout flags; Diagnose may
+// set Fatal and Class and add to Errors, and the custom driver's text format sets SawResult
+// there (a clean exit is its only terminal event).
 type Diagnoser interface {
 	Diagnose(res *Result)
 }

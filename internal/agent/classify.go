@@ -8,17 +8,11 @@ import (
 	"time"
 )
 
-// FailureClass says what kind of trouble an agent's final error reports, so
-// that the loop can react to it instead of spending a story retry (issue #4):
-// a transient API error is retried after a pause, a usage or rate limit stops
-// the loop resumably (or waits), an authentication problem stops it at once.
-//
-// Drivers decide it from the terminal event or the error event only (claude
-// and amp: the result line and the error-carrying assistant message before
-// it; codex: turn.failed and error; gemini: the error result; opencode: the
-// error event; cursor and custom: the exit and the last lines of stderr when
-// there is no result), never from the whole transcript, whose tool results
-// hold file contents that can say anything.
+// FailureClass says what kind of trouble an agent's final error reports, so that the loop
+// reacts to it instead of spending a story retry: a transient API error is retried after a
+// pause, a usage or rate limit stops the loop resumably (or waits), an authentication
+// problem stops it at once. Drivers decide it from the terminal or error event only, never
+// from the transcript (docs/AGENTS.md, "Common to every agent").
 type FailureClass int
 
 // The failure classes.

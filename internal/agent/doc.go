@@ -15,14 +15,10 @@
 // package claude's DecodeStream. internal/agents is the list of them (Lookup,
 // Names); internal/agent/agenttest holds what their tests share.
 //
-// It follows SPEC.md §4 ("Each attempt" steps 1–3, "Interrupt") and §7
-// (process identity), and the facts collected in
-// shared/reference/agents/AGENTS-REFERENCE.md: §1 (cross-cutting facts for a
-// Go runner) here, and one section per agent (§2 Claude Code, §3 Codex, §4
-// OpenCode, §5 Gemini, §6 Amp, §7 Cursor), which each driver's package
-// comment cites; GitHub Copilot CLI and Qwen Code, which the reference does
-// not cover, cite their own recordings. testdata holds the transcripts every
-// driver's tests read: the reference's, synthetic-* ones derived from them
+// It follows docs/LOOP.md ("Each attempt", "Interrupt", "Process identity") and
+// docs/AGENTS.md: "Common to every agent" here, and one section per agent,
+// which each driver's package comment cites. testdata holds the transcripts
+// every driver's tests read: ones captured from the CLIs, synthetic-* ones derived from them
 // (Amp and Cursor could not be run: theirs follow the documented schemas),
 // and copilot-* and qwen-* transcripts recorded here from the genuine CLIs
 // against a scripted model on loopback (testdata/record).

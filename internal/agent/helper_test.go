@@ -23,7 +23,7 @@ import (
 
 // The test binary doubles as a fake claude: when helperEnv is set, TestMain
 // runs helperMain instead of the tests (the re-exec trick of
-// AGENTS-REFERENCE.md §10). The environment selects the behaviour:
+// docs/AGENTS.md, "Testing drivers"). The environment selects the behaviour:
 //
 //	GIT_RALPH_AGENT_HELPER  mode: sample complete escape hang-init hang-result idle trickle stdin root flood sleeper group
 //	HELPER_FILE             sample: file to copy to stdout

@@ -64,7 +64,7 @@ func parseStat(data []byte) (procStat, error) {
 
 // ProcStart returns the start time of process pid: field 22 of
 // /proc/<pid>/stat, in clock ticks since boot. Together with the pid it
-// identifies a process across pid reuse (SPEC.md §7).
+// identifies a process across pid reuse (docs/LOOP.md, "Process identity").
 func ProcStart(pid int) (uint64, error) {
 	st, err := readStat(pid)
 	if err != nil {
@@ -110,20 +110,11 @@ func HasEnv(pid int, vars ...string) bool {
 	return true
 }
 
-// KillGroup stops the process group led by pid (as Run started it, with
-// Setsid): SIGTERM to the group, then SIGKILL if any member is left after 5s.
-//
-// It signals nothing unless GroupAlive(pid, start): a recorded pid may have
-// been reused by an unrelated process. That is conservative in one case: when
-// the leader is already gone but members of its group survive, KillGroup
-// leaves them alone and returns nil, because nothing ties the group id to the
-// recorded process any more. Once the group has been verified and sent
-// SIGTERM, the SIGKILL goes to the group even if the leader has exited by
-// then: the kernel does not hand out a pid while a process group still uses
-// it as its id, so the survivors are the leader's.
-//
-// It returns nil when there was nothing to stop, and an error only when a
-// signal could not be sent (e.g. EPERM).
+// KillGroup stops the process group led by pid (as Run started it): SIGTERM, then SIGKILL
+// to what is left after 5s. It signals nothing unless GroupAlive(pid, start), since a
+// recorded pid may have been reused: a group whose leader is gone is left alone. Once
+// verified, the group gets the SIGKILL even if its leader exited meanwhile (the kernel
+// reuses no pid a group still uses). It errs only when a signal could not be sent.
 func KillGroup(pid int, start uint64) error {
 	return killGroup(pid, start, 5*time.Second)
 }

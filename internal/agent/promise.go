@@ -8,7 +8,7 @@ import (
 // PromiseKind says what the agent promised in its final answer.
 type PromiseKind int
 
-// The promises an agent can make (SPEC.md §4 step 3).
+// The promises an agent can make (docs/LOOP.md, "Each attempt" step 3).
 const (
 	PromiseNone     PromiseKind = iota // no tag: no signal
 	PromiseComplete                    // <promise>COMPLETE</promise>
@@ -37,16 +37,11 @@ const (
 	closeTag = "</promise>"
 )
 
-// ParsePromise finds the last promise tag in text that stands on a line of its
-// own: "<promise>" first on its line and "</promise>" last on its line, white
-// space around them allowed (so CRLF line ends are fine). Its content, trimmed,
-// must be "COMPLETE", or "FAILED" optionally followed by ":" and a reason (which
-// may span lines up to the closing tag). Tags inside a sentence, inline code or
-// with any other content do not count, and the last valid tag wins
-// (AGENTS-REFERENCE.md §1.7). Keywords are case-sensitive.
-//
-// ParsePromise only reads text; which text counts (the final answer only) is
-// the caller's business: see Result.Promise.
+// ParsePromise finds the last valid promise tag in text: "<promise>" first and
+// "</promise>" last on their lines (white space around allowed), holding "COMPLETE" or
+// "FAILED" with an optional ": reason" that may span lines; keywords are case-sensitive,
+// and a tag inside a sentence or with other content does not count (docs/LOOP.md, "Each
+// attempt"). Which text counts, the final answer only, is the caller's: Result.Promise.
 func ParsePromise(text string) Promise {
 	var found Promise
 	nextClose := -1 // cached position of the first closeTag at or after some offset

@@ -26,46 +26,11 @@ const (
 	maxStderr = 4 << 10
 )
 
-// Run runs the agent once and returns what came of it. The error is non-nil
-// only when the process could not be started (a missing binary is a
-// *NotFoundError); every way a started agent can end is described by the
-// Result.
-//
-// The agent runs in its own session (Setsid: pid == process group id), in
-// req.Dir, with the prompt on stdin and os.Environ() minus the variables that
-// pin git to a repository (pinningEnv) and minus the secrets (WithoutSecrets)
-// it is not asked to keep, plus req.Env. Its stdout goes
-// through d.Decode (live events to req.Sink) and, byte for byte, to req.Log.
-//
-// How it ends (SPEC.md §4 "Each attempt" and "Interrupt"):
-//   - ctx cancelled: SIGINT to the group, SIGKILL after req.KillGrace
-//     (Interrupted); req.Kill closed: SIGKILL at once.
-//   - req.Timeout or req.IdleTimeout expired before the terminal event:
-//     SIGTERM to the group, SIGKILL after req.KillGrace (TimedOut, Idle).
-//   - the terminal event was decoded but the process is still there after
-//     req.Grace: SIGKILL to the group (Lingered; not a failure).
-//   - in every case, once the process has exited, the rest of its group is
-//     SIGKILLed (a tool's `sleep 1000` must not survive the attempt); when
-//     git-ralph is a reaper (sandbox.BecomeReaper), every other process the
-//     agent left (its own setsid, double-forked) is killed and reaped too
-//     (sandbox.KillLeftovers). Then Run reads stdout and stderr to their end;
-//     once they stay silent for req.KillGrace (or after 4×KillGrace) it closes
-//     them: a descendant that left the group, where git-ralph is no reaper,
-//     could hold them open forever.
-//
-// Before anything starts, Preflight runs the driver's own checks (amp needs an API
-// key, a custom agent a command); their error is returned with nothing started. Every attempt
-// has a temporary directory of its own, removed when Run returns: for codex, Run
-// passes an --output-last-message file there and makes its content the final text;
-// for copilot, a --usage-output-file, read for the tokens.
-//
-// With req.Sandbox, the agent starts in the sandbox (sandbox.Start) under that
-// policy, to which Run adds the attempt's directory, which is also the agent's
-// TMPDIR, and the driver's State (created where missing). A start that fails before
-// the agent runs is an error, as a missing binary is.
-//
-// If ctx is already cancelled, nothing is started and the Result says
-// Interrupted.
+// Run runs the agent once and returns what came of it. It errs only when the process
+// could not be started (a missing binary is a *NotFoundError; a failed sandbox start; a
+// Preflight refusal); every way a started agent ends is in the Result. The agent runs in a
+// session of its own in req.Dir, with a TMPDIR of its own removed after, under req.Sandbox
+// with the driver's State added. How it is ended: docs/AGENTS.md, "Common to every agent".
 func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Interrupted: true}, nil

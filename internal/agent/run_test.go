@@ -182,7 +182,7 @@ func TestRunSamples(t *testing.T) {
 			abs, _ := filepath.Abs(name)
 			exit := 0
 			if want.IsError {
-				exit = 1 // as claude does (AGENTS-REFERENCE.md §2)
+				exit = 1 // as claude does (docs/AGENTS.md, "Claude Code")
 			}
 			req := helperRequest(t, "sample", "HELPER_FILE="+abs, fmt.Sprintf("HELPER_EXIT=%d", exit))
 			var log bytes.Buffer
@@ -410,7 +410,7 @@ func TestRunInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// claude exits 0 on SIGINT without a result (AGENTS-REFERENCE.md §1.4).
+	// claude exits 0 on SIGINT without a result (docs/AGENTS.md, "Common to every agent").
 	if !res.Interrupted || res.SawResult || res.ExitCode != 0 || !strings.Contains(res.Stderr, "got SIGINT") {
 		t.Fatalf("res = %+v", res)
 	}

@@ -11,7 +11,7 @@ import (
 // Every driver but custom (whose user names what it writes in ralph.sandboxWritable)
 // declares the state its CLI writes outside the working tree, under HOME or the XDG
 // directories, so that it can work in the sandbox; qwen and codex ask for a terminal
-// (their shell tools open one: testdata/record/README.md).
+// (their shell tools open one: internal/agent/testdata/record/README.md).
 func TestEveryDriverDeclaresItsState(t *testing.T) {
 	home := "/home/ada"
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=/xdg/config"}

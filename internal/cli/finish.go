@@ -40,7 +40,8 @@ under refs/ralph/<change>/backup/. It refuses, changing nothing, while a loop ru
 the working tree has uncommitted changes, when the original branch is gone, or when it
 moved since the run started (it names both commits and lists those in between; if they
 are yours, --onto-moved goes on; --keep only warns); if the squash conflicts, the
-original branch is left as it was and ralph/<change> intact.
+original branch is put back as it was and ralph/<change> intact (if git cannot put it
+back, the error says so).
 
 --keep stays on (or switches to) ralph/<change> and forgets the run; the branch keeps
 its checkpoint commits.

@@ -64,7 +64,7 @@ func TestReadmeIsAnIntroduction(t *testing.T) {
 	if len(setup) != 2 || !strings.HasPrefix(setup[0], "./install.sh") || !strings.Contains(setup[0], "demo") || setup[1] != "go test ./..." {
 		t.Errorf("the README's set-up is %q; want two commands: ./install.sh … that runs the demo, and go test ./...", setup)
 	}
-	for _, want := range []string{"git ralph --help", "man git-ralph", "CONTRIBUTING.md", "DESIGN.md"} {
+	for _, want := range []string{"git ralph --help", "man git-ralph", "CONTRIBUTING.md", "ARCHITECTURE.md"} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("the README does not say %q", want)
 		}

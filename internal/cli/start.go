@@ -113,7 +113,10 @@ func (c *startCmd) Run(e *env) error {
 	if !c.DryRun && !e.tune.InProcess {
 		// This process runs one loop, one thing at a time: what an agent leaves
 		// running becomes its child, and is killed after the attempt.
-		_ = sandbox.BecomeReaper()
+		if err := sandbox.BecomeReaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			l.Report.Warn(fmt.Sprintf("git-ralph could not become the subreaper of what it starts (%v): "+
+				"only the agent's own process group is killed after an attempt, and a process that left it may outlive it", err))
+		}
 	}
 	o := c.Options // as kong filled them in; the rest is set here
 	if len(c.Changes) == 1 {

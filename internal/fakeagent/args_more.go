@@ -38,7 +38,7 @@ var opencodeOptions = map[string]byte{
 }
 
 // ampOptions are amp's top-level options (help/amp-help.txt) plus the
-// hidden --dangerously-allow-all (AGENTS-REFERENCE.md §6).
+// hidden --dangerously-allow-all (docs/AGENTS.md, "Amp").
 var ampOptions = map[string]byte{
 	"--visibility": argValue, "-V": argFlag, "--version": argFlag, "-v": argFlag,
 	"--notifications": argFlag, "--no-notifications": argFlag, "--color": argFlag, "--no-color": argFlag,
@@ -55,7 +55,7 @@ var ampOptions = map[string]byte{
 }
 
 // cursorOptions are cursor-agent's, from its documentation
-// (AGENTS-REFERENCE.md §7).
+// (docs/AGENTS.md, "Cursor").
 var cursorOptions = map[string]byte{
 	"-p": argFlag, "--print": argFlag, "--output-format": argValue, "--stream-partial-output": argFlag,
 	"-f": argFlag, "--force": argFlag, "--yolo": argFlag, "--trust": argFlag, "--sandbox": argValue,
@@ -132,7 +132,7 @@ func parseGeminiArgs(argv []string) cliArgs {
 }
 
 // geminiChecks emulates the refusal in a folder gemini was never told to
-// trust (exit 55, AGENTS-REFERENCE.md §5).
+// trust (exit 55, docs/AGENTS.md, "Gemini CLI").
 func (f *fake) geminiChecks() {
 	if !f.cli.trust && f.env("GEMINI_CLI_TRUST_WORKSPACE") != "true" {
 		f.cli.errCode, f.cli.errMsg = 55, "Gemini CLI is not running in a trusted directory. To proceed, either use --skip-trust, "+
@@ -192,7 +192,7 @@ func parseOpenCodeArgs(argv []string) cliArgs {
 }
 
 // parseAmpArgs understands amp's execute mode. commander refuses an unknown
-// option with exit 1 (AGENTS-REFERENCE.md §6).
+// option with exit 1 (docs/AGENTS.md, "Amp").
 func parseAmpArgs(argv []string) cliArgs {
 	var c cliArgs
 	opts, pos, missing := splitArgs(argv, ampOptions)
@@ -277,7 +277,7 @@ func parseCursorArgs(argv []string) cliArgs {
 }
 
 // cursorChecks emulates the workspace-trust prompt a headless run cannot
-// answer (AGENTS-REFERENCE.md §7: --trust is needed for headless runs).
+// answer (docs/AGENTS.md, "Cursor": --trust is needed for headless runs).
 func (f *fake) cursorChecks() {
 	if !f.cli.trust {
 		f.cli.errCode, f.cli.errMsg = 1, "Workspace Trust Required: cursor-agent cannot ask whether to trust "+

@@ -9,7 +9,7 @@ import (
 )
 
 // ampAgent prints `amp -x --stream-json` events: the Claude-Code-compatible
-// subset of AGENTS-REFERENCE.md §6 (documented, not captured: Amp cannot be
+// subset of docs/AGENTS.md, "Amp" (documented, not captured: Amp cannot be
 // run without its servers). Without --stream-json it prints only the last
 // assistant message, as execute mode does. Amp's own tools are used: Bash
 // {cmd}, create_file {path, content}, edit_file {path, old_str, new_str}.
@@ -152,7 +152,7 @@ func (a *ampAgent) finish() int {
 
 // amp rejects a bad key before it starts (a missing one starts the login
 // flow, see fakeagent.go); other failures end in an error result whose
-// "error" string replaces "result" (§6), exit 1.
+// "error" string replaces "result" (docs/AGENTS.md, "Amp"), exit 1.
 
 func (a *ampAgent) early(fs *failSpec) bool { return fs.Kind == failAuth }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // cursorAgent prints `cursor-agent -p --output-format stream-json` events
-// as Cursor documents them (AGENTS-REFERENCE.md §7; no capture exists):
+// as Cursor documents them (docs/AGENTS.md, "Cursor"; no capture exists):
 // system/init, the user message, one assistant line per message,
 // tool_call started/completed, and a result whose text concatenates every
 // assistant message. Without --force a shell command is rejected (print

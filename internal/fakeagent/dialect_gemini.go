@@ -9,7 +9,7 @@ import (
 )
 
 // geminiAgent prints `gemini --output-format stream-json` events, shaped
-// like samples/gemini-stream-json-*.ndjson (AGENTS-REFERENCE.md §5), or for
+// like samples/gemini-stream-json-*.ndjson (docs/AGENTS.md, "Gemini CLI"), or for
 // the text and json output formats only the end.
 type geminiAgent struct {
 	f      *fake
@@ -57,7 +57,7 @@ func (g *geminiAgent) event(raw json.RawMessage) { writeCompact(g.f, raw) }
 
 // registered reports whether gemini registers the tool kind: without
 // --yolo the headless run has no write or shell tool at all, and
-// auto_edit adds the edit tools only (AGENTS-REFERENCE.md §5).
+// auto_edit adds the edit tools only (docs/AGENTS.md, "Gemini CLI").
 func (g *geminiAgent) registered(k toolKind) bool {
 	c := g.f.cli
 	return c.yolo || c.approvalMode == "auto_edit" && k != toolBash

@@ -9,7 +9,7 @@ import (
 )
 
 // opencodeAgent prints `opencode run --format json` events, shaped like
-// samples/opencode-run-format-json-*.ndjson (AGENTS-REFERENCE.md §4): every
+// samples/opencode-run-format-json-*.ndjson (docs/AGENTS.md, "OpenCode"): every
 // model call is a step (step_start … step_finish), a tool call ends its
 // step with reason "tool-calls", and the run ends with a step whose reason
 // is "stop". The default format prints the text parts only.

@@ -9,9 +9,9 @@
 // opencode, amp, cursor-agent, copilot, qwen), never into git-ralph itself.
 // Copilot's and Qwen's shapes copy the recordings in
 // internal/agent/testdata (copilot-*, qwen-*). Its output copies the event
-// shapes of the real transcripts in shared/reference/agents/samples (for Amp
-// and Cursor, of which no transcript exists, the documented schemas of
-// AGENTS-REFERENCE.md §6 and §7); it never interprets the promise tags, it
+// shapes of the real transcripts in internal/agent/testdata (for Amp and
+// Cursor, of which no transcript exists, the documented schemas of
+// docs/AGENTS.md, "Amp" and "Cursor"); it never interprets the promise tags, it
 // only prints what the scenario says.
 //
 // # Environment
@@ -138,7 +138,9 @@
 //	                                  "fake-agent attack VERB ARG: done" or "…: denied (why)":
 //	                                  write PATH (append a line), mkdir PATH, read PATH,
 //	                                  environ (read git-ralph's /proc/<ppid>/environ), signal
-//	                                  (SIGSTOP git-ralph, then SIGCONT), daemon PIDFILE TARGET
+//	                                  (SIGSTOP git-ralph, then SIGCONT), prlimit (set
+//	                                  git-ralph's CPU limit to what it is), link TARGET PATH
+//	                                  (replace PATH with a link to TARGET), daemon PIDFILE TARGET
 //	                                  (leave the fake, re-executed, in a session of its own:
 //	                                  it writes its pid to PIDFILE, appends to TARGET once
 //	                                  git-ralph has exited, and ends when its test is gone),

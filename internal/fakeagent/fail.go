@@ -11,7 +11,7 @@ import (
 // The failure endings of a scenario's "fail" (see the package doc,
 // "Failures"). Claude's API error and not-logged-in endings, codex's
 // turn.failed, gemini's error result and opencode's error event copy the
-// real transcripts' shapes (AGENTS-REFERENCE.md §2–§5); the wording of the
+// real transcripts' shapes (docs/AGENTS.md, "Claude Code" to "Gemini CLI"); the wording of the
 // limit messages, Amp's and Cursor's failures follow the vendors' documented
 // messages, since no real capture of them exists.
 
@@ -92,7 +92,7 @@ func httpReason(status int) string {
 // claude: api_retry lines for a provider failure, the synthetic assistant
 // message carrying the error, and an is_error result with subtype success
 // and exit 1, as in samples/claude-stream-json-api-error.ndjson; not logged
-// in is the same without api_error_status (§2 "Errors and exit codes").
+// in is the same without api_error_status (docs/AGENTS.md, "Claude Code").
 
 func (c *claudeAgent) early(*failSpec) bool { return false }
 
@@ -150,8 +150,8 @@ func (c *claudeAgent) fail(fs *failSpec) int {
 	return c.finish()
 }
 
-// codex: error events, then turn.failed, exit 1 (§3 "Errors and exit
-// codes"). A provider failure shows the reconnect attempts first.
+// codex: error events, then turn.failed, exit 1 (docs/AGENTS.md,
+// "Codex"). A provider failure shows the reconnect attempts first.
 
 func (c *codexAgent) early(*failSpec) bool { return false }
 

@@ -209,7 +209,7 @@ func (f *fake) main() (int, error) {
 	}
 	if f.dialect == dialectAmp && f.env("AMP_API_KEY") == "" {
 		// The real amp starts an interactive login and waits for a pasted
-		// code, even with stdin at /dev/null (AGENTS-REFERENCE.md §6).
+		// code, even with stdin at /dev/null (docs/AGENTS.md, "Amp").
 		f.record(false)
 		fmt.Fprintln(f.stderr, "No API key found. Starting login flow...")
 		return f.hang(&hangSpec{})

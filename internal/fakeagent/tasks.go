@@ -10,9 +10,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/openspec"
 )
 
-// The rules below follow OpenSpec 1.13.2 as described in
-// shared/reference/openspec/OPENSPEC-REFERENCE.md (§4.2 task lines, §5
-// stories), so that what the fake ticks is what git-ralph counts as done.
+// The rules below follow OpenSpec 1.13.2 as docs/TASKS.md describes it
+// ("Stories and tasks", "The kinds"), so that what the fake ticks is what git-ralph counts as done.
 
 var (
 	taskIDPattern = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)+[A-Za-z]*`)

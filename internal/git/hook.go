@@ -11,14 +11,10 @@ import (
 	"syscall"
 )
 
-// RecordedHook runs script, the content of hook name as the caller recorded it
-// before anything could change it, instead of whatever the hooks directory holds now:
-// the way git runs a hook (from the work tree's root, /bin/sh for a script without a
-// #! line, with env added, stopped on ctx's cancellation as Hook is), but from a copy
-// no one can change (sealedCopy; elsewhere a fresh private file). git exports
-// nothing to it: GIT_DIR, GIT_WORK_TREE and GIT_COMMON_DIR are not set, so the tests a
-// gate runs may make repositories of their own. $0 is the copy's path, not the hook's.
-// Output and exit code are Hook's.
+// RecordedHook runs script, the content of hook name as the caller recorded it, not what
+// the hooks directory holds now: as git runs a hook, from a copy no one can change, with env
+// added, stopped on ctx's cancellation; git exports nothing to it ($0 is the copy's path).
+// Output and exit code are Hook's. Why: docs/GIT.md, "Hooks as recorded".
 func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env []string) (output string, exitCode int, err error) {
 	if err := checkHookName(name); err != nil {
 		return "", -1, err

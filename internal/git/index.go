@@ -16,20 +16,10 @@ import (
 	"strings"
 )
 
-// Nested repositories and git's add.
-//
-// `git add -A` checks every gitlink of the index whose work tree is a repository for
-// changes inside it by running `git status` there (is_submodule_modified), and that git
-// reads the nested repository's own config and .gitattributes: a clean filter or a
-// core.fsmonitor the agent wrote in sub/.git/config runs in git-ralph's add. add sets
-// override_submodule_config, so neither diff.ignoreSubmodules nor submodule.<name>.ignore
-// stops it, and it has no --ignore-submodules. What it does with a repository that is
-// *not* in the index is harmless: it records the repository's HEAD as a gitlink, reading
-// HEAD and refs, running nothing. So git-ralph's add first drops from the index every
-// gitlink whose path holds a repository (a .git, file or directory): add -A then puts
-// each back at its HEAD, which is what a gitlink records anyway, and runs nothing inside.
-// A gitlink without a repository behind it (a submodule not checked out) stays: git looks
-// into nothing there.
+// Nested repositories and git's add: add -A runs git status inside every gitlink that is
+// a repository, with that repository's config, so AddAll first drops such gitlinks from the
+// index and add puts each back at its HEAD, running nothing inside (docs/GIT.md,
+// "Repositories nested in the work tree").
 
 // indexEntry is one entry of an index file.
 type indexEntry struct {

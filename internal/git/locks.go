@@ -125,22 +125,12 @@ type lockFile struct {
 	root, rel string
 }
 
-// ClearStaleLocks removes the lock files a killed git left in this repository: the
-// worktree's index.lock, HEAD.lock, ORIG_HEAD.lock and MERGE_RR.lock,
-// packed-refs.lock, config.lock, the auto maintenance's locks, the locks of c.Branches
-// and of every ref under c.RefDirs, and the locks of git-ralph's own temporary
-// indexes; and the one tempfile git keeps beside a lock under a fixed name,
-// packed-refs.new (see commonLeftovers). It returns the display names of those
-// removed. Once no lock is in use, the temporary indexes of dead git-ralph processes
-// go too.
-//
-// Only a crash-resume may call it: a lock or leftover is removed only when no live
-// process has it open, no git process runs in this repository, and it is older than
-// c.MinAge. One in use is waited for up to c.Wait; if it is still in use then, nothing
-// at all is removed and the error is a *LockHeldError. Without a process table (not
-// Linux) nothing is removed: *LockUnknownError. With a partial one (another PID
-// namespace, hidepid) they are removed only when every one is older than
-// c.PartialMinAge; else *LockUnknownError saying why.
+// ClearStaleLocks removes the lock files a killed git left here (commonLeftovers,
+// worktreeLeftovers, the locks of c.Branches, c.RefDirs and git-ralph's temporary indexes)
+// and returns their names. For a crash-resume only: a lock goes when no process has it open,
+// no git runs here and it is older than c.MinAge; one in use is waited for up to c.Wait, then
+// nothing goes (*LockHeldError); without a full process table, *LockUnknownError. Why:
+// docs/GIT.md, "Locks a killed git leaves".
 func (r *Repo) ClearStaleLocks(ctx context.Context, c LockCheck) ([]string, error) {
 	minAge, wait, poll, proc := c.MinAge, c.Wait, c.Poll, c.Proc
 	if minAge <= 0 {
@@ -262,7 +252,7 @@ func removeLocks(locks []lockFile) ([]string, error) {
 // The files of fixed name a git killed in one of the commands git-ralph runs leaves
 // behind, each of which makes every later git that needs it fail ("File exists"):
 // those of a worktree's git directory and those of the common one. Locks of refs and
-// of temporary indexes are found by findLocks on top. DESIGN.md ("what a killed git
+// of temporary indexes are found by findLocks on top. docs/DESIGN-LOG.md ("what a killed git
 // leaves") lists what git 2.39 creates in those commands and why the rest is left.
 var (
 	worktreeLeftovers = []string{

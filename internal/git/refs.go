@@ -257,15 +257,9 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	return err == nil, err
 }
 
-// readHead reads HEAD from the files git keeps, without running git, when
-// the answer is certain: HEAD is a regular file that either holds a commit
-// id (detached) or names a branch whose loose ref file holds one. ok is
-// false for anything else — an unborn branch, a packed ref, a symlinked
-// HEAD, the reftable backend (whose refs/heads is not a directory) — and
-// the caller then asks git. Loose refs win over packed ones, and git
-// replaces both files by renaming a complete new one over them, so what
-// is read is always one whole value. The loop reads HEAD several times per
-// story; each git process costs a few milliseconds.
+// readHead reads HEAD from the files git keeps, without running git, when the answer is
+// certain (a detached id, or a branch with a loose ref); ok is false otherwise and the
+// caller asks git (docs/GIT.md, "Answers read from files").
 func (r *Repo) readHead() (branch, id string, ok bool) {
 	if r.GitDir == "" || r.CommonDir == "" {
 		return "", "", false

@@ -56,19 +56,11 @@ type Repo struct {
 	shownDir string
 }
 
-// Open locates the repository that contains dir ("" = the current
-// directory): a non-bare work tree, possibly a linked worktree, possibly a
-// subdirectory of it. It also checks, once, that git is at least
-// MinVersion.
-//
-// Errors: ErrGitNotFound, ErrGitTooOld, ErrBare, ErrNotRepo (also when
-// git exits 128 for another reason, such as safe.directory refusing the
-// repository; git's message is joined to it).
-//
-// Open runs one git. It does not ask git's version: rev-parse
-// --path-format=absolute is what needs 2.31, and only when it fails is the
-// version asked, to say why. (The verify gate, which needed git hook run's
-// 2.36, now runs the hook as recorded, without git.)
+// Open locates the repository that contains dir ("" = the current directory): a non-bare
+// work tree, possibly linked, possibly a subdirectory of it; it checks once that git is at
+// least MinVersion. Errors: ErrGitNotFound, ErrGitTooOld, ErrBare, ErrNotRepo (also for
+// another exit 128, such as safe.directory's refusal, with git's message joined). It runs
+// one git, asking the version only when that fails.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	r := &Repo{Root: dir}
 	out, err := r.run(ctx, call{

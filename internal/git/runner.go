@@ -138,12 +138,8 @@ func indexLockContention(e *Error) bool {
 }
 
 // worktreeBeingMade reports whether git died reading the files of a linked worktree
-// that another process is still writing (`git worktree add` writes gitdir, commondir
-// and HEAD one by one, and every git that lists the worktrees — another worktree add,
-// a checkout -B that checks where the branch is checked out — reads them all). git-ralph
-// serializes its own worktree changes; this covers a user's `git worktree add` at the
-// same moment. git dies before doing anything, so trying again is safe. Like
-// indexLockContention, it matches the untranslated path in git's message.
+// another process is still writing (a user's `git worktree add` at the same moment): git
+// did nothing, so trying again is safe. It matches the untranslated path in git's message.
 func worktreeBeingMade(e *Error) bool {
 	return e.ExitCode == 128 && strings.Contains(e.Stderr, "/worktrees/") &&
 		(strings.Contains(e.Stderr, "/commondir") || strings.Contains(e.Stderr, "/gitdir") || strings.Contains(e.Stderr, "/HEAD"))
@@ -169,16 +165,8 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		// them out so that it stays readable.
 		c.args = append(r.safetyArgs(), c.args...)
 		if c.dir == "" && r.GitDir != "" {
-			// Where the repository is, said by files in the work tree that the
-			// agent can rewrite: a linked worktree's .git file, core.worktree,
-			// the commondir beside a git directory (a main worktree's too: git
-			// follows .git/commondir wherever it finds one). Named explicitly
-			// on every call, git-ralph's git never takes its config, hooks or
-			// objects from a repository the agent made. git's files ref backend
-			// still reads <git dir>/commondir whatever GIT_COMMON_DIR says, so
-			// a commondir that is not the one Open found stops the call before
-			// git starts (checkCommonDir). git exports all three to the hooks
-			// it runs.
+			// Where the repository is, named on every call rather than read from files the agent
+			// can rewrite; a foreign commondir stops the call (docs/GIT.md, "Where git runs").
 			if err := r.checkCommonDir(); err != nil {
 				return result{exitCode: -1, err: err}
 			}
@@ -245,28 +233,10 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 	return res
 }
 
-// safetyArgs are the -c overrides every git that git-ralph runs carries, so
-// that what an agent writes into the repository's config during an attempt
-// cannot make git-ralph's own git run a program of its choosing:
-//
-//   - core.fsmonitor=false: git runs core.fsmonitor (a hook path) from every
-//     command that reads the index (status, add, commit, diff, checkout,
-//     reset, merge). git-ralph gains nothing from it; false only costs a
-//     full stat of the work tree, which these commands do anyway without a
-//     monitor.
-//   - core.hooksPath=<the hooks directory Open found>: the hooks git-ralph's
-//     git runs (the user's commit hooks, ralph-verify) come from where they
-//     were when git-ralph started, wherever the config points now. Their
-//     contents are the trust surface's business (the loop restores them).
-//
-// The other keys that name programs are either never reached by the
-// commands git-ralph runs (diff.external and textconv: every diff it runs
-// says --no-ext-diff --no-textconv, and log never prints a patch), or are
-// the user's own setup that git-ralph must honour (filter drivers such as
-// Git LFS's clean/smudge, core.sshCommand and credential helpers for the
-// remote commands, commit signing): those live in the config the loop
-// records before every attempt and restores after it, before git-ralph
-// runs git again. DESIGN.md has the list.
+// safetyArgs are the -c overrides every git git-ralph runs carries, so that what an agent
+// writes into the config cannot make git-ralph's git run its program: core.fsmonitor=false
+// and core.hooksPath pinned to the hooks directory Open found. Why these and not the other
+// keys: docs/GIT.md, "What the config cannot make git-ralph's git do".
 func (r *Repo) safetyArgs() []string {
 	args := []string{"-c", "core.fsmonitor=false"}
 	if dir := r.pinnedHooksDir(); dir != "" {

@@ -181,16 +181,10 @@ type StatusEntry struct {
 	Orig string
 }
 
-// Status lists the changes in the worktree and index, untracked files
-// individually (not collapsed into their directory), ignored files
-// excluded. An empty result means the worktree is clean.
-//
-// A submodule, or a repository nested in the work tree and staged, counts as
-// changed when its HEAD differs from the index, never for what its own work
-// tree holds: finding that out runs `git status` inside it, with its config,
-// which is the agent's to write (a clean filter, core.fsmonitor). The option
-// is given on the command line: diff.ignoreSubmodules in a -c loses to a
-// submodule.<name>.ignore in .gitmodules, a file of the work tree.
+// Status lists the changes in the worktree and index, untracked files one by one, ignored
+// ones left out; empty means clean. A nested repository counts as changed only when its
+// HEAD differs from the index (--ignore-submodules=dirty on the command line: docs/GIT.md,
+// "Repositories nested in the work tree").
 func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	out, err := r.run(ctx, call{readOnly: true, args: []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty"}})
 	if err != nil {

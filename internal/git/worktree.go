@@ -128,17 +128,11 @@ func (r *Repo) HardReset(ctx context.Context, id string) error {
 	return err
 }
 
-// SaveAttempt records the whole working tree (tracked and untracked files,
-// not ignored ones) as a commit whose first parent is parent, points ref at
-// it, and returns its id. Neither the user's index nor HEAD is touched:
-// the tree is built as WorktreeTree builds it, seeded from parent when
-// there is no index file. When HEAD has moved to a commit
-// that parent does not contain (the agent committed), that commit becomes
-// a second parent, so the agent's commits stay reachable from ref too.
-//
-// The commit is made with commit-tree, so no hooks run: this is a scratch
-// ref, not a commit the user's policies apply to. commit.gpgSign is still
-// honoured, as the user configured it.
+// SaveAttempt records the whole working tree (tracked and untracked, not ignored) as a
+// commit on parent, points ref at it and returns its id, touching neither the user's index
+// nor HEAD; when the agent committed, its HEAD becomes a second parent. commit-tree: no
+// hooks run, commit.gpgSign is honoured (docs/GIT.md, "Saving an attempt, restoring a
+// checkpoint").
 func (r *Repo) SaveAttempt(ctx context.Context, parent, ref, message string) (string, error) {
 	if err := checkArg("commit", parent); err != nil {
 		return "", err
@@ -198,13 +192,9 @@ func (r *Repo) IndexTree(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// worktreeTree builds the tree in a temporary index file (GIT_INDEX_FILE,
-// in GitDir, removed afterwards) seeded with a copy of the user's index,
-// so that `add -A` re-hashes only the files whose stat data changed: in a
-// large repository, re-hashing every file would dominate (seeding from a
-// tree with read-tree leaves no stat data). Without an index file it is
-// seeded from the tree of seed, or starts empty when seed is "".
-// Temporary indexes that a killed git-ralph left behind are removed first.
+// worktreeTree builds the tree in a temporary index (in GitDir, removed after) seeded with
+// a copy of the user's index, so that add -A re-hashes only what changed; without an index
+// file it is seeded from seed's tree, or empty. Leftover temporary indexes go first.
 func (r *Repo) worktreeTree(ctx context.Context, seed string) (string, error) {
 	sweepTempIndexes(r.GitDir)
 	index, err := tempIndexPath(r.GitDir)
@@ -262,12 +252,8 @@ func tempIndexPath(gitDir string) (string, error) {
 }
 
 // copyIndex copies the index file src to dst (which must not exist), mtime included, and
-// reports whether there was one to copy. git replaces an index by renaming
-// a new file over it, so the copy is always of one whole version.
-//
-// The index is read as a regular file only, never through a symlink (the agent may put
-// one in its place in place: .git/index -> /dev/zero, or -> a key): such an index is no
-// index, as a missing one.
+// reports whether there was one. Only a regular file is read, never through a symlink: such
+// an index is no index, as a missing one.
 func copyIndex(src, dst string) (bool, error) {
 	in, err := beneath.Open(filepath.Dir(src), filepath.Base(src))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -326,19 +312,11 @@ func sweepTempIndexes(gitDir string) {
 	}
 }
 
-// Restore puts the worktree back onto branch at commit id, whatever the
-// agent did: switched branch, committed, rewound or deleted the branch,
-// staged, left conflicts or untracked files, or left a rebase, am,
-// cherry-pick/revert sequence or bisect half-way. Ignored files stay.
-//
-// It runs `checkout -q -f -B <branch> <id>`, then `clean -fdq`. -B is what
-// makes one command cover every case: it creates the branch at id when the
-// agent deleted it, moves it back to id when the agent committed on it or
-// rewound it, and switches to it when the agent went elsewhere. -f
-// discards conflicting local changes and overwrites untracked files in the
-// way. Only when an operation is in progress does Restore first run its
-// --quit (or `bisect reset`), because checkout clears merge and
-// cherry-pick state but not those.
+// Restore puts the worktree back onto branch at commit id, whatever the agent did
+// (switched, committed, rewound or deleted the branch, left conflicts or an operation
+// half-way): it quits the operation in progress, then runs `checkout -q -f -B <branch>
+// <id>` and `clean -fdq`. Ignored files stay (docs/GIT.md, "Saving an attempt, restoring a
+// checkpoint").
 func (r *Repo) Restore(ctx context.Context, branch, id string) error {
 	if err := checkArg("branch name", branch); err != nil {
 		return err

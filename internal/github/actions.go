@@ -16,7 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The GitHub Actions pieces git-ralph uses to run a loop on a runner (REMOTE.md §2).
+// The GitHub Actions pieces git-ralph uses to run a loop on a runner (docs/REMOTE.md, "The GitHub API used").
 
 // Workflow is a workflow file of a repository.
 type Workflow struct {

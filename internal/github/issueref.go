@@ -25,14 +25,11 @@ var ErrBadIssueRef = errors.New("not an issue")
 // take N from.
 var ErrNoIssueRepo = errors.New("no GitHub repository")
 
-// ParseIssueRef reads an issue reference: "#N", gh's "OWNER/REPO#N" (or
-// "HOST/OWNER/REPO#N"), or an issue's URL (https://HOST/OWNER/REPO/issues/N, with a
-// query or a "#fragment" such as #issuecomment-1 allowed). "#N" is an issue of def
-// (the repository's GitHub remote, nil when it has none), and OWNER/REPO#N takes def's
-// host, else the host go-gh would use. isRef is false for anything that does not look
-// like an issue reference at all (a change name, a path), so that it can be something
-// else; err is set when it looks like one but names no issue, wrapping ErrBadIssueRef
-// or ErrNoIssueRepo.
+// ParseIssueRef reads an issue reference: "#N" (an issue of def, the repository's GitHub
+// remote, nil when none), "[HOST/]OWNER/REPO#N" (def's host, else go-gh's), or an issue's
+// URL (a query or "#fragment" allowed). isRef is false for what does not look like one (a
+// change name, a path); err, wrapping ErrBadIssueRef or ErrNoIssueRepo, for one that names
+// no issue.
 func ParseIssueRef(s string, def *Repo) (ref IssueRef, isRef bool, err error) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") {

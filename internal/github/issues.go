@@ -268,12 +268,10 @@ func (c *Client) Comment(ctx context.Context, r Repo, id int64) (*Comment, error
 	return &out, nil
 }
 
-// UpsertComment keeps one comment on issue number for key: the comment whose body
-// starts with CommentMarker(key), updated in place when its body differs, or a new one.
-// known is its id when the caller kept it (one request finds it), 0 otherwise (the
-// issue's comments are listed, and the first with the marker is it). body is written
-// after the marker line. It writes nothing to a closed issue (ErrIssueClosed): issue is
-// the issue as read, so that a closed one costs no request.
+// UpsertComment keeps one comment on issue number for key: the one whose body starts with
+// CommentMarker(key), updated when it differs, else a new one. known is its id when the
+// caller kept it, 0 to list the comments. body follows the marker line. A closed issue (as
+// read: no request) gets nothing: ErrIssueClosed.
 func (c *Client) UpsertComment(ctx context.Context, r Repo, issue *Issue, key string, known int64, body string) (*Comment, error) {
 	if !issue.Open() {
 		return nil, fmt.Errorf("issue #%d: %w", issue.Number, ErrIssueClosed)

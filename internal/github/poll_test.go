@@ -64,7 +64,7 @@ func politeClient(t *testing.T) (*githubtest.Server, *github.Client, github.Repo
 	return srv, c, repo, tr, clock
 }
 
-// TestSecondaryRateLimit is REMOTE.md §5.8 row 13: a secondary rate limit (403 with
+// TestSecondaryRateLimit is docs/REMOTE.md, "Failure modes": a secondary rate limit (403 with
 // retry-after, or 429) is waited out exactly as told, requests go one at a time, and
 // two requests that change something are at least a second apart, on a fake clock.
 func TestSecondaryRateLimit(t *testing.T) {

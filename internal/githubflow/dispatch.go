@@ -17,7 +17,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// `git ralph dispatch` (REMOTE.md §5.2): the git side first (steps 1–4: PrepareDispatch
+// `git ralph dispatch` (docs/REMOTE.md, "Dispatch"): the git side first (steps 1–4: PrepareDispatch
 // and Dispatched, everything before and after the request), then Dispatch, which makes
 // the request that asks GitHub to run the workflow.
 
@@ -290,7 +290,7 @@ type DispatchResult struct {
 	Found                        bool // an earlier, interrupted dispatch had started the run already
 }
 
-// Dispatch runs a change's loop on GitHub Actions (REMOTE.md §5.2): the checks that
+// Dispatch runs a change's loop on GitHub Actions (docs/REMOTE.md, "Dispatch"): the checks that
 // change nothing (repository, token, the workflow on GitHub), then the git side
 // (PrepareDispatch: record, start commit, push), then the dispatch request, asking for
 // the run's id and, where GitHub cannot say it, finding the run by the nonce in its
@@ -434,14 +434,10 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 	return res, fl.Dispatched(rec, res.RunID, res.URL)
 }
 
-// dispatchTrigger checks that the copy of the workflow at ref, the one GitHub would
-// run, has the workflow_dispatch trigger (REMOTE.md §5.8 row 7; GitHub would answer
-// 422). It reads the file through the contents API rather than from the git remote's
-// objects: that is the dispatch repository (which --repo may make another than the
-// push remote's) at exactly the ref GitHub reads, and it needs no fetch here. A token
-// that may not read contents (403) skips the check: the dispatch then says it.
-// outdated tells that the file is one an older ci init wrote (ci.Outdated), which
-// dispatch warns about but runs.
+// dispatchTrigger checks that the workflow at ref, the copy GitHub would run, has the
+// workflow_dispatch trigger (docs/REMOTE.md, "Dispatch"), read through the contents API of
+// the dispatch repository (--repo's, maybe not the push remote's). A token that may not
+// read contents skips the check. outdated says an older ci init wrote the file: a warning.
 func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Repo, wf *github.Workflow, file, ref, again string) (outdated bool, err error) {
 	path := wf.Path
 	if path == "" {
@@ -474,7 +470,7 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 }
 
 // dispatch422 explains GitHub's 422 to a dispatch that the preflight did not foresee (the
-// ref or the file changed in between): the ref is gone (REMOTE.md §5.8 row 6), or its
+// ref or the file changed in between): the ref is gone (docs/REMOTE.md, "Failure modes"), or its
 // copy of the workflow lacks the trigger (row 7). The record stays dispatching.
 func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
 	var ge *github.Error
@@ -493,7 +489,7 @@ func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
 }
 
 // FindRunFor is how long dispatch looks for a run GitHub did not name (a 204): the
-// listing is asked again after 1s, 2s, 4s, … at most 30s apart (REMOTE.md §5.2).
+// listing is asked again after 1s, 2s, 4s, … at most 30s apart (docs/REMOTE.md, "Dispatch").
 const FindRunFor = 2 * time.Minute
 
 // findRun looks for the run whose title carries rec's nonce: once, then again with

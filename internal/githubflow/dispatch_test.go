@@ -190,7 +190,7 @@ func remoteRun(t *testing.T, dir, bare string, l *flowLoop, maxRetries int, resu
 }
 
 // TestRemoteFinishRefusesMovedBranches: finish of a remote run refuses, changing
-// nothing, when the local branch moved since the dispatch (REMOTE.md §5.8 row 21) and
+// nothing, when the local branch moved since the dispatch (docs/REMOTE.md, "Failure modes") and
 // when the remote branch no longer descends from the start commit (row 20).
 func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	dir := newRepo(t)
@@ -253,7 +253,7 @@ func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 }
 
 // TestRemoteFinishKeepsTheLocalGuards: once a remote run is brought home, finish's
-// ordinary guards apply (REMOTE.md §5.8 row 22): a deleted original branch is refused,
+// ordinary guards apply (docs/REMOTE.md, "Failure modes"): a deleted original branch is refused,
 // and the next finish, the branch recreated, completes from the imported record.
 func TestRemoteFinishKeepsTheLocalGuards(t *testing.T) {
 	dir := newRepo(t)

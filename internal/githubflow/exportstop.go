@@ -17,19 +17,16 @@ import (
 // whose step was killed, or one still saving after the cancel's SIGINT): it waits
 // DefaultStopWait for the loop to end on its own, then stops it as Ctrl-C would and
 // waits DefaultKillWait more before it kills it. Together they fit GitHub's budget of
-// 5 minutes from a cancel to the end of everything (DESIGN.md, issue 19).
+// 5 minutes from a cancel to the end of everything (docs/DESIGN-LOG.md, issue 19).
 const (
 	DefaultStopWait = 30 * time.Second
 	DefaultKillWait = 15 * time.Second
 )
 
-// LockAfterLoop takes the change's lock for export. If a loop holds it, it waits for
-// that loop to end (StopWait), then sends it SIGINT (the loop saves the attempt under
-// way and exits, as on Ctrl-C; it stops its agent itself), waits KillWait, and kills
-// it; the crash-resume then saves what it left. Only the process the kernel names as
-// the lock's holder, and that the run record names as the loop of Actions run runID,
-// is ever signalled: any other holder (a finish, another export, a loop of another run
-// or a user's own loop of the change) is waited for, then refused, and nothing changes.
+// LockAfterLoop takes the change's lock for export. A loop holding it is waited for
+// (StopWait), then sent SIGINT (it saves its attempt and exits, as on Ctrl-C), waited for
+// (KillWait) and killed. Only the holder the kernel names that the record also names as the
+// loop of Actions run runID is signalled; any other holder is waited for, then refused.
 func (fl *Flow) LockAfterLoop(ctx context.Context, change string, runID int64) (*run.Lock, error) {
 	lock, err := fl.Store.Lock(change)
 	if !errors.Is(err, run.ErrLocked) {

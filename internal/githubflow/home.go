@@ -16,13 +16,10 @@ import (
 // A run on GitHub Actions comes home: finish and start, through loop.RemoteRuns, take
 // its published result into the local record.
 
-// importRemoteRun brings home the result of a run on GitHub Actions once it has
-// published (REMOTE.md §5.4 steps 2–5): it fetches ralph/<change> to
-// refs/remotes/<remote>/ralph/<change> and the run's refs to the same names here,
-// checks the fetched branch descends from the start commit, fast-forwards the local
-// branch (refusing if it moved since the dispatch), and takes the run's record and
-// learnings from its state commit. The record is then an ordinary local one: finish
-// squashes or keeps it, and start continues a run that stopped.
+// importRemoteRun brings home the result of a run on GitHub Actions once it has published
+// (docs/REMOTE.md, "Home"): the branch and the run's refs fetched, checked against the
+// start commit and the record, the local branch fast-forwarded, the record and learnings
+// taken from the state commit. The record is then an ordinary local one.
 func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	r := rec.Remote
 	if rec.Status == run.Dispatching || r == nil {
@@ -199,12 +196,15 @@ func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runI
 }
 
 // unfetch puts back the refs a fetch of a run changed: those under prefix that were not
-// there before, and the remote-tracking ref. Best effort: it runs on the way out of an
-// error.
+// there before, and the remote-tracking ref. It runs on the way out of an error, whose
+// return it does not change: a ref it cannot put back is said in a warning.
 func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tracking, was string, existed bool) {
+	warn := func(ref string, err error) {
+		fl.Loop.Report.Warn(fmt.Sprintf("could not put back %s after the refused record (%v): it is left as the fetch made it", ref, err))
+	}
 	now, err := fl.Repo.Refs(ctx, prefix)
 	if err != nil {
-		return
+		warn(prefix+"*", err)
 	}
 	old := map[string]string{}
 	for _, r := range before {
@@ -212,15 +212,22 @@ func (fl *Flow) unfetch(ctx context.Context, prefix string, before []git.Ref, tr
 	}
 	for _, r := range now {
 		if id, ok := old[r.Name]; !ok {
-			_ = fl.Repo.DeleteRef(ctx, r.Name)
+			if err := fl.Repo.DeleteRef(ctx, r.Name); err != nil {
+				warn(r.Name, err)
+			}
 		} else if id != r.ID {
-			_ = fl.Repo.UpdateRef(ctx, r.Name, id)
+			if err := fl.Repo.UpdateRef(ctx, r.Name, id); err != nil {
+				warn(r.Name, err)
+			}
 		}
 	}
 	if existed {
-		_ = fl.Repo.UpdateRef(ctx, tracking, was)
+		err = fl.Repo.UpdateRef(ctx, tracking, was)
 	} else {
-		_ = fl.Repo.DeleteRef(ctx, tracking)
+		err = fl.Repo.DeleteRef(ctx, tracking)
+	}
+	if err != nil {
+		warn(tracking, err)
 	}
 }
 
@@ -241,7 +248,7 @@ func endsWith(store *run.Store, path string, data []byte) bool {
 	return err == nil && bytes.Equal(end, data)
 }
 
-// A dispatched run can end without publishing anything (REMOTE.md §5.8 row 14): GitHub
+// A dispatched run can end without publishing anything (docs/REMOTE.md, "Failure modes"): GitHub
 // could not start the workflow (startup_failure), the run waits for someone's approval
 // (action_required), or it was force-cancelled before its publish job. Nothing of it
 // is on the remote but the start commit dispatch pushed. finish then says so and

@@ -13,12 +13,10 @@ import (
 // (start, or dispatch), or found here from a commit made here, and checked.
 
 // initialOf is the "initial state" commit a run from tip began with, for a run that
-// recorded none (dispatch continuing an existing ralph/<change>, or a run dispatched
-// by an older git-ralph): the oldest commit on the first-parent line from tip that
-// original does not contain, when every commit of that line has one parent (a merge
-// could bring in an "initial state" of anyone's making), it is an "initial state"
-// commit of this change, and its parent is original. "" when there is none such. tip
-// is a commit of this machine's: a local branch, or the start commit dispatch pushed.
+// recorded none (dispatch continuing ralph/<change>, or an older git-ralph's run): the
+// oldest commit on tip's first-parent line that original lacks, when that line has no merge
+// (which could bring in anyone's "initial state"), the commit is this change's "initial
+// state" and its parent is original; else "". tip is a commit of this machine's.
 func (rem *Remote) initialOf(ctx context.Context, change, tip, original string) (string, error) {
 	if tip == "" || original == "" || tip == original {
 		return "", nil

@@ -24,19 +24,10 @@ import (
 )
 
 // IssueKind is GitHub issues as a task source (source.Kind): '#10', OWNER/REPO#10 or an
-// issue's URL names issue 10, run as issue-10 on ralph/issue-10, its sub-issues the
-// stories. The CLI builds it with what it needs from outside, so that internal/source
-// and internal/loop import nothing of GitHub.
-//
-// What it read of an issue is kept in Dir/issue-<n>/issue.json, with the agent's tasks
-// file beside it (tasks.md, outside the working tree) and the file as the last
-// checkpoint left it (done.md): a resume, status and the report read those and never
-// the network. In place the agent can write that directory: every one of those files is
-// read, written and removed through internal/beneath (no symlink followed below the git
-// common dir, every read bounded), and what this process wrote of its own records is
-// held in memory, read from there, and compared with the disk after every attempt
-// (Forged), as run.json is. Only a kind built with a Client and Fetch set (start) reads GitHub, once
-// per issue and process; after a checkpoint it tells GitHub (source.Outside).
+// issue's URL names issue 10, run as issue-10, its sub-issues the stories. The CLI builds it,
+// so that internal/source and internal/loop import nothing of GitHub. Its records under
+// Dir/issue-<n>/ are read, written and checked after every attempt as run.json is; only a
+// kind with Client and Fetch (start) reads GitHub (docs/TASKS.md, "The kinds").
 type IssueKind struct {
 	// Store is where the kind keeps what it read: the run store's directory (<git common
 	// dir>/ralph), in the run's own directory; wherever the git directory is now (an
@@ -483,12 +474,9 @@ func (k *IssueKind) tell(arg, dir, name string) string {
 }
 
 // Forged compares the kind's records of s on disk (issue.json, issue-done.md,
-// issue-pending.json: what the pull request's title, "Why" and closing lines, the next
-// checkpoint's report to GitHub and Undo are made from) with what this process last
-// wrote of them: while a loop holds the run lock no other git-ralph process writes
-// them, so a difference is the agent's. Each one that differs is written again from
-// memory (removed, when it should not be there), and returned with the agent's version
-// (none past the read's bound, or of a symlink: empty).
+// issue-pending.json) with what this process last wrote: while a loop holds the run lock
+// nobody else writes them, so a difference is the agent's. Each one is written again from
+// memory (or removed) and returned with the agent's version (empty past the read's bound).
 func (k *IssueKind) Forged(s *source.Source) ([]source.Forgery, error) {
 	dir := filepath.Dir(s.TasksPath)
 	var out []source.Forgery
@@ -533,15 +521,10 @@ var (
 	_ source.Recorder = (*IssueKind)(nil)
 )
 
-// ClosingLines are the lines the pull request of an issue run ends with (issue.
-// ClosingLines): the sub-issues whose stories have a checkpoint, and the issue itself
-// once the run is complete; never one that was closed when last read, never from the
-// agent's text. prRepo is the pull request's repository ([HOST/]OWNER/REPO).
-//
-// issue.json, which an agent in place can write (and nothing compares once a crash
-// ended the loop that wrote it), chooses no issue: one naming another issue or
-// repository than the run's own closes nothing, and a sub-issue is closed only for a
-// story whose checkpoint git holds (k.Checkpoint).
+// ClosingLines are the lines the pull request of an issue run ends with: the sub-issues
+// whose stories git holds a checkpoint of, and the issue once the run is complete; never one
+// closed when last read, never from the agent's text. issue.json chooses no issue: one
+// naming another issue or repository closes nothing (docs/TASKS.md, "The kinds").
 func (k *IssueKind) ClosingLines(s *source.Source, rec *run.Record, prRepo string) []string {
 	iref, _, err := github.ParseIssueRef(s.Ref.Arg, nil)
 	if err != nil {

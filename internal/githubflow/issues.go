@@ -161,12 +161,10 @@ type SyncResult struct {
 	Closed      bool // the issue was closed: nothing was written
 }
 
-// SyncProgress tells story's issue (is, as last read) about progress after a
-// checkpoint: it ticks the boxes on the given lines of its body, unless the body
-// changed on GitHub since it was read (then the comment lists the tasks instead of
-// overwriting anyone's edit), and keeps one progress comment for the story, updated in
-// place (comment is its id when known, 0 otherwise). Nothing is written to a closed
-// issue. 3 or 4 requests; a failure leaves the local run as it was and the next sync
+// SyncProgress tells story's issue (is, as last read) about progress after a checkpoint:
+// it ticks the boxes on lines of its body (unless the body changed on GitHub since: then
+// the comment lists the tasks) and keeps one progress comment for the story (comment, its
+// id, or 0). A closed issue gets nothing. A failure leaves the run as it was; the next sync
 // does it all again.
 func SyncProgress(ctx context.Context, client *github.Client, repo github.Repo, is issue.Issue, lines []int, comment int64, p Progress, again string) (*SyncResult, error) {
 	ref := github.IssueRef{Repo: repo, Number: is.Number}

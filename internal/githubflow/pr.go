@@ -328,7 +328,7 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		}
 		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
 	}
-	_ = fl.Store.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: fl.Loop.Time()})
+	fl.Loop.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: fl.Loop.Time()})
 	return res, fl.Store.Remove(change)
 }
 

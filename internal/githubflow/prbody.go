@@ -265,11 +265,9 @@ func runDuration(rec *run.Record) time.Duration {
 // @mention or #reference, shows no image or link, and a closing keyword ("Fixes #1")
 // closes nothing.
 
-// code is s as an inline code span whatever it holds: the fence is one backtick more
-// than the longest run of backticks in s, and where s starts or ends with a backtick a
-// space pads each side (CommonMark strips exactly one from each, so the text shown is
-// s). Line endings (a carriage return is one too) become spaces, as in any span: a line
-// ending would let the next line start a block outside the span; "" stays "".
+// code is s as an inline code span, whatever it holds: the fence is one backtick longer
+// than s's longest run, padded with a space where s starts or ends with one; line endings
+// become spaces (one would let the next line start a block); "" stays "".
 func code(s string) string {
 	s = lineEndings.Replace(strings.TrimSpace(s))
 	if s == "" {

@@ -9,7 +9,7 @@ import (
 )
 
 // PruneTarget is what finish --prune-remote deletes on the git remote once the finish
-// has succeeded (REMOTE.md §5.4 step 7): ralph/<change> and the run's
+// has succeeded (docs/REMOTE.md, "Prune"): ralph/<change> and the run's
 // refs/ralph/<change>/runs/<run-id>/…. It is taken before the finish, which forgets
 // the record.
 type PruneTarget struct {

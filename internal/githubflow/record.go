@@ -31,7 +31,7 @@ const (
 	maxPID          = 1 << 22 // Linux's pid_max at most
 )
 
-// storyIDRE is the story id alphabet of SPEC §2 and §2b: ASCII letters and digits, and
+// storyIDRE is the story id alphabet of docs/TASKS.md, "Story ids": ASCII letters and digits, and
 // the ".", "_" and "-" of numbered ids (2.3), repeated ones (setup_2), slugs and
 // prd.json's ids (US-001), starting with a letter or a digit.
 var storyIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`) })
@@ -172,7 +172,7 @@ func amount(field string, v float64, bad func(string, string, ...any) error) err
 	return nil
 }
 
-// validStoryID reports whether id is in SPEC §2's alphabet, without a ".." (ids name
+// validStoryID reports whether id is in the alphabet of docs/TASKS.md, "Story ids", without a ".." (ids name
 // log files and refs).
 func validStoryID(id string) bool {
 	return storyIDRE().MatchString(id) && !strings.Contains(id, "..")

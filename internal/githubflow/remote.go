@@ -203,11 +203,9 @@ func (rem *Remote) Logs(ctx context.Context, change, attempt string, clientFor f
 }
 
 // PublishedChange is the change as the run on GitHub Actions published it: its tasks
-// file read at tip (ralph/<change> on the git remote, as ls-remote saw it), so that a
-// remote run's stories show done/total as its checkpoints ticked them. The tip's
-// objects are fetched by id when they are not here: no ref, no FETCH_HEAD, no work
-// tree or index changes. It returns nil when the tip has no tasks file or cannot be
-// fetched (status then shows the stories as they are here).
+// file read at tip (ralph/<change> on the git remote), the objects fetched by id without a
+// ref or a change to the work tree. nil when the tip has no tasks file or cannot be
+// fetched; status then shows the stories as they are here.
 func (rem *Remote) PublishedChange(ctx context.Context, r *status.Report, tip string) *source.Source {
 	rec := r.Record
 	if rec.Remote == nil || r.Change == nil || tip == "" || !git.IsObjectID(tip) {

@@ -21,7 +21,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// The runner side of a run on GitHub Actions (REMOTE.md §5.5): start --adopt rebuilds
+// The runner side of a run on GitHub Actions (docs/REMOTE.md, "The runner's side"): start --adopt rebuilds
 // the record in a fresh clone, export hands the run over as a bundle, and publish checks
 // that bundle in a job the agent never ran in and pushes it.
 
@@ -121,20 +121,12 @@ const ExitPartial = 3
 // LogCap is how much of the end of each attempt's log export keeps for the artifact.
 const LogCap = 1 << 20
 
-// Export writes the run's work to o.Out for the artifact: ralph.bundle with
-// refs/heads/ralph/<change> and, renamed to refs/ralph/<change>/runs/<run-id>/, every
-// attempt ref and a state commit (record.json, learnings.md); logs/<story>-<n>.log, each
-// cut to its last LogCap bytes; and summary.json. A loop that was killed (the record
-// says running, nobody holds the lock) has its leftovers saved as an attempt first; a
-// loop still running is waited for, then stopped (LockAfterLoop).
-//
-// Where that fails (a loop that cannot be stopped, or is not this run's; the killed
-// loop's leftovers that cannot be saved: a git lock still in use, a full disk), the
-// export is partial rather than nothing: a warning says what was not saved and why, and
-// the bundle carries the record's checkpoint as the branch (not the branch's tip, which
-// the agent may have moved) and the attempt refs as they are, all committed already;
-// it writes no ref and no record here, since a loop may still be writing them.
-// ExportResult.Partial says so.
+// Export writes the run's work to o.Out for the artifact: ralph.bundle (the branch, and
+// under refs/ralph/<change>/runs/<run-id>/ every attempt ref and a state commit), each
+// log's last LogCap bytes, summary.json. A killed loop's leftovers are saved first; a
+// running loop is stopped (LockAfterLoop). Where that fails, the export is partial rather
+// than nothing (ExportResult.Partial): the record's checkpoint as the branch, the refs as
+// they are, a warning, and nothing written here (docs/REMOTE.md, "The runner's side").
 func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, error) {
 	if _, err := fl.Loop.LoadRunChange(ctx, o.Change); err != nil {
 		return nil, err
@@ -437,14 +429,10 @@ type PublishResult struct {
 // maxStateFile bounds each file of the state commit.
 const maxStateFile = 8 << 20
 
-// Publish checks a bundle from the loop's job and pushes it: only
-// refs/heads/ralph/<change> and refs/ralph/<change>/runs/<run-id>/{attempts/*,state};
-// every commit descending from o.Start; no change under .github/workflows (the job's
-// token cannot push one, and the agent must not be able to change what runs with the
-// repository's secrets); then one atomic push, with a lease on the branch at o.Start
-// and hooks off. Anything wrong: an error, and nothing is pushed. It takes the
-// repository alone: the publish job has no run record, and trusts nothing but its own
-// checkout and the bundle it checks.
+// Publish checks a bundle from the loop's job and pushes it, in the publish job, which
+// has no run record and trusts only its checkout and the bundle: the refs, the commits and
+// the workflows it allows are those of docs/REMOTE.md, "The runner's side"; then one atomic
+// push with a lease on the branch at o.Start, hooks off. Anything wrong: nothing is pushed.
 func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishResult, error) {
 	res := &PublishResult{}
 	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {

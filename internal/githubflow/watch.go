@@ -13,7 +13,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/status"
 )
 
-// Watching runs on GitHub Actions politely (REMOTE.md §2.6, §5.3): one conditional
+// Watching runs on GitHub Actions politely (docs/REMOTE.md, "Watching"): one conditional
 // listing per repository and workflow per round, whatever the number of runs (an
 // unchanged listing is a 304, which does not count against the rate limit), at least
 // WatchInterval apart and never sooner than GitHub's x-poll-interval; a rate limit is
@@ -215,13 +215,10 @@ func WatchText(change string, v *status.RemoteView) string {
 	return fmt.Sprintf("%s: run %d %s", change, v.RunID, v.Status)
 }
 
-// RemoteViews asks GitHub once where the dispatched runs of changes stand, for plain
-// `status` of several runs: one runs listing per repository and workflow (not one
-// GET per run), joined to the records by run id or nonce as WatchRemote does, plus one
-// ls-remote per run for its published tip. A run the listing no longer holds is asked
-// for by id. A repository GitHub cannot be asked about gives its runs' views an Error
-// rather than failing the others. It changes nothing but the records (a run id found,
-// the last status seen).
+// RemoteViews asks GitHub once where the dispatched runs of changes stand, for `status`
+// of several runs: one listing per repository and workflow, joined to the records by run id
+// or nonce, a run no longer listed asked for by id, one ls-remote per run for its tip. A
+// repository that cannot be asked gives its runs an Error. It changes only the records.
 func (rem *Remote) RemoteViews(ctx context.Context, changes []string, clientFor func(string) (*github.Client, error)) (map[string]*status.RemoteView, error) {
 	out := map[string]*status.RemoteView{}
 	listings := map[string][]github.WorkflowRun{}

@@ -321,7 +321,7 @@ func (s sink) Tool(name, sum string) { s.r.AgentTool(name, sum) }
 
 // decide turns the agent's result into an outcome, from the final result only.
 // passOn tells whether the reason goes into the next prompt: the agent's own FAILED
-// reason does; crashes, timeouts and missing signals do not (SPEC §4 step 3).
+// reason does; crashes, timeouts and missing signals do not (docs/LOOP.md, "Each attempt" step 3).
 // timeout and idle are the limits it ran with (--timeout, --idle-timeout).
 func decide(res agent.Result, timeout, idle time.Duration) (outcome, reason string, passOn bool) {
 	switch {
@@ -728,9 +728,9 @@ func checkpointMessage(rec *run.Record, story tasklist.Story, att *run.Attempt, 
 	return b.String(), nil
 }
 
-// checkpointSubject is a checkpoint's subject: SPEC's "checkpoint: <id>", or tmpl (a
+// checkpointSubject is a checkpoint's subject: docs/LOOP.md's "checkpoint: <id>", or tmpl (a
 // text/template over .ID, .Title and .Change, ralph.checkpointMessage) as one line; a
-// template that says nothing gives SPEC's. git-ralph knows its checkpoints by their
+// template that says nothing gives that one. git-ralph knows its checkpoints by their
 // trailers, whatever the subject.
 func checkpointSubject(tmpl, change string, story tasklist.Story) (string, error) {
 	if tmpl == "" {
@@ -828,9 +828,11 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 	msg := b.String()
 	if _, err := l.Repo.SaveAttempt(ctx, rec.Checkpoint, ref, msg); err != nil {
 		rec.Stop(run.Failed, "could not save a failed attempt", err)
-		_ = l.Save(rec)
-		return &Error{Msg: "could not save the failed attempt: " + err.Error(),
-			Hint: "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + Short(rec.Checkpoint) + " on " + rec.Branch, Err: err}
+		hint := "nothing was reset: the working tree is as the agent left it\nthe last checkpoint is " + Short(rec.Checkpoint) + " on " + rec.Branch
+		if serr := l.Save(rec); serr != nil {
+			hint += "\nthe run record could not be written either (" + serr.Error() + "): the next 'git ralph start " + rec.Change + "' takes the attempt for one a crash cut short, and saves it then"
+		}
+		return &Error{Msg: "could not save the failed attempt: " + err.Error(), Hint: hint, Err: err}
 	}
 	att.Ref = ref
 	if att.Outcome == run.OutcomeRunning {

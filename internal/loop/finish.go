@@ -171,7 +171,7 @@ func (l *Loop) keep(ctx context.Context, rec *run.Record, cur string, dirty bool
 			return nil, err
 		}
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: res.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
+	l.SaveFinished(run.Finished{Change: res.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
 	return res, l.Store.Remove(res.Change)
 }
 
@@ -237,15 +237,42 @@ func (l *Loop) finishCheck(ctx context.Context, snap *surface.Snapshot, rec *run
 // delete the branch, forget the run.
 func (l *Loop) squash(ctx context.Context, rec *run.Record, res *FinishResult) (*FinishResult, error) {
 	if err := l.Repo.MergeSquash(ctx, rec.Branch); err != nil {
-		// Put the original branch back exactly as it was (it was clean) and return to the run's branch.
-		_ = l.Repo.HardReset(ctx, "HEAD")
-		_ = l.Repo.Checkout(ctx, rec.Branch)
-		_ = l.Repo.DeleteRef(ctx, res.Backup)
-		rec.Finishing = nil
-		_ = l.Save(rec)
-		return nil, SquashError(err, rec.Branch, res.Target, "you are back on it", "git switch "+res.Target+" && git merge --squash "+rec.Branch, "git ralph finish --keep")
+		return nil, l.undoSquash(ctx, rec, res, err)
 	}
 	return l.squashed(ctx, rec, res)
+}
+
+// undoSquash puts the target back as it was (it was clean) after the merge --squash
+// failed (err) and returns to the run's branch, then returns the error, which says
+// where the user is: each step of the undo is checked, and one that failed is named.
+// When the target cannot be put back, the record keeps its finish under way, so that
+// the next finish finds it.
+func (l *Loop) undoSquash(ctx context.Context, rec *run.Record, res *FinishResult, err error) error {
+	if rerr := l.Repo.HardReset(ctx, "HEAD"); rerr != nil {
+		return &Error{Msg: fmt.Sprintf("squashing %s onto %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, res.Target, rerr),
+			Hint: fmt.Sprintf("the squash failed with: %v\nyou are on %s with what the merge left in the working tree; %s is intact, its tip kept as %s\n"+
+				"once git works again, 'git reset --hard' puts %s back (only the merge's leftovers go); then 'git ralph finish %s --squash' tries again, "+
+				"or 'git switch %s' and 'git ralph finish %s --keep' keeps the branch",
+				err, res.Target, rec.Branch, res.Backup, res.Target, rec.Change, rec.Branch, rec.Change),
+			Err: errors.Join(err, rerr)}
+	}
+	intact := "you are back on it"
+	if cerr := l.Repo.Checkout(ctx, rec.Branch); cerr != nil {
+		intact = fmt.Sprintf("you are on %s, as it was: switching back to %s failed (%v); 'git switch %s' goes back", res.Target, rec.Branch, cerr, rec.Branch)
+	}
+	var notes []string
+	if derr := l.Repo.DeleteRef(ctx, res.Backup); derr != nil {
+		notes = append(notes, fmt.Sprintf("the backup ref %s is left (%v); 'git update-ref -d %s' removes it", res.Backup, derr, res.Backup))
+	}
+	rec.Finishing = nil
+	if serr := l.Save(rec); serr != nil {
+		notes = append(notes, fmt.Sprintf("the run record still says a squash is under way (%v): the next finish checks what git shows and goes on from there", serr))
+	}
+	se := SquashError(err, rec.Branch, res.Target, intact, "git switch "+res.Target+" && git merge --squash "+rec.Branch, "git ralph finish --keep")
+	if e, ok := se.(*Error); ok && len(notes) > 0 {
+		e.Hint += "\n" + strings.Join(notes, "\n")
+	}
+	return se
 }
 
 // SquashError is the error of a merge --squash of branch onto target that failed (err)
@@ -276,7 +303,7 @@ func (l *Loop) squashed(ctx context.Context, rec *run.Record, res *FinishResult)
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -338,7 +365,7 @@ func (l *Loop) resumeSquash(ctx context.Context, rec *run.Record, mode FinishMod
 		if st, err := l.Repo.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {

@@ -9,13 +9,11 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// The limits of a run, checked here alone: its budget (--max-cost, --max-tokens) and its
-// deadline (--deadline). Before the run, checkBudget refuses a budget the agent could not
-// be held to; before each attempt, limitReached stops the run at its budget or its
-// deadline; after each, unreported stops one whose agent did not report what the budget
-// counts; withDeadline stops the attempt under way when the deadline passes. The user's
-// other limits bound one attempt (--timeout, --idle-timeout, in internal/agent) or the
-// gate (--verify-timeout, in internal/git).
+// The limits of a run, checked here alone: the budget (--max-cost, --max-tokens) and the
+// deadline. checkBudget refuses a budget the agent cannot be held to; limitReached stops the
+// run before an attempt; unreported stops one whose agent did not report what the budget
+// counts; withDeadline stops the attempt under way. --timeout and --idle-timeout are
+// internal/agent's, --verify-timeout internal/git's.
 
 // withDeadline is ctx, cancelled too when the run's deadline passes (on the limits'
 // clock, l.Clock, which a test moves).

@@ -34,13 +34,11 @@ func (l *Loop) Busy(rec *run.Record, name string, step func() error) error {
 	return err
 }
 
-// ClearCrashLocks removes the lock files a crash left behind (a git killed with
-// git-ralph leaves its index.lock or ref lock, and every later git refuses to run)
-// before a crash-resume changes anything; also are other worktrees whose own locks
-// count too (a worktree run's). again is the command to run once the user
-// has dealt with a lock in use, for the hint. Only a crash-resume calls it: the record
-// says a run or finish was under way, and the run lock, which we hold, was free. A
-// lock met at any other time is someone else's, and git's own error names it.
+// ClearCrashLocks removes the lock files a git killed with git-ralph left (every later git
+// would refuse to run) before a crash-resume changes anything, in this repository and also's.
+// Only a crash-resume calls it (the record says a run or finish was under way, yet the run
+// lock was free): a lock met at any other time is someone else's. again is the command the
+// hint of a lock in use names.
 func (l *Loop) ClearCrashLocks(ctx context.Context, rec *run.Record, again string, also ...*git.Repo) error {
 	branches := []string{rec.Branch}
 	if rec.Original != "" {

@@ -222,6 +222,15 @@ func (l *Loop) Save(rec *run.Record) error {
 	return nil
 }
 
+// SaveFinished records how the run of f.Change ended (finished.json, which status
+// shows once the record is gone). The finish is done by then: a failed write is said,
+// not returned.
+func (l *Loop) SaveFinished(f run.Finished) {
+	if err := l.Store.SaveFinished(f); err != nil {
+		l.Report.Warn(fmt.Sprintf("could not record how the run of %s ended (%v): 'git ralph status %s' will not show it", f.Change, err, f.Change))
+	}
+}
+
 // Tail returns the last n lines of s, trimmed.
 func Tail(s string, n int) string {
 	s = strings.TrimRight(s, "\n \t\r")

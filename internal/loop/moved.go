@@ -12,12 +12,11 @@ import (
 // maxMovedCommits bounds the commits a refusal lists.
 const maxMovedCommits = 10
 
-// CheckOriginal is finish's look at the original branch: when it no longer points
-// where the run recorded it at start, something other than the loop moved it (the
-// trust surface restores what an agent does, so it was you, or an agent in a --worktree
-// run, where a branch moved forward is let be). finish --squash and --pr refuse, naming
-// the branch, both commits and the commits in between, unless OntoMoved; --keep (warn)
-// only warns. repo is the checkout the original branch lives in. Nothing changes.
+// CheckOriginal is finish's look at the original branch: when it no longer points where
+// the run recorded it, someone moved it (the trust surface undoes what an agent in place
+// does). finish --squash and --pr refuse, naming both commits and those between, unless
+// OntoMoved; with warn (--keep) it only warns. repo holds the original branch. Nothing
+// changes.
 func (l *Loop) CheckOriginal(ctx context.Context, repo *git.Repo, rec *run.Record, warn bool, again string) error {
 	if err := l.checkRecordedStart(ctx, repo, rec, warn); err != nil {
 		return err
@@ -60,16 +59,12 @@ func (l *Loop) CheckOriginal(ctx context.Context, repo *git.Repo, rec *run.Recor
 		"if they are yours, run '"+again+" --onto-moved'; if not, look at them first (git log -p "+Short(rec.OriginalCommit)+".."+Short(now)+"); nothing was changed", "%s", what)
 }
 
-// checkRecordedStart checks the record's original commit against what git holds: the
-// run's "initial state" commit grew from it (its parent) and the run's branch still
-// contains that commit. The record is a file the agent could write, and a process it
-// left behind could have rewritten it once git-ralph had exited, with the original
-// branch moved to a look-alike commit to match: finish would then have squashed onto
-// that commit without a word. A record that disagrees is corrected in memory (the
-// initial state commit's parent is the start: CheckOriginal then names the branch as
-// moved, with its commits), and one whose branch no longer contains its initial state is
-// refused. Runs made on GitHub Actions keep their start elsewhere (their record comes
-// from the runner) and are not checked here.
+// checkRecordedStart checks the record's original commit against git: the run's "initial
+// state" commit grew from it, and the run's branch still contains that commit. The record is
+// a file the agent could write (with the original branch moved to a look-alike to match), so
+// one that disagrees is corrected in memory (CheckOriginal then names the branch as moved),
+// and one whose branch lost its initial state is refused. Runs from GitHub Actions are not
+// checked here.
 func (l *Loop) checkRecordedStart(ctx context.Context, repo *git.Repo, rec *run.Record, warn bool) error {
 	if rec.Remote != nil || rec.Status == run.Starting {
 		return nil

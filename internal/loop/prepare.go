@@ -102,14 +102,11 @@ func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
 	return rec, l.Save(rec)
 }
 
-// SaveKilled settles the run of a loop that was killed (the record says running or
-// starting; the caller holds the lock, so nobody runs it): the orphan agent is stopped
-// (it may still be writing), the lock files of a git killed half-way are removed once
-// no git uses them (one the loop ran may still be at work: it is waited for), what the
-// attempt left is saved as an attempt and the branch restored, and the record says
-// interrupted. Any other record is left as it is. again is the command to run once a
-// lock in use is dealt with, for the hint; gitWait is how long a git the loop ran,
-// still at work, is waited for (at least LockWait).
+// SaveKilled settles the run of a killed loop (the record says running or starting; the
+// caller holds the lock): the orphan agent is stopped, a killed git's locks removed once no
+// git uses them (one still at work is waited for up to gitWait, at least LockWait), the
+// attempt's leftovers saved as an attempt and the branch restored; the record says
+// interrupted. Any other record is left as it is. again is for the hint.
 func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gitWait time.Duration) error {
 	if rec.Status != run.Running && rec.Status != run.Starting {
 		return nil
@@ -153,7 +150,7 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 	return nil
 }
 
-// newRun is SPEC §4 "New run"; the order of the steps is what makes a crash anywhere
+// newRun is docs/LOOP.md, "New run"; the order of the steps is what makes a crash anywhere
 // recoverable: the record first, then the backup, then the branch, then the commit.
 func (l *Loop) newRun(ctx context.Context, r *Resolved) (*run.Record, error) {
 	gctx := context.WithoutCancel(ctx)
@@ -315,29 +312,44 @@ func initialCommitError(err error) error {
 // rollbackStart undoes a new run whose initial commit failed: unstage, go back to the
 // original branch with the work still uncommitted, put the branch back, drop the record.
 func (l *Loop) rollbackStart(ctx context.Context, rec *run.Record) {
-	_ = l.Repo.MixedReset(ctx)
+	if err := l.Repo.MixedReset(ctx); err != nil {
+		l.Report.Warn(fmt.Sprintf("could not unstage your work on %s (%v)", rec.Branch, err))
+	}
 	target := rec.Original
 	if target == "" {
 		target = rec.OriginalCommit
 	}
 	if err := l.Repo.Checkout(ctx, target); err != nil {
-		return // leave everything where it is, the record says where we were
+		// Leave everything where it is: the record says where we were.
+		l.Report.Warn(fmt.Sprintf("could not go back to %s (%v): you are on %s with your work uncommitted, and the run's record is kept",
+			BranchOrDetached(rec.Original, rec.OriginalCommit), err, rec.Branch))
+		return
 	}
 	l.DropNewRun(ctx, rec)
 }
 
 // DropNewRun ends a run that could not be made: ralph/<change> goes back to what it
-// was before (its last backup, or no branch at all) and the record goes. Best effort:
-// the caller reports the error that made it give up.
+// was before (its last backup, or no branch at all) and the record goes. The caller
+// reports the error that made it give up; a step of this that fails is a warning.
 func (l *Loop) DropNewRun(ctx context.Context, rec *run.Record) {
+	var err error
 	if n := len(rec.Backups); n > 0 {
-		if tip, ok, _ := l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
-			_ = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)
+		var tip string
+		var ok bool
+		if tip, ok, err = l.Repo.ResolveRef(ctx, rec.Backups[n-1]); ok {
+			err = l.Repo.UpdateRef(ctx, "refs/heads/"+rec.Branch, tip)
 		}
-	} else {
-		_ = l.Repo.DeleteBranch(ctx, rec.Branch)
+	} else if exists, berr := l.Repo.BranchExists(ctx, rec.Branch); berr != nil {
+		err = berr
+	} else if exists {
+		err = l.Repo.DeleteBranch(ctx, rec.Branch)
 	}
-	_ = l.Store.Remove(rec.Change)
+	if err != nil {
+		l.Report.Warn(fmt.Sprintf("could not put %s back as it was before the run (%v)", rec.Branch, err))
+	}
+	if err := l.Store.Remove(rec.Change); err != nil {
+		l.Report.Warn(fmt.Sprintf("could not remove the record of the run that was not made (%v)", err))
+	}
 }
 
 // finishStarting completes a new run that crashed before its initial state commit was
@@ -388,14 +400,11 @@ func OriginalName(rec *run.Record) string {
 	return Short(rec.OriginalCommit)
 }
 
-// resume brings the worktree back to the branch at the recorded checkpoint.
-//
-// After a crash (the record still says running, yet the lock was free) anything in the
-// worktree is the interrupted attempt's: it is saved as an attempt ref (failed, with
-// tamper as its reason, when the crash-resume's check found the agent had changed the
-// trust surface), then the branch is restored. After a clean stop the loop had already restored the branch, so anything
-// different is the user's doing: uncommitted changes are refused (nothing changes), and
-// commits on the branch become the new checkpoint.
+// resume brings the worktree back to the branch at the recorded checkpoint. After a crash
+// (the record says running, the lock was free) what the worktree holds is the cut attempt's:
+// saved as an attempt ref (failed with tamper as its reason, when the check found the
+// surface changed), then the branch restored. After a clean stop, a difference is the
+// user's: uncommitted changes are refused, commits on the branch become the checkpoint.
 func (l *Loop) resume(ctx context.Context, rec *run.Record, tamper string) error {
 	cur, err := l.Repo.Branch(ctx)
 	if err != nil {

@@ -41,14 +41,11 @@ func writable(set sandbox.Settings, tree string) []string {
 	return append(w, set.Writable...)
 }
 
-// sandboxPolicy is the policy of the agent working in tree under set, nil when the run
-// is not sandboxed; Run adds the attempt's directory and the driver's state. What
-// other runs' agents may write (set.Shared, every build cache, the git directory
-// commonDir, which an agent in place may write) is its Shared. The
-// learnings file, and a tracked file kept outside the working tree (a GitHub issue's
-// tasks), are writable where the git directory is not: the prompt asks the agent to
-// write them. With create, the caches that are missing are created (a rule names
-// existing paths only).
+// sandboxPolicy is the policy of the agent working in tree under set, nil when the run is
+// not sandboxed; agent.Run adds the attempt's directory and the driver's state. Shared are
+// what other runs' agents may write (set.Shared, the caches, commonDir). files (the
+// learnings, an issue's tasks) are writable too: the prompt asks the agent to write them.
+// With create, missing caches are made (a rule names existing paths only). docs/SANDBOX.md.
 func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string, create bool) (*sandbox.Policy, error) {
 	if !set.Level.On() {
 		return nil, nil

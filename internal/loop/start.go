@@ -30,7 +30,7 @@ import (
 // the loop changes them: what a run resolves from them is a Resolved.
 type Options struct {
 	// Arg is what start names: a change, a spec-kit feature, the path of a plan or a
-	// prd.json, a run's name (SPEC §2b); "" for what is current.
+	// prd.json, a run's name (docs/TASKS.md, "The kinds"); "" for what is current.
 	Arg string `kong:"-"`
 	Cwd string `kong:"-"` // where a relative path in Arg starts from; "" for the top level
 
@@ -69,7 +69,7 @@ type Options struct {
 	// worktree always resumes in it.
 	Worktree WorktreeOption `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
 
-	// The runner side of a run on GitHub Actions (REMOTE.md §5.5; the workflow 'ci init'
+	// The runner side of a run on GitHub Actions (docs/REMOTE.md, "The runner's side"; the workflow 'ci init'
 	// writes). Deadline: 0 is none.
 	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
 	RunID    int64         `name:"run-id" hidden:"" help:"The Actions run this loop works for: recorded, and a Ralph-Run trailer on each checkpoint." placeholder:"ID"`
@@ -80,7 +80,7 @@ type Options struct {
 	PromptTemplate string   `kong:"-"` // ralph.promptTemplate: a text/template file; "" for the embedded one
 	// CheckpointMessage is a text/template of a checkpoint's subject over .ID, .Title and
 	// .Change (ralph.checkpointMessage: snarktank's "feat: {{.ID}} - {{.Title}}"); "" for
-	// SPEC's "checkpoint: <id>". The body and the trailers are the same either way.
+	// docs/LOOP.md's "checkpoint: <id>". The body and the trailers are the same either way.
 	CheckpointMessage string `kong:"-"`
 	// Sandbox is the agent's sandbox as the CLI resolved it (--sandbox, ralph.sandbox*,
 	// what the kernel offers); the zero value runs the agent unrestricted and says
@@ -223,12 +223,10 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	return l.session(r, rec, src).work(ctx)
 }
 
-// resolveSource resolves what start names (o.Arg), once (source.Resolve: a run's name, a
-// path, a change, a feature, …), where its run works: the checkout, or a worktree run's
-// worktree, whose copy of the tracked file is the one the agent ticks. From there on the
-// source is opened (openRun, openResolved), never resolved again. It returns the run's
-// name even when the source cannot be read (o.Arg, or the run a *source.RunError names),
-// and inWT says the run is a worktree run.
+// resolveSource resolves what start names (o.Arg) once, where its run works (the checkout,
+// or a worktree run's worktree, whose tracked file the agent ticks); from there on the source
+// is opened, never resolved again. It returns the run's name even when the source cannot be
+// read, and inWT says the run is a worktree run.
 func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *source.Source, inWT bool, err error) {
 	r := l.where(ctx, o.Cwd)
 	r.StoryLevel = o.StoryLevel

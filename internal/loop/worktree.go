@@ -14,13 +14,10 @@ import (
 )
 
 // A worktree run (start --worktree) works in a linked worktree of its own on
-// ralph/<change>, so that several changes can run at once and the user's checkout is
-// never touched. Its record and lock stay in the common dir, like every run's; the
-// record names the worktree and the checkout the run came from (where finish --squash
-// lands). Making, running and finishing such a run is internal/wtrun's (reached through
-// Loop.Worktrees, also by finish --pr); this file holds what the loop reads of it: where
-// it works, the Loop that works there, the agent's environment there. Its state
-// (run.Record.WorktreeState, run.Record.ChangeRoot), which status reads, is the record's.
+// ralph/<change>; its record and lock stay in the common dir, naming the worktree and the
+// checkout it came from. Making and finishing one is internal/wtrun's (Loop.Worktrees); this
+// file holds what the loop reads of it: where it works, the Loop there, the agent's
+// environment there.
 
 // WorktreeDirConfig is the git config key naming the directory under which worktree
 // runs are made, one subdirectory per change.

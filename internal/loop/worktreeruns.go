@@ -8,14 +8,11 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// WorktreeRuns starts and finishes runs in a linked worktree of their own (start
-// --worktree): internal/wtrun implements it and the CLI sets it (Loop.Worktrees), so
-// that this package holds one run in one working tree. Start and Finish are the
-// loop's way there; the four after them are what finish --pr (internal/githubflow)
-// does with such a run's worktree and checkout, reached through here so that no
-// workflow package imports another. What the loop reads of such a run (where it works)
-// stays here (worktree.go), and its state is the record's (run.Record.WorktreeState). A
-// Loop without it refuses such runs.
+// WorktreeRuns starts and finishes runs in a linked worktree of their own: internal/wtrun
+// implements it and the CLI sets it (Loop.Worktrees). Start and Finish are the loop's way
+// there; the four after them are what finish --pr (internal/githubflow) does with such a
+// run's worktree, reached through here so that no workflow package imports another. A Loop
+// without it refuses such runs.
 type WorktreeRuns interface {
 	// Start runs the loop of r (what Start resolved) in the worktree at path, with the
 	// change's lock held: it makes the run (or completes a start a crash cut short),

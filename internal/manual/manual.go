@@ -288,12 +288,10 @@ func cells(row string) []string {
 	return append(out, strings.TrimSpace(cur.String()))
 }
 
-// Escape makes text safe for roff: a backslash is printed, not an escape; a "-" is
-// \- (a minus sign: an option's dashes, which roff must not break a line after and
-// which copy as ASCII); the punctuation the manual uses is written as the glyphs roff
-// knows by name, which every device has or falls back from (a terminal without UTF-8
-// shows "--" for an em dash); and any other character outside ASCII as \[uXXXX], which
-// needs no preconv, with a stand-in for other devices (Fallbacks).
+// Escape makes text safe for roff: a backslash is printed; "-" is \- (an option's dashes,
+// which roff must not break after and which copy as ASCII); the manual's punctuation is
+// written as the glyphs roff knows by name, which every device has or falls back from; any
+// other non-ASCII character is \[uXXXX] (no preconv needed), with a stand-in (Fallbacks).
 func Escape(s string) string {
 	var b strings.Builder
 	for _, r := range s {

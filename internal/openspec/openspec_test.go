@@ -420,7 +420,7 @@ func refLine(line string) string {
 	return b.String()
 }
 
-// refCounts is the §4 rule written the plain way: split on \n, match, count.
+// refCounts is OpenSpec's counting rule (docs/TASKS.md, "The kinds") written the plain way: split on \n, match, count.
 func refCounts(data []byte) (done, total int) {
 	for _, line := range strings.Split(wellFormed(data), "\n") {
 		m := refTask.FindStringSubmatch(refLine(line))

@@ -31,7 +31,7 @@ func summarize(t Tasks) []storySummary {
 }
 
 // TestStyleFixtures parses realistic tasks.md files in each heading style people write
-// (testdata/styles): every section with a task is a story, with the id SPEC §2 gives it.
+// (testdata/styles): every section with a task is a story, with the id docs/TASKS.md gives it.
 func TestStyleFixtures(t *testing.T) {
 	for dir, want := range map[string][]storySummary{
 		"phases": {
@@ -153,7 +153,7 @@ func TestStoryHeadings(t *testing.T) {
 // "checkpoint: <id>", with no space, and never starting or ending with a dot or dash.
 var validID = regexp.MustCompile(`^[a-z0-9]+(?:[.-][a-z0-9]+)*(?:_[0-9]+)?$`)
 
-// checkStories asserts SPEC §2's invariants for tasks, parsed from data: the stories
+// checkStories asserts the invariants of docs/TASKS.md, "Stories and tasks" for tasks, parsed from data: the stories
 // hold every task OpenSpec counts, each exactly once and in file order; every story has
 // a task; ids are unique, well-formed, and do not depend on which boxes are ticked.
 func checkStories(t testing.TB, data []byte, tasks Tasks) {
@@ -224,7 +224,7 @@ var storyLines = []string{
 }
 
 // FuzzStories generates tasks.md files from a vocabulary of real-world lines, one per
-// input byte, and checks the invariant of SPEC §2 on each: the stories' task totals
+// input byte, and checks the invariant of docs/TASKS.md, "Stories and tasks" on each: the stories' task totals
 // equal OpenSpec's counting, every story has a task, and ids are unique and stable.
 func FuzzStories(f *testing.F) {
 	f.Add([]byte{0, 23, 24, 7, 23, 1, 24, 25})

@@ -13,18 +13,12 @@ import (
 // defaultSchema is OpenSpec's built-in schema; it tracks tasks.md.
 const defaultSchema = "spec-driven"
 
-// tracksFile returns the file, relative to the change directory dir and slash-separated,
-// whose checkboxes OpenSpec counts for the change: the output of the artifact that the
-// apply.tracks of the change's schema names. The schema is the one named in the change's
-// .openspec.yaml, else in openspec/config.yaml, else spec-driven; it is looked up in
-// <root>/openspec/schemas/<name>/schema.yaml, then in the user's OpenSpec data directory,
-// as the OpenSpec CLI does. When the schema cannot be resolved (or tracks a glob, which
-// git-ralph does not follow) it returns "tasks.md", where OpenSpec falls back too, and a
-// warning saying why.
-//
-// A schemas remembers, for one repository, what does not depend on the change: the
-// project config's schema and what each schema tracks, so that a listing of a thousand
-// changes reads them once. A nil *schemas reads everything every time.
+// tracksFile returns the file (relative to the change directory dir, slash-separated) whose
+// checkboxes OpenSpec counts: the output of the artifact apply.tracks names in the change's
+// schema (.openspec.yaml's, else openspec/config.yaml's, else spec-driven), looked up in
+// openspec/schemas/<name>/schema.yaml, then in the user's OpenSpec data directory, as the
+// CLI does. Unresolved (or a glob): "tasks.md", as OpenSpec falls back, and a warning.
+// A schemas remembers what does not depend on the change; nil reads everything each time.
 func (sc *schemas) tracksFile(root, dir string) (file, warning string) {
 	name, err := sc.schemaName(root, dir)
 	if err != nil {

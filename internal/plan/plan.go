@@ -1,5 +1,5 @@
 // Package plan reads markdown plans: ralphex's plans ("### Task N: …" sections, see
-// FORMATS.md §3.1), fix_plan.md checklists and any markdown file of checkbox tasks.
+// docs/TASKS.md, "The kinds"), fix_plan.md checklists and any markdown file of checkbox tasks.
 // It reads the file it is given and nothing else.
 package plan
 
@@ -31,7 +31,7 @@ func HasTaskSections(data []byte) bool {
 
 // Parse reads a plan. storyLevel 3 makes every "##" and "###" section a story; otherwise
 // a plan with ralphex's Task sections runs those sections (ParseTaskSections), and any
-// other plan runs its "##" sections (§2's rule). Tasks are exact "[ ]", "[x]", "[X]"
+// other plan runs its "##" sections (the rule of docs/TASKS.md). Tasks are exact "[ ]", "[x]", "[X]"
 // boxes outside fenced code.
 func Parse(data []byte, storyLevel int) tasklist.Tasks {
 	if storyLevel < 3 && HasTaskSections(data) {

@@ -75,7 +75,7 @@ func TestFixtures(t *testing.T) {
 			{"4", "Fix opencode wrapper scripts", 0, 3},
 			{"5", "Verify and document", 0, 4},
 		}, 8, 21, "1"},
-		// "### 1. Add Config Fields" under "## Tasks": no "Task N" heading, so §2's rule
+		// "### 1. Add Config Fields" under "## Tasks": no "Task N" heading, so docs/TASKS.md's rule
 		// gives one story; --story-level 3 gives one per "###".
 		{"ralphex-numbered-under-tasks.md", 0, []storyWant{{"tasks", "Tasks", 38, 38}}, 38, 38, ""},
 		{"ralphex-numbered-under-tasks.md", 3, []storyWant{

@@ -1,4 +1,4 @@
-// Package prd reads snarktank/ralph's prd.json (FORMATS.md §2): its user stories, run in
+// Package prd reads snarktank/ralph's prd.json (docs/TASKS.md, "The kinds"): its user stories, run in
 // ascending priority, each complete when its "passes" is true. It reads the bytes it is
 // given and nothing else.
 package prd

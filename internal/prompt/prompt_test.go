@@ -127,7 +127,7 @@ func TestRenderGolden(t *testing.T) {
 }
 
 // TestRenderHoldsWhatSpecRequires checks, independently of the golden file, every item
-// SPEC §6 asks of a story prompt.
+// docs/LOOP.md, "The prompt" asks of a story prompt.
 func TestRenderHoldsWhatSpecRequires(t *testing.T) {
 	got := render(t, "", realistic(t))
 	for _, want := range []struct{ what, text string }{

@@ -21,13 +21,10 @@ import (
 //go:embed report.html.tmpl
 var pageTemplate string
 
-// pageText is the template with its CSP allowing the page's one style sheet and one
-// script (the expand/collapse buttons) by their hashes, and nothing else inline: no
-// 'unsafe-inline', so a script or a style that got into the page some other way would
-// not apply. The hashes are computed here from the template's own elements, so editing
-// either cannot make the policy stale. It and page are made on first use, not when
-// git-ralph starts (every command, the agent's launcher included, would pay for
-// parsing the page).
+// pageText is the template with its CSP allowing the page's one style sheet and one script
+// by their hashes and nothing else inline (no 'unsafe-inline': what got into the page some
+// other way would not apply). The hashes are computed from the template's own elements, so
+// an edit cannot make the policy stale; made on first use, not at every start.
 var pageText = sync.OnceValue(func() string {
 	text := pageTemplate
 	for _, el := range []struct{ tag, mark string }{{"script", "'sha256-SCRIPT_HASH'"}, {"style", "'sha256-STYLE_HASH'"}} {

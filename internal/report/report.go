@@ -487,11 +487,10 @@ func recordStatus(store *run.Store, rec *run.Record) string {
 	return string(rec.Status)
 }
 
-// readAt returns the file rel as the commit tip has it, or, when it does not, as the
-// working tree has it (nil when neither does), bounded as repofile bounds it: a tracked
-// file whole up to repofile.MaxFile (a larger one is refused by name: cut, it would hide
-// stories), a document (doc) its start. A working-tree file that is not a regular file
-// inside the repository (a symlink out of it, a FIFO) is an error naming it
+// readAt returns the file rel as commit tip has it, else as the working tree has it (nil
+// when neither does), bounded as repofile bounds it: the tracked file whole up to
+// repofile.MaxFile (a larger one refused: cut, it would hide stories), a document (doc) its
+// start. A working-tree file that is not a regular file inside the repository is refused
 // (*repofile.RefusedError): its content would go into the report.
 func readAt(ctx context.Context, repo *git.Repo, tip, rel string, doc bool) ([]byte, error) {
 	if tip != "" {

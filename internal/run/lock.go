@@ -46,12 +46,10 @@ func (s *Store) Lock(change string) (*Lock, error) {
 	return l, nil
 }
 
-// Relock makes sure the lock this process holds on change is still the one its lock
-// file names, and reports whether it was not: an agent in place may remove or replace
-// .git/ralph/<change>/lock, after which another git-ralph would take a fresh lock on
-// the same change. The file found there now is locked as well (a file is made where
-// there is none); ErrLocked when another process holds it: another loop on this
-// change. Without a lock held here it does nothing.
+// Relock makes sure the lock this process holds on change is still the one its lock file
+// names, and reports whether it was not: an agent in place may remove or replace it, and
+// another git-ralph would then take the same change. The file found there now is locked too
+// (made where none is); ErrLocked when another loop holds it. Without a lock held, nothing.
 func (s *Store) Relock(change string) (replaced bool, err error) {
 	s.mu.Lock()
 	held := s.locks[change]

@@ -41,7 +41,7 @@ const (
 	Budget      Status = "budget"      // the run used up its --max-cost or --max-tokens; start with a higher one resumes it
 	Complete    Status = "complete"    // every story is done; finish is next
 
-	// A run on GitHub Actions (REMOTE.md §5.6). Dispatching is written before anything
+	// A run on GitHub Actions (docs/REMOTE.md, "The pieces"). Dispatching is written before anything
 	// is pushed; a crash in it is resolved by the next dispatch or status, which look
 	// for a run with Remote.Nonce and never dispatch twice.
 	Dispatching Status = "dispatching" // the branch may be pushed, the run may not exist yet

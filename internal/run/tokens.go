@@ -2,13 +2,10 @@ package run
 
 import "math"
 
-// Spent is what the record's attempts report of the run: the sum of their costs and of
-// their tokens (input, cache reads counted as the agent counts them, plus output), and
-// whether any attempt reported one. It is the only source of a run's cost and tokens:
-// the totals a record carries are never read as they were written (a remote run's
-// record and run.json are input, and a negative or huge total would switch a budget
-// off). An attempt's negative or NaN figure counts as nothing; the token sum stops at
-// the largest int64 rather than wrap.
+// Spent is what the record's attempts report of the run: the sums of their costs and
+// tokens, and whether any attempt reported one. It is the only source of a run's cost and
+// tokens: a record's totals are input (a negative or huge one would switch a budget off),
+// never read. A negative or NaN figure counts as nothing; the token sum stops at MaxInt64.
 func (r *Record) Spent() (cost float64, costKnown bool, tokens int64, tokensKnown bool) {
 	for _, a := range r.Attempts {
 		if a.CostUSD != nil {

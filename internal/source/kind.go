@@ -7,16 +7,11 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// Kind is one kind of task source: an OpenSpec change, a spec-kit feature, a markdown
-// plan, a prd.json (Builtin), or one the CLI adds with what it needs from outside (a
-// GitHub client), as git-spice's forge.Forge is one forge among those its registry
-// lists. A kind says which arguments of `git ralph start` name one of its sources
-// (Claim), opens one (Open), lists those a repository holds (List), and reads one as a
-// commit has it (AtCommit). Everything else sees only *Source and never asks which kind
-// it is: a new kind is one new entry in the list given to Resolve, and no new case.
-//
-// A kind may also implement the optional interfaces below (StillOpen, Current,
-// Archiver), as an agent driver may implement agent.Diagnoser.
+// Kind is one kind of task source: the Builtin ones (OpenSpec, spec-kit, plans, prd.json),
+// or one the CLI adds with what it needs from outside (a GitHub client). It claims the
+// arguments of `git ralph start` naming its sources (Claim), opens one (Open), lists a
+// repository's (List) and reads one as a commit has it (AtCommit). Everything else sees only
+// *Source: a new kind is a new entry in the list. StillOpen, Current and Archiver are optional.
 type Kind interface {
 	// About names the kind and says how messages name its sources.
 	About() About
@@ -33,12 +28,10 @@ type Kind interface {
 	// cheaply as a list of thousands allows: their stories and tasks at least. With only
 	// not nil, just those whose Ref.Arg is in it (status's line per run).
 	List(r Repo, only []string) ([]*Source, error)
-	// AtCommit is the source ref names as a commit has it: its stories, title and why,
-	// from the files read returns (nil for a file the commit does not have; an error
-	// for one that may not be read). doc asks for a document's start only (a proposal,
-	// a spec: repofile.MaxDoc), else the whole file (the tracked file: repofile.MaxFile).
-	// A tracked file that no longer parses gives no story. For a report built from git
-	// alone and for a pull request's words.
+	// AtCommit is the source ref names as a commit has it (its stories, title and why), from
+	// the files read returns (nil for a file the commit lacks): doc asks for a document's start
+	// only (repofile.MaxDoc), else the whole tracked file. A tracked file that no longer parses
+	// gives no story. For a report from git alone and a pull request's words.
 	AtCommit(r Repo, ref Ref, read func(rel string, doc bool) ([]byte, error)) (*Source, error)
 }
 
@@ -71,11 +64,9 @@ type Current interface {
 }
 
 // Archiver is implemented by a kind whose tracked file moves once its work is done, as
-// ralphex moves a completed plan to completed/ (and its plans often end with a task that
-// does it): Moved finds the file after the agent moved it (to: where git's rename
-// detection saw it go, "" when it saw no rename), false when it is not to be found; Archive
-// says where it goes when the run's last story completes and it has not moved, false to
-// leave it.
+// ralphex moves a completed plan to completed/: Moved finds the file after the agent moved
+// it (to: where git's rename detection saw it go, or ""), false when it is nowhere; Archive
+// says where it goes when the last story completes unmoved, false to leave it.
 type Archiver interface {
 	Moved(r Repo, s *Source, to string) (Ref, bool)
 	Archive(r Repo, s *Source) (to string, ok bool)
@@ -146,7 +137,7 @@ type Repo struct {
 // Options are how a source is read.
 type Options struct {
 	// StoryLevel 3 makes every "###" section of a plan a story (--story-level,
-	// ralph.storyLevel); 0 or 2: SPEC §2b's default.
+	// ralph.storyLevel); 0 or 2: the default of docs/TASKS.md.
 	StoryLevel int
 }
 

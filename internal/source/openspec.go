@@ -12,7 +12,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// openspecKind is an OpenSpec change, a directory under openspec/changes (SPEC §2): its
+// openspecKind is an OpenSpec change, a directory under openspec/changes (docs/TASKS.md, "Stories and tasks"): its
 // run is named after it, and a record that names no source is one of these (records
 // written before 2026-11-26).
 type openspecKind struct{}

@@ -10,7 +10,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// planKind is a markdown plan (SPEC §2b): ralphex's docs/plans/*.md, a fix_plan.md, any
+// planKind is a markdown plan (docs/TASKS.md, "The kinds"): ralphex's docs/plans/*.md, a fix_plan.md, any
 // markdown file of checkboxes, named by its path, or by its name when it is in a plans
 // directory (ralphex's docs/plans, and ralph.plansDir). Its run is named after the file.
 // A plan in a plans directory moves to its completed/ when its run completes, as ralphex

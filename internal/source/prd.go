@@ -13,7 +13,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// prdKind is snarktank/ralph's prd.json (SPEC §2b), named by its path: each user story is
+// prdKind is snarktank/ralph's prd.json (docs/TASKS.md, "The kinds"), named by its path: each user story is
 // a story, done when its "passes" is true. Its run is named after its branchName.
 type prdKind struct{}
 

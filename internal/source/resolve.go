@@ -10,25 +10,11 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// Resolve is what `git ralph start <arg>` means (SPEC §2b's table), in one place: the
-// source arg names in r, with its refusals, read where its run works.
-//
-//   - An argument that names a run (its run name, or the path of the file a run
-//     records: RunOf) means the source that run recorded, read where the run works
-//     (its worktree, for a worktree run); a run started before 2026-11-26 recorded
-//     none, and its name is resolved in that place as below.
-//   - "<ID>:<arg>" asks the kind with that ID alone ("openspec:x", "speckit:x").
-//   - Otherwise every kind is asked (Kind.Claim): the best match wins, two equal ones are
-//     refused naming both and how to pick one, and when nothing matches the error lists
-//     what exists (or a near miss says what it is: a feature without tasks.md).
-//   - The run of the name found: a run of another source refuses it; a run of this one
-//     keeps its story level and its story ids and is read where it works.
-//   - With r.Initial (a runner's start --adopt, no record yet), a name nothing matches
-//     may still be found by the trailers of its branch's "initial state" commit.
-//
-// A name is only ever looked up among the entries listed, never joined into a path; a
-// path must lead to a file inside r.Root. When arg names a run whose source cannot be
-// read now, the error is a *RunError that says which run.
+// Resolve is what `git ralph start <arg>` means, in one place: the source arg names in r,
+// read where its run works, with its refusals, by the rules of docs/TASKS.md, "What an
+// argument of start means". A name is only looked up among the entries listed, never joined
+// into a path; a path must lead inside r.Root. A run whose source cannot be read now gives a
+// *RunError naming it.
 func (ks Kinds) Resolve(r Repo, arg string) (*Source, error) {
 	if arg == "" {
 		return ks.bare(r)

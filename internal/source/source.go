@@ -1,4 +1,4 @@
-// Package source is what the loop runs: a task list of one of the kinds SPEC §2b names
+// Package source is what the loop runs: a task list of one of the kinds docs/TASKS.md, "The kinds" names
 // (an OpenSpec change, a spec-kit feature, a markdown plan, a prd.json), read into the
 // same stories and tasks, with what the prompt shows beside them.
 //

@@ -14,7 +14,7 @@ import (
 )
 
 // speckitKind is a GitHub Spec Kit feature, a directory under specs/ that holds
-// tasks.md (SPEC §2b): its run is named after the directory, its stories are the "##"
+// tasks.md (docs/TASKS.md, "The kinds"): its run is named after the directory, its stories are the "##"
 // phases of tasks.md, and the agent marks tasks [X].
 type speckitKind struct{}
 

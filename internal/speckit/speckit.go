@@ -2,7 +2,7 @@
 // directories under specs/ that hold a tasks.md, their tasks (stories are the "##"
 // phases), the feature's documents and its checklists. It never runs spec-kit.
 //
-// FORMATS.md §1 (shared/reference/formats) has the layout and the template this follows.
+// docs/TASKS.md ("The kinds") has the layout and the template this follows.
 package speckit
 
 import (

@@ -70,7 +70,7 @@ func (f *Fences) Skip(line string) bool {
 
 // Rules say how ParseMarkdown reads a file.
 type Rules struct {
-	// StoryLevel: headings of level 2 to StoryLevel start a story (2 when 0, as §2 says;
+	// StoryLevel: headings of level 2 to StoryLevel start a story (2 when 0, as docs/TASKS.md says;
 	// 3 makes every "###" section a story too).
 	StoryLevel int
 	// TaskID splits a task's id off its description ("T012 [P] …" → "T012"); nil: none.

@@ -21,15 +21,10 @@ func Close(s *Story, lines []string, next int) {
 	Continue(s, lines)
 }
 
-// Continue gives each task of s the lines of its section that continue it, as written
-// (SPEC §2): the lines below its checkbox line that are indented deeper than its list
-// marker (wrapped text, nested bullets, a code block fenced under it), the lines that
-// go on its text without a blank line between (markdown's lazy continuation), and the
-// blank lines between those. A checkbox line is always a task of its own, also in a
-// nested bullet: the lines below it continue it, not the task above. A heading, or a
-// line that is not indented past a task's marker after a blank line or as a new list
-// item, ends every task it does not continue. s.Line and s.End bound the section; the
-// tasks' Line and Indent say where they are.
+// Continue gives each task of s the lines of its section that continue it, as written:
+// deeper-indented lines, lazy continuation lines and the blank lines between them; a
+// checkbox line is always a task of its own (docs/TASKS.md, "Stories and tasks"). s.Line and
+// s.End bound the section; the tasks' Line and Indent say where they are.
 func Continue(s *Story, lines []string) {
 	if len(s.Tasks) == 0 || s.End == 0 {
 		return

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestContinue: a task keeps the lines that continue it (SPEC §2): wrapped text, nested
+// TestContinue: a task keeps the lines that continue it (docs/TASKS.md, "Stories and tasks"): wrapped text, nested
 // bullets, a fenced block under it with unindented lines, a lazy continuation; a box in
 // a nested bullet is a task of its own; a phase's bold lines, a heading or a line at
 // the task's own indent after a blank line continue nothing.

@@ -2,6 +2,7 @@ package wtrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,18 +24,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 			return nil, err
 		}
 		if err := origin.MergeSquash(ctx, rec.Branch); err != nil {
-			rec.Finishing = nil
-			if len(f.Carried) > 0 {
-				_ = l.Save(rec)
-				return nil, loop.UserErr(fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err),
-					"squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root).WithCause(err)
-			}
-			if !f.OriginDirty {
-				_ = origin.HardReset(ctx, "HEAD") // it was clean: put it back exactly
-			}
-			_ = l.Repo.DeleteRef(ctx, f.Backup)
-			_ = l.Save(rec)
-			return nil, loop.SquashError(err, rec.Branch, res.Target, "so is its worktree", "in "+origin.Root+": git merge --squash "+rec.Branch, "git ralph finish "+rec.Change+" --keep")
+			return nil, undoWorktreeSquash(ctx, l, rec, origin, res, err)
 		}
 	}
 	var err error
@@ -63,18 +53,54 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
-// resumeWorktreeSquash completes a finish --squash of a worktree run that was killed
-// half-way, from what git shows in the checkout the run started from, which must
-// still be on the original branch at the commit it was at. Each file the squash
-// touches is then either as before the merge (its commit's, or the run's "initial
-// state" for a file the squash brings back), or the branch tip's: all before, the
-// squash is made again; all the tip's, it is unstaged and the finish goes on. A merge
-// cut short in between is redone when that checkout was clean (what it left is kept
-// under refs/ralph/<change>/backup/), and refused otherwise, with nothing changed.
+// undoWorktreeSquash undoes a merge --squash in origin that failed (err) and returns the
+// error, which says what is kept and where the user is: each step of the undo is
+// checked, and one that failed is named. When origin (clean before) cannot be put back,
+// the record keeps its finish under way, so that the next finish finds it.
+func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, err error) error {
+	f := rec.Finishing
+	var notes []string
+	save := func() {
+		if serr := l.Save(rec); serr != nil {
+			notes = append(notes, fmt.Sprintf("the run record still says a squash is under way (%v): the next finish checks what git shows and goes on from there", serr))
+		}
+	}
+	if len(f.Carried) > 0 {
+		rec.Finishing = nil
+		save()
+		hint := fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err)
+		return loop.UserErr(strings.Join(append([]string{hint}, notes...), "\n"), "squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root).WithCause(err)
+	}
+	if !f.OriginDirty {
+		if rerr := origin.HardReset(ctx, "HEAD"); rerr != nil { // it was clean: put it back exactly
+			return &loop.Error{Msg: fmt.Sprintf("squashing %s onto %s in %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, origin.Root, res.Target, rerr),
+				Hint: fmt.Sprintf("the squash failed with: %v\n%s holds what the merge left; %s and its worktree are intact, its tip kept as %s\n"+
+					"once git works again, 'git reset --hard' in %s puts %s back (only the merge's leftovers go); then 'git ralph finish %s --squash' tries again",
+					err, origin.Root, rec.Branch, f.Backup, origin.Root, res.Target, rec.Change),
+				Err: errors.Join(err, rerr)}
+		}
+	}
+	rec.Finishing = nil
+	if derr := l.Repo.DeleteRef(ctx, f.Backup); derr != nil {
+		notes = append(notes, fmt.Sprintf("the backup ref %s is left (%v); 'git update-ref -d %s' removes it", f.Backup, derr, f.Backup))
+	}
+	save()
+	se := loop.SquashError(err, rec.Branch, res.Target, "so is its worktree", "in "+origin.Root+": git merge --squash "+rec.Branch, "git ralph finish "+rec.Change+" --keep")
+	if e, ok := se.(*loop.Error); ok && len(notes) > 0 {
+		e.Hint += "\n" + strings.Join(notes, "\n")
+	}
+	return se
+}
+
+// resumeWorktreeSquash completes a finish --squash of a worktree run killed half-way,
+// from what git shows in the checkout the run started from (still on the original branch at
+// its commit): each file the squash touches is either as before the merge (all: squash
+// again) or the branch tip's (all: unstage and go on). A merge cut short between is redone
+// when that checkout was clean (what it left kept as a backup), refused otherwise.
 func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
 	f := rec.Finishing
 	res.Backup, res.Target = f.Backup, loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
@@ -114,7 +140,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		if rec.WorktreeState().Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {

@@ -223,7 +223,9 @@ func rollbackWorktreeStart(ctx context.Context, l *loop.Loop, rec *run.Record) {
 		l.DropNewRun(ctx, rec)
 		return
 	}
-	_ = l.Store.Remove(rec.Change)
+	if err := l.Store.Remove(rec.Change); err != nil {
+		l.Report.Warn(fmt.Sprintf("could not remove the record of the run that was not made (%v)", err))
+	}
 }
 
 // ensureWorktree makes sure the run's worktree exists on its branch: a directory
@@ -321,7 +323,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 		if err := l.Busy(rec, "finish --keep", func() error { return removeWorktree(ctx, l, rec, dirty, present, res) }); err != nil {
 			return nil, err
 		}
-		_ = l.Store.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if len(dirty) > 0 {

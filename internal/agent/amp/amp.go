@@ -1,5 +1,5 @@
 // Package amp drives Sourcegraph's Amp CLI (`amp -x --stream-json`), as
-// AGENTS-REFERENCE.md §6 describes it. Amp could not be run end to end where
+// docs/AGENTS.md, "Amp" describes it. Amp could not be run end to end where
 // the reference was written: the synthetic-amp-* transcripts in
 // internal/agent/testdata follow its documented schema.
 //
@@ -20,27 +20,14 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
-// Amp drives Sourcegraph's Amp CLI (`amp`) headlessly, as described in
-// AGENTS-REFERENCE.md §6:
+// Amp drives Sourcegraph's Amp CLI (`amp`) headlessly (docs/AGENTS.md, "Amp"):
 //
 //	amp --dangerously-allow-all -x --stream-json [--mode M] [args…] < prompt
 //
-// -x (execute mode) takes the prompt from stdin when it is given no message;
-// --stream-json prints Claude Code's stream format. --dangerously-allow-all
-// (accepted, though not listed by --help) disables every command
-// confirmation, which is what lets it work unattended. Amp has no model
-// flag: its mode picks the model, so Request.Model is passed as --mode.
-//
-// Amp needs AMP_API_KEY: without a key, execute mode starts an interactive
-// login and waits for a pasted code forever, even with stdin at /dev/null
-// (§6 "Verified behaviours"). Preflight therefore refuses to start it unless
-// AMP_API_KEY is set or `amp login` has stored a key.
-//
-// The stream (§6 "Event schema", [DOCS] only: Amp could not be run end to
-// end) is Claude Code's subset: system/init with a "T-…" thread id as the
-// session, assistant and user lines, and a result line whose error results
-// carry an "error" string in place of "result". It reports no cost; tokens
-// are summed from the assistant messages' usage.
+// Amp has no model flag: Request.Model is passed as --mode. Without AMP_API_KEY (or a
+// key `amp login` stored) it would wait for an interactive login forever, so Preflight
+// refuses to start it. Its stream is Claude Code's subset, decoded by claude.DecodeStream;
+// tokens are summed from the assistant messages.
 type Amp struct{}
 
 var (
@@ -108,8 +95,8 @@ func (Amp) Preflight(_ agent.Request, env []string) error {
 	return &agent.PreflightError{Agent: "amp", Msg: keyMissing, Fix: keyFix}
 }
 
-// Diagnose recognises amp's start-up failures on stderr (§6 "Verified
-// behaviours"): the login flow of a missing key (seen once a timeout killed
+// Diagnose recognises amp's start-up failures on stderr (docs/AGENTS.md,
+// "Amp"): the login flow of a missing key (seen once a timeout killed
 // it), an unreachable server, a rejected option.
 func (Amp) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {

@@ -1,4 +1,4 @@
-// Package claude drives Claude Code (`claude`), as AGENTS-REFERENCE.md §2
+// Package claude drives Claude Code (`claude`), as docs/AGENTS.md, "Claude Code"
 // describes it, and holds the one decoder of its stream-json: Claude is the
 // driver, and DecodeStream, given a Flavor, reads the same stream for the agents
 // that print it (package amp, package qwen, and package custom's
@@ -23,21 +23,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Claude drives Claude Code (`claude`) headlessly, as described in
-// AGENTS-REFERENCE.md §2:
+// Claude drives Claude Code (`claude`) headlessly (docs/AGENTS.md, "Claude Code"):
 //
 //	claude -p --output-format stream-json --verbose --dangerously-skip-permissions [--model M] [args…] < prompt
 //
-// --verbose is required with stream-json (without it claude exits 1 and prints
-// nothing). --dangerously-skip-permissions is what lets it edit files and run
-// commands unattended (§2 "Auto-approve and its risks"); claude refuses it as
-// root unless IS_SANDBOX=1 is set, which Diagnose turns into Result.Fatal.
-//
-// The stream is NDJSON (§2 "Event schema"): a system/init line, one assistant
-// line per content block, user lines carrying tool results, optional
-// system/api_retry and stream_event lines, and one result line at the end.
-// Only the result line decides the outcome; claude prints none when it is
-// killed or interrupted (§2 "Errors and exit codes").
+// Only the result line decides the outcome; claude prints none when it is killed or
+// interrupted. As root it refuses the skip flag unless IS_SANDBOX=1, which Diagnose turns
+// into Result.Fatal.
 type Claude struct{}
 
 var _ agent.Diagnoser = Claude{}
@@ -48,7 +40,7 @@ func (Claude) Name() string { return "claude" }
 // Binary returns "claude".
 func (Claude) Binary() string { return "claude" }
 
-// State is what Claude Code writes outside the working tree (SANDBOX.md, tried with
+// State is what Claude Code writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried with
 // 2.1.328): its directory (~/.claude, or CLAUDE_CONFIG_DIR, which then also holds
 // .claude.json) and ~/.claude.json, created as {} when missing.
 func (Claude) State(env []string) agent.State {
@@ -87,7 +79,7 @@ const (
 )
 
 // Diagnose recognises failures that only show on stderr: the root refusal and
-// a rejected command line (§2 "Verified behaviours").
+// a rejected command line (docs/AGENTS.md, "Claude Code").
 func (Claude) Diagnose(res *agent.Result) {
 	if res.Fatal != "" || res.SawResult {
 		return
@@ -177,7 +169,7 @@ func (Claude) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 }
 
 // Flavor is what differs between the agents that print Claude Code's
-// stream-json: Claude Code itself, Amp (§6) and a custom agent speaking it.
+// stream-json: Claude Code itself, Amp (docs/AGENTS.md, "Amp") and a custom agent speaking it.
 type Flavor struct {
 	// AuthFatal, BillingFatal and ModelFatal are the Result.Fatal sentences.
 	AuthFatal, BillingFatal, ModelFatal string
@@ -409,7 +401,7 @@ func (d *decoder) classify(e *event) {
 }
 
 // classOfAPIErrorCode classifies the error code of a Claude Code assistant
-// message (SDKAssistantMessageError, AGENTS-REFERENCE.md §2).
+// message (SDKAssistantMessageError, docs/AGENTS.md, "Claude Code").
 func classOfAPIErrorCode(code string) agent.FailureClass {
 	switch code {
 	case "authentication_failed", "billing_error":

@@ -267,7 +267,7 @@ func TestClaudeDecodeCacheTokensAndCost(t *testing.T) {
 }
 
 func TestClaudeDecodeNotLoggedIn(t *testing.T) {
-	// AGENTS-REFERENCE.md §2: assistant error authentication_failed, then an
+	// docs/AGENTS.md, "Claude Code": assistant error authentication_failed, then an
 	// is_error result with subtype success.
 	stream := lines(initLine,
 		`{"type":"assistant","message":{"id":"m1","model":"<synthetic>","content":[{"type":"text","text":"Not logged in · Please run /login"}]},"parent_tool_use_id":null,"session_id":"s1","error":"authentication_failed"}`,

@@ -1,5 +1,5 @@
 // Package codex drives the OpenAI Codex CLI (`codex exec`), as
-// AGENTS-REFERENCE.md §3 describes it; the codex-* transcripts in
+// docs/AGENTS.md, "Codex" describes it; the codex-* transcripts in
 // internal/agent/testdata are the reference's.
 //
 // It builds the argv and reads the JSONL stream; agent.Run starts the process
@@ -19,24 +19,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Codex drives the OpenAI Codex CLI (`codex exec`) headlessly, as described
-// in AGENTS-REFERENCE.md §3:
+// Codex drives the OpenAI Codex CLI (`codex exec`) headlessly (docs/AGENTS.md, "Codex"):
 //
 //	codex exec --json --dangerously-bypass-approvals-and-sandbox [-m M] --output-last-message FILE [args…] - < prompt
 //
-// "-" makes codex read the prompt from stdin, which Run fills and closes:
-// codex reads stdin whenever it is not a terminal and blocks forever on a
-// pipe that stays open (§1.2). --dangerously-bypass-approvals-and-sandbox is
-// what lets it edit files and commit unattended: the default read-only
-// sandbox rejects every write silently, and -s workspace-write keeps .git
-// read-only (§3 "Verified behaviours"); --full-auto no longer exists.
-// Run passes a temporary FILE and reads the final message from it.
-//
-// The stream is JSONL (§3 "Event schema"): thread.started (the session id),
-// turn.started, item.started/item.completed (agent_message, command_execution,
-// file_change, …), error, and turn.completed (with the token usage) or
-// turn.failed at the end. Codex reports no cost. On SIGTERM it dies by the
-// signal without a terminal event.
+// "-" reads the prompt from stdin, which Run closes (codex blocks on a pipe left open). Run
+// passes a temporary FILE and reads the final message from it. The outcome comes from
+// turn.completed or turn.failed; on SIGTERM codex dies without a terminal event.
 type Codex struct{}
 
 var (
@@ -50,7 +39,7 @@ func (Codex) Name() string { return "codex" }
 // Binary returns "codex".
 func (Codex) Binary() string { return "codex" }
 
-// State is what Codex writes outside the working tree (SANDBOX.md, tried with 0.169.0):
+// State is what Codex writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried with 0.169.0):
 // CODEX_HOME, ~/.codex by default, and the pseudo-terminal its exec_command tool opens
 // when the model asks for one ("tty": true; without /dev/ptmx the command fails with
 // "failed to openpty: Permission denied", testdata/record/README.md). Its

@@ -1,5 +1,5 @@
 // Package copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot).
-// AGENTS-REFERENCE.md does not cover it: the driver follows Copilot CLI
+// docs/AGENTS.md ("GitHub Copilot CLI") sums it up: the driver follows Copilot CLI
 // 1.0.102's own output, recorded here against a scripted model on loopback
 // (internal/agent/testdata/copilot-*, made with testdata/record).
 //
@@ -21,43 +21,14 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot)
-// headlessly:
+// Copilot drives GitHub Copilot CLI (`copilot`, npm @github/copilot) headlessly
+// (docs/AGENTS.md, "GitHub Copilot CLI"):
 //
 //	copilot --output-format json --allow-all-tools [--model M] --usage-output-file FILE [args…] < prompt
 //
-// A piped stdin is the prompt (no -p needed). --allow-all-tools is what lets
-// it edit files and run commands unattended ("required for non-interactive
-// mode", its --help says); file access stays limited to the working
-// directory and the temporary directory unless ralph.agentArgs adds
-// --allow-all-paths.
-//
-// The stream (--output-format json, checked against Copilot CLI 1.0.102 run
-// here against a scripted model; ../testdata/copilot-*.ndjson) is one JSON event
-// per line: {"type","data",…}. assistant.message carries a whole message
-// (data.content, data.toolRequests, data.model), tool.execution_start a tool
-// call (data.toolName, data.arguments), model.call_failure each failed
-// model request (data.statusCode, data.errorMessage), session.error the
-// error the session ended on (data.errorType, data.message,
-// data.statusCode), and the last line is
-//
-//	{"type":"result","sessionId":…,"exitCode":0,"usage":{"premiumRequests":…,…}}
-//
-// the terminal event. Events marked "ephemeral" (deltas, call bookkeeping)
-// are skipped. The events carry no token counts: --usage-output-file writes
-// them, per model, when the session ends (modelMetrics.<model>.usage
-// inputTokens, outputTokens; inputTokens includes the cache reads, which it
-// also reports as cacheReadTokens). Copilot reports no dollar cost: its
-// premium requests are recorded instead.
-//
-// A FAILED answer, like any answer, exits 0; a session that ends on an error
-// prints session.error and a result with exitCode 1, and exits 1. Without
-// credentials (no COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN, no stored
-// login, no BYOK provider) it prints "Error: No authentication information
-// found." on stderr and exits 1. With COPILOT_PROVIDER_BASE_URL (and
-// COPILOT_OFFLINE=true) it talks to the user's own OpenAI-compatible
-// provider without GitHub: that environment is the user's and passes
-// through.
+// The last event is a "result" with the exit code and the premium requests; ephemeral
+// events are skipped. The tokens come from FILE, written when the session ends. The user's
+// own provider (COPILOT_PROVIDER_BASE_URL) passes through.
 type Copilot struct{}
 
 var (
@@ -90,7 +61,7 @@ func (Copilot) Name() string { return "copilot" }
 // Binary returns "copilot".
 func (Copilot) Binary() string { return "copilot" }
 
-// State is what GitHub Copilot CLI writes outside the working tree (SANDBOX.md, tried
+// State is what GitHub Copilot CLI writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried
 // with 1.0.102): ~/.copilot, and the cache where it unpacks a bundled package
 // ("EACCES: mkdir ~/.cache" without it). Its --usage-output-file, which it replaces by
 // a rename, is in the attempt's own directory.

@@ -1,5 +1,5 @@
 // Package cursor drives the Cursor CLI (`cursor-agent -p`), as
-// AGENTS-REFERENCE.md §7 describes it from Cursor's documentation: the binary
+// docs/AGENTS.md, "Cursor" describes it from Cursor's documentation: the binary
 // could not be installed where the reference was written, and the
 // synthetic-cursor-* transcripts in internal/agent/testdata follow the
 // documented schema.
@@ -21,22 +21,12 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Cursor drives the Cursor CLI (`cursor-agent`) headlessly, as described in
-// AGENTS-REFERENCE.md §7 (from Cursor's documentation only: the binary could
-// not be installed where the reference was written):
+// Cursor drives the Cursor CLI (`cursor-agent`) headlessly, from its documentation only
+// (docs/AGENTS.md, "Cursor"):
 //
 //	cursor-agent -p --output-format stream-json --force --trust [--model M] [args…] < prompt
 //
-// -p prints instead of opening the interactive UI and reads a piped prompt.
-// --force (alias --yolo) runs every tool call without asking, which is what
-// lets it work unattended: without it, print mode rejects every shell
-// command that is not allow-listed. --trust trusts the workspace without
-// the prompt a headless run cannot answer.
-//
-// The stream (§7 "Event schema") is Claude-like: system/init (session id,
-// model), user, thinking, assistant (one line per complete message between
-// tool calls), tool_call started/completed, and a result line whose result
-// concatenates all assistant text. Cursor reports no cost. A failure is a
+// The stream is Claude-like, and the result concatenates all assistant text. A failure is a
 // non-zero exit with the message on stderr and possibly no result.
 type Cursor struct{}
 
@@ -73,7 +63,7 @@ func (Cursor) Argv(req agent.Request) []string {
 const authFatal = "cursor-agent is not logged in or its API key was rejected; run 'cursor-agent login' (or set CURSOR_API_KEY)"
 
 // Diagnose classifies a failed run by the last lines of its stderr, the only
-// place cursor-agent reports failures (§7).
+// place cursor-agent reports failures (docs/AGENTS.md, "Cursor").
 func (Cursor) Diagnose(res *agent.Result) {
 	if res.Fatal != "" {
 		return
@@ -114,7 +104,7 @@ type toolCall struct {
 }
 
 // usage is the token usage some versions reportedly add to the result
-// (unverified, §7); both spellings are read.
+// (unverified, docs/AGENTS.md, "Cursor"); both spellings are read.
 type usage struct {
 	InputTokens      int64 `json:"inputTokens"`
 	OutputTokens     int64 `json:"outputTokens"`

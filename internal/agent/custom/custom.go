@@ -1,7 +1,7 @@
 // Package custom drives an agent of the user's own: ralph.agentCommand, run as
 // an argv, never through a shell, with the contract the manual's "Custom
 // agents" section documents (internal/manual). Its output is plain text, or
-// Claude Code's stream-json (AGENTS-REFERENCE.md §2), which it decodes with
+// Claude Code's stream-json (docs/AGENTS.md, "Claude Code"), which it decodes with
 // package claude's DecodeStream rather than a copy of it.
 //
 // The command comes only from flags and git config, through New or the
@@ -27,35 +27,18 @@ const (
 	// own, in the last 64 KiB of stdout; a clean exit (status 0) is the
 	// terminal event.
 	FormatText = "text"
-	// FormatClaudeStreamJSON: Claude Code's stream-json (AGENTS-REFERENCE.md
-	// §2 "Event schema"), decoded as for claude: the outcome comes from the
+	// FormatClaudeStreamJSON: Claude Code's stream-json (docs/AGENTS.md,
+	// "Claude Code"), decoded as for claude: the outcome comes from the
 	// result line.
 	FormatClaudeStreamJSON = "claude-stream-json"
 )
 
-// Custom drives an agent of the user's own: ralph.agentCommand, an argv that
-// git-ralph runs directly, never through a shell. It is how git-ralph runs
-// an agent it has no driver for, and how a user tries prompts and loop logic
-// with a script. The contract (documented in the manual, internal/manual, "Custom agents"):
-//
-//   - The command runs in the repository root, in its own process group, with
-//     the prompt on stdin (closed after it) and RALPH_AGENT=1, RALPH_CHANGE,
-//     RALPH_STORY, RALPH_ATTEMPT (and RALPH_MODEL when a model is set) added
-//     to the environment. ralph.agentArgs are appended to the command.
-//   - With FormatText, stdout is plain text: the promise
-//     (<promise>COMPLETE</promise> or <promise>FAILED: reason</promise>) must
-//     stand on a line of its own within the last 64 KiB, and the last one
-//     counts. Exit status 0 is needed for it to count; any other status is a
-//     failed attempt.
-//   - With FormatClaudeStreamJSON, stdout is Claude Code's stream-json and the
-//     result line decides, exactly as for claude.
-//   - A failed run (non-zero exit, no result) whose last stderr lines name a
-//     rate or usage limit, an API error such as HTTP 5xx or "overloaded", or
-//     an authentication failure is classified like the other agents' errors.
-//
-// It is set up one way: New, with the command and format from git config (the CLI does
-// so). A Custom with no Command (the one agents.Lookup("custom") returns) runs nothing:
-// its Preflight says how to configure one.
+// Custom drives an agent of the user's own: ralph.agentCommand, an argv run directly,
+// never through a shell, under the contract of the manual's "Custom agents"
+// (docs/AGENTS.md, "Custom agents"): with FormatText, a promise on a line of its own in the
+// last 64 KiB counts only after exit status 0; with FormatClaudeStreamJSON the result line
+// decides. New sets it up from git config; a Custom without Command (agents.Lookup("custom")) runs
+// nothing: its Preflight says how to configure one.
 type Custom struct {
 	Command []string // argv: Command[0] is looked up on PATH unless it contains a slash
 	Format  string   // FormatText ("" means the same) or FormatClaudeStreamJSON

@@ -1,5 +1,5 @@
 // Package gemini drives Google's Gemini CLI (`gemini`), as
-// AGENTS-REFERENCE.md §5 describes it; the gemini-* transcripts in
+// docs/AGENTS.md, "Gemini CLI" describes it; the gemini-* transcripts in
 // internal/agent/testdata are the reference's.
 //
 // It builds the argv and reads the stream-json; agent.Run starts the process.
@@ -19,23 +19,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// Gemini drives Google's Gemini CLI (`gemini`) headlessly, as described in
-// AGENTS-REFERENCE.md §5:
+// Gemini drives Google's Gemini CLI (`gemini`) headlessly (docs/AGENTS.md, "Gemini CLI"):
 //
 //	gemini --output-format stream-json --yolo --skip-trust [-m M] [args…] < prompt
 //
-// Without -p the CLI runs headless because stdin is not a terminal, and the
-// prompt comes from stdin (a -p prompt would be appended to it). --yolo is
-// what lets it edit files and run commands unattended: without it the write
-// and shell tools are not even registered and the run still "succeeds"
-// (§5 "Verified behaviours"). --skip-trust trusts the repository for this
-// run only; without it gemini exits 55 in a folder it was never told to
-// trust, and downgrades --yolo.
-//
-// The stream is NDJSON (§5 "Event schema"): init (session id, model), the
-// echoed user message, assistant message chunks (delta), tool_use and
-// tool_result, and one result at the end, with status "success" or "error"
-// and token counts. Gemini reports no cost.
+// Headless because stdin is not a terminal. Without --yolo the write and shell tools are not
+// registered and the run still "succeeds"; without --skip-trust gemini exits 55 in an
+// untrusted folder. One result line ends the stream; Gemini reports no cost.
 type Gemini struct{}
 
 var _ agent.Diagnoser = Gemini{}
@@ -46,7 +36,7 @@ func (Gemini) Name() string { return "gemini" }
 // Binary returns "gemini".
 func (Gemini) Binary() string { return "gemini" }
 
-// State is what Gemini CLI writes outside the working tree (SANDBOX.md, tried with
+// State is what Gemini CLI writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried with
 // 0.61.0): ~/.gemini.
 func (Gemini) State(env []string) agent.State {
 	return agent.State{Dirs: []string{agent.InHome(env, ".gemini")}}
@@ -74,7 +64,7 @@ const (
 	argsFatal   = "gemini rejected its command line; update gemini (--skip-trust needs 0.61 or later) or check ralph.agentArgs"
 )
 
-// Diagnose reads gemini's documented exit codes (§5: 41 authentication, 52
+// Diagnose reads gemini's documented exit codes (docs/AGENTS.md, "Gemini CLI": 41 authentication, 52
 // configuration, 55 untrusted folder) and a rejected command line, for runs
 // that printed no result.
 func (Gemini) Diagnose(res *agent.Result) {

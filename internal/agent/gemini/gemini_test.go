@@ -20,7 +20,7 @@ func TestGeminiDecodeSamples(t *testing.T) {
 		{"gemini-stream-json-complete.ndjson", agenttest.Want{Saw: true, Promise: agenttest.Complete, Text: agenttest.CompleteText,
 			In: 9006, Out: 120, Cost: -1, Session: sid, Model: "gemini-2.5-pro",
 			Texts: 2, Tools: []string{write, commit}, Terminals: 1}},
-		// The run "succeeds" although no tool ran (AGENTS-REFERENCE.md §5);
+		// The run "succeeds" although no tool ran (docs/AGENTS.md, "Gemini CLI");
 		// only git can tell. The tools are still shown.
 		{"gemini-stream-json-no-yolo-tools-not-registered.ndjson", agenttest.Want{Saw: true, Promise: agenttest.Complete, Text: agenttest.CompleteText,
 			In: 9024, Out: 120, Cost: -1, Session: "c479de68-07f1-48fb-9958-336195970437", Model: "gemini-2.5-pro",

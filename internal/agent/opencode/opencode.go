@@ -1,5 +1,5 @@
-// Package opencode drives OpenCode (`opencode run`), as AGENTS-REFERENCE.md
-// §4 describes it; the opencode-* transcripts in internal/agent/testdata are the
+// Package opencode drives OpenCode (`opencode run`), as docs/AGENTS.md
+// ("OpenCode") describes it; the opencode-* transcripts in internal/agent/testdata are the
 // reference's.
 //
 // It builds the argv and reads the JSON events; agent.Run starts the process.
@@ -20,22 +20,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 )
 
-// OpenCode drives OpenCode (`opencode run`) headlessly, as described in
-// AGENTS-REFERENCE.md §4:
+// OpenCode drives OpenCode (`opencode run`) headlessly (docs/AGENTS.md, "OpenCode"):
 //
 //	opencode run --format json --auto [-m provider/model] [args…] < prompt
 //
-// The model must be given as provider/model. --auto approves every
-// permission that is not explicitly denied: without it, a permission rule
-// set to "ask" is rejected in run mode and the run still exits 0 (§4
-// "Permissions"), so edits or commands the user's configuration guards
-// would silently not happen.
-//
-// Every line is {type, timestamp, sessionID, part} (§4 "Event schema"):
-// step_start, text, tool_use and step_finish (with the step's cost and
-// tokens) for each model call, or an error. There is no overall result
-// event: the run is over at the step_finish whose reason is not
-// "tool-calls" (normally "stop"), or at an error.
+// Without --auto an "ask" permission is rejected in run mode and the run still exits 0.
+// There is no result event: the run is over at the step_finish whose reason is not
+// "tool-calls", or at an error.
 type OpenCode struct{}
 
 var _ agent.Diagnoser = OpenCode{}
@@ -46,7 +37,7 @@ func (OpenCode) Name() string { return "opencode" }
 // Binary returns "opencode".
 func (OpenCode) Binary() string { return "opencode" }
 
-// State is what OpenCode writes outside the working tree (SANDBOX.md, tried with
+// State is what OpenCode writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried with
 // 1.18.33): its four XDG directories.
 func (OpenCode) State(env []string) agent.State {
 	return agent.State{Dirs: []string{
@@ -135,14 +126,10 @@ type eventError struct {
 	} `json:"data"`
 }
 
-// Decode reads opencode's JSON events to the end. text parts go to ev.Text,
-// tool parts to ev.Tool. The final text is the text of the last step (§4
-// "Where to read things"), or the last text event when that step had none;
-// the cost is the sum of the
-// step_finish costs (nil when none carried one), the turns the number of
-// steps. An error event is an error, classified from its status code, name
-// and message. Events of another session (a subagent's) are shown but do
-// not count.
+// Decode reads opencode's JSON events to the end: text parts go to ev.Text, tool parts to
+// ev.Tool. The final text is the last step's (or the last text event's); the cost sums the
+// step_finish costs (nil when none had one), the turns count the steps; an error event is
+// classified from its status, name and message. A subagent's events are shown, not counted.
 func (OpenCode) Decode(r io.Reader, ev agent.Events) (agent.Result, error) {
 	if ev == nil {
 		ev = agent.NopEvents{}

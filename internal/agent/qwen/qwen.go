@@ -1,5 +1,5 @@
 // Package qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code).
-// AGENTS-REFERENCE.md does not cover it: the driver follows Qwen Code 0.24.4's
+// docs/AGENTS.md ("Qwen Code") sums it up: the driver follows Qwen Code 0.24.4's
 // own output, recorded here against a scripted model on loopback
 // (internal/agent/testdata/qwen-*, made with testdata/record).
 //
@@ -19,31 +19,16 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent/claude"
 )
 
-// Qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code) headlessly:
+// Qwen drives Qwen Code (`qwen`, npm @qwen-code/qwen-code) headlessly
+// (docs/AGENTS.md, "Qwen Code"):
 //
 //	qwen -o stream-json --yolo [-m M] [args…] < prompt
 //
-// A piped stdin is the prompt. --yolo approves every tool call; without it
-// a headless run cannot edit files or run commands. -m wins over
-// OPENAI_MODEL and the settings.
-//
-// The stream (checked against Qwen Code 0.24.4 run here against a scripted
-// model; ../testdata/qwen-*.ndjson) is Claude Code's stream-json: system/init,
-// assistant lines with text and tool_use blocks, user lines with
-// tool_result, and one result line with num_turns, usage and is_error; so
-// Claude Code's decoder reads it (claude.DecodeStream), with two differences:
-// usage.input_tokens already counts the cache reads (Qwen reports OpenAI's
-// prompt_tokens, and cache_read_input_tokens as a part of them), and an
-// error result carries error.message. The result's usage is the whole
-// run's, including the model call of Qwen's background memory helper, which
-// some runs make after the answer: that call is part of the same process and
-// attempt, and its reply never reaches the stream. Qwen reports no cost.
-//
-// Authentication is the user's: OPENAI_API_KEY with OPENAI_BASE_URL and
-// OPENAI_MODEL (any OpenAI-compatible endpoint), or what ~/.qwen/settings.json
-// selects. Without either it prints at once an error result whose
-// error.message says "No auth type is selected" and exits 1; that is an
-// authentication failure (Result.Fatal).
+// Its stream is Claude Code's stream-json, read by claude.DecodeStream with two
+// differences: usage.input_tokens already counts the cache reads, and an error result
+// carries error.message. The result's usage includes the call of Qwen's background memory
+// helper: the same process and attempt. Without authentication it prints an error result
+// ("No auth type is selected") and exits 1: Result.Fatal.
 type Qwen struct{}
 
 var _ agent.Diagnoser = Qwen{}
@@ -54,7 +39,7 @@ func (Qwen) Name() string { return "qwen" }
 // Binary returns "qwen".
 func (Qwen) Binary() string { return "qwen" }
 
-// State is what Qwen Code writes outside the working tree (SANDBOX.md, tried with
+// State is what Qwen Code writes outside the working tree (docs/SANDBOX.md, "Each agent's state"; tried with
 // 0.24.4): ~/.qwen, and the pseudo-terminal of its shell tool (node-pty's forkpty
 // fails without /dev/ptmx's ioctl, and every story then fails).
 func (Qwen) State(env []string) agent.State {

@@ -13,15 +13,11 @@ import (
 	"sync"
 )
 
-// The fake checks what it is asked and what it answers against GitHub's own OpenAPI
-// description, for the operations openapi.json holds (vendored by openapi_gen.go, with
-// its source named there): a request's method and path must be an operation, its path
-// and query parameters declared with values of their schema, its JSON body valid for the
-// operation's request schema; a 2xx answer of the fake must be one the operation lists,
-// with a body valid for its schema. What does not conform is a violation: Violations
-// lists them, and a request whose body does not conform is answered 422 "Invalid
-// request", as GitHub answers it. Requests to paths the file does not describe are not
-// checked.
+// The fake checks each request and its own answer against GitHub's OpenAPI description,
+// for the operations openapi.json holds (see openapi_gen.go): method and path, parameters
+// and JSON body against the operation's schemas; a 2xx answer must be one it lists, its body
+// valid. What does not conform is a violation (Violations), and a request whose body does
+// not conform is answered 422 "Invalid request", as GitHub does. Other paths go unchecked.
 
 //go:embed openapi.json
 var openapiJSON []byte
@@ -405,12 +401,10 @@ func jsonType(v any) string {
 	return "null"
 }
 
-// Shaped returns fields completed into an instance of the description's schema name
-// (a components/schemas key): every required property fields lacks gets a placeholder
-// of its type (null where the schema allows it, "" or a URL, 0, false, an empty list,
-// an object filled the same way), and a field that is an object is completed by its
-// property's schema too. The fake models only what git-ralph reads; this makes the
-// rest of an answer what GitHub's description says is always there.
+// Shaped returns fields completed into an instance of the description's schema name: every
+// required property missing gets a placeholder of its type (null where allowed, "" or a URL,
+// 0, false, an empty list, an object filled the same way), and object fields are completed
+// too. The fake models only what git-ralph reads; the rest is what GitHub always sends.
 func Shaped(name string, fields map[string]any) map[string]any {
 	o := loadSpec()
 	schema := o.resolve(map[string]any{"$ref": "#/components/schemas/" + name})

@@ -1,0 +1,233 @@
+package loop
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/loop/looptest"
+	"github.com/git-ralph/git-ralph/internal/run"
+)
+
+// lockOn is a git trace that plants index.lock in gitDir when git-ralph is about to run
+// the git command whose trace line holds want: that command, and every later one that
+// needs the index, fails as a git killed half-way would make it fail.
+type lockOn struct {
+	gitDir, want string
+	done         bool
+}
+
+func (w *lockOn) Write(p []byte) (int, error) {
+	if !w.done && strings.Contains(string(p), w.want) {
+		w.done = true
+		if err := os.WriteFile(filepath.Join(w.gitDir, "index.lock"), nil, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// conflictingRun makes a complete run of change c and moves main on so that squashing
+// ralph/c onto it conflicts; it returns the loop, ready to finish with --onto-moved.
+func conflictingRun(t *testing.T) (string, *Loop, *recorder) {
+	t.Helper()
+	dir := newRepo(t)
+	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l, rep := newLoop(t, dir, clock)
+	l.Driver = scriptAgent(t, resultComplete)
+	if _, err := l.Start(t.Context(), Options{Arg: "c"}); err != nil {
+		t.Fatalf("Start: %v\n%s", err, rep.Text())
+	}
+	git := func(args ...string) string { return looptest.GitOut(t, dir, args...) }
+	git("switch", "-q", "main")
+	if err := os.WriteFile(filepath.Join(dir, "openspec/changes/c/tasks.md"), []byte("## 1. One\n- [ ] 1.1 do it today\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-q", "-am", "main moved")
+	git("switch", "-q", "ralph/c")
+	l.OntoMoved = true
+	return dir, l, rep
+}
+
+// A squash whose undo cannot put the target back (git cannot take the index) never says
+// "you are back on it": it says where the user is and what is kept, the run's branch is
+// intact, and the record keeps the finish under way. Once git works again the way the
+// hint gives ends the finish.
+func TestSquashUndoThatFailsSaysSo(t *testing.T) {
+	dir, l, _ := conflictingRun(t)
+	tip := looptest.GitOut(t, dir, "rev-parse", "ralph/c")
+	l.Repo.Trace = &lockOn{gitDir: l.Repo.GitDir, want: "reset -q --hard"}
+	_, err := l.Finish(t.Context(), "c", Squash)
+	var le *Error
+	if !errors.As(err, &le) {
+		t.Fatalf("Finish = %v, want an *Error", err)
+	}
+	if text := le.Msg + "\n" + le.Hint; strings.Contains(text, "back on it") || !strings.Contains(le.Msg, "putting main back failed too") ||
+		!strings.Contains(le.Hint, "you are on main with what the merge left") {
+		t.Errorf("Finish = %s\nhint: %s\nwant the failed reset said, never \"back on it\"", le.Msg, le.Hint)
+	}
+	if got := looptest.GitOut(t, dir, "rev-parse", "ralph/c"); got != tip {
+		t.Errorf("ralph/c moved: %s, was %s", got, tip)
+	}
+	rec, lerr := l.Store.Load("c")
+	if lerr != nil || rec.Finishing == nil || looptest.GitOut(t, dir, "rev-parse", rec.Finishing.Backup) != tip {
+		t.Fatalf("the record = %+v (%v), want its finish under way, with the backup at the tip", rec, lerr)
+	}
+
+	// The hint's way out: git works again, reset, switch back, keep.
+	l.Repo.Trace = nil
+	if err := os.Remove(filepath.Join(l.Repo.GitDir, "index.lock")); err != nil {
+		t.Fatal(err)
+	}
+	looptest.GitOut(t, dir, "reset", "-q", "--hard")
+	looptest.GitOut(t, dir, "switch", "-q", "ralph/c")
+	if _, err := l.Finish(t.Context(), "c", Keep); err != nil {
+		t.Fatalf("finish --keep after the hint's steps: %v", err)
+	}
+	if _, err := l.Store.Load("c"); !errors.Is(err, run.ErrNoRun) {
+		t.Errorf("after finish --keep the run is still there (%v)", err)
+	}
+}
+
+// A squash undone whose switch back to the run's branch fails says the user is on the
+// target, as it was, not back on the branch; the record no longer has a finish under
+// way.
+func TestSquashUndoWhoseSwitchBackFailsSaysSo(t *testing.T) {
+	dir, l, _ := conflictingRun(t)
+	l.Repo.Trace = &lockOn{gitDir: l.Repo.GitDir, want: "checkout -q --no-guess ralph/c"}
+	_, err := l.Finish(t.Context(), "c", Squash)
+	var le *Error
+	if !errors.As(err, &le) || !strings.Contains(le.Msg, "conflicts") {
+		t.Fatalf("Finish = %v, want the conflict", err)
+	}
+	if strings.Contains(le.Hint, "back on it") || !strings.Contains(le.Hint, "you are on main, as it was: switching back to ralph/c failed") {
+		t.Errorf("hint: %s\nwant the failed switch said, never \"back on it\"", le.Hint)
+	}
+	if cur := looptest.GitOut(t, dir, "branch", "--show-current"); cur != "main" {
+		t.Errorf("on %q, want main", cur)
+	}
+	if st := looptest.GitOut(t, dir, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Errorf("main is not as it was:\n%s", st)
+	}
+	if rec, err := l.Store.Load("c"); err != nil || rec.Finishing != nil {
+		t.Errorf("the record = %+v (%v), want no finish under way", rec, err)
+	}
+}
+
+// A finish whose record of how the run ended (finished.json) cannot be written still
+// finishes, and says that status will not show it.
+func TestFinishSaysWhenItCannotRecordHowItEnded(t *testing.T) {
+	dir := newRepo(t)
+	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l, rep := newLoop(t, dir, clock)
+	l.Driver = scriptAgent(t, resultComplete)
+	if _, err := l.Start(t.Context(), Options{Arg: "c"}); err != nil {
+		t.Fatalf("Start: %v\n%s", err, rep.Text())
+	}
+	// A directory at finished.json is moved aside before the write: with every name it
+	// could be moved to taken, the write fails.
+	name := filepath.Join(l.Store.ChangeDir("c"), "finished.json")
+	if err := os.Mkdir(name, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < 1000; n++ {
+		if err := os.WriteFile(name+".ralph-aside-"+strconv.Itoa(n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Finish(t.Context(), "c", Keep); err != nil {
+		t.Fatalf("finish --keep: %v", err)
+	}
+	if !strings.Contains(rep.Text(), "warn: could not record how the run of c ended") {
+		t.Errorf("no warning that finished.json was not written:\n%s", rep.Text())
+	}
+	if _, err := l.Store.Load("c"); !errors.Is(err, run.ErrNoRun) {
+		t.Errorf("the run is still there (%v)", err)
+	}
+}
+
+// saveBreaker is a git trace that, when the failed attempt's ref is about to be written,
+// plants that ref's lock file (the save fails) and makes the run record unwritable as
+// unsavable does (the record of the failure fails too).
+type saveBreaker struct {
+	commonDir, ref, record string
+	done                   bool
+}
+
+func (w *saveBreaker) Write(p []byte) (int, error) {
+	if w.done || !strings.Contains(string(p), "update-ref "+w.ref) {
+		return len(p), nil
+	}
+	w.done = true
+	lock := filepath.Join(w.commonDir, filepath.FromSlash(w.ref)+".lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		return 0, err
+	}
+	dir := filepath.Dir(w.record)
+	if err := os.Rename(dir, dir+".kept"); err != nil {
+		return 0, err
+	}
+	if err := os.Symlink(filepath.Base(dir)+".kept", dir); err != nil {
+		return 0, err
+	}
+	for n := 1; n < 1000; n++ {
+		if err := os.WriteFile(dir+".ralph-aside-"+strconv.Itoa(n), nil, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// A failed attempt that can be saved neither as a ref nor in the record says both: the
+// work tree is as the agent left it, and the next start takes it for a crash's.
+func TestUnsavedAttemptSaysTheRecordFailedToo(t *testing.T) {
+	dir := newRepo(t)
+	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l, rep := newLoop(t, dir, clock)
+	l.Driver = scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`)
+	l.Repo.Trace = &saveBreaker{commonDir: l.Repo.CommonDir, ref: "refs/ralph/c/attempts/1-1", record: l.Store.RecordPath("c")}
+	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0})
+	var le *Error
+	if !errors.As(err, &le) || !strings.Contains(le.Msg, "could not save the failed attempt") {
+		t.Fatalf("Start = %v, want the failed save\n%s", err, rep.Text())
+	}
+	if !strings.Contains(le.Hint, "nothing was reset") || !strings.Contains(le.Hint, "the run record could not be written either") {
+		t.Errorf("hint: %s\nwant the failed record said beside the failed save", le.Hint)
+	}
+
+	// As the hint says: once the record and the ref can be written, the next start saves
+	// the attempt (here, a file it left) as one a crash cut short.
+	l.Repo.Trace = nil
+	if err := os.WriteFile(filepath.Join(dir, "left.txt"), []byte("the agent's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rdir := filepath.Dir(l.Store.RecordPath("c"))
+	if err := os.Remove(rdir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(rdir+".kept", rdir); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < 1000; n++ {
+		if err := os.Remove(rdir + ".ralph-aside-" + strconv.Itoa(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(filepath.Join(l.Repo.CommonDir, "refs/ralph/c/attempts/1-1.lock")); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0})
+	if got := looptest.GitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/ralph/c/attempts/"); !strings.Contains(got, "refs/ralph/c/attempts/1-1\n") {
+		t.Fatalf("attempt refs: %s\nwant 1-1 saved by the next start\n%s", got, rep.Text())
+	}
+	if got := looptest.GitOut(t, dir, "show", "refs/ralph/c/attempts/1-1:left.txt"); got != "the agent's" {
+		t.Errorf("attempt 1-1 holds left.txt = %q", got)
+	}
+}
