@@ -6,7 +6,7 @@
 // exchange: every git (the agent's, the user's editor, other worktrees) goes on through
 // the link, and Landlock, which judges the resolved path, refuses the agent's writes.
 // It goes back when the run ends; a git-ralph command that finds it left moved by a
-// killed run puts it back first (Recover). docs/sandbox.md has the design.
+// killed run puts it back first (Recover). docs/SANDBOX.md, "The git directory", has the design.
 package gitdir
 
 import (

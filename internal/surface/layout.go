@@ -31,7 +31,7 @@ import (
 // object of the user's history under its own id. A Layout is the git directory as a
 // walk that follows no link saw it before an attempt; CheckLayout, after it and before
 // any git runs, puts modes back, moves planted links aside and verifies the objects
-// that are new or changed. docs/sandbox.md says which holds where.
+// that are new or changed (docs/SANDBOX.md, "The git directory").
 
 // Layout is a git directory's entries as a walk that follows no link saw them.
 type Layout struct {
