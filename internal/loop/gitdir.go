@@ -88,6 +88,9 @@ func (l *Loop) checkGitLink(keep string) (string, error) {
 // opened had been moved out of the tree by an in-place run (another process) that has
 // put it back since: a command that waited for that run to end (export) goes on there.
 func (l *Loop) Refresh() {
+	if l == nil || l.Repo == nil || l.Store == nil {
+		return
+	}
 	home := filepath.Join(l.Repo.Root, ".git")
 	if l.moved != nil || l.Repo.CommonDir == home || l.Repo.GitDir != l.Repo.CommonDir {
 		return
