@@ -36,6 +36,9 @@ func where(tree, gitDir string) (string, error) {
 		if inside(tree, home) {
 			continue
 		}
+		if fi, err := os.Lstat(home); err == nil && !fi.IsDir() {
+			continue // something else in its way
+		}
 		return home, nil
 	}
 	return "", &NotMovedError{"no place outside the working tree on its file system to move the git directory to (tried " + strings.Join(Homes(tree), ", ") + ")"}

@@ -180,6 +180,10 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 		tree = wt
 	}
 	r.Sandbox.Level = l.sandboxLevel(r.Sandbox, tree)
+	if lvl := r.Sandbox.Level; lvl.InPlace && lvl.Required {
+		return nil, &Error{Msg: "cannot make the git directory read-only to the agent: " + lvl.Stays,
+			Hint: "run the change in a worktree of its own (--worktree), or let the git directory stay writable, checked after each attempt (--sandbox=auto)"}
+	}
 	if o.DryRun {
 		return l.dryRun(r, src, tree)
 	}
