@@ -82,11 +82,12 @@ func (r *Repo) looseCommit(id string) (tree string, parents []string, ok bool) {
 
 // VerifyPack checks the pack at path (its .pack file): every object in it hashes to
 // its id and the pack to its checksum (git verify-pack). It reads the whole pack: its
-// cost grows with the pack.
+// cost grows with the pack, and it is interrupted when ctx is cancelled.
 func (r *Repo) VerifyPack(ctx context.Context, path string) error {
 	if err := checkArg("pack", path); err != nil {
 		return err
 	}
-	_, err := r.run(ctx, call{readOnly: true, args: []string{"verify-pack", path}})
+	// Read-only and as long as the pack: stopped when ctx is (a second Ctrl-C).
+	_, err := r.run(ctx, call{readOnly: true, interruptible: true, args: []string{"verify-pack", path}})
 	return err
 }
