@@ -557,8 +557,11 @@ func attemptText(a run.Attempt) string {
 	if a.Verify != "" && a.Verify != "skipped" {
 		s += " verify " + a.Verify
 	}
-	if a.CostUSD != nil {
-		s += fmt.Sprintf(" $%.4f", *a.CostUSD)
+	if j := a.Judge; j != nil && j.Verdict != "" {
+		s += " judge " + term.Inert(j.Verdict) + " [" + term.Inert(strings.TrimSpace(j.Agent+" "+j.Model)) + "]"
+	}
+	if cost, _ := a.Uses(); cost != nil { // the judge's cost with the agent's
+		s += fmt.Sprintf(" $%.4f", *cost)
 	}
 	return s
 }
