@@ -195,7 +195,7 @@ func (s *session) judge(ctx context.Context, att *run.Attempt, done tasklist.Sto
 	case run.VerdictFail:
 		return run.OutcomeFailed, "judge: " + orText(reason, "FAIL, without a reason"), true, nil
 	}
-	return run.OutcomeError, "judge: " + reason, false, nil
+	return run.OutcomeFailed, "judge: " + reason, false, nil // not the agent's reason
 }
 
 // judged is the verdict of a judge that ran to its end (res), and its reason.
