@@ -251,6 +251,9 @@ func printDryRun(s *term.Streams, sum *loop.Summary) error {
 		fmt.Fprintf(s.Out, "# note: %s\n", n)
 	}
 	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n", d.Story, d.Title, quoteArgv(d.Argv))
+	if d.JudgeArgv != nil {
+		fmt.Fprintf(s.Out, "# the judge command, once the agent says COMPLETE (read-only in the sandbox)\n%s\n\n", quoteArgv(d.JudgeArgv))
+	}
 	if len(d.Sandbox) > 0 {
 		for _, line := range d.Sandbox {
 			fmt.Fprintf(s.Out, "# %s\n", line)

@@ -147,6 +147,8 @@ type DryRun struct {
 	Title  string
 	Prompt string
 	Argv   []string
+	// JudgeArgv is the judge's command line (start --judge), nil without one.
+	JudgeArgv []string
 	// Sandbox describes the policy the agent would run under, a line each (none
 	// when the run's sandbox was not decided).
 	Sandbox []string
@@ -471,6 +473,9 @@ func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, e
 	}
 	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, src.Notes
 	s.DryRun.Argv = r.Driver.Argv(l.request(r, "", nil))
+	if r.JudgeDriver != nil {
+		s.DryRun.JudgeArgv = r.JudgeDriver.Argv(l.judgeRequest(r, "", nil))
+	}
 	s.DryRun.Sandbox = describeSandbox(r.Sandbox, r.Driver, tree, agentFiles(src, l.Store.LearningsPath(src.Name)))
 	return s, nil
 }
