@@ -36,7 +36,7 @@ func (l *Loop) judgeDriver(name string) (agent.Driver, error) {
 	}
 	drv, err := agents.Lookup(name)
 	if err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("unknown judge agent %q", name), Code: 2,
+		return nil, &Error{Msg: fmt.Sprintf("unknown judge agent %q", name),
 			Hint: "known agents: " + strings.Join(agents.Names(), ", ") + "; choose one with --judge or 'git config ralph.judge'", Err: err}
 	}
 	return drv, nil
