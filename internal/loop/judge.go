@@ -242,7 +242,7 @@ func judgeUse(j *run.Judge) string {
 // ticked, the gate's output and the diff from the last checkpoint to tree, whole in
 // the prompt when short, else its beginning, the whole written beside the judge's log.
 func (s *session) judgePrompt(ctx context.Context, att *run.Attempt, done tasklist.Story, tree string) (string, error) {
-	d := prompt.JudgeData{Change: s.r.Change, Story: done.ID, Title: done.Title, AgentPrompt: strings.TrimSpace(s.agentPrompt),
+	d := prompt.JudgeData{Change: s.r.Change, Story: done.ID, Title: done.Title, Attempt: att.N, AgentPrompt: strings.TrimSpace(s.agentPrompt),
 		Verify: orText(att.Verify, "skipped"), VerifyOutput: Tail(s.verifyOut, 40), Checkpoint: s.rec.Checkpoint, Tree: tree}
 	for _, t := range done.Tasks {
 		line := t.Text

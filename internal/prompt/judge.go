@@ -15,6 +15,7 @@ var judgeTemplate string
 // checkpoint would record; never the agent's transcript.
 type JudgeData struct {
 	Change, Story, Title string
+	Attempt              int      // the attempt's number
 	AgentPrompt          string   // the prompt the attempt's agent got, whole
 	Tasks                []string // the story's tasks as the attempt left them ticked
 	Verify               string   // passed | skipped
