@@ -10,25 +10,14 @@ import "math"
 // off). An attempt's negative or NaN figure counts as nothing; the token sum stops at
 // the largest int64 rather than wrap.
 func (r *Record) Spent() (cost float64, costKnown bool, tokens int64, tokensKnown bool) {
-	type use struct {
-		cost    *float64
-		in, out int64
-	}
-	var uses []use
-	for _, a := range r.Attempts {
-		uses = append(uses, use{a.CostUSD, a.InputTokens, a.OutputTokens})
-		if j := a.Judge; j != nil { // the judge's run counts as the agent's does
-			uses = append(uses, use{j.CostUSD, j.InputTokens, j.OutputTokens})
-		}
-	}
-	for _, a := range uses {
-		if a.cost != nil {
+	add := func(c *float64, in, out int64) {
+		if c != nil {
 			costKnown = true
-			if c := *a.cost; c > 0 { // false for NaN
-				cost += c
+			if *c > 0 { // false for NaN
+				cost += *c
 			}
 		}
-		in, out := max(a.in, 0), max(a.out, 0)
+		in, out = max(in, 0), max(out, 0)
 		if in > math.MaxInt64-out {
 			in, out = math.MaxInt64, 0
 		}
@@ -39,6 +28,12 @@ func (r *Record) Spent() (cost float64, costKnown bool, tokens int64, tokensKnow
 			} else {
 				tokens += n
 			}
+		}
+	}
+	for _, a := range r.Attempts {
+		add(a.CostUSD, a.InputTokens, a.OutputTokens)
+		if j := a.Judge; j != nil { // the judge's run counts as the agent's does
+			add(j.CostUSD, j.InputTokens, j.OutputTokens)
 		}
 	}
 	return cost, costKnown, tokens, tokensKnown
