@@ -1,6 +1,9 @@
 package agent
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseVerdict(t *testing.T) {
 	pass := Verdict{Kind: VerdictPass}
@@ -30,4 +33,23 @@ func TestParseVerdict(t *testing.T) {
 			t.Errorf("%s: ParseVerdict(%q) = %+v, want %+v", c.name, c.text, got, c.want)
 		}
 	}
+}
+
+// FuzzParseVerdict: any text parses without a panic, a PASS has no reason, a reason is
+// trimmed, and the text behind a fence that opens before it and never closes gives none.
+func FuzzParseVerdict(f *testing.F) {
+	for _, s := range []string{"<verdict>PASS</verdict>", "<verdict>FAIL: x\ny</verdict>", "```\n<verdict>PASS</verdict>\n```\n", "~~~~\n```\n~~~~\n<verdict>FAIL</verdict>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := ParseVerdict(s)
+		if v.Kind == VerdictPass && v.Reason != "" || strings.TrimSpace(v.Reason) != v.Reason {
+			t.Errorf("ParseVerdict(%q) = %+v", s, v)
+		}
+		if !strings.Contains(s, "~") {
+			if got := ParseVerdict("~~~\n" + s); got != (Verdict{}) {
+				t.Errorf("behind an open fence, ParseVerdict(%q) = %+v", s, got)
+			}
+		}
+	})
 }
