@@ -181,6 +181,14 @@ func (s *session) judge(ctx context.Context, att *run.Attempt, done tasklist.Sto
 		return run.OutcomeInterrupted, "interrupted", false, nil
 	default:
 		verdict, reason = judged(res, s.r.Timeout, s.r.IdleTimeout)
+		// A judge whose use the budget cannot count gets no say: the run's cap would not hold.
+		switch {
+		case !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit:
+		case s.r.MaxCost > 0 && res.CostUSD == nil:
+			verdict, reason = run.VerdictNone, "reported no cost, so --max-cost cannot count it"
+		case s.r.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
+			verdict, reason = run.VerdictNone, "reported no tokens, so --max-tokens cannot count it"
+		}
 	}
 	j.Verdict, j.Reason = verdict, reason
 	s.Report.Step("the judge (" + drv.Name() + ") says " + strings.ToUpper(verdict) + judgeUse(j))
