@@ -83,6 +83,8 @@ printf '%s\n' "${COMPREPLY[@]}"`
 		{line: "git ralph start x --dry", want: []string{"--dry-run"}},
 		{line: "git ralph start x --agent ", has: []string{"claude", "codex", "custom"}},
 		{line: "git ralph start x --agent=co", want: []string{"codex", "copilot"}},
+		{line: "git ralph start x --judge ", has: []string{"claude", "codex", "custom"}},
+		{line: "git ralph start x --judge=co", want: []string{"codex", "copilot"}},
 		{line: "git ralph finish --s", want: []string{"--squash"}},
 		{line: "git ralph status ", want: []string{"x"}},
 		{line: "git ralph report ", want: []string{"x"}},

@@ -44,7 +44,18 @@ const (
 // attempt"). Which text counts, the final answer only, is the caller's: Result.Promise.
 func ParsePromise(text string) Promise {
 	var found Promise
-	nextClose := -1 // cached position of the first closeTag at or after some offset
+	eachTag(text, openTag, closeTag, func(inner string) {
+		if p, ok := parseInner(inner); ok {
+			found = p
+		}
+	})
+	return found
+}
+
+// eachTag calls found with the content of every tag open…close in text that stands on
+// a line of its own (ParsePromise's rules), in order.
+func eachTag(text, open, close string, found func(inner string)) {
+	nextClose := -1 // cached position of the first close tag at or after some offset
 	for pos := 0; pos < len(text); {
 		lineEnd := strings.IndexByte(text[pos:], '\n')
 		if lineEnd < 0 {
@@ -54,10 +65,10 @@ func ParsePromise(text string) Promise {
 		}
 		next := lineEnd + 1
 		start := pos + len(text[pos:lineEnd]) - len(strings.TrimLeftFunc(text[pos:lineEnd], unicode.IsSpace))
-		if strings.HasPrefix(text[start:], openTag) {
-			from := start + len(openTag)
+		if strings.HasPrefix(text[start:], open) {
+			from := start + len(open)
 			if nextClose < from {
-				nextClose = strings.Index(text[from:], closeTag)
+				nextClose = strings.Index(text[from:], close)
 				if nextClose >= 0 {
 					nextClose += from
 				} else {
@@ -65,23 +76,20 @@ func ParsePromise(text string) Promise {
 				}
 			}
 			if nextClose < len(text) {
-				end := nextClose + len(closeTag)
+				end := nextClose + len(close)
 				rest := text[end:]
 				if i := strings.IndexByte(rest, '\n'); i >= 0 {
 					rest = rest[:i]
 				}
 				inner := text[from:nextClose]
-				if strings.TrimSpace(rest) == "" && !strings.Contains(inner, openTag) {
-					if p, ok := parseInner(inner); ok {
-						found = p
-					}
+				if strings.TrimSpace(rest) == "" && !strings.Contains(inner, open) {
+					found(inner)
 					next = end + len(rest) + 1
 				}
 			}
 		}
 		pos = next
 	}
-	return found
 }
 
 // parseInner reads the content of a promise tag.

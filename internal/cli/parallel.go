@@ -174,6 +174,8 @@ func (c *startCmd) childArgs(e *env, change string) []string {
 	}
 	dur := func(name string, d time.Duration) { opt(name, d > 0, d.String()) }
 	opt("--model", c.Model != "", c.Model)
+	opt("--judge", c.Judge != "", c.Judge)
+	opt("--judge-model", c.JudgeModel != "", c.JudgeModel)
 	dur("--timeout", c.Timeout)
 	dur("--idle-timeout", c.IdleTimeout)
 	dur("--verify-timeout", c.VerifyTimeout)

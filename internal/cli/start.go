@@ -133,6 +133,11 @@ func (c *startCmd) Run(e *env) error {
 	if l.Driver, err = startDriver(e, l.Repo, c.Agent); err != nil {
 		return err
 	}
+	if c.Judge == "custom" {
+		if l.JudgeDriver, err = customDriver(e, l.Repo, "ralph.judgeCommand", "ralph.judgeFormat"); err != nil {
+			return err
+		}
+	}
 	if o.Cwd, err = os.Getwd(); err != nil {
 		return err
 	}
@@ -176,36 +181,47 @@ func startDriver(e *env, repo *git.Repo, name string) (agent.Driver, error) {
 		}
 		return demo.Driver(exe, 0), nil
 	case "custom":
-		cmd, ok, err := repo.Config(e.ctx, "ralph.agentCommand")
-		if err != nil {
-			return nil, err
-		}
-		if !ok || cmd == "" {
-			return nil, &loop.Error{Msg: "agent \"custom\" needs a command",
-				Hint: "set it with: git config ralph.agentCommand \"/path/to/agent --its-flags\" (the prompt arrives on stdin)"}
-		}
-		argv, err := hooks.SplitWords(cmd)
-		if err != nil {
-			return nil, &usageError{msg: "ralph.agentCommand: " + err.Error(), hint: "quote arguments as a shell would"}
-		}
-		if len(argv) > 0 && strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
-			argv[0] = filepath.Join(repo.Root, argv[0]) // relative to the repository root, where the agent runs
-		}
-		format, _, err := repo.Config(e.ctx, "ralph.agentFormat")
-		if err != nil {
-			return nil, err
-		}
-		d, err := custom.New(argv, format)
-		if err != nil {
-			var pe *agent.PreflightError
-			if errors.As(err, &pe) {
-				return nil, &loop.Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
-			}
-			return nil, err
-		}
-		return d, nil
+		return customDriver(e, repo, "ralph.agentCommand", "ralph.agentFormat")
 	}
 	return nil, nil
+}
+
+// customDriver is a custom agent from the git config keys cmdKey and formatKey
+// (ralph.agentCommand and ralph.agentFormat; the judge's ralph.judgeCommand and
+// ralph.judgeFormat).
+func customDriver(e *env, repo *git.Repo, cmdKey, formatKey string) (agent.Driver, error) {
+	cmd, ok, err := repo.Config(e.ctx, cmdKey)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || cmd == "" {
+		who := "agent"
+		if cmdKey != "ralph.agentCommand" {
+			who = "judge"
+		}
+		return nil, &loop.Error{Msg: who + " \"custom\" needs a command",
+			Hint: "set it with: git config " + cmdKey + " \"/path/to/agent --its-flags\" (the prompt arrives on stdin)"}
+	}
+	argv, err := hooks.SplitWords(cmd)
+	if err != nil {
+		return nil, &usageError{msg: cmdKey + ": " + err.Error(), hint: "quote arguments as a shell would"}
+	}
+	if len(argv) > 0 && strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
+		argv[0] = filepath.Join(repo.Root, argv[0]) // relative to the repository root, where the agent runs
+	}
+	format, _, err := repo.Config(e.ctx, formatKey)
+	if err != nil {
+		return nil, err
+	}
+	d, err := custom.New(argv, format)
+	if err != nil {
+		var pe *agent.PreflightError
+		if errors.As(err, &pe) {
+			return nil, &loop.Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
+		}
+		return nil, err
+	}
+	return d, nil
 }
 
 // startConfig reads the settings only git config has into o: ralph.agentArgs (split like
@@ -239,6 +255,9 @@ func printDryRun(s *term.Streams, sum *loop.Summary) error {
 		fmt.Fprintf(s.Out, "# note: %s\n", n)
 	}
 	fmt.Fprintf(s.Out, "# story %s %q: the agent command\n%s\n\n", d.Story, d.Title, quoteArgv(d.Argv))
+	if d.JudgeArgv != nil {
+		fmt.Fprintf(s.Out, "# the judge command, once the agent says COMPLETE (read-only in the sandbox)\n%s\n\n", quoteArgv(d.JudgeArgv))
+	}
 	if len(d.Sandbox) > 0 {
 		for _, line := range d.Sandbox {
 			fmt.Fprintf(s.Out, "# %s\n", line)

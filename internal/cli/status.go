@@ -446,6 +446,16 @@ func renderAgent(kv func(k, v string), r *status.Report) {
 		agentText += " (" + rec.Model + ")"
 	}
 	kv("agent", agentText)
+	if j := lastJudge(rec); j != nil { // start --judge: the last judge that ran, and its verdicts
+		text := term.Inert(strings.TrimSpace(j.Agent + " " + j.Model))
+		n := map[string]int{}
+		for _, a := range rec.Attempts {
+			if a.Judge != nil {
+				n[a.Judge.Verdict]++
+			}
+		}
+		kv("judge", fmt.Sprintf("%s: %d pass, %d fail, %d without a verdict", text, n[run.VerdictPass], n[run.VerdictFail], n[run.VerdictNone]))
+	}
 	if rec.Sandbox != "" {
 		kv("sandbox", rec.Sandbox)
 	}
@@ -557,8 +567,11 @@ func attemptText(a run.Attempt) string {
 	if a.Verify != "" && a.Verify != "skipped" {
 		s += " verify " + a.Verify
 	}
-	if a.CostUSD != nil {
-		s += fmt.Sprintf(" $%.4f", *a.CostUSD)
+	if j := a.Judge; j != nil && j.Verdict != "" {
+		s += " judge " + term.Inert(j.Verdict) + " [" + term.Inert(strings.TrimSpace(j.Agent+" "+j.Model)) + "]"
+	}
+	if cost, _ := a.Uses(); cost != nil { // the judge's cost with the agent's
+		s += fmt.Sprintf(" $%.4f", *cost)
 	}
 	return s
 }
@@ -666,4 +679,14 @@ func budgetNext(rec *run.Record) string {
 // reader reads l's runs for status, list and the demo.
 func reader(l *loop.Loop) status.Reader {
 	return status.Reader{Repo: l.Repo, Store: l.Store, Kinds: l.Sources}
+}
+
+// lastJudge is the judge of the record's last judged attempt, nil when none was judged.
+func lastJudge(rec *run.Record) *run.Judge {
+	for i := len(rec.Attempts) - 1; i >= 0; i-- {
+		if j := rec.Attempts[i].Judge; j != nil {
+			return j
+		}
+	}
+	return nil
 }

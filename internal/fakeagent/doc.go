@@ -58,7 +58,9 @@
 //	  "turn_failed": "message",       // codex: end with error + turn.failed, exit 1
 //	  "fail":   { … },                // end with a provider or account failure, see "Failures"
 //	  "runs":   [ run, … ],           // invocation k (0-based) uses runs[k]; the last one repeats
-//	  "by_story": {"1": [ run, … ], "*": [ run, … ]}
+//	  "by_story": {"1": [ run, … ], "*": [ run, … ]},
+//	  "judge":  [ run, … ]            // the fake as git-ralph's judge (RALPH_JUDGE set): run
+//	                                  // RALPH_ATTEMPT-1, the last one repeating; wins over the rest
 //	}
 //
 // A run is an object with the keys steps, after, result, turn_failed, fail,

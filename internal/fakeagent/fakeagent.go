@@ -157,7 +157,11 @@ func (f *fake) main() (int, error) {
 	}
 	story, attempt := f.env("RALPH_STORY"), atoiDefault(f.env("RALPH_ATTEMPT"), 1)
 	var err error
-	f.script, f.runName, err = f.sc.selectRun(story, attempt, max(f.invocation-1, 0))
+	if f.env("RALPH_JUDGE") != "" {
+		f.script, f.runName, err = f.sc.selectJudge(attempt)
+	} else {
+		f.script, f.runName, err = f.sc.selectRun(story, attempt, max(f.invocation-1, 0))
+	}
 	if err != nil {
 		return 0, usagef("%v", err)
 	}
@@ -479,7 +483,7 @@ var recordEnvNames = []string{"GIT_RALPH", "IS_SANDBOX", "GIT_DIR", "GIT_INDEX_F
 
 // knownRalphVars are looked up even when os.Environ does not list them (Run
 // may get an env func that is not the process environment).
-var knownRalphVars = []string{"RALPH_AGENT", "RALPH_CHANGE", "RALPH_STORY", "RALPH_ATTEMPT"}
+var knownRalphVars = []string{"RALPH_AGENT", "RALPH_CHANGE", "RALPH_STORY", "RALPH_ATTEMPT", "RALPH_JUDGE"}
 
 // envNames lists the variables that are recorded and passed to children.
 func envNames() []string {

@@ -17,6 +17,9 @@ type scenario struct {
 	EmulateRootCheck bool                `json:"emulate_root_check"`
 	Runs             []script            `json:"runs"`
 	ByStory          map[string][]script `json:"by_story"`
+	// Judge are the runs of the fake as git-ralph's judge (RALPH_JUDGE set), indexed
+	// by RALPH_ATTEMPT-1, the last one repeating.
+	Judge []script `json:"judge"`
 }
 
 // script is what one invocation does: a run, or the top level of a scenario.
@@ -167,6 +170,11 @@ func parseScenario(data []byte) (*scenario, error) {
 			if err := r.check(fmt.Sprintf("by_story[%q][%d]", story, i)); err != nil {
 				return nil, err
 			}
+		}
+	}
+	for i, r := range sc.Judge {
+		if err := r.check(fmt.Sprintf("judge[%d]", i)); err != nil {
+			return nil, err
 		}
 	}
 	return &sc, nil
@@ -322,6 +330,17 @@ func (sc *scenario) selectRun(story string, attempt, k int) (script, string, err
 		return sc.inherit(sc.Runs[i]), fmt.Sprintf("runs[%d]", i), nil
 	}
 	return sc.script, "steps", nil
+}
+
+// selectJudge picks the run of the fake as the judge of attempt (RALPH_JUDGE set):
+// judge[attempt-1], the last one repeating. A judge the scenario has no run for is the
+// test author's mistake.
+func (sc *scenario) selectJudge(attempt int) (script, string, error) {
+	if len(sc.Judge) == 0 {
+		return script{}, "", errors.New("RALPH_JUDGE is set but the scenario has no judge runs")
+	}
+	i := min(max(attempt, 1)-1, len(sc.Judge)-1)
+	return sc.inherit(sc.Judge[i]), fmt.Sprintf("judge[%d]", i), nil
 }
 
 // inherit fills the fields a run leaves unset from the top level (never the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -251,6 +252,18 @@ func (r *Repo) Diff(ctx context.Context, a, b string, paths ...string) (string, 
 	args := append([]string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary", a, b, "--"}, paths...)
 	out, err := r.run(ctx, call{readOnly: true, args: args})
 	return string(out), err
+}
+
+// DiffStaged writes to w the stat and the patch from commit to what the index holds
+// (the checkpoint and what an attempt staged, which the judge reads), renames found, no
+// driver or text conversion of the repository's run. w bounds what it keeps.
+func (r *Repo) DiffStaged(ctx context.Context, commit string, w io.Writer) error {
+	if err := checkArg("commit", commit); err != nil {
+		return err
+	}
+	_, err := r.run(ctx, call{readOnly: true, stdout: w, args: []string{
+		"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--stat", "-p", commit, "--"}})
+	return err
 }
 
 // AtomicPush is an atomic push whose every ref update is checked by the remote

@@ -95,9 +95,18 @@ func PRBody(rec *run.Record, src *source.Source) string {
 
 	w("## Totals\n\n")
 	var in, out int64
+	judge := ""
 	for _, a := range rec.Attempts {
 		in += a.InputTokens
 		out += a.OutputTokens
+		if j := a.Judge; j != nil {
+			in += j.InputTokens
+			out += j.OutputTokens
+			judge = code(j.Agent)
+			if j.Model != "" {
+				judge += ", model " + code(j.Model)
+			}
+		}
 	}
 	w("- Attempts: %d (%d failed)\n", len(rec.Attempts), len(failed))
 	w("- Tokens: %s in, %s out\n", loop.Thousands(in), loop.Thousands(out))
@@ -111,7 +120,11 @@ func PRBody(rec *run.Record, src *source.Source) string {
 	if rec.Model != "" {
 		agent += ", model " + code(rec.Model)
 	}
-	w("- Agent: %s\n\n", agent)
+	w("- Agent: %s\n", agent)
+	if judge != "" {
+		w("- Judge: %s (its verdicts are in the attempts' reasons and the checkpoints' Ralph-Judge trailers)\n", judge)
+	}
+	w("\n")
 
 	if len(failed) > 0 {
 		a := failed[0]
@@ -212,8 +225,8 @@ func prStories(rec *run.Record, src *source.Source) []prStory {
 		var cost float64
 		costKnown := len(atts) > 0
 		for _, a := range atts {
-			if a.CostUSD != nil {
-				cost += *a.CostUSD
+			if c, _ := a.Uses(); c != nil { // the judge's cost with the agent's
+				cost += *c
 			} else {
 				costKnown = false
 			}
@@ -221,6 +234,9 @@ func prStories(rec *run.Record, src *source.Source) []prStory {
 				s.result = "done"
 				if a.Verify != "" {
 					s.verify = known(a.Verify, verifies)
+				}
+				if a.Judge != nil && a.Judge.Verdict != "" {
+					s.verify += ", judge " + known(a.Judge.Verdict, verdicts)
 				}
 			}
 		}
@@ -304,6 +320,7 @@ var (
 	outcomes = []string{run.OutcomeComplete, run.OutcomeFailed, run.OutcomeError, run.OutcomeNoSignal,
 		run.OutcomeTimeout, run.OutcomeInterrupted, run.OutcomeRunning}
 	verifies = []string{"passed", "failed", "skipped"}
+	verdicts = []string{run.VerdictPass, run.VerdictFail, run.VerdictNone}
 )
 
 // known is s when it is one of the values git-ralph writes, else s as code.

@@ -228,3 +228,23 @@ func TestPRBodyCarriageReturn(t *testing.T) {
 		t.Errorf("the body has a carriage return, a line ending that breaks out of a code span:\n%q", got)
 	}
 }
+
+// A run with a judge (start --judge): the failed attempt's reason is the judge's, the
+// story's verify cell says its PASS, its cost counts in the story's and its tokens in
+// the totals, and the body names it.
+func TestPRBodyJudge(t *testing.T) {
+	rec := &run.Record{Change: "x", Branch: "ralph/x", Status: run.Complete, Agent: "claude", CostKnown: true, CostUSD: 0.1,
+		Attempts: []run.Attempt{
+			{Story: "1", N: 1, Outcome: run.OutcomeFailed, Reason: "judge: 1.1 has no test", CostUSD: usd(0.02), InputTokens: 100,
+				Judge: &run.Judge{Agent: "codex", Model: "gpt-9", Verdict: run.VerdictFail, Reason: "1.1 has no test", CostUSD: usd(0.03), InputTokens: 1000}},
+			{Story: "1", N: 2, Outcome: run.OutcomeComplete, Verify: "passed", CostUSD: usd(0.02), InputTokens: 100,
+				Judge: &run.Judge{Agent: "codex", Model: "gpt-9", Verdict: run.VerdictPass, CostUSD: usd(0.03), InputTokens: 1000}},
+		}}
+	body := PRBody(rec, source.FromChange(&openspec.Change{Tasks: openspec.ParseTasks([]byte("## 1. A\n- [x] 1.1 a\n"))}))
+	for _, want := range []string{"| `1` | `A` | done | 2 | passed, judge pass | $0.10 |",
+		"(story `1`, attempt 1): failed — `judge: 1.1 has no test`", "- Tokens: 2,200 in", "- Judge: `codex`, model `gpt-9`"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+}

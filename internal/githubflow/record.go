@@ -148,6 +148,9 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 		if err := text(f("model"), a.Model, maxNameBytes, bad); err != nil {
 			return err
 		}
+		if err := validJudge(a.Judge, f, bad); err != nil {
+			return err
+		}
 	}
 	// The totals: what the attempts sum (the sum of the same values in the same order
 	// as the runner added them, give or take the rounding of a run brought home twice).
@@ -192,3 +195,35 @@ func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // clipped is s cut for an error message.
 func clipped(s string) string { return clip(s, 80) }
+
+// validJudge checks what a record says of an attempt's judge (start --judge), as the
+// attempt's own fields are checked.
+func validJudge(j *run.Judge, f func(string) string, bad func(field, format string, args ...any) error) error {
+	if j == nil {
+		return nil
+	}
+	switch {
+	case !slices.Contains([]string{"", run.VerdictPass, run.VerdictFail, run.VerdictNone}, j.Verdict):
+		return bad(f("judge.verdict"), "%q is not pass, fail or none", clipped(j.Verdict))
+	case j.Turns < 0 || j.Turns > maxTurns:
+		return bad(f("judge.turns"), "%d is not a number of turns (0 to %d)", j.Turns, maxTurns)
+	case j.InputTokens < 0 || j.InputTokens > maxTokens:
+		return bad(f("judge.inputTokens"), "%d is not a number of tokens (0 to %d)", j.InputTokens, int64(maxTokens))
+	case j.OutputTokens < 0 || j.OutputTokens > maxTokens:
+		return bad(f("judge.outputTokens"), "%d is not a number of tokens (0 to %d)", j.OutputTokens, int64(maxTokens))
+	}
+	if j.CostUSD != nil {
+		if err := amount(f("judge.costUSD"), *j.CostUSD, bad); err != nil {
+			return err
+		}
+	}
+	for _, t := range []struct {
+		name, s string
+		max     int
+	}{{"judge.agent", j.Agent, maxNameBytes}, {"judge.model", j.Model, maxNameBytes}, {"judge.reason", j.Reason, maxReasonBytes}, {"judge.log", j.Log, maxReasonBytes}} {
+		if err := text(f(t.name), t.s, t.max, bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}

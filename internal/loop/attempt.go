@@ -70,6 +70,7 @@ func (s *session) attempt(ctx context.Context, story tasklist.Story, learnings s
 		return "", agent.Result{}, err
 	}
 	att := s.rec.Last()
+	s.agentPrompt, s.verifyOut = text, ""
 	s.Report.Attempt(storyIndex(s.src, story.ID), len(s.src.Stories), story.ID, story.Title, s.tries[story.ID], s.r.MaxRetries+1)
 	ran, err := s.runAgent(ctx, att, text, snap)
 	if err != nil {
@@ -423,6 +424,9 @@ func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story taskli
 	if err != nil || outcome != "" {
 		return outcome, why, outcome == run.OutcomeFailed, err
 	}
+	if outcome, why, passOn, err := s.judge(ctx, att, done, snap, tree); err != nil || outcome != "" {
+		return outcome, why, passOn, err // no judge, or its PASS, goes on
+	}
 	id, why, err := s.commitCheckpoint(gctx, att, done, now, tree)
 	if err != nil || why != "" {
 		return failure(why, err)
@@ -536,7 +540,7 @@ func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Sto
 		att.Verify = "failed"
 		return "", run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, Tail(out, 40)), nil
 	}
-	att.Verify = "passed"
+	att.Verify, s.verifyOut = "passed", out
 	return tree, "", "", nil
 }
 
@@ -799,6 +803,7 @@ func auditTrailers(b *strings.Builder, att *run.Attempt) {
 	if att.Verify != "" {
 		fmt.Fprintf(b, "Ralph-Verify: %s\n", att.Verify)
 	}
+	judgeTrailers(b, att.Judge)
 	fmt.Fprintf(b, "Ralph-Started: %s\n", att.Started.UTC().Format(trailerTime))
 	if !att.Ended.IsZero() {
 		fmt.Fprintf(b, "Ralph-Ended: %s\n", att.Ended.UTC().Format(trailerTime))

@@ -113,6 +113,9 @@ type Loop struct {
 	// demo's agent, a custom agent's command from git config). It is never chosen from
 	// a file in the repository.
 	Driver agent.Driver
+	// JudgeDriver, when set, judges instead of the driver Options.Judge names (a custom
+	// judge's command from git config); never chosen from a file in the repository.
+	JudgeDriver agent.Driver
 	// Kill is closed on a second Ctrl-C: the agent is killed at once.
 	Kill <-chan struct{}
 	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it

@@ -52,6 +52,10 @@ type session struct {
 
 	sum     *Summary
 	started time.Time
+
+	// agentPrompt is the prompt of the attempt under way, verifyOut what its verify
+	// gate printed: the judge's prompt holds them (judge.go).
+	agentPrompt, verifyOut string
 }
 
 // session is the run r at work on rec and src.

@@ -44,6 +44,10 @@ type Options struct {
 	// environment; the others are removed from it.
 	AgentEnvKeep []string `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this GitHub token in the agent's environment: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, which it loses otherwise; repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
 	Model        string   `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
+	// Judge names the agent that reviews each attempt's diff before its checkpoint
+	// (judge.go); "": no judge.
+	Judge      string `config:"ralph.judge" help:"Have this agent judge each attempt that says COMPLETE, from its diff, before the checkpoint: FAIL sends it back with the judge's reason (ralph.judge; custom runs ralph.judgeCommand; default: no judge)." placeholder:"AGENT"`
+	JudgeModel string `name:"judge-model" config:"ralph.judgeModel" help:"Model passed to the judge; default: its own (ralph.judgeModel)." placeholder:"M"`
 	// MaxCost and MaxTokens are the run's budget; 0: no limit.
 	MaxCost   float64 `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
 	MaxTokens int64   `config:"ralph.maxTokens" help:"Stop before an attempt once the agent-reported tokens of this run (input, cache reads as the agent counts them, and output; resumes included) reach N (ralph.maxTokens)." placeholder:"N"`
@@ -111,6 +115,8 @@ type Resolved struct {
 	Source source.Ref   // the task source: what the record keeps, and a worktree run's loop opens
 	Agent  string       // Options.Agent, or claude when it was left empty
 	Driver agent.Driver // the driver Agent names, or Loop.Driver
+	// JudgeDriver is the judge's driver (Options.Judge, or Loop.JudgeDriver); nil: none.
+	JudgeDriver agent.Driver
 	// Sandbox is Options.Sandbox with its level for the working tree the run works in
 	// (whether the git directory is inside it, or writable besides).
 	Sandbox sandbox.Settings
@@ -143,6 +149,8 @@ type DryRun struct {
 	Title  string
 	Prompt string
 	Argv   []string
+	// JudgeArgv is the judge's command line (start --judge), nil without one.
+	JudgeArgv []string
 	// Sandbox describes the policy the agent would run under, a line each (none
 	// when the run's sandbox was not decided).
 	Sandbox []string
@@ -344,6 +352,9 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Sou
 	if err := l.checkAgent(r); err != nil {
 		return nil, nil, err
 	}
+	if err := l.checkJudge(r); err != nil {
+		return nil, nil, err
+	}
 	if _, err := checkpointSubject(o.CheckpointMessage, r.Change, tasklist.Story{ID: "1", Title: "Title"}); err != nil {
 		return nil, nil, err // refused before anything changes, not at the first checkpoint
 	}
@@ -477,6 +488,9 @@ func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, e
 	}
 	s.DryRun.Story, s.DryRun.Title, s.DryRun.Prompt, s.DryRun.Notes = story.ID, story.Title, text, src.Notes
 	s.DryRun.Argv = r.Driver.Argv(l.request(r, "", nil))
+	if r.JudgeDriver != nil {
+		s.DryRun.JudgeArgv = r.JudgeDriver.Argv(l.judgeRequest(r, "", nil))
+	}
 	s.DryRun.Sandbox = describeSandbox(r.Sandbox, r.Driver, tree, agentFiles(src, l.Store.LearningsPath(src.Name)))
 	if r.Sandbox.Level.Moved {
 		if home, err := gitdir.Where(tree, l.Repo.CommonDir); err == nil {

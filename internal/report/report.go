@@ -100,6 +100,7 @@ type Attempt struct {
 	Tokens         int64
 	Cost           *float64
 	Verify         string // passed | failed | skipped | ""
+	Judge          string // the judge's verdict and agent, "pass [claude]"; "" when none judged it
 	Started, Ended time.Time
 	Ref, Commit    string // the saved attempt (failed ones) or the checkpoint (complete)
 	LogTail        string // the end of its log, "" when there is none or the page's room for logs is used up
@@ -415,6 +416,18 @@ func fromCommit(c git.Commit, outcome string) Attempt {
 	if v, err := strconv.ParseFloat(t["Ralph-Cost-USD"], 64); err == nil {
 		a.Cost = &v
 	}
+	if v := t["Ralph-Judge"]; v != "" { // its use is counted with the agent's, as status does
+		a.Judge = v + " [" + strings.TrimSpace(t["Ralph-Judge-Agent"]+" "+t["Ralph-Judge-Model"]) + "]"
+		if n, err := strconv.ParseInt(t["Ralph-Judge-Tokens"], 10, 64); err == nil && n > 0 {
+			a.Tokens += n
+		}
+		if v, err := strconv.ParseFloat(t["Ralph-Judge-Cost-USD"], 64); err == nil {
+			if a.Cost != nil {
+				v += *a.Cost
+			}
+			a.Cost = &v
+		}
+	}
 	a.Started, _ = time.Parse(time.RFC3339, t["Ralph-Started"]) // fractions of a second are accepted
 	a.Ended, _ = time.Parse(time.RFC3339, t["Ralph-Ended"])
 	if a.Outcome != run.OutcomeComplete {
@@ -453,9 +466,13 @@ func mergeRecord(atts []Attempt, rec *run.Record) []Attempt {
 		at[a.Story+"\x00"+strconv.Itoa(a.N)] = i
 	}
 	for _, r := range rec.Attempts {
+		cost, tokens := r.Uses() // the judge's with the agent's
 		ra := Attempt{Story: r.Story, N: r.N, Outcome: r.Outcome, Reason: r.Reason, Agent: r.Agent, Model: r.Model,
-			Turns: r.Turns, Tokens: r.InputTokens + r.OutputTokens, Cost: r.CostUSD, Verify: r.Verify,
+			Turns: r.Turns, Tokens: tokens, Cost: cost, Verify: r.Verify,
 			Started: r.Started.UTC().Truncate(time.Millisecond), Ended: r.Ended.UTC().Truncate(time.Millisecond), Ref: r.Ref, Commit: r.Commit}
+		if j := r.Judge; j != nil && j.Verdict != "" {
+			ra.Judge = j.Verdict + " [" + strings.TrimSpace(j.Agent+" "+j.Model) + "]"
+		}
 		i, ok := at[r.Story+"\x00"+strconv.Itoa(r.N)]
 		if !ok {
 			if r.Outcome == run.OutcomeComplete || r.Ref != "" {

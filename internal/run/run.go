@@ -287,6 +287,51 @@ type Attempt struct {
 	// PremiumRequests is what Copilot CLI counted against the account's
 	// premium-request allowance (not dollars).
 	PremiumRequests float64 `json:"premiumRequests,omitempty"`
+
+	// Judge is what the judge (start --judge) made of the attempt, when it ran.
+	Judge *Judge `json:"judge,omitempty"`
+}
+
+// The verdicts a Judge records.
+const (
+	VerdictPass = "pass" // the checkpoint went through
+	VerdictFail = "fail" // the judge sent the attempt back (Reason)
+	VerdictNone = "none" // the judge gave no verdict: it crashed, timed out or did not say (Reason)
+)
+
+// Judge is one run of the judge on an attempt (git ralph start --judge): its agent, its
+// verdict, and what it reported of its use, which the run's budget counts (Spent).
+type Judge struct {
+	Agent        string   `json:"agent"`
+	Model        string   `json:"model,omitempty"`
+	Verdict      string   `json:"verdict"` // pass | fail | none
+	Reason       string   `json:"reason,omitempty"`
+	Log          string   `json:"log,omitempty"`
+	Turns        int      `json:"turns,omitempty"`
+	InputTokens  int64    `json:"inputTokens,omitempty"`
+	OutputTokens int64    `json:"outputTokens,omitempty"`
+	CostUSD      *float64 `json:"costUSD,omitempty"`
+}
+
+// Uses is what the attempt's agent and its judge reported together: their cost (nil
+// when neither reported one) and their tokens.
+func (a *Attempt) Uses() (cost *float64, tokens int64) {
+	if a.CostUSD != nil {
+		c := *a.CostUSD
+		cost = &c
+	}
+	tokens = max(a.InputTokens, 0) + max(a.OutputTokens, 0)
+	if j := a.Judge; j != nil {
+		if j.CostUSD != nil {
+			c := *j.CostUSD
+			if cost != nil {
+				c += *cost
+			}
+			cost = &c
+		}
+		tokens += max(j.InputTokens, 0) + max(j.OutputTokens, 0)
+	}
+	return cost, tokens
 }
 
 // ErrNoRun is returned by Load when the change has no run record.
@@ -425,6 +470,17 @@ func (s *Store) LearningsPath(change string) string {
 // LogPath is the raw agent output of one attempt.
 func (s *Store) LogPath(change, story string, n int) string {
 	return filepath.Join(s.ChangeDir(change), "logs", story+"-"+strconv.Itoa(n)+".log")
+}
+
+// JudgeLogPath is the log of the judge of attempt n at story, beside the attempt's own;
+// JudgeDiffPath the whole diff it was asked to judge, when too long for its prompt.
+func (s *Store) JudgeLogPath(change, story string, n int) string {
+	return filepath.Join(s.ChangeDir(change), "logs", story+"-"+strconv.Itoa(n)+".judge.log")
+}
+
+// JudgeDiffPath: see JudgeLogPath.
+func (s *Store) JudgeDiffPath(change, story string, n int) string {
+	return filepath.Join(s.ChangeDir(change), "logs", story+"-"+strconv.Itoa(n)+".judge.diff")
 }
 
 // EnsureLearnings creates the learnings file, empty, if it is not there. It reads

@@ -212,3 +212,19 @@ func TestRelockTwice(t *testing.T) {
 		t.Errorf("the lock taken again: %v %v", replaced, err)
 	}
 }
+
+// The judge's cost and tokens count in the run's, beside its attempt's.
+func TestSpentCountsTheJudge(t *testing.T) {
+	c := func(f float64) *float64 { return &f }
+	r := &Record{Attempts: []Attempt{
+		{InputTokens: 10, OutputTokens: 5, Judge: &Judge{CostUSD: c(0.03), InputTokens: 100, OutputTokens: 1}},
+		{CostUSD: c(0.02), InputTokens: 1, Judge: &Judge{Verdict: VerdictNone}},
+	}}
+	cost, costKnown, tokens, tokensKnown := r.Spent()
+	if cost < 0.0499 || cost > 0.0501 || !costKnown || tokens != 117 || !tokensKnown {
+		t.Errorf("Spent() = %v %v %v %v, want 0.05 true 117 true", cost, costKnown, tokens, tokensKnown)
+	}
+	if uc, ut := r.Attempts[0].Uses(); uc == nil || *uc != 0.03 || ut != 116 {
+		t.Errorf("Uses() = %v %d", uc, ut)
+	}
+}

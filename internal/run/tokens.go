@@ -7,14 +7,14 @@ import "math"
 // tokens: a record's totals are input (a negative or huge one would switch a budget off),
 // never read. A negative or NaN figure counts as nothing; the token sum stops at MaxInt64.
 func (r *Record) Spent() (cost float64, costKnown bool, tokens int64, tokensKnown bool) {
-	for _, a := range r.Attempts {
-		if a.CostUSD != nil {
+	add := func(c *float64, in, out int64) {
+		if c != nil {
 			costKnown = true
-			if c := *a.CostUSD; c > 0 { // false for NaN
-				cost += c
+			if *c > 0 { // false for NaN
+				cost += *c
 			}
 		}
-		in, out := max(a.InputTokens, 0), max(a.OutputTokens, 0)
+		in, out = max(in, 0), max(out, 0)
 		if in > math.MaxInt64-out {
 			in, out = math.MaxInt64, 0
 		}
@@ -25,6 +25,12 @@ func (r *Record) Spent() (cost float64, costKnown bool, tokens int64, tokensKnow
 			} else {
 				tokens += n
 			}
+		}
+	}
+	for _, a := range r.Attempts {
+		add(a.CostUSD, a.InputTokens, a.OutputTokens)
+		if j := a.Judge; j != nil { // the judge's run counts as the agent's does
+			add(j.CostUSD, j.InputTokens, j.OutputTokens)
 		}
 	}
 	return cost, costKnown, tokens, tokensKnown

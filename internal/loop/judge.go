@@ -1,0 +1,355 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/agents"
+	"github.com/git-ralph/git-ralph/internal/prompt"
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
+	"github.com/git-ralph/git-ralph/internal/surface"
+	"github.com/git-ralph/git-ralph/internal/tasklist"
+)
+
+// The judge (start --judge AGENT): a second agent that, once an attempt said COMPLETE,
+// ticked its story's tasks and passed the verify gate, reads the diff the checkpoint
+// would record and answers PASS or FAIL with a reason. It runs once per such attempt,
+// in the sandbox with nothing writable but its own temporary directory and its CLI's
+// state (judgePolicy), and never sees the agent's transcript. Its verdict acts: FAIL
+// fails the attempt (the reason passed on), no verdict fails it too (the reason not
+// passed on: the agent is not at fault), and either uses one of the story's retries, so
+// a broken judge ends the run after --max-retries+1 attempts at most.
+
+// maxJudgeDiffFile bounds the file the whole diff is written to for the judge to read.
+const maxJudgeDiffFile = 16 << 20
+
+// judgeDriver is the judge's driver: l.JudgeDriver when set (a custom judge's command
+// from git config), else the agent name names.
+func (l *Loop) judgeDriver(name string) (agent.Driver, error) {
+	if l.JudgeDriver != nil {
+		return l.JudgeDriver, nil
+	}
+	drv, err := agents.Lookup(name)
+	if err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("unknown judge agent %q", name),
+			Hint: "known agents: " + strings.Join(agents.Names(), ", ") + "; choose one with --judge or 'git config ralph.judge'", Err: err}
+	}
+	return drv, nil
+}
+
+// checkJudge resolves r's judge, when it has one, and checks it as checkAgent checks
+// the agent: the driver's own checks, a budget it could not be held to, its binary.
+func (l *Loop) checkJudge(r *Resolved) error {
+	if r.Options.Judge == "" {
+		return nil
+	}
+	drv, err := l.judgeDriver(r.Options.Judge)
+	if err != nil {
+		return err
+	}
+	req := l.judgeRequest(r, "", nil)
+	if err := agent.Preflight(drv, req); err != nil {
+		var pe *agent.PreflightError
+		if errors.As(err, &pe) {
+			return &Error{Msg: "judge: " + pe.Error(), Hint: pe.Hint(), Err: err}
+		}
+		return err
+	}
+	cost, tokens := agent.Reports(drv)
+	switch {
+	case r.MaxCost > 0 && !cost:
+		return UserErr("choose a judge that reports its cost, or drop --max-cost",
+			"judge %q reports no cost, so --max-cost could not count it", drv.Name())
+	case r.MaxTokens > 0 && !tokens:
+		return UserErr("choose a judge that reports its tokens, or drop --max-tokens",
+			"judge %q reports no tokens, so --max-tokens could not count it", drv.Name())
+	}
+	if _, err := agent.LookPath(drv); err != nil {
+		hint := ""
+		var nf *agent.NotFoundError
+		if errors.As(err, &nf) {
+			hint = nf.Hint()
+		}
+		msg := fmt.Sprintf("judge %q: %s not found on PATH", drv.Name(), drv.Binary())
+		if !r.DryRun {
+			return &Error{Msg: msg, Hint: hint, Err: err}
+		}
+		l.Report.Warn(msg + "; a real run needs it")
+	}
+	r.JudgeDriver = drv
+	return nil
+}
+
+// judgeRequest is the request of r's judge: the agent's but for its model (--judge-model),
+// no extra arguments (ralph.agentArgs are the agent's CLI's), and no secret kept.
+func (l *Loop) judgeRequest(r *Resolved, text string, env []string) agent.Request {
+	req := l.request(r, text, env)
+	req.Model, req.Args, req.KeepEnv = r.JudgeModel, nil, nil
+	return req
+}
+
+// judgePolicy is the judge's sandbox: the agent's, with nothing writable but the devices
+// and what the user made writable outside the working tree and the git directory
+// (ralph.sandboxWritable); Run adds the judge's temporary directory and its CLI's
+// state. nil when the run is not sandboxed.
+func (s *session) judgePolicy() *sandbox.Policy {
+	if s.policy == nil {
+		return nil
+	}
+	p := s.policy.Clone()
+	ours := []string{s.Repo.Root, s.Repo.GitDir, s.Repo.CommonDir}
+	p.Write = nil
+	p.AddWrite(sandbox.Devices...)
+	for _, w := range s.r.Sandbox.Writable {
+		if sandbox.Covers(ours, w) || sandbox.Covers([]string{w}, s.Repo.Root) ||
+			sandbox.Covers([]string{w}, s.Repo.GitDir) || sandbox.Covers([]string{w}, s.Repo.CommonDir) {
+			continue
+		}
+		p.AddWrite(w)
+	}
+	var dev []string
+	for _, d := range p.Dev {
+		if sandbox.Covers(p.Write, d) {
+			dev = append(dev, d)
+		}
+	}
+	p.Dev = dev
+	return p
+}
+
+// judge runs the judge on att, whose story (done: as the attempt left it) passed the
+// gate with tree staged on the last checkpoint. outcome is "" when the checkpoint may go
+// on (no judge, or PASS); else the attempt's outcome and why, and whether the reason
+// goes into the next prompt.
+func (s *session) judge(ctx context.Context, att *run.Attempt, done tasklist.Story, snap *surface.Snapshot, tree string) (outcome, why string, passOn bool, err error) {
+	drv := s.r.JudgeDriver
+	if drv == nil {
+		return "", "", false, nil
+	}
+	gctx := context.WithoutCancel(ctx)
+	text, err := s.judgePrompt(gctx, att, done, tree)
+	if err != nil {
+		return "", "", false, err
+	}
+	logPath := s.Store.JudgeLogPath(s.r.Change, att.Story, att.N)
+	logf, err := s.Store.Create(logPath)
+	if err != nil {
+		return "", "", false, err
+	}
+	defer logf.Close()
+	j := &run.Judge{Agent: drv.Name(), Model: s.r.JudgeModel, Log: logPath}
+	att.Judge = j
+	s.Report.Step("the judge (" + drv.Name() + ") reviews the diff")
+	id := attemptID()
+	req := s.judgeRequest(s.r, text, []string{
+		"RALPH_AGENT=1", "RALPH_JUDGE=1", "RALPH_CHANGE=" + s.r.Change, "RALPH_STORY=" + att.Story,
+		"RALPH_ATTEMPT=" + itoa(att.N), "RALPH_ATTEMPT_ID=" + id,
+		"GIT_OPTIONAL_LOCKS=0", // it reads: its git status must not try to refresh the index
+	})
+	req.Log, req.Sink, req.Sandbox = logf, sink{s.Report}, s.judgePolicy()
+	// As the agent's: a crash while the judge runs is met by a resume that stops it.
+	jctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var unsaved error
+	req.OnStart = func(pid int, start uint64) {
+		s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = pid, start, id
+		if err := s.Save(s.rec); err != nil {
+			unsaved = err
+			stop()
+		}
+	}
+	res, startErr := agent.Run(jctx, drv, req)
+	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
+	j.Turns, j.InputTokens, j.OutputTokens, j.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
+	if res.Model != "" {
+		j.Model = res.Model
+	}
+	s.rec.SumAttempts()
+	var verdict, reason string
+	switch {
+	case startErr != nil:
+		verdict, reason = run.VerdictNone, "could not be started: "+startErr.Error()
+	case unsaved != nil:
+		verdict, reason = run.VerdictNone, "the run record could not name its process: "+unsaved.Error()
+	case res.Interrupted || ctx.Err() != nil:
+		j.Verdict, j.Reason = run.VerdictNone, "interrupted"
+		return run.OutcomeInterrupted, "interrupted", false, nil
+	default:
+		verdict, reason = judged(res, s.r.Timeout, s.r.IdleTimeout)
+		// A judge whose use the budget cannot count gets no say: the run's cap would not hold.
+		switch {
+		case !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit:
+		case s.r.MaxCost > 0 && res.CostUSD == nil:
+			verdict, reason = run.VerdictNone, "reported no cost, so --max-cost cannot count it"
+		case s.r.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
+			verdict, reason = run.VerdictNone, "reported no tokens, so --max-tokens cannot count it"
+		}
+	}
+	j.Verdict, j.Reason = verdict, reason
+	s.Report.Step("the judge (" + drv.Name() + ") says " + strings.ToUpper(verdict) + judgeUse(j))
+	// Without the sandbox the judge could have written: what it changed of the trust
+	// surface goes back, and a work tree that is no longer what it judged is no checkpoint.
+	if why, err := s.afterJudge(gctx, att, snap, tree); err != nil || why != "" {
+		return failure(why, err)
+	}
+	switch verdict {
+	case run.VerdictPass:
+		return "", "", false, nil
+	case run.VerdictFail:
+		return run.OutcomeFailed, "judge: " + orText(reason, "FAIL, without a reason"), true, nil
+	}
+	return run.OutcomeFailed, "judge: " + reason, false, nil // not the agent's reason
+}
+
+// judged is the verdict of a judge that ran to its end (res), and its reason.
+func judged(res agent.Result, timeout, idle time.Duration) (verdict, reason string) {
+	switch {
+	case res.TimedOut:
+		return run.VerdictNone, fmt.Sprintf("timed out after %s without a verdict", timeout)
+	case res.Idle:
+		return run.VerdictNone, fmt.Sprintf("printed nothing for %s", idle)
+	case res.Fatal != "":
+		return run.VerdictNone, res.Fatal
+	case !res.SawResult && res.ExitCode == 0:
+		return run.VerdictNone, "ended without a final result"
+	case !res.SawResult:
+		return run.VerdictNone, strings.Replace(exitText(res), "the agent", "it", 1) + " without a final result" + stderrNote(res)
+	case res.IsError:
+		return run.VerdictNone, "reported an error: " + orText(strings.Join(res.Errors, "; "), orText(firstLine(res.Text), res.Subtype))
+	case res.ExitCode > 0:
+		return run.VerdictNone, fmt.Sprintf("exited with code %d", res.ExitCode)
+	}
+	v := agent.ParseVerdict(res.Text)
+	switch v.Kind {
+	case agent.VerdictPass:
+		return run.VerdictPass, ""
+	case agent.VerdictFail:
+		return run.VerdictFail, v.Reason
+	}
+	return run.VerdictNone, "its final answer had no <verdict> line"
+}
+
+// judgeUse is what the judge reported of its use, " · $0.0123 · 1,234 tokens", or "".
+func judgeUse(j *run.Judge) string {
+	s := ""
+	if j.CostUSD != nil {
+		s += fmt.Sprintf(" · $%.4f", *j.CostUSD)
+	}
+	if n := j.InputTokens + j.OutputTokens; n > 0 {
+		s += " · " + Thousands(n) + " tokens"
+	}
+	return s
+}
+
+// judgePrompt is the judge's prompt for att: the story as its agent got it, the tasks
+// ticked, the gate's output and the diff from the last checkpoint to tree, whole in
+// the prompt when short, else its beginning, the whole written beside the judge's log.
+func (s *session) judgePrompt(ctx context.Context, att *run.Attempt, done tasklist.Story, tree string) (string, error) {
+	d := prompt.JudgeData{Change: s.r.Change, Story: done.ID, Title: done.Title, Attempt: att.N, AgentPrompt: strings.TrimSpace(s.agentPrompt),
+		Verify: orText(att.Verify, "skipped"), VerifyOutput: Tail(s.verifyOut, 40), Checkpoint: s.rec.Checkpoint, Tree: tree}
+	for _, t := range done.Tasks {
+		line := t.Text
+		if t.ID != "" && !strings.HasPrefix(line, t.ID) {
+			line = t.ID + " " + line
+		}
+		if t.Skipped != "" {
+			line = t.SkipLine()
+		}
+		if t.Done {
+			line = "[x] " + line
+		} else {
+			line = "[ ] " + line
+		}
+		d.Tasks = append(d.Tasks, line)
+	}
+	diffPath := s.Store.JudgeDiffPath(s.r.Change, att.Story, att.N)
+	f, err := s.Store.Create(diffPath)
+	if err != nil {
+		return "", err
+	}
+	w := &judgeDiff{file: f, fileMax: maxJudgeDiffFile, headMax: prompt.MaxJudgeDiff}
+	err = s.Repo.DiffStaged(ctx, s.rec.Checkpoint, w) // the index holds tree
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("the diff for the judge: %w", err)
+	}
+	d.Diff, d.DiffBytes = strings.ToValidUTF8(string(w.head), "\uFFFD"), w.total
+	if w.total > len(w.head) {
+		d.DiffFile = diffPath
+		if w.total > w.fileMax {
+			d.DiffCut = w.fileMax
+		}
+	} else {
+		_ = s.Store.RemoveFile(diffPath) // whole in the prompt: no file to name
+	}
+	return prompt.RenderJudge(d)
+}
+
+// judgeDiff keeps the beginning of a diff for the prompt and writes its first fileMax
+// bytes to file, counting all.
+type judgeDiff struct {
+	file    interface{ Write([]byte) (int, error) }
+	head    []byte
+	headMax int
+	fileMax int
+	total   int
+	err     error
+}
+
+func (w *judgeDiff) Write(p []byte) (int, error) {
+	if n := min(len(p), w.headMax-len(w.head)); n > 0 {
+		w.head = append(w.head, p[:n]...)
+	}
+	if n := min(len(p), w.fileMax-w.total); n > 0 && w.err == nil {
+		_, w.err = w.file.Write(p[:n])
+	}
+	w.total += len(p)
+	return len(p), w.err
+}
+
+// afterJudge is why the attempt cannot be checkpointed after its judge ran unsandboxed
+// (the sandbox leaves it nothing to write): the trust surface it changed, put back, or
+// a work tree that is no longer the tree it judged.
+func (s *session) afterJudge(ctx context.Context, att *run.Attempt, snap *surface.Snapshot, tree string) (string, error) {
+	if s.policy != nil {
+		return "", nil
+	}
+	files := *snap
+	files.NoRefs = true
+	if tampered, err := s.checkSurface(ctx, &files, s.rec, att); err != nil || tampered != "" {
+		return strings.Replace(tampered, "tampered: ", "tampered (by the judge): ", 1), err
+	}
+	if err := s.Repo.AddAll(ctx); err != nil {
+		return "", err
+	}
+	now, _, err := s.Repo.StagedTree(ctx)
+	if err != nil || now == tree {
+		return "", err
+	}
+	return fmt.Sprintf("judge: the judge changed the work tree it judged (tree %s, it judged %s); a judge only reads", Short(now), Short(tree)), nil
+}
+
+// judgeTrailers writes the judge's verdict on an attempt as trailers: Ralph-Judge
+// (pass, fail, none) and the agent, model and use of the judge.
+func judgeTrailers(b *strings.Builder, j *run.Judge) {
+	if j == nil || j.Verdict == "" {
+		return
+	}
+	fmt.Fprintf(b, "Ralph-Judge: %s\nRalph-Judge-Agent: %s\n", j.Verdict, j.Agent)
+	if j.Model != "" {
+		fmt.Fprintf(b, "Ralph-Judge-Model: %s\n", j.Model)
+	}
+	if n := j.InputTokens + j.OutputTokens; n > 0 {
+		fmt.Fprintf(b, "Ralph-Judge-Tokens: %d\n", n)
+	}
+	if j.CostUSD != nil {
+		fmt.Fprintf(b, "Ralph-Judge-Cost-USD: %.4f\n", *j.CostUSD)
+	}
+}
