@@ -66,7 +66,7 @@ func launch(p Policy, path string, argv []string) error {
 		return err
 	}
 	defer unix.Close(rs)
-	if err := restrictThread(rs, flags); err != nil {
+	if err := restrictThread(rs, flags, filterOptionsOf(p)); err != nil {
 		return err
 	}
 	err = syscall.Exec(path, argv, agentEnv(p, os.Environ()))
@@ -99,21 +99,25 @@ func ruleset(p Policy) (fd int, flags uint32, err error) {
 		unix.Close(rs)
 		return -1, 0, err
 	}
+	if err := addSocketRules(rs, uint64(cfg.HandledAccessFS), p); err != nil {
+		unix.Close(rs)
+		return -1, 0, err
+	}
 	return rs, flags, nil
 }
 
 // restrictThread puts the calling thread, for good, where the agent is to run: no
-// capability, no_new_privs, the prlimit filter, and the Landlock domain of the ruleset
-// rs. The caller's goroutine must be locked to the thread and never unlock it: the
+// capability, no_new_privs, the seccomp filter of o, and the Landlock domain of the
+// ruleset rs. The caller's goroutine must be locked to the thread and never unlock it: the
 // thread must die with its goroutine (or become the agent by execve).
-func restrictThread(rs int, flags uint32) error {
+func restrictThread(rs int, flags uint32, o filterOptions) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	if err := filterPrlimit(); err != nil {
+	if err := installFilter(o); err != nil {
 		return err
 	}
 	if err := ll.LandlockRestrictSelf(rs, flags); err != nil {
@@ -338,6 +342,30 @@ func addReadGrants(rs int, handled uint64, g *Grants) error {
 	for _, p := range g.Files {
 		if err := add(p, file); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// addSocketRules grants connecting to the unix sockets p.Sockets names, from ABI 9
+// (below it Landlock has no such right: the seccomp filter decides, filterOptionsOf).
+// Each is opened without following a link, as the read grants are; a missing one is
+// left out.
+func addSocketRules(rs int, handled uint64, p Policy) error {
+	rights := uint64(ll.AccessFSResolveUnix) & handled
+	if p.ABI < 9 || rights == 0 {
+		return nil
+	}
+	for _, s := range p.Sockets {
+		fd, err := unix.Openat2(unix.AT_FDCWD, s, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		if err != nil {
+			continue
+		}
+		attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: rights}
+		err = ll.LandlockAddPathBeneathRule(rs, &attr, 0)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("socket %s: landlock_add_rule: %w", s, err)
 		}
 	}
 	return nil

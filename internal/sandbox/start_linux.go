@@ -76,7 +76,7 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 			done <- result{err: fmt.Errorf("%w: pidfd_open(PIDFD_THREAD): %w", errNoDirect, err)}
 			return true // not restricted: the thread may serve again
 		}
-		if err = restrictThread(rs, flags); err != nil {
+		if err = restrictThread(rs, flags, filterOptionsOf(p)); err != nil {
 			err = &StartError{Err: err}
 		} else {
 			// A failure here is the agent's own (not found, not executable), said as
