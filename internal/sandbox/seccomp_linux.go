@@ -107,28 +107,31 @@ func table(set map[int]int) callTable {
 	return t
 }
 
-var (
-	tableX86_64 = table(map[int]int{scPrlimit: 302, scSchedSetscheduler: 144, scSchedSetparam: 142, scSchedSetattr: 314,
+// tables are the system call tables of each ABI, made when a filter is (not at
+// start-up: git-ralph's commands that run no agent pay nothing for them).
+func tables() (x86_64, i386, aarch64, arm callTable) {
+	x86_64 = table(map[int]int{scPrlimit: 302, scSchedSetscheduler: 144, scSchedSetparam: 142, scSchedSetattr: 314,
 		scSchedSetaffinity: 203, scSetpriority: 141, scIoprioSet: 251, scSocket: 41, scIoUringSetup: 425,
 		scChown: 92, scFchown: 93, scLchown: 94, scFchownat: 260,
 		scSetxattr: 188, scLsetxattr: 189, scFsetxattr: 190, scRemovexattr: 197, scLremovexattr: 198, scFremovexattr: 199,
 		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 90, scFchmod: 91, scFchmodat: 268, scFchmodat2: 452})
-	tableI386 = table(map[int]int{scPrlimit: 340, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 351,
+	i386 = table(map[int]int{scPrlimit: 340, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 351,
 		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 289, scSocket: 359, scSocketcall: 102, scIoUringSetup: 425,
 		scChown: 182, scFchown: 95, scLchown: 16, scFchownat: 298, scChown32: 212, scFchown32: 207, scLchown32: 198,
 		scSetxattr: 226, scLsetxattr: 227, scFsetxattr: 228, scRemovexattr: 235, scLremovexattr: 236, scFremovexattr: 237,
 		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 15, scFchmod: 94, scFchmodat: 306, scFchmodat2: 452})
-	tableAarch64 = table(map[int]int{scPrlimit: 261, scSchedSetscheduler: 119, scSchedSetparam: 118, scSchedSetattr: 274,
+	aarch64 = table(map[int]int{scPrlimit: 261, scSchedSetscheduler: 119, scSchedSetparam: 118, scSchedSetattr: 274,
 		scSchedSetaffinity: 122, scSetpriority: 140, scIoprioSet: 30, scSocket: 198, scIoUringSetup: 425,
 		scFchown: 55, scFchownat: 54,
 		scSetxattr: 5, scLsetxattr: 6, scFsetxattr: 7, scRemovexattr: 14, scLremovexattr: 15, scFremovexattr: 16,
 		scSetxattrat: 463, scRemovexattrat: 466, scFchmod: 52, scFchmodat: 53, scFchmodat2: 452})
-	tableArm = table(map[int]int{scPrlimit: 369, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 380,
+	arm = table(map[int]int{scPrlimit: 369, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 380,
 		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 314, scSocket: 281, scIoUringSetup: 425,
 		scChown: 182, scFchown: 95, scLchown: 16, scFchownat: 325, scChown32: 212, scFchown32: 207, scLchown32: 198,
 		scSetxattr: 226, scLsetxattr: 227, scFsetxattr: 228, scRemovexattr: 235, scLremovexattr: 236, scFremovexattr: 237,
 		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 15, scFchmod: 94, scFchmodat: 333, scFchmodat2: 452})
-)
+	return
+}
 
 // x32Bit marks an x32 system call (__X32_SYSCALL_BIT): the x86_64 number with it set.
 const x32Bit = 0x40000000
@@ -141,10 +144,20 @@ type abiTable struct {
 	or    uint32
 }
 
-// abis are the ABIs of each architecture the filter knows.
-var abis = map[string][]abiTable{
-	"amd64": {{unix.AUDIT_ARCH_X86_64, tableX86_64, 0}, {unix.AUDIT_ARCH_X86_64, tableX86_64, x32Bit}, {unix.AUDIT_ARCH_I386, tableI386, 0}},
-	"arm64": {{unix.AUDIT_ARCH_AARCH64, tableAarch64, 0}, {unix.AUDIT_ARCH_ARM, tableArm, 0}},
+// goarchs are the architectures the filter knows.
+var goarchs = []string{"amd64", "arm64"}
+
+// abis are the ABIs a process of goarch can call the kernel with; nil for an
+// architecture the filter does not know.
+func abis(goarch string) []abiTable {
+	x86_64, i386, aarch64, arm := tables()
+	switch goarch {
+	case "amd64":
+		return []abiTable{{unix.AUDIT_ARCH_X86_64, x86_64, 0}, {unix.AUDIT_ARCH_X86_64, x86_64, x32Bit}, {unix.AUDIT_ARCH_I386, i386, 0}}
+	case "arm64":
+		return []abiTable{{unix.AUDIT_ARCH_AARCH64, aarch64, 0}, {unix.AUDIT_ARCH_ARM, arm, 0}}
+	}
+	return nil
 }
 
 // struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6].
@@ -226,8 +239,8 @@ func body(call int, o filterOptions) []unix.SockFilter {
 // it does not know. Its shape: the arch, each known one jumping to its list of numbers;
 // each number in the list jumping to its call's body; what is in no list is allowed.
 func seccompFilter(goarch string, o filterOptions) (prog []unix.SockFilter, ok bool) {
-	tables, ok := abis[goarch]
-	if !ok {
+	tables := abis(goarch)
+	if tables == nil {
 		return nil, false
 	}
 	bodies := map[int][]unix.SockFilter{}
