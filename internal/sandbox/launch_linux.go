@@ -66,7 +66,7 @@ func launch(p Policy, path string, argv []string) error {
 		return err
 	}
 	defer unix.Close(rs)
-	if err := restrictThread(rs, flags, filterOptionsOf(p)); err != nil {
+	if _, err := restrictThread(rs, flags, filterOptionsOf(p)); err != nil {
 		return err
 	}
 	err = syscall.Exec(path, argv, agentEnv(p, os.Environ()))
@@ -107,23 +107,26 @@ func ruleset(p Policy) (fd int, flags uint32, err error) {
 }
 
 // restrictThread puts the calling thread, for good, where the agent is to run: no
-// capability, no_new_privs, the seccomp filter of o, and the Landlock domain of the
-// ruleset rs. The caller's goroutine must be locked to the thread and never unlock it: the
+// capability, no_new_privs, the seccomp filter of o (its listener returned with
+// o.Notify, else -1), and the Landlock domain of the ruleset rs. The caller's goroutine must be locked to the thread and never unlock it: the
 // thread must die with its goroutine (or become the agent by execve).
-func restrictThread(rs int, flags uint32, o filterOptions) error {
+func restrictThread(rs int, flags uint32, o filterOptions) (listener int, err error) {
 	if err := dropCapabilities(); err != nil {
-		return err
+		return -1, err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return -1, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	if err := installFilter(o); err != nil {
-		return err
+	if listener, err = installFilter(o); err != nil {
+		return -1, err
 	}
 	if err := ll.LandlockRestrictSelf(rs, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+		if listener >= 0 {
+			unix.Close(listener)
+		}
+		return -1, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	return nil
+	return listener, nil
 }
 
 // config is the ruleset's: the file system rights of p.ABI, the signal and abstract

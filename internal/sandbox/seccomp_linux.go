@@ -52,6 +52,11 @@ import (
 type filterOptions struct {
 	// Unix refuses socket(AF_UNIX): below ABI 9, with no socket named.
 	Unix bool
+	// Notify hands chmod and utime, and their kind, to a supervisor in git-ralph
+	// (supervise), which does them for the agent when the file lies in its writable
+	// paths, and refuses them elsewhere. The utime calls of the 32-bit ABIs (their
+	// time structures are another size) are not handed over.
+	Notify bool
 }
 
 // filterOptionsOf are p's.
@@ -90,6 +95,10 @@ const (
 	scFchmod
 	scFchmodat
 	scFchmodat2
+	scUtime
+	scUtimes
+	scFutimesat
+	scUtimensat
 	numCalls
 )
 
@@ -114,7 +123,8 @@ func tables() (x86_64, i386, aarch64, arm callTable) {
 		scSchedSetaffinity: 203, scSetpriority: 141, scIoprioSet: 251, scSocket: 41, scIoUringSetup: 425,
 		scChown: 92, scFchown: 93, scLchown: 94, scFchownat: 260,
 		scSetxattr: 188, scLsetxattr: 189, scFsetxattr: 190, scRemovexattr: 197, scLremovexattr: 198, scFremovexattr: 199,
-		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 90, scFchmod: 91, scFchmodat: 268, scFchmodat2: 452})
+		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 90, scFchmod: 91, scFchmodat: 268, scFchmodat2: 452,
+		scUtime: 132, scUtimes: 235, scFutimesat: 261, scUtimensat: 280})
 	i386 = table(map[int]int{scPrlimit: 340, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 351,
 		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 289, scSocket: 359, scSocketcall: 102, scIoUringSetup: 425,
 		scChown: 182, scFchown: 95, scLchown: 16, scFchownat: 298, scChown32: 212, scFchown32: 207, scLchown32: 198,
@@ -124,7 +134,8 @@ func tables() (x86_64, i386, aarch64, arm callTable) {
 		scSchedSetaffinity: 122, scSetpriority: 140, scIoprioSet: 30, scSocket: 198, scIoUringSetup: 425,
 		scFchown: 55, scFchownat: 54,
 		scSetxattr: 5, scLsetxattr: 6, scFsetxattr: 7, scRemovexattr: 14, scLremovexattr: 15, scFremovexattr: 16,
-		scSetxattrat: 463, scRemovexattrat: 466, scFchmod: 52, scFchmodat: 53, scFchmodat2: 452})
+		scSetxattrat: 463, scRemovexattrat: 466, scFchmod: 52, scFchmodat: 53, scFchmodat2: 452,
+		scUtimensat: 88})
 	arm = table(map[int]int{scPrlimit: 369, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 380,
 		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 314, scSocket: 281, scIoUringSetup: 425,
 		scChown: 182, scFchown: 95, scLchown: 16, scFchownat: 325, scChown32: 212, scFchown32: 207, scLchown32: 198,
@@ -200,9 +211,14 @@ func body(call int, o filterOptions) []unix.SockFilter {
 		return []unix.SockFilter{stmt(opLd, offArg(0)), jump(opJeq, which, 0, 3),
 			stmt(opLd, offArg(1)), jump(opJeq, 0, 0, 1), stmt(opRet, retAllow), stmt(opRet, eperm)}
 	}
-	// noSetID: refused when argument arg (a mode) sets the set-user-ID or set-group-ID bit.
+	// noSetID: refused when argument arg (a mode) sets the set-user-ID or set-group-ID
+	// bit; else allowed, or handed to the supervisor.
+	then := uint32(retAllow)
+	if o.Notify {
+		then = unix.SECCOMP_RET_USER_NOTIF
+	}
 	noSetID := func(arg int) []unix.SockFilter {
-		return []unix.SockFilter{stmt(opLd, offArg(arg)), jump(opJset, unix.S_ISUID|unix.S_ISGID, 0, 1), stmt(opRet, eperm), stmt(opRet, retAllow)}
+		return []unix.SockFilter{stmt(opLd, offArg(arg)), jump(opJset, unix.S_ISUID|unix.S_ISGID, 0, 1), stmt(opRet, eperm), stmt(opRet, then)}
 	}
 	switch call {
 	case scPrlimit, scSchedSetscheduler, scSchedSetparam, scSchedSetattr, scSchedSetaffinity:
@@ -231,6 +247,11 @@ func body(call int, o filterOptions) []unix.SockFilter {
 		return noSetID(1)
 	case scFchmodat, scFchmodat2:
 		return noSetID(2)
+	case scUtime, scUtimes, scFutimesat, scUtimensat:
+		if !o.Notify {
+			return nil
+		}
+		return []unix.SockFilter{stmt(opRet, unix.SECCOMP_RET_USER_NOTIF)}
 	}
 	return nil
 }
@@ -312,16 +333,24 @@ func seccompFilter(goarch string, o filterOptions) (prog []unix.SockFilter, ok b
 
 // installFilter installs seccompFilter on the calling thread (the one that then starts
 // or execs the agent: the filter goes with it, to every process it starts). It needs
-// no_new_privs. On an architecture without a filter it does nothing, and the manual
-// says so.
-func installFilter(o filterOptions) error {
+// no_new_privs. With o.Notify it returns the filter's listener (close-on-exec), for
+// supervise; else -1. On an architecture without a filter it does nothing, and the
+// manual says so.
+func installFilter(o filterOptions) (listener int, err error) {
 	prog, ok := seccompFilter(runtime.GOARCH, o)
 	if !ok {
-		return nil
+		return -1, nil
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_SECCOMP): %w", err)
+	if o.Notify {
+		fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+		if e != 0 {
+			return -1, fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER): %w", e)
+		}
+		return int(fd), nil
 	}
-	return nil
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+		return -1, fmt.Errorf("prctl(PR_SET_SECCOMP): %w", err)
+	}
+	return -1, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -94,6 +95,22 @@ func probeMain(args []string) int {
 	say("chown in work", unix.Chown(script, os.Getuid(), os.Getgid()))
 	say("setxattr in work", unix.Setxattr(script, "user.ralph", []byte("x"), 0))
 	say("setxattr outside", unix.Setxattr(filepath.Join(outside, "plain"), "user.ralph", []byte("x"), 0))
+	// Modes and times: in its working tree, and outside it.
+	plain := filepath.Join(outside, "plain")
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	say("chmod outside", unix.Chmod(plain, 0o666))
+	say("utime outside", errnoOf(os.Chtimes(plain, old, old)))
+	say("touch outside", unix.UtimesNanoAt(unix.AT_FDCWD, plain, []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}, 0))
+	say("utime in work", errnoOf(os.Chtimes(script, old, old)))
+	f, err := os.Open(script)
+	if err == nil {
+		err = unix.Fchmod(int(f.Fd()), 0o700)
+		f.Close()
+	}
+	say("fchmod in work", err)
+	if fi, err := os.Stat(script); err == nil && fi.Mode().Perm() == 0o700 && fi.ModTime().Equal(old) {
+		fmt.Println("work script 0700, 2001")
+	}
 	return 0
 }
 
@@ -175,7 +192,7 @@ func TestFilterHoldsTheAgent(t *testing.T) {
 	}
 	xattrs := !strings.Contains(string(ctl), "setxattr in work: denied") // tmpfs without user xattrs: not a test of ours
 	for _, line := range strings.Split(strings.TrimSpace(string(ctl)), "\n") {
-		if !strings.HasSuffix(line, ": done") && !(strings.HasPrefix(line, "setxattr") && !xattrs) {
+		if strings.Contains(line, ": ") && !strings.HasSuffix(line, ": done") && !(strings.HasPrefix(line, "setxattr") && !xattrs) {
 			t.Errorf("control: %s", line)
 		}
 	}
@@ -226,3 +243,72 @@ func TestFilterHoldsTheAgent(t *testing.T) {
 }
 
 func runtimeArch() string { return runtime.GOARCH }
+
+// Started directly, the agent's chmod and utime go through git-ralph's supervisor: done
+// on its own files in its working tree (chmod +x, fchmod, a set time, touch), refused
+// on a file of the user's outside it. The control (no sandbox) does all of them.
+func TestSupervisorDecidesModesAndTimes(t *testing.T) {
+	s := needLandlock(t)
+	if !seccompKnown() {
+		t.Skip("no seccomp filter on " + runtimeArch())
+	}
+	_, work, outside, _ := holdDirs(t)
+	plain := filepath.Join(outside, "plain")
+	if err := os.WriteFile(plain, []byte("PLAIN\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before unix.Stat_t
+	if err := unix.Stat(plain, &before); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "none.sock")
+	argv := []string{self, probeCommand, sock, "0", work, outside}
+	var buf strings.Builder
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}}
+	cmd, err := startDirect(*p, &exec.Cmd{Path: self, Args: argv, Stdout: &buf, Stderr: &buf})
+	if err != nil {
+		if strings.Contains(err.Error(), errNoDirect.Error()) {
+			t.Skipf("no direct start on this system (the launcher is used): %v", err)
+		}
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	out := buf.String()
+	for _, w := range []string{
+		"chmod +x in work: done",
+		"chmod setuid in work: denied (operation not permitted)",
+		"utime in work: done",
+		"fchmod in work: done",
+		"work script 0700, 2001",
+		"chmod outside: denied (operation not permitted)",
+		"utime outside: denied (operation not permitted)",
+		"touch outside: denied (operation not permitted)",
+	} {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+	var after unix.Stat_t
+	if err := unix.Stat(plain, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Mode != before.Mode || after.Mtim != before.Mtim {
+		t.Errorf("the file outside changed: mode %o, was %o; mtime %v, was %v", after.Mode, before.Mode, after.Mtim, before.Mtim)
+	}
+	// The control: the same moves without the sandbox are all done.
+	ctl, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("control: %v\n%s", err, ctl)
+	}
+	for _, w := range []string{"chmod outside: done", "utime outside: done", "touch outside: done"} {
+		if !strings.Contains(string(ctl), w+"\n") {
+			t.Errorf("control: no %q in:\n%s", w, ctl)
+		}
+	}
+}

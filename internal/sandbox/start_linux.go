@@ -66,9 +66,13 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	}
 	defer unix.Close(rs)
 	type result struct {
-		thread int // the pidfd of the restricted thread
-		err    error
+		thread   int // the pidfd of the restricted thread
+		listener int // the seccomp filter's, for supervise; -1 without
+		err      error
 	}
+	o := filterOptionsOf(p)
+	o.Notify = true
+	sup := newSupervisor(p)
 	done := make(chan result, 1)
 	onOwnThread(func() (keep bool) {
 		thread, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD)
@@ -76,7 +80,8 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 			done <- result{err: fmt.Errorf("%w: pidfd_open(PIDFD_THREAD): %w", errNoDirect, err)}
 			return true // not restricted: the thread may serve again
 		}
-		if err = restrictThread(rs, flags, filterOptionsOf(p)); err != nil {
+		listener, err := restrictThread(rs, flags, o)
+		if err != nil {
 			err = &StartError{Err: err}
 		} else {
 			// A failure here is the agent's own (not found, not executable), said as
@@ -98,13 +103,20 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		if err != nil {
 			unix.Close(thread)
 			thread = -1
+			if listener >= 0 {
+				unix.Close(listener)
+				listener = -1
+			}
 		}
-		done <- result{thread: thread, err: err}
+		done <- result{thread: thread, listener: listener, err: err}
 		return false
 	})
 	r := <-done
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.listener >= 0 {
+		go sup.serve(r.listener)
 	}
 	// The thread is dying; once it is gone, nothing of git-ralph is in the agent's
 	// domain. POLLIN says it has exited, POLLHUP that it can no longer be found (by
