@@ -12,12 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// What no filter can refuse: chmod and utime of a file outside the agent's writable
-// paths. Landlock governs neither, and a seccomp filter sees a path only as a pointer.
-// An agent can make ~/.ssh/id_ed25519 0644 (ssh then refuses the key), ~ 0777, take
-// the execute bit off ~/bin's scripts, back-date ~/.bashrc. So the files the user relies
-// on are marked before each attempt and what changed is put back after it, and named
-// (HomeMarks): found and undone, not prevented, and SECURITY MODEL says so.
+// Behind the supervisor: chmod and utime of a file outside the agent's writable paths,
+// which Landlock does not govern, are refused by git-ralph's supervisor where the agent
+// was started directly; through the launcher, or without the sandbox, nothing refuses
+// them. An agent can then make ~/.ssh/id_ed25519 0644 (ssh then refuses the key), ~
+// 0777, take the execute bit off ~/bin's scripts, back-date ~/.bashrc. So the files the
+// user relies on are marked before each attempt and what changed is put back after it,
+// and named (HomeMarks): there found and undone, not prevented, and SECURITY MODEL says
+// so.
 
 // MarkedHome are the paths in a home directory whose mode, owner and times are marked:
 // the directory itself, the ssh and gpg directories and their entries, the shell's
