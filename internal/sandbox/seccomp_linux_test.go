@@ -108,6 +108,24 @@ func probeMain(args []string) int {
 		f.Close()
 	}
 	say("fchmod in work", err)
+	// From a thread that is not the process's first (libuv's pool does its file calls so).
+	done := make(chan error)
+	var spawn func()
+	spawn = func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if unix.Gettid() == os.Getpid() {
+			go spawn() // another goroutine, another thread, while this one holds the first
+			select {}
+		}
+		f, err := os.Open(script)
+		if err == nil {
+			err = unix.Fchmod(int(f.Fd()), 0o700)
+			f.Close()
+		}
+		done <- err
+	}
+	go spawn()
+	say("fchmod in work from a thread", <-done)
 	if fi, err := os.Stat(script); err == nil && fi.Mode().Perm() == 0o700 && fi.ModTime().Equal(old) {
 		fmt.Println("work script 0700, 2001")
 	}
@@ -285,6 +303,7 @@ func TestSupervisorDecidesModesAndTimes(t *testing.T) {
 		"chmod setuid in work: denied (operation not permitted)",
 		"utime in work: done",
 		"fchmod in work: done",
+		"fchmod in work from a thread: done",
 		"work script 0700, 2001",
 		"chmod outside: denied (operation not permitted)",
 		"utime outside: denied (operation not permitted)",

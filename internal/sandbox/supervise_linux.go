@@ -230,7 +230,7 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 // itself for a call on a descriptor.
 func (s *supervisor) open(pid int, t target, path string, flags uint64) (int, unix.Errno) {
 	getfd := func(fd int32) (int, unix.Errno) {
-		pidfd, err := unix.PidfdOpen(pid, 0)
+		pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_THREAD) // pid is the calling thread's
 		if err != nil {
 			return -1, unix.ESRCH
 		}
