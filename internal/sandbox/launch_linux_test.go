@@ -230,9 +230,11 @@ func TestSeccompFilter(t *testing.T) {
 		{call: scSocketcall, args: [6]uint32{1}, want: eacces, open: retAllow},
 		{call: scSocketcall, args: [6]uint32{3}, want: retAllow},
 		{call: scIoUringSetup, want: retErrno(unix.ENOSYS)},
-		{call: scChown, want: eperm}, {call: scFchown, want: eperm}, {call: scLchown, want: eperm},
-		{call: scFchownat, want: eperm}, {call: scChown32, want: eperm}, {call: scFchown32, want: eperm},
-		{call: scLchown32, want: eperm},
+		{call: scChown, args: [6]uint32{0, 4242, 4242}, want: eperm}, {call: scFchown, args: [6]uint32{3, 4242, 0xffffffff}, want: eperm},
+		{call: scLchown, args: [6]uint32{0, 0xffffffff, 4242}, want: eperm}, {call: scFchownat, args: [6]uint32{0, 0, 4242, 4242}, want: eperm},
+		{call: scChown, args: [6]uint32{0, 1000, 100}, want: retAllow}, {call: scFchown, args: [6]uint32{3, 0xffffffff, 100}, want: retAllow},
+		{call: scLchown, args: [6]uint32{0, 1000, 0xffffffff}, want: retAllow}, {call: scFchownat, args: [6]uint32{0, 0, 1000, 100}, want: retAllow},
+		{call: scChown16, want: eperm}, {call: scFchown16, want: eperm}, {call: scLchown16, want: eperm},
 		{call: scSetxattr, want: eperm}, {call: scLsetxattr, want: eperm}, {call: scFsetxattr, want: eperm},
 		{call: scRemovexattr, want: eperm}, {call: scLremovexattr, want: eperm}, {call: scFremovexattr, want: eperm},
 		{call: scSetxattrat, want: eperm}, {call: scRemovexattrat, want: eperm},
@@ -247,7 +249,7 @@ func TestSeccompFilter(t *testing.T) {
 	}
 	for _, goarch := range goarchs {
 		tables := abis(goarch)
-		for _, o := range []filterOptions{{Unix: true}, {}} {
+		for _, o := range []filterOptions{{Unix: true, UID: 1000, GID: 100}, {UID: 1000, GID: 100}} {
 			prog, ok := seccompFilter(goarch, o)
 			if !ok {
 				t.Fatalf("%s: no filter", goarch)

@@ -35,7 +35,9 @@ import (
 //     (libuv, tokio) fall back to system calls.
 //   - chown and every call like it (fchown, lchown, fchownat, the 32-bit ones):
 //     Landlock does not govern ownership. An agent without a capability can only give
-//     its own file to one of its own groups, which no build needs; so none at all.
+//     its own file to one of its own groups, which no build needs; so none, but a chown
+//     to its own user and group, which tools that keep a file's owner make (and which,
+//     with the supervisor, is done only in its writable paths).
 //   - setxattr and removexattr, each variant: Landlock does not govern extended
 //     attributes either (an agent set user.* on ~/.profile, an ACL would grant a key to
 //     another user). cp -a and tar go on without them.
@@ -58,11 +60,15 @@ type filterOptions struct {
 	// paths, and refuses them elsewhere. The utime calls of the 32-bit ABIs (their
 	// time structures are another size) are not handed over.
 	Notify bool
+	// UID and GID are the agent's: a chown to them (or -1, no change) is what a tool
+	// that keeps a file's owner does (write-file-atomic, Codex), and is let through, to
+	// the supervisor with Notify; a chown to anyone else is refused.
+	UID, GID uint32
 }
 
 // filterOptionsOf are p's.
 func filterOptionsOf(p Policy) filterOptions {
-	return filterOptions{Unix: p.ABI < 9 && len(p.Sockets) == 0}
+	return filterOptions{Unix: p.ABI < 9 && len(p.Sockets) == 0, UID: uint32(unix.Geteuid()), GID: uint32(unix.Getegid())}
 }
 
 // The system calls the filter looks at, by name.
@@ -81,9 +87,9 @@ const (
 	scFchown
 	scLchown
 	scFchownat
-	scChown32
-	scFchown32
-	scLchown32
+	scChown16 // i386 and arm: the calls of 16-bit ids (the others are their chown32 and kind)
+	scFchown16
+	scLchown16
 	scSetxattr
 	scLsetxattr
 	scFsetxattr
@@ -128,7 +134,7 @@ func tables() (x86_64, i386, aarch64, arm callTable) {
 		scUtime: 132, scUtimes: 235, scFutimesat: 261, scUtimensat: 280})
 	i386 = table(map[int]int{scPrlimit: 340, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 351,
 		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 289, scSocket: 359, scSocketcall: 102, scIoUringSetup: 425,
-		scChown: 182, scFchown: 95, scLchown: 16, scFchownat: 298, scChown32: 212, scFchown32: 207, scLchown32: 198,
+		scChown16: 182, scFchown16: 95, scLchown16: 16, scFchownat: 298, scChown: 212, scFchown: 207, scLchown: 198,
 		scSetxattr: 226, scLsetxattr: 227, scFsetxattr: 228, scRemovexattr: 235, scLremovexattr: 236, scFremovexattr: 237,
 		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 15, scFchmod: 94, scFchmodat: 306, scFchmodat2: 452})
 	aarch64 = table(map[int]int{scPrlimit: 261, scSchedSetscheduler: 119, scSchedSetparam: 118, scSchedSetattr: 274,
@@ -139,7 +145,7 @@ func tables() (x86_64, i386, aarch64, arm callTable) {
 		scUtimensat: 88})
 	arm = table(map[int]int{scPrlimit: 369, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 380,
 		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 314, scSocket: 281, scIoUringSetup: 425,
-		scChown: 182, scFchown: 95, scLchown: 16, scFchownat: 325, scChown32: 212, scFchown32: 207, scLchown32: 198,
+		scChown16: 182, scFchown16: 95, scLchown16: 16, scFchownat: 325, scChown: 212, scFchown: 207, scLchown: 198,
 		scSetxattr: 226, scLsetxattr: 227, scFsetxattr: 228, scRemovexattr: 235, scLremovexattr: 236, scFremovexattr: 237,
 		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 15, scFchmod: 94, scFchmodat: 333, scFchmodat2: 452})
 	return
@@ -241,7 +247,11 @@ func body(call int, o filterOptions) []unix.SockFilter {
 		return []unix.SockFilter{stmt(opLd, offArg(0)), jump(opJeq, k, 0, 1), stmt(opRet, retErrno(unix.EACCES)), stmt(opRet, retAllow)}
 	case scIoUringSetup:
 		return []unix.SockFilter{stmt(opRet, retErrno(unix.ENOSYS))}
-	case scChown, scFchown, scLchown, scFchownat, scChown32, scFchown32, scLchown32,
+	case scChown, scFchown, scLchown:
+		return toSelf(1, o)
+	case scFchownat:
+		return toSelf(2, o)
+	case scChown16, scFchown16, scLchown16, // legacy: refused
 		scSetxattr, scLsetxattr, scFsetxattr, scRemovexattr, scLremovexattr, scFremovexattr, scSetxattrat, scRemovexattrat:
 		return []unix.SockFilter{stmt(opRet, eperm)}
 	case scChmod, scFchmod:
@@ -255,6 +265,26 @@ func body(call int, o filterOptions) []unix.SockFilter {
 		return []unix.SockFilter{stmt(opRet, unix.SECCOMP_RET_USER_NOTIF)}
 	}
 	return nil
+}
+
+// toSelf is the check of a chown whose uid is argument u and gid the next: allowed
+// (or handed to the supervisor) when each is -1 or the agent's own, else EPERM.
+func toSelf(u int, o filterOptions) []unix.SockFilter {
+	then := uint32(retAllow)
+	if o.Notify {
+		then = unix.SECCOMP_RET_USER_NOTIF
+	}
+	const none = 0xffffffff
+	return []unix.SockFilter{
+		stmt(opLd, offArg(u)),
+		jump(opJeq, none, 1, 0),
+		jump(opJeq, o.UID, 0, 4),
+		stmt(opLd, offArg(u+1)),
+		jump(opJeq, none, 1, 0),
+		jump(opJeq, o.GID, 0, 1),
+		stmt(opRet, then),
+		stmt(opRet, retErrno(unix.EPERM)),
+	}
 }
 
 // seccompFilter is the BPF program for goarch under o; ok is false on an architecture

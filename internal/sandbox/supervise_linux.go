@@ -120,6 +120,8 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 	a := n.args
 	var t target
 	var mode uint32
+	var uid, gid int // a chown's, -1: unchanged
+	isChown := false
 	var times []unix.Timespec // nil: now
 	var timesPtr uint64
 	var timesKind int // 0 timespec[2], 1 timeval[2], 2 utimbuf
@@ -133,6 +135,12 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 		t, mode = target{dirfd: int32(a[0]), path: a[1], follow: true}, uint32(a[2])
 	case scFchmodat2:
 		t, mode, flags = target{dirfd: int32(a[0]), path: a[1], follow: a[3]&unix.AT_SYMLINK_NOFOLLOW == 0}, uint32(a[2]), a[3]
+	case scChown, scLchown:
+		t, uid, gid, isChown = target{dirfd: unix.AT_FDCWD, path: a[0], follow: call == scChown}, int(int32(a[1])), int(int32(a[2])), true
+	case scFchown:
+		t, uid, gid, isChown = target{fd: int32(a[0]), fromFD: true}, int(int32(a[1])), int(int32(a[2])), true
+	case scFchownat:
+		t, uid, gid, flags, isChown = target{dirfd: int32(a[0]), path: a[1], follow: a[4]&unix.AT_SYMLINK_NOFOLLOW == 0}, int(int32(a[2])), int(int32(a[3])), a[4], true
 	case scUtime:
 		t, timesPtr, timesKind = target{dirfd: unix.AT_FDCWD, path: a[0], follow: true}, a[1], 2
 	case scUtimes:
@@ -188,12 +196,21 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 	if k := st.Mode & unix.S_IFMT; k == unix.S_IFCHR || k == unix.S_IFBLK {
 		return unix.EPERM
 	}
-	uid, ok := fsuid(pid)
+	agentUID, ok := fsuid(pid)
 	if !ok {
 		return unix.EPERM
 	}
-	owner := st.Uid == uid
+	owner := st.Uid == agentUID
 	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	if isChown { // to the agent's own user and group (the filter let no other through)
+		if !owner {
+			return unix.EPERM
+		}
+		if t.fromFD {
+			return errnoOfErr(unix.Fchown(fd, uid, gid))
+		}
+		return errnoOfErr(unix.Fchownat(unix.AT_FDCWD, self, uid, gid, 0))
+	}
 	if !isTime {
 		if !owner {
 			return unix.EPERM
