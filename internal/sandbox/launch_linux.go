@@ -46,6 +46,9 @@ func Main(args []string) int {
 	if fd >= 3 {
 		syscall.CloseOnExec(fd)
 	}
+	if p.NotifyFD >= 3 {
+		syscall.CloseOnExec(p.NotifyFD)
+	}
 	if err == nil {
 		err = launch(p, path, argv)
 	}
@@ -66,8 +69,21 @@ func launch(p Policy, path string, argv []string) error {
 		return err
 	}
 	defer unix.Close(rs)
-	if _, err := restrictThread(rs, flags, filterOptionsOf(p)); err != nil {
+	o := filterOptionsOf(p)
+	o.Notify = p.NotifyFD >= 3
+	listener, err := restrictThread(rs, flags, o)
+	if err != nil {
 		return err
+	}
+	if listener >= 0 {
+		// To git-ralph, which supervises; the launcher keeps none (the agent must not
+		// answer its own calls).
+		err := unix.Sendmsg(p.NotifyFD, []byte{0}, unix.UnixRights(listener), nil, 0)
+		unix.Close(listener)
+		unix.Close(p.NotifyFD)
+		if err != nil {
+			return fmt.Errorf("send the filter's listener: %w", err)
+		}
 	}
 	err = syscall.Exec(path, argv, agentEnv(p, os.Environ()))
 	return fmt.Errorf("exec %s: %w", path, err)

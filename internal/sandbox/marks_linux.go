@@ -13,9 +13,8 @@ import (
 )
 
 // Behind the supervisor: chmod and utime of a file outside the agent's writable paths,
-// which Landlock does not govern, are refused by git-ralph's supervisor where the agent
-// was started directly; through the launcher, or without the sandbox, nothing refuses
-// them. An agent can then make ~/.ssh/id_ed25519 0644 (ssh then refuses the key), ~
+// which Landlock does not govern, are refused by git-ralph's supervisor in the sandbox;
+// without it (or for a 32-bit program's utime) nothing refuses them. An agent can then make ~/.ssh/id_ed25519 0644 (ssh then refuses the key), ~
 // 0777, take the execute bit off ~/bin's scripts, back-date ~/.bashrc. So the files the
 // user relies on are marked before each attempt and what changed is put back after it,
 // and named (HomeMarks): there found and undone, not prevented, and SECURITY MODEL says

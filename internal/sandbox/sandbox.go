@@ -200,6 +200,11 @@ type Policy struct {
 	// (a Go program starts sooner with one processor, and the launcher needs no more);
 	// the launcher takes it out before the agent starts.
 	MaxProcs bool `json:"maxProcs,omitempty"`
+	// NotifyFD, when not 0, is the launcher's descriptor of a unix socket on which it
+	// sends git-ralph the seccomp filter's listener (SCM_RIGHTS) before the agent
+	// starts: git-ralph's supervisor then decides the agent's chmod and utime, as for a
+	// direct start (startLauncher sets it).
+	NotifyFD int `json:"notifyFD,omitempty"`
 }
 
 // Clone returns a copy of p that shares no slice with it.

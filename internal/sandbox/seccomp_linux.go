@@ -45,7 +45,7 @@ import (
 //     agent running as root made a root-owned copy of bash 4755, which any user then ran
 //     as root. The mode is a register, so this one can be told; the path cannot, so a
 //     plain chmod, and utime, go to git-ralph's supervisor (filterOptions.Notify,
-//     supervise_linux.go) where the agent was started directly.
+//     supervise_linux.go).
 //
 // Each is refused in every ABI the process could call the kernel with: on amd64,
 // x86_64, x32 and i386; on arm64, aarch64 and 32-bit arm. Elsewhere there is no filter,

@@ -340,3 +340,52 @@ func TestSupervisorDecidesModesAndTimes(t *testing.T) {
 		}
 	}
 }
+
+// Through the launcher, the filter's listener comes back to git-ralph before the agent
+// starts: its supervisor decides the agent's chmod and utime as for a direct start.
+func TestLauncherSupervises(t *testing.T) {
+	s := needLandlock(t)
+	if !seccompKnown() {
+		t.Skip("no seccomp filter on " + runtimeArch())
+	}
+	t.Cleanup(func() { launcherOnly.Store(false) })
+	UseLauncher()
+	_, work, outside, _ := holdDirs(t)
+	plain := filepath.Join(outside, "plain")
+	if err := os.WriteFile(plain, []byte("PLAIN\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{self, probeCommand, filepath.Join(t.TempDir(), "none.sock"), "0", work, outside}
+	var buf strings.Builder
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}}
+	cmd, err := Start(p, &exec.Cmd{Path: self, Args: argv, Stdout: &buf, Stderr: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if cmd.Path != Self {
+		t.Errorf("started %s, not the launcher", cmd.Path)
+	}
+	out := buf.String()
+	for _, w := range []string{
+		"chmod +x in work: done",
+		"fchmod in work from a thread: done",
+		"work script 0700, 2001",
+		"chmod outside: denied (operation not permitted)",
+		"utime outside: denied (operation not permitted)",
+		"chown outside: denied (operation not permitted)",
+	} {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+	if fi, err := os.Stat(plain); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file outside: %v %v", fi.Mode(), err)
+	}
+}

@@ -238,3 +238,42 @@ func sigchld(info *unix.Siginfo) (code, status int32) {
 	}
 	return int32(binary.NativeEndian.Uint32(raw[8:])), int32(binary.NativeEndian.Uint32(raw[union+8:]))
 }
+
+// notifySocket is the pair of sockets the launcher sends its filter's listener on:
+// git-ralph's end and the launcher's.
+func notifySocket() (ours, theirs *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "notify"), os.NewFile(uintptr(fds[1]), "notify"), nil
+}
+
+// receiveListener waits for the launcher to send its filter's listener on s, or to end
+// or exec without one (-1).
+func receiveListener(s *os.File) int {
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	for {
+		_, oobn, _, _, err := unix.Recvmsg(int(s.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || oobn == 0 {
+			return -1
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return -1
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return -1
+		}
+		return fds[0]
+	}
+}
+
+func closeFD(fd int) { unix.Close(fd) }

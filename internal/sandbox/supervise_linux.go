@@ -14,8 +14,9 @@ import (
 )
 
 // The supervisor. Landlock governs neither chmod nor utime, and a seccomp filter sees a
-// path only as a pointer: so, where the agent is started directly (startDirect), the
-// filter hands those calls to git-ralph (SECCOMP_RET_USER_NOTIF), which reads the
+// path only as a pointer: so the filter hands those calls (and a chown to the agent's
+// own ids) to git-ralph (the listener is the restricted thread's in a direct start; the
+// launcher sends it back before it execs the agent) (SECCOMP_RET_USER_NOTIF), which reads the
 // agent's arguments once from its memory, opens the file they name itself, and does
 // the call on that very file when it lies beneath one of the agent's writable paths (a
 // device file excepted) and belongs to the agent's user, as the kernel would have
@@ -206,17 +207,11 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 		if !owner {
 			return unix.EPERM
 		}
-		if t.fromFD {
-			return errnoOfErr(unix.Fchown(fd, uid, gid))
-		}
 		return errnoOfErr(unix.Fchownat(unix.AT_FDCWD, self, uid, gid, 0))
 	}
 	if !isTime {
 		if !owner {
 			return unix.EPERM
-		}
-		if t.fromFD {
-			return errnoOfErr(unix.Fchmod(fd, mode&0o7777))
 		}
 		if !t.follow && st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			return unix.EOPNOTSUPP
@@ -231,28 +226,20 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 	if times != nil {
 		tp = uintptr(unsafe.Pointer(&times[0]))
 	}
-	var e unix.Errno
-	if t.fromFD {
-		_, _, e = unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, tp, 0, 0, 0)
-	} else {
-		p, _ := unix.BytePtrFromString(self)
-		atFDCWD := unix.AT_FDCWD
-		_, _, e = unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), tp, 0, 0, 0)
-	}
+	p, _ := unix.BytePtrFromString(self)
+	atFDCWD := unix.AT_FDCWD
+	_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), tp, 0, 0, 0)
 	return e
 }
 
 // open opens what t names in the caller pid's view (its working directory, its
-// descriptors), as a descriptor of git-ralph's own: O_PATH, or the caller's open file
-// itself for a call on a descriptor.
+// descriptors), as an O_PATH descriptor of git-ralph's own.
 func (s *supervisor) open(pid int, t target, path string, flags uint64) (int, unix.Errno) {
+	// The caller's descriptor fd, as a descriptor of the file it is open on (through
+	// /proc/<tid>/fd: pid is the calling thread's, a thread pool's included, and this
+	// works on every kernel with the notifications).
 	getfd := func(fd int32) (int, unix.Errno) {
-		pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_THREAD) // pid is the calling thread's
-		if err != nil {
-			return -1, unix.ESRCH
-		}
-		defer unix.Close(pidfd)
-		got, err := unix.PidfdGetfd(pidfd, int(fd), 0)
+		got, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/fd/"+strconv.Itoa(int(fd)), unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return -1, unix.EBADF
 		}
