@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"time"
 )
@@ -23,6 +24,9 @@ import (
 //	                                    sets FILE's entry in a saved surface.json to FILE as
 //	                                    it is now (attack 8), or to CONTENT's bytes
 //	attacker set-json JSON KEY VALUE    sets a top-level string in a JSON file (run.json)
+//	attacker serve SOCK LOG             a service of the user's on the unix socket SOCK,
+//	                                    as ssh-agent, D-Bus or docker listen: it appends
+//	                                    each line it is sent to LOG, until it is killed
 //
 // The wait polls within the process (harnessPoll) and gives up after harnessBound (exit
 // 1): a safety net, never a synchronisation.
@@ -76,8 +80,27 @@ func attacker() {
 		readJSON(args[1], &rec, fail)
 		rec[args[2]] = args[3]
 		writeJSON(args[1], rec, fail)
+	case args[0] == "serve" && len(args) == 3:
+		l, err := net.Listen("unix", args[1])
+		if err != nil {
+			fail("%v", err)
+		}
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				fail("%v", err)
+			}
+			b, _ := io.ReadAll(c)
+			c.Close()
+			f, err := os.OpenFile(args[2], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				fail("%v", err)
+			}
+			_, _ = f.Write(b)
+			f.Close()
+		}
 	default:
-		fail("usage: attacker hold|forge-surface|set-json …")
+		fail("usage: attacker hold|forge-surface|set-json|serve …")
 	}
 }
 

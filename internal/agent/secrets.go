@@ -13,11 +13,31 @@ import (
 // say so in its install hint rather than keep it silently.
 var SecretEnv = []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
 
-// IsSecretEnv reports whether name is one of SecretEnv.
-func IsSecretEnv(name string) bool { return slices.Contains(SecretEnv, name) }
+// SocketEnv are the variables that lead a program to a service of the user's
+// that acts for them: the ssh and gpg agents (sign as the user), the session
+// buses and the container engines (start what they are told to), the display
+// servers (type into the user's terminals), the terminal multiplexers, window
+// managers and editors that take commands over a socket. The agent needs none of
+// them to write code, so its environment loses them unless the user keeps one by
+// name, as for SecretEnv. (Below Landlock ABI 9 the sandbox refuses every unix
+// socket too, so a kept one works there only when ralph.sandboxSockets names it.)
+var SocketEnv = []string{
+	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO",
+	"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS",
+	"DOCKER_HOST", "CONTAINER_HOST",
+	"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY",
+	"TMUX", "TMUX_PANE", "STY", "SWAYSOCK", "I3SOCK", "HYPRLAND_INSTANCE_SIGNATURE",
+	"KITTY_LISTEN_ON", "WEZTERM_UNIX_SOCKET", "NVIM", "NVIM_LISTEN_ADDRESS",
+}
 
-// WithoutSecrets returns env (KEY=VALUE entries) without the SecretEnv
-// variables, except those named in keep. env itself is not changed.
+// IsSecretEnv reports whether name is one of SecretEnv or SocketEnv: what the
+// agent's environment loses unless kept.
+func IsSecretEnv(name string) bool {
+	return slices.Contains(SecretEnv, name) || slices.Contains(SocketEnv, name)
+}
+
+// WithoutSecrets returns env (KEY=VALUE entries) without the SecretEnv and
+// SocketEnv variables, except those named in keep. env itself is not changed.
 func WithoutSecrets(env, keep []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {

@@ -41,12 +41,12 @@ func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, err
 	return s, err
 }
 
-// sandboxConfig reads and checks ralph.sandboxWritable, ralph.sandboxHide and
-// ralph.sandboxNetwork.
+// sandboxConfig reads and checks ralph.sandboxWritable, ralph.sandboxHide,
+// ralph.sandboxNetwork and ralph.sandboxSockets.
 func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	var s sandbox.Settings
 	cfg := map[string][]string{}
-	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork"} {
+	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork", "ralph.sandboxSockets"} {
 		vals, err := repo.ConfigPathAll(e.ctx, key)
 		if err != nil {
 			return s, err
@@ -71,6 +71,15 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 			return s, bad("sandboxHide", p, "is not an absolute path")
 		}
 		s.Hide = append(s.Hide, filepath.Clean(p))
+	}
+	for _, p := range cfg["ralph.sandboxsockets"] {
+		if !filepath.IsAbs(p) {
+			return s, bad("sandboxSockets", p, "is not an absolute path")
+		}
+		if _, err := os.Stat(p); err != nil {
+			return s, bad("sandboxSockets", p, "does not exist (name the directory of a socket that comes and goes)")
+		}
+		s.Sockets = append(s.Sockets, filepath.Clean(p))
 	}
 	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
 	if err != nil {

@@ -67,7 +67,7 @@ func (c *startCmd) Run(e *env) error {
 	}
 	for _, name := range c.AgentEnvKeep {
 		if !agent.IsSecretEnv(name) {
-			return &usageError{msg: fmt.Sprintf("--agent-env-keep %q: only %s are taken from the agent's environment", name, strings.Join(agent.SecretEnv, ", ")), hint: "every other variable reaches the agent already; name one of those to keep it"}
+			return &usageError{msg: fmt.Sprintf("--agent-env-keep %q: only %s (GitHub tokens) and %s (services of yours) are taken from the agent's environment", name, strings.Join(agent.SecretEnv, ", "), strings.Join(agent.SocketEnv, ", ")), hint: "every other variable reaches the agent already; name one of those to keep it"}
 		}
 	}
 	if c.MaxTokens < 0 {

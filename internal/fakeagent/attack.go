@@ -25,6 +25,13 @@ import (
 //	environ        read git-ralph's /proc/<pid>/environ (the agent's parent)
 //	signal         SIGSTOP git-ralph, then SIGCONT it (so that a test never hangs)
 //	prlimit        set git-ralph's CPU limit (to what it is: a lower one would kill it)
+//	sched          set git-ralph's scheduling policy and nice value (to what they are: the
+//	               permission is the one that would put it on SCHED_IDLE)
+//	connect SOCK   connect to the unix socket SOCK and send it a line
+//	chmod MODE PATH
+//	               chmod PATH to MODE (octal: 4755 sets the set-user-ID bit)
+//	chown PATH     chown PATH to the agent's own user and group (no change of owner)
+//	setxattr PATH  set the extended attribute user.ralph on PATH
 //	link TARGET PATH
 //	               replace PATH (whatever it is) with a symbolic link to TARGET
 //	daemon PIDFILE TARGET
@@ -37,8 +44,11 @@ func (f *fake) attack(spec string) {
 	verb, arg, _ := strings.Cut(strings.TrimSpace(f.subst(spec)), " ")
 	arg = strings.TrimSpace(arg)
 	switch verb {
-	case "write", "mkdir", "read":
+	case "write", "mkdir", "read", "connect", "chown", "setxattr":
 		arg = f.path(arg)
+	case "chmod":
+		mode, path, _ := strings.Cut(arg, " ")
+		arg = mode + " " + f.path(strings.TrimSpace(path))
 	case "daemon", "link":
 		first, second, _ := strings.Cut(arg, " ")
 		arg = f.path(first) + " " + f.path(strings.TrimSpace(second))
@@ -75,6 +85,17 @@ func (f *fake) attack(spec string) {
 		err = prlimitParent()
 	case "rewrite-object":
 		err = rewriteObject(f.cwd, arg)
+	case "sched":
+		err = schedParent()
+	case "connect":
+		err = connectUnix(arg)
+	case "chmod":
+		mode, path, _ := strings.Cut(arg, " ")
+		err = chmodRaw(path, mode)
+	case "chown":
+		err = chownSelf(arg)
+	case "setxattr":
+		err = setxattr(arg)
 	default:
 		err = fmt.Errorf("unknown attack %q", verb)
 	}

@@ -116,10 +116,21 @@ func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, s
 			stopAgent()
 		}
 	}
+	// What no sandbox refuses, the modes and times of the files in your home you rely
+	// on (~/.ssh, the shell's start-up files, ~/bin), is marked before and put back
+	// after: found and undone, and named as tampering.
+	marks := sandbox.MarkHome(os.Getenv("HOME"))
 	out.res, out.startErr = agent.Run(actx, s.r.Driver, req)
 	logf.Close()
 	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
 	out.tampered, err = s.checkAfterAgent(ctx, att, snap)
+	if home := marks.PutBack(); len(home) > 0 && err == nil {
+		what := "tampered: " + strings.Join(home, ", ")
+		if out.tampered != "" {
+			what = out.tampered + "; " + strings.TrimPrefix(what, "tampered: ")
+		}
+		out.tampered = what
+	}
 	return out, err
 }
 

@@ -50,7 +50,7 @@ func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string,
 	if !set.Level.On() {
 		return nil, nil
 	}
-	p := &sandbox.Policy{ABI: set.Level.ABI, Ports: set.Ports}
+	p := &sandbox.Policy{ABI: set.Level.ABI, Ports: set.Ports, Sockets: set.Sockets}
 	p.Shared = append(slices.Clone(set.Shared), sandbox.AllCaches(os.Environ())...)
 	if commonDir != "" {
 		p.Shared = append(p.Shared, commonDir)
@@ -128,7 +128,22 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	} else {
 		lines = append(lines, "  network: unrestricted")
 	}
-	return lines
+	return append(lines, "  unix sockets: "+unixSockets(set.Level.ABI, short(p.Sockets)))
+}
+
+// unixSockets says which pathname unix sockets an agent under Landlock abi may
+// connect to, named the ones ralph.sandboxSockets names (the seccomp filter's rule
+// below ABI 9: no unix socket at all, unless one is named, and then any).
+func unixSockets(abi int, named string) string {
+	switch {
+	case abi >= 9 && named != "":
+		return "those in its writable paths, and " + named
+	case abi >= 9:
+		return "those in its writable paths"
+	case named != "":
+		return "any (ralph.sandboxSockets names " + named + ", and below Landlock ABI 9 nothing tells one socket from another)"
+	}
+	return "none (socket pairs only; Landlock ABI 9, Linux 7.1, allows those in its writable paths)"
 }
 
 // agentFiles are the files outside the working tree the agent writes: the learnings

@@ -42,7 +42,7 @@ type Options struct {
 	Agent string `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor, copilot, qwen or custom (ralph.agent; default ${default})." placeholder:"NAME"`
 	// AgentEnvKeep names the secrets (agent.SecretEnv) the agent keeps in its
 	// environment; the others are removed from it.
-	AgentEnvKeep []string `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this GitHub token in the agent's environment: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, which it loses otherwise; repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
+	AgentEnvKeep []string `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this variable in the agent's environment, which loses it otherwise: a GitHub token (GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN) or one that leads to a service of yours (SSH_AUTH_SOCK, DOCKER_HOST, DBUS_SESSION_BUS_ADDRESS…: see SECURITY MODEL); repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
 	Model        string   `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
 	// Judge names the agent that reviews each attempt's diff before its checkpoint
 	// (judge.go); "": no judge.

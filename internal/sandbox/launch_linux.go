@@ -46,6 +46,9 @@ func Main(args []string) int {
 	if fd >= 3 {
 		syscall.CloseOnExec(fd)
 	}
+	if p.NotifyFD >= 3 {
+		syscall.CloseOnExec(p.NotifyFD)
+	}
 	if err == nil {
 		err = launch(p, path, argv)
 	}
@@ -66,8 +69,21 @@ func launch(p Policy, path string, argv []string) error {
 		return err
 	}
 	defer unix.Close(rs)
-	if err := restrictThread(rs, flags); err != nil {
+	o := filterOptionsOf(p)
+	o.Notify = p.NotifyFD >= 3
+	listener, err := restrictThread(rs, flags, o)
+	if err != nil {
 		return err
+	}
+	if listener >= 0 {
+		// To git-ralph, which supervises; the launcher keeps none (the agent must not
+		// answer its own calls).
+		err := unix.Sendmsg(p.NotifyFD, []byte{0}, unix.UnixRights(listener), nil, 0)
+		unix.Close(listener)
+		unix.Close(p.NotifyFD)
+		if err != nil {
+			return fmt.Errorf("send the filter's listener: %w", err)
+		}
 	}
 	err = syscall.Exec(path, argv, agentEnv(p, os.Environ()))
 	return fmt.Errorf("exec %s: %w", path, err)
@@ -99,27 +115,34 @@ func ruleset(p Policy) (fd int, flags uint32, err error) {
 		unix.Close(rs)
 		return -1, 0, err
 	}
+	if err := addSocketRules(rs, uint64(cfg.HandledAccessFS), p); err != nil {
+		unix.Close(rs)
+		return -1, 0, err
+	}
 	return rs, flags, nil
 }
 
 // restrictThread puts the calling thread, for good, where the agent is to run: no
-// capability, no_new_privs, the prlimit filter, and the Landlock domain of the ruleset
-// rs. The caller's goroutine must be locked to the thread and never unlock it: the
+// capability, no_new_privs, the seccomp filter of o (its listener returned with
+// o.Notify, else -1), and the Landlock domain of the ruleset rs. The caller's goroutine must be locked to the thread and never unlock it: the
 // thread must die with its goroutine (or become the agent by execve).
-func restrictThread(rs int, flags uint32) error {
+func restrictThread(rs int, flags uint32, o filterOptions) (listener int, err error) {
 	if err := dropCapabilities(); err != nil {
-		return err
+		return -1, err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return -1, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	if err := filterPrlimit(); err != nil {
-		return err
+	if listener, err = installFilter(o); err != nil {
+		return -1, err
 	}
 	if err := ll.LandlockRestrictSelf(rs, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+		if listener >= 0 {
+			unix.Close(listener)
+		}
+		return -1, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	return nil
+	return listener, nil
 }
 
 // config is the ruleset's: the file system rights of p.ABI, the signal and abstract
@@ -338,6 +361,30 @@ func addReadGrants(rs int, handled uint64, g *Grants) error {
 	for _, p := range g.Files {
 		if err := add(p, file); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// addSocketRules grants connecting to the unix sockets p.Sockets names, from ABI 9
+// (below it Landlock has no such right: the seccomp filter decides, filterOptionsOf).
+// Each is opened without following a link, as the read grants are; a missing one is
+// left out.
+func addSocketRules(rs int, handled uint64, p Policy) error {
+	rights := uint64(ll.AccessFSResolveUnix) & handled
+	if p.ABI < 9 || rights == 0 {
+		return nil
+	}
+	for _, s := range p.Sockets {
+		fd, err := unix.Openat2(unix.AT_FDCWD, s, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		if err != nil {
+			continue
+		}
+		attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: rights}
+		err = ll.LandlockAddPathBeneathRule(rs, &attr, 0)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("socket %s: landlock_add_rule: %w", s, err)
 		}
 	}
 	return nil

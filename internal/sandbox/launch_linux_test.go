@@ -21,6 +21,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Main(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == probeCommand {
+		os.Exit(probeMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == victimCommand {
+		os.Exit(victimMain())
+	}
 	os.Exit(m.Run())
 }
 
@@ -187,40 +193,107 @@ func TestReadGrants(t *testing.T) {
 
 // seccompKnown reports whether the launcher has a seccomp filter for this architecture.
 func seccompKnown() bool {
-	_, ok := seccompFilter(runtime.GOARCH)
+	_, ok := seccompFilter(runtime.GOARCH, filterOptions{})
 	return ok
 }
 
-// The filter's jumps land where they should for every architecture it knows: an
-// emulation of the BPF program over the calls that matter.
+// The filter's jumps land where they should for every architecture and ABI it knows:
+// an emulation of the BPF program over each call it looks at, with the arguments that
+// are allowed and those that are not.
 func TestSeccompFilter(t *testing.T) {
-	for arch, nums := range prlimitNumbers {
-		prog, ok := seccompFilter(arch)
-		if !ok {
-			t.Fatalf("%s: no filter", arch)
-		}
-		for _, an := range nums {
-			if got := runBPF(t, prog, an[0], an[1], 0); got != unix.SECCOMP_RET_ALLOW {
-				t.Errorf("%s: prlimit64(0) in arch %#x = %#x, want allowed", arch, an[0], got)
+	eperm, eacces := retErrno(unix.EPERM), retErrno(unix.EACCES)
+	type probe struct {
+		call int
+		args [6]uint32
+		want uint32 // with the unix sockets refused
+		open uint32 // without (filterOptions{}); 0: the same
+	}
+	probes := []probe{
+		{call: scPrlimit, want: retAllow},
+		{call: scPrlimit, args: [6]uint32{4242}, want: eperm},
+		{call: scSchedSetscheduler, want: retAllow},
+		{call: scSchedSetscheduler, args: [6]uint32{4242, unix.SCHED_IDLE}, want: eperm},
+		{call: scSchedSetparam, args: [6]uint32{4242}, want: eperm},
+		{call: scSchedSetattr, args: [6]uint32{4242}, want: eperm},
+		{call: scSchedSetattr, want: retAllow},
+		{call: scSchedSetaffinity, args: [6]uint32{4242}, want: eperm},
+		{call: scSchedSetaffinity, want: retAllow},
+		{call: scSetpriority, args: [6]uint32{unix.PRIO_PROCESS, 0, 10}, want: retAllow},
+		{call: scSetpriority, args: [6]uint32{unix.PRIO_PROCESS, 4242, 19}, want: eperm},
+		{call: scSetpriority, args: [6]uint32{unix.PRIO_PGRP, 0, 19}, want: eperm},
+		{call: scSetpriority, args: [6]uint32{unix.PRIO_USER, 0, 19}, want: eperm},
+		{call: scIoprioSet, args: [6]uint32{1, 0, 7}, want: retAllow},
+		{call: scIoprioSet, args: [6]uint32{1, 4242, 7}, want: eperm},
+		{call: scIoprioSet, args: [6]uint32{3, 0, 7}, want: eperm},
+		{call: scSocket, args: [6]uint32{unix.AF_UNIX, unix.SOCK_STREAM}, want: eacces, open: retAllow},
+		{call: scSocket, args: [6]uint32{unix.AF_INET, unix.SOCK_STREAM}, want: retAllow},
+		{call: scSocketcall, args: [6]uint32{1}, want: eacces, open: retAllow},
+		{call: scSocketcall, args: [6]uint32{3}, want: retAllow},
+		{call: scIoUringSetup, want: retErrno(unix.ENOSYS)},
+		{call: scChown, args: [6]uint32{0, 4242, 4242}, want: eperm}, {call: scFchown, args: [6]uint32{3, 4242, 0xffffffff}, want: eperm},
+		{call: scLchown, args: [6]uint32{0, 0xffffffff, 4242}, want: eperm}, {call: scFchownat, args: [6]uint32{0, 0, 4242, 4242}, want: eperm},
+		{call: scChown, args: [6]uint32{0, 1000, 100}, want: retAllow}, {call: scFchown, args: [6]uint32{3, 0xffffffff, 100}, want: retAllow},
+		{call: scLchown, args: [6]uint32{0, 1000, 0xffffffff}, want: retAllow}, {call: scFchownat, args: [6]uint32{0, 0, 1000, 100}, want: retAllow},
+		{call: scChown16, want: eperm}, {call: scFchown16, want: eperm}, {call: scLchown16, want: eperm},
+		{call: scSetxattr, want: eperm}, {call: scLsetxattr, want: eperm}, {call: scFsetxattr, want: eperm},
+		{call: scRemovexattr, want: eperm}, {call: scLremovexattr, want: eperm}, {call: scFremovexattr, want: eperm},
+		{call: scSetxattrat, want: eperm}, {call: scRemovexattrat, want: eperm},
+		{call: scChmod, args: [6]uint32{0, 0o755}, want: retAllow},
+		{call: scChmod, args: [6]uint32{0, 0o4755}, want: eperm},
+		{call: scFchmod, args: [6]uint32{3, 0o2755}, want: eperm},
+		{call: scFchmod, args: [6]uint32{3, 0o1777}, want: retAllow},
+		{call: scFchmodat, args: [6]uint32{0, 0, 0o700}, want: retAllow},
+		{call: scFchmodat, args: [6]uint32{0, 0, 0o6755}, want: eperm},
+		{call: scFchmodat2, args: [6]uint32{0, 0, 0o4700}, want: eperm},
+		{call: scFchmodat2, args: [6]uint32{0, 0, 0o644}, want: retAllow},
+	}
+	for _, goarch := range goarchs {
+		tables := abis(goarch)
+		for _, o := range []filterOptions{{Unix: true, UID: 1000, GID: 100}, {UID: 1000, GID: 100}} {
+			prog, ok := seccompFilter(goarch, o)
+			if !ok {
+				t.Fatalf("%s: no filter", goarch)
 			}
-			if got := runBPF(t, prog, an[0], an[1], 4242); got != unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM) {
-				t.Errorf("%s: prlimit64(4242) in arch %#x = %#x, want EPERM", arch, an[0], got)
+			if len(prog) > unix.BPF_MAXINSNS {
+				t.Fatalf("%s: %d instructions", goarch, len(prog))
 			}
-			if got := runBPF(t, prog, an[0], an[1]+1, 4242); got != unix.SECCOMP_RET_ALLOW {
-				t.Errorf("%s: syscall %d in arch %#x = %#x, want allowed", arch, an[1]+1, an[0], got)
+			for _, tb := range tables {
+				for _, pr := range probes {
+					nr := tb.calls[pr.call]
+					if nr < 0 {
+						continue
+					}
+					want := pr.want
+					if !o.Unix && pr.open != 0 {
+						want = pr.open
+					}
+					if got := runBPF(t, prog, tb.arch, uint32(nr)|tb.or, pr.args); got != want {
+						t.Errorf("%s %+v: call %d (nr %d) args %v = %#x, want %#x", goarch, o, pr.call, nr, pr.args, got, want)
+					}
+				}
+				// Calls it does not look at: socketpair, getpriority, and another
+				// arch's number.
+				for _, nr := range []uint32{53, 199, 288, 360, 140 + 1000} {
+					if got := runBPF(t, prog, tb.arch, nr|tb.or, [6]uint32{unix.AF_UNIX, 4242}); got != retAllow && !slices.Contains(tb.calls[:], int(nr)) {
+						t.Errorf("%s: nr %d = %#x, want allowed", goarch, nr, got)
+					}
+				}
+				if got := runBPF(t, prog, 0x12345678, uint32(tb.calls[scPrlimit]), [6]uint32{4242}); got != retAllow {
+					t.Errorf("%s: another arch's prlimit = %#x, want allowed", goarch, got)
+				}
 			}
-		}
-		if got := runBPF(t, prog, 0x12345678, nums[0][1], 4242); got != unix.SECCOMP_RET_ALLOW {
-			t.Errorf("%s: another arch's syscall of the same number = %#x, want allowed", arch, got)
 		}
 	}
 }
 
-// runBPF runs a classic BPF program of loads, equality jumps and returns over a
-// seccomp_data of (arch, nr, arg0).
-func runBPF(t *testing.T, prog []unix.SockFilter, arch, nr, arg0 uint32) uint32 {
+// runBPF runs a classic BPF program of loads, jumps and returns over a seccomp_data of
+// (arch, nr, args).
+func runBPF(t *testing.T, prog []unix.SockFilter, arch, nr uint32, args [6]uint32) uint32 {
 	t.Helper()
-	data := map[uint32]uint32{0: nr, 4: arch, 16: arg0}
+	data := map[uint32]uint32{0: nr, 4: arch}
+	for i, a := range args {
+		data[offArg(i)] = a
+	}
 	var a uint32
 	for pc := 0; pc < len(prog); {
 		in := prog[pc]
@@ -234,6 +307,14 @@ func runBPF(t *testing.T, prog []unix.SockFilter, arch, nr, arg0 uint32) uint32 
 			} else {
 				pc += 1 + int(in.Jf)
 			}
+		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
+			if a&in.K != 0 {
+				pc += 1 + int(in.Jt)
+			} else {
+				pc += 1 + int(in.Jf)
+			}
+		case unix.BPF_JMP | unix.BPF_JA:
+			pc += 1 + int(in.K)
 		case unix.BPF_RET | unix.BPF_K:
 			return in.K
 		default:

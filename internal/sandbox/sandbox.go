@@ -195,6 +195,13 @@ type Policy struct {
 	Dev []string `json:"dev,omitempty"`
 	// Ports, when not empty, are the only TCP ports the agent may connect to (ABI 4).
 	Ports []uint16 `json:"ports,omitempty"`
+	// Sockets are the unix sockets outside Write the agent may connect to
+	// (ralph.sandboxSockets: a socket, or a directory for every socket beneath it).
+	// From ABI 9 Landlock allows those and no other; below it, where nothing can tell
+	// one socket's path from another's, naming any lets the agent make unix sockets
+	// again, and so reach every one (the seccomp filter refuses socket(AF_UNIX)
+	// otherwise).
+	Sockets []string `json:"sockets,omitempty"`
 	// Shared are directories that the agents of other runs may write (every driver's
 	// state, every build cache, the repository's git directory): a link found in one
 	// of them on the way to a Write path, as in a Write directory, may be an agent's
@@ -208,6 +215,11 @@ type Policy struct {
 	// (a Go program starts sooner with one processor, and the launcher needs no more);
 	// the launcher takes it out before the agent starts.
 	MaxProcs bool `json:"maxProcs,omitempty"`
+	// NotifyFD, when not 0, is the launcher's descriptor of a unix socket on which it
+	// sends git-ralph the seccomp filter's listener (SCM_RIGHTS) before the agent
+	// starts: git-ralph's supervisor then decides the agent's chmod and utime, as for a
+	// direct start (startLauncher sets it).
+	NotifyFD int `json:"notifyFD,omitempty"`
 }
 
 // Clone returns a copy of p that shares no slice with it.
@@ -217,7 +229,7 @@ func (p *Policy) Clone() *Policy {
 	}
 	c := *p
 	c.Write, c.Hide, c.Dev, c.Ports = slices.Clone(p.Write), slices.Clone(p.Hide), slices.Clone(p.Dev), slices.Clone(p.Ports)
-	c.Shared = slices.Clone(p.Shared)
+	c.Shared, c.Sockets = slices.Clone(p.Shared), slices.Clone(p.Sockets)
 	if p.Read != nil {
 		r := *p.Read
 		r.Dirs, r.Files, r.ListOnly = slices.Clone(r.Dirs), slices.Clone(r.Files), slices.Clone(r.ListOnly)
@@ -328,6 +340,7 @@ type Settings struct {
 	Shared   []string // what other runs' agents may write: Policy.Shared (every driver's state)
 	Hide     []string // ralph.sandboxHide: absolute paths
 	Ports    []uint16 // ralph.sandboxNetwork
+	Sockets  []string // ralph.sandboxSockets: existing absolute paths
 }
 
 // Decided reports whether the CLI resolved s (a level, on or not).

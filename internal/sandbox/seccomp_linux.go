@@ -8,82 +8,380 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// What Landlock does not scope: prlimit(2) on another process of the same user. An
-// agent that lowers git-ralph's address space or CPU limit (prlimit --pid $PPID
-// --as=…) kills it as surely as a signal (seen: SIGABRT at the next thread git-ralph
-// started), and a dead git-ralph checks nothing. Landlock scopes signals (ABI 6) and
-// already refuses ptrace and what rides on its access check (process_vm_readv and
-// _writev, pidfd_getfd, /proc/<pid>/mem and environ) across the domain; prlimit's
-// check is the user's and CAP_SYS_RESOURCE's alone. So the launcher adds a seccomp
-// filter: prlimit64 of any process but the caller's own (pid 0) fails with EPERM, in
-// every ABI the process could call it through. getrlimit and setrlimit (ulimit) are
-// untouched.
+// What Landlock does not govern, a seccomp filter does, where a system call's number
+// and arguments are enough to tell (a filter cannot read a path: it sees registers
+// only). The launcher installs it on the restricted thread, after no_new_privs; it goes
+// with the agent to every process it starts. Each rule, and why:
+//
+//   - prlimit64 of any process but the caller's own (pid 0): an agent that lowers
+//     git-ralph's address space or CPU limit (prlimit --pid $PPID --as=…) kills it as
+//     surely as a signal, and prlimit's check is the user's alone. getrlimit and
+//     setrlimit (ulimit) are untouched.
+//   - sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity of any pid
+//     but 0, setpriority of anything but the caller (PRIO_PROCESS, 0), ioprio_set of
+//     anything but the caller (IOPRIO_WHO_PROCESS, 0): an agent that puts git-ralph on
+//     SCHED_IDLE, or its nice value at 19, starves it behind busy processes of its own
+//     (issue 38). nice, ionice and chrt of a command they start work; renice -p does not,
+//     even of the agent's own processes (a filter cannot tell which pid is whose).
+//   - socket(AF_UNIX) below Landlock ABI 9, unless the user named a socket
+//     (Policy.Sockets): before ABI 9 Landlock does not govern connecting to a pathname
+//     unix socket (the user's ssh-agent, git's credential cache, systemd, D-Bus,
+//     docker.sock), and a filter cannot read the path connect(2) is given. So no unix
+//     socket at all, but socketpair(2), which reaches nothing outside the agent's
+//     processes (what a process uses for its children's pipes). EACCES, as Landlock
+//     answers from ABI 9.
+//   - io_uring_setup: the ring's operations (socket, connect, setxattr) are not system
+//     calls, and no filter sees them. ENOSYS: the programs that use it when it is there
+//     (libuv, tokio) fall back to system calls.
+//   - chown and every call like it (fchown, lchown, fchownat, the 32-bit ones):
+//     Landlock does not govern ownership. An agent without a capability can only give
+//     its own file to one of its own groups, which no build needs; so none, but a chown
+//     to its own user and group, which tools that keep a file's owner make (and which,
+//     with the supervisor, is done only in its writable paths).
+//   - setxattr and removexattr, each variant: Landlock does not govern extended
+//     attributes either (an agent set user.* on ~/.profile, an ACL would grant a key to
+//     another user). cp -a and tar go on without them.
+//   - chmod and its kind with a mode that sets the set-user-ID or set-group-ID bit: an
+//     agent running as root made a root-owned copy of bash 4755, which any user then ran
+//     as root. The mode is a register, so this one can be told; the path cannot, so a
+//     plain chmod, and utime, go to git-ralph's supervisor (filterOptions.Notify,
+//     supervise_linux.go).
+//
+// Each is refused in every ABI the process could call the kernel with: on amd64,
+// x86_64, x32 and i386; on arm64, aarch64 and 32-bit arm. Elsewhere there is no filter,
+// and the manual says so.
 
-// prlimitNumbers are prlimit64's syscall number in each ABI a process of this
-// architecture can call the kernel with: audit arch, number.
-var prlimitNumbers = map[string][][2]uint32{
-	// x86_64, x32 (the same number with __X32_SYSCALL_BIT) and i386.
-	"amd64": {{unix.AUDIT_ARCH_X86_64, 302}, {unix.AUDIT_ARCH_X86_64, 0x40000000 | 302}, {unix.AUDIT_ARCH_I386, 340}},
-	// aarch64 and 32-bit arm.
-	"arm64": {{unix.AUDIT_ARCH_AARCH64, 261}, {unix.AUDIT_ARCH_ARM, 369}},
+// filterOptions are what a policy changes in the filter.
+type filterOptions struct {
+	// Unix refuses socket(AF_UNIX): below ABI 9, with no socket named.
+	Unix bool
+	// Notify hands chmod and utime, and their kind, to a supervisor in git-ralph
+	// (supervise), which does them for the agent when the file lies in its writable
+	// paths, and refuses them elsewhere. The utime calls of the 32-bit ABIs (their
+	// time structures are another size) are not handed over.
+	Notify bool
+	// UID and GID are the agent's: a chown to them (or -1, no change) is what a tool
+	// that keeps a file's owner does (write-file-atomic, Codex), and is let through, to
+	// the supervisor with Notify; a chown to anyone else is refused.
+	UID, GID uint32
 }
 
-// seccompFilter is the BPF program: prlimit64 with a pid argument other than 0 returns
-// EPERM; every other call is allowed. ok is false on an architecture it does not know.
-func seccompFilter(goarch string) (prog []unix.SockFilter, ok bool) {
-	nums, ok := prlimitNumbers[goarch]
-	if !ok {
+// filterOptionsOf are p's.
+func filterOptionsOf(p Policy) filterOptions {
+	return filterOptions{Unix: p.ABI < 9 && len(p.Sockets) == 0, UID: uint32(unix.Geteuid()), GID: uint32(unix.Getegid())}
+}
+
+// The system calls the filter looks at, by name.
+const (
+	scPrlimit = iota
+	scSchedSetscheduler
+	scSchedSetparam
+	scSchedSetattr
+	scSchedSetaffinity
+	scSetpriority
+	scIoprioSet
+	scSocket
+	scSocketcall
+	scIoUringSetup
+	scChown
+	scFchown
+	scLchown
+	scFchownat
+	scChown16 // i386 and arm: the calls of 16-bit ids (the others are their chown32 and kind)
+	scFchown16
+	scLchown16
+	scSetxattr
+	scLsetxattr
+	scFsetxattr
+	scRemovexattr
+	scLremovexattr
+	scFremovexattr
+	scSetxattrat
+	scRemovexattrat
+	scChmod
+	scFchmod
+	scFchmodat
+	scFchmodat2
+	scUtime
+	scUtimes
+	scFutimesat
+	scUtimensat
+	numCalls
+)
+
+// callTable is each call's number in one system call table; -1: the table has none.
+type callTable [numCalls]int
+
+func table(set map[int]int) callTable {
+	var t callTable
+	for i := range t {
+		t[i] = -1
+	}
+	for k, v := range set {
+		t[k] = v
+	}
+	return t
+}
+
+// tables are the system call tables of each ABI, made when a filter is (not at
+// start-up: git-ralph's commands that run no agent pay nothing for them).
+func tables() (x86_64, i386, aarch64, arm callTable) {
+	x86_64 = table(map[int]int{scPrlimit: 302, scSchedSetscheduler: 144, scSchedSetparam: 142, scSchedSetattr: 314,
+		scSchedSetaffinity: 203, scSetpriority: 141, scIoprioSet: 251, scSocket: 41, scIoUringSetup: 425,
+		scChown: 92, scFchown: 93, scLchown: 94, scFchownat: 260,
+		scSetxattr: 188, scLsetxattr: 189, scFsetxattr: 190, scRemovexattr: 197, scLremovexattr: 198, scFremovexattr: 199,
+		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 90, scFchmod: 91, scFchmodat: 268, scFchmodat2: 452,
+		scUtime: 132, scUtimes: 235, scFutimesat: 261, scUtimensat: 280})
+	i386 = table(map[int]int{scPrlimit: 340, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 351,
+		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 289, scSocket: 359, scSocketcall: 102, scIoUringSetup: 425,
+		scChown16: 182, scFchown16: 95, scLchown16: 16, scFchownat: 298, scChown: 212, scFchown: 207, scLchown: 198,
+		scSetxattr: 226, scLsetxattr: 227, scFsetxattr: 228, scRemovexattr: 235, scLremovexattr: 236, scFremovexattr: 237,
+		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 15, scFchmod: 94, scFchmodat: 306, scFchmodat2: 452})
+	aarch64 = table(map[int]int{scPrlimit: 261, scSchedSetscheduler: 119, scSchedSetparam: 118, scSchedSetattr: 274,
+		scSchedSetaffinity: 122, scSetpriority: 140, scIoprioSet: 30, scSocket: 198, scIoUringSetup: 425,
+		scFchown: 55, scFchownat: 54,
+		scSetxattr: 5, scLsetxattr: 6, scFsetxattr: 7, scRemovexattr: 14, scLremovexattr: 15, scFremovexattr: 16,
+		scSetxattrat: 463, scRemovexattrat: 466, scFchmod: 52, scFchmodat: 53, scFchmodat2: 452,
+		scUtimensat: 88})
+	arm = table(map[int]int{scPrlimit: 369, scSchedSetscheduler: 156, scSchedSetparam: 154, scSchedSetattr: 380,
+		scSchedSetaffinity: 241, scSetpriority: 97, scIoprioSet: 314, scSocket: 281, scIoUringSetup: 425,
+		scChown16: 182, scFchown16: 95, scLchown16: 16, scFchownat: 325, scChown: 212, scFchown: 207, scLchown: 198,
+		scSetxattr: 226, scLsetxattr: 227, scFsetxattr: 228, scRemovexattr: 235, scLremovexattr: 236, scFremovexattr: 237,
+		scSetxattrat: 463, scRemovexattrat: 466, scChmod: 15, scFchmod: 94, scFchmodat: 333, scFchmodat2: 452})
+	return
+}
+
+// x32Bit marks an x32 system call (__X32_SYSCALL_BIT): the x86_64 number with it set.
+const x32Bit = 0x40000000
+
+// abiTable is one ABI a process can call the kernel with: its audit arch, its table,
+// and what its numbers carry (x32's bit).
+type abiTable struct {
+	arch  uint32
+	calls callTable
+	or    uint32
+}
+
+// goarchs are the architectures the filter knows.
+var goarchs = []string{"amd64", "arm64"}
+
+// abis are the ABIs a process of goarch can call the kernel with; nil for an
+// architecture the filter does not know.
+func abis(goarch string) []abiTable {
+	x86_64, i386, aarch64, arm := tables()
+	switch goarch {
+	case "amd64":
+		return []abiTable{{unix.AUDIT_ARCH_X86_64, x86_64, 0}, {unix.AUDIT_ARCH_X86_64, x86_64, x32Bit}, {unix.AUDIT_ARCH_I386, i386, 0}}
+	case "arm64":
+		return []abiTable{{unix.AUDIT_ARCH_AARCH64, aarch64, 0}, {unix.AUDIT_ARCH_ARM, arm, 0}}
+	}
+	return nil
+}
+
+// struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6].
+// An argument's low half (both architectures are little-endian) is what the rules read:
+// every argument they look at is an int or a mode.
+const (
+	offNr   = 0
+	offArch = 4
+)
+
+func offArg(i int) uint32 { return 16 + 8*uint32(i) }
+
+const (
+	opLd   = uint16(unix.BPF_LD | unix.BPF_W | unix.BPF_ABS)
+	opJeq  = uint16(unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K)
+	opJset = uint16(unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K)
+	opJa   = uint16(unix.BPF_JMP | unix.BPF_JA)
+	opRet  = uint16(unix.BPF_RET | unix.BPF_K)
+
+	retAllow = unix.SECCOMP_RET_ALLOW
+)
+
+func retErrno(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+
+func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
+
+func jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: code, K: k, Jt: jt, Jf: jf}
+}
+
+// body is the check of one call, on its arguments: short, its jumps within itself.
+func body(call int, o filterOptions) []unix.SockFilter {
+	eperm := retErrno(unix.EPERM)
+	// self: allowed when argument arg is 0 (the caller), else EPERM.
+	self := func(arg int) []unix.SockFilter {
+		return []unix.SockFilter{stmt(opLd, offArg(arg)), jump(opJeq, 0, 0, 1), stmt(opRet, retAllow), stmt(opRet, eperm)}
+	}
+	// whoSelf: allowed when (which, who) is (which, 0), the caller, else EPERM.
+	whoSelf := func(which uint32) []unix.SockFilter {
+		return []unix.SockFilter{stmt(opLd, offArg(0)), jump(opJeq, which, 0, 3),
+			stmt(opLd, offArg(1)), jump(opJeq, 0, 0, 1), stmt(opRet, retAllow), stmt(opRet, eperm)}
+	}
+	// noSetID: refused when argument arg (a mode) sets the set-user-ID or set-group-ID
+	// bit; else allowed, or handed to the supervisor.
+	then := uint32(retAllow)
+	if o.Notify {
+		then = unix.SECCOMP_RET_USER_NOTIF
+	}
+	noSetID := func(arg int) []unix.SockFilter {
+		return []unix.SockFilter{stmt(opLd, offArg(arg)), jump(opJset, unix.S_ISUID|unix.S_ISGID, 0, 1), stmt(opRet, eperm), stmt(opRet, then)}
+	}
+	switch call {
+	case scPrlimit, scSchedSetscheduler, scSchedSetparam, scSchedSetattr, scSchedSetaffinity:
+		return self(0)
+	case scSetpriority:
+		return whoSelf(0) // PRIO_PROCESS
+	case scIoprioSet:
+		return whoSelf(1) // IOPRIO_WHO_PROCESS
+	case scSocket, scSocketcall:
+		if !o.Unix {
+			return nil
+		}
+		// socket(domain, …): AF_UNIX. socketcall(call, args): its arguments are in
+		// memory, out of the filter's sight; SYS_SOCKET (1) of any domain, then.
+		k := uint32(unix.AF_UNIX)
+		if call == scSocketcall {
+			k = 1
+		}
+		return []unix.SockFilter{stmt(opLd, offArg(0)), jump(opJeq, k, 0, 1), stmt(opRet, retErrno(unix.EACCES)), stmt(opRet, retAllow)}
+	case scIoUringSetup:
+		return []unix.SockFilter{stmt(opRet, retErrno(unix.ENOSYS))}
+	case scChown, scFchown, scLchown:
+		return toSelf(1, o)
+	case scFchownat:
+		return toSelf(2, o)
+	case scChown16, scFchown16, scLchown16, // legacy: refused
+		scSetxattr, scLsetxattr, scFsetxattr, scRemovexattr, scLremovexattr, scFremovexattr, scSetxattrat, scRemovexattrat:
+		return []unix.SockFilter{stmt(opRet, eperm)}
+	case scChmod, scFchmod:
+		return noSetID(1)
+	case scFchmodat, scFchmodat2:
+		return noSetID(2)
+	case scUtime, scUtimes, scFutimesat, scUtimensat:
+		if !o.Notify {
+			return nil
+		}
+		return []unix.SockFilter{stmt(opRet, unix.SECCOMP_RET_USER_NOTIF)}
+	}
+	return nil
+}
+
+// toSelf is the check of a chown whose uid is argument u and gid the next: allowed
+// (or handed to the supervisor) when each is -1 or the agent's own, else EPERM.
+func toSelf(u int, o filterOptions) []unix.SockFilter {
+	then := uint32(retAllow)
+	if o.Notify {
+		then = unix.SECCOMP_RET_USER_NOTIF
+	}
+	const none = 0xffffffff
+	return []unix.SockFilter{
+		stmt(opLd, offArg(u)),
+		jump(opJeq, none, 1, 0),
+		jump(opJeq, o.UID, 0, 4),
+		stmt(opLd, offArg(u+1)),
+		jump(opJeq, none, 1, 0),
+		jump(opJeq, o.GID, 0, 1),
+		stmt(opRet, then),
+		stmt(opRet, retErrno(unix.EPERM)),
+	}
+}
+
+// seccompFilter is the BPF program for goarch under o; ok is false on an architecture
+// it does not know. Its shape: the arch, each known one jumping to its list of numbers;
+// each number in the list jumping to its call's body; what is in no list is allowed.
+func seccompFilter(goarch string, o filterOptions) (prog []unix.SockFilter, ok bool) {
+	tables := abis(goarch)
+	if tables == nil {
 		return nil, false
 	}
-	const (
-		offNr   = 0  // struct seccomp_data: int nr
-		offArch = 4  // __u32 arch
-		offArg0 = 16 // __u64 args[0]: its low half (both arches are little-endian)
-	)
-	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-	jump := func(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
-		return unix.SockFilter{Code: code, K: k, Jt: jt, Jf: jf}
+	bodies := map[int][]unix.SockFilter{}
+	for c := 0; c < numCalls; c++ {
+		if b := body(c, o); len(b) > 0 {
+			bodies[c] = b
+		}
 	}
-	ld := uint16(unix.BPF_LD | unix.BPF_W | unix.BPF_ABS)
-	jeq := uint16(unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K)
-	ret := uint16(unix.BPF_RET | unix.BPF_K)
-	// For each (arch, nr), four instructions: load arch; not it: on to the next pair;
-	// load nr; it: go check the pid (past the later pairs and the "allow" that ends
-	// them), else on. A jump's offset counts from the next instruction.
-	n := len(nums)
-	for i, an := range nums {
-		left := n - 1 - i // pairs after this one
-		toCheck := uint8(4*left + 1)
-		prog = append(prog,
-			stmt(ld, offArch),
-			jump(jeq, an[0], 0, 2),
-			stmt(ld, offNr),
-			jump(jeq, an[1], toCheck, 0),
-		)
+	// Labels resolved at the end: a "ja" at index i to label l.
+	type fix struct {
+		at    int
+		label string
 	}
-	prog = append(prog,
-		stmt(ret, unix.SECCOMP_RET_ALLOW),
-		// check: prlimit64 — its own process (pid 0) is allowed, any other refused.
-		stmt(ld, offArg0),
-		jump(jeq, 0, 0, 1),
-		stmt(ret, unix.SECCOMP_RET_ALLOW),
-		stmt(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)),
-	)
+	var fixes []fix
+	labels := map[string]int{}
+	ja := func(label string) {
+		fixes = append(fixes, fix{len(prog), label})
+		prog = append(prog, stmt(opJa, 0))
+	}
+	// A jeq falls through to the "ja" after it when equal, skips it when not.
+	prog = append(prog, stmt(opLd, offArch))
+	archs := map[uint32]bool{}
+	for _, t := range tables {
+		if archs[t.arch] {
+			continue
+		}
+		archs[t.arch] = true
+		prog = append(prog, jump(opJeq, t.arch, 0, 1))
+		ja(fmt.Sprintf("arch %#x", t.arch))
+	}
+	prog = append(prog, stmt(opRet, retAllow))
+	done := map[uint32]bool{}
+	for _, t := range tables {
+		if done[t.arch] {
+			continue
+		}
+		done[t.arch] = true
+		labels[fmt.Sprintf("arch %#x", t.arch)] = len(prog)
+		prog = append(prog, stmt(opLd, offNr))
+		for _, u := range tables {
+			if u.arch != t.arch {
+				continue
+			}
+			for c := 0; c < numCalls; c++ {
+				if u.calls[c] < 0 || bodies[c] == nil {
+					continue
+				}
+				prog = append(prog, jump(opJeq, uint32(u.calls[c])|u.or, 0, 1))
+				ja(fmt.Sprintf("call %d", c))
+			}
+		}
+		prog = append(prog, stmt(opRet, retAllow))
+	}
+	for c := 0; c < numCalls; c++ {
+		if b := bodies[c]; b != nil {
+			labels[fmt.Sprintf("call %d", c)] = len(prog)
+			prog = append(prog, b...)
+		}
+	}
+	for _, f := range fixes {
+		to, ok := labels[f.label]
+		if !ok {
+			panic("seccomp filter: no label " + f.label)
+		}
+		prog[f.at].K = uint32(to - f.at - 1)
+	}
 	return prog, true
 }
 
-// filterPrlimit installs seccompFilter on the calling thread (the launcher's, which
-// then execs the agent: the filter goes with it, to every process it starts). It needs
-// no_new_privs. On an architecture without a filter it does nothing, and the manual
-// says so.
-func filterPrlimit() error {
-	prog, ok := seccompFilter(runtime.GOARCH)
+// installFilter installs seccompFilter on the calling thread (the one that then starts
+// or execs the agent: the filter goes with it, to every process it starts). It needs
+// no_new_privs. With o.Notify it returns the filter's listener (close-on-exec), for
+// supervise; else -1. On an architecture without a filter it does nothing, and the
+// manual says so.
+func installFilter(o filterOptions) (listener int, err error) {
+	prog, ok := seccompFilter(runtime.GOARCH, o)
 	if !ok {
-		return nil
+		return -1, nil
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_SECCOMP): %w", err)
+	if o.Notify {
+		fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+		if e != 0 {
+			return -1, fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER): %w", e)
+		}
+		return int(fd), nil
 	}
-	return nil
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+		return -1, fmt.Errorf("prctl(PR_SET_SECCOMP): %w", err)
+	}
+	return -1, nil
 }

@@ -71,25 +71,53 @@ func startLauncher(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	c := like(cmd)
 	p = p.Clone()
 	c.Env = LauncherEnv(p, cmd.Env)
-	args, err := LauncherArgs(p, 3+len(cmd.ExtraFiles), cmd.Path, cmd.Args)
+	// The filter's listener comes back on a socket of its own (where the system has
+	// the notifications; else the launcher goes on without them).
+	ours, theirs, sockErr := notifySocket()
+	extra := append([]*os.File(nil), cmd.ExtraFiles...)
+	if sockErr == nil {
+		defer ours.Close()
+		p.NotifyFD = 3 + len(extra)
+		extra = append(extra, theirs)
+	}
+	args, err := LauncherArgs(p, 3+len(extra), cmd.Path, cmd.Args)
 	if err != nil {
+		if theirs != nil {
+			theirs.Close()
+		}
 		return nil, err
 	}
 	c.Path, c.Args = Self, args
 	r, w, err := os.Pipe()
 	if err != nil {
+		if theirs != nil {
+			theirs.Close()
+		}
 		return nil, err
 	}
 	defer r.Close()
-	c.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), w)
+	c.ExtraFiles = append(extra, w)
 	err = c.Start()
 	w.Close()
+	if theirs != nil {
+		theirs.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
+	listener := -1
+	if ours != nil {
+		listener = receiveListener(ours) // -1 once the launcher has exec'd or failed without one
+	}
 	msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
 	if len(msg) == 0 {
+		if listener >= 0 {
+			go newSupervisor(*p).serve(listener)
+		}
 		return c, nil
+	}
+	if listener >= 0 {
+		closeFD(listener)
 	}
 	_ = c.Wait()
 	return nil, &StartError{Err: errors.New(strings.TrimPrefix(strings.TrimSpace(string(msg)), "sandbox: "))}

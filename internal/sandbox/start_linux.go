@@ -66,9 +66,13 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	}
 	defer unix.Close(rs)
 	type result struct {
-		thread int // the pidfd of the restricted thread
-		err    error
+		thread   int // the pidfd of the restricted thread
+		listener int // the seccomp filter's, for supervise; -1 without
+		err      error
 	}
+	o := filterOptionsOf(p)
+	o.Notify = true
+	sup := newSupervisor(p)
 	done := make(chan result, 1)
 	onOwnThread(func() (keep bool) {
 		thread, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD)
@@ -76,7 +80,8 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 			done <- result{err: fmt.Errorf("%w: pidfd_open(PIDFD_THREAD): %w", errNoDirect, err)}
 			return true // not restricted: the thread may serve again
 		}
-		if err = restrictThread(rs, flags); err != nil {
+		listener, err := restrictThread(rs, flags, o)
+		if err != nil {
 			err = &StartError{Err: err}
 		} else {
 			// A failure here is the agent's own (not found, not executable), said as
@@ -98,13 +103,20 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		if err != nil {
 			unix.Close(thread)
 			thread = -1
+			if listener >= 0 {
+				unix.Close(listener)
+				listener = -1
+			}
 		}
-		done <- result{thread: thread, err: err}
+		done <- result{thread: thread, listener: listener, err: err}
 		return false
 	})
 	r := <-done
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.listener >= 0 {
+		go sup.serve(r.listener)
 	}
 	// The thread is dying; once it is gone, nothing of git-ralph is in the agent's
 	// domain. POLLIN says it has exited, POLLHUP that it can no longer be found (by
@@ -226,3 +238,42 @@ func sigchld(info *unix.Siginfo) (code, status int32) {
 	}
 	return int32(binary.NativeEndian.Uint32(raw[8:])), int32(binary.NativeEndian.Uint32(raw[union+8:]))
 }
+
+// notifySocket is the pair of sockets the launcher sends its filter's listener on:
+// git-ralph's end and the launcher's.
+func notifySocket() (ours, theirs *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "notify"), os.NewFile(uintptr(fds[1]), "notify"), nil
+}
+
+// receiveListener waits for the launcher to send its filter's listener on s, or to end
+// or exec without one (-1).
+func receiveListener(s *os.File) int {
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	for {
+		_, oobn, _, _, err := unix.Recvmsg(int(s.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || oobn == 0 {
+			return -1
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return -1
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return -1
+		}
+		return fds[0]
+	}
+}
+
+func closeFD(fd int) { unix.Close(fd) }

@@ -19,13 +19,14 @@ bin() {
 # shim runs the CLI under strace, which writes every file system call that failed (-Z)
 # to ~/.cache/trace/<agent>.<pid> (the cache is writable in the sandbox): grep them for
 # EACCES (what the sandbox refused), EXDEV (a rename it refused) or EROFS. TRACE=all
-# writes every call, failed or not.
+# writes every call, failed or not. TRACE_CALLS names the calls traced (strace -e trace=),
+# %file,%desc by default: e.g. %network,%process,chown,fchownat,fsetxattr,setpriority.
 shims() {
 	mkdir -p "$LAB/shim"
 	for a in copilot qwen claude codex opencode gemini; do
 		if [ -n "${TRACE:-}" ]; then
 			z=-Z; [ "$TRACE" = all ] && z=
-			printf '#!/bin/sh\nmkdir -p "$HOME/.cache/trace"\nexec strace -f -qq %s -e trace=%%file,%%desc -o "$HOME/.cache/trace/%s.$$" %s "$@"\n' "$z" $a "$(bin $a)" > "$LAB/shim/$a"
+			printf '#!/bin/sh\nmkdir -p "$HOME/.cache/trace"\nexec strace -f -qq %s -e trace=%s -o "$HOME/.cache/trace/%s.$$" %s "$@"\n' "$z" "${TRACE_CALLS:-%file,%desc}" $a "$(bin $a)" > "$LAB/shim/$a"
 		else
 			printf '#!/bin/sh\nexec %s "$@"\n' "$(bin $a)" > "$LAB/shim/$a"
 		fi
