@@ -13,14 +13,10 @@ import (
 // say so in its install hint rather than keep it silently.
 var SecretEnv = []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
 
-// SocketEnv are the variables that lead a program to a service of the user's
-// that acts for them: the ssh and gpg agents (sign as the user), the session
-// buses and the container engines (start what they are told to), the display
-// servers (type into the user's terminals), the terminal multiplexers, window
-// managers and editors that take commands over a socket. The agent needs none of
-// them to write code, so its environment loses them unless the user keeps one by
-// name, as for SecretEnv. (Below Landlock ABI 9 the sandbox refuses every unix
-// socket too, so a kept one works there only when ralph.sandboxSockets names it.)
+// SocketEnv are the variables that lead a program to a service of the user's that
+// acts for them (agents that sign, buses and engines that start things, displays and
+// multiplexers that type): the agent's environment loses them unless the user keeps
+// one by name, as for SecretEnv (docs/SANDBOX.md, "What else it is denied").
 var SocketEnv = []string{
 	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO",
 	"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS",

@@ -24,12 +24,9 @@ const (
 )
 
 // ParseVerdict finds the last verdict tag in text by the promise's rules
-// (ParsePromise: a tag on a line of its own, the last valid one wins, keywords
-// case-sensitive), with one more: a tag inside a fenced code block (``` or ~~~)
-// does not count, for a judge quotes what it read. Its content, trimmed, must be
-// "PASS", or "FAIL" optionally followed by ":" and a reason. As with the promise,
-// which text counts (the judge's final answer only, never its tools' output) is the
-// caller's business.
+// (ParsePromise), and one more: a tag inside a fenced code block does not count, for
+// a judge quotes what it read. Its content is "PASS", or "FAIL" with an optional
+// ": reason". Which text counts (the final answer only) is the caller's business.
 func ParseVerdict(text string) Verdict {
 	var found Verdict
 	eachTag(outsideFences(text), verdictOpen, verdictClose, func(inner string) {

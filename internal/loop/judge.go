@@ -16,14 +16,10 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// The judge (start --judge AGENT): a second agent that, once an attempt said COMPLETE,
-// ticked its story's tasks and passed the verify gate, reads the diff the checkpoint
-// would record and answers PASS or FAIL with a reason. It runs once per such attempt,
-// in the sandbox with nothing writable but its own temporary directory and its CLI's
-// state (judgePolicy), and never sees the agent's transcript. Its verdict acts: FAIL
-// fails the attempt (the reason passed on), no verdict fails it too (the reason not
-// passed on: the agent is not at fault), and either uses one of the story's retries, so
-// a broken judge ends the run after --max-retries+1 attempts at most.
+// The judge (start --judge AGENT) reads the diff a COMPLETE attempt's checkpoint would
+// record, read-only in the sandbox (judgePolicy), and answers PASS or FAIL. FAIL, or no
+// verdict, fails the attempt and uses a retry, so a broken judge is bounded too
+// (docs/LOOP.md; the manual's JUDGE).
 
 // maxJudgeDiffFile bounds the file the whole diff is written to for the judge to read.
 const maxJudgeDiffFile = 16 << 20

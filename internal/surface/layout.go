@@ -23,15 +23,10 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 )
 
-// Landlock governs reading and writing files, not their modes (chmod, which no ABI
-// covers), and where the git directory is writable to the agent (no sandbox, or an
-// in-place run whose git directory could not move out of the tree) nothing keeps it
-// from planting a link where git-ralph's own git will follow it (refs/loop -> ., and
-// every ref appears twice, and deleting one deletes the other), or from rewriting an
-// object of the user's history under its own id. A Layout is the git directory as a
-// walk that follows no link saw it before an attempt; CheckLayout, after it and before
-// any git runs, puts modes back, moves planted links aside and verifies the objects
-// that are new or changed (docs/SANDBOX.md, "The git directory").
+// What Landlock does not govern (modes) and, where the agent could write the git
+// directory, what it planted there (links git would follow, objects rewritten under
+// their ids) is found by a walk that follows no link: docs/SANDBOX.md, "The git
+// directory".
 
 // Layout is a git directory's entries as a walk that follows no link saw them.
 type Layout struct {
@@ -170,13 +165,10 @@ type LayoutCheck struct {
 	After *Layout
 }
 
-// CheckLayout compares the git directory with before (taken before the attempt) and,
-// following no link: puts back the permission bits of every entry that still has its
-// type; with writable (the agent could write the git directory), moves each link that
-// was not there before into keep (a directory on the same file system) and verifies
-// every object file that is new or changed (loose objects by their hash, packs with
-// git verify-pack). show names a path for the user. It runs once every process of the
-// attempt is gone, before any git.
+// CheckLayout compares the git directory with before, following no link: it puts
+// modes back; with writable, it moves new links into keep and verifies new or changed
+// object files. show names a path for the user; snap's watched files are left to it.
+// It runs once the attempt's processes are gone, before any git.
 func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable bool, keep string, show func(string) string, snap *Snapshot) (*LayoutCheck, error) {
 	res := &LayoutCheck{After: &Layout{Root: before.Root, Entries: make(map[string]Entry, len(before.Entries))}}
 	var loose, packs []string
