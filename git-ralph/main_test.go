@@ -93,6 +93,7 @@ func TestScript(t *testing.T) {
 // sandbox the agent on (the scripts that need it say so and skip elsewhere), and
 // [landlock:N] one whose Landlock ABI is N or later. GIT_RALPH_TEST_LANDLOCK=N in the
 // environment of `go test` plays an older kernel for every script (and its git-ralph).
+// [cgroup]: git-ralph can make a cgroup for each attempt (sandbox.Contain).
 // [root]: the tests run as root, whose capabilities read a non-dumpable process's /proc
 // files unless the sandbox drops them.
 func condition(cond string) (bool, error) {
@@ -103,6 +104,8 @@ func condition(cond string) (bool, error) {
 	switch name, arg, _ := strings.Cut(cond, ":"); {
 	case cond == "landlock":
 		return s.Usable(), nil
+	case cond == "cgroup": // git-ralph can give each attempt a cgroup of its own here
+		return sandbox.CanContain() && os.Getenv("GIT_RALPH_TEST_CGROUP") != "0", nil
 	case cond == "root":
 		return os.Geteuid() == 0, nil
 	case name == "landlock":
@@ -264,6 +267,9 @@ func testTuning() cli.Tuning {
 		Landlock: testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK"))}
 	if p := os.Getenv("GIT_RALPH_TEST_TIME"); p != "" {
 		t.Clock = newTestTimeClock(p)
+	}
+	if os.Getenv("GIT_RALPH_TEST_CGROUP") == "0" {
+		sandbox.NoCgroup() // a system where git-ralph can make no cgroup: the /proc walk alone
 	}
 	return t
 }

@@ -28,8 +28,9 @@ const (
 
 // Run runs the agent once and returns what came of it. The error is non-nil
 // only when the process could not be started (a missing binary is a
-// *NotFoundError); every way a started agent can end is described by the
-// Result.
+// *NotFoundError), or when what it left running could not be ended (a
+// *LeftoversError, with the Result); every way a started agent can end is
+// described by the Result.
 //
 // The agent runs in its own session (Setsid: pid == process group id), in
 // req.Dir, with the prompt on stdin and os.Environ() minus the variables that
@@ -48,7 +49,8 @@ const (
 //     SIGKILLed (a tool's `sleep 1000` must not survive the attempt); when
 //     git-ralph is a reaper (sandbox.BecomeReaper), every other process the
 //     agent left (its own setsid, double-forked) is killed and reaped too
-//     (sandbox.KillLeftovers). Then Run reads stdout and stderr to their end;
+//     (sandbox.KillLeftovers: the attempt's cgroup, where there is one, with
+//     cgroup.kill), with no deadline: Run waits until they are gone. Then Run reads stdout and stderr to their end;
 //     once they stay silent for req.KillGrace (or after 4×KillGrace) it closes
 //     them: a descendant that left the group, where git-ralph is no reaper,
 //     could hold them open forever.
@@ -105,6 +107,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	}
 	cmd.Dir = req.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	sandbox.Contain(cmd) // the attempt's cgroup, where there is one
 
 	p, err := openPipes()
 	if err != nil {
@@ -155,8 +158,9 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	state, _ := reap()
 	// What the agent left running outside its group (a daemon in a session of its own)
 	// is git-ralph's child now, when git-ralph is a reaper: killed and reaped before
-	// anything looks at what the attempt did.
-	sandbox.KillLeftovers()
+	// anything looks at what the attempt did: all of it, however long that takes, or
+	// nothing is looked at (a LeftoversError).
+	_, left := sandbox.KillLeftovers(ctx, req.Note)
 	_ = p.inW.Close() // unblocks the prompt writer if nobody read stdin
 	out := r.drain()
 
@@ -178,8 +182,20 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		dg.Diagnose(&res)
 	}
 	r.writeTrailer(res)
+	if left != nil {
+		return res, &LeftoversError{Err: left}
+	}
 	return res, nil
 }
+
+// LeftoversError is Run's error when the agent ran but what it left running could not
+// all be ended (sandbox.KillLeftovers stopped by Ctrl-C, or the attempt's cgroup
+// failed): nothing the attempt did may be checked or committed while it runs.
+type LeftoversError struct{ Err error }
+
+func (e *LeftoversError) Error() string { return e.Err.Error() }
+
+func (e *LeftoversError) Unwrap() error { return e.Err }
 
 // EnvAdder is a driver that passes something through the environment
 // rather than the argv (a custom agent's model: RALPH_MODEL).

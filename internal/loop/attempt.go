@@ -115,8 +115,13 @@ func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, s
 			stopAgent()
 		}
 	}
+	req.Note = s.Report.Warn
 	out.res, out.startErr = agent.Run(actx, s.r.Driver, req)
 	logf.Close()
+	if left := (*agent.LeftoversError)(nil); errors.As(out.startErr, &left) {
+		// Processes of the attempt still run: nothing is checked, no git runs.
+		return out, s.stop(run.Failed, "processes the attempt left are still running", leftoversError(left))
+	}
 	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
 	out.tampered, err = s.checkAfterAgent(ctx, att, snap)
 	return out, err
@@ -412,6 +417,14 @@ func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story taskli
 	return run.OutcomeComplete, "", false, s.Save(s.rec)
 }
 
+// leftoversError is the error that stops a run whose attempt left processes that could
+// not all be ended: nothing of the attempt was checked or committed.
+func leftoversError(err error) error {
+	return &Error{Msg: err.Error(),
+		Hint: "git-ralph checks and commits nothing while a process of the attempt runs; end them (kill -9), then run 'git ralph start' again: it takes the attempt up where it stopped",
+		Err:  err}
+}
+
 // failure is checkpoint's result for an attempt that failed for the reason why (passed
 // on to the next attempt), or for an error.
 func failure(why string, err error) (outcome, reason string, passOn bool, _ error) {
@@ -490,9 +503,13 @@ func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Sto
 		env = append(env, "RALPH_VERIFY_TIMEOUT="+s.r.VerifyTimeout.String())
 	}
 	out, code, err := s.Repo.RecordedHook(ctx, "ralph-verify", script, env)
-	// The gate runs the project's tests, which the agent may have written, outside
-	// the sandbox: what they left running goes before anything is committed.
-	if n := sandbox.KillLeftovers(); n > 0 {
+	// The gate runs the project's tests, which the agent may have written: what they
+	// left running goes before anything is committed, or nothing is.
+	n, left := sandbox.KillLeftovers(ctx, s.Report.Warn)
+	if left != nil {
+		return "", "", "", s.stop(run.Failed, "processes the ralph-verify hook left are still running", leftoversError(left))
+	}
+	if n > 0 {
 		s.Report.Warn(fmt.Sprintf("the ralph-verify hook left %d process(es) running: killed", n))
 	}
 	if ctx.Err() != nil {

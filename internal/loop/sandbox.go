@@ -122,7 +122,8 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	} else {
 		lines = append(lines, "  network: unrestricted")
 	}
-	return lines
+	how, _ := sandbox.Containment()
+	return append(lines, "  leftover processes: "+how)
 }
 
 // agentFiles are the files outside the working tree the agent writes: the learnings

@@ -151,6 +151,9 @@ func (s *session) begin(ctx context.Context) error {
 		s.rec.Sandbox = s.r.Sandbox.Level.String()
 		s.Report.Step("sandbox: " + s.rec.Sandbox)
 	}
+	if how, ok := sandbox.Containment(); sandbox.IsReaper() && !ok {
+		s.Report.Warn(how)
+	}
 	pol, err := sandboxPolicy(s.r.Sandbox, s.Repo.Root, s.Repo.CommonDir, agentFiles(s.src, s.Store.LearningsPath(s.r.Change)), true)
 	if err != nil {
 		return err

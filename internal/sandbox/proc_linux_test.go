@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -43,15 +45,51 @@ func TestKillLeftovers(t *testing.T) {
 	if len(pids) != 2 {
 		t.Fatalf("pids %v", pids)
 	}
-	if n := KillLeftovers(); n != 2 {
-		t.Errorf("KillLeftovers killed %d, want 2", n)
+	if n, err := KillLeftovers(context.Background(), nil); n != 2 || err != nil {
+		t.Errorf("KillLeftovers killed %d (%v), want 2", n, err)
 	}
 	for _, p := range pids {
 		if err := syscall.Kill(p, 0); err == nil {
 			t.Errorf("pid %d is still there (reaped and gone is the goal)", p)
 		}
 	}
-	if n := KillLeftovers(); n != 0 {
-		t.Errorf("KillLeftovers with nothing left killed %d", n)
+	if n, err := KillLeftovers(context.Background(), nil); n != 0 || err != nil {
+		t.Errorf("KillLeftovers with nothing left killed %d (%v)", n, err)
+	}
+}
+
+// What starts in the attempt's cgroup (Contain) is ended with it, all at once, with no
+// walk of /proc: here with /proc out of the picture, as in a PID namespace whose /proc
+// is another's. The cgroup is gone afterwards, and the next Contain makes a new one.
+func TestKillLeftoversCgroup(t *testing.T) {
+	if err := BecomeReaper(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	if currentGroup() == nil {
+		t.Skipf("no cgroup of its own here: %v", attemptGroup.broken)
+	}
+	cmd := exec.Command("sh", "-c", `setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; (setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!)`)
+	Contain(cmd)
+	dir := attemptGroup.cg.dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := strings.Fields(string(out))
+	if got := attemptGroup.cg.procs(); got != 2 {
+		t.Fatalf("the attempt's cgroup holds %d processes, want the 2 sleeps", got)
+	}
+	n, err := KillLeftovers(context.Background(), nil)
+	if n != 2 || err != nil {
+		t.Errorf("KillLeftovers killed %d (%v), want 2", n, err)
+	}
+	for _, p := range pids {
+		n, _ := strconv.Atoi(p)
+		if err := syscall.Kill(n, 0); err == nil {
+			t.Errorf("pid %d is still there", n)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the attempt's cgroup %s is left: %v", dir, err)
 	}
 }
