@@ -85,6 +85,7 @@ func TestScript(t *testing.T) {
 			"htmlcheck":  cmdHTMLCheck,
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
+			"cpucgroup":  cmdCPUCgroup,
 		},
 	})
 }
@@ -94,6 +95,7 @@ func TestScript(t *testing.T) {
 // [landlock:N] one whose Landlock ABI is N or later. GIT_RALPH_TEST_LANDLOCK=N in the
 // environment of `go test` plays an older kernel for every script (and its git-ralph).
 // [cgroup]: git-ralph can make a cgroup for each attempt (sandbox.Contain).
+// [cpucgroup]: a cpu cgroup can be made here (the cpucgroup command).
 // [root]: the tests run as root, whose capabilities read a non-dumpable process's /proc
 // files unless the sandbox drops them.
 func condition(cond string) (bool, error) {
@@ -106,6 +108,8 @@ func condition(cond string) (bool, error) {
 		return s.Usable(), nil
 	case cond == "cgroup": // git-ralph can give each attempt a cgroup of its own here
 		return sandbox.CanContain() && os.Getenv("GIT_RALPH_TEST_CGROUP") != "0", nil
+	case cond == "cpucgroup": // a cpu cgroup can be made here (cpucgroup)
+		return cpuCgroupRoot() != "", nil
 	case cond == "root":
 		return os.Geteuid() == 0, nil
 	case name == "landlock":

@@ -27,6 +27,10 @@ import (
 //	daemon PIDFILE TARGET
 //	               leave a process in a session of its own, which writes its pid to
 //	               PIDFILE and, once git-ralph has exited, appends to TARGET
+//	starve N PIDFILE TARGET
+//	               SCHED_IDLE on git-ralph's threads, and N busy processes left in
+//	               sessions of their own (pids in PIDFILE) that append to TARGET
+//	               once git-ralph has exited
 func (f *fake) attack(spec string) {
 	verb, arg, _ := strings.Cut(strings.TrimSpace(f.subst(spec)), " ")
 	arg = strings.TrimSpace(arg)
@@ -67,6 +71,8 @@ func (f *fake) attack(spec string) {
 		err = f.leaveDaemon(pidfile, target)
 	case "prlimit":
 		err = prlimitParent()
+	case "starve":
+		err = f.starve(arg)
 	default:
 		err = fmt.Errorf("unknown attack %q", verb)
 	}

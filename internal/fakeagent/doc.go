@@ -141,7 +141,10 @@
 //	                                  (SIGSTOP git-ralph, then SIGCONT), daemon PIDFILE TARGET
 //	                                  (leave the fake, re-executed, in a session of its own:
 //	                                  it writes its pid to PIDFILE, appends to TARGET once
-//	                                  git-ralph has exited, and ends when its test is gone)
+//	                                  git-ralph has exited, and ends when its test is gone),
+//	                                  starve N PIDFILE TARGET (SCHED_IDLE on git-ralph's
+//	                                  threads, and N busy processes like daemon's, pids in
+//	                                  PIDFILE)
 //	{"exit": code}                    stop now with that code, no terminal event
 //	{"crash": {"signal": "SEGV"}}     die by that signal (core dumps off), no terminal event
 //

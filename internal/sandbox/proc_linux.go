@@ -55,7 +55,7 @@ func KillLeftovers(ctx context.Context, note func(string)) (int, error) {
 	if !reaper.Load() {
 		return 0, nil
 	}
-	w := &leftWait{ctx: ctx, note: note, start: time.Now()}
+	w := &leftWait{ctx: ctx, note: note, start: now()}
 	killed := 0
 	if cg := takeGroup(); cg != nil {
 		killed += cg.procs()
@@ -87,7 +87,7 @@ func KillLeftovers(ctx context.Context, note func(string)) (int, error) {
 			}
 			for _, p := range all {
 				if !seen[p] {
-					_ = syscall.Kill(p, syscall.SIGKILL)
+					sigkill(p)
 					seen[p] = true
 					killed++
 				}
@@ -103,6 +103,14 @@ func KillLeftovers(ctx context.Context, note func(string)) (int, error) {
 	reapChildren()
 	return killed, nil
 }
+
+// sigkill kills a process the /proc walk found (a test's does not).
+var sigkill = killPid
+
+func killPid(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+
+// now is KillLeftovers' clock: a test's makes a walk of /proc take an hour.
+var now = time.Now
 
 // interruptGrace is how long KillLeftovers still waits for what it killed to die once
 // its context has ended.
@@ -123,12 +131,12 @@ type leftWait struct {
 func (w *leftWait) wait(pids func() []int, cgroup string) error {
 	if w.ctx.Err() != nil {
 		if w.giveUp.IsZero() {
-			w.giveUp = time.Now().Add(interruptGrace)
-		} else if time.Now().After(w.giveUp) {
+			w.giveUp = now().Add(interruptGrace)
+		} else if now().After(w.giveUp) {
 			return &LeftoverError{Pids: pids(), Cgroup: cgroup}
 		}
 	}
-	if !w.noted && w.note != nil && time.Since(w.start) > 5*time.Second {
+	if !w.noted && w.note != nil && now().Sub(w.start) > 5*time.Second {
 		w.noted = true
 		w.note(fmt.Sprintf("waiting for the processes the attempt left to end (pids %s); git-ralph checks and commits nothing before they have: Ctrl-C stops it", pidList(pids())))
 	}

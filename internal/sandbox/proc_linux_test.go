@@ -3,12 +3,14 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -91,5 +93,61 @@ func TestKillLeftoversCgroup(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the attempt's cgroup %s is left: %v", dir, err)
+	}
+}
+
+// However long finding and killing them takes (here every look at the clock is an hour
+// later: a walk of /proc slowed by the scheduling), KillLeftovers gives up on nothing:
+// it returns once every process is gone, and says once that it is waiting.
+func TestKillLeftoversNoDeadline(t *testing.T) {
+	if err := BecomeReaper(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	clock := time.Now()
+	now = func() time.Time { clock = clock.Add(time.Hour); return clock }
+	defer func() { now = time.Now }()
+	out, err := exec.Command("sh", "-c", `for i in 1 2 3 4 5 6 7 8; do setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; done`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	n, err := KillLeftovers(context.Background(), func(s string) { notes = append(notes, s) })
+	if n != 8 || err != nil {
+		t.Errorf("KillLeftovers killed %d (%v), want 8", n, err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		n, _ := strconv.Atoi(p)
+		if err := syscall.Kill(n, 0); err == nil {
+			t.Errorf("pid %d is still there", n)
+		}
+	}
+	if len(notes) > 1 {
+		t.Errorf("notes %q, want one at most", notes)
+	}
+}
+
+// Ctrl-C (its context ended) stops the wait a moment later, naming what remains: here
+// a process whose SIGKILL never comes (as one stuck in the kernel never dies of it), so
+// that the wait cannot end otherwise.
+func TestKillLeftoversInterrupted(t *testing.T) {
+	if err := BecomeReaper(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	clock := time.Now()
+	now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	defer func() { now = time.Now }()
+	cmd := exec.Command("sleep", "1000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sigkill = func(int) {}
+	defer func() { sigkill = killPid }()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := KillLeftovers(ctx, nil)
+	var left *LeftoverError
+	if !errors.As(err, &left) || len(left.Pids) != 1 || left.Pids[0] != cmd.Process.Pid {
+		t.Fatalf("KillLeftovers: %v, want a LeftoverError naming pid %d", err, cmd.Process.Pid)
 	}
 }
