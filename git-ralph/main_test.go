@@ -143,7 +143,11 @@ func hermetic(e *testscript.Env) error {
 	// No automatic maintenance or gc: a commit would start 'git maintenance run
 	// --auto' (a tenth of the suite's processes) for repositories of a few objects.
 	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n" +
-		"[ralph]\n\tsandboxWritable = " + state + "\n"
+		"[ralph]\n\tsandboxWritable = " + state + "\n" +
+		// The verify gates of the scripts keep their records in $WORK, which the gate's
+		// sandbox lets them write (ralph.verifyWritable); a script about what the gate's
+		// sandbox refuses unsets it.
+		"\tverifyWritable = " + e.WorkDir + "\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
