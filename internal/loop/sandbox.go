@@ -136,7 +136,12 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 		lines = append(lines, "  network: unrestricted")
 	}
 	how, _ := sandbox.Containment()
-	return append(lines, "  leftover processes: "+how)
+	lines = append(lines, "  leftover processes: "+how)
+	if set.VerifyOff {
+		return append(lines, "  verify gate and commit hooks: outside the sandbox (ralph.verifySandbox=off), with your rights")
+	}
+	gp, _ := gatePolicy(set, tree, "")
+	return append(lines, "  verify gate and commit hooks: in the sandbox, may write "+short(gp.Write)+", and a TMPDIR of their own")
 }
 
 // agentFiles are the files outside the working tree the agent writes: the learnings
