@@ -92,9 +92,11 @@ func currentGroup() *cgroup {
 			var fd int
 			if fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 				if _, err = os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
-					g.cg = &cgroup{dir: dir, fd: fd}
-					g.dirHint = parent
-					return g.cg
+					if err = probeInto(fd); err == nil {
+						g.cg = &cgroup{dir: dir, fd: fd}
+						g.dirHint = parent
+						return g.cg
+					}
 				}
 				unix.Close(fd)
 			}
@@ -103,6 +105,19 @@ func currentGroup() *cgroup {
 	}
 	g.broken = err
 	return nil
+}
+
+// probeInto starts true(1) in the cgroup fd names, once per run: a cgroup this process
+// may make but not start processes in (its own not delegated to it whole) must not
+// stop every agent from starting. Where there is no true, it trusts the mkdir.
+func probeInto(fd int) error {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		return nil
+	}
+	cmd := exec.Command(path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	return cmd.Run()
 }
 
 // takeGroup hands over the current attempt's cgroup (nil if none was made): the next
