@@ -85,6 +85,7 @@ func TestScript(t *testing.T) {
 			"htmlcheck":  cmdHTMLCheck,
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
+			"cpucgroup":  cmdCPUCgroup,
 		},
 	})
 }
@@ -93,6 +94,8 @@ func TestScript(t *testing.T) {
 // sandbox the agent on (the scripts that need it say so and skip elsewhere), and
 // [landlock:N] one whose Landlock ABI is N or later. GIT_RALPH_TEST_LANDLOCK=N in the
 // environment of `go test` plays an older kernel for every script (and its git-ralph).
+// [cgroup]: git-ralph can make a cgroup for each attempt (sandbox.Contain).
+// [cpucgroup]: a cpu cgroup can be made here (the cpucgroup command).
 // [root]: the tests run as root, whose capabilities read a non-dumpable process's /proc
 // files unless the sandbox drops them.
 func condition(cond string) (bool, error) {
@@ -103,6 +106,10 @@ func condition(cond string) (bool, error) {
 	switch name, arg, _ := strings.Cut(cond, ":"); {
 	case cond == "landlock":
 		return s.Usable(), nil
+	case cond == "cgroup": // git-ralph can give each attempt a cgroup of its own here
+		return sandbox.CanContain() && os.Getenv("GIT_RALPH_TEST_CGROUP") != "0", nil
+	case cond == "cpucgroup": // a cpu cgroup can be made here (cpucgroup)
+		return cpuCgroupRoot() != "", nil
 	case cond == "root":
 		return os.Geteuid() == 0, nil
 	case name == "landlock":
@@ -136,7 +143,11 @@ func hermetic(e *testscript.Env) error {
 	// No automatic maintenance or gc: a commit would start 'git maintenance run
 	// --auto' (a tenth of the suite's processes) for repositories of a few objects.
 	cfg := "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n" +
-		"[ralph]\n\tsandboxWritable = " + state + "\n"
+		"[ralph]\n\tsandboxWritable = " + state + "\n" +
+		// The verify gates of the scripts keep their records in $WORK, which the gate's
+		// sandbox lets them write (ralph.verifyWritable); a script about what the gate's
+		// sandbox refuses unsets it.
+		"\tverifyWritable = " + e.WorkDir + "\n"
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
@@ -264,6 +275,9 @@ func testTuning() cli.Tuning {
 		Landlock: testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK"))}
 	if p := os.Getenv("GIT_RALPH_TEST_TIME"); p != "" {
 		t.Clock = newTestTimeClock(p)
+	}
+	if os.Getenv("GIT_RALPH_TEST_CGROUP") == "0" {
+		sandbox.NoCgroup() // a system where git-ralph can make no cgroup: the /proc walk alone
 	}
 	return t
 }

@@ -94,6 +94,9 @@ type Request struct {
 	// also the process group id) and its start time (see ProcStart; 0 when
 	// unknown), so the caller can record the process's identity (docs/LOOP.md, "Process identity").
 	OnStart func(pid int, start uint64)
+	// Note, if set, is told when Run waits long for what the agent left running to
+	// end (sandbox.KillLeftovers).
+	Note func(string)
 
 	// OutputFile is the file the CLI writes what its stream lacks to (codex
 	// --output-last-message: the final answer; copilot --usage-output-file:

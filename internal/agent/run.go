@@ -28,7 +28,8 @@ const (
 
 // Run runs the agent once and returns what came of it. It errs only when the process
 // could not be started (a missing binary is a *NotFoundError; a failed sandbox start; a
-// Preflight refusal); every way a started agent ends is in the Result. The agent runs in a
+// Preflight refusal), or when what it left running could not be ended (a
+// *LeftoversError, with the Result); every way a started agent ends is in the Result. The agent runs in a
 // session of its own in req.Dir, with a TMPDIR of its own removed after, under req.Sandbox
 // with the driver's State added. How it is ended: docs/AGENTS.md, "Common to every agent".
 func Run(ctx context.Context, d Driver, req Request) (Result, error) {
@@ -70,6 +71,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	}
 	cmd.Dir = req.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	sandbox.Contain(cmd) // the attempt's cgroup, where there is one
 
 	p, err := openPipes()
 	if err != nil {
@@ -120,8 +122,9 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	state, _ := reap()
 	// What the agent left running outside its group (a daemon in a session of its own)
 	// is git-ralph's child now, when git-ralph is a reaper: killed and reaped before
-	// anything looks at what the attempt did.
-	sandbox.KillLeftovers()
+	// anything looks at what the attempt did: all of it, however long that takes, or
+	// nothing is looked at (a LeftoversError).
+	_, left := sandbox.KillLeftovers(ctx, req.Note)
 	_ = p.inW.Close() // unblocks the prompt writer if nobody read stdin
 	out := r.drain()
 
@@ -143,8 +146,20 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		dg.Diagnose(&res)
 	}
 	r.writeTrailer(res)
+	if left != nil {
+		return res, &LeftoversError{Err: left}
+	}
 	return res, nil
 }
+
+// LeftoversError is Run's error when the agent ran but what it left running could not
+// all be ended (sandbox.KillLeftovers stopped by Ctrl-C, or the attempt's cgroup
+// failed): nothing the attempt did may be checked or committed while it runs.
+type LeftoversError struct{ Err error }
+
+func (e *LeftoversError) Error() string { return e.Err.Error() }
+
+func (e *LeftoversError) Unwrap() error { return e.Err }
 
 // EnvAdder is a driver that passes something through the environment
 // rather than the argv (a custom agent's model: RALPH_MODEL).

@@ -46,7 +46,7 @@ func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, err
 func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	var s sandbox.Settings
 	cfg := map[string][]string{}
-	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork", "ralph.sandboxSockets"} {
+	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork", "ralph.sandboxSockets", "ralph.verifyWritable"} {
 		vals, err := repo.ConfigPathAll(e.ctx, key)
 		if err != nil {
 			return s, err
@@ -80,6 +80,25 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 			return s, bad("sandboxSockets", p, "does not exist (name the directory of a socket that comes and goes)")
 		}
 		s.Sockets = append(s.Sockets, filepath.Clean(p))
+	}
+	for _, p := range cfg["ralph.verifywritable"] {
+		if !filepath.IsAbs(p) {
+			return s, bad("verifyWritable", p, "is not an absolute path")
+		}
+		if _, err := os.Stat(p); err != nil {
+			return s, bad("verifyWritable", p, "does not exist (the sandbox can only name what exists)")
+		}
+		s.VerifyWritable = append(s.VerifyWritable, filepath.Clean(p))
+	}
+	switch v, _, err := repo.Config(e.ctx, "ralph.verifySandbox"); {
+	case err != nil:
+		return s, err
+	case v == "" || v == "on":
+	case v == "off":
+		s.VerifyOff = true
+	default:
+		return s, &loop.Error{Msg: fmt.Sprintf("git config ralph.verifySandbox: %q is not on or off", v), Code: 2,
+			Hint: "on (the default) runs the verify gate and the commit hooks in the agent's sandbox; off runs them outside it, with your rights, over what the agent wrote"}
 	}
 	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
 	if err != nil {

@@ -40,6 +40,10 @@ import (
 //	rewrite-object REV
 //	               rewrite the loose object REV names (git rev-parse) with other
 //	               content under the same id: history changed where fsck alone sees it
+//	starve N PIDFILE TARGET
+//	               SCHED_IDLE on git-ralph's threads, and N busy processes left in
+//	               sessions of their own (pids in PIDFILE) that append to TARGET
+//	               once git-ralph has exited
 func (f *fake) attack(spec string) {
 	verb, arg, _ := strings.Cut(strings.TrimSpace(f.subst(spec)), " ")
 	arg = strings.TrimSpace(arg)
@@ -96,6 +100,8 @@ func (f *fake) attack(spec string) {
 		err = chownSelf(arg)
 	case "setxattr":
 		err = setxattr(arg)
+	case "starve":
+		err = f.starve(arg)
 	default:
 		err = fmt.Errorf("unknown attack %q", verb)
 	}

@@ -146,8 +146,10 @@
 //	                                  (leave the fake, re-executed, in a session of its own:
 //	                                  it writes its pid to PIDFILE, appends to TARGET once
 //	                                  git-ralph has exited, and ends when its test is gone),
-//	                                  rewrite-object REV (the loose object REV names, other
-//	                                  content under the same id; attack.go lists the rest)
+//	                                  starve N PIDFILE TARGET (SCHED_IDLE on git-ralph's
+//	                                  threads, and N busy processes like daemon's, pids in
+//	                                  PIDFILE), rewrite-object REV (the loose object REV names,
+//	                                  other content under the same id; attack.go lists the rest)
 //	{"exit": code}                    stop now with that code, no terminal event
 //	{"crash": {"signal": "SEGV"}}     die by that signal (core dumps off), no terminal event
 //

@@ -52,6 +52,41 @@ func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env
 	return output, res.exitCode, nil
 }
 
+// SandboxedHook runs script, hook name as the caller recorded it, the way RecordedHook
+// does, but started by start (the caller's sandbox) with args, from an environment
+// made from base instead of git-ralph's own: from a private copy of script (a sealed
+// copy's /proc/self/fd/3 is no path a sandbox's start can check), with /bin/sh when it
+// has no #! line (git's own fallback, decided before the start: a sandboxed exec must
+// not fail).
+func (r *Repo) SandboxedHook(ctx context.Context, name string, script []byte, args, base, env []string, start Starter) (output string, exitCode int, err error) {
+	if err := checkHookName(name); err != nil {
+		return "", -1, err
+	}
+	dir, err := os.MkdirTemp("", "git-ralph-hook-")
+	if err != nil {
+		return "", -1, err
+	}
+	defer os.RemoveAll(dir)
+	copyPath := filepath.Join(dir, name)
+	if err := os.WriteFile(copyPath, script, 0o500); err != nil {
+		return "", -1, err
+	}
+	c := call{env: env, base: base, combined: true, interruptible: true, start: start,
+		show: filepath.Join(r.pinnedHooksDir(), name), program: copyPath, args: args}
+	if !strings.HasPrefix(string(script), "#!") {
+		c.program, c.args = "/bin/sh", append([]string{copyPath}, args...)
+	}
+	res := r.runOnce(ctx, c)
+	output = string(res.stderr)
+	if res.exitCode == -1 {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return output, -1, fmt.Errorf("hook %s: %w", name, ctxErr)
+		}
+		return output, -1, fmt.Errorf("hook %s: %w", name, res.err)
+	}
+	return output, res.exitCode, nil
+}
+
 // runSealed runs c from a sealed copy of script, passed to the child as its fd 3
 // (/proc/self/fd/3), with /bin/sh when it has no #! line. ran is false when no sealed
 // copy could be made or executed.

@@ -87,7 +87,17 @@ type call struct {
 	// which the writer bounds. Only for read-only commands, which are never
 	// retried.
 	stdout io.Writer
+	// start, when set, starts the child instead of cmd.Start and returns the command
+	// to wait for (a hook run in the caller's sandbox: SandboxedHook).
+	start Starter
+	// base, when set, is the environment the child's is made from instead of
+	// os.Environ() (the caller's, without its secrets).
+	base []string
 }
+
+// Starter starts cmd (made, not started) some other way than cmd.Start, and returns
+// the command that runs it, to be waited for: the loop's starts a hook in the sandbox.
+type Starter func(cmd *exec.Cmd) (*exec.Cmd, error)
 
 // result is what one child produced.
 type result struct {
@@ -179,7 +189,11 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 	if cmd.Dir == "" {
 		cmd.Dir = r.Root
 	}
-	cmd.Env = childEnv(os.Environ(), c)
+	base := c.base
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = childEnv(base, c)
 	if c.extra != nil {
 		cmd.ExtraFiles = []*os.File{c.extra}
 	}
@@ -207,7 +221,14 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 		r.trace(program, traced)
 	}
 	r.Calls.Add(1)
-	if err := cmd.Start(); err != nil {
+	if c.start != nil {
+		started, err := c.start(cmd)
+		if err != nil {
+			return result{exitCode: -1, err: err}
+		}
+		started.WaitDelay = cmd.WaitDelay
+		cmd = started
+	} else if err := cmd.Start(); err != nil {
 		return result{exitCode: -1, err: err}
 	}
 	var stop func()

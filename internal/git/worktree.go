@@ -58,6 +58,10 @@ type CommitOptions struct {
 	// "initial state" commit of a clean tree, a story whose work was
 	// already there).
 	AllowEmpty bool
+	// NoHooks makes the commit with no hook at all (core.hooksPath pointed at
+	// nothing, --no-verify): the loop's checkpoint, whose commit hooks it runs
+	// itself, in the sandbox, before (SandboxedHook).
+	NoHooks bool
 }
 
 // Commit commits the index with message (fed on stdin, so any text is
@@ -70,6 +74,11 @@ func (r *Repo) Commit(ctx context.Context, message string, opts CommitOptions) (
 	args := []string{"commit", "-q", "-F", "-"}
 	if opts.AllowEmpty {
 		args = append(args, "--allow-empty")
+	}
+	if opts.NoHooks {
+		// The last -c wins over safetyArgs' pinned hooks directory: no hook is found
+		// below a file. --no-verify besides, should a later git read it otherwise.
+		args = append([]string{"-c", "core.hooksPath=" + os.DevNull}, append(args, "--no-verify")...)
 	}
 	if _, err := r.run(ctx, call{args: args, stdin: []byte(message), combined: true}); err != nil {
 		return "", r.commitHookError(ctx, err)

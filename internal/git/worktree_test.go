@@ -677,3 +677,42 @@ func TestRenamedTo(t *testing.T) {
 		t.Errorf("no output: %q", got)
 	}
 }
+
+// The loop's checkpoint commit (NoHooks) runs none of the hooks a commit runs, from the
+// hooks directory or from where core.hooksPath points (the pre-commit framework, husky
+// and lefthook run what the work tree's files say): each would leave a mark.
+func TestCommitNoHooks(t *testing.T) {
+	dir, r := newRepo(t)
+	marks := t.TempDir()
+	hooks := []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "reference-transaction"}
+	for _, h := range hooks {
+		writeHook(t, dir, h, "echo ran >"+filepath.Join(marks, h)+"\n")
+	}
+	if _, err := r.Commit(t.Context(), "checkpoint", CommitOptions{AllowEmpty: true, NoHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, ".husky")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hooks {
+		p := filepath.Join(other, h)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho ran >"+filepath.Join(marks, "husky-"+h)+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitT(t, dir, "config", "core.hooksPath", other)
+	if _, err := open(t, dir).Commit(t.Context(), "checkpoint", CommitOptions{AllowEmpty: true, NoHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ran, _ := os.ReadDir(marks); len(ran) > 0 {
+		t.Errorf("hooks ran: %v", ran)
+	}
+	// the control: without NoHooks they do
+	if _, err := r.Commit(t.Context(), "user's", CommitOptions{AllowEmpty: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ran, _ := os.ReadDir(marks); len(ran) == 0 {
+		t.Error("no hook ran for a commit with hooks: the test proves nothing")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -120,8 +121,13 @@ func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, s
 	// on (~/.ssh, the shell's start-up files, ~/bin), is marked before and put back
 	// after: found and undone, and named as tampering.
 	marks := sandbox.MarkHome(os.Getenv("HOME"))
+	req.Note = s.Report.Warn
 	out.res, out.startErr = agent.Run(actx, s.r.Driver, req)
 	logf.Close()
+	if left := (*agent.LeftoversError)(nil); errors.As(out.startErr, &left) {
+		// Processes of the attempt still run: nothing is checked, no git runs.
+		return out, s.stop(run.Failed, "processes the attempt left are still running", leftoversError(left))
+	}
 	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
 	out.tampered, err = s.checkAfterAgent(ctx, att, snap)
 	if home := marks.PutBack(); len(home) > 0 && err == nil {
@@ -438,7 +444,7 @@ func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story taskli
 	if outcome, why, passOn, err := s.judge(ctx, att, done, snap, tree); err != nil || outcome != "" {
 		return outcome, why, passOn, err // no judge, or its PASS, goes on
 	}
-	id, why, err := s.commitCheckpoint(gctx, att, done, now, tree)
+	id, why, err := s.commitCheckpoint(gctx, att, done, now, tree, snap)
 	if err != nil || why != "" {
 		return failure(why, err)
 	}
@@ -452,6 +458,14 @@ func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story taskli
 	s.rec.Checkpoint = id
 	att.Outcome, att.Commit = run.OutcomeComplete, id
 	return run.OutcomeComplete, "", false, s.Save(s.rec)
+}
+
+// leftoversError is the error that stops a run whose attempt left processes that could
+// not all be ended: nothing of the attempt was checked or committed.
+func leftoversError(err error) error {
+	return &Error{Msg: err.Error(),
+		Hint: "git-ralph checks and commits nothing while a process of the attempt runs; end them (kill -9), then run 'git ralph start' again: it takes the attempt up where it stopped",
+		Err:  err}
 }
 
 // failure is checkpoint's result for an attempt that failed for the reason why (passed
@@ -503,7 +517,7 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 
 // gate stages the work tree and takes its tree id (what the checkpoint must commit),
 // refuses a repository the agent added as a gitlink, and runs the ralph-verify hook as
-// snap recorded it. outcome is "" when the gate passed; else the attempt's outcome
+// snap recorded it, in the sandbox (gateHook). outcome is "" when the gate passed; else the attempt's outcome
 // (failed, or interrupted when ctx was cancelled while the hook ran) and why.
 func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Story, snap *surface.Snapshot) (tree, outcome, why string, err error) {
 	gctx := context.WithoutCancel(ctx)
@@ -535,11 +549,9 @@ func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Sto
 	if s.r.VerifyTimeout > 0 {
 		env = append(env, "RALPH_VERIFY_TIMEOUT="+s.r.VerifyTimeout.String())
 	}
-	out, code, err := s.Repo.RecordedHook(ctx, "ralph-verify", script, env)
-	// The gate runs the project's tests, which the agent may have written, outside
-	// the sandbox: what they left running goes before anything is committed.
-	if n := sandbox.KillLeftovers(); n > 0 {
-		s.Report.Warn(fmt.Sprintf("the ralph-verify hook left %d process(es) running: killed", n))
+	out, code, err := s.gateHook(ctx, "ralph-verify", script, nil, env)
+	if left := (*agent.LeftoversError)(nil); errors.As(err, &left) {
+		return "", "", "", err // what it left runs on: nothing is saved, no git runs
 	}
 	if ctx.Err() != nil {
 		return "", run.OutcomeInterrupted, "interrupted", nil
@@ -551,6 +563,9 @@ func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Sto
 		att.Verify = "failed"
 		return "", run.OutcomeFailed, fmt.Sprintf("the ralph-verify hook failed (exit %d):\n%s", code, Tail(out, 40)), nil
 	}
+	if why, err := s.afterGate(ctx, snap); err != nil || why != "" {
+		return "", run.OutcomeFailed, why, err
+	}
 	att.Verify, s.verifyOut = "passed", out
 	return tree, "", "", nil
 }
@@ -558,7 +573,7 @@ func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Sto
 // commitCheckpoint commits what is staged as the checkpoint of story (as the attempt
 // left it in now), and checks that the commit is what the gate saw: tree, on the last
 // checkpoint alone. It returns the commit, or why the attempt failed.
-func (s *session) commitCheckpoint(ctx context.Context, att *run.Attempt, story tasklist.Story, now *source.Source, tree string) (id, why string, err error) {
+func (s *session) commitCheckpoint(ctx context.Context, att *run.Attempt, story tasklist.Story, now *source.Source, tree string, snap *surface.Snapshot) (id, why string, err error) {
 	rec := s.rec
 	att.Ended = s.Time()
 	done := *rec // the record as the checkpoint leaves it: its trailers name the source where it is now
@@ -567,7 +582,12 @@ func (s *session) commitCheckpoint(ctx context.Context, att *run.Attempt, story 
 	if err != nil {
 		return "", "", err
 	}
-	id, err = s.Repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true})
+	// The user's commit hooks, as snap recorded them, run here in the sandbox, never
+	// from git's commit over the agent's files: the commit is made with none.
+	if msg, why, err = s.commitHooks(ctx, snap, msg); err != nil || why != "" {
+		return "", why, err
+	}
+	id, err = s.Repo.Commit(ctx, msg, git.CommitOptions{AllowEmpty: true, NoHooks: true})
 	var hook *git.CommitHookError
 	var ge *git.Error
 	switch {
@@ -591,6 +611,126 @@ func (s *session) commitCheckpoint(ctx context.Context, att *run.Attempt, story 
 			Short(id), Short(got), shortList(parents), Short(tree), Short(rec.Checkpoint)), nil
 	}
 	return id, "", nil
+}
+
+// commitHooks runs the user's commit hooks that git would run for the checkpoint
+// commit (pre-commit, prepare-commit-msg, commit-msg), as snap recorded them, each the
+// way git runs it but in the sandbox (gateHook): the pre-commit framework, husky and
+// lefthook run what the work tree's files say, which the agent wrote. It returns the
+// message as the hooks left it, or why the attempt failed (a hook refused the commit).
+// What they may have changed of the git directory, where they could write it, is
+// checked before anything else runs.
+func (s *session) commitHooks(ctx context.Context, snap *surface.Snapshot, msg string) (string, string, error) {
+	type hook struct {
+		name   string
+		script []byte
+	}
+	var hooks []hook
+	for _, name := range []string{"pre-commit", "prepare-commit-msg", "commit-msg"} {
+		if script, ok := s.recordedHook(snap, name); ok {
+			hooks = append(hooks, hook{name, script})
+		}
+	}
+	if len(hooks) == 0 {
+		return msg, "", nil
+	}
+	dir, err := os.MkdirTemp("", "git-ralph-msg-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "COMMIT_EDITMSG")
+	if err := os.WriteFile(file, []byte(msg), 0o600); err != nil {
+		return "", "", err
+	}
+	s.Report.Step("running the commit hooks (" + hookNames(hooks, func(h hook) string { return h.name }) + ")")
+	for _, h := range hooks {
+		var args []string
+		switch h.name {
+		case "prepare-commit-msg":
+			args = []string{file, "message"}
+		case "commit-msg":
+			args = []string{file}
+		}
+		out, code, err := s.gateHook(ctx, h.name, h.script, args, []string{"GIT_EDITOR=:"}, dir)
+		if err != nil {
+			return "", "", err
+		}
+		if code != 0 {
+			return "", fmt.Sprintf("the checkpoint commit was refused by a commit hook (%s):\n%s", h.name, Tail(out, 40)), nil
+		}
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", "", err
+	}
+	if why, err := s.afterGate(ctx, snap); err != nil || why != "" {
+		return "", why, err
+	}
+	return string(b), "", nil
+}
+
+func hookNames[T any](hs []T, name func(T) string) string {
+	n := make([]string, len(hs))
+	for i, h := range hs {
+		n[i] = name(h)
+	}
+	return strings.Join(n, ", ")
+}
+
+// gateHook runs hook name (script, as recorded) with args and env for the gate: in the
+// sandbox under the gate's policy (gatePolicy: the git directory read-only where the
+// agent's is, the secrets hidden and out of its environment) plus write (and a TMPDIR
+// of its own, removed after), in the attempt's cgroup; everything it leaves running
+// is killed after it, or nothing goes on. Without a sandbox it runs unrestricted, as
+// git would run it, its leftovers killed all the same.
+func (s *session) gateHook(ctx context.Context, name string, script []byte, args, env []string, write ...string) (string, int, error) {
+	tmp, err := os.MkdirTemp("", "git-ralph-gate-")
+	if err != nil {
+		return "", -1, err
+	}
+	defer os.RemoveAll(tmp)
+	env = append(slices.Clone(env), "TMPDIR="+tmp)
+	var base []string
+	pol := s.gatePolicy.Clone()
+	if pol != nil {
+		pol.AddWrite(append([]string{tmp}, write...)...)
+		base = agent.WithoutSecrets(os.Environ(), s.r.AgentEnvKeep)
+		if !sandbox.Covers(pol.Write, s.Repo.CommonDir) {
+			env = append(env, "GIT_OPTIONAL_LOCKS=0") // git status must not try to refresh the index
+		}
+	}
+	start := func(cmd *exec.Cmd) (*exec.Cmd, error) {
+		sandbox.Contain(cmd)
+		if pol == nil {
+			return cmd, cmd.Start()
+		}
+		return sandbox.Start(pol, cmd)
+	}
+	out, code, err := s.Repo.SandboxedHook(ctx, name, script, args, base, env, start)
+	// The gate runs the project's tests, which the agent may have written: what they
+	// left running goes before anything is committed, or nothing is.
+	n, left := sandbox.KillLeftovers(ctx, s.Report.Warn)
+	if left != nil {
+		return out, code, s.stop(run.Failed, "processes the "+name+" hook left are still running", leftoversError(&agent.LeftoversError{Err: left}))
+	}
+	if n > 0 {
+		s.Report.Warn(fmt.Sprintf("the %s hook left %d process(es) running: killed", name, n))
+	}
+	return out, code, err
+}
+
+// afterGate checks, once the gate's hooks have run, what they could have changed of the
+// trust surface (the hooks, the config): files only, and only where they could write
+// the git directory (no sandbox, or one that leaves it writable, as in place).
+func (s *session) afterGate(ctx context.Context, snap *surface.Snapshot) (string, error) {
+	if s.gatePolicy != nil && !sandbox.Covers(s.gatePolicy.Write, s.Repo.CommonDir) {
+		return "", nil
+	}
+	files := *snap
+	files.NoRefs = true
+	att := s.rec.Last()
+	return s.checkSurface(context.WithoutCancel(ctx), &files, s.rec, att)
 }
 
 // recordedHook is the hook name as the snapshot recorded it before the attempt (its

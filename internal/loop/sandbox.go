@@ -76,6 +76,19 @@ func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string,
 	return p, nil
 }
 
+// gatePolicy is the policy of the verify gate and the commit hooks of a run working in
+// tree under set (gateHook): the agent's, but none of the files outside the tree the
+// agent is asked to write (the learnings, a tracked file kept outside) and none of its
+// CLI's state, plus what the user lets the gate alone write (ralph.verifyWritable).
+// Each run of a hook adds a TMPDIR of its own.
+func gatePolicy(set sandbox.Settings, tree, commonDir string) (*sandbox.Policy, error) {
+	p, err := sandboxPolicy(set, tree, commonDir, nil, false)
+	if p != nil {
+		p.AddWrite(set.VerifyWritable...)
+	}
+	return p, err
+}
+
 // describeSandbox is the dry run's account of the policy an attempt of drv working in
 // tree would run under (set, its level resolved for tree), one line each: the level,
 // what is writable, what is hidden, the network.
@@ -128,7 +141,14 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	} else {
 		lines = append(lines, "  network: unrestricted")
 	}
-	return append(lines, "  unix sockets: "+unixSockets(set.Level.ABI, short(p.Sockets)))
+	lines = append(lines, "  unix sockets: "+unixSockets(set.Level.ABI, short(p.Sockets)))
+	how, _ := sandbox.Containment()
+	lines = append(lines, "  leftover processes: "+how)
+	if set.VerifyOff {
+		return append(lines, "  verify gate and commit hooks: outside the sandbox (ralph.verifySandbox=off), with your rights")
+	}
+	gp, _ := gatePolicy(set, tree, "")
+	return append(lines, "  verify gate and commit hooks: in the sandbox, may write "+short(gp.Write)+", and a TMPDIR of their own")
 }
 
 // unixSockets says which pathname unix sockets an agent under Landlock abi may

@@ -30,6 +30,10 @@ type session struct {
 
 	// policy is the agent's sandbox, nil when it runs unrestricted.
 	policy *sandbox.Policy
+	// gatePolicy is the verify gate's and the commit hooks' (gateHook): the agent's
+	// with none of its own files, plus ralph.verifyWritable; nil when they run
+	// unrestricted (no sandbox, or ralph.verifySandbox=off).
+	gatePolicy *sandbox.Policy
 	// taken holds the attempt refs that existed when the session began.
 	taken map[string]bool
 	// lastSurface is the snapshot of the attempt checked last, which the next
@@ -166,6 +170,9 @@ func (s *session) begin(ctx context.Context) error {
 		s.rec.Sandbox = s.r.Sandbox.Level.String()
 		s.Report.Step("sandbox: " + s.rec.Sandbox)
 	}
+	if how, ok := sandbox.Containment(); sandbox.IsReaper() && !ok {
+		s.Report.Warn(how)
+	}
 	pol, err := sandboxPolicy(s.r.Sandbox, s.Repo.Root, s.Repo.CommonDir, agentFiles(s.src, s.Store.LearningsPath(s.r.Change)), true)
 	if err != nil {
 		return err
@@ -175,6 +182,12 @@ func (s *session) begin(ctx context.Context) error {
 		pol.Read = sandbox.ReadGrants(pol.Hide)
 	}
 	s.policy = pol
+	if pol != nil && !s.r.Sandbox.VerifyOff {
+		if s.gatePolicy, err = gatePolicy(s.r.Sandbox, s.Repo.Root, s.Repo.CommonDir); err != nil {
+			return err
+		}
+		s.gatePolicy.Read = pol.Read // the same hidden paths
+	}
 	// Attempt refs a crash saved before it could record them: their numbers are taken.
 	// Listed once: from here on, this process makes (and records) every attempt ref.
 	refs, err := s.Repo.Refs(ctx, "refs/ralph/"+s.r.Change+"/attempts/")

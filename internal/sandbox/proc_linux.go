@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -36,40 +39,185 @@ func BecomeReaper() error {
 // IsReaper reports whether BecomeReaper was called.
 func IsReaper() bool { return reaper.Load() }
 
-// KillLeftovers kills (SIGKILL) and reaps every descendant of this process, when it is
-// a reaper (BecomeReaper), and returns how many it killed; elsewhere it does nothing.
-// The caller must have waited for every child it started itself: what is left is what
-// they left behind. It gives up on processes that do not die within 5 seconds (stuck in
-// the kernel), leaving them to be reaped later.
-func KillLeftovers() int {
+// KillLeftovers kills (SIGKILL) and reaps every process the attempt left, when this
+// process is a reaper (BecomeReaper), and returns how many it killed; elsewhere it does
+// nothing. The caller must have waited for every child it started itself: what is left
+// is what they left behind.
+//
+// It ends the attempt's cgroup (Contain) with cgroup.kill where there is one, then
+// walks /proc for every other descendant, killing each, when /proc is of this
+// process's PID namespace (procIsOurs: a pid read from another namespace's /proc names
+// some other process here, and is never signalled). It returns only once none is left:
+// there is no deadline after which it gives up and the caller goes on. Only when ctx
+// ends (Ctrl-C) does it stop, a moment later (interruptGrace), with a *LeftoverError
+// naming what remains. note, if not nil, is told once when the wait grows long.
+func KillLeftovers(ctx context.Context, note func(string)) (int, error) {
 	if !reaper.Load() {
-		return 0
+		return 0, nil
 	}
-	self := os.Getpid()
-	killed := map[int]bool{}
-	deadline := time.Now().Add(5 * time.Second)
+	w := &leftWait{ctx: ctx, note: note, start: now()}
+	killed := 0
+	if cg := takeGroup(); cg != nil {
+		killed += cg.procs()
+		if err := cg.kill(); err != nil {
+			return killed, fmt.Errorf("end the attempt's cgroup %s: %w", cg.dir, err)
+		}
+		for {
+			left, err := cg.populated()
+			if err != nil {
+				return killed, fmt.Errorf("the attempt's cgroup %s: %w", cg.dir, err)
+			}
+			reapChildren()
+			if !left {
+				break
+			}
+			if err := w.wait(cg.pids, cg.dir); err != nil {
+				return killed, err
+			}
+		}
+		cg.remove()
+	}
+	if procIsOurs() {
+		self := os.Getpid()
+		seen := map[int]bool{}
+		for {
+			all := descendants(self)
+			if len(all) == 0 {
+				break
+			}
+			for _, p := range all {
+				if !seen[p] {
+					sigkill(p)
+					seen[p] = true
+					killed++
+				}
+			}
+			if reapChildren() {
+				continue
+			}
+			if err := w.wait(func() []int { return descendants(self) }, ""); err != nil {
+				return killed, err
+			}
+		}
+	}
+	reapChildren()
+	return killed, nil
+}
+
+// sigkill kills a process the /proc walk found (a test's does not).
+var sigkill = killPid
+
+func killPid(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+
+// now is KillLeftovers' clock: a test's makes a walk of /proc take an hour.
+var now = time.Now
+
+// interruptGrace is how long KillLeftovers still waits for what it killed to die once
+// its context has ended.
+const interruptGrace = 2 * time.Second
+
+// leftWait is KillLeftovers' waiting: a moment at a time, a note once it grows long,
+// and a stop a moment after its context ends.
+type leftWait struct {
+	ctx    context.Context
+	note   func(string)
+	start  time.Time
+	noted  bool
+	giveUp time.Time
+}
+
+// wait waits a moment for killed processes to die, or returns the *LeftoverError
+// naming those that remain (pids) once the context has ended and its grace passed.
+func (w *leftWait) wait(pids func() []int, cgroup string) error {
+	if w.ctx.Err() != nil {
+		if w.giveUp.IsZero() {
+			w.giveUp = now().Add(interruptGrace)
+		} else if now().After(w.giveUp) {
+			return &LeftoverError{Pids: pids(), Cgroup: cgroup}
+		}
+	}
+	if !w.noted && w.note != nil && now().Sub(w.start) > 5*time.Second {
+		w.noted = true
+		w.note(fmt.Sprintf("waiting for the processes the attempt left to end (pids %s); git-ralph checks and commits nothing before they have: Ctrl-C stops it", pidList(pids())))
+	}
+	time.Sleep(time.Millisecond) // a killed process takes a moment to die
+	return nil
+}
+
+// LeftoverError is KillLeftovers stopped (its context ended) before every process the
+// attempt left was gone: nothing may be checked or committed.
+type LeftoverError struct {
+	Pids   []int
+	Cgroup string // the attempt's cgroup that holds them, if any
+}
+
+func (e *LeftoverError) Error() string {
+	where := ""
+	if e.Cgroup != "" {
+		where = " in " + e.Cgroup
+	}
+	return fmt.Sprintf("processes the attempt left are still running%s (pids %s)", where, pidList(e.Pids))
+}
+
+func pidList(pids []int) string {
+	if len(pids) == 0 {
+		return "unknown"
+	}
+	s := make([]string, 0, len(pids))
+	for i, p := range pids {
+		if i == 20 {
+			s = append(s, fmt.Sprintf("and %d more", len(pids)-i))
+			break
+		}
+		s = append(s, strconv.Itoa(p))
+	}
+	return strings.Join(s, ", ")
+}
+
+// reapChildren reaps every child of this process that has exited (wait4(-1) with
+// WNOHANG), and reports whether it reaped any.
+func reapChildren() bool {
+	reaped := false
 	for {
-		all := descendants(self)
-		if len(all) == 0 || time.Now().After(deadline) {
-			return len(killed)
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
 		}
-		for _, p := range all {
-			if !killed[p] {
-				_ = syscall.Kill(p, syscall.SIGKILL)
-				killed[p] = true
-			}
+		if err != nil || pid <= 0 {
+			return reaped
 		}
-		reaped := false
-		for _, c := range children(self) {
-			var ws syscall.WaitStatus
-			if pid, err := syscall.Wait4(c, &ws, syscall.WNOHANG, nil); err == nil && pid == c {
-				reaped = true
-			}
-		}
-		if !reaped {
-			time.Sleep(time.Millisecond) // a killed process takes a moment to die
-		}
+		reaped = true
 	}
+}
+
+// procIsOurs reports whether /proc is of this process's PID namespace: /proc/self
+// names this process by the pid it has here. In a PID namespace started without a
+// /proc of its own (unshare --pid --fork, without --mount-proc), /proc/<pid> is
+// another process, and its children are not this process's.
+func procIsOurs() bool {
+	s, err := os.Readlink("/proc/self")
+	return err == nil && s == strconv.Itoa(os.Getpid())
+}
+
+// Containment says how what an attempt leaves running is found and ended here, and ok
+// false (with why) when it is not: /proc is another PID namespace's and no cgroup can
+// be made. In a reaper, it makes the first attempt's cgroup if it can; elsewhere (a
+// dry run) it says what a run would do.
+func Containment() (how string, ok bool) {
+	var cg bool
+	if reaper.Load() {
+		cg = currentGroup() != nil
+	} else {
+		cg = CanContain()
+	}
+	switch {
+	case cg:
+		return "each attempt's processes run in a cgroup of their own, ended with cgroup.kill", true
+	case procIsOurs():
+		return "found through /proc and killed after each attempt (no cgroup of git-ralph's own here)", true
+	}
+	return "what the agent leaves running outside its process group is not found here: /proc is not of git-ralph's PID namespace, and git-ralph can make no cgroup of its own (give it a /proc of its own: unshare --pid --fork --mount-proc)", false
 }
 
 // descendants lists every process below pid, zombies included.

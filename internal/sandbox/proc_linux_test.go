@@ -2,11 +2,15 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
+	"errors"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,15 +47,107 @@ func TestKillLeftovers(t *testing.T) {
 	if len(pids) != 2 {
 		t.Fatalf("pids %v", pids)
 	}
-	if n := KillLeftovers(); n != 2 {
-		t.Errorf("KillLeftovers killed %d, want 2", n)
+	if n, err := KillLeftovers(context.Background(), nil); n != 2 || err != nil {
+		t.Errorf("KillLeftovers killed %d (%v), want 2", n, err)
 	}
 	for _, p := range pids {
 		if err := syscall.Kill(p, 0); err == nil {
 			t.Errorf("pid %d is still there (reaped and gone is the goal)", p)
 		}
 	}
-	if n := KillLeftovers(); n != 0 {
-		t.Errorf("KillLeftovers with nothing left killed %d", n)
+	if n, err := KillLeftovers(context.Background(), nil); n != 0 || err != nil {
+		t.Errorf("KillLeftovers with nothing left killed %d (%v)", n, err)
+	}
+}
+
+// What starts in the attempt's cgroup (Contain) is ended with it, all at once, with no
+// walk of /proc: here with /proc out of the picture, as in a PID namespace whose /proc
+// is another's. The cgroup is gone afterwards, and the next Contain makes a new one.
+func TestKillLeftoversCgroup(t *testing.T) {
+	if err := BecomeReaper(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	if currentGroup() == nil {
+		t.Skipf("no cgroup of its own here: %v", attemptGroup.broken)
+	}
+	cmd := exec.Command("sh", "-c", `setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; (setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!)`)
+	Contain(cmd)
+	dir := attemptGroup.cg.dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := strings.Fields(string(out))
+	if got := attemptGroup.cg.procs(); got != 2 {
+		t.Fatalf("the attempt's cgroup holds %d processes, want the 2 sleeps", got)
+	}
+	n, err := KillLeftovers(context.Background(), nil)
+	if n != 2 || err != nil {
+		t.Errorf("KillLeftovers killed %d (%v), want 2", n, err)
+	}
+	for _, p := range pids {
+		n, _ := strconv.Atoi(p)
+		if err := syscall.Kill(n, 0); err == nil {
+			t.Errorf("pid %d is still there", n)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the attempt's cgroup %s is left: %v", dir, err)
+	}
+}
+
+// However long finding and killing them takes (here every look at the clock is an hour
+// later: a walk of /proc slowed by the scheduling), KillLeftovers gives up on nothing:
+// it returns once every process is gone, and says once that it is waiting.
+func TestKillLeftoversNoDeadline(t *testing.T) {
+	if err := BecomeReaper(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	clock := time.Now()
+	now = func() time.Time { clock = clock.Add(time.Hour); return clock }
+	defer func() { now = time.Now }()
+	out, err := exec.Command("sh", "-c", `for i in 1 2 3 4 5 6 7 8; do setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; done`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	n, err := KillLeftovers(context.Background(), func(s string) { notes = append(notes, s) })
+	if n != 8 || err != nil {
+		t.Errorf("KillLeftovers killed %d (%v), want 8", n, err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		n, _ := strconv.Atoi(p)
+		if err := syscall.Kill(n, 0); err == nil {
+			t.Errorf("pid %d is still there", n)
+		}
+	}
+	if len(notes) > 1 {
+		t.Errorf("notes %q, want one at most", notes)
+	}
+}
+
+// Ctrl-C (its context ended) stops the wait a moment later, naming what remains: here
+// a process whose SIGKILL never comes (as one stuck in the kernel never dies of it), so
+// that the wait cannot end otherwise.
+func TestKillLeftoversInterrupted(t *testing.T) {
+	if err := BecomeReaper(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	clock := time.Now()
+	now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	defer func() { now = time.Now }()
+	cmd := exec.Command("sleep", "1000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sigkill = func(int) {}
+	defer func() { sigkill = killPid }()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := KillLeftovers(ctx, nil)
+	var left *LeftoverError
+	if !errors.As(err, &left) || len(left.Pids) != 1 || left.Pids[0] != cmd.Process.Pid {
+		t.Fatalf("KillLeftovers: %v, want a LeftoverError naming pid %d", err, cmd.Process.Pid)
 	}
 }

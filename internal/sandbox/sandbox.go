@@ -341,6 +341,13 @@ type Settings struct {
 	Hide     []string // ralph.sandboxHide: absolute paths
 	Ports    []uint16 // ralph.sandboxNetwork
 	Sockets  []string // ralph.sandboxSockets: existing absolute paths
+	// VerifyWritable (ralph.verifyWritable): what the verify gate and the commit hooks
+	// may write besides what the agent may (a database's socket directory, a
+	// service's files): existing absolute paths.
+	VerifyWritable []string
+	// VerifyOff (ralph.verifySandbox=off): the gate and the commit hooks run outside
+	// the sandbox, with the user's rights, over what the agent wrote.
+	VerifyOff bool
 }
 
 // Decided reports whether the CLI resolved s (a level, on or not).

@@ -1,0 +1,245 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// An attempt's cgroup. Where git-ralph may make a cgroup (version 2) below its own (a
+// systemd user session delegates one; root may anywhere), every process it starts for
+// an attempt (the agent, and the verify gate) starts in a cgroup of the attempt's own
+// (clone3's CLONE_INTO_CGROUP, so that not one instruction runs outside it), and after
+// the attempt one write to its cgroup.kill ends all of it at once, in the kernel: no
+// walk of /proc to outrun, whatever the scheduling, in whichever PID namespace, and a
+// process the sandbox holds cannot leave the cgroup (it cannot write the cgroup file
+// system). Elsewhere, the /proc walk of KillLeftovers does it alone.
+
+// noCgroup is set by the test binary to play a system without cgroups of its own.
+var noCgroup bool
+
+// NoCgroup makes git-ralph play a system where it can make no cgroup: the test
+// binary's way to run the /proc walk alone.
+func NoCgroup() { noCgroup = true }
+
+var attemptGroup struct {
+	sync.Mutex
+	cg      *cgroup // the current attempt's, made by the first Contain after the last end
+	n       int     // attempts so far: names the next cgroup
+	broken  error   // set once making one failed: no more tries
+	dirHint string  // where they are made, for Containment
+}
+
+// cgroup is an attempt's cgroup: its directory and an open descriptor of it.
+type cgroup struct {
+	dir string
+	fd  int
+}
+
+// Contain makes cmd (not started yet) start in the current attempt's cgroup, when
+// git-ralph is a reaper and may make one; elsewhere it leaves cmd as it is.
+func Contain(cmd *exec.Cmd) {
+	if !reaper.Load() {
+		return
+	}
+	cg := currentGroup()
+	if cg == nil {
+		return
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.fd
+}
+
+// CanContain reports whether this process may make cgroups below its own (the
+// directory of its cgroup, version 2, is writable to it).
+func CanContain() bool {
+	if noCgroup {
+		return false
+	}
+	dir, err := ownCgroupDir()
+	return err == nil && unix.Access(dir, unix.W_OK) == nil
+}
+
+// currentGroup is the current attempt's cgroup, made if need be; nil where none can be.
+func currentGroup() *cgroup {
+	g := &attemptGroup
+	g.Lock()
+	defer g.Unlock()
+	if g.cg != nil || g.broken != nil {
+		return g.cg
+	}
+	if noCgroup {
+		g.broken = errors.New("off")
+		return nil
+	}
+	parent, err := ownCgroupDir()
+	if err == nil {
+		g.n++
+		dir := filepath.Join(parent, fmt.Sprintf("git-ralph-%d-%d", os.Getpid(), g.n))
+		if err = unix.Mkdir(dir, 0o755); err == nil {
+			var fd int
+			if fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+				if _, err = os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
+					if err = probeInto(fd); err == nil {
+						g.cg = &cgroup{dir: dir, fd: fd}
+						g.dirHint = parent
+						return g.cg
+					}
+				}
+				unix.Close(fd)
+			}
+			_ = unix.Rmdir(dir)
+		}
+	}
+	g.broken = err
+	return nil
+}
+
+// probeInto starts true(1) in the cgroup fd names, once per run: a cgroup this process
+// may make but not start processes in (its own not delegated to it whole) must not
+// stop every agent from starting. Where there is no true, it trusts the mkdir.
+func probeInto(fd int) error {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		return nil
+	}
+	cmd := exec.Command(path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	return cmd.Run()
+}
+
+// takeGroup hands over the current attempt's cgroup (nil if none was made): the next
+// Contain makes a new one.
+func takeGroup() *cgroup {
+	g := &attemptGroup
+	g.Lock()
+	defer g.Unlock()
+	cg := g.cg
+	g.cg = nil
+	return cg
+}
+
+// ownCgroupDir is the directory of this process's cgroup (version 2): where the
+// cgroup2 file system is mounted (/proc/self/mountinfo) joined with the path
+// /proc/self/cgroup names.
+func ownCgroupDir() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	var path string
+	found := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path, found = p, true
+		}
+	}
+	if !found {
+		return "", errors.New("no cgroup version 2")
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional…] - fstype source super
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		fields := strings.Fields(pre)
+		if len(fields) < 5 {
+			continue
+		}
+		root, mnt := unescapeMount(fields[3]), unescapeMount(fields[4])
+		rel, ok := strings.CutPrefix(path, root)
+		if root == "/" {
+			rel, ok = path, true
+		}
+		if !ok || (rel != "" && !strings.HasPrefix(rel, "/")) {
+			continue
+		}
+		return filepath.Join(mnt, rel), nil
+	}
+	return "", errors.New("the cgroup2 file system is not mounted")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// procs is how many processes the cgroup holds.
+func (cg *cgroup) procs() int {
+	b, err := os.ReadFile(filepath.Join(cg.dir, "cgroup.procs"))
+	if err != nil {
+		return 0
+	}
+	return len(bytes.Fields(b))
+}
+
+// populated reports whether a process is left in the cgroup (cgroup.events).
+func (cg *cgroup) populated() (bool, error) {
+	b, err := os.ReadFile(filepath.Join(cg.dir, "cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return v != "0", nil
+		}
+	}
+	return false, errors.New("cgroup.events has no populated line")
+}
+
+// kill sends SIGKILL to every process in the cgroup (cgroup.kill: the kernel's, which
+// a fork in progress does not escape).
+func (cg *cgroup) kill() error {
+	return os.WriteFile(filepath.Join(cg.dir, "cgroup.kill"), []byte("1"), 0)
+}
+
+// remove removes the cgroup, empty by then, and closes its descriptor.
+func (cg *cgroup) remove() {
+	unix.Close(cg.fd)
+	_ = unix.Rmdir(cg.dir)
+}
+
+// pids lists the processes in the cgroup, by their pids in this process's namespace.
+func (cg *cgroup) pids() []int {
+	b, _ := os.ReadFile(filepath.Join(cg.dir, "cgroup.procs"))
+	var out []int
+	for _, f := range bytes.Fields(b) {
+		if n, err := strconv.Atoi(string(f)); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
