@@ -39,13 +39,11 @@ func BecomeReaper() error {
 // IsReaper reports whether BecomeReaper was called.
 func IsReaper() bool { return reaper.Load() }
 
-// KillLeftovers kills (SIGKILL) and reaps every process the attempt left, when this
-// process is a reaper (BecomeReaper), and returns how many it killed. The caller must
-// have waited for its own children first. It ends the attempt's cgroup (Contain), then
-// walks /proc when it is of this PID namespace (procIsOurs); it has no deadline and
-// stops early only when ctx ends, with a *LeftoverError naming what remains. note, if
-// not nil, is told once when the wait grows long. Why: docs/SANDBOX.md, "What the
-// agent leaves running".
+// KillLeftovers kills and reaps every process the attempt left, when this process is a
+// reaper, and returns how many it killed; the caller has waited for its own children.
+// It ends the attempt's cgroup, then walks /proc if it is ours (procIsOurs), with no
+// deadline: only ctx ending stops it, with a *LeftoverError naming what remains. note
+// hears once of a long wait. Why: docs/SANDBOX.md, "What the agent leaves running".
 func KillLeftovers(ctx context.Context, note func(string)) (int, error) {
 	if !reaper.Load() {
 		return 0, nil
