@@ -205,15 +205,9 @@ func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 }
 
 // TakeAfter records the surface for the attempt that follows prev's, as prev's check
-// and restore left it, without reading it again: refs as prev.Next says, files as prev
-// recorded them (Restore put them back byte for byte). Between two attempts only
-// git-ralph's own git runs, and that git can still run a program the agent planted where
-// no -c override reaches (a clean filter in the config of a repository it nested in the
-// work tree, run by the submodule status that add -A and status make): reading the files
-// anew would make what such a program wrote the next attempt's record, and the gate
-// would run it. Carried, it is a difference the next check finds and restores.
-// freshRefs reads the refs anew (after a wait the user may have moved them); the files
-// are carried still, since git-ralph's git ran before the wait.
+// and restore left it, without reading the files again, so that nothing a planted
+// program wrote between attempts becomes the record. freshRefs reads the refs anew
+// (after a wait). Why: docs/LOOP.md, "Each attempt".
 func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
 	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Dirs: prev.Dirs, DirStates: prev.DirStates, Config: prev.Config, Files: slices.Clone(prev.Files),
 		Elsewhere: prev.Elsewhere, CheckedOut: prev.CheckedOut}
