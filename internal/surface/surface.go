@@ -66,11 +66,9 @@ type Options struct {
 	// moved to a commit that does not contain its old one is still restored.
 	Shared bool
 	// Others returns a stamp for each other change that has a run directory: "busy"
-	// while some git-ralph process holds its run lock, else something that changes
-	// whenever such a process writes its run record (its size and time). Another
-	// change's run refs are watched unless it is busy when the snapshot is taken, and a
-	// difference on them is let be when its stamp differs after the attempt (a git-ralph
-	// process worked on it meanwhile). Nil: no other change is known.
+	// while a git-ralph process holds its run lock, else its run record's size and time.
+	// Another change's run refs are watched unless it is busy at the snapshot, and a
+	// difference on them is let be when its stamp changed meanwhile. Nil: none known.
 	Others func() map[string]string `json:"-"`
 }
 
@@ -471,11 +469,9 @@ func runWorktree(common, dir string) bool {
 }
 
 // halfMade reports whether the worktree whose git directory is dir is still being
-// written by a git worktree add: its HEAD not there yet, or still the null object name
-// that add writes first (before commondir, and before it points HEAD at its branch).
-// Such a worktree is made during the attempt, by another loop of git-ralph's (before
-// its HEAD names a run's branch) or by the user, so it is not watched: recorded now,
-// its commondir missing, the rest of the add would read as the agent's.
+// written by a git worktree add: its HEAD missing, or still the null object name add
+// writes first. Another loop or the user is making it, so it is not watched: recorded
+// now, the rest of the add would read as the agent's.
 func halfMade(common, dir string) bool {
 	rel, err := beneath.Rel(common, filepath.Join(dir, "HEAD"))
 	if err != nil {
@@ -1654,13 +1650,10 @@ func (f File) Runnable() (content []byte, ok bool) {
 	return nil, false
 }
 
-// Valid checks a snapshot read back from disk, which the agent could have written (it
-// runs as the user): its hooks directory must be the default one or the one git computes
-// now, its watched directories must be among those git-ralph watches now, and every file
-// it names must be one git-ralph watches now (a file of those directories, the
-// repository's config, info, commondir and stash files, the global config, …), so
-// that a restore from a forged snapshot can neither run the agent's hooks nor write or
-// remove any other file.
+// Valid checks a snapshot read back from disk, which the agent could have written: its
+// hooks directory, watched directories and files must all be ones git-ralph computes
+// or watches now, so that a restore from a forged snapshot can neither run the agent's
+// hooks nor write or remove any other file.
 func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
 	hooks, err := repo.HooksDir(ctx)
 	if err != nil {
