@@ -27,11 +27,10 @@ const (
 )
 
 // Run runs the agent once and returns what came of it. It errs only when the process
-// could not be started (a missing binary is a *NotFoundError; a failed sandbox start; a
-// Preflight refusal), or when what it left running could not be ended (a
-// *LeftoversError, with the Result); every way a started agent ends is in the Result. The agent runs in a
-// session of its own in req.Dir, with a TMPDIR of its own removed after, under req.Sandbox
-// with the driver's State added. How it is ended: docs/AGENTS.md, "Common to every agent".
+// could not be started (*NotFoundError, a sandbox start, Preflight) or what it left
+// could not be ended (*LeftoversError, with the Result). The agent runs in a session
+// of its own in req.Dir, with its own TMPDIR, under req.Sandbox plus the driver's
+// State. How it is ended: docs/AGENTS.md, "Common to every agent".
 func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Interrupted: true}, nil

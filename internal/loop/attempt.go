@@ -393,16 +393,10 @@ func stderrNote(res agent.Result) string {
 	return ""
 }
 
-// checkpoint turns a COMPLETE into a checkpoint commit, or into a failure with a
-// reason when the story's tasks are still open, the agent left the branch or an
-// operation half-way, added a repository of its own as a gitlink, the verify hook
-// fails, or the user's commit hooks refuse the commit or change it.
-//
-// What is committed is what the gate saw: the work tree is staged and its tree taken
-// before the gate runs, and the commit must have exactly that tree on the last
-// checkpoint. The gate runs the ralph-verify hook as the snapshot before the attempt
-// recorded it, from a copy no one can change, not the file in the hooks directory.
-// Only the gate stops when ctx is cancelled; every git step, once started, finishes.
+// checkpoint turns a COMPLETE into a checkpoint commit of exactly the tree the gate
+// saw, or into a failure with a reason (tasks still open, the branch or an operation
+// left, a gitlink added, the gate or the commit hooks refusing). Only the gate stops
+// when ctx is cancelled. The checks and why: docs/LOOP.md, "Each attempt".
 func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story tasklist.Story, snap *surface.Snapshot) (outcome, reason string, passOn bool, err error) {
 	gctx := context.WithoutCancel(ctx)
 	cur, head, err := s.Repo.HeadState(gctx) // one git call for both
@@ -614,13 +608,9 @@ func (s *session) commitCheckpoint(ctx context.Context, att *run.Attempt, story 
 	return id, "", nil
 }
 
-// commitHooks runs the user's commit hooks that git would run for the checkpoint
-// commit (pre-commit, prepare-commit-msg, commit-msg), as snap recorded them, each the
-// way git runs it but in the sandbox (gateHook): the pre-commit framework, husky and
-// lefthook run what the work tree's files say, which the agent wrote. It returns the
-// message as the hooks left it, or why the attempt failed (a hook refused the commit).
-// What they may have changed of the git directory, where they could write it, is
-// checked before anything else runs.
+// commitHooks runs the commit hooks git would run for the checkpoint, as snap recorded
+// them, in the sandbox (gateHook), and returns the message as they left it, or why the
+// attempt failed. See docs/SANDBOX.md, "The verify gate and the commit hooks".
 func (s *session) commitHooks(ctx context.Context, snap *surface.Snapshot, msg string) (string, string, error) {
 	type hook struct {
 		name   string
@@ -679,12 +669,9 @@ func hookNames[T any](hs []T, name func(T) string) string {
 	return strings.Join(n, ", ")
 }
 
-// gateHook runs hook name (script, as recorded) with args and env for the gate: in the
-// sandbox under the gate's policy (gatePolicy: the git directory read-only where the
-// agent's is, the secrets hidden and out of its environment) plus write (and a TMPDIR
-// of its own, removed after), in the attempt's cgroup; everything it leaves running
-// is killed after it, or nothing goes on. Without a sandbox it runs unrestricted, as
-// git would run it, its leftovers killed all the same.
+// gateHook runs hook name (script, as recorded) with args and env for the gate, in the
+// sandbox under gatePolicy plus write, or unrestricted without one; what it leaves
+// running is killed after it. See docs/SANDBOX.md, "The verify gate and the commit hooks".
 func (s *session) gateHook(ctx context.Context, name string, script []byte, args, env []string, write ...string) (string, int, error) {
 	tmp, err := os.MkdirTemp("", "git-ralph-gate-")
 	if err != nil {

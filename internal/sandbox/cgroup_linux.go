@@ -16,14 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// An attempt's cgroup. Where git-ralph may make a cgroup (version 2) below its own (a
-// systemd user session delegates one; root may anywhere), every process it starts for
-// an attempt (the agent, and the verify gate) starts in a cgroup of the attempt's own
-// (clone3's CLONE_INTO_CGROUP, so that not one instruction runs outside it), and after
-// the attempt one write to its cgroup.kill ends all of it at once, in the kernel: no
-// walk of /proc to outrun, whatever the scheduling, in whichever PID namespace, and a
-// process the sandbox holds cannot leave the cgroup (it cannot write the cgroup file
-// system). Elsewhere, the /proc walk of KillLeftovers does it alone.
+// An attempt's cgroup: where git-ralph may make one below its own, every process of an
+// attempt starts in it (CLONE_INTO_CGROUP), and one write to cgroup.kill ends them all
+// in the kernel. Elsewhere the /proc walk of KillLeftovers does it alone. Why:
+// docs/SANDBOX.md, "What the agent leaves running".
 
 // noCgroup is set by the test binary to play a system without cgroups of its own.
 var noCgroup bool

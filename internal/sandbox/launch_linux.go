@@ -171,15 +171,9 @@ func netRules(p Policy) []landlock.Rule {
 }
 
 // addWriteRules adds p.Write to the ruleset rs, within the handled rights: full rights
-// on a directory (renames between the writable ones included, and connecting to unix
-// sockets beneath it from ABI 9), a file's rights on a file, ioctl on p.Dev.
-//
-// A writable path is reached without a link an agent could have made: links are
-// followed one at a time, and one that lies in a directory this agent or another
-// run's may write (p.Write, p.Shared: where an earlier attempt may have put it,
-// OpenCode's cache in ~/.cache turned into a link to your home) refuses the start,
-// naming it, rather than grant what it leads to. The real path is then opened with no link in it, so that none put
-// there since is followed either.
+// on a directory, a file's on a file, ioctl on p.Dev. A link in a directory an agent
+// may write (p.Write, p.Shared) refuses the start; the real path is opened with no link
+// in it. See docs/SANDBOX.md, "How the agent is started".
 func addWriteRules(rs int, handled uint64, p Policy) error {
 	const (
 		file = uint64(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile)
@@ -312,12 +306,9 @@ func (e *plantedLinkError) Error() string {
 }
 
 // addReadGrants adds g to the ruleset rs, within the handled rights: listing on
-// ListOnly, reading and executing beneath Dirs and of Files. Each path is opened
-// without following a link anywhere in it (openat2, RESOLVE_NO_SYMLINKS: the grants
-// name real paths), so that no link put in the way since they were worked out, or
-// while the rules are made, gets a rule on what it leads to; a path that is missing, or
-// reached through a link now, is left out (not readable). A granted directory that is
-// a file now is granted as one.
+// ListOnly, reading and executing beneath Dirs and of Files. Each path is opened with
+// RESOLVE_NO_SYMLINKS, so a link put in the way since gets no rule; one missing or
+// reached through a link is left out. A directory that is a file now is granted as one.
 func addReadGrants(rs int, handled uint64, g *Grants) error {
 	const (
 		list = uint64(ll.AccessFSReadDir)

@@ -12,13 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Behind the supervisor: chmod and utime of a file outside the agent's writable paths,
-// which Landlock does not govern, are refused by git-ralph's supervisor in the sandbox;
-// without it (or for a 32-bit program's utime) nothing refuses them. An agent can then make ~/.ssh/id_ed25519 0644 (ssh then refuses the key), ~
-// 0777, take the execute bit off ~/bin's scripts, back-date ~/.bashrc. So the files the
-// user relies on are marked before each attempt and what changed is put back after it,
-// and named (HomeMarks): there found and undone, not prevented, and SECURITY MODEL says
-// so.
+// Behind the supervisor: where it does not hold (no sandbox, a 32-bit utime), the
+// files of the home the user relies on are marked before each attempt and what changed
+// is put back after it and named: found and undone, not prevented.
+// See docs/SANDBOX.md, "What else it is denied".
 
 // MarkedHome are the paths in a home directory whose mode, owner and times are marked:
 // the directory itself, the ssh and gpg directories and their entries, the shell's
@@ -85,13 +82,10 @@ func (h *HomeMarks) add(path string) {
 		link: st.Mode&unix.S_IFMT == unix.S_IFLNK, isDir: st.Mode&unix.S_IFMT == unix.S_IFDIR})
 }
 
-// PutBack compares each marked path with its mark and puts back what changed, through
-// the very file marked (opened without following a link; a path that is another file
-// now is named, not touched). It returns one line for each path that had changed:
-// "the mode of ~/.ssh/id_ed25519 (0644, was 0600) put back". A modification time counts as changed
-// only when it was set (utime): it then differs from the change time the setting gave
-// the file, where a write makes them one (so a file the user edits meanwhile is not
-// taken for one the agent back-dated).
+// PutBack puts back each marked path that changed, through the very file marked (a path
+// that is another file now is named, not touched), and returns one line for each:
+// "the mode of ~/.ssh/id_ed25519 (0644, was 0600) put back". A modification time counts
+// only when it was set (it then differs from the change time), not when written.
 func (h *HomeMarks) PutBack() []string {
 	if h == nil {
 		return nil

@@ -39,18 +39,11 @@ func BecomeReaper() error {
 // IsReaper reports whether BecomeReaper was called.
 func IsReaper() bool { return reaper.Load() }
 
-// KillLeftovers kills (SIGKILL) and reaps every process the attempt left, when this
-// process is a reaper (BecomeReaper), and returns how many it killed; elsewhere it does
-// nothing. The caller must have waited for every child it started itself: what is left
-// is what they left behind.
-//
-// It ends the attempt's cgroup (Contain) with cgroup.kill where there is one, then
-// walks /proc for every other descendant, killing each, when /proc is of this
-// process's PID namespace (procIsOurs: a pid read from another namespace's /proc names
-// some other process here, and is never signalled). It returns only once none is left:
-// there is no deadline after which it gives up and the caller goes on. Only when ctx
-// ends (Ctrl-C) does it stop, a moment later (interruptGrace), with a *LeftoverError
-// naming what remains. note, if not nil, is told once when the wait grows long.
+// KillLeftovers kills and reaps every process the attempt left, when this process is a
+// reaper, and returns how many it killed; the caller has waited for its own children.
+// It ends the attempt's cgroup, then walks /proc if it is ours (procIsOurs), with no
+// deadline: only ctx ending stops it, with a *LeftoverError naming what remains. note
+// hears once of a long wait. Why: docs/SANDBOX.md, "What the agent leaves running".
 func KillLeftovers(ctx context.Context, note func(string)) (int, error) {
 	if !reaper.Load() {
 		return 0, nil

@@ -8,48 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// What Landlock does not govern, a seccomp filter does, where a system call's number
-// and arguments are enough to tell (a filter cannot read a path: it sees registers
-// only). The launcher installs it on the restricted thread, after no_new_privs; it goes
-// with the agent to every process it starts. Each rule, and why:
-//
-//   - prlimit64 of any process but the caller's own (pid 0): an agent that lowers
-//     git-ralph's address space or CPU limit (prlimit --pid $PPID --as=…) kills it as
-//     surely as a signal, and prlimit's check is the user's alone. getrlimit and
-//     setrlimit (ulimit) are untouched.
-//   - sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity of any pid
-//     but 0, setpriority of anything but the caller (PRIO_PROCESS, 0), ioprio_set of
-//     anything but the caller (IOPRIO_WHO_PROCESS, 0): an agent that puts git-ralph on
-//     SCHED_IDLE, or its nice value at 19, starves it behind busy processes of its own
-//     (issue 38). nice, ionice and chrt of a command they start work; renice -p does not,
-//     even of the agent's own processes (a filter cannot tell which pid is whose).
-//   - socket(AF_UNIX) below Landlock ABI 9, unless the user named a socket
-//     (Policy.Sockets): before ABI 9 Landlock does not govern connecting to a pathname
-//     unix socket (the user's ssh-agent, git's credential cache, systemd, D-Bus,
-//     docker.sock), and a filter cannot read the path connect(2) is given. So no unix
-//     socket at all, but socketpair(2), which reaches nothing outside the agent's
-//     processes (what a process uses for its children's pipes). EACCES, as Landlock
-//     answers from ABI 9.
-//   - io_uring_setup: the ring's operations (socket, connect, setxattr) are not system
-//     calls, and no filter sees them. ENOSYS: the programs that use it when it is there
-//     (libuv, tokio) fall back to system calls.
-//   - chown and every call like it (fchown, lchown, fchownat, the 32-bit ones):
-//     Landlock does not govern ownership. An agent without a capability can only give
-//     its own file to one of its own groups, which no build needs; so none, but a chown
-//     to its own user and group, which tools that keep a file's owner make (and which,
-//     with the supervisor, is done only in its writable paths).
-//   - setxattr and removexattr, each variant: Landlock does not govern extended
-//     attributes either (an agent set user.* on ~/.profile, an ACL would grant a key to
-//     another user). cp -a and tar go on without them.
-//   - chmod and its kind with a mode that sets the set-user-ID or set-group-ID bit: an
-//     agent running as root made a root-owned copy of bash 4755, which any user then ran
-//     as root. The mode is a register, so this one can be told; the path cannot, so a
-//     plain chmod, and utime, go to git-ralph's supervisor (filterOptions.Notify,
-//     supervise_linux.go).
-//
-// Each is refused in every ABI the process could call the kernel with: on amd64,
-// x86_64, x32 and i386; on arm64, aarch64 and 32-bit arm. Elsewhere there is no filter,
-// and the manual says so.
+// What Landlock does not govern, a seccomp filter refuses where a call's number and
+// arguments tell enough: prlimit and the scheduling calls on other pids, unix sockets
+// below ABI 9, io_uring, chown to others, xattrs, set-ID chmod; a plain chmod and utime
+// go to the supervisor (supervise_linux.go). Each rule and why: docs/SANDBOX.md,
+// "What else it is denied".
 
 // filterOptions are what a policy changes in the filter.
 type filterOptions struct {

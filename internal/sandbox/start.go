@@ -10,16 +10,10 @@ import (
 )
 
 // Start starts the agent cmd describes under p and returns the command that runs it.
-// cmd is not started, its Path is absolute, and Start reads its Path, Args, Env, Dir,
-// files and SysProcAttr (which must not ask for Ptrace or Pdeathsig). With no
-// error, the agent runs in the sandbox and has run nothing outside it; with one,
-// nothing runs and nothing is left to wait for.
-//
-// Start starts the agent from a thread of git-ralph's own that restricts itself and
-// dies (startDirect), where the system allows it, else through the launcher
-// (startLauncher): git-ralph re-executed, restricting itself before it becomes the
-// agent. The first costs a fraction of the second; both put the agent in the same
-// domain.
+// cmd is not started, its Path is absolute; its SysProcAttr must not ask for Ptrace or
+// Pdeathsig. With no error the agent runs in the sandbox and has run nothing outside
+// it; with one, nothing runs. It starts directly (startDirect) where it can, else
+// through the launcher (startLauncher): docs/SANDBOX.md, "How the agent is started".
 func Start(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	if !launcherOnly.Load() {
 		c, err := startDirect(*p, cmd)

@@ -13,26 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The direct start. Landlock, no_new_privs, seccomp and capabilities are a thread's,
-// and a process starts with those of the thread that made it: so a goroutine locked to
-// a thread of its own puts that thread where the agent is to run (restrictThread),
-// starts the agent from it, and ends without unlocking, so that the thread dies (the Go
-// runtime never makes a thread from a locked one: new threads come from its template
-// thread, untouched). No re-execution: a fraction of the launcher's cost.
-//
-// Until it has died, though, that thread is git-ralph's and in the agent's domain, and
-// Landlock scopes signals between domains, not within one: an agent running then could
-// stop or kill git-ralph through it (tgkill). So the agent must not run a single
-// instruction before the thread is gone, which ptrace gives: the agent starts traced
-// by the thread (PTRACE_TRACEME, Go's SysProcAttr.Ptrace), so it stops at its exec
-// before its first instruction; the thread then detaches it turning the stop into a
-// plain SIGSTOP (the agent stays stopped, traced by nobody), and dies. Start waits for
-// that death (a pidfd of the thread, Linux 6.9) and only then sends SIGCONT.
-//
-// Where that cannot be done (a kernel before 6.9, ptrace refused by Yama's
-// ptrace_scope 2 or 3 or by a container's seccomp profile, git-ralph traced with its
-// children: strace -f), startDirect says errNoDirect before anything ran, and Start
-// uses the launcher.
+// The direct start: a locked thread restricts itself, starts the agent traced, and
+// dies before the agent runs its first instruction (the thread is in the agent's
+// domain, where signals are not scoped). Where ptrace or a thread's pidfd is missing,
+// startDirect says errNoDirect and Start uses the launcher. Why so:
+// docs/SANDBOX.md, "How the agent is started".
 
 // hooks for tests: held runs on the restricted thread once the agent is stopped, just
 // before the thread dies; onMain stands for "this is the process's main thread".

@@ -13,19 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The supervisor. Landlock governs neither chmod nor utime, and a seccomp filter sees a
-// path only as a pointer: so the filter hands those calls (and a chown to the agent's
-// own ids) to git-ralph (the listener is the restricted thread's in a direct start; the
-// launcher sends it back before it execs the agent) (SECCOMP_RET_USER_NOTIF), which reads the
-// agent's arguments once from its memory, opens the file they name itself, and does
-// the call on that very file when it lies beneath one of the agent's writable paths (a
-// device file excepted) and belongs to the agent's user, as the kernel would have
-// checked; anywhere else the call fails with EPERM. The agent's chmod +x of its own
-// script works; its chmod of ~/.ssh/id_ed25519, of / as root, or its back-dating of
-// ~/.bashrc does not. Nothing is decided on memory the agent could change after it was
-// read (the kernel does not look at the arguments again), and the check is made on
-// the file opened, not on its name, so a link swapped in meanwhile changes nothing.
-// If git-ralph is gone, the calls fail (ENOSYS).
+// The supervisor: the filter hands chmod, utime and a chown to the agent's own ids to
+// git-ralph (SECCOMP_RET_USER_NOTIF), which reads the arguments once, opens the file
+// itself, and does the call on that file only beneath the agent's writable paths;
+// elsewhere EPERM. See docs/SANDBOX.md, "What else it is denied".
 
 // seccompNotif is struct seccomp_notif; seccompNotifResp struct seccomp_notif_resp.
 type seccompNotif struct {

@@ -66,11 +66,9 @@ type Options struct {
 	// moved to a commit that does not contain its old one is still restored.
 	Shared bool
 	// Others returns a stamp for each other change that has a run directory: "busy"
-	// while some git-ralph process holds its run lock, else something that changes
-	// whenever such a process writes its run record (its size and time). Another
-	// change's run refs are watched unless it is busy when the snapshot is taken, and a
-	// difference on them is let be when its stamp differs after the attempt (a git-ralph
-	// process worked on it meanwhile). Nil: no other change is known.
+	// while a git-ralph process holds its run lock, else its run record's size and time.
+	// Another change's run refs are watched unless it is busy at the snapshot, and a
+	// difference on them is let be when its stamp changed meanwhile. Nil: none known.
 	Others func() map[string]string `json:"-"`
 }
 
@@ -205,15 +203,9 @@ func Take(ctx context.Context, repo *git.Repo, o Options) (*Snapshot, error) {
 }
 
 // TakeAfter records the surface for the attempt that follows prev's, as prev's check
-// and restore left it, without reading it again: refs as prev.Next says, files as prev
-// recorded them (Restore put them back byte for byte). Between two attempts only
-// git-ralph's own git runs, and that git can still run a program the agent planted where
-// no -c override reaches (a clean filter in the config of a repository it nested in the
-// work tree, run by the submodule status that add -A and status make): reading the files
-// anew would make what such a program wrote the next attempt's record, and the gate
-// would run it. Carried, it is a difference the next check finds and restores.
-// freshRefs reads the refs anew (after a wait the user may have moved them); the files
-// are carried still, since git-ralph's git ran before the wait.
+// and restore left it, without reading the files again, so that nothing a planted
+// program wrote between attempts becomes the record. freshRefs reads the refs anew
+// (after a wait). Why: docs/LOOP.md, "Each attempt".
 func TakeAfter(ctx context.Context, repo *git.Repo, prev *Snapshot, freshRefs bool) (*Snapshot, error) {
 	s := &Snapshot{Options: prev.Options, HooksDir: prev.HooksDir, Dirs: prev.Dirs, DirStates: prev.DirStates, Config: prev.Config, Files: slices.Clone(prev.Files),
 		Elsewhere: prev.Elsewhere, CheckedOut: prev.CheckedOut}
@@ -477,11 +469,9 @@ func runWorktree(common, dir string) bool {
 }
 
 // halfMade reports whether the worktree whose git directory is dir is still being
-// written by a git worktree add: its HEAD not there yet, or still the null object name
-// that add writes first (before commondir, and before it points HEAD at its branch).
-// Such a worktree is made during the attempt, by another loop of git-ralph's (before
-// its HEAD names a run's branch) or by the user, so it is not watched: recorded now,
-// its commondir missing, the rest of the add would read as the agent's.
+// written by a git worktree add: its HEAD missing, or still the null object name add
+// writes first. Another loop or the user is making it, so it is not watched: recorded
+// now, the rest of the add would read as the agent's.
 func halfMade(common, dir string) bool {
 	rel, err := beneath.Rel(common, filepath.Join(dir, "HEAD"))
 	if err != nil {
@@ -1660,13 +1650,10 @@ func (f File) Runnable() (content []byte, ok bool) {
 	return nil, false
 }
 
-// Valid checks a snapshot read back from disk, which the agent could have written (it
-// runs as the user): its hooks directory must be the default one or the one git computes
-// now, its watched directories must be among those git-ralph watches now, and every file
-// it names must be one git-ralph watches now (a file of those directories, the
-// repository's config, info, commondir and stash files, the global config, …), so
-// that a restore from a forged snapshot can neither run the agent's hooks nor write or
-// remove any other file.
+// Valid checks a snapshot read back from disk, which the agent could have written: its
+// hooks directory, watched directories and files must all be ones git-ralph computes
+// or watches now, so that a restore from a forged snapshot can neither run the agent's
+// hooks nor write or remove any other file.
 func (s *Snapshot) Valid(ctx context.Context, repo *git.Repo) error {
 	hooks, err := repo.HooksDir(ctx)
 	if err != nil {
