@@ -97,6 +97,7 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	}
 	if req.Sandbox != nil {
 		env = append(slices.Clone(env), "TMPDIR="+dir)
+		env = append(env, req.Sandbox.Env...) // its caches of its own
 	}
 	childEnv := childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
 	cmd, pol, err := command(d, req, argv, childEnv, dir)

@@ -15,7 +15,7 @@ import (
 
 // sandboxSettings resolves a run's sandbox once: the mode (--sandbox, ralph.sandbox),
 // what this system supports, and the user's additions (ralph.sandboxWritable,
-// ralph.sandboxHide, ralph.sandboxNetwork). --sandbox=on where the agent cannot be
+// ralph.sandboxHide, ralph.sandboxReadable, ralph.sandboxNetwork). --sandbox=on where the agent cannot be
 // sandboxed is an error, before anything changes.
 func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, error) {
 	m, err := sandbox.ParseMode(mode)
@@ -41,12 +41,12 @@ func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, err
 	return s, err
 }
 
-// sandboxConfig reads and checks ralph.sandboxWritable, ralph.sandboxHide and
-// ralph.sandboxNetwork.
+// sandboxConfig reads and checks ralph.sandboxWritable, ralph.sandboxHide,
+// ralph.sandboxReadable and ralph.sandboxNetwork.
 func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	var s sandbox.Settings
 	cfg := map[string][]string{}
-	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork"} {
+	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxReadable", "ralph.sandboxNetwork"} {
 		vals, err := repo.ConfigPathAll(e.ctx, key)
 		if err != nil {
 			return s, err
@@ -71,6 +71,12 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 			return s, bad("sandboxHide", p, "is not an absolute path")
 		}
 		s.Hide = append(s.Hide, filepath.Clean(p))
+	}
+	for _, p := range cfg["ralph.sandboxreadable"] {
+		if !filepath.IsAbs(p) {
+			return s, bad("sandboxReadable", p, "is not an absolute path")
+		}
+		s.Readable = append(s.Readable, filepath.Clean(p))
 	}
 	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
 	if err != nil {

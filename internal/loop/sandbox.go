@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -24,11 +25,14 @@ func (l *Loop) sandboxLevel(set sandbox.Settings, tree string) sandbox.Level {
 }
 
 // writable is what the agent may write besides its attempt's directory and its own
-// state: the working tree, the devices, the build caches and ralph.sandboxWritable.
+// state: the working tree, the devices, the agents' own caches (sandbox.AgentCache)
+// and ralph.sandboxWritable.
 func writable(set sandbox.Settings, tree string) []string {
 	w := []string{tree}
 	w = append(w, sandbox.Devices...)
-	w = append(w, sandbox.Caches(os.Environ())...)
+	if c := sandbox.AgentCache(os.Environ()); c != "" {
+		w = append(w, c)
+	}
 	return append(w, set.Writable...)
 }
 
@@ -45,7 +49,12 @@ func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string,
 		return nil, nil
 	}
 	p := &sandbox.Policy{ABI: set.Level.ABI, Ports: set.Ports}
-	p.Shared = append(slices.Clone(set.Shared), sandbox.AllCaches(os.Environ())...)
+	cache := sandbox.AgentCache(os.Environ())
+	p.Shared = slices.Clone(set.Shared)
+	if cache != "" {
+		p.Shared = append(p.Shared, cache)
+		p.Env = sandbox.CacheEnv(cache)
+	}
 	if commonDir != "" {
 		p.Shared = append(p.Shared, commonDir)
 	}
@@ -62,9 +71,15 @@ func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string,
 		}
 	}
 	p.Hide = append(sandbox.HiddenIn(os.Getenv("HOME"), set.Hide), sandbox.HiddenEnv(os.Getenv)...)
-	if create {
-		if err := sandbox.EnsureDirs(sandbox.Caches(os.Environ())); err != nil {
-			return nil, fmt.Errorf("sandbox: create a build cache: %w", err)
+	// The home directory is hidden but for the toolchains and settings, the git
+	// directory (a worktree run's, in the home directory) and what the user adds.
+	p.Reveal = sandbox.ReadableIn(os.Environ(), set.Readable)
+	if commonDir != "" {
+		p.Reveal = append(p.Reveal, commonDir)
+	}
+	if create && cache != "" {
+		if err := sandbox.EnsureDirs(sandbox.CacheDirs(cache)); err != nil {
+			return nil, fmt.Errorf("sandbox: create the agents' caches: %w", err)
 		}
 	}
 	return p, nil
@@ -82,12 +97,13 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	if p == nil {
 		return lines
 	}
-	p = agent.PolicyFor(drv, p, os.Environ())
-	home := os.Getenv("HOME")
+	p = agent.PolicyFor(drv, p, append(os.Environ(), p.Env...))
+	home := filepath.Clean(os.Getenv("HOME"))
+	inHome := func(s string) bool { return filepath.IsAbs(home) && home != "/" && sandbox.Covers([]string{home}, s) }
 	short := func(ps []string) string {
 		out := make([]string, len(ps))
 		for i, s := range ps {
-			if home != "" && strings.HasPrefix(s, home+"/") {
+			if inHome(s) {
 				s = "~" + strings.TrimPrefix(s, home)
 			}
 			out[i] = s
@@ -96,17 +112,27 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	}
 	// Writing a directory includes reading it: a hidden path beneath a writable one is
 	// not hidden, and is said so rather than listed as hidden.
-	var hidden, exposed []string
+	var hidden, exposed, shown []string
 	for _, h := range sandbox.Existing(p.Hide) {
-		if sandbox.Covers(p.Write, h) {
+		switch {
+		case h == home:
+		case sandbox.Covers(p.Write, h):
 			exposed = append(exposed, h)
-		} else {
+		case !inHome(h) || sandbox.Covers(sandbox.Existing(p.Reveal), h):
 			hidden = append(hidden, h)
 		}
 	}
+	for _, r := range sandbox.Existing(p.Reveal) {
+		if inHome(r) && !sandbox.Covers(p.Write, r) && !slices.Contains(shown, r) {
+			shown = append(shown, r)
+		}
+	}
 	lines = append(lines,
-		"  writable: "+short(p.Write)+", and a temporary directory of its own (TMPDIR), removed after the attempt",
-		"  readable: everything else, but not: "+orNone(short(hidden)))
+		"  writable: "+short(p.Write)+", and a temporary directory of its own (TMPDIR), removed after the attempt")
+	if inHome(home) || slices.Contains(p.Hide, home) {
+		lines = append(lines, "  readable in ~: only "+orNothing(short(shown))+" (ralph.sandboxReadable adds more); the rest of ~ is hidden")
+	}
+	lines = append(lines, "  readable elsewhere: everything, but not: "+orNone(short(hidden)))
 	if len(exposed) > 0 {
 		lines = append(lines, "  not hidden, being inside a writable path: "+short(exposed))
 	}
@@ -133,6 +159,13 @@ func agentFiles(src *source.Source, learnings string) []string {
 		files = append(files, src.TasksPath)
 	}
 	return files
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "what it may write"
+	}
+	return s + " and what it may write"
 }
 
 func orNone(s string) string {

@@ -155,15 +155,33 @@ func TestLauncherArgsGrantsBounded(t *testing.T) {
 }
 
 func TestCaches(t *testing.T) {
-	env := []string{"HOME=/home/ada", "XDG_CACHE_HOME=/c", "PATH=/nonexistent"}
-	if got := Caches(env); !slices.Equal(got, []string{"/c"}) {
-		t.Errorf("Caches without go or npm on PATH = %q", got)
+	if got := AgentCache([]string{"HOME=/home/ada", "XDG_CACHE_HOME=/c"}); got != "/c/git-ralph/agent-cache" {
+		t.Errorf("AgentCache = %q", got)
 	}
-	if got := Caches([]string{"HOME=/home/ada", "XDG_CACHE_HOME=relative"}); len(got) == 0 || got[0] != "/home/ada/.cache" {
+	if got := AgentCache([]string{"HOME=/home/ada", "XDG_CACHE_HOME=relative"}); got != "/home/ada/.cache/git-ralph/agent-cache" {
 		t.Errorf("a relative XDG_CACHE_HOME: %q", got)
 	}
+	if AgentCache([]string{"HOME="}) != "" || CacheEnv("") != nil {
+		t.Error("caches under no HOME")
+	}
+	for _, kv := range CacheEnv("/r") {
+		if _, v, _ := strings.Cut(kv, "="); !Covers([]string{"/r"}, v) {
+			t.Errorf("CacheEnv names %s, outside its root", kv)
+		}
+	}
+	readable := ReadableIn([]string{"HOME=/home/ada", "PATH=/usr/bin:/home/ada/.npm-global/bin:/home/ada/.local/bin:/home/ada/bin:rel"}, []string{"/home/ada/notes/"})
+	for _, want := range []string{"/home/ada/.gitconfig", "/home/ada/go", "/home/ada/.npm-global/bin", "/home/ada/.npm-global", "/home/ada/.local/bin", "/home/ada/bin", "/home/ada/notes"} {
+		if !slices.Contains(readable, want) {
+			t.Errorf("ReadableIn lacks %s: %q", want, readable)
+		}
+	}
+	for _, no := range []string{"/home/ada", "/home/ada/.local", "/usr/bin", "rel"} {
+		if slices.Contains(readable, no) {
+			t.Errorf("ReadableIn names %s: %q", no, readable)
+		}
+	}
 	hidden := HiddenIn("/home/ada", []string{"/srv/keys/"})
-	if !slices.Contains(hidden, filepath.Join("/home/ada", ".ssh")) || !slices.Contains(hidden, "/home/ada/.config/gh") || hidden[len(hidden)-1] != "/srv/keys" {
+	if hidden[0] != "/home/ada" || !slices.Contains(hidden, filepath.Join("/home/ada", ".ssh")) || !slices.Contains(hidden, "/home/ada/.config/gh") || hidden[len(hidden)-1] != "/srv/keys" {
 		t.Errorf("HiddenIn = %q", hidden)
 	}
 	if HiddenIn("", nil) != nil {
