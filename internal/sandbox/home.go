@@ -119,6 +119,7 @@ func CacheEnv(root string) []string {
 		j("PIP_CACHE_DIR", "pip"),
 	}
 }
+
 // CacheDirs are root and the directories CacheEnv names in it, to create before a
 // rule can name root.
 func CacheDirs(root string) []string {
