@@ -112,25 +112,32 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	}
 	// Writing a directory includes reading it: a hidden path beneath a writable one is
 	// not hidden, and is said so rather than listed as hidden.
-	var hidden, exposed, shown []string
+	var hidden, exposed, shown, within []string
+	reveal := sandbox.Existing(p.Reveal)
+	for _, r := range reveal {
+		if inHome(r) && !sandbox.Covers(p.Write, r) && !slices.ContainsFunc(reveal, func(o string) bool { return o != r && sandbox.Covers([]string{o}, r) }) && !slices.Contains(shown, r) {
+			shown = append(shown, r)
+		}
+	}
 	for _, h := range sandbox.Existing(p.Hide) {
 		switch {
 		case h == home:
 		case sandbox.Covers(p.Write, h):
 			exposed = append(exposed, h)
-		case !inHome(h) || sandbox.Covers(sandbox.Existing(p.Reveal), h):
+		case !inHome(h):
 			hidden = append(hidden, h)
-		}
-	}
-	for _, r := range sandbox.Existing(p.Reveal) {
-		if inHome(r) && !sandbox.Covers(p.Write, r) && !slices.Contains(shown, r) {
-			shown = append(shown, r)
+		case sandbox.Covers(shown, h):
+			within = append(within, h)
 		}
 	}
 	lines = append(lines,
 		"  writable: "+short(p.Write)+", and a temporary directory of its own (TMPDIR), removed after the attempt")
-	if inHome(home) || slices.Contains(p.Hide, home) {
-		lines = append(lines, "  readable in ~: only "+orNothing(short(shown))+" (ralph.sandboxReadable adds more); the rest of ~ is hidden")
+	if slices.Contains(p.Hide, home) {
+		line := "  readable in ~: only " + orNothing(short(shown)) + "; the rest of ~ is hidden (ralph.sandboxReadable adds to it)"
+		if len(within) > 0 {
+			line += "; hidden in them: " + short(within)
+		}
+		lines = append(lines, line)
 	}
 	lines = append(lines, "  readable elsewhere: everything, but not: "+orNone(short(hidden)))
 	if len(exposed) > 0 {

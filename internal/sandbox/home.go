@@ -104,7 +104,7 @@ func AgentCache(env []string) string {
 // CacheEnv points an agent's tools at their caches under root (AgentCache): the XDG
 // cache (go-build's default, pip's, uv's, corepack's, most tools'), Go's build cache,
 // GOPATH (its module cache, the checksum database's cache in pkg/sumdb, what go
-// install builds), npm's, yarn's, pnpm's store and pip's. They override the user's
+// install builds), npm's, yarn's and pip's. They override the user's
 // own settings of them, which name the user's caches.
 func CacheEnv(root string) []string {
 	if root == "" {
@@ -115,8 +115,7 @@ func CacheEnv(root string) []string {
 	}
 	return []string{
 		j("XDG_CACHE_HOME", "xdg"), j("GOCACHE", "go-build"), j("GOPATH", "go"), j("GOMODCACHE", "go", "pkg", "mod"),
-		j("npm_config_cache", "npm"), j("YARN_CACHE_FOLDER", "yarn"), j("npm_config_store_dir", "pnpm-store"),
-		j("PIP_CACHE_DIR", "pip"),
+		j("npm_config_cache", "npm"), j("YARN_CACHE_FOLDER", "yarn"), j("PIP_CACHE_DIR", "pip"),
 	}
 }
 
