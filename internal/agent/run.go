@@ -98,6 +98,14 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if req.Sandbox != nil {
 		env = append(slices.Clone(env), "TMPDIR="+dir)
 		env = append(env, req.Sandbox.Env...) // its caches of its own
+		// and its CLI's configuration of its own, for this attempt
+		kv, err := makeOwnState(d, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env), filepath.Join(dir, "state"))
+		if err != nil {
+			return Result{ExitCode: -1}, fmt.Errorf("agent %q: its configuration of its own: %w", d.Name(), err)
+		}
+		if kv != "" {
+			env = append(env, kv)
+		}
 	}
 	childEnv := childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
 	cmd, pol, err := command(d, req, argv, childEnv, dir)

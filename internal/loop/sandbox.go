@@ -97,7 +97,16 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	if p == nil {
 		return lines
 	}
-	p = agent.PolicyFor(drv, p, append(os.Environ(), p.Env...))
+	env := append(os.Environ(), p.Env...)
+	own := ""
+	if o, ok := drv.(agent.OwnStater); ok {
+		// Its CLI's state is a directory of the attempt's (Run makes it): said, not listed.
+		if own = o.OwnState(env).Var; own != "" {
+			env = append(env, own+"="+ownStatePlaceholder)
+		}
+	}
+	p = agent.PolicyFor(drv, p, env)
+	p.Write = slices.DeleteFunc(p.Write, func(w string) bool { return sandbox.Covers([]string{ownStatePlaceholder}, w) })
 	home := filepath.Clean(os.Getenv("HOME"))
 	inHome := func(s string) bool { return filepath.IsAbs(home) && home != "/" && sandbox.Covers([]string{home}, s) }
 	short := func(ps []string) string {
@@ -130,8 +139,12 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 			within = append(within, h)
 		}
 	}
-	lines = append(lines,
-		"  writable: "+short(p.Write)+", and a temporary directory of its own (TMPDIR), removed after the attempt")
+	tmp := ", and a temporary directory of its own (TMPDIR), removed after the attempt"
+	if own != "" {
+		tmp = ", a temporary directory of its own (TMPDIR) and its CLI's configuration directory (" + own +
+			": a copy of the user's login and settings), both removed after the attempt"
+	}
+	lines = append(lines, "  writable: "+short(p.Write)+tmp)
 	if slices.Contains(p.Hide, home) {
 		line := "  readable in ~: only " + orNothing(short(shown)) + "; the rest of ~ is hidden (ralph.sandboxReadable adds to it)"
 		if len(within) > 0 {
@@ -167,6 +180,10 @@ func agentFiles(src *source.Source, learnings string) []string {
 	}
 	return files
 }
+
+// ownStatePlaceholder stands for the configuration directory of its own that Run makes
+// for an attempt's CLI, in the dry run's policy.
+const ownStatePlaceholder = "/git-ralph-attempt-state"
 
 func orNothing(s string) string {
 	if s == "" {
