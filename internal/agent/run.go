@@ -98,12 +98,14 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if req.Sandbox != nil {
 		env = append(slices.Clone(env), "TMPDIR="+dir)
 		env = append(env, req.Sandbox.Env...) // its caches of its own
-		// and its CLI's configuration of its own, for this attempt
-		kv, err := makeOwnState(d, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env), filepath.Join(dir, "state"))
+		// and its CLI's configuration of its own, for this attempt: beside its TMPDIR,
+		// not in it (Codex makes no helper binaries in a CODEX_HOME under TMPDIR)
+		kv, stateDir, err := makeOwnState(d, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env))
 		if err != nil {
 			return Result{ExitCode: -1}, fmt.Errorf("agent %q: its configuration of its own: %w", d.Name(), err)
 		}
-		if kv != "" {
+		if stateDir != "" {
+			defer removeAll(stateDir)
 			env = append(env, kv)
 		}
 	}

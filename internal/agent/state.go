@@ -147,22 +147,26 @@ type OwnStater interface {
 	OwnState(env []string) OwnState
 }
 
-// makeOwnState creates d's configuration directory of its own in dir (a new
-// directory, 0700), with the user's files of its OwnState that exist copied into it,
-// and returns the variable to add to the agent's environment ("" for a driver that
-// has none). A file is copied as a regular file of mode 0600; one missing, or not a
-// regular file, is left out.
-func makeOwnState(d Driver, env []string, dir string) (string, error) {
+// makeOwnState creates d's configuration directory of its own (a new temporary
+// directory, 0700, for the caller to remove), with the user's files of its OwnState
+// that exist copied into it, and returns the variable to add to the agent's
+// environment and the directory ("", "" for a driver that has none). A file is copied
+// as a regular file of mode 0600; one missing, or not a regular file, is left out.
+func makeOwnState(d Driver, env []string) (kv, dir string, err error) {
 	o, ok := d.(OwnStater)
 	if !ok {
-		return "", nil
+		return "", "", nil
 	}
 	st := o.OwnState(env)
 	if st.Var == "" {
-		return "", nil
+		return "", "", nil
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", err
+	if dir, err = os.MkdirTemp("", "git-ralph-"+d.Name()+"-state-"); err != nil {
+		return "", "", err
+	}
+	fail := func(err error) (string, string, error) {
+		os.RemoveAll(dir)
+		return "", "", err
 	}
 	for _, f := range st.Files {
 		if !filepath.IsAbs(f.From) {
@@ -174,15 +178,15 @@ func makeOwnState(d Driver, env []string, dir string) (string, error) {
 		}
 		b, err := os.ReadFile(f.From)
 		if err != nil {
-			return "", fmt.Errorf("copy %s: %w", f.From, err)
+			return fail(fmt.Errorf("copy %s: %w", f.From, err))
 		}
 		to := filepath.Join(dir, f.Name)
 		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-			return "", err
+			return fail(err)
 		}
 		if err := os.WriteFile(to, b, 0o600); err != nil {
-			return "", err
+			return fail(err)
 		}
 	}
-	return st.Var + "=" + dir, nil
+	return st.Var + "=" + dir, dir, nil
 }
