@@ -53,7 +53,7 @@ func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string,
 	p.Shared = slices.Clone(set.Shared)
 	if cache != "" {
 		p.Shared = append(p.Shared, cache)
-		p.Env = sandbox.CacheEnv(cache)
+		p.Env = append(sandbox.CacheEnv(cache), sandbox.GoProxyEnv(os.Environ())...)
 	}
 	if commonDir != "" {
 		p.Shared = append(p.Shared, commonDir)
@@ -76,6 +76,9 @@ func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string,
 	p.Reveal = sandbox.ReadableIn(os.Environ(), set.Readable)
 	if commonDir != "" {
 		p.Reveal = append(p.Reveal, commonDir)
+	}
+	if dl := sandbox.UserModuleDownloads(os.Environ()); dl != "" {
+		p.Reveal = append(p.Reveal, dl) // the agent's GOPROXY reads it first
 	}
 	if create && cache != "" {
 		if err := sandbox.EnsureDirs(sandbox.CacheDirs(cache)); err != nil {

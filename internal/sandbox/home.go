@@ -391,3 +391,78 @@ func readGrants(hide, reveal []string) (dirs, files, listOnly []string) {
 	walk("/")
 	return dirs, files, listOnly
 }
+
+// UserModuleDownloads is where the user's Go module cache keeps what it downloaded
+// (GOMODCACHE's cache/download), in git-ralph's environment env and the user's go env
+// file: GOMODCACHE, else the first GOPATH's pkg/mod, else ~/go/pkg/mod. "" when that
+// does not exist.
+func UserModuleDownloads(env []string) string {
+	get := goEnv(env)
+	mod := get("GOMODCACHE")
+	if !filepath.IsAbs(mod) {
+		mod = ""
+		if gp, _, _ := strings.Cut(get("GOPATH"), string(os.PathListSeparator)); filepath.IsAbs(gp) {
+			mod = filepath.Join(gp, "pkg", "mod")
+		} else if home := envValue(env, "HOME"); filepath.IsAbs(home) {
+			mod = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	if mod == "" {
+		return ""
+	}
+	dl := filepath.Join(filepath.Clean(mod), "cache", "download")
+	if fi, err := os.Stat(dl); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dl
+}
+
+// GoProxyEnv is the agent's GOPROXY: the user's module downloads (read-only, as a
+// file:// proxy) first, then the user's own GOPROXY (the environment's, the go env
+// file's, else Go's default), so that a module the user's builds have fetched needs
+// no network in the agent's own module cache (offline, GOPROXY=off, too). nil when
+// the user has no module downloads.
+func GoProxyEnv(env []string) []string {
+	dl := UserModuleDownloads(env)
+	if dl == "" {
+		return nil
+	}
+	proxy := goEnv(env)("GOPROXY")
+	if proxy == "" {
+		proxy = "https://proxy.golang.org,direct"
+	}
+	return []string{"GOPROXY=file://" + dl + "," + proxy}
+}
+
+// goEnv reads a go setting as the go command does: the environment, else the go env
+// file (GOENV, else go/env in the user's configuration directory).
+func goEnv(env []string) func(string) string {
+	file := map[string]string{}
+	path := envValue(env, "GOENV")
+	if path == "" {
+		cfg := envValue(env, "XDG_CONFIG_HOME")
+		if !filepath.IsAbs(cfg) {
+			if home := envValue(env, "HOME"); filepath.IsAbs(home) {
+				cfg = filepath.Join(home, ".config")
+			}
+		}
+		if filepath.IsAbs(cfg) {
+			path = filepath.Join(cfg, "go", "env")
+		}
+	}
+	if path != "" && path != "off" {
+		if b, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+					file[k] = v
+				}
+			}
+		}
+	}
+	return func(k string) string {
+		if v := envValue(env, k); v != "" {
+			return v
+		}
+		return file[k]
+	}
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -200,5 +201,36 @@ func TestHiddenEnv(t *testing.T) {
 	want := "/x/cfg/gh /x/cfg/hub /x/cfg/gcloud /x/cfg/git/credentials /x/gh /k/a /k/b /c/credentials /c/credentials.toml"
 	if got != want {
 		t.Errorf("HiddenEnv = %q\nwant       %q", got, want)
+	}
+}
+
+// The agent's GOPROXY reads the user's module downloads first, then goes where the
+// user's go would: the environment's GOPROXY, else the go env file's, else Go's default.
+func TestGoProxyEnv(t *testing.T) {
+	home := t.TempDir()
+	mod := filepath.Join(home, "mods")
+	if err := os.MkdirAll(filepath.Join(mod, "cache", "download"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := GoProxyEnv([]string{"HOME=" + home}); got != nil {
+		t.Errorf("no module downloads in ~/go, yet %q", got)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".config", "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".config", "go", "env"), []byte("GOMODCACHE="+mod+"\nGOPROXY=https://corp.example/proxy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "GOPROXY=file://" + mod + "/cache/download,https://corp.example/proxy"
+	if got := GoProxyEnv([]string{"HOME=" + home}); !slices.Equal(got, []string{want}) {
+		t.Errorf("from the go env file: %q, want %q", got, want)
+	}
+	want = "GOPROXY=file://" + mod + "/cache/download,off"
+	if got := GoProxyEnv([]string{"HOME=" + home, "GOPROXY=off"}); !slices.Equal(got, []string{want}) {
+		t.Errorf("the environment's GOPROXY: %q, want %q", got, want)
+	}
+	want = "GOPROXY=file://" + mod + "/cache/download,https://proxy.golang.org,direct"
+	if got := GoProxyEnv([]string{"HOME=" + t.TempDir(), "GOMODCACHE=" + mod}); !slices.Equal(got, []string{want}) {
+		t.Errorf("Go's default: %q, want %q", got, want)
 	}
 }
