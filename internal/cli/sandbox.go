@@ -78,6 +78,13 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 		}
 		s.Readable = append(s.Readable, filepath.Clean(p))
 	}
+	// The files git reads its config from (an include of ~/.gitconfig in the home
+	// directory, say): the agent's git dies on one it cannot read.
+	for _, f := range repo.ConfigFiles(e.ctx) {
+		if filepath.IsAbs(f) {
+			s.Readable = append(s.Readable, filepath.Clean(f))
+		}
+	}
 	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
 	if err != nil {
 		return s, &loop.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(), Code: 2,

@@ -38,8 +38,8 @@ var DefaultReadable = []string{
 	".gitconfig", ".gitignore", ".gitignore_global", ".gitattributes", ".config/git", ".config/go",
 	"go", "sdk", ".cargo", ".rustup", ".nvm", ".pyenv", ".rbenv", ".goenv", ".asdf", ".tool-versions",
 	".config/mise", ".local/share/mise", ".local/share/fnm", ".volta", ".bun", ".deno", ".sdkman",
-	".local/bin", ".local/lib", ".local/share/claude", ".local/share/pnpm", ".local/share/uv",
-	".npm-global", ".config/ralph",
+	".local/bin", ".local/lib", ".local/share/claude", ".local/share/cursor-agent", ".local/share/pnpm",
+	".local/share/uv", ".npm-global", ".opencode", ".amp", ".config/ralph",
 }
 
 // ReadableIn are the paths of a hidden home that stay readable in env: DefaultReadable
