@@ -39,7 +39,7 @@ var DefaultReadable = []string{
 	"go", "sdk", ".cargo", ".rustup", ".nvm", ".pyenv", ".rbenv", ".goenv", ".asdf", ".tool-versions",
 	".config/mise", ".local/share/mise", ".local/share/fnm", ".volta", ".bun", ".deno", ".sdkman",
 	".local/bin", ".local/lib", ".local/share/claude", ".local/share/cursor-agent", ".local/share/pnpm",
-	".local/share/uv", ".npm-global", ".opencode", ".amp", ".config/ralph",
+	".local/share/uv", ".npm-global", ".opencode", ".amp",
 }
 
 // ReadableIn are the paths of a hidden home that stay readable in env: DefaultReadable
