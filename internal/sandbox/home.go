@@ -298,6 +298,15 @@ type rules map[string]bool // path: readable
 
 func newRules(hide, reveal []string) rules {
 	r := rules{}
+	// A hidden path that does not exist yet beneath a revealed one (~/.cargo's
+	// credentials) has its rule all the same: the revealed directory is then granted
+	// entry by entry, so that the file, made during the attempt, is not readable.
+	shown := existing(reveal)
+	for _, h := range hide {
+		if h = filepath.Clean(h); filepath.IsAbs(h) && Covers(shown, h) {
+			r[h] = false
+		}
+	}
 	for _, set := range []struct {
 		paths    []string
 		readable bool

@@ -624,7 +624,7 @@ func TestLauncherHomeAllowList(t *testing.T) {
 		".cargo/credentials.toml": "CARGOTOKEN\n", "dotfiles/vimrc": "VIMRC\n",
 		".bash_history": "HISTORY\n", ".codex/auth.json": "CODEX\n", ".config/github-copilot/apps.json": "COPILOT\n",
 		".terraformrc": "TERRAFORM\n", ".m2/settings.xml": "MAVEN\n", ".config/containers/auth.json": "PODMAN\n",
-		".config/rclone/rclone.conf": "RCLONE\n",
+		".config/rclone/rclone.conf": "RCLONE\n", ".config/git/config": "GITXDG\n",
 	}
 	for f, text := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, f)), 0o755); err != nil {
@@ -643,6 +643,11 @@ func TestLauncherHomeAllowList(t *testing.T) {
 	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil),
 		Reveal: ReadableIn([]string{"HOME=" + home, "PATH=/usr/bin:/bin"}, []string{home + "/.vimrc"})}
 	p.Read = ReadGrants(p.Hide, p.Reveal)
+	// ~/.config/git, where git's credentials are hidden though there are none yet, is
+	// granted entry by entry: credentials made during the attempt are not readable
+	if slices.Contains(p.Read.Dirs, home+"/.config/git") || !slices.Contains(p.Read.Files, home+"/.config/git/config") {
+		t.Errorf("~/.config/git is not granted entry by entry: %+v", p.Read)
+	}
 	// the next tool logs in after the rules are made: a directory no hide list names,
 	// in a directory granted only in part, and the grants stay current
 	if err := os.MkdirAll(home+"/.config/next-tool", 0o700); err != nil {
@@ -660,9 +665,16 @@ func TestLauncherHomeAllowList(t *testing.T) {
 	if err := os.WriteFile(home+"/.config/gh/hosts.yml", []byte("GH\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// and git's credentials in a readable directory (a hidden path that did not exist)
+	if err := os.MkdirAll(home+"/.config/git", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(home+"/.config/git/credentials", []byte("GITCRED\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	script := `for f in .gitconfig go/bin/tool .cargo/bin/cargo .vimrc .cargo/credentials.toml .bash_history .codex/auth.json \
 	.config/github-copilot/apps.json .terraformrc .m2/settings.xml .config/containers/auth.json .config/rclone/rclone.conf \
-	.config/next-tool/token .config/gh/hosts.yml; do cat "$1/$f" 2>/dev/null || echo "denied $f"; done`
+	.config/next-tool/token .config/gh/hosts.yml .config/git/config .config/git/credentials; do cat "$1/$f" 2>/dev/null || echo "denied $f"; done`
 	out, status, err := runLauncher(t, p, "sh", "-c", script, "sh", home)
 	if err != nil || status != "" {
 		t.Fatalf("launch: %v %q\n%s", err, status, out)
@@ -670,7 +682,7 @@ func TestLauncherHomeAllowList(t *testing.T) {
 	for _, w := range []string{"GITCONFIG", "TOOL", "CARGO", "VIMRC", "denied .cargo/credentials.toml", "denied .bash_history",
 		"denied .codex/auth.json", "denied .config/github-copilot/apps.json", "denied .terraformrc", "denied .m2/settings.xml",
 		"denied .config/containers/auth.json", "denied .config/rclone/rclone.conf", "denied .config/next-tool/token",
-		"denied .config/gh/hosts.yml"} {
+		"denied .config/gh/hosts.yml", "GITXDG", "denied .config/git/credentials"} {
 		if !strings.Contains(out, w+"\n") {
 			t.Errorf("no %q in the output:\n%s", w, out)
 		}
