@@ -92,6 +92,7 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	}
 	s.Ports = ports
 	// A link in what another run's agent may write is not followed either.
-	s.Shared = agents.StateDirs(os.Environ())
+	// (Their caches are their own: the drivers' state in the cache is found there.)
+	s.Shared = agents.StateDirs(append(os.Environ(), sandbox.CacheEnv(sandbox.AgentCache(os.Environ()))...))
 	return s, nil
 }
