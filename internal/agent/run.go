@@ -114,6 +114,8 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	// The CLI's settings that run in the user's next session, as they are now.
+	guarded := guard(d, childEnv)
 	cmd.Dir = req.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 
@@ -172,6 +174,12 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	out := r.drain()
 
 	res := out.res
+	// Nothing of the agent's runs any more: what it changed of them is put back.
+	var notRestored []error
+	res.Restored, notRestored = restore(guarded)
+	for _, e := range notRestored {
+		res.NotRestored = append(res.NotRestored, e.Error())
+	}
 	if out.err != nil {
 		var pe *decodePanic
 		if errors.As(out.err, &pe) {

@@ -116,6 +116,12 @@ func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, s
 		}
 	}
 	out.res, out.startErr = agent.Run(actx, s.r.Driver, req)
+	for _, p := range out.res.Restored {
+		s.Report.Warn("the agent changed " + p + " (its CLI's settings, read by your next session of it): put back")
+	}
+	for _, e := range out.res.NotRestored {
+		s.Report.Warn("the agent changed its CLI's settings, and they could not be put back: " + e)
+	}
 	logf.Close()
 	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
 	out.tampered, err = s.checkAfterAgent(ctx, att, snap)
