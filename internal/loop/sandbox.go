@@ -148,7 +148,9 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 			": a copy of the user's login and settings), both removed after the attempt"
 	}
 	lines = append(lines, "  writable: "+short(p.Write)+tmp)
-	if slices.Contains(p.Hide, home) {
+	if slices.Contains(p.Hide, home) && sandbox.Covers(p.Write, home) {
+		lines = append(lines, "  readable in ~: all of it, being inside a writable path")
+	} else if slices.Contains(p.Hide, home) {
 		line := "  readable in ~: only " + orNothing(short(shown)) + "; the rest of ~ is hidden (ralph.sandboxReadable adds to it)"
 		if len(within) > 0 {
 			line += "; hidden in them: " + short(within)
