@@ -63,7 +63,7 @@ func (Claude) State(env []string) agent.State {
 
 // OwnState is Claude Code's configuration of its own for a sandboxed attempt
 // (CLAUDE_CONFIG_DIR): the user's login (.credentials.json), settings, memory
-// (CLAUDE.md) and .claude.json, from CLAUDE_CONFIG_DIR when set, else ~/.claude and
+// file and .claude.json, from CLAUDE_CONFIG_DIR when set, else ~/.claude and
 // ~/.claude.json.
 func (Claude) OwnState(env []string) agent.OwnState {
 	dir, top := agent.InHome(env, ".claude"), agent.InHome(env, ".claude.json")

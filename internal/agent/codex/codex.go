@@ -61,7 +61,7 @@ func (Codex) State(env []string) agent.State {
 }
 
 // OwnState is Codex's configuration of its own for a sandboxed attempt (CODEX_HOME):
-// the user's login (auth.json), config.toml and AGENTS.md, from CODEX_HOME or ~/.codex.
+// the user's login (auth.json), config.toml and its instructions file, from CODEX_HOME or ~/.codex.
 func (Codex) OwnState(env []string) agent.OwnState {
 	dir := agent.EnvDir(env, "CODEX_HOME", ".codex")
 	var files []agent.OwnFile

@@ -165,7 +165,7 @@ func TestCodexState(t *testing.T) {
 }
 
 // A sandboxed Codex gets a CODEX_HOME of its own, with copies of the user's login,
-// config.toml and AGENTS.md, from CODEX_HOME or ~/.codex.
+// config.toml and its instructions file, from CODEX_HOME or ~/.codex.
 func TestCodexOwnState(t *testing.T) {
 	for env, dir := range map[string]string{"HOME=/h": "/h/.codex", "CODEX_HOME=/c": "/c"} {
 		st := Codex{}.OwnState([]string{"HOME=/h", env})
