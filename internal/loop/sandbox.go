@@ -37,13 +37,11 @@ func writable(set sandbox.Settings, tree string) []string {
 }
 
 // sandboxPolicy is the policy of the agent working in tree under set, nil when the run
-// is not sandboxed; Run adds the attempt's directory and the driver's state. What
-// other runs' agents may write (set.Shared, every build cache, the git directory
-// commonDir, which an agent in place may write) is its Shared. The
-// learnings file, and a tracked file kept outside the working tree (a GitHub issue's
-// tasks), are writable where the git directory is not: the prompt asks the agent to
-// write them. With create, the caches that are missing are created (a rule names
-// existing paths only).
+// is not sandboxed; Run adds the attempt's directory and the driver's state. Its
+// Shared is what other runs' agents may write (set.Shared, the agents' caches, the git
+// directory commonDir). The learnings file and a tracked file kept outside the working
+// tree are writable: the prompt asks the agent to write them. With create, the
+// agents' caches are made where missing.
 func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string, create bool) (*sandbox.Policy, error) {
 	if !set.Level.On() {
 		return nil, nil

@@ -251,12 +251,10 @@ func ReadGrants(hide, reveal []string) *Grants {
 	return g
 }
 
-// Current reports whether g still leaves out everything of hide: no hidden path has
-// appeared since g was computed (one that did would be readable through the grant of
-// a directory above it), and none that is a link leads elsewhere now; nor has a path
-// of reveal appeared, gone or been pointed elsewhere. A path g names that is gone
-// since, or is reached through a link now (the launcher opens each with no link in
-// it), is left out when granted.
+// Current reports whether g still holds: no path of hide or reveal has appeared or
+// gone since g was computed (a hidden one would be readable through the grant of a
+// directory above it), and none that is a link leads elsewhere now. A granted path
+// that is gone, or reached through a link now, is left out when granted.
 func (g *Grants) Current(hide, reveal []string) bool {
 	if g == nil {
 		return false
@@ -347,13 +345,11 @@ func (r rules) mixed(p string) bool {
 	return false
 }
 
-// readGrants splits the file system into what the agent may read without the hidden
-// paths (but with the revealed ones beneath them): whole directories and files to
-// grant read on, and the readable directories on the way to a path decided otherwise,
-// which it may only list. A hidden directory on the way to a revealed path is passed
-// through, not listed. A symbolic link is granted as what it leads to, where that is
-// readable and holds no hidden path; the directory itself is granted where the walk
-// reaches it by its real path.
+// readGrants splits the file system by rules: directories and files to grant read
+// on, and the readable directories on the way to a path decided otherwise, which it
+// may only list (a hidden one on the way to a revealed path is passed through). A
+// symbolic link is granted as what it leads to, where that is readable and holds
+// nothing decided otherwise; such a directory is granted where the walk reaches it.
 func readGrants(hide, reveal []string) (dirs, files, listOnly []string) {
 	r := newRules(hide, reveal)
 	if len(r) == 0 || !r.mixed("/") && r.readable("/") {

@@ -609,12 +609,10 @@ func TestAgentWritableByIdentity(t *testing.T) {
 	}
 }
 
-// The home directory is an allow list: what the policy reveals in it is readable
-// (git's settings, a toolchain, a file linked from elsewhere), and nothing else, the
-// secrets a hide list would miss included (shell history, another CLI's login, a tool's
-// credentials file no list names). A directory that appears in the home directory
-// after the rules were made (gh logging in during the attempt) is not readable: no
-// rule granted a directory above it. A path of Hide beneath a revealed one stays hidden.
+// The home directory is an allow list: what the policy reveals in it is readable, and
+// nothing else (the secrets a hide list misses included). A directory that appears
+// after the rules were made is not readable, nor is a hidden path beneath a revealed
+// one, even one that did not exist when the grants were worked out.
 func TestLauncherHomeAllowList(t *testing.T) {
 	s := needLandlock(t)
 	root := t.TempDir()
