@@ -168,17 +168,17 @@ func launcherCost(b *testing.B, env []string, dir string, n int) (c startCost, o
 	for _, d := range []string{".cache", ".config", ".local", ".npm", "go", "src", "Documents", "Downloads", ".vscode", ".docker", ".kube", ".gnupg", ".aws"} {
 		benchMkdir(b, filepath.Join(home, d))
 	}
-	p := &sandbox.Policy{ABI: lvl.ABI, Hide: sandbox.HiddenIn(home, nil)}
+	p := &sandbox.Policy{ABI: lvl.ABI, Hide: sandbox.HiddenIn(home, nil), Reveal: sandbox.ReadableIn(env, nil)}
 	p.AddWrite(dir)
 	p.AddWrite(sandbox.Devices...)
-	p.AddWrite(sandbox.Caches(env)...)
-	if err := sandbox.EnsureDirs(sandbox.Caches(env)); err != nil {
+	p.AddWrite(sandbox.AgentCache(env))
+	if err := sandbox.EnsureDirs(sandbox.CacheDirs(sandbox.AgentCache(env))); err != nil {
 		b.Fatal(err)
 	}
 	// As a run does: the read grants once for all its attempts (their cost is
 	// counted below, shared by the n starts of each kind).
 	t := cpuTime(b)
-	p.Read = sandbox.ReadGrants(p.Hide)
+	p.Read = sandbox.ReadGrants(p.Hide, p.Reveal)
 	grantsCPU := cpuTime(b) - t
 	launcherEnv := sandbox.LauncherEnv(p.Clone(), env)
 	args, err := sandbox.LauncherArgs(p, 3, truePath, []string{"true"})

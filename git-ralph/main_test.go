@@ -186,6 +186,11 @@ func hermetic(e *testscript.Env) error {
 	}
 	e.Vars = vars
 	e.Setenv("HOST_GOCACHE", hostGoCache())
+	// The agents' own caches (git-ralph/agent-cache in XDG_CACHE_HOME) of a script
+	// whose agent runs go test, kept beside the go's between runs of the suite.
+	if c := hostGoCache(); c != "" {
+		e.Setenv("HOST_AGENT_CACHE", filepath.Join(filepath.Dir(c), "git-ralph-test-agent-cache"))
+	}
 	if v := os.Getenv("GIT_RALPH_TEST_LANDLOCK"); v != "" {
 		e.Setenv("GIT_RALPH_TEST_LANDLOCK", v) // an older kernel played for the whole suite (see condition)
 	}

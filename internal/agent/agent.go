@@ -126,6 +126,10 @@ func (r Request) OutputFileArg() string {
 // Result is what one run of an agent came to. Decode fills in the fields that
 // come from the agent's output; Run adds those about the process.
 type Result struct {
+	// Restored are the CLI's settings outside the working tree (Guarder) that the
+	// agent changed and Run put back; NotRestored says why one could not be.
+	Restored    []string
+	NotRestored []string
 	// Text is the final answer, as each driver's doc says (claude: result.result
 	// when present, else the text of the last assistant message; codex: the
 	// --output-last-message file; a custom text agent: its last 64 KiB of

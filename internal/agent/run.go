@@ -62,12 +62,25 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	}
 	if req.Sandbox != nil {
 		env = append(slices.Clone(env), "TMPDIR="+dir)
+		env = append(env, req.Sandbox.Env...) // its caches of its own
+		// and its CLI's configuration of its own, for this attempt: beside its TMPDIR,
+		// not in it (Codex makes no helper binaries in a CODEX_HOME under TMPDIR)
+		kv, stateDir, err := makeOwnState(d, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env))
+		if err != nil {
+			return Result{ExitCode: -1}, fmt.Errorf("agent %q: its configuration of its own: %w", d.Name(), err)
+		}
+		if stateDir != "" {
+			defer removeAll(stateDir)
+			env = append(env, kv)
+		}
 	}
 	childEnv := childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
 	cmd, pol, err := command(d, req, argv, childEnv, dir)
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	// The CLI's settings that run in the user's next session, as they are now.
+	guarded := guard(d, childEnv)
 	cmd.Dir = req.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	sandbox.Contain(cmd) // the attempt's cgroup, where there is one
@@ -128,6 +141,12 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	out := r.drain()
 
 	res := out.res
+	// Nothing of the agent's runs any more: what it changed of them is put back.
+	var notRestored []error
+	res.Restored, notRestored = restore(guarded)
+	for _, e := range notRestored {
+		res.NotRestored = append(res.NotRestored, e.Error())
+	}
 	if out.err != nil {
 		var pe *decodePanic
 		if errors.As(out.err, &pe) {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -122,4 +123,70 @@ func (s State) nonEmpty() State {
 	s.Dirs = slices.DeleteFunc(slices.Clone(s.Dirs), func(p string) bool { return p == "" })
 	s.Files = slices.DeleteFunc(slices.Clone(s.Files), func(f StateFile) bool { return f.Path == "" })
 	return s
+}
+
+// OwnState is a CLI's configuration directory of its own for one attempt: the variable
+// that names it (Claude Code's CLAUDE_CONFIG_DIR, Codex's CODEX_HOME) and the user's
+// files copied into it, so that the CLI logs in and works as the user set it up, while
+// what the agent writes there (a hook in settings.json, an MCP server in config.toml)
+// is gone with the attempt and never reaches the user's next session.
+type OwnState struct {
+	Var   string
+	Files []OwnFile
+}
+
+// OwnFile is a file of the user's copied into an OwnState directory: From, an absolute
+// path, to Name in it.
+type OwnFile struct {
+	From, Name string
+}
+
+// OwnStater is a driver whose CLI takes its configuration directory from a variable.
+// env is the agent's environment before that variable is set.
+type OwnStater interface {
+	OwnState(env []string) OwnState
+}
+
+// makeOwnState creates d's configuration directory of its own (a new temporary
+// directory, 0700, for the caller to remove), with the user's files of its OwnState
+// that exist copied into it, and returns the variable to add to the agent's
+// environment and the directory ("", "" for a driver that has none). A file is copied
+// as a regular file of mode 0600; one missing, or not a regular file, is left out.
+func makeOwnState(d Driver, env []string) (kv, dir string, err error) {
+	o, ok := d.(OwnStater)
+	if !ok {
+		return "", "", nil
+	}
+	st := o.OwnState(env)
+	if st.Var == "" {
+		return "", "", nil
+	}
+	if dir, err = os.MkdirTemp("", "git-ralph-"+d.Name()+"-state-"); err != nil {
+		return "", "", err
+	}
+	fail := func(err error) (string, string, error) {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	for _, f := range st.Files {
+		if !filepath.IsAbs(f.From) {
+			continue
+		}
+		fi, err := os.Stat(f.From)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(f.From)
+		if err != nil {
+			return fail(fmt.Errorf("copy %s: %w", f.From, err))
+		}
+		to := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			return fail(err)
+		}
+	}
+	return st.Var + "=" + dir, dir, nil
 }

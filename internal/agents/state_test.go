@@ -2,6 +2,7 @@ package agents
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,4 +58,33 @@ func mustLookup(t *testing.T, name string) agent.Driver {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// Every driver's CLI that reads settings its agent could change keeps them from the
+// user's next session: a configuration directory of its own for the attempt, or its
+// guarded files, each directly in a directory of its state (where Run can put them back).
+func TestEveryDriverKeepsItsSettings(t *testing.T) {
+	env := []string{"HOME=/home/ada", "XDG_CONFIG_HOME=/xdg/config"}
+	for _, name := range Names() {
+		d, _ := Lookup(name)
+		_, own := d.(agent.OwnStater)
+		g, guarded := d.(agent.Guarder)
+		if name == "custom" {
+			if own || guarded {
+				t.Error("custom declares settings")
+			}
+			continue
+		}
+		if own == guarded {
+			t.Errorf("%s: a configuration of its own %v, guarded files %v: want one", name, own, guarded)
+		}
+		if guarded {
+			dirs := agent.StateOf(d, env).Dirs
+			for _, p := range g.Guarded(env) {
+				if !slices.Contains(dirs, filepath.Dir(p)) {
+					t.Errorf("%s: guarded %s is not directly in its state %q", name, p, dirs)
+				}
+			}
+		}
+	}
 }

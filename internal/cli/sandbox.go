@@ -15,7 +15,7 @@ import (
 
 // sandboxSettings resolves a run's sandbox once: the mode (--sandbox, ralph.sandbox),
 // what this system supports, and the user's additions (ralph.sandboxWritable,
-// ralph.sandboxHide, ralph.sandboxNetwork). --sandbox=on where the agent cannot be
+// ralph.sandboxHide, ralph.sandboxReadable, ralph.sandboxNetwork). --sandbox=on where the agent cannot be
 // sandboxed is an error, before anything changes.
 func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, error) {
 	m, err := sandbox.ParseMode(mode)
@@ -42,11 +42,11 @@ func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, err
 }
 
 // sandboxConfig reads and checks ralph.sandboxWritable, ralph.sandboxHide,
-// ralph.sandboxNetwork and ralph.sandboxSockets.
+// ralph.sandboxReadable, ralph.sandboxNetwork and ralph.sandboxSockets.
 func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	var s sandbox.Settings
 	cfg := map[string][]string{}
-	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxNetwork", "ralph.sandboxSockets", "ralph.verifyWritable"} {
+	for _, key := range []string{"ralph.sandboxWritable", "ralph.sandboxHide", "ralph.sandboxReadable", "ralph.sandboxNetwork", "ralph.sandboxSockets", "ralph.verifyWritable"} {
 		vals, err := repo.ConfigPathAll(e.ctx, key)
 		if err != nil {
 			return s, err
@@ -71,6 +71,19 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 			return s, bad("sandboxHide", p, "is not an absolute path")
 		}
 		s.Hide = append(s.Hide, filepath.Clean(p))
+	}
+	for _, p := range cfg["ralph.sandboxreadable"] {
+		if !filepath.IsAbs(p) {
+			return s, bad("sandboxReadable", p, "is not an absolute path")
+		}
+		s.Readable = append(s.Readable, filepath.Clean(p))
+	}
+	// The files git reads its config from (an include of ~/.gitconfig in the home
+	// directory, say): the agent's git dies on one it cannot read.
+	for _, f := range repo.ConfigFiles(e.ctx) {
+		if filepath.IsAbs(f) {
+			s.Readable = append(s.Readable, filepath.Clean(f))
+		}
 	}
 	for _, p := range cfg["ralph.sandboxsockets"] {
 		if !filepath.IsAbs(p) {
@@ -107,6 +120,7 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	}
 	s.Ports = ports
 	// A link in what another run's agent may write is not followed either.
-	s.Shared = agents.StateDirs(os.Environ())
+	// (Their caches are their own: the drivers' state in the cache is found there.)
+	s.Shared = agents.StateDirs(append(os.Environ(), sandbox.CacheEnv(sandbox.AgentCache(os.Environ()))...))
 	return s, nil
 }

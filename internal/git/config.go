@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -13,8 +14,9 @@ import (
 // a git process. SetConfig drops it. An error reading it is not kept: the questions
 // then go to git one by one, which reports what is wrong with the file.
 type configCache struct {
-	mu   sync.Mutex
-	vals map[string][]configValue // by canonical key
+	mu    sync.Mutex
+	vals  map[string][]configValue // by canonical key
+	files []string                 // the files the values came from (--show-origin), in order, once each
 }
 
 // configValue is one value of a key; set is false for a key written without "=",
@@ -40,21 +42,36 @@ func (r *Repo) cached(ctx context.Context, key string) (vals []configValue, ok b
 	r.cfg.mu.Lock()
 	defer r.cfg.mu.Unlock()
 	if r.cfg.vals == nil {
-		out, err := r.run(ctx, call{readOnly: true, args: []string{"config", "-z", "--list"}})
+		out, err := r.run(ctx, call{readOnly: true, args: []string{"config", "-z", "--show-origin", "--list"}})
 		if err != nil {
 			return nil, false
 		}
 		m := map[string][]configValue{}
-		for rec := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-			if rec == "" {
-				continue
+		var files []string
+		recs := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		for i := 0; i+1 < len(recs); i += 2 { // -z --show-origin: "origin", "key\nvalue"
+			if f, ok := strings.CutPrefix(recs[i], "file:"); ok && !slices.Contains(files, f) {
+				files = append(files, f)
 			}
-			k, v, set := strings.Cut(rec, "\n") // -z: "key\nvalue"; a key without value has no \n
+			k, v, set := strings.Cut(recs[i+1], "\n") // a key without value has no \n
 			m[k] = append(m[k], configValue{v, set})
 		}
-		r.cfg.vals = m
+		r.cfg.vals, r.cfg.files = m, files
 	}
 	return r.cfg.vals[canonicalKey(key)], true
+}
+
+// ConfigFiles are the files the repository's config was read from, in git's order
+// (system, global, local, worktree, and the files they include), as git names them: an
+// absolute path, or one relative to the repository's top directory (the local
+// config, ".git/config"). Nil when the listing cannot be read.
+func (r *Repo) ConfigFiles(ctx context.Context) []string {
+	if _, ok := r.cached(ctx, "core.bare"); !ok {
+		return nil
+	}
+	r.cfg.mu.Lock()
+	defer r.cfg.mu.Unlock()
+	return slices.Clone(r.cfg.files)
 }
 
 // dropConfigCache forgets the cached listing, after git-ralph changed the config.

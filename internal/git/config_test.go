@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -124,5 +126,23 @@ func TestConfigPathAll(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	if got, err := r2.ConfigPathAll(ctx, "ralph.sandboxHide"); err != nil || len(got) != 2 || got[0] != filepath.Join(home, "secret") || got[1] != "/c" {
 		t.Errorf("ConfigPathAll(~/) = %q, %v", got, err)
+	}
+}
+
+// ConfigFiles names the files the config was read from, the included ones too, from
+// the same one listing.
+func TestConfigFiles(t *testing.T) {
+	dir, r := newRepo(t, "ralph.flag", "yes")
+	inc := filepath.Join(t.TempDir(), "included")
+	if err := os.WriteFile(inc, []byte("[ralph]\n\tfrom = include\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "config", "include.path", inc)
+	files := r.ConfigFiles(t.Context())
+	if !slices.Contains(files, inc) || !slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, ".git/config") }) {
+		t.Errorf("ConfigFiles = %q, want the local config and %s", files, inc)
+	}
+	if v, ok, _ := r.Config(t.Context(), "ralph.from"); !ok || v != "include" {
+		t.Errorf("a value of the included file: %q %v", v, ok)
 	}
 }

@@ -124,6 +124,12 @@ func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, s
 	marks := sandbox.MarkHome(os.Getenv("HOME"))
 	req.Note = s.Report.Warn
 	out.res, out.startErr = agent.Run(actx, s.r.Driver, req)
+	for _, p := range out.res.Restored {
+		s.Report.Warn("the agent changed " + p + " (its CLI's settings, read by your next session of it): put back")
+	}
+	for _, e := range out.res.NotRestored {
+		s.Report.Warn("the agent changed its CLI's settings, and they could not be put back: " + e)
+	}
 	logf.Close()
 	if left := (*agent.LeftoversError)(nil); errors.As(out.startErr, &left) {
 		// Processes of the attempt still run: nothing is checked, no git runs.
@@ -684,6 +690,7 @@ func (s *session) gateHook(ctx context.Context, name string, script []byte, args
 	if pol != nil {
 		pol.AddWrite(append([]string{tmp}, write...)...)
 		base = agent.WithoutSecrets(os.Environ(), s.r.AgentEnvKeep)
+		env = append(env, pol.Env...) // the agents' caches, not the user's
 		if !sandbox.Covers(pol.Write, s.Repo.CommonDir) {
 			env = append(env, "GIT_OPTIONAL_LOCKS=0") // git status must not try to refresh the index
 			scratch, err := s.gitScratch(tmp)

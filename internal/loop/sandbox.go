@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -33,25 +34,33 @@ func (l *Loop) sandboxLevel(set sandbox.Settings, tree string) sandbox.Level {
 }
 
 // writable is what the agent may write besides its attempt's directory and its own
-// state: the working tree, the devices, the build caches and ralph.sandboxWritable.
+// state: the working tree, the devices, the agents' own caches (sandbox.AgentCache)
+// and ralph.sandboxWritable.
 func writable(set sandbox.Settings, tree string) []string {
 	w := []string{tree}
 	w = append(w, sandbox.Devices...)
-	w = append(w, sandbox.Caches(os.Environ())...)
+	if c := sandbox.AgentCache(os.Environ()); c != "" {
+		w = append(w, c)
+	}
 	return append(w, set.Writable...)
 }
 
 // sandboxPolicy is the policy of the agent working in tree under set, nil when the run is
 // not sandboxed; agent.Run adds the attempt's directory and the driver's state. Shared are
-// what other runs' agents may write (set.Shared, the caches, commonDir). files (the
+// what other runs' agents may write (set.Shared, the agents' caches, commonDir). files (the
 // learnings, an issue's tasks) are writable too: the prompt asks the agent to write them.
-// With create, missing caches are made (a rule names existing paths only). docs/SANDBOX.md.
+// With create, the agents' caches are made where missing. docs/SANDBOX.md.
 func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string, create bool) (*sandbox.Policy, error) {
 	if !set.Level.On() {
 		return nil, nil
 	}
 	p := &sandbox.Policy{ABI: set.Level.ABI, Ports: set.Ports, Sockets: set.Sockets}
-	p.Shared = append(slices.Clone(set.Shared), sandbox.AllCaches(os.Environ())...)
+	cache := sandbox.AgentCache(os.Environ())
+	p.Shared = slices.Clone(set.Shared)
+	if cache != "" {
+		p.Shared = append(p.Shared, cache)
+		p.Env = append(sandbox.CacheEnv(cache), sandbox.GoProxyEnv(os.Environ())...)
+	}
 	if commonDir != "" {
 		p.Shared = append(p.Shared, commonDir)
 	}
@@ -68,9 +77,18 @@ func sandboxPolicy(set sandbox.Settings, tree, commonDir string, files []string,
 		}
 	}
 	p.Hide = append(sandbox.HiddenIn(os.Getenv("HOME"), set.Hide), sandbox.HiddenEnv(os.Getenv)...)
-	if create {
-		if err := sandbox.EnsureDirs(sandbox.Caches(os.Environ())); err != nil {
-			return nil, fmt.Errorf("sandbox: create a build cache: %w", err)
+	// The home directory is hidden but for the toolchains and settings, the git
+	// directory (a worktree run's, in the home directory) and what the user adds.
+	p.Reveal = sandbox.ReadableIn(os.Environ(), set.Readable)
+	if commonDir != "" {
+		p.Reveal = append(p.Reveal, commonDir)
+	}
+	if dl := sandbox.UserModuleDownloads(os.Environ()); dl != "" {
+		p.Reveal = append(p.Reveal, dl) // the agent's GOPROXY reads it first
+	}
+	if create && cache != "" {
+		if err := sandbox.EnsureDirs(sandbox.CacheDirs(cache)); err != nil {
+			return nil, fmt.Errorf("sandbox: create the agents' caches: %w", err)
 		}
 	}
 	return p, nil
@@ -101,12 +119,22 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	if p == nil {
 		return lines
 	}
-	p = agent.PolicyFor(drv, p, os.Environ())
-	home := os.Getenv("HOME")
+	env := append(os.Environ(), p.Env...)
+	own := ""
+	if o, ok := drv.(agent.OwnStater); ok {
+		// Its CLI's state is a directory of the attempt's (Run makes it): said, not listed.
+		if own = o.OwnState(env).Var; own != "" {
+			env = append(env, own+"="+ownStatePlaceholder)
+		}
+	}
+	p = agent.PolicyFor(drv, p, env)
+	p.Write = slices.DeleteFunc(p.Write, func(w string) bool { return sandbox.Covers([]string{ownStatePlaceholder}, w) })
+	home := filepath.Clean(os.Getenv("HOME"))
+	inHome := func(s string) bool { return filepath.IsAbs(home) && home != "/" && sandbox.Covers([]string{home}, s) }
 	short := func(ps []string) string {
 		out := make([]string, len(ps))
 		for i, s := range ps {
-			if home != "" && strings.HasPrefix(s, home+"/") {
+			if inHome(s) {
 				s = "~" + strings.TrimPrefix(s, home)
 			}
 			out[i] = s
@@ -115,17 +143,40 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 	}
 	// Writing a directory includes reading it: a hidden path beneath a writable one is
 	// not hidden, and is said so rather than listed as hidden.
-	var hidden, exposed []string
-	for _, h := range sandbox.Existing(p.Hide) {
-		if sandbox.Covers(p.Write, h) {
-			exposed = append(exposed, h)
-		} else {
-			hidden = append(hidden, h)
+	var hidden, exposed, shown, within []string
+	reveal := sandbox.Existing(p.Reveal)
+	for _, r := range reveal {
+		if inHome(r) && !sandbox.Covers(p.Write, r) && !slices.ContainsFunc(reveal, func(o string) bool { return o != r && sandbox.Covers([]string{o}, r) }) && !slices.Contains(shown, r) {
+			shown = append(shown, r)
 		}
 	}
-	lines = append(lines,
-		"  writable: "+short(p.Write)+", and a temporary directory of its own (TMPDIR), removed after the attempt",
-		"  readable: everything else, but not: "+orNone(short(hidden)))
+	for _, h := range sandbox.Existing(p.Hide) {
+		switch {
+		case h == home:
+		case sandbox.Covers(p.Write, h):
+			exposed = append(exposed, h)
+		case !inHome(h):
+			hidden = append(hidden, h)
+		case sandbox.Covers(shown, h):
+			within = append(within, h)
+		}
+	}
+	tmp := ", and a temporary directory of its own (TMPDIR), removed after the attempt"
+	if own != "" {
+		tmp = ", a temporary directory of its own (TMPDIR) and its CLI's configuration directory (" + own +
+			": a copy of the user's login and settings), both removed after the attempt"
+	}
+	lines = append(lines, "  writable: "+short(p.Write)+tmp)
+	if slices.Contains(p.Hide, home) && sandbox.Covers(p.Write, home) {
+		lines = append(lines, "  readable in ~: all of it, being inside a writable path")
+	} else if slices.Contains(p.Hide, home) {
+		line := "  readable in ~: only " + orNothing(short(shown)) + "; the rest of ~ is hidden (ralph.sandboxReadable adds to it)"
+		if len(within) > 0 {
+			line += "; hidden in them: " + short(within)
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, "  readable elsewhere: everything, but not: "+orNone(short(hidden)))
 	if len(exposed) > 0 {
 		lines = append(lines, "  not hidden, being inside a writable path: "+short(exposed))
 	}
@@ -174,6 +225,17 @@ func agentFiles(src *source.Source, learnings string) []string {
 		files = append(files, src.TasksPath)
 	}
 	return files
+}
+
+// ownStatePlaceholder stands for the configuration directory of its own that Run makes
+// for an attempt's CLI, in the dry run's policy.
+const ownStatePlaceholder = "/git-ralph-attempt-state"
+
+func orNothing(s string) string {
+	if s == "" {
+		return "what it may write"
+	}
+	return s + " and what it may write"
 }
 
 func orNone(s string) string {

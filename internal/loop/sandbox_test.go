@@ -9,7 +9,7 @@ import (
 )
 
 // A run's policy carries what the agents of other runs may write (Policy.Shared): the
-// settings' (every driver's state), every build cache whatever the PATH, and the git
+// settings' (every driver's state), the agents' own caches, and the git
 // directory, which a run in place lets its agent write. A link in any of them on the
 // way to a writable path is refused (internal/sandbox).
 func TestSandboxPolicyShared(t *testing.T) {
@@ -18,7 +18,7 @@ func TestSandboxPolicyShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range append([]string{"/state/of/another/agent", "/repo/.git"}, sandbox.AllCaches(os.Environ())...) {
+	for _, want := range []string{"/state/of/another/agent", "/repo/.git", sandbox.AgentCache(os.Environ())} {
 		if !slices.Contains(p.Shared, want) {
 			t.Errorf("%s is not in the policy's Shared %q", want, p.Shared)
 		}
@@ -42,6 +42,46 @@ func TestSandboxPolicyHidesMovedSecrets(t *testing.T) {
 	for _, want := range []string{gnupg, gh} {
 		if !slices.Contains(p.Hide, want) {
 			t.Errorf("%s is not hidden: %q", want, p.Hide)
+		}
+	}
+}
+
+// The agent's caches are its own: its tools are pointed at git-ralph's directory of
+// them, which it may write, and the user's home (~/.cache, ~/go/pkg/mod) is not
+// writable; the home directory is hidden but for what ReadableIn names, and the git
+// directory is readable.
+func TestSandboxPolicyCachesAndHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	set := sandbox.Settings{Level: sandbox.Level{ABI: 7}, Readable: []string{home + "/notes"}}
+	p, err := sandboxPolicy(set, t.TempDir(), home+"/src/repo/.git", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := home + "/.cache/git-ralph/agent-cache"
+	if !slices.Contains(p.Write, root) {
+		t.Errorf("the agents' caches are not writable: %q", p.Write)
+	}
+	for _, w := range p.Write {
+		if sandbox.Covers([]string{w}, home+"/.cache/pre-commit") || sandbox.Covers([]string{w}, home+"/go/pkg/mod") {
+			t.Errorf("the user's cache is writable: %s", w)
+		}
+	}
+	for _, want := range []string{"GOCACHE=" + root + "/go-build", "GOMODCACHE=" + root + "/go/pkg/mod", "GOPATH=" + root + "/go", "XDG_CACHE_HOME=" + root + "/xdg", "npm_config_cache=" + root + "/npm", "PIP_CACHE_DIR=" + root + "/pip"} {
+		if !slices.Contains(p.Env, want) {
+			t.Errorf("the agent's environment lacks %s: %q", want, p.Env)
+		}
+	}
+	if fi, err := os.Stat(root + "/go/pkg/mod"); err != nil || !fi.IsDir() {
+		t.Errorf("the module cache was not created: %v", err)
+	}
+	if !slices.Contains(p.Hide, home) {
+		t.Errorf("the home directory is not hidden: %q", p.Hide)
+	}
+	for _, want := range []string{home + "/.gitconfig", home + "/go", home + "/notes", home + "/src/repo/.git"} {
+		if !slices.Contains(p.Reveal, want) {
+			t.Errorf("%s is not readable: %q", want, p.Reveal)
 		}
 	}
 }

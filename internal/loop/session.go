@@ -179,7 +179,7 @@ func (s *session) begin(ctx context.Context) error {
 	}
 	if pol != nil {
 		// What the agent may read is worked out once, for every attempt of the run.
-		pol.Read = sandbox.ReadGrants(pol.Hide)
+		pol.Read = sandbox.ReadGrants(pol.Hide, pol.Reveal)
 	}
 	s.policy = pol
 	if pol != nil && !s.r.Sandbox.VerifyOff {

@@ -29,87 +29,114 @@ var Devices = []string{"/dev/null", "/dev/tty"}
 // on one needs with the ioctl right.
 var PTY = []string{"/dev/ptmx", "/dev/pts"}
 
-// Caches are the build caches the agent's builds and tests expect to write, in env:
-// XDG_CACHE_HOME (~/.cache, where go-build, pip and most tools keep theirs), GOCACHE
-// and GOMODCACHE (~/go/pkg/mod) when go is on env's PATH, npm's (~/.npm) when npm is.
-// Missing ones are to be created (EnsureDirs) before a rule can name them.
-func Caches(env []string) []string { return caches(env, false) }
+// DefaultReadable are what the agent may read in the home directory, relative to HOME;
+// the rest of it is hidden (HiddenIn): git's settings, the toolchains and version
+// managers, where pip --user and the CLIs' installers put programs. A user adds more
+// with ralph.sandboxReadable. DefaultHide beneath them stays hidden (~/.cargo's
+// credentials).
+var DefaultReadable = []string{
+	".gitconfig", ".gitignore", ".gitignore_global", ".gitattributes", ".config/git", ".config/go",
+	"go", "sdk", ".cargo", ".rustup", ".nvm", ".pyenv", ".rbenv", ".goenv", ".asdf", ".tool-versions",
+	".config/mise", ".local/share/mise", ".local/share/fnm", ".volta", ".bun", ".deno", ".sdkman",
+	".local/bin", ".local/lib", ".local/share/claude", ".local/share/cursor-agent", ".local/share/pnpm",
+	".local/share/uv", ".npm-global", ".opencode", ".amp",
+}
 
-// AllCaches are Caches as if go and npm were on env's PATH: what another run's agent,
-// with another PATH, may write.
-func AllCaches(env []string) []string { return caches(env, true) }
-
-func caches(env []string, all bool) []string {
-	get := func(k string) string {
-		v := ""
-		for _, kv := range env {
-			if key, val, ok := strings.Cut(kv, "="); ok && key == k {
-				v = val
-			}
-		}
-		return v
-	}
-	home := get("HOME")
-	abs := func(p string) string {
-		if filepath.IsAbs(p) {
-			return filepath.Clean(p)
-		}
-		return ""
-	}
+// ReadableIn are the paths of a hidden home that stay readable in env: DefaultReadable
+// under HOME, git's and go's settings under XDG_CONFIG_HOME, each directory on PATH
+// that lies in the home directory and, for one named bin, the directory that holds it
+// (~/.npm-global/bin: the packages it links to), unless that is the home directory or
+// ~/.local; then extra (ralph.sandboxReadable).
+func ReadableIn(env []string, extra []string) []string {
+	home := filepath.Clean(envValue(env, "HOME"))
 	var out []string
-	add := func(p string) {
-		if p != "" {
-			out = append(out, p)
+	if filepath.IsAbs(home) && home != "/" {
+		for _, r := range DefaultReadable {
+			out = append(out, filepath.Join(home, r))
 		}
-	}
-	inHome := func(elem ...string) string {
-		if home == "" {
-			return ""
+		if xdg := envValue(env, "XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
+			out = append(out, filepath.Join(xdg, "git"), filepath.Join(xdg, "go"))
 		}
-		return filepath.Join(append([]string{home}, elem...)...)
-	}
-	cache := abs(get("XDG_CACHE_HOME"))
-	if cache == "" {
-		cache = inHome(".cache")
-	}
-	add(cache)
-	onPath := func(name string) bool { // as exec.LookPath, in env's PATH
-		if all {
-			return true
-		}
-		for _, dir := range filepath.SplitList(get("PATH")) {
-			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				return true
+		for _, dir := range filepath.SplitList(envValue(env, "PATH")) {
+			dir = filepath.Clean(dir)
+			if !filepath.IsAbs(dir) || !Covers([]string{home}, dir) || dir == home {
+				continue
+			}
+			out = append(out, dir)
+			if up := filepath.Dir(dir); filepath.Base(dir) == "bin" && up != home && up != filepath.Join(home, ".local") {
+				out = append(out, up)
 			}
 		}
-		return false
 	}
-	if onPath("go") {
-		add(abs(get("GOCACHE")))
-		mod := abs(get("GOMODCACHE"))
-		if mod == "" {
-			if gp, _, _ := strings.Cut(get("GOPATH"), string(os.PathListSeparator)); abs(gp) != "" {
-				mod = filepath.Join(abs(gp), "pkg", "mod")
-			} else {
-				mod = inHome("go", "pkg", "mod")
-			}
-		}
-		add(mod)
-	}
-	if onPath("npm") {
-		npm := abs(get("npm_config_cache"))
-		if npm == "" {
-			npm = inHome(".npm")
-		}
-		add(npm)
+	for _, r := range extra {
+		out = append(out, filepath.Clean(r))
 	}
 	return out
 }
 
-// HiddenIn is DefaultHide under home, then extra (ralph.sandboxHide).
+// envValue is the last value of key in env.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// AgentCache is the directory that holds the agents' own caches in git-ralph's
+// environment env: git-ralph/agent-cache in its XDG_CACHE_HOME (~/.cache). Every
+// sandboxed agent of every run writes there, and nothing but agents reads it: what one
+// plants there reaches later agents, never the user's builds. "" without a HOME.
+func AgentCache(env []string) string {
+	base := envValue(env, "XDG_CACHE_HOME")
+	if !filepath.IsAbs(base) {
+		home := envValue(env, "HOME")
+		if !filepath.IsAbs(home) {
+			return ""
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(filepath.Clean(base), "git-ralph", "agent-cache")
+}
+
+// CacheEnv points an agent's tools at their caches under root (AgentCache): the XDG
+// cache (go-build's default, pip's, uv's, corepack's, most tools'), Go's build cache,
+// GOPATH (its module cache, the checksum database's cache in pkg/sumdb, what go
+// install builds), npm's, yarn's and pip's. They override the user's
+// own settings of them, which name the user's caches.
+func CacheEnv(root string) []string {
+	if root == "" {
+		return nil
+	}
+	j := func(k string, elem ...string) string {
+		return k + "=" + filepath.Join(append([]string{root}, elem...)...)
+	}
+	return []string{
+		j("XDG_CACHE_HOME", "xdg"), j("GOCACHE", "go-build"), j("GOPATH", "go"), j("GOMODCACHE", "go", "pkg", "mod"),
+		j("npm_config_cache", "npm"), j("YARN_CACHE_FOLDER", "yarn"), j("PIP_CACHE_DIR", "pip"),
+	}
+}
+
+// CacheDirs are root and the directories CacheEnv names in it, to create before a
+// rule can name root.
+func CacheDirs(root string) []string {
+	out := []string{root}
+	for _, kv := range CacheEnv(root) {
+		_, v, _ := strings.Cut(kv, "=")
+		out = append(out, v)
+	}
+	return out
+}
+
+// HiddenIn is home itself (what ReadableIn names of it stays readable), DefaultHide
+// under home (hidden again where it lies beneath one of those), then extra
+// (ralph.sandboxHide).
 func HiddenIn(home string, extra []string) []string {
 	var out []string
-	if home != "" {
+	if home = filepath.Clean(home); filepath.IsAbs(home) && home != "/" {
+		out = append(out, home)
 		for _, h := range DefaultHide {
 			out = append(out, filepath.Join(home, h))
 		}
@@ -197,9 +224,9 @@ func ParsePorts(values []string) ([]uint16, error) {
 }
 
 // Grants are what an agent may read under a policy: read (and execute) on Dirs and
-// everything beneath them and on Files, listing only on ListOnly, the directories on
-// the way to a hidden path. Hidden are the paths of the policy's Hide that existed
-// when they were computed.
+// everything beneath them and on Files, listing only on ListOnly, the readable
+// directories on the way to a hidden path. Hidden are the paths of the policy's Hide
+// that existed when they were computed, Revealed those of its Reveal.
 type Grants struct {
 	Dirs     []string `json:"dirs,omitempty"`
 	Files    []string `json:"files,omitempty"`
@@ -208,29 +235,33 @@ type Grants struct {
 	// Targets are where each of Hidden leads ("" for a dangling link): a hidden link
 	// pointed elsewhere since, or whose target has appeared, changes what is hidden.
 	Targets []string `json:"targets,omitempty"`
+	// Revealed and RevealTargets are the same for the policy's Reveal.
+	Revealed      []string `json:"revealed,omitempty"`
+	RevealTargets []string `json:"revealTargets,omitempty"`
 }
 
-// ReadGrants are the grants that leave out hide, computed by walking the file system
-// (see readGrants): git-ralph computes them once for a run, and each attempt's
-// launcher grants them instead of walking again (Policy.Read).
-func ReadGrants(hide []string) *Grants {
+// ReadGrants are the grants that leave out hide but keep reveal, computed by walking
+// the file system (see readGrants): git-ralph computes them once for a run, and each
+// attempt's launcher grants them instead of walking again (Policy.Read).
+func ReadGrants(hide, reveal []string) *Grants {
 	g := &Grants{}
 	g.Hidden, g.Targets = existing(hide), targets(existing(hide))
-	g.Dirs, g.Files, g.ListOnly = readGrants(hide)
+	g.Revealed, g.RevealTargets = existing(reveal), targets(existing(reveal))
+	g.Dirs, g.Files, g.ListOnly = readGrants(hide, reveal)
 	return g
 }
 
-// Current reports whether g still leaves out everything of hide: no hidden path has
-// appeared since g was computed (one that did would be readable through the grant of
-// a directory above it), and none that is a link leads elsewhere now. A path g names
-// that is gone since, or is reached through a link now (the launcher opens each with
-// no link in it), is left out when granted.
-func (g *Grants) Current(hide []string) bool {
+// Current reports whether g still holds: no path of hide or reveal has appeared or
+// gone since g was computed (a hidden one would be readable through the grant of a
+// directory above it), and none that is a link leads elsewhere now. A granted path
+// that is gone, or reached through a link now, is left out when granted.
+func (g *Grants) Current(hide, reveal []string) bool {
 	if g == nil {
 		return false
 	}
-	now := existing(hide)
-	return slices.Equal(now, g.Hidden) && slices.Equal(targets(now), g.Targets)
+	now, shown := existing(hide), existing(reveal)
+	return slices.Equal(now, g.Hidden) && slices.Equal(targets(now), g.Targets) &&
+		slices.Equal(shown, g.Revealed) && slices.Equal(targets(shown), g.RevealTargets)
 }
 
 // targets are the real paths of paths, "" for one that does not resolve.
@@ -257,53 +288,89 @@ func existing(hide []string) []string {
 	return out
 }
 
-// readGrants splits the file system into what the agent may read without the hidden
-// paths: whole directories and files to grant read on, and the directories on the way
-// to a hidden path, which it may only list. A symbolic link to a hidden path, or to a
-// directory holding one, is left out; the directory itself is granted where the walk
-// reaches it by its real path.
-func readGrants(hide []string) (dirs, files, listOnly []string) {
-	hidden := map[string]bool{}
-	for _, h := range existing(hide) {
-		hidden[h] = true
-		if real, err := filepath.EvalSymlinks(h); err == nil {
-			hidden[real] = true
+// rules are the hidden and revealed paths of a policy, with the real paths they lead
+// to: whether a path may be read is decided by the deepest of them that is the path or
+// lies above it (a revealed path within a hidden one is readable, a hidden one within
+// that is not again; the same path in both is readable), and by none: readable.
+type rules map[string]bool // path: readable
+
+func newRules(hide, reveal []string) rules {
+	r := rules{}
+	// A hidden path that does not exist yet beneath a revealed one (~/.cargo's
+	// credentials) has its rule all the same: the revealed directory is then granted
+	// entry by entry, so that the file, made during the attempt, is not readable.
+	shown := existing(reveal)
+	for _, h := range hide {
+		if h = filepath.Clean(h); filepath.IsAbs(h) && Covers(shown, h) {
+			r[h] = false
 		}
 	}
-	if len(hidden) == 0 {
+	for _, set := range []struct {
+		paths    []string
+		readable bool
+	}{{hide, false}, {reveal, true}} {
+		for _, p := range existing(set.paths) {
+			r[p] = set.readable
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				if _, ok := r[real]; !ok || set.readable {
+					r[real] = set.readable
+				}
+			}
+		}
+	}
+	return r
+}
+
+// readable reports whether p may be read under r.
+func (r rules) readable(p string) bool {
+	for q := p; ; q = filepath.Dir(q) {
+		if ok, found := r[q]; found {
+			return ok
+		}
+		if q == "/" || q == "." {
+			return true
+		}
+	}
+}
+
+// mixed reports whether a rule beneath the directory p decides otherwise than p's own.
+func (r rules) mixed(p string) bool {
+	prefix := strings.TrimSuffix(p, "/") + "/"
+	own := r.readable(p)
+	for q, ok := range r {
+		if ok != own && strings.HasPrefix(q, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// readGrants splits the file system by rules: directories and files to grant read
+// on, and the readable directories on the way to a path decided otherwise, which it
+// may only list (a hidden one on the way to a revealed path is passed through). A
+// symbolic link is granted as what it leads to, where that is readable and holds
+// nothing decided otherwise; such a directory is granted where the walk reaches it.
+func readGrants(hide, reveal []string) (dirs, files, listOnly []string) {
+	r := newRules(hide, reveal)
+	if len(r) == 0 || !r.mixed("/") && r.readable("/") {
 		return []string{"/"}, nil, nil
-	}
-	holds := func(dir string) bool { // a hidden path is beneath dir
-		prefix := strings.TrimSuffix(dir, "/") + "/"
-		for h := range hidden {
-			if strings.HasPrefix(h, prefix) {
-				return true
-			}
-		}
-		return false
-	}
-	within := func(p string) bool { // p is a hidden path or beneath one
-		for h := range hidden {
-			if p == h || strings.HasPrefix(p, strings.TrimSuffix(h, "/")+"/") {
-				return true
-			}
-		}
-		return false
 	}
 	var walk func(dir string)
 	walk = func(dir string) {
-		listOnly = append(listOnly, dir)
+		if r.readable(dir) {
+			listOnly = append(listOnly, dir)
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return
 		}
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
-			if hidden[p] {
-				continue
-			}
 			real, isDir := p, e.IsDir()
 			if e.Type()&fs.ModeSymlink != 0 { // the only entries worth a stat
+				if !r.readable(p) && !r.mixed(p) {
+					continue
+				}
 				if real, err = filepath.EvalSymlinks(p); err != nil {
 					continue
 				}
@@ -313,22 +380,94 @@ func readGrants(hide []string) (dirs, files, listOnly []string) {
 				}
 				isDir = fi.IsDir()
 			}
-			if within(real) { // a link to a hidden path, or to something in one
-				continue
-			}
-			if holds(real) {
+			switch {
+			case isDir && r.mixed(real):
 				if real == p {
 					walk(p)
 				}
-				continue
-			}
-			if isDir {
+			case !r.readable(real):
+			case isDir:
 				dirs = append(dirs, real)
-			} else {
+			default:
 				files = append(files, real)
 			}
 		}
 	}
 	walk("/")
 	return dirs, files, listOnly
+}
+
+// UserModuleDownloads is where the user's Go module cache keeps what it downloaded
+// (GOMODCACHE's cache/download), in git-ralph's environment env and the user's go env
+// file: GOMODCACHE, else the first GOPATH's pkg/mod, else ~/go/pkg/mod. "" when that
+// does not exist.
+func UserModuleDownloads(env []string) string {
+	get := goEnv(env)
+	mod := get("GOMODCACHE")
+	if !filepath.IsAbs(mod) {
+		mod = ""
+		if gp, _, _ := strings.Cut(get("GOPATH"), string(os.PathListSeparator)); filepath.IsAbs(gp) {
+			mod = filepath.Join(gp, "pkg", "mod")
+		} else if home := envValue(env, "HOME"); filepath.IsAbs(home) {
+			mod = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	if mod == "" {
+		return ""
+	}
+	dl := filepath.Join(filepath.Clean(mod), "cache", "download")
+	if fi, err := os.Stat(dl); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dl
+}
+
+// GoProxyEnv is the agent's GOPROXY: the user's module downloads (read-only, as a
+// file:// proxy) first, then the user's own GOPROXY (the environment's, the go env
+// file's, else Go's default), so that a module the user's builds have fetched needs
+// no network in the agent's own module cache (offline, GOPROXY=off, too). nil when
+// the user has no module downloads.
+func GoProxyEnv(env []string) []string {
+	dl := UserModuleDownloads(env)
+	if dl == "" {
+		return nil
+	}
+	proxy := goEnv(env)("GOPROXY")
+	if proxy == "" {
+		proxy = "https://proxy.golang.org,direct"
+	}
+	return []string{"GOPROXY=file://" + dl + "," + proxy}
+}
+
+// goEnv reads a go setting as the go command does: the environment, else the go env
+// file (GOENV, else go/env in the user's configuration directory).
+func goEnv(env []string) func(string) string {
+	file := map[string]string{}
+	path := envValue(env, "GOENV")
+	if path == "" {
+		cfg := envValue(env, "XDG_CONFIG_HOME")
+		if !filepath.IsAbs(cfg) {
+			if home := envValue(env, "HOME"); filepath.IsAbs(home) {
+				cfg = filepath.Join(home, ".config")
+			}
+		}
+		if filepath.IsAbs(cfg) {
+			path = filepath.Join(cfg, "go", "env")
+		}
+	}
+	if path != "" && path != "off" {
+		if b, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+					file[k] = v
+				}
+			}
+		}
+	}
+	return func(k string) string {
+		if v := envValue(env, k); v != "" {
+			return v
+		}
+		return file[k]
+	}
 }

@@ -108,8 +108,8 @@ func ruleset(p Policy) (fd int, flags uint32, err error) {
 		return -1, 0, err
 	}
 	g := p.Read
-	if !g.Current(p.Hide) {
-		g = ReadGrants(p.Hide)
+	if !g.Current(p.Hide, p.Reveal) {
+		g = ReadGrants(p.Hide, p.Reveal)
 	}
 	if err := addReadGrants(rs, uint64(cfg.HandledAccessFS), g); err != nil {
 		unix.Close(rs)

@@ -166,7 +166,7 @@ func TestReadGrants(t *testing.T) {
 	if err := os.Symlink(filepath.Join(home, ".ssh", "id"), filepath.Join(home, "key")); err != nil {
 		t.Fatal(err)
 	}
-	dirs, files, listOnly := readGrants(HiddenIn(home, nil))
+	dirs, files, listOnly := readGrants(HiddenIn(home, nil)[1:], nil)
 	for _, want := range []string{filepath.Join(home, "src"), filepath.Join(home, ".config/git")} {
 		if !slices.Contains(dirs, want) {
 			t.Errorf("%s is not readable: %q", want, dirs)
@@ -186,7 +186,7 @@ func TestReadGrants(t *testing.T) {
 			t.Errorf("%s is readable", p)
 		}
 	}
-	if d, f, l := readGrants([]string{filepath.Join(root, "missing")}); !slices.Equal(d, []string{"/"}) || f != nil || l != nil {
+	if d, f, l := readGrants([]string{filepath.Join(root, "missing")}, nil); !slices.Equal(d, []string{"/"}) || f != nil || l != nil {
 		t.Errorf("no hidden path exists, yet %q %q %q", d, f, l)
 	}
 }
@@ -351,12 +351,12 @@ func TestLauncherRunGrants(t *testing.T) {
 	if err := os.Symlink(work+"/NOTES.md", home+"/notes"); err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
-	p.Read = ReadGrants(p.Hide)
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)[1:]}
+	p.Read = ReadGrants(p.Hide, p.Reveal)
 	if !slices.Contains(p.Read.Files, work+"/NOTES.md") {
 		t.Fatalf("the link's target is not granted: %+v", p.Read)
 	}
-	if !slices.Contains(p.Read.Dirs, home+"/src") || !p.Read.Current(p.Hide) {
+	if !slices.Contains(p.Read.Dirs, home+"/src") || !p.Read.Current(p.Hide, p.Reveal) {
 		t.Fatalf("grants %+v", p.Read)
 	}
 	if err := os.Remove(home + "/gone"); err != nil {
@@ -385,7 +385,7 @@ echo "procs=${GOMAXPROCS-unset}"`
 	if err := os.WriteFile(home+"/.config/gh/hosts.yml", []byte("TOKEN\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if p.Read.Current(p.Hide) {
+	if p.Read.Current(p.Hide, p.Reveal) {
 		t.Fatal("the grants are current though ~/.config/gh appeared")
 	}
 	out, status, err = runLauncher(t, p, "sh", "-c", script, "sh", home)
@@ -399,7 +399,7 @@ echo "procs=${GOMAXPROCS-unset}"`
 	}
 	// An agent replaces the granted NOTES.md of its working tree with a link to the key:
 	// a rule on that path would follow it.
-	p.Read = ReadGrants(p.Hide)
+	p.Read = ReadGrants(p.Hide, p.Reveal)
 	if err := os.Remove(work + "/NOTES.md"); err != nil {
 		t.Fatal(err)
 	}
@@ -463,8 +463,8 @@ func TestLauncherHiddenLinkMoves(t *testing.T) {
 		if err := os.Symlink(target, home+"/.ssh"); err != nil {
 			t.Fatal(err)
 		}
-		p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
-		p.Read = ReadGrants(p.Hide)
+		p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)[1:]}
+		p.Read = ReadGrants(p.Hide, p.Reveal)
 		if err := os.MkdirAll(root+"/b/keys", 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -479,7 +479,7 @@ func TestLauncherHiddenLinkMoves(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if p.Read.Current(p.Hide) {
+		if p.Read.Current(p.Hide, p.Reveal) {
 			t.Errorf("dangling %v: the grants are current though ~/.ssh leads elsewhere", dangling)
 		}
 		if got := readKey(t, p, home); got != "denied" {
@@ -503,8 +503,8 @@ func TestLauncherGrantsNotUTF8(t *testing.T) {
 	if err := os.WriteFile(name+"/f", []byte("LATIN1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
-	p.Read = ReadGrants(p.Hide)
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)[1:]}
+	p.Read = ReadGrants(p.Hide, p.Reveal)
 	out, status, err := runLauncher(t, p, "sh", "-c", `cat "$1/f" 2>&1 || echo denied`, "sh", name)
 	if err != nil || status != "" || strings.TrimSpace(out) != "LATIN1" {
 		t.Errorf("a file in ~/caf\\xe9: %q %v %q", out, err, status)
@@ -537,8 +537,8 @@ func TestLauncherGrantsRace(t *testing.T) {
 	if err := os.Symlink(work+"/NOTES.md", home+"/notes"); err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)}
-	p.Read = ReadGrants(p.Hide)
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil)[1:]}
+	p.Read = ReadGrants(p.Hide, p.Reveal)
 	if err := os.Symlink(home+"/.ssh/id", work+"/alt"); err != nil {
 		t.Fatal(err)
 	}
@@ -687,5 +687,83 @@ func TestAgentWritableByIdentity(t *testing.T) {
 	}
 	if may(filepath.Dir(dir)) {
 		t.Error("the directory above is taken for writable")
+	}
+}
+
+// The home directory is an allow list: what the policy reveals in it is readable, and
+// nothing else (the secrets a hide list misses included). A directory that appears
+// after the rules were made is not readable, nor is a hidden path beneath a revealed
+// one, even one that did not exist when the grants were worked out.
+func TestLauncherHomeAllowList(t *testing.T) {
+	s := needLandlock(t)
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	files := map[string]string{
+		".gitconfig": "GITCONFIG\n", "go/bin/tool": "TOOL\n", ".cargo/bin/cargo": "CARGO\n",
+		".cargo/credentials.toml": "CARGOTOKEN\n", "dotfiles/vimrc": "VIMRC\n",
+		".bash_history": "HISTORY\n", ".codex/auth.json": "CODEX\n", ".config/github-copilot/apps.json": "COPILOT\n",
+		".terraformrc": "TERRAFORM\n", ".m2/settings.xml": "MAVEN\n", ".config/containers/auth.json": "PODMAN\n",
+		".config/rclone/rclone.conf": "RCLONE\n", ".config/git/config": "GITXDG\n",
+	}
+	for f, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, f), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home+"/dotfiles/vimrc", home+"/.vimrc"); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: HiddenIn(home, nil),
+		Reveal: ReadableIn([]string{"HOME=" + home, "PATH=/usr/bin:/bin"}, []string{home + "/.vimrc"})}
+	p.Read = ReadGrants(p.Hide, p.Reveal)
+	// ~/.config/git, where git's credentials are hidden though there are none yet, is
+	// granted entry by entry: credentials made during the attempt are not readable
+	if slices.Contains(p.Read.Dirs, home+"/.config/git") || !slices.Contains(p.Read.Files, home+"/.config/git/config") {
+		t.Errorf("~/.config/git is not granted entry by entry: %+v", p.Read)
+	}
+	// the next tool logs in after the rules are made: a directory no hide list names,
+	// in a directory granted only in part, and the grants stay current
+	if err := os.MkdirAll(home+"/.config/next-tool", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(home+"/.config/next-tool/token", []byte("NEXT\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Read.Current(p.Hide, p.Reveal) {
+		t.Fatal("the grants are not current")
+	}
+	if err := os.MkdirAll(home+"/.config/gh", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(home+"/.config/gh/hosts.yml", []byte("GH\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// and git's credentials in a readable directory (a hidden path that did not exist)
+	if err := os.MkdirAll(home+"/.config/git", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(home+"/.config/git/credentials", []byte("GITCRED\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := `for f in .gitconfig go/bin/tool .cargo/bin/cargo .vimrc .cargo/credentials.toml .bash_history .codex/auth.json \
+	.config/github-copilot/apps.json .terraformrc .m2/settings.xml .config/containers/auth.json .config/rclone/rclone.conf \
+	.config/next-tool/token .config/gh/hosts.yml .config/git/config .config/git/credentials; do cat "$1/$f" 2>/dev/null || echo "denied $f"; done`
+	out, status, err := runLauncher(t, p, "sh", "-c", script, "sh", home)
+	if err != nil || status != "" {
+		t.Fatalf("launch: %v %q\n%s", err, status, out)
+	}
+	for _, w := range []string{"GITCONFIG", "TOOL", "CARGO", "VIMRC", "denied .cargo/credentials.toml", "denied .bash_history",
+		"denied .codex/auth.json", "denied .config/github-copilot/apps.json", "denied .terraformrc", "denied .m2/settings.xml",
+		"denied .config/containers/auth.json", "denied .config/rclone/rclone.conf", "denied .config/next-tool/token",
+		"denied .config/gh/hosts.yml", "GITXDG", "denied .config/git/credentials"} {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
 	}
 }

@@ -190,6 +190,10 @@ type Policy struct {
 	// a directory granted on the way to it covers it too), their contents not. Missing
 	// paths are left out.
 	Hide []string `json:"hide,omitempty"`
+	// Reveal lists paths beneath a hidden one that the agent may read all the same
+	// (the toolchains and settings in a hidden home directory); a path of Hide beneath
+	// one of them is hidden again. Missing paths are left out.
+	Reveal []string `json:"reveal,omitempty"`
 	// Dev lists device files and directories of Write on which the agent may also use
 	// ioctl (a pseudo-terminal: /dev/ptmx, /dev/pts); ABI 5 and later.
 	Dev []string `json:"dev,omitempty"`
@@ -211,6 +215,9 @@ type Policy struct {
 	// the launcher uses them while they are Current, and walks the file system again
 	// when a hidden path has appeared since.
 	Read *Grants `json:"read,omitempty"`
+	// Env are variables the agent's environment gets (CacheEnv: its caches of its
+	// own); the launcher is started with them already set.
+	Env []string `json:"-"`
 	// MaxProcs: the launcher's environment has GOMAXPROCS=1 that the agent's has not
 	// (a Go program starts sooner with one processor, and the launcher needs no more);
 	// the launcher takes it out before the agent starts.
@@ -229,11 +236,12 @@ func (p *Policy) Clone() *Policy {
 	}
 	c := *p
 	c.Write, c.Hide, c.Dev, c.Ports = slices.Clone(p.Write), slices.Clone(p.Hide), slices.Clone(p.Dev), slices.Clone(p.Ports)
-	c.Shared, c.Sockets = slices.Clone(p.Shared), slices.Clone(p.Sockets)
+	c.Shared, c.Sockets, c.Reveal, c.Env = slices.Clone(p.Shared), slices.Clone(p.Sockets), slices.Clone(p.Reveal), slices.Clone(p.Env)
 	if p.Read != nil {
 		r := *p.Read
 		r.Dirs, r.Files, r.ListOnly = slices.Clone(r.Dirs), slices.Clone(r.Files), slices.Clone(r.ListOnly)
 		r.Hidden, r.Targets = slices.Clone(r.Hidden), slices.Clone(r.Targets)
+		r.Revealed, r.RevealTargets = slices.Clone(r.Revealed), slices.Clone(r.RevealTargets)
 		c.Read = &r
 	}
 	return &c
@@ -285,7 +293,7 @@ func LauncherArgs(p *Policy, fd int, path string, argv []string) ([]string, erro
 
 // utf8 reports whether every path g names is valid UTF-8, as JSON carries it.
 func (g *Grants) utf8() bool {
-	for _, list := range [][]string{g.Dirs, g.Files, g.ListOnly, g.Hidden, g.Targets} {
+	for _, list := range [][]string{g.Dirs, g.Files, g.ListOnly, g.Hidden, g.Targets, g.Revealed, g.RevealTargets} {
 		for _, p := range list {
 			if !utf8.ValidString(p) {
 				return false
@@ -339,6 +347,7 @@ type Settings struct {
 	Writable []string // ralph.sandboxWritable: existing absolute paths
 	Shared   []string // what other runs' agents may write: Policy.Shared (every driver's state)
 	Hide     []string // ralph.sandboxHide: absolute paths
+	Readable []string // ralph.sandboxReadable: absolute paths in the home directory to reveal
 	Ports    []uint16 // ralph.sandboxNetwork
 	Sockets  []string // ralph.sandboxSockets: existing absolute paths
 	// VerifyWritable (ralph.verifyWritable): what the verify gate and the commit hooks

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -155,15 +156,33 @@ func TestLauncherArgsGrantsBounded(t *testing.T) {
 }
 
 func TestCaches(t *testing.T) {
-	env := []string{"HOME=/home/ada", "XDG_CACHE_HOME=/c", "PATH=/nonexistent"}
-	if got := Caches(env); !slices.Equal(got, []string{"/c"}) {
-		t.Errorf("Caches without go or npm on PATH = %q", got)
+	if got := AgentCache([]string{"HOME=/home/ada", "XDG_CACHE_HOME=/c"}); got != "/c/git-ralph/agent-cache" {
+		t.Errorf("AgentCache = %q", got)
 	}
-	if got := Caches([]string{"HOME=/home/ada", "XDG_CACHE_HOME=relative"}); len(got) == 0 || got[0] != "/home/ada/.cache" {
+	if got := AgentCache([]string{"HOME=/home/ada", "XDG_CACHE_HOME=relative"}); got != "/home/ada/.cache/git-ralph/agent-cache" {
 		t.Errorf("a relative XDG_CACHE_HOME: %q", got)
 	}
+	if AgentCache([]string{"HOME="}) != "" || CacheEnv("") != nil {
+		t.Error("caches under no HOME")
+	}
+	for _, kv := range CacheEnv("/r") {
+		if _, v, _ := strings.Cut(kv, "="); !Covers([]string{"/r"}, v) {
+			t.Errorf("CacheEnv names %s, outside its root", kv)
+		}
+	}
+	readable := ReadableIn([]string{"HOME=/home/ada", "PATH=/usr/bin:/home/ada/.npm-global/bin:/home/ada/.local/bin:/home/ada/bin:rel"}, []string{"/home/ada/notes/"})
+	for _, want := range []string{"/home/ada/.gitconfig", "/home/ada/go", "/home/ada/.npm-global/bin", "/home/ada/.npm-global", "/home/ada/.local/bin", "/home/ada/bin", "/home/ada/notes"} {
+		if !slices.Contains(readable, want) {
+			t.Errorf("ReadableIn lacks %s: %q", want, readable)
+		}
+	}
+	for _, no := range []string{"/home/ada", "/home/ada/.local", "/usr/bin", "rel"} {
+		if slices.Contains(readable, no) {
+			t.Errorf("ReadableIn names %s: %q", no, readable)
+		}
+	}
 	hidden := HiddenIn("/home/ada", []string{"/srv/keys/"})
-	if !slices.Contains(hidden, filepath.Join("/home/ada", ".ssh")) || !slices.Contains(hidden, "/home/ada/.config/gh") || hidden[len(hidden)-1] != "/srv/keys" {
+	if hidden[0] != "/home/ada" || !slices.Contains(hidden, filepath.Join("/home/ada", ".ssh")) || !slices.Contains(hidden, "/home/ada/.config/gh") || hidden[len(hidden)-1] != "/srv/keys" {
 		t.Errorf("HiddenIn = %q", hidden)
 	}
 	if HiddenIn("", nil) != nil {
@@ -182,5 +201,36 @@ func TestHiddenEnv(t *testing.T) {
 	want := "/x/cfg/gh /x/cfg/hub /x/cfg/gcloud /x/cfg/git/credentials /x/gh /k/a /k/b /c/credentials /c/credentials.toml"
 	if got != want {
 		t.Errorf("HiddenEnv = %q\nwant       %q", got, want)
+	}
+}
+
+// The agent's GOPROXY reads the user's module downloads first, then goes where the
+// user's go would: the environment's GOPROXY, else the go env file's, else Go's default.
+func TestGoProxyEnv(t *testing.T) {
+	home := t.TempDir()
+	mod := filepath.Join(home, "mods")
+	if err := os.MkdirAll(filepath.Join(mod, "cache", "download"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := GoProxyEnv([]string{"HOME=" + home}); got != nil {
+		t.Errorf("no module downloads in ~/go, yet %q", got)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".config", "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".config", "go", "env"), []byte("GOMODCACHE="+mod+"\nGOPROXY=https://corp.example/proxy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "GOPROXY=file://" + mod + "/cache/download,https://corp.example/proxy"
+	if got := GoProxyEnv([]string{"HOME=" + home}); !slices.Equal(got, []string{want}) {
+		t.Errorf("from the go env file: %q, want %q", got, want)
+	}
+	want = "GOPROXY=file://" + mod + "/cache/download,off"
+	if got := GoProxyEnv([]string{"HOME=" + home, "GOPROXY=off"}); !slices.Equal(got, []string{want}) {
+		t.Errorf("the environment's GOPROXY: %q, want %q", got, want)
+	}
+	want = "GOPROXY=file://" + mod + "/cache/download,https://proxy.golang.org,direct"
+	if got := GoProxyEnv([]string{"HOME=" + t.TempDir(), "GOMODCACHE=" + mod}); !slices.Equal(got, []string{want}) {
+		t.Errorf("Go's default: %q, want %q", got, want)
 	}
 }

@@ -50,6 +50,17 @@ func (Amp) State(env []string) agent.State {
 	}}
 }
 
+// Guarded are Amp's files in its configuration directory that its next session reads:
+// its settings (MCP servers) and its rules; Run puts back what the agent changed of
+// them.
+func (Amp) Guarded(env []string) []string {
+	dir := agent.XDG(env, "XDG_CONFIG_HOME", "amp")
+	if dir == "" {
+		return nil
+	}
+	return []string{filepath.Join(dir, "settings.json"), filepath.Join(dir, "AGENTS.md")}
+}
+
 // InstallHint tells how to install Amp.
 func (Amp) InstallHint() string {
 	return "install Amp with 'npm install -g @sourcegraph/amp' (or 'curl -fsSL https://ampcode.com/install.sh | bash'), " +

@@ -53,6 +53,24 @@ func (Claude) State(env []string) agent.State {
 	}
 }
 
+// OwnState is Claude Code's configuration of its own for a sandboxed attempt
+// (CLAUDE_CONFIG_DIR): the user's login (.credentials.json), settings, memory
+// file and .claude.json, from CLAUDE_CONFIG_DIR when set, else ~/.claude and
+// ~/.claude.json.
+func (Claude) OwnState(env []string) agent.OwnState {
+	dir, top := agent.InHome(env, ".claude"), agent.InHome(env, ".claude.json")
+	if d := agent.EnvValue(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+		dir, top = d, filepath.Join(d, ".claude.json")
+	}
+	var files []agent.OwnFile
+	for _, name := range []string{".credentials.json", "settings.json", "CLAUDE.md"} {
+		if dir != "" {
+			files = append(files, agent.OwnFile{From: filepath.Join(dir, name), Name: name})
+		}
+	}
+	return agent.OwnState{Var: "CLAUDE_CONFIG_DIR", Files: append(files, agent.OwnFile{From: top, Name: ".claude.json"})}
+}
+
 // InstallHint tells how to install Claude Code.
 func (Claude) InstallHint() string {
 	return "install Claude Code with 'npm install -g @anthropic-ai/claude-code' " +

@@ -521,3 +521,24 @@ func TestClaudeClassification(t *testing.T) {
 		t.Fatalf("transcript text classified the run: %+v", res)
 	}
 }
+
+// A sandboxed Claude Code gets a CLAUDE_CONFIG_DIR of its own, with copies of the
+// user's login, settings, memory and .claude.json: from CLAUDE_CONFIG_DIR, which then
+// holds .claude.json too, else ~/.claude and ~/.claude.json.
+func TestClaudeOwnState(t *testing.T) {
+	for env, want := range map[string][]string{
+		"HOME=/h": {"/h/.claude/.credentials.json>.credentials.json", "/h/.claude/settings.json>settings.json",
+			"/h/.claude/CLAUDE.md>CLAUDE.md", "/h/.claude.json>.claude.json"},
+		"CLAUDE_CONFIG_DIR=/c": {"/c/.credentials.json>.credentials.json", "/c/settings.json>settings.json",
+			"/c/CLAUDE.md>CLAUDE.md", "/c/.claude.json>.claude.json"},
+	} {
+		st := Claude{}.OwnState([]string{"HOME=/h", env})
+		var from []string
+		for _, f := range st.Files {
+			from = append(from, f.From+">"+f.Name)
+		}
+		if st.Var != "CLAUDE_CONFIG_DIR" || !slices.Equal(from, want) {
+			t.Errorf("%s: %s %q, want %q", env, st.Var, from, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -46,6 +47,19 @@ func (Codex) Binary() string { return "codex" }
 // --output-last-message file is in the attempt's own directory.
 func (Codex) State(env []string) agent.State {
 	return agent.State{Dirs: []string{agent.EnvDir(env, "CODEX_HOME", ".codex")}, PTY: true}
+}
+
+// OwnState is Codex's configuration of its own for a sandboxed attempt (CODEX_HOME):
+// the user's login (auth.json), config.toml and its instructions file, from CODEX_HOME or ~/.codex.
+func (Codex) OwnState(env []string) agent.OwnState {
+	dir := agent.EnvDir(env, "CODEX_HOME", ".codex")
+	var files []agent.OwnFile
+	for _, name := range []string{"auth.json", "config.toml", "AGENTS.md"} {
+		if dir != "" {
+			files = append(files, agent.OwnFile{From: filepath.Join(dir, name), Name: name})
+		}
+	}
+	return agent.OwnState{Var: "CODEX_HOME", Files: files}
 }
 
 // InstallHint tells how to install the Codex CLI.

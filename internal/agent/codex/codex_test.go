@@ -163,3 +163,19 @@ func TestCodexState(t *testing.T) {
 		t.Errorf("State with CODEX_HOME = %+v", st)
 	}
 }
+
+// A sandboxed Codex gets a CODEX_HOME of its own, with copies of the user's login,
+// config.toml and its instructions file, from CODEX_HOME or ~/.codex.
+func TestCodexOwnState(t *testing.T) {
+	for env, dir := range map[string]string{"HOME=/h": "/h/.codex", "CODEX_HOME=/c": "/c"} {
+		st := Codex{}.OwnState([]string{"HOME=/h", env})
+		var from []string
+		for _, f := range st.Files {
+			from = append(from, f.From+">"+f.Name)
+		}
+		want := []string{dir + "/auth.json>auth.json", dir + "/config.toml>config.toml", dir + "/AGENTS.md>AGENTS.md"}
+		if st.Var != "CODEX_HOME" || !slices.Equal(from, want) {
+			t.Errorf("%s: %s %q, want %q", env, st.Var, from, want)
+		}
+	}
+}

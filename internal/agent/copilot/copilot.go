@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -67,6 +68,16 @@ func (Copilot) Binary() string { return "copilot" }
 // a rename, is in the attempt's own directory.
 func (Copilot) State(env []string) agent.State {
 	return agent.State{Dirs: []string{agent.InHome(env, ".copilot"), agent.XDG(env, "XDG_CACHE_HOME")}}
+}
+
+// Guarded are Copilot CLI's files in ~/.copilot that its next session reads: its
+// config and its MCP servers; Run puts back what the agent changed of them.
+func (Copilot) Guarded(env []string) []string {
+	dir := agent.InHome(env, ".copilot")
+	if dir == "" {
+		return nil
+	}
+	return []string{filepath.Join(dir, "config.json"), filepath.Join(dir, "mcp-config.json")}
 }
 
 // InstallHint tells how to install Copilot CLI.

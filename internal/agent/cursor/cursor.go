@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -43,6 +44,16 @@ func (Cursor) Binary() string { return "cursor-agent" }
 // sessions) and its XDG config directory.
 func (Cursor) State(env []string) agent.State {
 	return agent.State{Dirs: []string{agent.InHome(env, ".cursor"), agent.XDG(env, "XDG_CONFIG_HOME", "cursor")}}
+}
+
+// Guarded are the Cursor CLI's files in ~/.cursor that its next session reads: its
+// MCP servers and its configuration; Run puts back what the agent changed of them.
+func (Cursor) Guarded(env []string) []string {
+	dir := agent.InHome(env, ".cursor")
+	if dir == "" {
+		return nil
+	}
+	return []string{filepath.Join(dir, "mcp.json"), filepath.Join(dir, "cli-config.json")}
 }
 
 // InstallHint tells how to install the Cursor CLI.

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -40,6 +41,25 @@ func (Gemini) Binary() string { return "gemini" }
 // 0.61.0): ~/.gemini.
 func (Gemini) State(env []string) agent.State {
 	return agent.State{Dirs: []string{agent.InHome(env, ".gemini")}}
+}
+
+// Guarded are Gemini CLI's files in ~/.gemini that its next session reads: its settings
+// (MCP servers, hooks), its memory, its .env and its trusted folders; Run puts back
+// what the agent changed of them.
+func (Gemini) Guarded(env []string) []string {
+	return inDir(agent.InHome(env, ".gemini"), "settings.json", "GEMINI.md", ".env", "trustedFolders.json")
+}
+
+// inDir is each of names in dir; none without a dir.
+func inDir(dir string, names ...string) []string {
+	if dir == "" {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = filepath.Join(dir, n)
+	}
+	return out
 }
 
 // InstallHint tells how to install the Gemini CLI.

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,21 @@ func (OpenCode) State(env []string) agent.State {
 		agent.XDG(env, "XDG_DATA_HOME", "opencode"), agent.XDG(env, "XDG_STATE_HOME", "opencode"),
 		agent.XDG(env, "XDG_CACHE_HOME", "opencode"), agent.XDG(env, "XDG_CONFIG_HOME", "opencode"),
 	}}
+}
+
+// Guarded are OpenCode's files in its configuration directory that its next session
+// reads: its configuration (MCP servers, plugins) and its rules; Run puts back what
+// the agent changed of them.
+func (OpenCode) Guarded(env []string) []string {
+	dir := agent.XDG(env, "XDG_CONFIG_HOME", "opencode")
+	if dir == "" {
+		return nil
+	}
+	var out []string
+	for _, n := range []string{"opencode.json", "opencode.jsonc", "config.json", "AGENTS.md"} {
+		out = append(out, filepath.Join(dir, n))
+	}
+	return out
 }
 
 // InstallHint tells how to install OpenCode.

@@ -11,6 +11,7 @@ package qwen
 
 import (
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,21 @@ func (Qwen) Binary() string { return "qwen" }
 // fails without /dev/ptmx's ioctl, and every story then fails).
 func (Qwen) State(env []string) agent.State {
 	return agent.State{Dirs: []string{agent.InHome(env, ".qwen")}, PTY: true}
+}
+
+// Guarded are Qwen Code's files in ~/.qwen that its next session reads: its settings
+// (MCP servers, hooks), its memory, its .env and its trusted folders; Run puts back
+// what the agent changed of them.
+func (Qwen) Guarded(env []string) []string {
+	dir := agent.InHome(env, ".qwen")
+	if dir == "" {
+		return nil
+	}
+	var out []string
+	for _, n := range []string{"settings.json", "QWEN.md", ".env", "trustedFolders.json"} {
+		out = append(out, filepath.Join(dir, n))
+	}
+	return out
 }
 
 // InstallHint tells how to install Qwen Code.
