@@ -85,6 +85,7 @@ func TestScript(t *testing.T) {
 			"htmlcheck":  cmdHTMLCheck,
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
+			"pane":       cmdPane,
 		},
 	})
 }

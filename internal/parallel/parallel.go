@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 // Job is one loop to run: a name (the change) and the argv of its git-ralph.
@@ -222,14 +224,16 @@ func (d *display) redraw() {
 }
 
 // truncate cuts s to at most n runes, marking the cut with "…". Control characters
-// (an agent's own escape sequences) become spaces so the block stays one line each.
+// (an agent's own escape sequences) become spaces so the block stays one line each,
+// and whatever else a terminal would act on is made visible (term.Inert): the block
+// is written to the terminal unfiltered, for its own cursor codes.
 func truncate(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
+	s = term.Inert(strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	if utf8.RuneCountInString(s) <= n || n < 2 {
 		return s
 	}
