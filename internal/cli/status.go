@@ -535,8 +535,13 @@ func renderFailed(w io.Writer, rec *run.Record) {
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "\nfailed attempts (kept under refs/ralph/%s/attempts/):\n", rec.Change)
-		for _, a := range failed {
+		for i, a := range failed {
 			fmt.Fprintf(w, "  %s-%d  %s\n", a.Story, a.N, attemptText(a))
+			if i == len(failed)-1 { // the last one's output (a verify hook's last lines)
+				for _, l := range run.ReasonTail(a.Reason, run.ReasonTailLines) {
+					fmt.Fprintf(w, "        %s\n", term.Inert(l))
+				}
+			}
 		}
 	}
 }

@@ -263,10 +263,21 @@ func (s *session) failed(ctx context.Context, att *run.Attempt, ran ran) error {
 		}
 	}
 	msg := fmt.Sprintf("story %s attempt %d: %s", att.Story, s.tries[att.Story], att.Outcome)
+	// The output the reason carries (a failing verify hook's last lines), bounded,
+	// under the line: the failure is said where it is seen.
+	tail := run.ReasonTail(att.Reason, run.ReasonTailLines)
 	if att.Reason != "" {
-		msg += ": " + firstLine(att.Reason)
+		first := firstLine(att.Reason)
+		if len(tail) > 0 {
+			first = strings.TrimSuffix(first, ":")
+		}
+		msg += ": " + first
 	}
-	s.Report.Outcome(false, msg+" (kept as "+att.Ref+")")
+	msg += " (kept as " + att.Ref + ")"
+	for _, l := range tail {
+		msg += "\n    " + l
+	}
+	s.Report.Outcome(false, msg)
 	switch {
 	case ran.unsaved != nil:
 		return s.stop(run.Failed, "the agent's process could not be recorded", s.unsavedAgent(att, ran.unsaved))
