@@ -444,6 +444,7 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 	} else if op != "" {
 		return nil, done, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), nil
 	}
+	before := doneCounts(src.Tasks) // as the attempt started: the source is read before each
 	if err := src.Reload(); err != nil {
 		var broken *source.BrokenError
 		if errors.As(err, &broken) {
@@ -463,6 +464,9 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 	}
 	if why := now.Unfinished(done); why != "" {
 		return nil, done, "signalled COMPLETE but " + why, nil
+	}
+	if why := tickedElsewhere(before, now.Tasks, story.ID); why != "" {
+		return nil, done, why, nil
 	}
 	if skipped := skippedTasks(done); !s.r.AllowSkip && len(skipped) > 0 {
 		return nil, done, fmt.Sprintf("signalled COMPLETE but ticked %s as skipped, and skipping is off here (ralph.allowSkip=false): do it, or end with FAILED saying why it cannot be done", strings.Join(skipped, ", ")), nil
