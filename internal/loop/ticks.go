@@ -35,6 +35,5 @@ func tickedElsewhere(before map[string]int, now tasklist.Tasks, story string) st
 		return ""
 	}
 	return fmt.Sprintf("signalled COMPLETE but also ticked tasks of story %s; tick only story %s's tasks: "+
-		"every story gets an attempt, a verify gate and a checkpoint of its own (untick the others, "+
-		"and leave any work for them in place: their own attempts will find it)", strings.Join(stories, ", "), story)
+		"every story gets an attempt, a verify gate and a checkpoint of its own", strings.Join(stories, ", "), story)
 }
