@@ -548,7 +548,7 @@ func renderFailed(w io.Writer, rec *run.Record) {
 
 func attemptText(a run.Attempt) string {
 	s := a.Outcome
-	if a.Reason != "" && a.Outcome != run.OutcomeComplete {
+	if a.Reason != "" && a.Reason != a.Outcome && a.Outcome != run.OutcomeComplete {
 		reason, _, _ := strings.Cut(a.Reason, "\n")
 		s += ": " + term.Inert(reason)
 	}

@@ -266,7 +266,7 @@ func (s *session) failed(ctx context.Context, att *run.Attempt, ran ran) error {
 	// The output the reason carries (a failing verify hook's last lines), bounded,
 	// under the line: the failure is said where it is seen.
 	tail := run.ReasonTail(att.Reason, run.ReasonTailLines)
-	if att.Reason != "" {
+	if att.Reason != "" && att.Reason != att.Outcome { // never "interrupted: interrupted"
 		first := firstLine(att.Reason)
 		if len(tail) > 0 {
 			first = strings.TrimSuffix(first, ":")
