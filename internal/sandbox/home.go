@@ -30,12 +30,13 @@ var Devices = []string{"/dev/null", "/dev/tty"}
 var PTY = []string{"/dev/ptmx", "/dev/pts"}
 
 // Caches are the build caches the agent's builds and tests expect to write, in env:
-// XDG_CACHE_HOME (~/.cache, where go-build, pip and most tools keep theirs), GOCACHE
-// and GOMODCACHE (~/go/pkg/mod) when go is on env's PATH, npm's (~/.npm) when npm is.
+// XDG_CACHE_HOME (~/.cache, where go-build, pip, pnpm and most tools keep theirs),
+// GOCACHE and the module area GOPATH/pkg (~/go/pkg: mod and sumdb) and GOMODCACHE when
+// go is on env's PATH, npm's (~/.npm) when npm is, pnpm's store when pnpm is.
 // Missing ones are to be created (EnsureDirs) before a rule can name them.
 func Caches(env []string) []string { return caches(env, false) }
 
-// AllCaches are Caches as if go and npm were on env's PATH: what another run's agent,
+// AllCaches are Caches as if go, npm and pnpm were on env's PATH: what another run's agent,
 // with another PATH, may write.
 func AllCaches(env []string) []string { return caches(env, true) }
 
@@ -86,15 +87,17 @@ func caches(env []string, all bool) []string {
 	}
 	if onPath("go") {
 		add(abs(get("GOCACHE")))
-		mod := abs(get("GOMODCACHE"))
-		if mod == "" {
-			if gp, _, _ := strings.Cut(get("GOPATH"), string(os.PathListSeparator)); abs(gp) != "" {
-				mod = filepath.Join(abs(gp), "pkg", "mod")
-			} else {
-				mod = inHome("go", "pkg", "mod")
-			}
+		// The whole module area, GOPATH/pkg: the module cache (pkg/mod) and the
+		// checksum database's cache (pkg/sumdb), which go mod tidy writes as it adds
+		// a module; GOMODCACHE too when it is set elsewhere.
+		pkg := inHome("go", "pkg")
+		if gp, _, _ := strings.Cut(get("GOPATH"), string(os.PathListSeparator)); abs(gp) != "" {
+			pkg = filepath.Join(abs(gp), "pkg")
 		}
-		add(mod)
+		add(pkg)
+		if mod := abs(get("GOMODCACHE")); mod != "" && !within(mod, pkg) {
+			add(mod)
+		}
 	}
 	if onPath("npm") {
 		npm := abs(get("npm_config_cache"))
@@ -103,7 +106,22 @@ func caches(env []string, all bool) []string {
 		}
 		add(npm)
 	}
+	if onPath("pnpm") { // its content-addressed store (its cache is under XDG_CACHE_HOME)
+		store := abs(get("XDG_DATA_HOME"))
+		if store == "" {
+			store = inHome(".local", "share")
+		}
+		if store != "" {
+			add(filepath.Join(store, "pnpm", "store"))
+		}
+	}
 	return out
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // HiddenIn is DefaultHide under home, then extra (ralph.sandboxHide).

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -182,5 +183,31 @@ func TestHiddenEnv(t *testing.T) {
 	want := "/x/cfg/gh /x/cfg/hub /x/cfg/gcloud /x/cfg/git/credentials /x/gh /k/a /k/b /c/credentials /c/credentials.toml"
 	if got != want {
 		t.Errorf("HiddenEnv = %q\nwant       %q", got, want)
+	}
+}
+
+// With go on PATH the whole module area is writable, the checksum database's cache
+// (pkg/sumdb, which go mod tidy writes as it adds a module) beside the module cache;
+// with pnpm, its store.
+func TestCachesModuleArea(t *testing.T) {
+	bin := t.TempDir()
+	for _, name := range []string{"go", "pnpm"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := Caches([]string{"HOME=/home/ada", "PATH=" + bin})
+	want := []string{"/home/ada/.cache", "/home/ada/go/pkg", "/home/ada/.local/share/pnpm/store"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Caches = %q, want %q", got, want)
+	}
+	got = Caches([]string{"HOME=/home/ada", "PATH=" + bin, "GOPATH=/g:/h", "GOMODCACHE=/m", "XDG_DATA_HOME=/d"})
+	want = []string{"/home/ada/.cache", "/g/pkg", "/m", "/d/pnpm/store"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Caches = %q, want %q", got, want)
+	}
+	got = Caches([]string{"HOME=/home/ada", "PATH=" + bin, "GOMODCACHE=/home/ada/go/pkg/mod"})
+	if slices.Contains(got, "/home/ada/go/pkg/mod") {
+		t.Errorf("Caches names the module cache inside the module area twice: %q", got)
 	}
 }
