@@ -223,6 +223,12 @@ func (s *session) settle(ctx context.Context, att *run.Attempt, story tasklist.S
 		s.checkpointed(story)
 		return outcome, nil
 	}
+	if outcome != run.OutcomeInterrupted {
+		// Said where the failure is seen, and passed on: the sandbox, not the agent.
+		if rs := s.sandboxRefusals(att); len(rs) > 0 {
+			reason, passOn = withRefusals(reason, rs), true
+		}
+	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
 	return outcome, s.failed(context.WithoutCancel(ctx), att, ran)
 }

@@ -211,3 +211,24 @@ func TestCachesModuleArea(t *testing.T) {
 		t.Errorf("Caches names the module cache inside the module area twice: %q", got)
 	}
 }
+
+// A denial names the path right before it, else the one right after: never the
+// shell's own path on the line.
+func TestDeniedPaths(t *testing.T) {
+	for line, want := range map[string]string{
+		"/bin/sh: 1: /w/out/f.txt: Permission denied":                        "/w/out/f.txt",
+		"touch: cannot touch '/w/x': Permission denied":                      "/w/x",
+		"mkdir: cannot create directory ‘/w/d’: Permission denied":           "/w/d",
+		`verifying module: open /h/go/pkg/sumdb/x/latest: permission denied`: "/h/go/pkg/sumdb/x/latest",
+		"Error: EACCES: permission denied, open '/h/.npm/_cacache/tmp'":      "/h/.npm/_cacache/tmp",
+		"PermissionError: [Errno 13] Permission denied: '/h/.local/lib'":     "/h/.local/lib",
+		`{"content":"bash: /w/y: Permission denied\n","is_error":true}`:      "/w/y",
+		"no denial here: /w/z":             "",
+		"Permission denied, nothing named": "",
+	} {
+		got := strings.Join(deniedPaths(line), " ")
+		if got != want {
+			t.Errorf("deniedPaths(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
