@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,11 +28,15 @@ const maxRefusals = 3
 // deniedLine matches what a refusal looks like in a tool's words: Landlock answers
 // EACCES ("Permission denied", Node's "EACCES: permission denied, open '…'", Go's
 // "…: permission denied") and, for a few operations, EPERM ("Operation not permitted").
-var deniedLine = regexp.MustCompile(`(?i)permission denied|EACCES|operation not permitted|EPERM`)
+var deniedLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)permission denied|EACCES|operation not permitted|EPERM`)
+})
 
 // absPath finds the absolute paths on a line: a '/' after a start, a space or a quote,
 // up to a space, a quote, a colon, a comma, a bracket or a backslash (a JSON escape).
-var absPath = regexp.MustCompile("(?:^|[\\s'\"`‘’“”(\\[=])(/[^\\s'\"`‘’“”:,()\\[\\]\\\\]+)")
+var absPath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("(?:^|[\\s'\"`‘’“”(\\[=])(/[^\\s'\"`‘’“”:,()\\[\\]\\\\]+)")
+})
 
 // Refusals reads what the agent printed (its log) for the paths a refusal names, and
 // keeps those that only the sandbox can have refused: a path named on a line saying
@@ -73,11 +78,11 @@ func Refusals(p *Policy, also []string, log io.Reader) []Refusal {
 // "Permission denied: '/x'"). Other paths on the line (the shell's own "/bin/sh: 1:")
 // are not it.
 func deniedPaths(line string) []string {
-	denials := deniedLine.FindAllStringIndex(line, -1)
+	denials := deniedLine().FindAllStringIndex(line, -1)
 	if denials == nil {
 		return nil
 	}
-	paths := absPath.FindAllStringSubmatchIndex(line, -1)
+	paths := absPath().FindAllStringSubmatchIndex(line, -1)
 	var out []string
 	for _, d := range denials {
 		pick := -1
