@@ -3,16 +3,28 @@ package cli
 import (
 	"fmt"
 	"strings"
+
+	"github.com/git-ralph/git-ralph/internal/githubflow"
+	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 type logsCmd struct {
-	Change  string `arg:"" optional:"" help:"The change whose run on GitHub Actions to read (default: the only run)."`
+	Change  string `arg:"" optional:"" help:"The change whose run to read, here or on GitHub Actions (default: the only run)."`
 	Attempt string `help:"Print the log of this attempt, <story>-<n> (default: list the logs)." placeholder:"S-N"`
+	Follow  bool   `short:"f" help:"A local run: stream the output of the attempt at work as it comes, and of each one after it, until the run stops (with --attempt, that attempt's)."`
 }
 
 // Help is the long help of logs.
 func (c *logsCmd) Help() string {
-	return `Reads the artifact a run on GitHub Actions uploaded when its loop ended: without
+	return `For a run here (in place or in a worktree), lists its attempts with their logs' paths;
+--attempt S-N prints one log; -f (--follow) streams the log of the attempt at work as the
+agent writes it, then of each attempt after it, until the run stops ('git ralph status'
+names the live log). A log is the agent's output as it printed it.
+
+For a run on GitHub Actions, it reads the artifact the run uploaded when its loop ended: without
 --attempt it lists the attempts' logs there, with --attempt S-N it prints that attempt's
 log (the end of it: each is cut to its last MiB). GitHub keeps it 14 days; finish does
 not need it, since the attempts themselves come home through git.
@@ -26,6 +38,12 @@ func (c *logsCmd) Run(e *env) error {
 	rem, err := e.remote()
 	if err != nil {
 		return err
+	}
+	if name, rec, err := rem.LoadRun(c.Change); err == nil && !rec.IsRemote() {
+		return c.local(e, rem, name, rec)
+	}
+	if c.Follow {
+		return &usageError{msg: "-f follows a run here, not one on GitHub Actions", hint: "'git ralph status --watch' follows a run on GitHub Actions"}
 	}
 	res, err := rem.Logs(e.ctx, c.Change, c.Attempt, e.github)
 	if err != nil {
@@ -59,5 +77,33 @@ func (c *logsCmd) Run(e *env) error {
 		}
 	}
 	fmt.Fprintf(e.s.Err, "%d attempt log(s) in run %d of %s; print one with: git ralph logs %s --attempt S-N\n", n, res.RunID, res.Change, res.Change)
+	return nil
+}
+
+// local is logs for a run here: the list of its attempts' logs, one of them, or the
+// output as it comes (-f).
+func (c *logsCmd) local(e *env, rem *githubflow.Remote, name string, rec *run.Record) error {
+	rd := status.Reader{Repo: rem.Repo, Store: rem.Store}
+	if c.Follow {
+		err := rd.Follow(e.ctx, name, c.Attempt, status.WatchPoll, e.s.Out, func(a status.AttemptLog) {
+			fmt.Fprintf(e.s.Err, "== %s: story %s attempt %d (%s) ==\n", name, a.Story, a.N, a.Log)
+		})
+		if e.ctx.Err() != nil {
+			return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the run goes on"}
+		}
+		return err
+	}
+	if c.Attempt != "" {
+		a, ok := status.FindLog(rec, c.Attempt)
+		if !ok {
+			return loop.UserErr("'git ralph logs "+name+"' lists them", "the run of %q has no attempt %s", name, c.Attempt)
+		}
+		return rd.Print(a, e.s.Out)
+	}
+	logs := status.Logs(rec)
+	for _, a := range logs {
+		fmt.Fprintln(e.s.Out, term.Inert(status.LogLine(a)))
+	}
+	fmt.Fprintf(e.s.Err, "%d attempt log(s) of %s; print one with: git ralph logs %s --attempt S-N   (follow the run with -f)\n", len(logs), name, name)
 	return nil
 }
