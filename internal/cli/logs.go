@@ -2,8 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -20,9 +22,9 @@ type logsCmd struct {
 // Help is the long help of logs.
 func (c *logsCmd) Help() string {
 	return `For a run here (in place or in a worktree), lists its attempts with their logs' paths;
---attempt S-N prints one log; -f (--follow) streams the log of the attempt at work as the
-agent writes it, then of each attempt after it, until the run stops ('git ralph status'
-names the live log). A log is the agent's output as it printed it.
+--attempt S-N prints one log as it is (the agent's output as it printed it); -f (--follow)
+streams the attempt at work as the agent writes it, shown as start shows it, then each
+attempt after it, until the run stops ('git ralph status' names the live log).
 
 For a run on GitHub Actions, it reads the artifact the run uploaded when its loop ended: without
 --attempt it lists the attempts' logs there, with --attempt S-N it prints that attempt's
@@ -85,8 +87,20 @@ func (c *logsCmd) Run(e *env) error {
 func (c *logsCmd) local(e *env, rem *githubflow.Remote, name string, rec *run.Record) error {
 	rd := status.Reader{Repo: rem.Repo, Store: rem.Store}
 	if c.Follow {
-		err := rd.Follow(e.ctx, name, c.Attempt, status.WatchPoll, e.s.Out, func(a status.AttemptLog) {
+		// The agent's stream shown as start shows it live: its words, and its tools
+		// dimmed, through the driver's own decoder (the raw log for an agent without one).
+		out := *e.s
+		out.Err = e.s.Out
+		rep := term.NewReporter(&out)
+		err := rd.Follow(e.ctx, name, c.Attempt, status.WatchPoll, func(a status.AttemptLog, r io.Reader) error {
 			fmt.Fprintf(e.s.Err, "== %s: story %s attempt %d (%s) ==\n", name, a.Story, a.N, a.Log)
+			drv, err := agents.Lookup(a.Agent)
+			if err != nil || a.Agent == "custom" {
+				_, err := io.Copy(e.s.Out, r)
+				return err
+			}
+			_, _ = drv.Decode(r, followEvents{rep}) // a stream cut short still showed what it had
+			return nil
 		})
 		if e.ctx.Err() != nil {
 			return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the run goes on"}
@@ -107,3 +121,10 @@ func (c *logsCmd) local(e *env, rem *githubflow.Remote, name string, rec *run.Re
 	fmt.Fprintf(e.s.Err, "%d attempt log(s) of %s; print one with: git ralph logs %s --attempt S-N   (follow the run with -f)\n", len(logs), name, name)
 	return nil
 }
+
+// followEvents shows a followed attempt's events as start shows them.
+type followEvents struct{ r *term.Reporter }
+
+func (f followEvents) Text(t string)         { f.r.AgentText(t) }
+func (f followEvents) Tool(name, sum string) { f.r.AgentTool(name, sum) }
+func (f followEvents) Terminal()             {}

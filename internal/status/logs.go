@@ -49,13 +49,14 @@ func (rd Reader) Print(a AttemptLog, w io.Writer) error {
 	return err
 }
 
-// Follow streams the output of the local run change's attempts to w as it comes (a
-// log is read again every poll while its attempt runs): the attempt named only (a
-// name "<story>-<n>"), or, with name "", the attempt at work and each one after it
-// until the run stops (the one that ended last when none is at work). header is called
-// with each attempt before its log. It returns when there is nothing more to follow,
-// or ctx's error when ctx ends first.
-func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Duration, w io.Writer, header func(AttemptLog)) error {
+// Follow hands show the output of the local run change's attempts as it comes, one
+// attempt at a time, as a reader that gives the log's bytes as the agent writes them
+// (read again every poll while the attempt runs) and ends once the attempt has: the
+// attempt named only (a name "<story>-<n>"), or, with name "", the attempt at work and
+// each one after it until the run stops (the one that ended last when none is at
+// work). It returns when there is nothing more to follow, or ctx's error when ctx ends
+// first.
+func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Duration, show func(AttemptLog, io.Reader) error) error {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	wait := func() error {
@@ -97,8 +98,13 @@ func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Dura
 			}
 			continue
 		}
-		header(cur)
-		if err := rd.stream(ctx, change, cur, w, wait); err != nil {
+		fr := &followReader{rd: rd, change: change, a: cur, wait: wait}
+		err = show(cur, fr)
+		fr.close()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
 			return err
 		}
 		if name != "" {
@@ -107,41 +113,56 @@ func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Dura
 	}
 }
 
-// stream copies a's log to w, reading on while a runs (its record says so and its run
-// holds the lock), and to the end once it stopped.
-func (rd Reader) stream(ctx context.Context, change string, a AttemptLog, w io.Writer, wait func() error) error {
-	var f io.ReadCloser
-	for f == nil { // the log is created as the attempt starts
-		var err error
-		if f, err = rd.Store.Open(a.Log); err != nil {
-			if !rd.attemptRunning(change, a.Name) {
-				return nil
-			}
-			if err := wait(); err != nil {
-				return err
-			}
-		}
-	}
-	defer f.Close()
-	buf := make([]byte, 32<<10)
+// followReader reads an attempt's log as it grows: at the end of what is written it
+// waits while the attempt runs (its record says so and its run holds the lock), and
+// once the attempt has stopped it gives the rest and then io.EOF.
+type followReader struct {
+	rd      Reader
+	change  string
+	a       AttemptLog
+	wait    func() error
+	f       io.ReadCloser
+	stopped bool
+}
+
+func (fr *followReader) Read(p []byte) (int, error) {
 	for {
-		n, err := f.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
+		if fr.f == nil { // the log is created as the attempt starts
+			f, err := fr.rd.Store.Open(fr.a.Log)
+			if err != nil {
+				if !fr.rd.attemptRunning(fr.change, fr.a.Name) {
+					return 0, io.EOF
+				}
+				if err := fr.wait(); err != nil {
+					return 0, err
+				}
+				continue
 			}
-			continue
+			fr.f = f
+		}
+		n, err := fr.f.Read(p)
+		if n > 0 {
+			return n, nil
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return err
+			return 0, err
 		}
-		if !rd.attemptRunning(change, a.Name) {
-			_, err := io.Copy(w, f) // what came since the last read
-			return err
+		if fr.stopped {
+			return 0, io.EOF
 		}
-		if err := wait(); err != nil {
-			return err
+		if !fr.rd.attemptRunning(fr.change, fr.a.Name) {
+			fr.stopped = true // one more read: what came since the last one
+			continue
 		}
+		if err := fr.wait(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (fr *followReader) close() {
+	if fr.f != nil {
+		fr.f.Close()
 	}
 }
 
