@@ -184,7 +184,7 @@ func (d *display) line(i int, line string) {
 		fmt.Fprintf(d.out, "%-*s | %s\n", d.nameWidth, d.names[i], line)
 		return
 	}
-	if strings.TrimSpace(line) == "" {
+	if strings.TrimSpace(line) == "" || closing(line) {
 		return
 	}
 	d.lines[i] = line
@@ -193,6 +193,14 @@ func (d *display) line(i int, line string) {
 	if time.Since(d.last) >= 50*time.Millisecond {
 		d.redraw()
 	}
+}
+
+// closing reports whether line is one of the lines a loop ends with after its summary
+// (the report's path, what to run next): the block keeps showing the summary ("done: 2
+// of 2 stories completed…", "stopped: …") instead.
+func closing(line string) bool {
+	t := strings.TrimLeft(line, " ")
+	return strings.HasPrefix(t, "next: ") || strings.HasPrefix(t, "or: ") || strings.HasPrefix(t, "report: ")
 }
 
 // set replaces a job's status line (in a terminal; plain output prints it once).

@@ -16,20 +16,16 @@ _git_ralph ()
 		__gitcomp_nl "$(__git ralph __complete agents)" "" "${cur##--agent=}"
 		return
 		;;
-	--judge=*)
-		__gitcomp_nl "$(__git ralph __complete agents)" "" "${cur##--judge=}"
-		return
-		;;
 	--output=*)
 		return
 		;;
 	esac
 	case "$prev" in
-	--agent|--judge)
+	--agent)
 		__gitcomp_nl "$(__git ralph __complete agents)"
 		return
 		;;
-	-o|--output|--dir|--max-retries|--timeout|--idle-timeout|--model|--judge-model|--max-cost|--max-tokens|--verify-timeout|--wait-on-limit)
+	-o|--output|--dir|--max-retries|--timeout|--idle-timeout|--model|--max-cost|--max-tokens|--verify-timeout|--wait-on-limit)
 		return
 		;;
 	esac
