@@ -85,7 +85,7 @@ func (c *logsCmd) Run(e *env) error {
 // local is logs for a run here: the list of its attempts' logs, one of them, or the
 // output as it comes (-f).
 func (c *logsCmd) local(e *env, rem *githubflow.Remote, name string, rec *run.Record) error {
-	rd := status.Reader{Repo: rem.Repo, Store: rem.Store}
+	rd := status.Reader{Repo: rem.Repo, Store: rem.Store, Reopen: e.reopenStore}
 	if c.Follow {
 		// The agent's stream shown as start shows it live: its words, and its tools
 		// dimmed, through the driver's own decoder (the raw log for an agent without one).

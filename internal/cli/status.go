@@ -132,7 +132,7 @@ func (c *statusCmd) watch(e *env) error {
 	}
 	done := make(chan localEnd, 1)
 	if len(local) > 0 || c.Change == "" {
-		rd := status.Reader{Repo: rem.Repo, Store: rem.Store}
+		rd := status.Reader{Repo: rem.Repo, Store: rem.Store, Reopen: e.reopenStore}
 		go func() {
 			ended, err := rd.Watch(e.ctx, local, c.Change == "", status.WatchPoll, say)
 			done <- localEnd{ended, err}
@@ -731,4 +731,13 @@ func budgetNext(rec *run.Record) string {
 // reader reads l's runs for status, list and the demo.
 func reader(l *loop.Loop) status.Reader {
 	return status.Reader{Repo: l.Repo, Store: l.Store, Kinds: l.Sources}
+}
+
+// reopenStore finds the repository's run store anew (status.Reader.Reopen).
+func (e *env) reopenStore() (*run.Store, error) {
+	repo, err := e.openRepo()
+	if err != nil {
+		return nil, err
+	}
+	return run.NewStore(repo.CommonDir), nil
 }

@@ -57,6 +57,7 @@ func (rd Reader) Print(a AttemptLog, w io.Writer) error {
 // work). It returns when there is nothing more to follow, or ctx's error when ctx ends
 // first.
 func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Duration, show func(AttemptLog, io.Reader) error) error {
+	r := &rd
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	wait := func() error {
@@ -69,11 +70,14 @@ func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Dura
 	}
 	next := -1 // with name "": the index in Logs of the next attempt to follow
 	for {
-		rec, err := rd.Store.Load(change)
+		rec, err := r.load(change, next > 0)
+		if errors.Is(err, run.ErrNoRun) && next > 0 {
+			return nil // gone since (finished)
+		}
 		if err != nil {
 			return err
 		}
-		running := rd.Store.Held(change)
+		running := r.Store.Held(change)
 		logs := Logs(rec)
 		var cur AttemptLog
 		found := false
@@ -98,7 +102,7 @@ func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Dura
 			}
 			continue
 		}
-		fr := &followReader{rd: rd, change: change, a: cur, wait: wait}
+		fr := &followReader{rd: r, change: change, a: cur, wait: wait}
 		err = show(cur, fr)
 		fr.close()
 		if ctx.Err() != nil {
@@ -117,7 +121,7 @@ func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Dura
 // waits while the attempt runs (its record says so and its run holds the lock), and
 // once the attempt has stopped it gives the rest and then io.EOF.
 type followReader struct {
-	rd      Reader
+	rd      *Reader
 	change  string
 	a       AttemptLog
 	wait    func() error
@@ -168,12 +172,9 @@ func (fr *followReader) close() {
 
 // attemptRunning reports whether the attempt name of change is at work: its record
 // says so and a process holds the run's lock.
-func (rd Reader) attemptRunning(change, name string) bool {
-	if !rd.Store.Held(change) {
-		return false
-	}
-	rec, err := rd.Store.Load(change)
-	if err != nil {
+func (rd *Reader) attemptRunning(change, name string) bool {
+	rec, err := rd.load(change, true)
+	if err != nil || !rd.Store.Held(change) {
 		return false
 	}
 	a, ok := FindLog(rec, name)

@@ -55,6 +55,7 @@ type watched struct {
 // where each stands. It returns when none of them is running any more, with how each
 // ended, or ctx's error when ctx ends first (the runs go on).
 func (rd Reader) Watch(ctx context.Context, names []string, more bool, poll time.Duration, line func(change, text string)) ([]Ended, error) {
+	r := &rd
 	seen := map[string]*watched{}
 	var order []string
 	var ended []Ended
@@ -71,7 +72,7 @@ func (rd Reader) Watch(ctx context.Context, names []string, more bool, poll time
 	defer t.Stop()
 	for {
 		if more {
-			if running, err := rd.Running(); err == nil {
+			if running, err := r.Running(); err == nil {
 				for _, n := range running {
 					add(n)
 				}
@@ -83,7 +84,7 @@ func (rd Reader) Watch(ctx context.Context, names []string, more bool, poll time
 			if w != nil && w.ended {
 				continue
 			}
-			rec, err := rd.Store.Load(name)
+			rec, err := r.load(name, w != nil)
 			if errors.Is(err, run.ErrNoRun) {
 				if w == nil { // not started yet (a -j loop waiting for its turn)
 					live++
@@ -98,7 +99,7 @@ func (rd Reader) Watch(ctx context.Context, names []string, more bool, poll time
 			if err != nil {
 				return ended, err
 			}
-			status, running := rd.Effective(rec)
+			status, running := r.Effective(rec)
 			if w == nil {
 				w = &watched{outcomes: map[string]string{}}
 				seen[name] = w
@@ -193,4 +194,17 @@ func EndText(status, reason string) string {
 		return "stopped: " + status + ": " + reason
 	}
 	return "stopped: " + status
+}
+
+// load is the record of name; when seen (the run was followed) and it is not where the
+// store is, the store is found anew (Reopen) and asked again.
+func (rd *Reader) load(name string, seen bool) (*run.Record, error) {
+	rec, err := rd.Store.Load(name)
+	if errors.Is(err, run.ErrNoRun) && seen && rd.Reopen != nil {
+		if st, rerr := rd.Reopen(); rerr == nil && st.Dir != rd.Store.Dir {
+			rd.Store = st
+			return rd.Store.Load(name)
+		}
+	}
+	return rec, err
 }
