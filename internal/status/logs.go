@@ -72,7 +72,13 @@ func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Dura
 	for {
 		rec, err := r.load(change, next > 0)
 		if errors.Is(err, run.ErrNoRun) && next > 0 {
-			return nil // gone since (finished)
+			if r.gone(change) {
+				return nil // finished meanwhile
+			}
+			if err := wait(); err != nil { // its git directory on its way back
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err
@@ -174,6 +180,9 @@ func (fr *followReader) close() {
 // says so and a process holds the run's lock.
 func (rd *Reader) attemptRunning(change, name string) bool {
 	rec, err := rd.load(change, true)
+	if errors.Is(err, run.ErrNoRun) {
+		return !rd.gone(change) // its git directory on its way back: looked at again
+	}
 	if err != nil || !rd.Store.Held(change) {
 		return false
 	}

@@ -86,11 +86,13 @@ func (rd Reader) Watch(ctx context.Context, names []string, more bool, poll time
 			}
 			rec, err := r.load(name, w != nil)
 			if errors.Is(err, run.ErrNoRun) {
-				if w == nil { // not started yet (a -j loop waiting for its turn)
+				if w == nil || !r.gone(name) {
+					// not started yet (a -j loop waiting for its turn), or its git
+					// directory is on its way back into the tree: looked at again
 					live++
 					continue
 				}
-				// finished and its record removed (finish): it ended as it stood
+				// finished meanwhile (finish removed its record)
 				w.ended = true
 				ended = append(ended, Ended{Change: name, Status: "finished"})
 				line(name, "stopped: finished")
@@ -201,10 +203,13 @@ func EndText(status, reason string) string {
 func (rd *Reader) load(name string, seen bool) (*run.Record, error) {
 	rec, err := rd.Store.Load(name)
 	if errors.Is(err, run.ErrNoRun) && seen && rd.Reopen != nil {
-		if st, rerr := rd.Reopen(); rerr == nil && st.Dir != rd.Store.Dir {
+		if st, rerr := rd.Reopen(); rerr == nil {
 			rd.Store = st
 			return rd.Store.Load(name)
 		}
 	}
 	return rec, err
 }
+
+// gone reports whether the run name has ended for good: finish removed its record.
+func (rd *Reader) gone(name string) bool { return rd.Store.LoadFinished(name) != nil }
