@@ -128,3 +128,12 @@ type followEvents struct{ r *term.Reporter }
 func (f followEvents) Text(t string)         { f.r.AgentText(t) }
 func (f followEvents) Tool(name, sum string) { f.r.AgentTool(name, sum) }
 func (f followEvents) Terminal()             {}
+
+// reopenStore finds the repository's run store anew (status.Reader.Reopen).
+func (e *env) reopenStore() (*run.Store, error) {
+	repo, err := e.openRepo()
+	if err != nil {
+		return nil, err
+	}
+	return run.NewStore(repo.CommonDir), nil
+}

@@ -732,12 +732,3 @@ func budgetNext(rec *run.Record) string {
 func reader(l *loop.Loop) status.Reader {
 	return status.Reader{Repo: l.Repo, Store: l.Store, Kinds: l.Sources}
 }
-
-// reopenStore finds the repository's run store anew (status.Reader.Reopen).
-func (e *env) reopenStore() (*run.Store, error) {
-	repo, err := e.openRepo()
-	if err != nil {
-		return nil, err
-	}
-	return run.NewStore(repo.CommonDir), nil
-}
