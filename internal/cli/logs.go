@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agents"
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -129,9 +130,10 @@ func (f followEvents) Text(t string)         { f.r.AgentText(t) }
 func (f followEvents) Tool(name, sum string) { f.r.AgentTool(name, sum) }
 func (f followEvents) Terminal()             {}
 
-// reopenStore finds the repository's run store anew (status.Reader.Reopen).
+// reopenStore finds the repository's run store anew (status.Reader.Reopen), not from
+// the repository this command opened first: a run's git directory may have moved since.
 func (e *env) reopenStore() (*run.Store, error) {
-	repo, err := e.openRepo()
+	repo, err := git.Open(e.ctx, ".")
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -211,5 +212,13 @@ func (rd *Reader) load(name string, seen bool) (*run.Record, error) {
 	return rec, err
 }
 
-// gone reports whether the run name has ended for good: finish removed its record.
-func (rd *Reader) gone(name string) bool { return rd.Store.LoadFinished(name) != nil }
+// gone reports whether the run name, whose record load did not find, has ended for good:
+// finish removed its record, or the store is there without it. A store that is not
+// there is a git directory on its way back into the tree (looked at again).
+func (rd *Reader) gone(name string) bool {
+	if rd.Store.LoadFinished(name) != nil {
+		return true
+	}
+	_, err := os.Stat(rd.Store.Dir)
+	return err == nil
+}
