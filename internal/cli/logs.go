@@ -109,13 +109,13 @@ func (c *logsCmd) local(e *env, rem *githubflow.Remote, name string, rec *run.Re
 		return err
 	}
 	if c.Attempt != "" {
-		a, ok := status.FindLog(rec, c.Attempt)
+		a, ok := rd.FindLog(rec, c.Attempt)
 		if !ok {
 			return loop.UserErr("'git ralph logs "+name+"' lists them", "the run of %q has no attempt %s", name, c.Attempt)
 		}
 		return rd.Print(a, e.s.Out)
 	}
-	logs := status.Logs(rec)
+	logs := rd.Logs(rec)
 	for _, a := range logs {
 		fmt.Fprintln(e.s.Out, term.Inert(status.LogLine(a)))
 	}

@@ -17,11 +17,14 @@ type AttemptLog struct {
 	Name string // <story>-<n>
 }
 
-// Logs are the attempts of the local run rec that have a log, in the record's order.
-func Logs(rec *run.Record) []AttemptLog {
+// Logs are the attempts of the local run rec that have a log, in the record's order,
+// each log where the store is now (a recorded path may name where an in-place run's git
+// directory was while the attempt ran).
+func (rd Reader) Logs(rec *run.Record) []AttemptLog {
 	var out []AttemptLog
 	for _, a := range rec.Attempts {
 		if a.Log != "" {
+			a.Log = rd.Store.LogPath(rec.Change, a.Story, a.N)
 			out = append(out, AttemptLog{Attempt: a, Name: attemptKey(a)})
 		}
 	}
@@ -29,8 +32,8 @@ func Logs(rec *run.Record) []AttemptLog {
 }
 
 // FindLog is the attempt of rec named <story>-<n>.
-func FindLog(rec *run.Record, name string) (AttemptLog, bool) {
-	for _, l := range Logs(rec) {
+func (rd Reader) FindLog(rec *run.Record, name string) (AttemptLog, bool) {
+	for _, l := range rd.Logs(rec) {
 		if l.Name == name {
 			return l, true
 		}
@@ -84,12 +87,12 @@ func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Dura
 			return err
 		}
 		running := r.Store.Held(change)
-		logs := Logs(rec)
+		logs := r.Logs(rec)
 		var cur AttemptLog
 		found := false
 		switch {
 		case name != "":
-			if cur, found = FindLog(rec, name); !found {
+			if cur, found = r.FindLog(rec, name); !found {
 				return fmt.Errorf("the run of %q has no attempt %s", change, name)
 			}
 		case next < 0 && len(logs) > 0: // the attempt at work, else the last one
@@ -138,7 +141,7 @@ type followReader struct {
 func (fr *followReader) Read(p []byte) (int, error) {
 	for {
 		if fr.f == nil { // the log is created as the attempt starts
-			f, err := fr.rd.Store.Open(fr.a.Log)
+			f, err := fr.rd.Store.Open(fr.rd.Store.LogPath(fr.change, fr.a.Story, fr.a.N))
 			if err != nil {
 				if !fr.rd.attemptRunning(fr.change, fr.a.Name) {
 					return 0, io.EOF
@@ -186,7 +189,7 @@ func (rd *Reader) attemptRunning(change, name string) bool {
 	if err != nil || !rd.Store.Held(change) {
 		return false
 	}
-	a, ok := FindLog(rec, name)
+	a, ok := rd.FindLog(rec, name)
 	return ok && a.Outcome == run.OutcomeRunning
 }
 
