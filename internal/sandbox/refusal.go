@@ -38,16 +38,11 @@ var absPath = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile("(?:^|[\\s'\"`‘’“”(\\[=])(/[^\\s'\"`‘’“”:,()\\[\\]\\\\]+)")
 })
 
-// Refusals reads what the agent printed (its log) for the paths a refusal names, and
-// keeps those that only the sandbox can have refused: a path named on a line saying
-// "permission denied" (or EACCES, EPERM) that is hidden by p, or that is outside
-// every path p lets the agent write (and outside also, those the agent may write
-// besides: its state, its TMPDIR) while git-ralph itself may write it (a probe: the
-// path, or the nearest directory above it that exists, passes access(W_OK)). A path
-// the permissions refuse to everyone, or that the agent may write, is no refusal of
-// the sandbox's, whatever the agent said. /proc, /sys and /dev (but /dev/shm) are left
-// out. At most
-// maxRefusals, in the order first seen.
+// Refusals reads the agent's log for the paths a denial names (deniedPaths) and keeps
+// those only the sandbox can have refused: hidden by p, or outside every path the agent
+// may write (p.Write, also) while git-ralph itself may write it (writableOutside). The
+// agent's words alone never count. /proc, /sys and /dev (but /dev/shm) are left out; at
+// most maxRefusals, in the order first seen.
 func Refusals(p *Policy, also []string, log io.Reader) []Refusal {
 	if p == nil {
 		return nil

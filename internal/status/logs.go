@@ -52,13 +52,10 @@ func (rd Reader) Print(a AttemptLog, w io.Writer) error {
 	return err
 }
 
-// Follow hands show the output of the local run change's attempts as it comes, one
-// attempt at a time, as a reader that gives the log's bytes as the agent writes them
-// (read again every poll while the attempt runs) and ends once the attempt has: the
-// attempt named only (a name "<story>-<n>"), or, with name "", the attempt at work and
-// each one after it until the run stops (the one that ended last when none is at
-// work). It returns when there is nothing more to follow, or ctx's error when ctx ends
-// first.
+// Follow hands show the output of the run change's attempts as it comes, one attempt
+// at a time, as a reader that ends once the attempt has (followReader): the attempt
+// named ("<story>-<n>"), or with name "" the one at work (else the last) and each one
+// after it until the run stops. It returns ctx's error when ctx ends first.
 func (rd Reader) Follow(ctx context.Context, change, name string, poll time.Duration, show func(AttemptLog, io.Reader) error) error {
 	r := &rd
 	t := time.NewTicker(poll)

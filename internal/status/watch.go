@@ -49,12 +49,11 @@ type watched struct {
 	ended    bool
 }
 
-// Watch follows the local runs names (and, with more, every local run that starts
-// while it follows them) by reading their records every poll: it calls line with a
-// line for each change of state (an attempt started, with its live log; an attempt
-// failed, with its reason; a checkpoint; the run stopped), after a first line saying
-// where each stands. It returns when none of them is running any more, with how each
-// ended, or ctx's error when ctx ends first (the runs go on).
+// Watch follows the local runs names (with more, also every local run that starts
+// meanwhile), reading their records every poll, and calls line for each change of
+// state: where each stands first, then each attempt started (with its live log), ended
+// (its reason, or its checkpoint), and the run stopped. It returns how each ended once
+// none is running, or ctx's error when ctx ends first (the runs go on).
 func (rd Reader) Watch(ctx context.Context, names []string, more bool, poll time.Duration, line func(change, text string)) ([]Ended, error) {
 	r := &rd
 	seen := map[string]*watched{}
