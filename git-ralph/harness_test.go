@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,4 +374,53 @@ func memTempDir(t testing.TB) string {
 		}
 	}
 	return t.TempDir()
+}
+
+// cmdPane runs a command in a real terminal, a tmux pane, and reads its screen:
+//
+//	pane start 'SHELL COMMAND'   start it in a 160x40 pane of the script's own tmux
+//	                             server; "[exit N]" is printed when it ends
+//	pane wait REGEXP             wait until a line of the screen matches
+//	pane screen                  the screen as the terminal shows it, to stdout
+//
+// The screen is what tmux drew from the bytes the command wrote: an escape code the
+// terminal did not act on shows there as the symbol it became.
+func cmdPane(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: pane start 'CMD' | pane wait REGEXP | pane screen")
+	}
+	sock := filepath.Join(ts.Getenv("WORK"), ".tmux.sock")
+	capture := func() string {
+		out, err := exec.Command("tmux", "-S", sock, "capture-pane", "-p", "-J").Output()
+		if err != nil {
+			ts.Fatalf("tmux capture-pane: %v", err)
+		}
+		return string(out)
+	}
+	switch {
+	case args[0] == "start" && len(args) == 2:
+		shell := args[1] + `; echo "[exit $?]"; exec cat`
+		ts.Check(ts.Exec("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d",
+			"-x", "160", "-y", "40", "-c", ts.MkAbs("."), shell))
+		ts.Defer(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	case args[0] == "wait" && len(args) == 2:
+		re, err := regexp.Compile("(?m)" + args[1])
+		ts.Check(err)
+		var last string
+		deadline := time.Now().Add(harnessBound)
+		for {
+			last = capture()
+			if re.MatchString(last) {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("gave up after %s waiting for %q on the screen:\n%s", harnessBound, args[1], last)
+			}
+			time.Sleep(20 * harnessPoll)
+		}
+	case args[0] == "screen" && len(args) == 1:
+		ts.Check(ts.Exec("tmux", "-S", sock, "capture-pane", "-p", "-J"))
+	default:
+		ts.Fatalf("usage: pane start 'CMD' | pane wait REGEXP | pane screen")
+	}
 }

@@ -73,6 +73,7 @@ func TestScript(t *testing.T) {
 		Setup:               hermetic,
 		Condition:           condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"pane":       cmdPane, // first: the others' additions go last
 			"snapshot":   cmdSnapshot,
 			"envfile":    cmdEnvfile,
 			"await":      cmdAwait,

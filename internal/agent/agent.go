@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -313,9 +315,31 @@ func LookPath(d Driver) (string, error) {
 	}
 	path, err := exec.LookPath(d.Binary())
 	if err != nil {
-		return "", &NotFoundError{Agent: d.Name(), Binary: d.Binary(), Install: d.InstallHint(), Err: err}
+		return "", &NotFoundError{Agent: d.Name(), Binary: d.Binary(), Install: d.InstallHint(), Err: err, NotExecutable: notExecutable(d.Binary(), err)}
 	}
 	return path, nil
+}
+
+// notExecutable is the file that bin names (on PATH, or its path) when it is there but
+// cannot be run (no execute permission), "" otherwise: LookPath skips such a file on
+// PATH and says "not found".
+func notExecutable(bin string, err error) string {
+	if strings.ContainsRune(bin, os.PathSeparator) {
+		if errors.Is(err, fs.ErrPermission) {
+			return bin
+		}
+		return ""
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, bin)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
 }
 
 // NotFoundError reports that an agent's executable is not on PATH (or could
@@ -325,6 +349,9 @@ type NotFoundError struct {
 	Binary  string // executable looked for
 	Install string // the driver's InstallHint
 	Err     error  // what exec.LookPath said
+	// NotExecutable is the file found under that name that cannot be run (no execute
+	// permission), "" when there is none.
+	NotExecutable string
 }
 
 // errNoCommand is the NotFoundError.Err of a custom agent without a command.
@@ -335,14 +362,22 @@ func (e *NotFoundError) Error() string {
 	if e.Binary == "" {
 		return fmt.Sprintf("agent %q has no command", e.Agent)
 	}
+	if e.NotExecutable != "" {
+		return fmt.Sprintf("agent %q: %s is not executable", e.Agent, e.NotExecutable)
+	}
 	if e.Agent == e.Binary {
 		return fmt.Sprintf("%q not found on PATH", e.Binary)
 	}
 	return fmt.Sprintf("agent %q: %q not found on PATH", e.Agent, e.Binary)
 }
 
-// Hint tells how to install the agent.
-func (e *NotFoundError) Hint() string { return e.Install }
+// Hint tells how to install the agent, or to make the file found executable.
+func (e *NotFoundError) Hint() string {
+	if e.NotExecutable != "" {
+		return "make it executable (chmod +x " + e.NotExecutable + "), or point the agent at another command"
+	}
+	return e.Install
+}
 
 // Unwrap returns the underlying lookup error (usually exec.ErrNotFound).
 func (e *NotFoundError) Unwrap() error { return e.Err }

@@ -68,7 +68,7 @@ type root struct {
 	CI         ciCmd         `cmd:"" name:"ci" help:"Set up GitHub Actions to run loops: 'ci init' writes the workflow."`
 	Dispatch   dispatchCmd   `cmd:"" help:"Run changes' loops on GitHub Actions (the workflow of 'ci init')."`
 	Cancel     cancelCmd     `cmd:"" help:"Cancel a change's run on GitHub Actions."`
-	Logs       logsCmd       `cmd:"" help:"List or print the attempt logs of a change's run on GitHub Actions."`
+	Logs       logsCmd       `cmd:"" help:"List, print or follow (-f) the attempt logs of a change's run, here or on GitHub Actions."`
 
 	Export  exportCmd  `cmd:"" hidden:"" help:"Runner side: write a run's bundle, state and logs for the workflow's artifact."`
 	Publish publishCmd `cmd:"" hidden:"" help:"Runner side: check a run's bundle and push it, all or nothing."`

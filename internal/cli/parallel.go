@@ -98,6 +98,11 @@ func (c *startCmd) runParallelThen(e *env, l *loop.Loop, done func(i int)) error
 	p := e.s.Palette()
 	fmt.Fprintf(e.s.Err, "%d loops, %d at a time, each in a worktree of its own\n", len(jobs), n)
 	o := parallel.Options{Max: n, Out: e.s.Err, TTY: e.s.StderrTTY, Width: e.s.ErrWidth, Name: "git-ralph"}
+	if o.TTY && e.s.ErrDisplay != nil {
+		// The block's own cursor codes must reach the terminal; the display makes
+		// the loops' lines inert itself (the filter on Err would show its codes as ␛).
+		o.Out = e.s.ErrDisplay
+	}
 	if done != nil {
 		o.Done = func(i int, _ parallel.Result) { done(i) }
 	}

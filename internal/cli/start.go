@@ -22,7 +22,7 @@ import (
 )
 
 type startCmd struct {
-	Changes []string `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path), a prd.json (a .json path) or a GitHub issue ('#N', OWNER/REPO#N or its URL). Left out: the run of the branch you are on, spec-kit's current feature, or the only run. Several need --worktree; they run in parallel."`
+	Changes []string `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path), a prd.json (a .json path, or the name list shows) or a GitHub issue ('#N', OWNER/REPO#N or its URL). Left out: the run of the branch you are on, spec-kit's current feature, the only run, or the only source there is. Several need --worktree; they run in parallel."`
 	// The loop's options, filled in by kong (their flags and config keys are declared
 	// with them); Arg, Cwd and what only git config says are set by Run.
 	loop.Options

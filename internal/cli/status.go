@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
@@ -23,7 +24,7 @@ import (
 type statusCmd struct {
 	Change string `arg:"" optional:"" help:"The change; left out, the only run, or a line per run when there are several."`
 	JSON   bool   `name:"json" help:"Print the run record and the stories as JSON; after finish, how the run ended."`
-	Watch  bool   `help:"Follow runs on GitHub Actions (the change's, or every dispatched one) until each has completed, a line per change of state."`
+	Watch  bool   `help:"Follow runs until each has ended, a line per change of state: the change's, or every local run at work and every dispatched one. Exits non-zero when one did not complete."`
 }
 
 func (c *statusCmd) Run(e *env) error {
@@ -113,22 +114,76 @@ func (c *statusCmd) watch(e *env) error {
 	if err != nil {
 		return err
 	}
-	changes, err := watchedChanges(rem, c.Change)
+	local, changes, err := watchedRuns(rem, c.Change)
 	if err != nil {
 		return err
 	}
-	views, err := rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
-		Update: func(change string, v *status.RemoteView) {
-			fmt.Fprintln(e.s.Out, term.Inert(githubflow.WatchText(change, v)))
-		}})
-	if err == loop.ErrInterrupted {
-		return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
+	interrupted := &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
+	var mu sync.Mutex
+	say := func(change, text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(e.s.Out, term.Inert(change+": "+text))
+	}
+	// The local runs are followed beside the ones on GitHub Actions.
+	type localEnd struct {
+		ended []status.Ended
+		err   error
+	}
+	done := make(chan localEnd, 1)
+	if len(local) > 0 || c.Change == "" {
+		rd := status.Reader{Repo: rem.Repo, Store: rem.Store, Reopen: e.reopenStore}
+		go func() {
+			ended, err := rd.Watch(e.ctx, local, c.Change == "", status.WatchPoll, say)
+			done <- localEnd{ended, err}
+		}()
+	} else {
+		done <- localEnd{}
+	}
+	var views map[string]*status.RemoteView
+	if len(changes) > 0 {
+		views, err = rem.WatchRemote(e.ctx, githubflow.WatchOptions{Changes: changes, Client: e.github,
+			Update: func(change string, v *status.RemoteView) {
+				mu.Lock()
+				defer mu.Unlock()
+				fmt.Fprintln(e.s.Out, term.Inert(githubflow.WatchText(change, v)))
+			}})
+	}
+	le := <-done
+	if err == loop.ErrInterrupted || e.ctx.Err() != nil {
+		return interrupted
 	}
 	if err != nil {
 		return err
 	}
-	printWatchedNext(e, changes, views)
-	return nil
+	if le.err != nil {
+		return le.err
+	}
+	if len(changes) > 0 {
+		printWatchedNext(e, changes, views)
+	}
+	return watchedLocalEnd(e, le.ended)
+}
+
+// watchedLocalEnd is what status --watch says once the local runs it followed have
+// ended: the next step of each that completed, and an error (exit 1, as gh run watch
+// --exit-status) naming those that did not.
+func watchedLocalEnd(e *env, ended []status.Ended) error {
+	var failed []string
+	for _, x := range ended {
+		if x.Complete() {
+			if x.Status == string(run.Complete) {
+				fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   or   git ralph finish %s --keep\n", x.Change, x.Change)
+			}
+			continue
+		}
+		failed = append(failed, x.Change)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &loop.Error{Msg: fmt.Sprintf("%d of %d runs did not complete: %s", len(failed), len(ended), strings.Join(failed, ", ")),
+		Hint: "'git ralph status " + failed[0] + "' shows why; 'git ralph start " + failed[0] + "' resumes it"}
 }
 
 // overview is plain status with several runs: a line per run, local, worktree or on
@@ -201,34 +256,36 @@ func overview(e *env, l *loop.Loop, names []string) error {
 	return nil
 }
 
-// watchedChanges is what status --watch follows: the named change's run, which must be
-// on GitHub Actions, or every dispatched run.
-func watchedChanges(rem *githubflow.Remote, change string) ([]string, error) {
+// watchedRuns is what status --watch follows: the named change's run, here or on GitHub
+// Actions, or every local run at work now and every dispatched run.
+func watchedRuns(rem *githubflow.Remote, change string) (local, remote []string, err error) {
 	if change != "" {
 		name, rec, err := rem.LoadRun(change)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !rec.IsRemote() {
-			return nil, &loop.Error{Msg: fmt.Sprintf("the run of %q is not on GitHub Actions", name),
-				Hint: "--watch follows runs that 'git ralph dispatch' started; 'git ralph status " + name + "' shows this one"}
+			return []string{name}, nil, nil
 		}
-		return []string{name}, nil
+		return nil, []string{name}, nil
 	}
 	names, err := rem.Store.Changes()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
 	for _, name := range names {
 		if rec, err := rem.Store.Load(name); err == nil && rec.IsRemote() {
-			out = append(out, name)
+			remote = append(remote, name)
 		}
 	}
-	if len(out) == 0 {
-		return nil, &loop.Error{Msg: "no run on GitHub Actions to watch", Hint: "start one with 'git ralph dispatch <change>'"}
+	if local, err = (status.Reader{Repo: rem.Repo, Store: rem.Store}).Running(); err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	if len(local) == 0 && len(remote) == 0 {
+		return nil, nil, &loop.Error{Msg: "no run to watch: none is at work here, and none was dispatched",
+			Hint: "'git ralph status --watch <change>' says how a run ended; start one with 'git ralph start <change>' or 'git ralph dispatch <change>'"}
+	}
+	return local, remote, nil
 }
 
 // statusJSON is the run record's fields plus the stories as `list --json` gives them.
@@ -359,6 +416,9 @@ func renderStatus(s *term.Streams, r *status.Report) {
 		kv("worktree", text)
 	}
 	kv("status", statusText(p, r))
+	if a := rec.Last(); r.Running && a != nil && a.Outcome == run.OutcomeRunning && a.Log != "" {
+		kv("live log", fmt.Sprintf("%s  (story %s attempt %d; 'git ralph logs -f %s' follows it)", a.Log, a.Story, a.N, rec.Change))
+	}
 	if rv := r.Remote; rv != nil && rv.Tip != "" {
 		kv("published", shortID(rv.Tip)+" on "+rec.Remote.GitRemote)
 		if r.Published {
@@ -545,15 +605,20 @@ func renderFailed(w io.Writer, rec *run.Record) {
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "\nfailed attempts (kept under refs/ralph/%s/attempts/):\n", rec.Change)
-		for _, a := range failed {
+		for i, a := range failed {
 			fmt.Fprintf(w, "  %s-%d  %s\n", a.Story, a.N, attemptText(a))
+			if i == len(failed)-1 { // the last one's output (a verify hook's last lines)
+				for _, l := range run.ReasonTail(a.Reason, run.ReasonTailLines) {
+					fmt.Fprintf(w, "        %s\n", term.Inert(l))
+				}
+			}
 		}
 	}
 }
 
 func attemptText(a run.Attempt) string {
 	s := a.Outcome
-	if a.Reason != "" && a.Outcome != run.OutcomeComplete {
+	if a.Reason != "" && a.Reason != a.Outcome && a.Outcome != run.OutcomeComplete {
 		reason, _, _ := strings.Cut(a.Reason, "\n")
 		s += ": " + term.Inert(reason)
 	}

@@ -275,6 +275,12 @@ func (s *session) settle(ctx context.Context, att *run.Attempt, story tasklist.S
 		s.checkpointed(story)
 		return outcome, nil
 	}
+	if outcome != run.OutcomeInterrupted {
+		// Said where the failure is seen, and passed on: the sandbox, not the agent.
+		if rs := s.sandboxRefusals(att); len(rs) > 0 {
+			reason, passOn = withRefusals(reason, rs), true
+		}
+	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
 	return outcome, s.failed(context.WithoutCancel(ctx), att, ran)
 }
@@ -315,10 +321,21 @@ func (s *session) failed(ctx context.Context, att *run.Attempt, ran ran) error {
 		}
 	}
 	msg := fmt.Sprintf("story %s attempt %d: %s", att.Story, s.tries[att.Story], att.Outcome)
-	if att.Reason != "" {
-		msg += ": " + firstLine(att.Reason)
+	// The output the reason carries (a failing verify hook's last lines), bounded,
+	// under the line: the failure is said where it is seen.
+	tail := run.ReasonTail(att.Reason, run.ReasonTailLines)
+	if att.Reason != "" && att.Reason != att.Outcome { // never "interrupted: interrupted"
+		first := firstLine(att.Reason)
+		if len(tail) > 0 {
+			first = strings.TrimSuffix(first, ":")
+		}
+		msg += ": " + first
 	}
-	s.Report.Outcome(false, msg+" (kept as "+att.Ref+")")
+	msg += " (kept as " + att.Ref + ")"
+	for _, l := range tail {
+		msg += "\n    " + l
+	}
+	s.Report.Outcome(false, msg)
 	switch {
 	case ran.unsaved != nil:
 		return s.stop(run.Failed, "the agent's process could not be recorded", s.unsavedAgent(att, ran.unsaved))
@@ -490,6 +507,7 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 	} else if op != "" {
 		return nil, done, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), nil
 	}
+	before := doneCounts(src.Tasks) // as the attempt started: the source is read before each
 	if err := src.Reload(); err != nil {
 		var broken *source.BrokenError
 		if errors.As(err, &broken) {
@@ -509,6 +527,9 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 	}
 	if why := now.Unfinished(done); why != "" {
 		return nil, done, "signalled COMPLETE but " + why, nil
+	}
+	if why := tickedElsewhere(before, now.Tasks, story.ID); why != "" {
+		return nil, done, why, nil
 	}
 	if skipped := skippedTasks(done); !s.r.AllowSkip && len(skipped) > 0 {
 		return nil, done, fmt.Sprintf("signalled COMPLETE but ticked %s as skipped, and skipping is off here (ralph.allowSkip=false): do it, or end with FAILED saying why it cannot be done", strings.Join(skipped, ", ")), nil

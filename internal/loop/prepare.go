@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -285,6 +286,13 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 		from = Short(rec.OriginalCommit)
 	}
 	l.Report.Step(fmt.Sprintf("on branch %s from %s; initial state %s", rec.Branch, from, Short(id)))
+	if other, ok := strings.CutPrefix(rec.Original, "ralph/"); ok && other != rec.Change {
+		if names, err := l.Store.Changes(); err == nil && slices.Contains(names, other) {
+			// Said, not refused: going on from a run's work may be what was meant.
+			l.Report.Warn(fmt.Sprintf("%s is the branch of the run %q: %s starts from its work, its checkpoints included, "+
+				"and finish lands it back on %s", rec.Original, other, rec.Branch, rec.Original))
+		}
+	}
 	return nil
 }
 

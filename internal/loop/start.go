@@ -400,11 +400,14 @@ func (l *Loop) checkAgent(r *Resolved) error {
 	}
 	if _, err := agent.LookPath(r.Driver); err != nil {
 		hint := ""
+		msg := fmt.Sprintf("agent %q: %s not found on PATH", r.Driver.Name(), r.Driver.Binary())
 		var nf *agent.NotFoundError
 		if errors.As(err, &nf) {
 			hint = nf.Hint()
+			if nf.NotExecutable != "" {
+				msg = nf.Error()
+			}
 		}
-		msg := fmt.Sprintf("agent %q: %s not found on PATH", r.Driver.Name(), r.Driver.Binary())
 		if !r.DryRun {
 			return &Error{Msg: msg, Hint: hint, Err: err}
 		}

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/git-ralph/git-ralph/internal/term"
 )
 
 // Job is one loop to run: a name (the change) and the argv of its git-ralph.
@@ -182,7 +184,7 @@ func (d *display) line(i int, line string) {
 		fmt.Fprintf(d.out, "%-*s | %s\n", d.nameWidth, d.names[i], line)
 		return
 	}
-	if strings.TrimSpace(line) == "" {
+	if strings.TrimSpace(line) == "" || closing(line) {
 		return
 	}
 	d.lines[i] = line
@@ -191,6 +193,14 @@ func (d *display) line(i int, line string) {
 	if time.Since(d.last) >= 50*time.Millisecond {
 		d.redraw()
 	}
+}
+
+// closing reports whether line is one of the lines a loop ends with after its summary
+// (the report's path, what to run next): the block keeps showing the summary ("done: 2
+// of 2 stories completed…", "stopped: …") instead.
+func closing(line string) bool {
+	t := strings.TrimLeft(line, " ")
+	return strings.HasPrefix(t, "next: ") || strings.HasPrefix(t, "or: ") || strings.HasPrefix(t, "report: ")
 }
 
 // set replaces a job's status line (in a terminal; plain output prints it once).
@@ -222,14 +232,16 @@ func (d *display) redraw() {
 }
 
 // truncate cuts s to at most n runes, marking the cut with "…". Control characters
-// (an agent's own escape sequences) become spaces so the block stays one line each.
+// (an agent's own escape sequences) become spaces so the block stays one line each,
+// and whatever else a terminal would act on is made visible (term.Inert): the block
+// is written to the terminal unfiltered, for its own cursor codes.
 func truncate(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
+	s = term.Inert(strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	if utf8.RuneCountInString(s) <= n || n < 2 {
 		return s
 	}

@@ -141,3 +141,16 @@ func TestRunDoneAsEachEnds(t *testing.T) {
 		t.Errorf("results %+v, Done order %v", res, order)
 	}
 }
+
+// The block is written to the terminal unfiltered (for its own cursor codes), so a
+// loop's line keeps nothing a terminal would act on: C0 controls become spaces, C1
+// controls and bidirectional overrides visible replacements.
+func TestTruncateInert(t *testing.T) {
+	got := truncate("a\x1b[2Jb\u009b2Jc\u202ed\x07", 80)
+	if strings.ContainsAny(got, "\x1b\u009b\u202e\x07") {
+		t.Errorf("truncate kept a control: %q", got)
+	}
+	if got != "a [2Jb\uFFFD2Jc\uFFFDd " {
+		t.Errorf("truncate = %q", got)
+	}
+}

@@ -317,9 +317,7 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			index[a.Story] = i
 			rep.Stories = append(rep.Stories, Story{ID: a.Story, Title: "(no longer in tasks.md)"})
 		}
-		if len(a.Reason) > reasonMax {
-			a.Reason = strings.ToValidUTF8(a.Reason[:reasonMax], "") + " …"
-		}
+		a.Reason = cutReason(a.Reason)
 		rep.Stories[i].Attempts = append(rep.Stories[i].Attempts, a)
 		if a.Outcome == run.OutcomeComplete {
 			rep.Stories[i].Checkpoint = a.Commit
@@ -860,4 +858,18 @@ func orText(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+// cutReason bounds a reason for the page to about reasonMax bytes, keeping its first
+// line and its end: a hook's output says what failed in its last lines.
+func cutReason(r string) string {
+	if len(r) <= reasonMax {
+		return r
+	}
+	first, _, _ := strings.Cut(r, "\n")
+	if len(first) > reasonMax/2 {
+		first = first[:reasonMax/2]
+	}
+	tail := r[len(r)-(reasonMax-len(first)):]
+	return strings.ToValidUTF8(first, "") + "\n…\n" + strings.ToValidUTF8(tail, "")
 }

@@ -199,3 +199,15 @@ func TestLearningsFollowNoLink(t *testing.T) {
 		t.Error("the link is not on the way: the test shows nothing")
 	}
 }
+
+// A long reason keeps its first line and its end (a hook's last lines) on the page.
+func TestCutReason(t *testing.T) {
+	long := "the ralph-verify hook failed (exit 1):\n" + strings.Repeat("noise\n", 1000) + "FAIL: TestLogin"
+	got := cutReason(long)
+	if !strings.HasPrefix(got, "the ralph-verify hook failed (exit 1):\n…\n") || !strings.HasSuffix(got, "FAIL: TestLogin") || len(got) > reasonMax+10 {
+		t.Errorf("cutReason kept %d bytes: %.80q … %q", len(got), got, got[max(0, len(got)-40):])
+	}
+	if cutReason("short") != "short" {
+		t.Error("a short reason changed")
+	}
+}

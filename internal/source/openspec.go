@@ -110,6 +110,7 @@ func FromChange(ch *openspec.Change) *Source {
 	s.Name, s.RelDir, s.TasksPath, s.Warning, s.HasTasks, s.Tasks = name, ch.RelDir, ch.TasksPath, ch.Warning, ch.HasTasks, ch.Tasks
 	s.Specs, s.Why, s.DoneMark = ch.Specs, openspec.Why(ch.Proposal), "[x]"
 	s.Where = ch.RelDir
+	s.NoTask = "write the stories into " + ch.TasksRel + " as '## 1. Title' headings with '- [ ] 1.1 …' tasks"
 	s.NoWhy = "openspec/changes/" + name + "/proposal.md has no \"Why\" section."
 	s.Rename = "rename the directory " + ch.RelDir + " to a name made of letters, digits and dashes"
 	s.Docs = []Doc{{Title: "Proposal", Path: ch.RelDir + "/proposal.md", Content: ch.Proposal}, {Title: "Design", Path: ch.RelDir + "/design.md", Content: ch.Design}}

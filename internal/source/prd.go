@@ -23,9 +23,22 @@ func (prdKind) About() About {
 	return About{ID: prdID, Noun: "prd", One: "a prd.json", Many: "prd.json files", Make: "a prd.json (give its path)"}
 }
 
-// Claim: the path of a .json file.
-func (prdKind) Claim(r Repo, arg string, explicit bool) (Match, error) {
-	return fileRef(r, prdID, ".json", arg)
+// Claim: the path of a .json file, or the run name of a prd.json that List lists (the
+// name `list` shows it by).
+func (k prdKind) Claim(r Repo, arg string, explicit bool) (Match, error) {
+	if arg == "" || strings.ContainsAny(arg, `/\`) || strings.ToLower(filepath.Ext(arg)) == ".json" {
+		return fileRef(r, prdID, ".json", arg)
+	}
+	srcs, err := k.List(r, nil)
+	if err != nil {
+		return Match{}, err
+	}
+	for _, s := range srcs {
+		if s.Name == arg {
+			return Match{Ref: s.Ref, Rank: Exact}, nil
+		}
+	}
+	return Match{}, nil
 }
 
 func (k prdKind) Open(r Repo, ref Ref) (*Source, error) {

@@ -68,6 +68,14 @@ func (ks Kinds) bare(r Repo) (*Source, error) {
 	default:
 		return nil, &Error{Msg: fmt.Sprintf("%d runs exist: %s", len(runs), strings.Join(runs, ", ")), Hint: "say which to go on with: 'git ralph start " + runs[0] + "'"}
 	}
+	// No run: the only source there is (what `list` shows), when there is one.
+	if srcs, err := ks.List(r); err == nil && len(srcs) == 1 {
+		s, err := ks.Open(r, srcs[0].Ref)
+		if err != nil {
+			return nil, err
+		}
+		return ks.withRun(r, s)
+	}
 	e := ks.unknown(r, "")
 	var se *Error
 	if errors.As(e, &se) {

@@ -63,8 +63,9 @@ type Source struct {
 
 	// What messages say of it, in its kind's words.
 	Where string // after the run name in status: "openspec/changes/x", "plan docs/plans/x.md"
-	// NoTask is the hint for a tracked file that holds no task; "" when a source of this
-	// kind may hold none (an OpenSpec change).
+	// NoTask is the hint for a tracked file that holds no task (a story without one
+	// would be called done without any work); "" when a source of this kind may hold
+	// none.
 	NoTask string
 	Rename string // the hint for a run name that cannot name a branch
 	NoWhy  string // what a pull request says when Why is "": "proposal.md has no \"Why\" section."
@@ -228,7 +229,7 @@ func (s *Source) Runnable() error {
 		return &Error{Msg: fmt.Sprintf("%s %q has no %s", s.Kind.About().Noun, s.Name, filepath.Base(s.TasksRel)),
 			Hint: "write the stories into " + s.TasksRel + " as '## 1. Title' headings with '- [ ] 1.1 …' tasks"}
 	}
-	if s.NoTask == "" || s.Total > 0 || len(s.Stories) > 0 {
+	if s.NoTask == "" || s.Total > 0 {
 		return nil
 	}
 	return &Error{Msg: fmt.Sprintf("%s has no task", s.TasksRel), Hint: s.NoTask}

@@ -51,9 +51,18 @@ func (k speckitKind) Claim(r Repo, arg string, explicit bool) (Match, error) {
 				Hint: "name one in full, e.g. 'git ralph start " + m[0] + "'"}}, nil
 		}
 	}
-	if dirs, err := speckit.Dirs(r.Root); err == nil && slices.Contains(dirs, name) {
-		nt := &speckit.NoTasksError{Name: name} // a feature whose tasks are not generated yet
-		return Match{Ref: Ref{Kind: speckitID, Arg: name}, Rank: Exact, Err: &Error{Msg: nt.Error(), Hint: nt.Hint()}}, nil
+	if dirs, err := speckit.Dirs(r.Root); err == nil {
+		rank := Exact
+		if !slices.Contains(dirs, name) && !byPath && arg != "" && strings.Trim(arg, "0123456789") == "" {
+			// its number alone, as for a feature with tasks.md
+			if m := speckit.ByNumber(dirs, arg); len(m) == 1 {
+				name, rank = m[0], Loose
+			}
+		}
+		if slices.Contains(dirs, name) {
+			nt := &speckit.NoTasksError{Name: name} // a feature whose tasks are not generated yet
+			return Match{Ref: Ref{Kind: speckitID, Arg: name}, Rank: rank, Err: &Error{Msg: nt.Error(), Hint: nt.Hint()}}, nil
+		}
 	}
 	if !explicit {
 		return Match{}, nil

@@ -82,6 +82,10 @@ type Reader struct {
 	Repo  *git.Repo
 	Store *run.Store
 	Kinds source.Kinds // the kinds of task source; nil: source.Builtin()
+	// Reopen, when set, finds the store anew: Watch and Follow ask it when a run they
+	// follow has no record where they read it (its git directory was moved back while
+	// they watched).
+	Reopen func() (*run.Store, error)
 }
 
 // where is the repository as the task sources see it: its top level, its runs and its

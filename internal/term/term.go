@@ -20,6 +20,10 @@ type Streams struct {
 	In  io.Reader
 	Out io.Writer // what the user asked for: results, tables, JSON
 	Err io.Writer // progress, the agent's live output, warnings, errors
+	// ErrDisplay is stderr itself, unfiltered, when it is a terminal (else nil):
+	// only for a display that moves the cursor and makes every text it draws
+	// inert itself (internal/parallel's -j block). Everything else writes Err.
+	ErrDisplay io.Writer
 
 	StdinTTY, StdoutTTY, StderrTTY bool
 	Color                          bool // colour on stderr (and on stdout when it is a TTY)
@@ -58,6 +62,7 @@ func System() *Streams {
 	}
 	if s.StderrTTY {
 		s.Err = NewInertWriter(os.Stderr)
+		s.ErrDisplay = os.Stderr
 	}
 	s.Color = ghterm.IsColorForced() || (!ghterm.IsColorDisabled() && s.StderrTTY)
 	s.NeverPrompt = os.Getenv("CI") != ""
