@@ -90,7 +90,7 @@ func currentGroup() *cgroup {
 			if fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 				if _, err = os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
 					if !g.probed {
-						err = probeInto(fd)
+						err = probe(fd)
 					}
 					if err == nil {
 						g.probed = true
@@ -107,6 +107,9 @@ func currentGroup() *cgroup {
 	g.broken = err
 	return nil
 }
+
+// probe is probeInto; a test counts its calls.
+var probe = probeInto
 
 // probeInto starts true(1) in the cgroup fd names, once per run: a cgroup this process
 // may make but not start processes in (its own not delegated to it whole) must not
