@@ -96,6 +96,28 @@ func TestKillLeftoversCgroup(t *testing.T) {
 	}
 }
 
+// Whether processes start in a cgroup git-ralph made is asked once per run, with a
+// start of true(1), not once per attempt: it does not change within a run.
+func TestCgroupProbedOnce(t *testing.T) {
+	if err := BecomeReaper(); err != nil {
+		t.Skipf("no child subreaper here: %v", err)
+	}
+	probes := 0
+	probe = func(fd int) error { probes++; return probeInto(fd) }
+	defer func() { probe = probeInto }()
+	for range 3 {
+		if currentGroup() == nil {
+			t.Skipf("no cgroup of its own here: %v", attemptGroup.broken)
+		}
+		if _, err := KillLeftovers(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if probes > 1 { // none when an earlier test made the run's first cgroup
+		t.Errorf("3 attempts' cgroups were probed %d times, want once per run", probes)
+	}
+}
+
 // However long finding and killing them takes (here every look at the clock is an hour
 // later: a walk of /proc slowed by the scheduling), KillLeftovers gives up on nothing:
 // it returns once every process is gone, and says once that it is waiting.
