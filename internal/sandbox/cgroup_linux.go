@@ -82,6 +82,9 @@ func currentGroup() *cgroup {
 		return nil
 	}
 	parent, err := ownCgroupDir()
+	if err == nil && g.n == 0 {
+		sweepGroups(parent)
+	}
 	if err == nil {
 		g.n++
 		dir := filepath.Join(parent, fmt.Sprintf("git-ralph-%d-%d", os.Getpid(), g.n))
@@ -106,6 +109,30 @@ func currentGroup() *cgroup {
 	}
 	g.broken = err
 	return nil
+}
+
+// sweepGroups removes, once per run, the attempts' cgroups in parent that a git-ralph
+// killed with SIGKILL left behind: named git-ralph-<pid>-<n>, their pid gone, and empty
+// (rmdir refuses one that holds a process).
+func sweepGroups(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "git-ralph-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if unix.Kill(pid, 0) == unix.ESRCH {
+			_ = unix.Rmdir(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // probe is probeInto; a test counts its calls.

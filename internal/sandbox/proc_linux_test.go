@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -171,5 +173,33 @@ func TestKillLeftoversInterrupted(t *testing.T) {
 	var left *LeftoverError
 	if !errors.As(err, &left) || len(left.Pids) != 1 || left.Pids[0] != cmd.Process.Pid {
 		t.Fatalf("KillLeftovers: %v, want a LeftoverError naming pid %d", err, cmd.Process.Pid)
+	}
+}
+
+// The cgroups a git-ralph killed with SIGKILL left are removed by the next run's first
+// attempt: empty, their pid gone. A live one's is not.
+func TestSweepGroups(t *testing.T) {
+	parent, err := ownCgroupDir()
+	if err != nil || !CanContain() {
+		t.Skip("no cgroup of git-ralph's own to make here")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(parent, fmt.Sprintf("git-ralph-%d-1", dead.Process.Pid))
+	live := filepath.Join(parent, fmt.Sprintf("git-ralph-%d-999", os.Getpid()))
+	for _, d := range []string{left, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Remove(left); os.Remove(live) })
+	sweepGroups(parent)
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the dead run's cgroup is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("this run's cgroup went: %v", err)
 	}
 }
