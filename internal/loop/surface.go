@@ -45,7 +45,9 @@ func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
 	}
-	if s.layout == nil {
+	if !s.layoutNeeded() {
+		s.layout = nil
+	} else if s.layout == nil {
 		if s.layout, err = surface.ReadLayout(s.Repo.CommonDir); err != nil {
 			return nil, fmt.Errorf("record the git directory's layout: %w", err)
 		}
@@ -376,6 +378,14 @@ func (s *session) checkLayout(ctx context.Context, id string, snap *surface.Snap
 		return "", nil
 	}
 	return strings.Join(lc.Changes, ", "), nil
+}
+
+// layoutNeeded reports whether the git directory's layout must be walked around an
+// attempt: where something of the agent's could change it. In the sandbox, with the
+// git directory read-only, the kernel refuses writes there and git-ralph's supervisor
+// every chmod outside the writable paths, the gate's hooks included: nothing to find.
+func (s *session) layoutNeeded() bool {
+	return s.policy == nil || s.gitWritable() || s.r.Sandbox.VerifyOff
 }
 
 // gitWritable reports whether the agent could write the git directory: no sandbox, or
