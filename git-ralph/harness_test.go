@@ -129,6 +129,43 @@ func procState(pid int) string {
 	return s[i+2 : i+3]
 }
 
+// startedAfter reports whether process pid started after t (its start time in
+// /proc/<pid>/stat, in clock ticks since boot, of 1/100 s here as on every Linux git-ralph
+// runs on).
+func startedAfter(pid int, t time.Time) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return false
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(stat), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			boot, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return false
+			}
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond).After(t)
+		}
+	}
+	return false
+}
+
 // gone reports whether a process has ended: it does not exist, or it is a zombie
 // nobody reaped yet.
 func gone(pid int) bool {
@@ -149,6 +186,13 @@ func cmdDead(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: dead [-wait] FILE (to say they run, use alive)")
 	}
 	pids := readPids(ts, args[0])
+	// A pid the system gave again to a process started after FILE was written (the
+	// suite starts thousands, and pid_max may be 32768) is not one of them.
+	var written time.Time
+	if fi, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+		written = fi.ModTime()
+	}
+	gone := func(p int) bool { return gone(p) || !written.IsZero() && startedAfter(p, written) }
 	allGone := func() bool {
 		for _, p := range pids {
 			if !gone(p) {

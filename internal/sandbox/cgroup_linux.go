@@ -87,7 +87,7 @@ func currentGroup() *cgroup {
 	}
 	if err == nil {
 		g.n++
-		dir := filepath.Join(parent, fmt.Sprintf("git-ralph-%d-%d", os.Getpid(), g.n))
+		dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d", groupPrefix(), os.Getpid(), g.n))
 		if err = unix.Mkdir(dir, 0o755); err == nil {
 			var fd int
 			if fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
@@ -111,16 +111,40 @@ func currentGroup() *cgroup {
 	return nil
 }
 
+// groupPrefix names the attempts' cgroups of this process: git-ralph-<pid
+// namespace>-, so that a pid in the name is read in the namespace that gave it.
+func groupPrefix() string {
+	return fmt.Sprintf("git-ralph-%d-", pidNamespace())
+}
+
+// pidNamespace is the inode of this process's PID namespace, 0 when it cannot be known
+// (a /proc that is not of its own namespace: /proc/self is not this process).
+func pidNamespace() uint64 {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != strconv.Itoa(os.Getpid()) {
+		return 0
+	}
+	var st unix.Stat_t
+	if unix.Stat("/proc/self/ns/pid", &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
 // sweepGroups removes, once per run, the attempts' cgroups in parent that a git-ralph
-// killed with SIGKILL left behind: named git-ralph-<pid>-<n>, their pid gone, and empty
-// (rmdir refuses one that holds a process).
+// of this PID namespace killed with SIGKILL left behind: named groupPrefix()<pid>-<n>,
+// their pid gone, and empty (rmdir refuses one that holds a process). Where the
+// namespace cannot be known it removes nothing.
 func sweepGroups(parent string) {
+	prefix := groupPrefix()
+	if prefix == "git-ralph-0-" {
+		return
+	}
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), "git-ralph-")
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok || !e.IsDir() {
 			continue
 		}

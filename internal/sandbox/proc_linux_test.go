@@ -187,19 +187,23 @@ func TestSweepGroups(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	left := filepath.Join(parent, fmt.Sprintf("git-ralph-%d-1", dead.Process.Pid))
-	live := filepath.Join(parent, fmt.Sprintf("git-ralph-%d-999", os.Getpid()))
-	for _, d := range []string{left, live} {
+	left := filepath.Join(parent, fmt.Sprintf("%s%d-1", groupPrefix(), dead.Process.Pid))
+	live := filepath.Join(parent, fmt.Sprintf("%s%d-999", groupPrefix(), os.Getpid()))
+	other := filepath.Join(parent, fmt.Sprintf("git-ralph-1-%d-1", dead.Process.Pid)) // another namespace's
+	for _, d := range []string{left, live, other} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { os.Remove(left); os.Remove(live) })
+	t.Cleanup(func() { os.Remove(left); os.Remove(live); os.Remove(other) })
 	sweepGroups(parent)
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Errorf("the dead run's cgroup is still there: %v", err)
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("this run's cgroup went: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another PID namespace's cgroup went (its pid means nothing here): %v", err)
 	}
 }
