@@ -688,7 +688,9 @@ func devIno(fi fs.FileInfo) (dev, ino uint64, ok bool) {
 	return 0, 0, false
 }
 
-// fileMode converts a stat's st_mode as package os does.
+// FileMode converts a stat's st_mode as package os does.
+func FileMode(m uint32) fs.FileMode { return fileMode(m) }
+
 func fileMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
 	switch m & unix.S_IFMT {

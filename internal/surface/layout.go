@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/git-ralph/git-ralph/internal/beneath"
 	"github.com/git-ralph/git-ralph/internal/git"
 )
 
@@ -61,7 +62,7 @@ func ReadLayout(root string) (*Layout, error) {
 }
 
 func entryOf(rel string, st *unix.Stat_t) Entry {
-	e := Entry{Mode: modeOf(st.Mode)}
+	e := Entry{Mode: beneath.FileMode(st.Mode)}
 	if isObject(rel) {
 		e.Ino, e.Size, e.Ctime = st.Ino, st.Size, ctime(st)
 	}
@@ -109,29 +110,6 @@ func walkDir(fd int, rel string, visit func(string, *unix.Stat_t, int, string) b
 		}
 	}
 	return nil
-}
-
-func modeOf(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & unix.S_IFMT {
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFREG:
-	default:
-		mode |= fs.ModeIrregular
-	}
-	if m&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
 }
 
 // isObject reports whether rel is an object file: a loose object (objects/ab/cdef…)
