@@ -276,6 +276,7 @@ func (m *Moved) Restore() (note string, err error) {
 		}
 	}
 	syncDirs(m.Tree, m.Home)
+	m.repairWorktrees(link)
 	_ = os.Remove(filepath.Join(m.Home, treeName))
 	_ = os.Remove(filepath.Join(m.Home, lockName))
 	_ = os.Remove(m.Home)
@@ -412,4 +413,30 @@ func TreeOf(home string) string {
 		return ""
 	}
 	return m.Tree
+}
+
+// repairWorktrees points back at gitDir (the tree's .git, back in place) the .git file of
+// every linked worktree that was added while the git directory was moved: git wrote the
+// moved path there, which is gone now. Only a regular file whose content is exactly that
+// path is rewritten, by a rename that replaces it (no link is followed).
+func (m *Moved) repairWorktrees(gitDir string) {
+	ents, err := os.ReadDir(filepath.Join(gitDir, "worktrees"))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		b, err := readSmall(filepath.Join(gitDir, "worktrees", e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		dotgit := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(dotgit) {
+			continue
+		}
+		moved := "gitdir: " + filepath.Join(m.Dir, "worktrees", e.Name())
+		if c, err := readSmall(dotgit); err != nil || strings.TrimSpace(string(c)) != moved {
+			continue
+		}
+		_ = writeAtomic(dotgit, []byte("gitdir: "+filepath.Join(gitDir, "worktrees", e.Name())+"\n"))
+	}
 }

@@ -294,3 +294,24 @@ func cpuMs() float64 {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
+
+// A worktree the user adds while the git directory is moved records the moved path in
+// its .git file: putting the git directory back points it back too.
+func TestWorktreeAddedWhileMoved(t *testing.T) {
+	tree := repo(t)
+	m, err := Move(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(filepath.Dir(tree), "wt")
+	git(t, tree, "worktree", "add", "-q", wt)
+	if b, _ := os.ReadFile(filepath.Join(wt, ".git")); !strings.Contains(string(b), m.Dir) {
+		t.Fatalf("git wrote %q, not the moved path", b)
+	}
+	if _, err := m.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, wt, "rev-parse", "--path-format=absolute", "--git-common-dir"); got != filepath.Join(tree, ".git") {
+		t.Fatalf("the worktree's common dir is %s", got)
+	}
+}
