@@ -13,24 +13,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
-// lockOn is a git trace that plants index.lock in gitDir when git-ralph is about to run
-// the git command whose trace line holds want: that command, and every later one that
-// needs the index, fails as a git killed half-way would make it fail.
-type lockOn struct {
-	gitDir, want string
-	done         bool
-}
-
-func (w *lockOn) Write(p []byte) (int, error) {
-	if !w.done && strings.Contains(string(p), w.want) {
-		w.done = true
-		if err := os.WriteFile(filepath.Join(w.gitDir, "index.lock"), nil, 0o644); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
-}
-
 // conflictingRun makes a complete run of change c and moves main on so that squashing
 // ralph/c onto it conflicts; it returns the loop, ready to finish with --onto-moved.
 func conflictingRun(t *testing.T) (string, *Loop, *recorder) {
@@ -60,7 +42,7 @@ func conflictingRun(t *testing.T) (string, *Loop, *recorder) {
 func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 	dir, l, _ := conflictingRun(t)
 	tip := looptest.GitOut(t, dir, "rev-parse", "ralph/c")
-	l.Repo.Trace = &lockOn{gitDir: l.Repo.GitDir, want: "reset -q --hard"}
+	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
 	_, err := l.Finish(t.Context(), "c", Squash)
 	var le *Error
 	if !errors.As(err, &le) {
@@ -98,7 +80,7 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 // way.
 func TestSquashUndoWhoseSwitchBackFailsSaysSo(t *testing.T) {
 	dir, l, _ := conflictingRun(t)
-	l.Repo.Trace = &lockOn{gitDir: l.Repo.GitDir, want: "checkout -q --no-guess ralph/c"}
+	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "checkout -q --no-guess ralph/c"}
 	_, err := l.Finish(t.Context(), "c", Squash)
 	var le *Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "conflicts") {

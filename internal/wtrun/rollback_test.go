@@ -9,24 +9,8 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/loop/looptest"
 )
-
-// lockOn is a git trace that plants index.lock in gitDir when git-ralph is about to run
-// the git command whose trace line holds want.
-type lockOn struct {
-	gitDir, want string
-	done         bool
-}
-
-func (w *lockOn) Write(p []byte) (int, error) {
-	if !w.done && strings.Contains(string(p), w.want) {
-		w.done = true
-		if err := os.WriteFile(filepath.Join(w.gitDir, "index.lock"), nil, 0o644); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
-}
 
 // A worktree run's squash that conflicts, and whose undo cannot put the checkout back,
 // says so: not that the checkout is as it was. The branch is intact and the record
@@ -46,7 +30,7 @@ func TestWorktreeSquashUndoThatFailsSaysSo(t *testing.T) {
 	gitOut(t, dir, "commit", "-q", "-am", "main moved")
 	tip := gitOut(t, dir, "rev-parse", "ralph/c")
 	l.OntoMoved = true
-	l.Repo.Trace = &lockOn{gitDir: l.Repo.GitDir, want: "reset -q --hard"}
+	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
 	_, err := l.Finish(t.Context(), "c", loop.Squash)
 	var le *loop.Error
 	if !errors.As(err, &le) {

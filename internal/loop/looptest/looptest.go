@@ -137,3 +137,21 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	c.At = c.At.Add(d)
 	return nil
 }
+
+// LockOn is a git trace (Repo.Trace) that plants index.lock in GitDir when git-ralph is
+// about to run the git command whose trace line holds Want: that command, and every
+// later one that needs the index, fails as a git killed half-way would make it fail.
+type LockOn struct {
+	GitDir, Want string
+	done         bool
+}
+
+func (w *LockOn) Write(p []byte) (int, error) {
+	if !w.done && strings.Contains(string(p), w.Want) {
+		w.done = true
+		if err := os.WriteFile(filepath.Join(w.GitDir, "index.lock"), nil, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
