@@ -77,7 +77,7 @@ func (e *NotMovedError) Error() string { return e.Why }
 
 // Where is the home the git directory gitDir of tree would move to, or why it cannot
 // move (a *NotMovedError): it is not tree/.git as a directory of its own, or no home
-// lies on the tree's file system. It changes nothing but the state directory's parents.
+// lies on the tree's file system. It changes nothing.
 func Where(tree, gitDir string) (string, error) {
 	return where(tree, gitDir)
 }

@@ -25,12 +25,17 @@ func where(tree, gitDir string) (string, error) {
 		return "", &NotMovedError{filepath.Join(tree, linkName) + " is not a directory"}
 	}
 	for _, home := range Homes(tree) {
+		// The nearest directory on the way that is there already says the file system
+		// and whether the home can be made: a dry run makes nothing.
 		parent := filepath.Dir(home)
-		if err := os.MkdirAll(parent, 0o700); err != nil {
-			continue
+		for parent != filepath.Dir(parent) {
+			if _, err := os.Lstat(parent); err == nil {
+				break
+			}
+			parent = filepath.Dir(parent)
 		}
 		var ps unix.Stat_t
-		if unix.Stat(parent, &ps) != nil || ps.Dev != ts.Dev || unix.Access(parent, unix.W_OK) != nil {
+		if unix.Stat(parent, &ps) != nil || ps.Mode&unix.S_IFMT != unix.S_IFDIR || ps.Dev != ts.Dev || unix.Access(parent, unix.W_OK) != nil {
 			continue
 		}
 		if inside(tree, home) {
