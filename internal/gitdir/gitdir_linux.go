@@ -197,9 +197,9 @@ func (m *Moved) linkSubmodules() error {
 
 // Link reports whether tree/.git is still the link to m.Dir. When it is not (the
 // agent removed or replaced it), what is there is moved to keep (a path on the tree's
-// file system that does not exist yet, its parent made) and the link made again; what
-// says what was found ("" when the link was as made).
-func (m *Moved) Link(keep string) (what string, err error) {
+// file system that does not exist yet, its parent made, named shown to the user) and
+// the link made again; what says what was found ("" when the link was as made).
+func (m *Moved) Link(keep, shown string) (what string, err error) {
 	link := filepath.Join(m.Tree, linkName)
 	if t, err := os.Readlink(link); err == nil && t == m.Dir {
 		return "", nil
@@ -211,7 +211,7 @@ func (m *Moved) Link(keep string) (what string, err error) {
 	case err != nil:
 		return "", err
 	default:
-		what = ".git (the link to the git directory) replaced by " + describe(st.Mode) + " (kept as " + keep + ")"
+		what = ".git (the link to the git directory) replaced by " + describe(st.Mode) + " (kept as " + shown + ")"
 		if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
 			return "", err
 		}

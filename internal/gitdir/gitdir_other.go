@@ -14,7 +14,7 @@ func Move(tree string) (*Moved, error) {
 }
 
 // Link has nothing to check.
-func (m *Moved) Link(keep string) (string, error) { return "", nil }
+func (m *Moved) Link(keep, shown string) (string, error) { return "", nil }
 
 // Restore has nothing to put back.
 func (m *Moved) Restore() (string, error) { return "", nil }

@@ -146,7 +146,7 @@ func TestLinkReplacedByTheAgent(t *testing.T) {
 	}
 	forge()
 	keep := filepath.Join(m.Home, "kept", "1-1", ".git")
-	what, err := m.Link(keep)
+	what, err := m.Link(keep, keep)
 	if err != nil || !strings.Contains(what, "replaced by a directory") {
 		t.Fatalf("Link: %q %v", what, err)
 	}
@@ -156,7 +156,7 @@ func TestLinkReplacedByTheAgent(t *testing.T) {
 	if got := git(t, tree, "rev-parse", "HEAD"); got != head {
 		t.Fatalf("HEAD = %s after the link came back", got)
 	}
-	if what, err := m.Link(keep + "2"); err != nil || what != "" {
+	if what, err := m.Link(keep+"2", keep+"2"); err != nil || what != "" {
 		t.Fatalf("Link of a sound link: %q %v", what, err)
 	}
 	if err := os.RemoveAll(filepath.Join(m.Home, "kept")); err != nil {

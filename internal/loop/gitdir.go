@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/surface"
@@ -73,15 +72,11 @@ func (l *Loop) checkGitLink(keep string) (string, error) {
 	if l.moved == nil {
 		return "", nil
 	}
-	what, err := l.moved.Link(keep)
-	if what != "" {
-		shown := l.Repo.Shown(keep)
-		if rel, rerr := filepath.Rel(l.Repo.Root, shown); rerr == nil {
-			shown = rel
-		}
-		what = strings.ReplaceAll(what, keep, shown)
+	shown := l.Repo.Shown(keep)
+	if rel, err := filepath.Rel(l.Repo.Root, shown); err == nil {
+		shown = rel
 	}
-	return what, err
+	return l.moved.Link(keep, shown)
 }
 
 // Refresh points the loop back at the working tree's .git when the git directory it
