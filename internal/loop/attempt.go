@@ -171,11 +171,14 @@ func (s *session) agentRequest(att *run.Attempt, text, id string) agent.Request 
 // agent had changed any ("tampered: …"), recorded with the check.
 func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *surface.Snapshot) (string, error) {
 	id := fmt.Sprintf("%s-%d", att.Story, att.N)
+	// The checks run after a first Ctrl-C too; a second stops them (checkCtx).
+	cctx, cancel := s.checkCtx(ctx)
+	defer cancel()
 	link, err := s.checkGitLink(filepath.Join(s.Store.ChangeDir(s.rec.Change), "tampered", id, ".git"))
 	if err != nil {
 		return "", err
 	}
-	layout, err := s.checkLayout(ctx, id, snap)
+	layout, err := s.checkLayout(cctx, id, snap)
 	if err != nil {
 		return "", err
 	}
@@ -189,8 +192,6 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 	}
 	forged = append(forged, kindForged...)
 	// Before any other git runs: what the agent changed of the surface goes back.
-	cctx, cancel := s.checkCtx(ctx)
-	defer cancel()
 	tampered, err := s.checkSurface(cctx, snap, s.rec, att)
 	if err != nil {
 		return "", err

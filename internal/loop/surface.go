@@ -365,6 +365,10 @@ func (s *session) checkLayout(ctx context.Context, id string, snap *surface.Snap
 	for _, line := range lc.Lines {
 		s.Report.Step(line)
 	}
+	if err != nil && ctx.Err() != nil {
+		return "", &Error{Msg: "interrupted while checking what the agent changed in the git directory", Code: ErrInterrupted.Code,
+			Hint: "'git ralph start " + s.rec.Change + "' checks it again first", Err: err}
+	}
 	if err != nil {
 		return "", &Error{Msg: "could not put back what the agent changed in the git directory: " + err.Error(),
 			Hint: "run no git in this repository until it is put back (the lines above say what was); then run 'git ralph start " + s.rec.Change + "' again", Err: err}
