@@ -38,7 +38,7 @@ func where(tree, gitDir string) (string, error) {
 		if unix.Stat(parent, &ps) != nil || ps.Mode&unix.S_IFMT != unix.S_IFDIR || ps.Dev != ts.Dev || unix.Access(parent, unix.W_OK) != nil {
 			continue
 		}
-		if inside(tree, home) {
+		if inside(tree, home) || !trusted(tree, home) {
 			continue
 		}
 		if fi, err := os.Lstat(home); err == nil && !fi.IsDir() {
@@ -313,6 +313,9 @@ func Recover(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real // git names the tree by its real path, and so does the home
+	}
 	var notes []string
 	for d := abs; ; d = filepath.Dir(d) {
 		for _, home := range Homes(d) {
@@ -321,7 +324,7 @@ func Recover(dir string) ([]string, error) {
 				continue
 			}
 			m := &Moved{Tree: d}
-			if !m.owns(home) {
+			if !trusted(d, home) || !m.owns(home) {
 				continue
 			}
 			if err := m.take(home); err == ErrBusy {
@@ -443,5 +446,22 @@ func (m *Moved) repairWorktrees(gitDir string) {
 			continue
 		}
 		_ = writeAtomic(dotgit, []byte("gitdir: "+filepath.Join(gitDir, "worktrees", e.Name())+"\n"))
+	}
+}
+
+// trusted reports whether home may hold tree's moved git directory: the state home, or
+// the one beside the tree when no working tree holds it (a .git in its directory or
+// above): inside one, an agent writing that tree could have made it.
+func trusted(tree, home string) bool {
+	if home == Homes(tree)[0] && stateDir() != "" {
+		return true
+	}
+	for d := filepath.Dir(home); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, linkName)); err == nil {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
 	}
 }

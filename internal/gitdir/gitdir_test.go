@@ -315,3 +315,47 @@ func TestWorktreeAddedWhileMoved(t *testing.T) {
 		t.Fatalf("the worktree's common dir is %s", got)
 	}
 }
+
+// A home inside a working tree could be the agent's (it writes that tree): Recover
+// puts nothing from it anywhere. An agent planted proj/.src.git-ralph/.git, naming
+// proj/src as its tree; a git-ralph command run in proj/src must not make that the
+// .git of src.
+func TestRecoverTrustsNoHomeInAWorkTree(t *testing.T) {
+	tree := repo(t)
+	src := filepath.Join(tree, "src")
+	home := filepath.Join(tree, ".src.git-ralph")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, tree, "init", "-q", "--bare", filepath.Join(home, ".git"))
+	if err := os.WriteFile(filepath.Join(home, treeName), []byte(src+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if notes, err := Recover(src); err != nil || len(notes) != 0 {
+		t.Fatalf("Recover: %q %v", notes, err)
+	}
+	if _, err := os.Lstat(filepath.Join(src, ".git")); !os.IsNotExist(err) {
+		t.Fatalf("the planted git directory became src/.git: %v", err)
+	}
+}
+
+// Reached through a symbolic link, the tree is still found: git names it by its real
+// path, and so does its home.
+func TestRecoverThroughALink(t *testing.T) {
+	tree := repo(t)
+	m, err := Move(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.release()
+	via := filepath.Join(t.TempDir(), "via")
+	if err := os.Symlink(tree, via); err != nil {
+		t.Fatal(err)
+	}
+	if notes, err := Recover(via); err != nil || len(notes) != 1 {
+		t.Fatalf("Recover through a link: %q %v", notes, err)
+	}
+	if !isDir(t, filepath.Join(tree, ".git")) {
+		t.Fatal(".git not put back")
+	}
+}
