@@ -152,6 +152,7 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 	var loose, packs []string
 	var firstErr error
 	watched := snap.watchedPaths()
+	keepRoot, keepRel := keepPlace(repo, keep)
 	err := walk(before.Root, func(rel string, st *unix.Stat_t, dirfd int, name string) bool {
 		then, had := before.Entries[rel]
 		now := entryOf(rel, st)
@@ -164,12 +165,10 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 			if !writable {
 				return false // not the agent's to make: a link of the user's or of git's
 			}
+			// Into the keep, following no link on the way there either: the keep lies
+			// in the git directory the agent could write.
 			dst := filepath.Join(keep, rel)
-			if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-				firstErr = cmpErr(firstErr, err)
-				return false
-			}
-			if err := unix.Renameat2(dirfd, name, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+			if err := beneath.Rename(before.Root, rel, keepRoot, filepath.Join(keepRel, rel)); err != nil {
 				firstErr = cmpErr(firstErr, fmt.Errorf("move the link %s aside: %w", full, err))
 				return false
 			}

@@ -220,3 +220,34 @@ func cpuMs() float64 {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
+
+// The keep lies in the git directory the agent could write: a link it planted on the
+// way there (tampered/1-1/links -> a directory of the user's) is not followed, and the
+// planted link in .git lands in the keep, not in the user's directory.
+func TestCheckLayoutKeepFollowsNoLink(t *testing.T) {
+	dir, r := repo(t)
+	before, err := ReadLayout(r.CommonDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	tampered := filepath.Join(r.CommonDir, "ralph", "x", "tampered", "1-1")
+	if err := os.MkdirAll(tampered, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(tampered, "links")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "a.txt"), filepath.Join(r.CommonDir, "evil.desktop")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckLayout(t.Context(), r, before, true, filepath.Join(tampered, "links"), show, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("the link went through the agent's link into %s: %v", outside, ents)
+	}
+	if _, err := os.Lstat(filepath.Join(tampered, "links", "evil.desktop")); err != nil {
+		t.Fatalf("the planted link is not in the keep: %v", err)
+	}
+}
