@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ type index struct {
 // (core.splitIndex) keeps entries elsewhere: errIndexFormat then, and the caller asks
 // git.
 func readIndex(path string) (*index, error) {
-	data, err := os.ReadFile(path)
+	data, err := readData(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &index{hashLen: 20}, nil
 	}
@@ -61,6 +62,16 @@ func readIndex(path string) (*index, error) {
 		}
 	}
 	return nil, errIndexFormat
+}
+
+// readData reads the regular file at path whole (openData).
+func readData(path string) ([]byte, error) {
+	f, err := openData(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // gitlinks are the paths of the index's gitlinks (mode 160000), in index order.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Head returns the commit HEAD points at, or ErrNoCommits when HEAD is
@@ -376,7 +377,7 @@ const maxSmall = 64 << 10
 // readSmall reads one of git's small files of the git directory (the agent can write
 // there): at most maxSmall bytes, else an error.
 func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openData(path)
 	if err != nil {
 		return nil, err
 	}
@@ -386,6 +387,21 @@ func readSmall(path string) ([]byte, error) {
 		err = fmt.Errorf("%s: more than %d bytes", path, maxSmall)
 	}
 	return data, err
+}
+
+// openData opens path to read it as data: a regular file, never waiting for a writer
+// (a FIFO planted where the agent could write the git directory is no file: it would
+// block the read for good).
+func openData(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	return f, nil
 }
 
 // RefUpdate is one change of a ref in UpdateRefs: pointed at ID, or deleted when ID is

@@ -161,7 +161,11 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 		if watched[full] {
 			return now.Mode.IsDir() // the trust surface's, with its own words
 		}
-		if now.Mode&fs.ModeSymlink != 0 && (!had || then.Mode&fs.ModeSymlink == 0) && !inStore(rel) {
+		// A link git would follow, or a FIFO, socket or device where git reads a file
+		// (a FIFO index blocks every git for good): the agent's, moved aside.
+		odd := now.Mode.Type()&^(fs.ModeDir|fs.ModeSymlink) != 0
+		planted := (now.Mode&fs.ModeSymlink != 0 || odd) && (!had || then.Mode.Type() != now.Mode.Type())
+		if planted && !inStore(rel) {
 			if !writable {
 				return false // not the agent's to make: a link of the user's or of git's
 			}
@@ -173,8 +177,12 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 				return false
 			}
 			delete(res.After.Entries, rel)
-			res.Lines = append(res.Lines, fmt.Sprintf("moved the link %s aside (the agent made it; kept as %s, never followed)", Quote(show(full)), Quote(show(dst))))
-			res.Changes = append(res.Changes, show(full)+" (a link) created")
+			what := "link"
+			if odd {
+				what = "special file"
+			}
+			res.Lines = append(res.Lines, fmt.Sprintf("moved the %s %s aside (the agent made it; kept as %s, never followed)", what, Quote(show(full)), Quote(show(dst))))
+			res.Changes = append(res.Changes, show(full)+" (a "+what+") created")
 			return false
 		}
 		if had && then.Mode.Type() == now.Mode.Type() && then.Mode != now.Mode && now.Mode&fs.ModeSymlink == 0 {

@@ -251,3 +251,30 @@ func TestCheckLayoutKeepFollowsNoLink(t *testing.T) {
 		t.Fatalf("the planted link is not in the keep: %v", err)
 	}
 }
+
+// A FIFO where git reads a file (the index) would block every git for good, git-ralph's
+// and the user's: where the agent could write the git directory, it is moved aside
+// before any git runs.
+func TestCheckLayoutMovesAFifoAside(t *testing.T) {
+	dir, r := repo(t)
+	before, err := ReadLayout(r.CommonDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(r.CommonDir, "index")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(r.CommonDir, "ralph", "x", "tampered", "1-1", "links")
+	lc, err := CheckLayout(t.Context(), r, before, true, keep, show, nil)
+	if err != nil || len(lc.Changes) != 1 || lc.Changes[0] != index+" (a special file) created" {
+		t.Fatalf("%q %v", lc.Changes, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(keep, "index")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO is not in the keep: %v", err)
+	}
+	run(t, dir, "status", "--porcelain")
+}
