@@ -213,7 +213,11 @@ func CheckLayout(ctx context.Context, repo *git.Repo, before *Layout, writable b
 		return res, err
 	}
 	for _, p := range loose {
-		if ok, err := looseObjectSound(p); err != nil || !ok {
+		ok, err := looseObjectSound(ctx, p)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if err != nil || !ok {
 			res.Rewritten = append(res.Rewritten, show(p))
 		}
 	}
@@ -275,7 +279,7 @@ func perm(m fs.FileMode) string {
 // looseObjectSound reports whether the loose object at path holds the object its
 // name says: its inflated content hashes (SHA-1, or SHA-256 for a 64-digit name) to
 // the directory and file name.
-func looseObjectSound(path string) (bool, error) {
+func looseObjectSound(ctx context.Context, path string) (bool, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return false, err
@@ -290,8 +294,28 @@ func looseObjectSound(path string) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	if _, err := io.Copy(h, z); err != nil {
-		return false, nil
+	// A MiB at a time, so that a second Ctrl-C stops an agent's zlib bomb; an
+	// object is no larger than its file inflated as far as zlib can (1032 to 1).
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	left := fi.Size()*1032 + 1
+	for left > 0 {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		n, err := io.CopyN(h, z, min(left, 1<<20))
+		left -= n
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, nil
+		}
+	}
+	if left <= 0 {
+		return false, nil // more than zlib can make of the file: not an object
 	}
 	got := hex.EncodeToString(h.Sum(nil))
 	return got == want, nil
