@@ -75,6 +75,11 @@ func Move(tree string) (*Moved, error) {
 				if err := m.take(home); err != nil {
 					return nil, err
 				}
+				// Held now: a Recover that put it back meanwhile leaves no .git there.
+				if fi, err := os.Lstat(m.Dir); err != nil || !fi.IsDir() {
+					m.release()
+					return nil, &NotMovedError{link + " is a symbolic link, not a directory of its own"}
+				}
 				return m, nil
 			}
 		}
@@ -268,6 +273,9 @@ func (m *Moved) Restore() (note string, err error) {
 		}
 		_ = os.Remove(m.Dir) // the link, now here
 	} else {
+		if fi, err := os.Lstat(m.Dir); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("put the git directory back from %s: it is not there", m.Dir)
+		}
 		var st unix.Stat_t
 		if unix.Lstat(link, &st) == nil {
 			aside, err := moveAside(link)
