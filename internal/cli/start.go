@@ -60,7 +60,7 @@ func (c *startCmd) Run(e *env) error {
 		}
 	}
 	if c.StoryLevel != 0 && c.StoryLevel != 2 && c.StoryLevel != 3 {
-		return &usageError{msg: fmt.Sprintf("--story-level must be 2 or 3, not %d", c.StoryLevel), hint: "3 makes every '###' section of a plan a story; 2 is the default"}
+		return &usageError{msg: fmt.Sprintf("--story-level must be 2 or 3, not %d", c.StoryLevel), hint: "3 makes every '###' section of a plan a story, 2 every '##' one; without it, '##' sections, or ralphex's '### Task N' ones"}
 	}
 	if c.MaxCost < 0 {
 		return &usageError{msg: "--max-cost must not be negative", hint: "give an amount in US dollars, e.g. 5 or 12.50"}
