@@ -87,6 +87,8 @@ func TestScript(t *testing.T) {
 			"fakegh":     cmdFakeGH,
 			"fakerunner": cmdFakeRunner,
 			"cpucgroup":  cmdCPUCgroup,
+			"openpty":    cmdOpenpty,
+			"ptyread":    cmdPtyread,
 		},
 	})
 }
@@ -97,6 +99,7 @@ func TestScript(t *testing.T) {
 // environment of `go test` plays an older kernel for every script (and its git-ralph).
 // [cgroup]: git-ralph can make a cgroup for each attempt (sandbox.Contain).
 // [cpucgroup]: a cpu cgroup can be made here (the cpucgroup command).
+// [terminals]: an agent's pseudo-terminals can be its own here (sandbox.Terminals).
 // [root]: the tests run as root, whose capabilities read a non-dumpable process's /proc
 // files unless the sandbox drops them.
 func condition(cond string) (bool, error) {
@@ -113,6 +116,8 @@ func condition(cond string) (bool, error) {
 		return cpuCgroupRoot() != "", nil
 	case cond == "root":
 		return os.Geteuid() == 0, nil
+	case cond == "terminals": // an agent can have a devpts instance of its own here
+		return s.Usable() && sandbox.Terminals() == "", nil
 	case name == "landlock":
 		n, err := strconv.Atoi(arg)
 		if err != nil {

@@ -38,8 +38,8 @@ func command(d Driver, req Request, argv []string, env []string, dir string) (*e
 	return &exec.Cmd{Path: path, Args: argv, Env: env}, pol, nil
 }
 
-// PolicyFor is base with what d's agent must also write in env: its State (and a
-// pseudo-terminal when it asks for one).
+// PolicyFor is base with what d's agent must also write in env: its State (and
+// pseudo-terminals when it asks for them).
 func PolicyFor(d Driver, base *sandbox.Policy, env []string) *sandbox.Policy {
 	pol := base.Clone()
 	st := StateOf(d, env)
@@ -47,6 +47,9 @@ func PolicyFor(d Driver, base *sandbox.Policy, env []string) *sandbox.Policy {
 	if st.PTY {
 		pol.AddWrite(sandbox.PTY...)
 		pol.Dev = append(pol.Dev, sandbox.PTY...)
+		// Terminals of its own where it can have them; else the user's are reachable
+		// too, which the level says.
+		pol.PTY = sandbox.Terminals() == ""
 	}
 	return pol
 }

@@ -32,6 +32,8 @@ import (
 //	               chmod PATH to MODE (octal: 4755 sets the set-user-ID bit)
 //	chown PATH     chown PATH to the agent's own user and group (no change of owner)
 //	setxattr PATH  set the extended attribute user.ralph on PATH
+//	openpty        make a pseudo-terminal (/dev/ptmx, then its /dev/pts/N), and pass a
+//	               line through it: what a CLI's shell tool does
 //	link TARGET PATH
 //	               replace PATH (whatever it is) with a symbolic link to TARGET
 //	daemon PIDFILE TARGET
@@ -102,6 +104,8 @@ func (f *fake) attack(spec string) {
 		err = setxattr(arg)
 	case "starve":
 		err = f.starve(arg)
+	case "openpty":
+		err = openPTY()
 	default:
 		err = fmt.Errorf("unknown attack %q", verb)
 	}

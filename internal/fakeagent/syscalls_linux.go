@@ -1,9 +1,11 @@
 package fakeagent
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -59,4 +61,38 @@ func chownSelf(path string) error { return unix.Chown(path, os.Getuid(), os.Getg
 // setxattr sets user.ralph on path.
 func setxattr(path string) error {
 	return unix.Setxattr(path, "user.ralph", []byte("set by the agent"), 0)
+}
+
+// openPTY makes a pseudo-terminal as a CLI's shell tool does (posix_openpt, unlockpt,
+// ptsname, open) and passes a line through it, from its terminal's end to the master.
+func openPTY() error {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		return err
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		return err
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, err := s.WriteString("through the terminal\n"); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	got, err := m.Read(buf)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(buf[:got]), "through the terminal") {
+		return fmt.Errorf("the terminal passed %q", buf[:got])
+	}
+	return nil
 }

@@ -181,7 +181,7 @@ func describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files 
 		lines = append(lines, "  not hidden, being inside a writable path: "+short(exposed))
 	}
 	if len(p.Dev) > 0 {
-		lines = append(lines, "  terminal devices (ioctl): "+short(p.Dev))
+		lines = append(lines, "  terminal devices (ioctl): "+short(p.Dev)+sandbox.TerminalsNote(p))
 	}
 	if len(p.Ports) > 0 && set.Level.ABI >= 4 {
 		ports := make([]string, len(p.Ports))

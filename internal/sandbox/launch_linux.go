@@ -42,6 +42,9 @@ var configs = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.
 // closed on exec, so a started agent leaves it empty).
 func Main(args []string) int {
 	runtime.LockOSThread() // never unlocked: the restrictions are this thread's, and the exec is its
+	if len(args) == 1 && args[0] == terminalsCommand {
+		return terminalsMain()
+	}
 	fd, p, path, argv, err := parseArgs(args)
 	if fd >= 3 {
 		syscall.CloseOnExec(fd)
@@ -64,6 +67,11 @@ func Main(args []string) int {
 
 // launch applies p to the calling thread and execs path.
 func launch(p Policy, path string, argv []string) error {
+	if p.PTY {
+		if err := mountTerminals(); err != nil {
+			return err
+		}
+	}
 	rs, flags, err := ruleset(p)
 	if err != nil {
 		return err

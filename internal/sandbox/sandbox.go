@@ -197,6 +197,10 @@ type Policy struct {
 	// Dev lists device files and directories of Write on which the agent may also use
 	// ioctl (a pseudo-terminal: /dev/ptmx, /dev/pts); ABI 5 and later.
 	Dev []string `json:"dev,omitempty"`
+	// PTY: /dev/ptmx and /dev/pts (in Write and Dev) are a devpts instance of the
+	// agent's own, mounted by the launcher in namespaces of its own (Terminals says
+	// whether it can be), so the agent reaches no terminal it did not make.
+	PTY bool `json:"pty,omitempty"`
 	// Ports, when not empty, are the only TCP ports the agent may connect to (ABI 4).
 	Ports []uint16 `json:"ports,omitempty"`
 	// Sockets are the unix sockets outside Write the agent may connect to
@@ -372,4 +376,18 @@ func Covers(dirs []string, path string) bool {
 		}
 	}
 	return false
+}
+
+// TerminalsNote is what the level says after p's terminal devices: whether the
+// terminals under /dev/pts are only the agent's own.
+func TerminalsNote(p *Policy) string {
+	switch {
+	case p.PTY:
+		return " (a devpts instance of its own: your terminals are out of its reach)"
+	case !slices.Contains(p.Dev, "/dev/pts"):
+		return ""
+	case Terminals() != "":
+		return " (your other terminals too: no devpts of its own here, " + Terminals() + ")"
+	}
+	return " (your other terminals too: ralph.sandboxWritable names /dev/pts)"
 }

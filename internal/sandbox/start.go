@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // Start starts the agent cmd describes under p and returns the command that runs it.
@@ -15,7 +16,7 @@ import (
 // it; with one, nothing runs. It starts directly (startDirect) where it can, else
 // through the launcher (startLauncher): docs/SANDBOX.md, "How the agent is started".
 func Start(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
-	if !launcherOnly.Load() {
+	if !launcherOnly.Load() && !p.PTY { // the terminals' mounts need the launcher
 		c, err := startDirect(*p, cmd)
 		if !errors.Is(err, errNoDirect) {
 			return c, err
@@ -82,6 +83,12 @@ func startLauncher(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		return nil, err
 	}
 	c.Path, c.Args = Self, args
+	if p.PTY {
+		if c.SysProcAttr == nil {
+			c.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		inTerminalNamespaces(c.SysProcAttr)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		if theirs != nil {

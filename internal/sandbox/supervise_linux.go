@@ -268,7 +268,18 @@ func (s *supervisor) open(pid int, t target, path string, flags uint64) (int, un
 		how |= unix.O_NOFOLLOW
 	}
 	if dir < 0 {
-		dir = unix.AT_FDCWD
+		// An absolute path, in the caller's mount namespace (its terminals' devpts is
+		// not git-ralph's): from its root, which the path cannot leave.
+		root, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, unix.ENOENT
+		}
+		defer unix.Close(root)
+		fd, err := unix.Openat2(root, path, &unix.OpenHow{Flags: uint64(how), Resolve: unix.RESOLVE_IN_ROOT})
+		if err != nil {
+			return -1, errnoOfErr(err)
+		}
+		return fd, 0
 	}
 	fd, err := unix.Openat(dir, path, how, 0)
 	if err != nil {

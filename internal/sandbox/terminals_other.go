@@ -1,0 +1,10 @@
+//go:build !linux
+
+package sandbox
+
+import "syscall"
+
+// Terminals says why an agent cannot have pseudo-terminals of its own here.
+func Terminals() string { return "no Landlock here" }
+
+func inTerminalNamespaces(*syscall.SysProcAttr) {}
