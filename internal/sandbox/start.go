@@ -98,7 +98,11 @@ func startLauncher(p *Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	}
 	defer r.Close()
 	c.ExtraFiles = append(extra, w)
-	err = c.Start()
+	if p.PTY {
+		err = startInNamespaces(c)
+	} else {
+		err = c.Start()
+	}
 	w.Close()
 	if theirs != nil {
 		theirs.Close()

@@ -37,7 +37,11 @@ func Terminals() string {
 		c.Stdout, c.Stderr = &out, &out
 		c.SysProcAttr = &syscall.SysProcAttr{}
 		inTerminalNamespaces(c.SysProcAttr)
-		switch err := c.Run(); {
+		err := startInNamespaces(c)
+		if err == nil {
+			err = c.Wait()
+		}
+		switch {
 		case err == nil:
 		case out.Len() > 0:
 			terminals.why = strings.TrimSpace(out.String())
@@ -90,4 +94,25 @@ func terminalsMain() int {
 		return 1
 	}
 	return 0
+}
+
+// dumpable serializes the moments a start makes this process dumpable.
+var dumpable sync.Mutex
+
+// startInNamespaces starts c, made with inTerminalNamespaces. Go writes the child's id
+// maps from here before it execs, and a child of a process that Harden made undumpable
+// has its /proc files owned by root: so, but for root, this process is dumpable for
+// the moment of the start (the agents, in their Landlock domains, cannot read it even
+// then; an unsandboxed process of the user's could, for those milliseconds).
+func startInNamespaces(c *exec.Cmd) error {
+	if os.Getuid() == 0 {
+		return c.Start()
+	}
+	dumpable.Lock()
+	defer dumpable.Unlock()
+	if was, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err == nil && was == 0 {
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+		defer func() { _ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }()
+	}
+	return c.Start()
 }
