@@ -102,53 +102,71 @@ type target struct {
 	follow bool
 }
 
-// decide does the call n asks for when it may be done, and returns its errno (0: done).
-func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
+// request is what one notification asks: the call's target and its arguments.
+type request struct {
+	t         target
+	op        int    // opChmod, opChown, opTime
+	mode      uint32 // a chmod's
+	uid, gid  int    // a chown's, -1: unchanged
+	timesPtr  uint64 // a utime's times in the caller's memory; 0: now
+	timesKind int    // 0 timespec[2], 1 timeval[2], 2 utimbuf
+	flags     uint64
+}
+
+const (
+	opChmod = iota
+	opChown
+	opTime
+)
+
+// request reads the call n asks for from its registers; false: not one supervised.
+func (s *supervisor) request(n *seccompNotif) (request, bool) {
 	call, ok := s.calls[[2]uint32{n.arch, uint32(n.nr)}]
 	if !ok {
-		return unix.ENOSYS
+		return request{}, false
 	}
-	native := s.native[n.arch]
 	a := n.args
-	var t target
-	var mode uint32
-	var uid, gid int // a chown's, -1: unchanged
-	isChown := false
-	var times []unix.Timespec // nil: now
-	var timesPtr uint64
-	var timesKind int // 0 timespec[2], 1 timeval[2], 2 utimbuf
-	flags := uint64(0)
+	chown := func(t target, u, g uint64) request {
+		return request{t: t, op: opChown, uid: int(int32(u)), gid: int(int32(g))}
+	}
+	var r request
 	switch call {
 	case scChmod:
-		t, mode = target{dirfd: unix.AT_FDCWD, path: a[0], follow: true}, uint32(a[1])
+		r = request{t: target{dirfd: unix.AT_FDCWD, path: a[0], follow: true}, mode: uint32(a[1])}
 	case scFchmod:
-		t, mode = target{fd: int32(a[0]), fromFD: true}, uint32(a[1])
+		r = request{t: target{fd: int32(a[0]), fromFD: true}, mode: uint32(a[1])}
 	case scFchmodat:
-		t, mode = target{dirfd: int32(a[0]), path: a[1], follow: true}, uint32(a[2])
+		r = request{t: target{dirfd: int32(a[0]), path: a[1], follow: true}, mode: uint32(a[2])}
 	case scFchmodat2:
-		t, mode, flags = target{dirfd: int32(a[0]), path: a[1], follow: a[3]&unix.AT_SYMLINK_NOFOLLOW == 0}, uint32(a[2]), a[3]
+		r = request{t: target{dirfd: int32(a[0]), path: a[1], follow: a[3]&unix.AT_SYMLINK_NOFOLLOW == 0}, mode: uint32(a[2]), flags: a[3]}
 	case scChown, scLchown:
-		t, uid, gid, isChown = target{dirfd: unix.AT_FDCWD, path: a[0], follow: call == scChown}, int(int32(a[1])), int(int32(a[2])), true
+		r = chown(target{dirfd: unix.AT_FDCWD, path: a[0], follow: call == scChown}, a[1], a[2])
 	case scFchown:
-		t, uid, gid, isChown = target{fd: int32(a[0]), fromFD: true}, int(int32(a[1])), int(int32(a[2])), true
+		r = chown(target{fd: int32(a[0]), fromFD: true}, a[1], a[2])
 	case scFchownat:
-		t, uid, gid, flags, isChown = target{dirfd: int32(a[0]), path: a[1], follow: a[4]&unix.AT_SYMLINK_NOFOLLOW == 0}, int(int32(a[2])), int(int32(a[3])), a[4], true
+		r = chown(target{dirfd: int32(a[0]), path: a[1], follow: a[4]&unix.AT_SYMLINK_NOFOLLOW == 0}, a[2], a[3])
+		r.flags = a[4]
 	case scUtime:
-		t, timesPtr, timesKind = target{dirfd: unix.AT_FDCWD, path: a[0], follow: true}, a[1], 2
+		r = request{t: target{dirfd: unix.AT_FDCWD, path: a[0], follow: true}, op: opTime, timesPtr: a[1], timesKind: 2}
 	case scUtimes:
-		t, timesPtr, timesKind = target{dirfd: unix.AT_FDCWD, path: a[0], follow: true}, a[1], 1
+		r = request{t: target{dirfd: unix.AT_FDCWD, path: a[0], follow: true}, op: opTime, timesPtr: a[1], timesKind: 1}
 	case scFutimesat:
-		t, timesPtr, timesKind = target{dirfd: int32(a[0]), path: a[1], follow: true}, a[2], 1
+		r = request{t: target{dirfd: int32(a[0]), path: a[1], follow: true}, op: opTime, timesPtr: a[2], timesKind: 1}
 	case scUtimensat:
-		t, timesPtr, flags = target{dirfd: int32(a[0]), path: a[1], follow: a[3]&unix.AT_SYMLINK_NOFOLLOW == 0}, a[2], a[3]
+		r = request{t: target{dirfd: int32(a[0]), path: a[1], follow: a[3]&unix.AT_SYMLINK_NOFOLLOW == 0}, op: opTime, timesPtr: a[2], flags: a[3]}
 		if a[1] == 0 { // futimens: the descriptor itself
-			t = target{fd: int32(a[0]), fromFD: true}
+			r.t = target{fd: int32(a[0]), fromFD: true}
 		}
 	default:
-		return unix.ENOSYS
+		return request{}, false
 	}
-	isTime := call == scUtime || call == scUtimes || call == scFutimesat || call == scUtimensat
-	if isTime && !native {
+	return r, true
+}
+
+// decide does the call n asks for when it may be done, and returns its errno (0: done).
+func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
+	r, ok := s.request(n)
+	if !ok || r.op == opTime && !s.native[n.arch] {
 		return unix.ENOSYS
 	}
 	pid := int(n.pid)
@@ -158,13 +176,14 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 	}
 	defer mem.Close()
 	var path string
-	if t.path != 0 {
-		if path, err = readString(mem, t.path); err != nil {
+	if r.t.path != 0 {
+		if path, err = readString(mem, r.t.path); err != nil {
 			return unix.EFAULT
 		}
 	}
-	if isTime && timesPtr != 0 {
-		if times, err = readTimes(mem, timesPtr, timesKind); err != nil {
+	var times []unix.Timespec // nil: now
+	if r.op == opTime && r.timesPtr != 0 {
+		if times, err = readTimes(mem, r.timesPtr, r.timesKind); err != nil {
 			return unix.EFAULT
 		}
 	}
@@ -172,11 +191,18 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&n.id))); e != 0 {
 		return unix.ENOENT
 	}
-	fd, errno := s.open(pid, t, path, flags)
+	fd, errno := s.open(pid, r.t, path, r.flags)
 	if errno != 0 {
 		return errno
 	}
 	defer unix.Close(fd)
+	return s.apply(pid, fd, r, times)
+}
+
+// apply does r on fd, git-ralph's descriptor of what the caller pid named, if it lies
+// beneath the agent's writable paths, is no device, and is the agent's own (a utime to
+// now: or writable to it).
+func (s *supervisor) apply(pid, fd int, r request, times []unix.Timespec) unix.Errno {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return errnoOfErr(err)
@@ -194,20 +220,20 @@ func (s *supervisor) decide(listener int, n *seccompNotif) unix.Errno {
 	}
 	owner := st.Uid == agentUID
 	self := "/proc/self/fd/" + strconv.Itoa(fd)
-	if isChown { // to the agent's own user and group (the filter let no other through)
+	switch r.op {
+	case opChown: // to the agent's own user and group (the filter let no other through)
 		if !owner {
 			return unix.EPERM
 		}
-		return errnoOfErr(unix.Fchownat(unix.AT_FDCWD, self, uid, gid, 0))
-	}
-	if !isTime {
+		return errnoOfErr(unix.Fchownat(unix.AT_FDCWD, self, r.uid, r.gid, 0))
+	case opChmod:
 		if !owner {
 			return unix.EPERM
 		}
-		if !t.follow && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		if !r.t.follow && st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			return unix.EOPNOTSUPP
 		}
-		return errnoOfErr(unix.Fchmodat(unix.AT_FDCWD, self, mode&0o7777, 0))
+		return errnoOfErr(unix.Fchmodat(unix.AT_FDCWD, self, r.mode&0o7777, 0))
 	}
 	now := times == nil || times[0].Nsec == unix.UTIME_NOW && times[1].Nsec == unix.UTIME_NOW
 	if !owner && !(now && unix.Faccessat(unix.AT_FDCWD, self, unix.W_OK, unix.AT_EACCESS) == nil) {
