@@ -103,22 +103,7 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	if r.listener >= 0 {
 		go sup.serve(r.listener)
 	}
-	// The thread is dying; once it is gone, nothing of git-ralph is in the agent's
-	// domain. POLLIN says it has exited, POLLHUP that it can no longer be found (by
-	// tgkill, say): wait for that.
-	fds := []unix.PollFd{{Fd: int32(r.thread), Events: unix.POLLIN}}
-	for timeout := -1; ; {
-		_, err = unix.Poll(fds, timeout)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-			break
-		}
-		if fds[0].Revents&unix.POLLIN != 0 { // exited, not yet gone: a moment more
-			fds[0].Events, timeout = 0, 1
-		}
-	}
+	err = awaitGone(r.thread)
 	unix.Close(r.thread)
 	if err != nil {
 		_ = c.Process.Kill()
@@ -131,6 +116,25 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 		return nil, &StartError{Err: fmt.Errorf("let the agent go: %w", err)}
 	}
 	return c, nil
+}
+
+// awaitGone waits until the thread of the pidfd thread is gone: once it is, nothing of
+// git-ralph is in the agent's domain. POLLIN says it has exited, POLLHUP that it can
+// no longer be found (by tgkill, say).
+func awaitGone(thread int) error {
+	fds := []unix.PollFd{{Fd: int32(thread), Events: unix.POLLIN}}
+	for timeout := -1; ; {
+		_, err := unix.Poll(fds, timeout)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			return err
+		}
+		if fds[0].Revents&unix.POLLIN != 0 { // exited, not yet gone: a moment more
+			fds[0].Events, timeout = 0, 1
+		}
+	}
 }
 
 // executable checks that path is a regular file this process may execute.
