@@ -302,7 +302,7 @@ func sameDir(a, b string) bool {
 func (e *env) githubLoop() (*loop.Loop, error) {
 	l, err := e.loop()
 	if err == nil && e.tune.Sleep != nil {
-		l.Sleep = e.tune.Sleep
+		l.Waits.Sleep = e.tune.Sleep
 	}
 	return l, err
 }
@@ -427,8 +427,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
 	l.Sources = append(sources(), e.issueKind(l))
-	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
-	l.Clock = e.tune.Clock
+	l.Waits = loop.Waits{LockMinAge: e.tune.LockMinAge, LockWait: e.tune.LockWait, Clock: e.tune.Clock}
 	if e.tune.Now != nil {
 		l.Now = e.tune.Now
 	}
