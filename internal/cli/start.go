@@ -14,7 +14,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent/custom"
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -110,7 +109,7 @@ func (c *startCmd) Run(e *env) error {
 	if len(c.Changes) > 1 {
 		return c.runParallel(e, l)
 	}
-	if !c.DryRun && !e.tune.InProcess {
+	if !c.DryRun && !e.setup.InProcess {
 		// This process runs one loop, one thing at a time: what an agent leaves
 		// running becomes its child, and is killed after the attempt.
 		if err := sandbox.BecomeReaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
@@ -303,7 +302,7 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 		// (no network call is made to tell).
 		pr := &finishCmd{Change: sum.Change, PR: true}
 		if o, err := pr.prOptions(e, l); err == nil {
-			if repo, ok, _ := githubflow.On(l).PRRepo(e.ctx, sum.Change, o); ok {
+			if repo, ok, _ := e.flow(l).PRRepo(e.ctx, sum.Change, o); ok {
 				opts = append(opts, "pull request: push "+sum.Branch+" and open a pull request in "+repo.String())
 			}
 		}
