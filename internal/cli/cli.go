@@ -108,6 +108,13 @@ type Setup struct {
 	InProcess bool
 }
 
+// tune calls hook, a Setup's, on v when it is set.
+func tune[T any](hook func(T), v T) {
+	if hook != nil {
+		hook(v)
+	}
+}
+
 // MainWith is Main with what setup changes.
 func MainWith(args []string, s *term.Streams, setup Setup) (code int) {
 	if len(args) > 0 && args[0] == sandbox.Command {
@@ -278,9 +285,7 @@ func sameDir(a, b string) bool {
 // flow is the GitHub workflows over l.
 func (e *env) flow(l *loop.Loop) *githubflow.Flow {
 	fl := githubflow.On(l)
-	if e.setup.Flow != nil {
-		e.setup.Flow(fl)
-	}
+	tune(e.setup.Flow, fl)
 	return fl
 }
 
@@ -288,9 +293,7 @@ func (e *env) flow(l *loop.Loop) *githubflow.Flow {
 // setup changes.
 func (e *env) githubOptions() github.Options {
 	o := github.Options{UserAgent: "git-ralph/" + version()}
-	if e.setup.GitHub != nil {
-		e.setup.GitHub(&o)
-	}
+	tune(e.setup.GitHub, &o)
 	return o
 }
 
@@ -369,9 +372,7 @@ func (e *env) remote() (*githubflow.Remote, error) {
 		return nil, err
 	}
 	r := &githubflow.Remote{Repo: repo, Store: run.NewStore(repo.CommonDir), Now: time.Now}
-	if e.setup.Remote != nil {
-		e.setup.Remote(r)
-	}
+	tune(e.setup.Remote, r)
 	return r, nil
 }
 
@@ -406,9 +407,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
 	l.Sources = append(sources(), e.issueKind(l))
-	if e.setup.Loop != nil {
-		e.setup.Loop(l)
-	}
+	tune(e.setup.Loop, l)
 	return l, nil
 }
 
