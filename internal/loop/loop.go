@@ -117,10 +117,8 @@ type Loop struct {
 	// judge's command from git config); never chosen from a file in the repository.
 	JudgeDriver agent.Driver
 	// Kill is closed on a second Ctrl-C: the agent is killed at once.
-	Kill <-chan struct{}
-	// Waits are the waits and the limits' clock that tests change; the product leaves
-	// them zero.
-	Waits Waits
+	Kill  <-chan struct{}
+	Waits Waits // what tests change; zero in the product
 
 	// worktree is the linked worktree this Loop works in, for a worktree run (In).
 	worktree string
@@ -155,8 +153,7 @@ type Waits struct {
 	Clock agent.Clock
 }
 
-// Wait waits d or until ctx is done (then it returns ctx.Err()), with l.Waits.Sleep
-// when set.
+// Wait is Sleep, or l.Waits.Sleep when set.
 func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
 	if l.Waits.Sleep != nil {
 		return l.Waits.Sleep(ctx, d)
@@ -164,8 +161,7 @@ func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
 	return Sleep(ctx, d)
 }
 
-// backoff is the wait before each retry of a transient API error; such retries do not
-// use a story retry.
+// backoff is the wait before each retry of a transient API error (not a story retry).
 func (l *Loop) backoff() []time.Duration {
 	return []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute}
 }
