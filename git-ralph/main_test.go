@@ -21,6 +21,9 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/cli"
 	"github.com/git-ralph/git-ralph/internal/fakeagent"
+	"github.com/git-ralph/git-ralph/internal/github"
+	"github.com/git-ralph/git-ralph/internal/githubflow"
+	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -30,7 +33,7 @@ import (
 // of external commands, and `claude` / `codex` are the scriptable fake.
 func TestMain(m *testing.M) {
 	testscript.Main(scriptParallel{m}, map[string]func(){
-		"git-ralph":    func() { os.Exit(cli.MainTuned(os.Args[1:], term.System(), testTuning())) },
+		"git-ralph":    func() { os.Exit(cli.MainWith(os.Args[1:], term.System(), testSetup())) },
 		"hold-lock":    holdLock,
 		"attacker":     attacker,
 		"claude":       fakeagent.Main,
@@ -266,31 +269,50 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
 }
 
-// testTuning is what the test binary's git-ralph changes: a git lock left by a crash
+// testSetup is what the test binary's git-ralph changes: a git lock left by a crash
 // is stale after 300ms instead of seconds, one in use is waited for 1s, export waits 1s
 // for a loop still running to end and 3s for it to save after its SIGINT (instead of
 // 30s and 15s), the clock is testClock's when GIT_RALPH_TEST_CLOCK is set, and the
 // user's limits (--timeout, --idle-timeout, --deadline) are measured on
 // testTimeClock when GIT_RALPH_TEST_TIME is set (hermetic sets both for every
-// script), and a sandboxed agent starts through the launcher, as where the direct
-// start cannot be made, when GIT_RALPH_TEST_SANDBOX=launcher. The variables are read
-// here, in test code: the shipped binary has no such switch.
-func testTuning() cli.Tuning {
+// script), the GitHub polls' waits are testSleep's, and a sandboxed agent starts
+// through the launcher, as where the direct start cannot be made, when
+// GIT_RALPH_TEST_SANDBOX=launcher. The variables are read here, in test code: the
+// shipped binary has no such switch.
+func testSetup() cli.Setup {
 	if os.Getenv("GIT_RALPH_TEST_SANDBOX") == "launcher" {
 		sandbox.UseLauncher()
-	}
-	sleep, sleepNow := testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))
-	t := cli.Tuning{LockMinAge: 300 * time.Millisecond, LockWait: time.Second,
-		StopWait: time.Second, KillWait: 3 * time.Second,
-		Now: testClock(os.Getenv("GIT_RALPH_TEST_CLOCK")), Sleep: sleep, SleepNow: sleepNow,
-		Landlock: testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK"))}
-	if p := os.Getenv("GIT_RALPH_TEST_TIME"); p != "" {
-		t.Clock = newTestTimeClock(p)
 	}
 	if os.Getenv("GIT_RALPH_TEST_CGROUP") == "0" {
 		sandbox.NoCgroup() // a system where git-ralph can make no cgroup: the /proc walk alone
 	}
-	return t
+	sleep, sleepNow := testSleep(os.Getenv("GIT_RALPH_TEST_SLEEPLOG"))
+	now := testClock(os.Getenv("GIT_RALPH_TEST_CLOCK"))
+	waits := loop.Waits{LockMinAge: 300 * time.Millisecond, LockWait: time.Second}
+	if p := os.Getenv("GIT_RALPH_TEST_TIME"); p != "" {
+		waits.Clock = newTestTimeClock(p)
+	}
+	remote := func(r *githubflow.Remote) {
+		r.Sleep = sleep
+		if now != nil {
+			r.Now = now
+		}
+	}
+	return cli.Setup{
+		Loop: func(l *loop.Loop) {
+			l.Waits = waits
+			if now != nil {
+				l.Now = now
+			}
+		},
+		Flow: func(fl *githubflow.Flow) {
+			fl.StopWait, fl.KillWait = time.Second, 3*time.Second
+			remote(&fl.Remote)
+		},
+		Remote:   remote,
+		GitHub:   func(o *github.Options) { o.Sleep, o.Now = sleep, sleepNow },
+		Landlock: testLandlock(os.Getenv("GIT_RALPH_TEST_LANDLOCK")),
+	}
 }
 
 // testLandlock is the test binary's stand-in for the kernel's Landlock ABI:

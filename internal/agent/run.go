@@ -56,53 +56,18 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 	if len(argv) == 0 {
 		return Result{ExitCode: -1}, fmt.Errorf("agent %q: empty command line", d.Name())
 	}
-	env := req.Env
-	if a, ok := d.(EnvAdder); ok {
-		env = append(slices.Clone(env), a.ExtraEnv(req)...)
+	env, stateDir, err := attemptEnv(d, req, dir)
+	if stateDir != "" {
+		defer removeAll(stateDir)
 	}
-	if req.Sandbox != nil {
-		env = append(slices.Clone(env), "TMPDIR="+dir)
-		env = append(env, req.Sandbox.Env...) // its caches of its own
-		// and its CLI's configuration of its own, for this attempt: beside its TMPDIR,
-		// not in it (Codex makes no helper binaries in a CODEX_HOME under TMPDIR)
-		kv, stateDir, err := makeOwnState(d, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env))
-		if err != nil {
-			return Result{ExitCode: -1}, fmt.Errorf("agent %q: its configuration of its own: %w", d.Name(), err)
-		}
-		if stateDir != "" {
-			defer removeAll(stateDir)
-			env = append(env, kv)
-		}
-	}
-	childEnv := childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env)
-	cmd, pol, err := command(d, req, argv, childEnv, dir)
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	// The CLI's settings that run in the user's next session, as they are now.
-	guarded := guard(d, childEnv)
-	cmd.Dir = req.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	sandbox.Contain(cmd) // the attempt's cgroup, where there is one
-
-	p, err := openPipes()
+	cmd, p, guarded, err := startAgent(d, req, argv, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env), dir)
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
 	defer p.closeAll()
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
-	if pol == nil {
-		err = cmd.Start()
-	} else if cmd, err = sandbox.Start(pol, cmd); err != nil {
-		err = fmt.Errorf("agent %q: %w", d.Name(), err)
-	}
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return Result{ExitCode: -1}, &NotFoundError{Agent: d.Name(), Binary: argv[0], Install: d.InstallHint(), Err: err}
-		}
-		return Result{ExitCode: -1}, err
-	}
-	p.closeChildEnds()
 
 	r := &runner{
 		d:         d,
@@ -118,45 +83,8 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		stderr:    &TailBuffer{Max: maxStderrLog},
 		ev:        &runEvents{sink: req.Sink, terminal: make(chan struct{})},
 	}
-	exited, reap := watchExit(cmd)
-	// The agent is recorded before it gets its prompt: a git-ralph killed once the
-	// agent is at work leaves one that the next start finds in the record and stops.
-	if req.OnStart != nil {
-		start, _ := ProcStart(r.pid) // 0 when unknown: GroupAlive then never matches
-		req.OnStart(r.pid, start)
-	}
-	r.startIO()
-	r.supervise(ctx, exited)
-
-	// The leader has exited; on Linux it is not reaped yet, so its pid (the
-	// group id) cannot have been reused: kill whatever is left of the group.
-	signalGroup(r.pid, syscall.SIGKILL)
-	state, _ := reap()
-	// What the agent left running outside its group (a daemon in a session of its own)
-	// is git-ralph's child now, when git-ralph is a reaper: killed and reaped before
-	// anything looks at what the attempt did: all of it, however long that takes, or
-	// nothing is looked at (a LeftoversError).
-	_, left := sandbox.KillLeftovers(ctx, req.Note)
-	_ = p.inW.Close() // unblocks the prompt writer if nobody read stdin
-	out := r.drain()
-
-	res := out.res
-	// Nothing of the agent's runs any more: what it changed of them is put back.
-	var notRestored []error
-	res.Restored, notRestored = restore(guarded)
-	for _, e := range notRestored {
-		res.NotRestored = append(res.NotRestored, e.Error())
-	}
-	if out.err != nil {
-		var pe *decodePanic
-		if errors.As(out.err, &pe) {
-			AddError(&res.Errors, fmt.Sprintf("internal error: the %s decoder panicked: %v", d.Name(), pe.value))
-		}
-	}
-	res.TimedOut, res.Idle, res.Interrupted, res.Lingered = r.flags.TimedOut, r.flags.Idle, r.flags.Interrupted, r.flags.Lingered
-	res.KilledAtOnce = r.flags.KilledAtOnce
-	res.ExitCode, res.Signal = exitStatus(state)
-	res.Stderr = strings.ToValidUTF8(Tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
+	state, left := r.run(ctx, cmd)
+	res := r.result(r.drain(), state, guarded)
 	if wantsFile {
 		of.ReadOutputFile(&res, req.OutputFile)
 	}
@@ -168,6 +96,115 @@ func Run(ctx context.Context, d Driver, req Request) (Result, error) {
 		return res, &LeftoversError{Err: left}
 	}
 	return res, nil
+}
+
+// attemptEnv is what the agent's environment adds to the user's: req.Env, the
+// driver's, and for a sandboxed agent its TMPDIR (dir), its caches and its CLI's
+// configuration of its own, for this attempt: in stateDir ("" when none), beside its
+// TMPDIR, not in it (Codex makes no helper binaries in a CODEX_HOME under TMPDIR).
+// The caller removes stateDir, even with an error.
+func attemptEnv(d Driver, req Request, dir string) (env []string, stateDir string, err error) {
+	env = req.Env
+	if a, ok := d.(EnvAdder); ok {
+		env = append(slices.Clone(env), a.ExtraEnv(req)...)
+	}
+	if req.Sandbox == nil {
+		return env, "", nil
+	}
+	env = append(slices.Clone(env), "TMPDIR="+dir)
+	env = append(env, req.Sandbox.Env...)
+	kv, stateDir, err := makeOwnState(d, childEnv(WithoutSecrets(os.Environ(), req.KeepEnv), env))
+	if err != nil {
+		return nil, stateDir, fmt.Errorf("agent %q: its configuration of its own: %w", d.Name(), err)
+	}
+	if stateDir != "" {
+		env = append(env, kv)
+	}
+	return env, stateDir, nil
+}
+
+// startAgent starts argv in req.Dir with env, in a session of its own, in the
+// attempt's cgroup, sandboxed when req says so, with its stdio on pipes (the caller
+// closes them once the agent is done). guarded are the CLI's settings that run in the
+// user's next session, as they were before it started.
+func startAgent(d Driver, req Request, argv, env []string, dir string) (*exec.Cmd, *pipes, []guardedFile, error) {
+	cmd, pol, err := command(d, req, argv, env, dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	guarded := guard(d, env)
+	cmd.Dir = req.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	sandbox.Contain(cmd) // the attempt's cgroup, where there is one
+
+	p, err := openPipes()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
+	if pol == nil {
+		err = cmd.Start()
+	} else if cmd, err = sandbox.Start(pol, cmd); err != nil {
+		err = fmt.Errorf("agent %q: %w", d.Name(), err)
+	}
+	if err != nil {
+		p.closeAll()
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, nil, nil, &NotFoundError{Agent: d.Name(), Binary: argv[0], Install: d.InstallHint(), Err: err}
+		}
+		return nil, nil, nil, err
+	}
+	p.closeChildEnds()
+	return cmd, p, guarded, nil
+}
+
+// run supervises the started agent until it and its process group are gone, and
+// kills what it left running elsewhere: left is why that could not all be ended.
+func (r *runner) run(ctx context.Context, cmd *exec.Cmd) (state *os.ProcessState, left error) {
+	exited, reap := watchExit(cmd)
+	// The agent is recorded before it gets its prompt: a git-ralph killed once the
+	// agent is at work leaves one that the next start finds in the record and stops.
+	if r.req.OnStart != nil {
+		start, _ := ProcStart(r.pid) // 0 when unknown: GroupAlive then never matches
+		r.req.OnStart(r.pid, start)
+	}
+	r.startIO()
+	r.supervise(ctx, exited)
+
+	// The leader has exited; on Linux it is not reaped yet, so its pid (the
+	// group id) cannot have been reused: kill whatever is left of the group.
+	signalGroup(r.pid, syscall.SIGKILL)
+	state, _ = reap()
+	// What the agent left running outside its group (a daemon in a session of its own)
+	// is git-ralph's child now, when git-ralph is a reaper: killed and reaped before
+	// anything looks at what the attempt did: all of it, however long that takes, or
+	// nothing is looked at (a LeftoversError).
+	_, left = sandbox.KillLeftovers(ctx, r.req.Note)
+	_ = r.pipes.inW.Close() // unblocks the prompt writer if nobody read stdin
+	return state, left
+}
+
+// result is the Result of the agent's run: what its output said (out), how it ended
+// (state and r's flags), and the settings of its CLI put back as they were (guarded).
+func (r *runner) result(out decoded, state *os.ProcessState, guarded []guardedFile) Result {
+	res := out.res
+	// Nothing of the agent's runs any more: what it changed of them is put back.
+	var notRestored []error
+	res.Restored, notRestored = restore(guarded)
+	for _, e := range notRestored {
+		res.NotRestored = append(res.NotRestored, e.Error())
+	}
+	if out.err != nil {
+		var pe *decodePanic
+		if errors.As(out.err, &pe) {
+			AddError(&res.Errors, fmt.Sprintf("internal error: the %s decoder panicked: %v", r.d.Name(), pe.value))
+		}
+	}
+	res.TimedOut, res.Idle, res.Interrupted, res.Lingered = r.flags.TimedOut, r.flags.Idle, r.flags.Interrupted, r.flags.Lingered
+	res.KilledAtOnce = r.flags.KilledAtOnce
+	res.ExitCode, res.Signal = exitStatus(state)
+	res.Stderr = strings.ToValidUTF8(Tail(string(r.stderr.Bytes()), maxStderr), "\uFFFD")
+	return res
 }
 
 // LeftoversError is Run's error when the agent ran but what it left running could not

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"reflect"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/github"
@@ -89,57 +87,43 @@ func (e *usageError) Error() string { return e.msg }
 
 // Main runs git-ralph with args and returns the exit code.
 func Main(args []string, s *term.Streams) (code int) {
-	return MainTuned(args, s, Tuning{})
+	return MainWith(args, s, Setup{})
 }
 
-// Tuning holds what tests change in git-ralph: its waits, its clock and where its
-// GitHub requests go. The zero value is what git-ralph itself uses; the product never
-// fills it in, so no test-only switch ships in the binary.
-type Tuning struct {
-	// LockMinAge and LockWait: how old a git lock file left by a crash must be to be
-	// removed, and how long one in use is waited for (loop.Loop).
-	LockMinAge, LockWait time.Duration
-	// StopWait and KillWait: how long export waits for a loop of the same change still
-	// running to end, then, after its SIGINT, to save and exit before it is killed.
-	StopWait, KillWait time.Duration
-	// Now, if not nil, is the loop's clock (run records, time trailers, reports): the
-	// test binary's git-ralph passes one that starts at a fixed time, so that commit
-	// ids and reports come out the same on every run. nil is time.Now.
-	Now func() time.Time
-	// GitHubTransport, if not nil, carries finish --pr's GitHub requests: in-process
-	// tests send them to a fake GitHub. nil is the real network.
-	GitHubTransport http.RoundTripper
-	// Sleep, if not nil, is every wait of the polls and backoffs that talk to GitHub
-	// (status --watch, finish --wait, dispatch's search for its run, rate limits): the
-	// test binary's logs each wait and sleeps a few milliseconds. nil is a real timer.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Landlock, if not nil, replaces the kernel's answer to "which Landlock ABI is
-	// there" (sandbox.Probe): the test binary's git-ralph plays a system without one.
+// Setup is how a test reaches into the commands: each function, when set, changes
+// what a command made before the command uses it (git-ralph/main_test.go shortens the
+// waits and fixes the clocks with them; the in-process tests send GitHub requests to a
+// fake). The product sets none, so no test-only switch ships in the binary.
+type Setup struct {
+	Loop   func(*loop.Loop)         // every loop: its clock and loop.Waits
+	Flow   func(*githubflow.Flow)   // every GitHub workflow over a loop
+	Remote func(*githubflow.Remote) // the workflows that look at runs on GitHub Actions
+	GitHub func(*github.Options)    // every GitHub client's transport, waits and clock
+	// Landlock replaces the kernel's answer to "which Landlock ABI is there"
+	// (sandbox.Probe).
 	Landlock func() sandbox.Support
 	// InProcess: git-ralph runs inside a test binary beside other tests' processes. It
 	// then never becomes the reaper of what its agents leave, which kills every
 	// descendant of the process (sandbox.KillLeftovers).
 	InProcess bool
-	// SleepNow, if not nil, is the clock that spaces GitHub requests a second apart
-	// (github.Options.Now): the test binary's is moved by its Sleep alone, so that the
-	// wait between two requests is the same however slow the machine. nil is time.Now.
-	SleepNow func() time.Time
-	// Clock, if not nil, measures the user's limits (--timeout, --idle-timeout,
-	// --deadline): the test binary's moves only when a script says so, so that no
-	// script depends on how fast the machine is. nil is the wall clock.
-	Clock agent.Clock
 }
 
-// MainTuned is Main with some waits and the clock changed: the test binary's git-ralph
-// shortens the waits so that scripts do not sleep for seconds, and fixes the clock.
-func MainTuned(args []string, s *term.Streams, t Tuning) (code int) {
+// tune calls hook, a Setup's, on v when it is set.
+func tune[T any](hook func(T), v T) {
+	if hook != nil {
+		hook(v)
+	}
+}
+
+// MainWith is Main with what setup changes.
+func MainWith(args []string, s *term.Streams, setup Setup) (code int) {
 	if len(args) > 0 && args[0] == sandbox.Command {
 		return sandbox.Main(args[1:]) // the agent's launcher: returns only if it failed
 	}
 	sandbox.Harden()
 	ctx, kill, stop := signals()
 	defer stop()
-	return runMain(ctx, kill, args, s, t)
+	return runMain(ctx, kill, args, s, setup)
 }
 
 // signals returns a context cancelled by the first SIGINT, SIGTERM or SIGHUP (a closed
@@ -219,7 +203,7 @@ func xorSummary(n *kong.Node) string {
 	return s
 }
 
-func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.Streams, t Tuning) (code int) {
+func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.Streams, setup Setup) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(exitRequest); ok {
@@ -230,7 +214,7 @@ func runMain(ctx context.Context, kill <-chan struct{}, args []string, s *term.S
 		}
 	}()
 	var r root
-	env := &env{ctx: ctx, kill: kill, s: s, tune: t}
+	env := &env{ctx: ctx, kill: kill, s: s, setup: setup}
 	// A change file reached through a symlink is read only when git tracks its target:
 	// repofile runs no git, so it asks through this.
 	repofile.SetTracked(env.tracked)
@@ -256,7 +240,7 @@ type env struct {
 	s       *term.Streams
 	verbose bool
 	parser  *kong.Kong
-	tune    Tuning
+	setup   Setup
 
 	repo    *git.Repo // found once, by findRepo
 	repoErr error
@@ -298,24 +282,22 @@ func sameDir(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(x, y)
 }
 
-// githubLoop is loop() for the commands that poll GitHub: their waits are the tuned ones.
-func (e *env) githubLoop() (*loop.Loop, error) {
-	l, err := e.loop()
-	if err == nil && e.tune.Sleep != nil {
-		l.Sleep = e.tune.Sleep
-	}
-	return l, err
+// flow is the GitHub workflows over l.
+func (e *env) flow(l *loop.Loop) *githubflow.Flow {
+	fl := githubflow.On(l)
+	tune(e.setup.Flow, fl)
+	return fl
 }
 
-// githubOptions are the options of every GitHub client: the user agent, and the
-// tuned transport, waits and the clock the waits move.
+// githubOptions are the options of every GitHub client: the user agent, and what the
+// setup changes.
 func (e *env) githubOptions() github.Options {
-	return github.Options{UserAgent: "git-ralph/" + version(), Transport: e.tune.GitHubTransport,
-		Sleep: e.tune.Sleep, Now: e.tune.SleepNow}
+	o := github.Options{UserAgent: "git-ralph/" + version()}
+	tune(e.setup.GitHub, &o)
+	return o
 }
 
-// github returns the GitHub client for host (made once): gh's token, the tuned
-// transport and waits.
+// github returns the GitHub client for host (made once), with gh's token.
 func (e *env) github(host string) (*github.Client, error) {
 	if c, ok := e.clients[host]; ok {
 		return c, nil
@@ -389,10 +371,8 @@ func (e *env) remote() (*githubflow.Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &githubflow.Remote{Repo: repo, Store: run.NewStore(repo.CommonDir), Now: time.Now, Sleep: e.tune.Sleep}
-	if e.tune.Now != nil {
-		r.Now = e.tune.Now
-	}
+	r := &githubflow.Remote{Repo: repo, Store: run.NewStore(repo.CommonDir), Now: time.Now}
+	tune(e.setup.Remote, r)
 	return r, nil
 }
 
@@ -408,7 +388,7 @@ func (e *env) issueKind(l *loop.Loop) *githubflow.IssueKind {
 			Checkpoint: func(commit, change, story string) bool { return l.IsCheckpoint(e.ctx, commit, change, story) },
 			Default: func() *github.Repo {
 				explicit, _, _ := l.Repo.Config(e.ctx, "ralph.repo")
-				r, ok, err := githubflow.On(l).IssueRepo(e.ctx, githubflow.PROptions{Repo: explicit, EnvRepo: os.Getenv("GH_REPO")})
+				r, ok, err := e.flow(l).IssueRepo(e.ctx, githubflow.PROptions{Repo: explicit, EnvRepo: os.Getenv("GH_REPO")})
 				if err != nil || !ok {
 					return nil
 				}
@@ -427,12 +407,7 @@ func (e *env) loop() (*loop.Loop, error) {
 	l.Remote = githubflow.Runs
 	l.Worktrees = wtrun.Runs
 	l.Sources = append(sources(), e.issueKind(l))
-	l.LockMinAge, l.LockWait = e.tune.LockMinAge, e.tune.LockWait
-	l.Clock = e.tune.Clock
-	if e.tune.Now != nil {
-		l.Now = e.tune.Now
-	}
-
+	tune(e.setup.Loop, l)
 	return l, nil
 }
 

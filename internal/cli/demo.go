@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/demo"
+	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
@@ -30,48 +31,25 @@ with the reason in its prompt. Then it shows 'git ralph status' and runs
 func (c *demoCmd) Run(e *env) error {
 	s := e.s
 	p := s.Palette()
-	dir := c.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "git-ralph-demo-")
-		if err != nil {
-			return err
-		}
-		dir = d
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	pause := func(d time.Duration) {
-		if !c.Fast {
-			time.Sleep(d)
-		}
-	}
-	delay := 250 * time.Millisecond
-	if c.Fast {
-		delay = 0
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find git-ralph's own binary: %w", err)
 	}
-	repo, err := demo.Setup(e.ctx, dir)
-	if errors.Is(err, demo.ErrNotEmpty) {
-		return &loop.Error{Msg: fmt.Sprintf("%s is not empty", dir), Hint: "give --dir a new or empty directory, or leave it out to use a temporary one"}
-	}
+	dir, repo, err := c.setUp(e)
 	if err != nil {
-		return fmt.Errorf("set up the demo repository: %w", err)
-	}
-	if e.verbose {
-		repo.Trace = s.Err
+		return err
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(s.Err, p.Bold("demo: ")+format+"\n", a...) }
 	say("a throwaway repository in %s", dir)
 	say("its change %q has 3 stories in openspec/changes/%s/tasks.md", demo.Change, demo.Change)
 	say("the agent is a scripted stand-in that speaks Claude Code's stream-json; the loop is the real one")
-	pause(time.Second)
+	c.pause(time.Second)
 	fmt.Fprintf(s.Err, "\n%s git ralph start %s\n", p.Dim("$"), demo.Change)
 	l := loop.New(repo, newReporter(s))
+	delay := 250 * time.Millisecond
+	if c.Fast {
+		delay = 0
+	}
 	l.Driver, l.Kill = demo.Driver(exe, delay), e.kill
 	sum, err := l.Start(e.ctx, loop.Options{Arg: demo.Change, Agent: "demo", MaxRetries: 3, AllowSkip: true})
 	if err != nil {
@@ -82,7 +60,7 @@ func (c *demoCmd) Run(e *env) error {
 	}
 	printSummary(s, sum, true)
 	printReport(e, l, demo.Change) // as start does: the demo shows the real end of a run
-	pause(time.Second)
+	c.pause(time.Second)
 	fmt.Fprintf(s.Err, "\n%s git ralph status\n", p.Dim("$"))
 	r, err := reader(l).Status(e.ctx, demo.Change)
 	if err != nil {
@@ -91,7 +69,7 @@ func (c *demoCmd) Run(e *env) error {
 	narrate := *s
 	narrate.Out = s.Err // the whole demo is one narrative on stderr
 	renderStatus(&narrate, r)
-	pause(2 * time.Second)
+	c.pause(2 * time.Second)
 	mode, flag := loop.Squash, "--squash"
 	if c.Keep {
 		mode, flag = loop.Keep, "--keep"
@@ -108,13 +86,53 @@ func (c *demoCmd) Run(e *env) error {
 		return err
 	}
 	fmt.Fprintln(s.Err, reportFile)
+	fmt.Fprintln(s.Err)
+	c.sayWhatHappened(e, say, dir, res, reportFile)
+	return nil
+}
 
+// pause waits d between the demo's steps, for a reader to follow; not with --fast.
+func (c *demoCmd) pause(d time.Duration) {
+	if !c.Fast {
+		time.Sleep(d)
+	}
+}
+
+// setUp makes the demo's repository in --dir (absolute), or in a new temporary
+// directory.
+func (c *demoCmd) setUp(e *env) (string, *git.Repo, error) {
+	dir := c.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "git-ralph-demo-")
+		if err != nil {
+			return "", nil, err
+		}
+		dir = d
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	repo, err := demo.Setup(e.ctx, dir)
+	if errors.Is(err, demo.ErrNotEmpty) {
+		return "", nil, &loop.Error{Msg: fmt.Sprintf("%s is not empty", dir), Hint: "give --dir a new or empty directory, or leave it out to use a temporary one"}
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("set up the demo repository: %w", err)
+	}
+	if e.verbose {
+		repo.Trace = e.s.Err
+	}
+	return dir, repo, nil
+}
+
+// sayWhatHappened ends the demo: what the loop did, where it is kept, and what to try.
+func (c *demoCmd) sayWhatHappened(e *env, say func(string, ...any), dir string, res *loop.FinishResult, reportFile string) {
 	branch := loop.BranchName(demo.Change)
 	logRef := branch
-	if mode == loop.Squash {
+	if !c.Keep {
 		logRef = res.Backup
 	}
-	fmt.Fprintln(s.Err)
 	say("story 1 and story 3 passed at once. Story 2 said FAILED: its attempt was kept as")
 	say("refs/ralph/%s/attempts/2-1, the branch went back to the checkpoint, and the retry,", demo.Change)
 	say("with the reason in its prompt, passed.")
@@ -124,12 +142,12 @@ func (c *demoCmd) Run(e *env) error {
 		say("the work is now uncommitted on %s, as if you had written it.", res.Target)
 	}
 	say("the repository stays in %s. Try:", dir)
-	fmt.Fprintf(s.Err, "  git -C %s log --oneline %s\n", dir, logRef)
-	fmt.Fprintf(s.Err, "  git -C %s show --stat refs/ralph/%s/attempts/2-1\n", dir, demo.Change)
-	fmt.Fprintf(s.Err, "  open %s in a browser: the run's morning report, made from git after the finish\n", reportFile)
-	fmt.Fprintf(s.Err, "  git ralph status           (in your own repository, while a run is on)\n")
-	fmt.Fprintf(s.Err, "  git ralph start <change>   (in your own OpenSpec repository, with a real agent: Claude Code by default)\n")
-	return nil
+	w := e.s.Err
+	fmt.Fprintf(w, "  git -C %s log --oneline %s\n", dir, logRef)
+	fmt.Fprintf(w, "  git -C %s show --stat refs/ralph/%s/attempts/2-1\n", dir, demo.Change)
+	fmt.Fprintf(w, "  open %s in a browser: the run's morning report, made from git after the finish\n", reportFile)
+	fmt.Fprintf(w, "  git ralph status           (in your own repository, while a run is on)\n")
+	fmt.Fprintf(w, "  git ralph start <change>   (in your own OpenSpec repository, with a real agent: Claude Code by default)\n")
 }
 
 type demoAgentCmd struct {

@@ -35,7 +35,7 @@ commands; Ctrl-C stops waiting (exit 130) and leaves the runs going.`
 }
 
 func (c *dispatchCmd) Run(e *env) error {
-	l, err := e.githubLoop()
+	l, err := e.loop()
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (c *dispatchCmd) Run(e *env) error {
 	for _, change := range c.Changes {
 		// GitHub asks for a second between requests that change things: the client
 		// (one per host, e.github) spaces its POSTs across the changes.
-		res, err := githubflow.On(l).Dispatch(e.ctx, githubflow.DispatchRequest{
+		res, err := e.flow(l).Dispatch(e.ctx, githubflow.DispatchRequest{
 			Change: change, Remote: c.Remote, Repo: c.Repo, EnvRepo: os.Getenv("GH_REPO"),
 			Workflow: c.Workflow, Ref: c.Ref, IncludeWIP: c.IncludeWIP,
 			Client: e.github,

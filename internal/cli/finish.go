@@ -250,7 +250,7 @@ func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
 	if err != nil {
 		return err
 	}
-	res, err := githubflow.On(l).FinishPR(e.ctx, c.Change, o)
+	res, err := e.flow(l).FinishPR(e.ctx, c.Change, o)
 	if err != nil {
 		return err
 	}

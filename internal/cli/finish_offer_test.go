@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -142,8 +143,8 @@ func itoa(i int) string { return string(rune('0' + i)) }
 // githubRemote gives the repository of completeRun an origin whose URL is a GitHub
 // one (https://github.com/acme/widgets.git, rewritten by url.insteadOf to a local bare
 // repository), with main pushed, and a fake GitHub that has the repository. The
-// returned tuning sends git-ralph's GitHub requests to the fake.
-func githubRemote(t *testing.T) (*githubtest.Server, Tuning) {
+// returned setup sends git-ralph's GitHub requests to the fake.
+func githubRemote(t *testing.T) (*githubtest.Server, Setup) {
 	t.Helper()
 	bare := filepath.Join(t.TempDir(), "widgets.git")
 	for _, args := range [][]string{
@@ -165,7 +166,7 @@ func githubRemote(t *testing.T) (*githubtest.Server, Tuning) {
 	srv := githubtest.New()
 	t.Cleanup(srv.Close)
 	srv.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", GitDir: bare})
-	return srv, Tuning{GitHubTransport: srv.Transport(), InProcess: true}
+	return srv, Setup{GitHub: func(o *github.Options) { o.Transport = srv.Transport() }, InProcess: true}
 }
 
 // With a GitHub remote, the offer has a fourth answer, the pull request, placed
@@ -173,10 +174,10 @@ func githubRemote(t *testing.T) (*githubtest.Server, Tuning) {
 // pushes ralph/c, opens its pull request, and goes back to main keeping ralph/c.
 func TestStartOffersPullRequestWithGitHubRemote(t *testing.T) {
 	completeRun(t)
-	srv, tune := githubRemote(t)
+	srv, setup := githubRemote(t)
 	p := &fakePrompter{choice: 2}
 	s, errOut := interactive(p)
-	if code := MainTuned([]string{"start", "c"}, s, tune); code != 0 {
+	if code := MainWith([]string{"start", "c"}, s, setup); code != 0 {
 		t.Fatalf("start exited %d:\n%s", code, errOut)
 	}
 	if len(p.options) != 4 || !strings.HasPrefix(p.options[2], "pull request") || p.options[3] != "decide later" {
@@ -207,10 +208,10 @@ func TestStartOffersPullRequestWithGitHubRemote(t *testing.T) {
 // GitHub just to make the offer.
 func TestStartOfferLaterWithGitHubRemoteAsksNothingOfGitHub(t *testing.T) {
 	completeRun(t)
-	srv, tune := githubRemote(t)
+	srv, setup := githubRemote(t)
 	p := &fakePrompter{choice: 3}
 	s, errOut := interactive(p)
-	if code := MainTuned([]string{"start", "c"}, s, tune); code != 0 {
+	if code := MainWith([]string{"start", "c"}, s, setup); code != 0 {
 		t.Fatalf("start exited %d:\n%s", code, errOut)
 	}
 	if len(p.options) != 4 {

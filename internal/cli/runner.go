@@ -36,9 +36,7 @@ func (c *exportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	fl := githubflow.On(l)
-	fl.StopWait, fl.KillWait = e.tune.StopWait, e.tune.KillWait
-	res, err := fl.Export(e.ctx, githubflow.ExportOptions{Change: c.Change, RunID: c.RunID, Out: c.Out})
+	res, err := e.flow(l).Export(e.ctx, githubflow.ExportOptions{Change: c.Change, RunID: c.RunID, Out: c.Out})
 	if err != nil {
 		return err
 	}

@@ -29,8 +29,8 @@ func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, err
 		}
 	}
 	probe := sandbox.Probe
-	if e.tune.Landlock != nil {
-		probe = e.tune.Landlock
+	if e.setup.Landlock != nil {
+		probe = e.setup.Landlock
 	}
 	s.Level, err = sandbox.Resolve(m, probe(), len(s.Ports) > 0)
 	var ue *sandbox.UnavailableError

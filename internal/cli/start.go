@@ -14,7 +14,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent/custom"
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -51,6 +50,47 @@ With --worktree the loop runs in a linked worktree of its own (default
 }
 
 func (c *startCmd) Run(e *env) error {
+	if err := c.checkFlags(); err != nil {
+		return err
+	}
+	l, err := e.loop()
+	if err != nil {
+		return err
+	}
+	e.issues.Fetch, e.issues.Trust = true, c.TrustIssueAuthor // start reads the issue it names from GitHub
+	if c.DryRun {
+		// A dry run changes nothing: what an issue kind keeps of the issue it reads (its
+		// snapshot, the agent's tasks file) goes to a directory of its own, removed after.
+		tmp, err := os.MkdirTemp("", "git-ralph-dry-run-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		e.issues.Store = run.NewStore(tmp)
+	}
+	sb, err := sandboxSettings(e, l.Repo, c.SandboxMode)
+	if err != nil {
+		return err
+	}
+	if c.Label != "" {
+		return c.runQueue(e, l)
+	}
+	if len(c.Changes) > 1 {
+		return c.runParallel(e, l)
+	}
+	if !c.DryRun && !e.setup.InProcess {
+		becomeReaper(l)
+	}
+	o, err := c.loopOptions(e, l)
+	if err != nil {
+		return err
+	}
+	o.Sandbox = sb
+	return c.runOne(e, l, o)
+}
+
+// checkFlags refuses the flags kong lets through that start cannot take: a usage error.
+func (c *startCmd) checkFlags() error {
 	if c.MaxRetries < 0 {
 		return &usageError{msg: fmt.Sprintf("--max-retries must be 0 or more, not %d", c.MaxRetries), hint: "it counts retries after the first attempt; 0 means one attempt per story"}
 	}
@@ -85,64 +125,54 @@ func (c *startCmd) Run(e *env) error {
 	if (c.Adopt || c.RunID != 0 || c.Deadline != 0) && (len(c.Changes) > 1 || c.Worktree.On) {
 		return &usageError{msg: "--adopt, --run-id and --deadline are for one change in a runner's checkout", hint: "run them without --worktree, one change at a time"}
 	}
-	l, err := e.loop()
-	if err != nil {
-		return err
+	return nil
+}
+
+// becomeReaper makes this process, which runs one loop, one thing at a time, the
+// subreaper of what it starts: what an agent leaves running becomes its child, and is
+// killed after the attempt. Where it cannot, it says what no longer holds.
+func becomeReaper(l *loop.Loop) {
+	if err := sandbox.BecomeReaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		l.Report.Warn(fmt.Sprintf("git-ralph could not become the subreaper of what it starts (%v): "+
+			"only the agent's own process group is killed after an attempt, and a process that left it may outlive it", err))
 	}
-	e.issues.Fetch, e.issues.Trust = true, c.TrustIssueAuthor // start reads the issue it names from GitHub
-	if c.DryRun {
-		// A dry run changes nothing: what an issue kind keeps of the issue it reads (its
-		// snapshot, the agent's tasks file) goes to a directory of its own, removed after.
-		tmp, err := os.MkdirTemp("", "git-ralph-dry-run-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		e.issues.Store = run.NewStore(tmp)
-	}
-	sb, err := sandboxSettings(e, l.Repo, c.SandboxMode)
-	if err != nil {
-		return err
-	}
-	if c.Label != "" {
-		return c.runQueue(e, l)
-	}
-	if len(c.Changes) > 1 {
-		return c.runParallel(e, l)
-	}
-	if !c.DryRun && !e.tune.InProcess {
-		// This process runs one loop, one thing at a time: what an agent leaves
-		// running becomes its child, and is killed after the attempt.
-		if err := sandbox.BecomeReaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-			l.Report.Warn(fmt.Sprintf("git-ralph could not become the subreaper of what it starts (%v): "+
-				"only the agent's own process group is killed after an attempt, and a process that left it may outlive it", err))
-		}
-	}
-	o := c.Options // as kong filled them in; the rest is set here
+}
+
+// loopOptions are the loop's options of one change's start: the flags as kong filled
+// them in, what only git config says, the working directory, and l's drivers (a
+// custom agent's or judge's, the demo's) and kill switch.
+func (c *startCmd) loopOptions(e *env, l *loop.Loop) (loop.Options, error) {
+	o := c.Options
 	if len(c.Changes) == 1 {
 		o.Arg = c.Changes[0] // none given: what is current (source.Resolve's bare rule)
 	}
 	if err := startConfig(e, l.Repo, &o); err != nil {
-		return err
+		return o, err
 	}
 	if c.Adopt && !c.DryRun {
 		if err := runnerIdentity(e, l.Repo); err != nil {
-			return err
+			return o, err
 		}
 	}
+	var err error
 	if l.Driver, err = startDriver(e, l.Repo, c.Agent); err != nil {
-		return err
+		return o, err
 	}
 	if c.Judge == "custom" {
 		if l.JudgeDriver, err = customDriver(e, l.Repo, "ralph.judgeCommand", "ralph.judgeFormat"); err != nil {
-			return err
+			return o, err
 		}
 	}
 	if o.Cwd, err = os.Getwd(); err != nil {
-		return err
+		return o, err
 	}
-	o.Sandbox = sb
 	l.Kill = e.kill
+	return o, nil
+}
+
+// runOne runs the loop of one change in place and says how it went: the summary and
+// the report, and the offer to finish a run that completed.
+func (c *startCmd) runOne(e *env, l *loop.Loop, o loop.Options) error {
 	change := o.Arg
 	sum, err := l.Start(e.ctx, o)
 	if sum != nil && sum.Change != "" {
@@ -303,7 +333,7 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 		// (no network call is made to tell).
 		pr := &finishCmd{Change: sum.Change, PR: true}
 		if o, err := pr.prOptions(e, l); err == nil {
-			if repo, ok, _ := githubflow.On(l).PRRepo(e.ctx, sum.Change, o); ok {
+			if repo, ok, _ := e.flow(l).PRRepo(e.ctx, sum.Change, o); ok {
 				opts = append(opts, "pull request: push "+sum.Branch+" and open a pull request in "+repo.String())
 			}
 		}

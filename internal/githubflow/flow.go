@@ -111,7 +111,7 @@ type Flow struct {
 
 // On returns the GitHub workflows over l.
 func On(l *loop.Loop) *Flow {
-	return &Flow{Remote: Remote{Repo: l.Repo, Store: l.Store, Now: l.Now, Sleep: l.Sleep}, Loop: l}
+	return &Flow{Remote: Remote{Repo: l.Repo, Store: l.Store, Now: l.Now, Sleep: l.Waits.Sleep}, Loop: l}
 }
 
 // Runs is how the local loop brings home a run made on GitHub Actions (loop.RemoteRuns):

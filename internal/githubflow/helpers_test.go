@@ -40,6 +40,6 @@ func newLoop(t *testing.T, dir string, clock *fakeClock) (*flowLoop, *recorder) 
 	}
 	rep := &recorder{}
 	l := loop.New(repo, rep)
-	l.Now, l.Sleep, l.Remote = clock.Now, clock.Sleep, Runs
+	l.Now, l.Waits.Sleep, l.Remote = clock.Now, clock.Sleep, Runs
 	return &flowLoop{On(l), l}, rep
 }

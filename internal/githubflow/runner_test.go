@@ -136,7 +136,7 @@ func TestExportPartialWhenTheKilledLoopCannotBeSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); cmd.Wait() }()
-	rl.StopWait, rl.LockWait, rl.LockMinAge = 100*time.Millisecond, 100*time.Millisecond, 10*time.Millisecond
+	rl.StopWait, rl.Waits.LockWait, rl.Waits.LockMinAge = 100*time.Millisecond, 100*time.Millisecond, 10*time.Millisecond
 	out := filepath.Join(t.TempDir(), "artifact")
 	res, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out})
 	if err != nil {

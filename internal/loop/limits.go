@@ -16,12 +16,12 @@ import (
 // internal/agent's, --verify-timeout internal/git's.
 
 // withDeadline is ctx, cancelled too when the run's deadline passes (on the limits'
-// clock, l.Clock, which a test moves).
+// clock, l.Waits.Clock, which a test moves).
 func (s *session) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.r.deadline.IsZero() {
 		return ctx, func() {}
 	}
-	clock := agent.ClockOr(s.Clock)
+	clock := agent.ClockOr(s.Waits.Clock)
 	wctx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {
@@ -53,7 +53,7 @@ func (s *session) limitReached() *halt {
 	}
 	if !r.deadline.IsZero() {
 		// No attempt starts that its own timeout could carry past the deadline.
-		if left := r.deadline.Sub(agent.ClockOr(s.Clock).Now()); left <= 0 || (r.Timeout > 0 && left < r.Timeout) {
+		if left := r.deadline.Sub(agent.ClockOr(s.Waits.Clock).Now()); left <= 0 || (r.Timeout > 0 && left < r.Timeout) {
 			return &halt{run.Interrupted, "deadline reached", ErrDeadline}
 		}
 	}

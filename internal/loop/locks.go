@@ -58,8 +58,8 @@ func (l *Loop) ClearCrashLocks(ctx context.Context, rec *run.Record, again strin
 		Branches: branches,
 		RefDirs:  dirs,
 		Also:     also,
-		MinAge:   l.LockMinAge,
-		Wait:     l.LockWait,
+		MinAge:   l.Waits.LockMinAge,
+		Wait:     l.Waits.LockWait,
 	})
 	for _, name := range removed {
 		l.Report.Step(fmt.Sprintf("removed a stale %s left by a crashed git", name))
@@ -120,10 +120,10 @@ func BranchGone(rec *run.Record) error {
 // clearKilledLoopLocks is ClearCrashLocks after a loop was killed: a git it ran may
 // live on (it has a process group of its own, which a runner's kill of the loop does
 // not reach) and is waited for gitWait (export's: as long as a loop would be), not a
-// few seconds (LockWait).
+// few seconds (Waits.LockWait).
 func (l *Loop) clearKilledLoopLocks(ctx context.Context, rec *run.Record, again string, gitWait time.Duration) error {
-	wait := l.LockWait
-	l.LockWait = max(cmp.Or(wait, git.DefaultLockWait), gitWait)
-	defer func() { l.LockWait = wait }()
+	wait := l.Waits.LockWait
+	l.Waits.LockWait = max(cmp.Or(wait, git.DefaultLockWait), gitWait)
+	defer func() { l.Waits.LockWait = wait }()
 	return l.ClearCrashLocks(ctx, rec, again)
 }

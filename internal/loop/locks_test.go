@@ -71,11 +71,11 @@ func TestLockError(t *testing.T) {
 // TestClearKilledLoopLocksWaitsForItsGit: after a loop was killed, a git it ran (in a
 // process group of its own, which the kill did not reach) may still be at work in the
 // repository; its locks are waited for as long as export says (gitWait: as long as a
-// loop would be), not LockWait, and cleared once it has ended.
+// loop would be), not Waits.LockWait, and cleared once it has ended.
 func TestClearKilledLoopLocksWaitsForItsGit(t *testing.T) {
 	dir := newRepo(t)
 	l, rep := newLoop(t, dir, &fakeClock{At: time.Now()})
-	l.LockMinAge, l.LockWait = 50*time.Millisecond, 200*time.Millisecond
+	l.Waits.LockMinAge, l.Waits.LockWait = 50*time.Millisecond, 200*time.Millisecond
 	lockFile := filepath.Join(dir, ".git", "index.lock")
 	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestClearKilledLoopLocksWaitsForItsGit(t *testing.T) {
 	if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
 		t.Errorf("index.lock is still there: %v\n%s", err, rep.Text())
 	}
-	if l.LockWait != 200*time.Millisecond {
-		t.Errorf("LockWait is %s after, want it restored to 200ms", l.LockWait)
+	if l.Waits.LockWait != 200*time.Millisecond {
+		t.Errorf("LockWait is %s after, want it restored to 200ms", l.Waits.LockWait)
 	}
 }

@@ -117,21 +117,8 @@ type Loop struct {
 	// judge's command from git config); never chosen from a file in the repository.
 	JudgeDriver agent.Driver
 	// Kill is closed on a second Ctrl-C: the agent is killed at once.
-	Kill <-chan struct{}
-	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests replace it
-	// so that the minutes of a backoff pass at once.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Backoff is the wait before each retry of a transient API error; such retries do
-	// not use a story retry. Nil means 30s, 2m, 10m.
-	Backoff []time.Duration
-
-	// LockMinAge and LockWait tune how a crash-resume tells a stale git lock file
-	// from one in use (git.LockCheck); zero means the defaults, a few seconds each.
-	LockMinAge, LockWait time.Duration
-
-	// Clock measures the user's limits: --timeout, --idle-timeout and --deadline.
-	// Nil is the wall clock; the test binary's moves only when a test says so.
-	Clock agent.Clock
+	Kill  <-chan struct{}
+	Waits Waits // what tests change; zero in the product
 
 	// worktree is the linked worktree this Loop works in, for a worktree run (In).
 	worktree string
@@ -152,18 +139,30 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Wait waits d or until ctx is done (then it returns ctx.Err()), with l.Sleep when set.
+// Waits are what tests change in a Loop: its waits and the clock of the user's limits.
+// The zero value is the product's.
+type Waits struct {
+	// Sleep, if not nil, waits d or until ctx is done (then it returns ctx.Err()), so
+	// that the minutes of a backoff pass at once. nil is Sleep, a real timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// LockMinAge and LockWait tune how a crash-resume tells a stale git lock file
+	// from one in use (git.LockCheck); zero means the defaults, a few seconds each.
+	LockMinAge, LockWait time.Duration
+	// Clock measures the user's limits: --timeout, --idle-timeout and --deadline.
+	// nil is the wall clock; the test binary's moves only when a test says so.
+	Clock agent.Clock
+}
+
+// Wait is Sleep, or l.Waits.Sleep when set.
 func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
-	if l.Sleep != nil {
-		return l.Sleep(ctx, d)
+	if l.Waits.Sleep != nil {
+		return l.Waits.Sleep(ctx, d)
 	}
 	return Sleep(ctx, d)
 }
 
+// backoff is the wait before each retry of a transient API error (not a story retry).
 func (l *Loop) backoff() []time.Duration {
-	if l.Backoff != nil {
-		return l.Backoff
-	}
 	return []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute}
 }
 

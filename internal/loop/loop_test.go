@@ -35,7 +35,7 @@ func newLoop(t *testing.T, dir string, clock *fakeClock) (*Loop, *recorder) {
 	}
 	rep := &recorder{}
 	l := New(repo, rep)
-	l.Now, l.Sleep = clock.Now, clock.Sleep
+	l.Now, l.Waits.Sleep = clock.Now, clock.Sleep
 	return l, rep
 }
 

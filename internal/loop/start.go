@@ -317,8 +317,8 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Sou
 	r := &Resolved{Options: o, Agent: cmp.Or(o.Agent, "claude"), Sandbox: o.Sandbox}
 	if o.Deadline > 0 {
 		// Wall-clock time, like the job's own limit (l.Now is the records' clock, a
-		// fixed one in tests; l.Clock the limits', one a test moves).
-		r.deadline = agent.ClockOr(l.Clock).Now().Add(o.Deadline)
+		// fixed one in tests; l.Waits.Clock the limits', one a test moves).
+		r.deadline = agent.ClockOr(l.Waits.Clock).Now().Add(o.Deadline)
 	}
 	// A worktree run's change is read in its worktree, and the state of this checkout
 	// does not concern it.
@@ -518,7 +518,7 @@ func (l *Loop) request(r *Resolved, text string, env []string) agent.Request {
 		Timeout:     r.Timeout,
 		IdleTimeout: r.IdleTimeout,
 		Kill:        l.Kill,
-		Clock:       l.Clock,
+		Clock:       l.Waits.Clock,
 	}
 }
 

@@ -12,6 +12,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -186,18 +187,7 @@ func Runs(ctx context.Context, repo *git.Repo, store *run.Store) ([]string, erro
 // Build gathers the report of change from its run record (if any), git and the
 // files under the change's state directory.
 func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string, o Options) (*Report, error) {
-	if o.MaxPatch == 0 {
-		o.MaxPatch = DefaultMaxPatch
-	}
-	if o.MaxTotal == 0 {
-		o.MaxTotal = DefaultMaxTotal
-	}
-	if o.MaxLogs == 0 {
-		o.MaxLogs = DefaultMaxLogs
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o = o.withDefaults()
 	rep := &Report{Change: change, Generated: o.Now().UTC().Truncate(time.Second)}
 	rec, err := store.Load(change)
 	if err != nil && !errors.Is(err, run.ErrNoRun) {
@@ -210,64 +200,116 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 	if rec == nil && tip == "" {
 		return nil, ErrNoRun
 	}
-
-	// What git keeps: the checkpoints and the saved attempts.
-	var atts []Attempt
-	var checkpoints []git.Commit
-	commitOf := map[string]git.Commit{} // what Diffs needs: each commit's parents
-	if tip != "" {
-		if checkpoints, err = checkpointsOf(ctx, repo, change, tip, rec); err != nil {
-			return nil, err
-		}
-		for _, c := range checkpoints {
-			atts = append(atts, fromCommit(c, run.OutcomeComplete))
-			commitOf[c.ID] = c
-		}
-	}
-	refs, err := repo.Refs(ctx, "refs/ralph/"+change+"/attempts/")
+	kept, err := keptInGit(ctx, repo, change, tip, rec)
 	if err != nil {
 		return nil, err
 	}
-	if len(refs) > 0 {
-		ids := make([]string, len(refs))
-		for i, r := range refs {
-			ids[i] = r.ID
-		}
-		commits, err := repo.Commits(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		for i, c := range commits {
-			commitOf[c.ID] = c
-			a := fromCommit(c, "")
-			a.Ref = refs[i].Name
-			if a.Story == "" { // a ref someone made by hand: name it from the ref
-				a.Story, a.N = storyN(strings.TrimPrefix(refs[i].Name, "refs/ralph/"+change+"/attempts/"))
-			}
-			atts = append(atts, a)
-		}
-	}
+	atts := kept.attempts
 	// What only the record knows: the attempt under way, attempts git has no commit of,
 	// and the times of checkpoints made before commits carried them.
 	if rec != nil {
 		atts = mergeRecord(atts, rec)
+	}
+	if err := describeRun(ctx, repo, store, change, rec, rep); err != nil {
+		return nil, err
+	}
+	if err := addStories(ctx, repo, o.Kinds, change, tip, rec, kept.checkpoints, atts, rep); err != nil {
+		return nil, err
+	}
+	placeAttempts(rep, atts)
+	if err := addLogsAndDiffs(ctx, repo, store, change, kept.commitOf, o, rep); err != nil {
+		return nil, err
+	}
+	summarize(rep)
+	rep.Learnings, rep.LearningsPath, rep.LearningsCut = learnings(store.Open, store.LearningsPath(change))
+	if rep.Verify, err = repo.HookExists(ctx, "ralph-verify"); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// withDefaults is o with its zero values replaced by the defaults.
+func (o Options) withDefaults() Options {
+	o.MaxPatch = cmp.Or(o.MaxPatch, DefaultMaxPatch)
+	o.MaxTotal = cmp.Or(o.MaxTotal, DefaultMaxTotal)
+	o.MaxLogs = cmp.Or(o.MaxLogs, DefaultMaxLogs)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// gitKept is what git keeps of a run: its checkpoints and saved attempts, as attempts,
+// and each of their commits by id (what the diffs need: the parents).
+type gitKept struct {
+	attempts    []Attempt
+	checkpoints []git.Commit
+	commitOf    map[string]git.Commit
+}
+
+// keptInGit reads the checkpoints of change up to tip and its attempt refs.
+func keptInGit(ctx context.Context, repo *git.Repo, change, tip string, rec *run.Record) (gitKept, error) {
+	k := gitKept{commitOf: map[string]git.Commit{}}
+	if tip != "" {
+		var err error
+		if k.checkpoints, err = checkpointsOf(ctx, repo, change, tip, rec); err != nil {
+			return k, err
+		}
+		for _, c := range k.checkpoints {
+			k.attempts = append(k.attempts, fromCommit(c, run.OutcomeComplete))
+			k.commitOf[c.ID] = c
+		}
+	}
+	refs, err := repo.Refs(ctx, "refs/ralph/"+change+"/attempts/")
+	if err != nil || len(refs) == 0 {
+		return k, err
+	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	commits, err := repo.Commits(ctx, ids)
+	if err != nil {
+		return k, err
+	}
+	for i, c := range commits {
+		k.commitOf[c.ID] = c
+		a := fromCommit(c, "")
+		a.Ref = refs[i].Name
+		if a.Story == "" { // a ref someone made by hand: name it from the ref
+			a.Story, a.N = storyN(strings.TrimPrefix(refs[i].Name, "refs/ralph/"+change+"/attempts/"))
+		}
+		k.attempts = append(k.attempts, a)
+	}
+	return k, nil
+}
+
+// describeRun sets the report's status, source and limits: the record's, or, when the
+// record is gone, what git says of the finished run.
+func describeRun(ctx context.Context, repo *git.Repo, store *run.Store, change string, rec *run.Record, rep *Report) error {
+	if rec != nil {
 		rep.Status, rep.Source = recordStatus(store, rec), "the run record, git and "+store.ChangeDir(change)
 		rep.MaxTokens, rep.MaxCost = rec.MaxTokens, rec.MaxCost
 		rep.Sandbox = rec.Sandbox
 	}
-	if rep.Status == "" {
-		if _, ok, err := repo.ResolveRef(ctx, "refs/heads/ralph/"+change); err != nil {
-			return nil, err
-		} else if ok {
-			rep.Status = "finished (kept on ralph/" + change + ")"
-		} else {
-			rep.Status = "finished (squashed; the branch is kept as " + rep.Source + ")"
-		}
-		rep.Source = "git alone (the run record is gone) and " + store.ChangeDir(change)
+	if rep.Status != "" {
+		return nil
 	}
+	if _, ok, err := repo.ResolveRef(ctx, "refs/heads/ralph/"+change); err != nil {
+		return err
+	} else if ok {
+		rep.Status = "finished (kept on ralph/" + change + ")"
+	} else {
+		rep.Status = "finished (squashed; the branch is kept as " + rep.Source + ")"
+	}
+	rep.Source = "git alone (the run record is gone) and " + store.ChangeDir(change)
+	return nil
+}
 
-	// The stories, from the tracked file as the newest checkpoint has it, read as the
-	// run's source reads it (the record says which, else the checkpoints' trailers).
+// addStories sets the report's stories and Why from the tracked file as tip has it,
+// read as the run's source reads it (the record says which, else the newest
+// checkpoint's trailers). The ids of atts are kept as they were recorded.
+func addStories(ctx context.Context, repo *git.Repo, kinds source.Kinds, change, tip string, rec *run.Record, checkpoints []git.Commit, atts []Attempt, rep *Report) error {
 	ref := source.RefOf(&run.Record{Change: change}) // no record, no trailer: an OpenSpec change
 	if rec != nil {
 		ref = source.RefOf(rec)
@@ -276,11 +318,11 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			ref = r
 		}
 	}
-	ch, err := o.Kinds.AtCommit(source.Repo{Root: repo.Root}, ref, func(rel string, doc bool) ([]byte, error) { return readAt(ctx, repo, tip, rel, doc) })
+	ch, err := kinds.AtCommit(source.Repo{Root: repo.Root}, ref, func(rel string, doc bool) ([]byte, error) { return readAt(ctx, repo, tip, rel, doc) })
 	if err != nil {
 		var e *source.Error
 		if !errors.As(err, &e) { // a kind this git-ralph does not know: no stories
-			return nil, err
+			return err
 		}
 		ch = &source.Source{}
 	}
@@ -300,6 +342,12 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		}
 		rep.Stories = append(rep.Stories, st)
 	}
+	return nil
+}
+
+// placeAttempts puts each attempt under its story, in order; a story no longer in the
+// task list gets a place of its own at the end.
+func placeAttempts(rep *Report, atts []Attempt) {
 	index := map[string]int{}
 	for i, s := range rep.Stories {
 		index[s.ID] = i
@@ -323,10 +371,12 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 			rep.Stories[i].Checkpoint = a.Commit
 		}
 	}
+}
 
-	// The log ends are read and decoded here while git computes the diffs: the two
-	// largest costs of a long run's report, side by side on two cores. They write
-	// different fields of the attempts.
+// addLogsAndDiffs reads and decodes the log ends while git computes the diffs: the two
+// largest costs of a long run's report, side by side on two cores. They write
+// different fields of the attempts.
+func addLogsAndDiffs(ctx context.Context, repo *git.Repo, store *run.Store, change string, commitOf map[string]git.Commit, o Options, rep *Report) error {
 	logNote := make(chan string, 1)
 	go func() { logNote <- addLogs(rep, store, change, o.MaxLogs) }()
 	diffNotes, err := addDiffs(ctx, repo, rep, commitOf, o)
@@ -334,15 +384,10 @@ func Build(ctx context.Context, repo *git.Repo, store *run.Store, change string,
 		rep.Notes = append(rep.Notes, note)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rep.Notes = append(rep.Notes, diffNotes...)
-	summarize(rep)
-	rep.Learnings, rep.LearningsPath, rep.LearningsCut = learnings(store.Open, store.LearningsPath(change))
-	if rep.Verify, err = repo.HookExists(ctx, "ralph-verify"); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return nil
 }
 
 // tipOf is the commit the run's history ends at: the record's checkpoint, else the

@@ -32,6 +32,6 @@ func newLoop(t *testing.T, dir string, clock *fakeClock) (*loop.Loop, *recorder)
 	rep := &recorder{}
 	l := loop.New(repo, rep)
 	l.Worktrees = Runs
-	l.Now, l.Sleep = clock.Now, clock.Sleep
+	l.Now, l.Waits.Sleep = clock.Now, clock.Sleep
 	return l, rep
 }
