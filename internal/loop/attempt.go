@@ -279,7 +279,7 @@ func (s *session) settle(ctx context.Context, att *run.Attempt, story tasklist.S
 	if outcome != run.OutcomeInterrupted {
 		// Said where the failure is seen, and passed on: the sandbox, not the agent.
 		if rs := s.sandboxRefusals(att); len(rs) > 0 {
-			reason, passOn = withRefusals(reason, rs), true
+			reason, passOn = sandbox.WithRefusals(reason, rs), true
 		}
 	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn

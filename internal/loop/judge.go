@@ -89,33 +89,10 @@ func (l *Loop) judgeRequest(r *Resolved, text string, env []string) agent.Reques
 	return req
 }
 
-// judgePolicy is the judge's sandbox: the agent's, with nothing writable but the devices
-// and what the user made writable outside the working tree and the git directory
-// (ralph.sandboxWritable); Run adds the judge's temporary directory and its CLI's
-// state. nil when the run is not sandboxed.
+// judgePolicy is the judge's sandbox (sandbox.Settings.JudgePolicy): read-only to the
+// working tree and the git directory. nil when the run is not sandboxed.
 func (s *session) judgePolicy() *sandbox.Policy {
-	if s.policy == nil {
-		return nil
-	}
-	p := s.policy.Clone()
-	ours := []string{s.Repo.Root, s.Repo.GitDir, s.Repo.CommonDir}
-	p.Write = nil
-	p.AddWrite(sandbox.Devices...)
-	for _, w := range s.r.Sandbox.Writable {
-		if sandbox.Covers(ours, w) || sandbox.Covers([]string{w}, s.Repo.Root) ||
-			sandbox.Covers([]string{w}, s.Repo.GitDir) || sandbox.Covers([]string{w}, s.Repo.CommonDir) {
-			continue
-		}
-		p.AddWrite(w)
-	}
-	var dev []string
-	for _, d := range p.Dev {
-		if sandbox.Covers(p.Write, d) {
-			dev = append(dev, d)
-		}
-	}
-	p.Dev = dev
-	return p
+	return s.r.Sandbox.JudgePolicy(s.policy, s.Repo.Root, s.Repo.GitDir, s.Repo.CommonDir)
 }
 
 // judge runs the judge on att, whose story (done: as the attempt left it) passed the

@@ -41,22 +41,3 @@ func (s *session) sandboxRefusals(att *run.Attempt) []sandbox.Refusal {
 	}
 	return out
 }
-
-// withRefusals is reason with what the sandbox refused added to its first line (what
-// the failure line, status and the report show); the rest of reason (a hook's output)
-// follows as it was.
-func withRefusals(reason string, rs []sandbox.Refusal) string {
-	if len(rs) == 0 {
-		return reason
-	}
-	first, rest, multi := strings.Cut(reason, "\n")
-	first = strings.TrimSuffix(first, ":")
-	if first != "" {
-		first += "; "
-	}
-	first += sandbox.DescribeAll(rs)
-	if multi {
-		return first + ":\n" + rest
-	}
-	return first
-}
