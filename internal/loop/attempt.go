@@ -23,6 +23,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/beneath"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/judge"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
@@ -999,7 +1000,7 @@ func auditTrailers(b *strings.Builder, att *run.Attempt) {
 	if att.Verify != "" {
 		fmt.Fprintf(b, "Ralph-Verify: %s\n", att.Verify)
 	}
-	judgeTrailers(b, att.Judge)
+	judge.Trailers(b, att.Judge)
 	fmt.Fprintf(b, "Ralph-Started: %s\n", att.Started.UTC().Format(trailerTime))
 	if !att.Ended.IsZero() {
 		fmt.Fprintf(b, "Ralph-Ended: %s\n", att.Ended.UTC().Format(trailerTime))

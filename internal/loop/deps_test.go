@@ -74,6 +74,14 @@ func TestLayout(t *testing.T) {
 	}
 	walkStatus("internal/status")
 
+	// internal/judge sits under the loop: it reads an agent's result into a run's
+	// record and imports nothing above them.
+	for _, imp := range imports(t, filepath.Join(root, "internal", "judge")) {
+		if !slices.Contains([]string{"internal/agent", "internal/run", "internal/tasklist"}, imp) {
+			t.Errorf("internal/judge imports %s: only agent, run and tasklist", imp)
+		}
+	}
+
 	// Every package under internal, nested ones too (internal/agent/<name>,
 	// internal/github/githubtest).
 	var pkgs []string
