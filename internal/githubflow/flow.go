@@ -128,6 +128,10 @@ func (runs) Import(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 	return On(l).importRemoteRun(ctx, rec)
 }
 
+func (runs) Resume(ctx context.Context, l *loop.Loop, rec *run.Record) error {
+	return On(l).resumeRemoteRun(ctx, rec)
+}
+
 // The small helpers below are the workflows' own; the loop's are exported (loop.Short,
 // loop.UserErr, …).
 
