@@ -14,6 +14,9 @@ type RemoteRuns interface {
 	// Adopt rebuilds a lost (or never written) run record of r (what Start resolved)
 	// from the change's branch, for start --adopt on a runner.
 	Adopt(ctx context.Context, l *Loop, r *Resolved) (*run.Record, error)
+	// Initial returns the trailers of the "initial state" commit of ralph/<name>, nil when
+	// there is none: what says which source a run to adopt is (source.Repo.Initial).
+	Initial(ctx context.Context, l *Loop) func(name string) map[string]string
 	// Import brings home the result of a dispatched run once it has published: the
 	// branch, the attempts, the record and the learnings go into rec, which is then an
 	// ordinary local record. A run that ended without publishing anything is an error.

@@ -245,8 +245,8 @@ func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *so
 			return "", nil, false, err
 		}
 	}
-	if o.Adopt {
-		r.Initial = l.initialTrailers(ctx) // the runner: the branch's initial state commit says which file it runs
+	if o.Adopt && l.Remote != nil {
+		r.Initial = l.Remote.Initial(ctx, l) // the runner: the branch's initial state commit says which file it runs
 	}
 	s, err = l.resolve(ctx, r, o.Arg)
 	if err != nil {
