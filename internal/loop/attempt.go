@@ -509,7 +509,7 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 	} else if op != "" {
 		return nil, done, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), nil
 	}
-	before := doneCounts(src.Tasks) // as the attempt started: the source is read before each
+	before := src.Tasks.DoneCounts() // as the attempt started: the source is read before each
 	if err := src.Reload(); err != nil {
 		var broken *source.BrokenError
 		if errors.As(err, &broken) {
