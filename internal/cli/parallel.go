@@ -17,6 +17,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/parallel"
 	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/term"
+	"github.com/git-ralph/git-ralph/internal/wtrun"
 )
 
 // worktreeMapper decodes --worktree or --worktree=PATH (loop.WorktreeOption): a switch
@@ -54,7 +55,7 @@ func (c *startCmd) checkParallel() error {
 		return &usageError{msg: "several changes need --worktree", hint: "each runs in a worktree of its own: git ralph start --worktree " + strings.Join(c.Changes, " ")}
 	}
 	if c.Worktree.Path != "" {
-		return &usageError{msg: "--worktree=PATH names one worktree, but " + strconv.Itoa(len(c.Changes)) + " changes were given", hint: "choose where they go with 'git config " + loop.WorktreeDirConfig + " DIR' (each change gets DIR/<change>)"}
+		return &usageError{msg: "--worktree=PATH names one worktree, but " + strconv.Itoa(len(c.Changes)) + " changes were given", hint: "choose where they go with 'git config " + wtrun.WorktreeDirConfig + " DIR' (each change gets DIR/<change>)"}
 	}
 	if c.DryRun {
 		return &usageError{msg: "--dry-run takes one change", hint: "run 'git ralph start <change> --dry-run' for each"}

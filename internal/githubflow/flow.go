@@ -124,8 +124,16 @@ func (runs) Adopt(ctx context.Context, l *loop.Loop, r *loop.Resolved) (*run.Rec
 	return On(l).adopt(ctx, r)
 }
 
+func (runs) Initial(ctx context.Context, l *loop.Loop) func(string) map[string]string {
+	return initialTrailers(ctx, l.Repo)
+}
+
 func (runs) Import(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 	return On(l).importRemoteRun(ctx, rec)
+}
+
+func (runs) Resume(ctx context.Context, l *loop.Loop, rec *run.Record) error {
+	return On(l).resumeRemoteRun(ctx, rec)
 }
 
 // The small helpers below are the workflows' own; the loop's are exported (loop.Short,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
-	"github.com/git-ralph/git-ralph/internal/loop/looptest"
+	"github.com/git-ralph/git-ralph/internal/looptest"
 )
 
 type (

@@ -278,7 +278,7 @@ func (fl *Flow) unpublished(rec *run.Record) error {
 		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + loop.Short(r.StartCommit) + ")\n" +
 			"dispatch it again: git ralph dispatch " + rec.Change + "\n" +
 			"or run it here: git ralph start " + rec.Change,
-		Err: loop.ErrNothingPublished}
+		Err: errNothingPublished}
 }
 
 // redispatchable reports whether a dispatched record belongs to a run that ended

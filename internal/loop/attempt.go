@@ -23,6 +23,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/beneath"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/judge"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
@@ -279,7 +280,7 @@ func (s *session) settle(ctx context.Context, att *run.Attempt, story tasklist.S
 	if outcome != run.OutcomeInterrupted {
 		// Said where the failure is seen, and passed on: the sandbox, not the agent.
 		if rs := s.sandboxRefusals(att); len(rs) > 0 {
-			reason, passOn = withRefusals(reason, rs), true
+			reason, passOn = sandbox.WithRefusals(reason, rs), true
 		}
 	}
 	att.Outcome, att.Reason, att.PassOn = outcome, reason, passOn
@@ -508,7 +509,7 @@ func (s *session) storyDone(ctx context.Context, story tasklist.Story) (now *sou
 	} else if op != "" {
 		return nil, done, fmt.Sprintf("signalled COMPLETE but left a %s in progress; finish or abort it, and leave the commits to git-ralph", op), nil
 	}
-	before := doneCounts(src.Tasks) // as the attempt started: the source is read before each
+	before := src.Tasks.DoneCounts() // as the attempt started: the source is read before each
 	if err := src.Reload(); err != nil {
 		var broken *source.BrokenError
 		if errors.As(err, &broken) {
@@ -999,7 +1000,7 @@ func auditTrailers(b *strings.Builder, att *run.Attempt) {
 	if att.Verify != "" {
 		fmt.Fprintf(b, "Ralph-Verify: %s\n", att.Verify)
 	}
-	judgeTrailers(b, att.Judge)
+	judge.Trailers(b, att.Judge)
 	fmt.Fprintf(b, "Ralph-Started: %s\n", att.Started.UTC().Format(trailerTime))
 	if !att.Ended.IsZero() {
 		fmt.Fprintf(b, "Ralph-Ended: %s\n", att.Ended.UTC().Format(trailerTime))

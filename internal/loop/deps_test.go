@@ -74,8 +74,16 @@ func TestLayout(t *testing.T) {
 	}
 	walkStatus("internal/status")
 
-	// Every package under internal, nested ones too (internal/loop/looptest,
-	// internal/agent/<name>, internal/github/githubtest).
+	// internal/judge sits under the loop: it reads an agent's result into a run's
+	// record and imports nothing above them.
+	for _, imp := range imports(t, filepath.Join(root, "internal", "judge")) {
+		if !slices.Contains([]string{"internal/agent", "internal/run", "internal/tasklist"}, imp) {
+			t.Errorf("internal/judge imports %s: only agent, run and tasklist", imp)
+		}
+	}
+
+	// Every package under internal, nested ones too (internal/agent/<name>,
+	// internal/github/githubtest).
 	var pkgs []string
 	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
@@ -94,8 +102,8 @@ func TestLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(pkgs, "internal/loop/looptest") {
-		t.Fatalf("the walk of internal found %d packages, not internal/loop/looptest", len(pkgs))
+	if !slices.Contains(pkgs, "internal/github/githubtest") {
+		t.Fatalf("the walk of internal found %d packages, not internal/github/githubtest", len(pkgs))
 	}
 	for _, pkg := range pkgs {
 		if pkg == "internal/cli" {

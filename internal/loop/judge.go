@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/agents"
+	"github.com/git-ralph/git-ralph/internal/judge"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -16,13 +16,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
-// The judge (start --judge AGENT) reads the diff a COMPLETE attempt's checkpoint would
-// record, read-only in the sandbox (judgePolicy), and answers PASS or FAIL. FAIL, or no
-// verdict, fails the attempt and uses a retry, so a broken judge is bounded too
-// (docs/LOOP.md; the manual's JUDGE).
-
-// maxJudgeDiffFile bounds the file the whole diff is written to for the judge to read.
-const maxJudgeDiffFile = 16 << 20
+// The judge (start --judge AGENT; internal/judge) as the loop runs it: checked before
+// the run, run read-only in the sandbox (judgePolicy) on a COMPLETE attempt, recorded.
 
 // judgeDriver is the judge's driver: l.JudgeDriver when set (a custom judge's command
 // from git config), else the agent name names.
@@ -89,33 +84,10 @@ func (l *Loop) judgeRequest(r *Resolved, text string, env []string) agent.Reques
 	return req
 }
 
-// judgePolicy is the judge's sandbox: the agent's, with nothing writable but the devices
-// and what the user made writable outside the working tree and the git directory
-// (ralph.sandboxWritable); Run adds the judge's temporary directory and its CLI's
-// state. nil when the run is not sandboxed.
+// judgePolicy is the judge's sandbox (sandbox.Settings.JudgePolicy): read-only to the
+// working tree and the git directory. nil when the run is not sandboxed.
 func (s *session) judgePolicy() *sandbox.Policy {
-	if s.policy == nil {
-		return nil
-	}
-	p := s.policy.Clone()
-	ours := []string{s.Repo.Root, s.Repo.GitDir, s.Repo.CommonDir}
-	p.Write = nil
-	p.AddWrite(sandbox.Devices...)
-	for _, w := range s.r.Sandbox.Writable {
-		if sandbox.Covers(ours, w) || sandbox.Covers([]string{w}, s.Repo.Root) ||
-			sandbox.Covers([]string{w}, s.Repo.GitDir) || sandbox.Covers([]string{w}, s.Repo.CommonDir) {
-			continue
-		}
-		p.AddWrite(w)
-	}
-	var dev []string
-	for _, d := range p.Dev {
-		if sandbox.Covers(p.Write, d) {
-			dev = append(dev, d)
-		}
-	}
-	p.Dev = dev
-	return p
+	return s.r.Sandbox.JudgePolicy(s.policy, s.Repo.Root, s.Repo.GitDir, s.Repo.CommonDir)
 }
 
 // judge runs the judge on att, whose story (done: as the attempt left it) passed the
@@ -161,10 +133,7 @@ func (s *session) judge(ctx context.Context, att *run.Attempt, done tasklist.Sto
 	}
 	res, startErr := agent.Run(jctx, drv, req)
 	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
-	j.Turns, j.InputTokens, j.OutputTokens, j.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
-	if res.Model != "" {
-		j.Model = res.Model
-	}
+	judge.Record(j, res)
 	s.rec.SumAttempts()
 	var verdict, reason string
 	switch {
@@ -176,15 +145,7 @@ func (s *session) judge(ctx context.Context, att *run.Attempt, done tasklist.Sto
 		j.Verdict, j.Reason = run.VerdictNone, "interrupted"
 		return run.OutcomeInterrupted, "interrupted", false, nil
 	default:
-		verdict, reason = judged(res, s.r.Timeout, s.r.IdleTimeout)
-		// A judge whose use the budget cannot count gets no say: the run's cap would not hold.
-		switch {
-		case !res.SawResult || res.Class == agent.ClassTransient || res.Class == agent.ClassLimit:
-		case s.r.MaxCost > 0 && res.CostUSD == nil:
-			verdict, reason = run.VerdictNone, "reported no cost, so --max-cost cannot count it"
-		case s.r.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
-			verdict, reason = run.VerdictNone, "reported no tokens, so --max-tokens cannot count it"
-		}
+		verdict, reason = judge.Verdict(res, judge.Limits{Timeout: s.r.Timeout, Idle: s.r.IdleTimeout, Cost: s.r.MaxCost > 0, Tokens: s.r.MaxTokens > 0})
 	}
 	j.Verdict, j.Reason = verdict, reason
 	s.Report.Step("the judge (" + drv.Name() + ") says " + strings.ToUpper(verdict) + judgeUse(j))
@@ -200,34 +161,6 @@ func (s *session) judge(ctx context.Context, att *run.Attempt, done tasklist.Sto
 		return run.OutcomeFailed, "judge: " + orText(reason, "FAIL, without a reason"), true, nil
 	}
 	return run.OutcomeFailed, "judge: " + reason, false, nil // not the agent's reason
-}
-
-// judged is the verdict of a judge that ran to its end (res), and its reason.
-func judged(res agent.Result, timeout, idle time.Duration) (verdict, reason string) {
-	switch {
-	case res.TimedOut:
-		return run.VerdictNone, fmt.Sprintf("timed out after %s without a verdict", timeout)
-	case res.Idle:
-		return run.VerdictNone, fmt.Sprintf("printed nothing for %s", idle)
-	case res.Fatal != "":
-		return run.VerdictNone, res.Fatal
-	case !res.SawResult && res.ExitCode == 0:
-		return run.VerdictNone, "ended without a final result"
-	case !res.SawResult:
-		return run.VerdictNone, strings.Replace(exitText(res), "the agent", "it", 1) + " without a final result" + stderrNote(res)
-	case res.IsError:
-		return run.VerdictNone, "reported an error: " + orText(strings.Join(res.Errors, "; "), orText(firstLine(res.Text), res.Subtype))
-	case res.ExitCode > 0:
-		return run.VerdictNone, fmt.Sprintf("exited with code %d", res.ExitCode)
-	}
-	v := agent.ParseVerdict(res.Text)
-	switch v.Kind {
-	case agent.VerdictPass:
-		return run.VerdictPass, ""
-	case agent.VerdictFail:
-		return run.VerdictFail, v.Reason
-	}
-	return run.VerdictNone, "its final answer had no <verdict> line"
 }
 
 // judgeUse is what the judge reported of its use, " · $0.0123 · 1,234 tokens", or "".
@@ -248,27 +181,13 @@ func judgeUse(j *run.Judge) string {
 func (s *session) judgePrompt(ctx context.Context, att *run.Attempt, done tasklist.Story, tree string) (string, error) {
 	d := prompt.JudgeData{Change: s.r.Change, Story: done.ID, Title: done.Title, Attempt: att.N, AgentPrompt: strings.TrimSpace(s.agentPrompt),
 		Verify: orText(att.Verify, "skipped"), VerifyOutput: Tail(s.verifyOut, 40), Checkpoint: s.rec.Checkpoint, Tree: tree}
-	for _, t := range done.Tasks {
-		line := t.Text
-		if t.ID != "" && !strings.HasPrefix(line, t.ID) {
-			line = t.ID + " " + line
-		}
-		if t.Skipped != "" {
-			line = t.SkipLine()
-		}
-		if t.Done {
-			line = "[x] " + line
-		} else {
-			line = "[ ] " + line
-		}
-		d.Tasks = append(d.Tasks, line)
-	}
+	d.Tasks = judge.Tasks(done)
 	diffPath := s.Store.JudgeDiffPath(s.r.Change, att.Story, att.N)
 	f, err := s.Store.Create(diffPath)
 	if err != nil {
 		return "", err
 	}
-	w := &judgeDiff{file: f, fileMax: maxJudgeDiffFile, headMax: prompt.MaxJudgeDiff}
+	w := &judge.Diff{File: f, FileMax: judge.MaxDiffFile, HeadMax: prompt.MaxJudgeDiff}
 	err = s.Repo.DiffStaged(ctx, s.rec.Checkpoint, w) // the index holds tree
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -276,38 +195,16 @@ func (s *session) judgePrompt(ctx context.Context, att *run.Attempt, done taskli
 	if err != nil {
 		return "", fmt.Errorf("the diff for the judge: %w", err)
 	}
-	d.Diff, d.DiffBytes = strings.ToValidUTF8(string(w.head), "\uFFFD"), w.total
-	if w.total > len(w.head) {
+	d.Diff, d.DiffBytes = strings.ToValidUTF8(string(w.Head), "\uFFFD"), w.Total
+	if w.Total > len(w.Head) {
 		d.DiffFile = diffPath
-		if w.total > w.fileMax {
-			d.DiffCut = w.fileMax
+		if w.Total > w.FileMax {
+			d.DiffCut = w.FileMax
 		}
 	} else {
 		_ = s.Store.RemoveFile(diffPath) // whole in the prompt: no file to name
 	}
 	return prompt.RenderJudge(d)
-}
-
-// judgeDiff keeps the beginning of a diff for the prompt and writes its first fileMax
-// bytes to file, counting all.
-type judgeDiff struct {
-	file    interface{ Write([]byte) (int, error) }
-	head    []byte
-	headMax int
-	fileMax int
-	total   int
-	err     error
-}
-
-func (w *judgeDiff) Write(p []byte) (int, error) {
-	if n := min(len(p), w.headMax-len(w.head)); n > 0 {
-		w.head = append(w.head, p[:n]...)
-	}
-	if n := min(len(p), w.fileMax-w.total); n > 0 && w.err == nil {
-		_, w.err = w.file.Write(p[:n])
-	}
-	w.total += len(p)
-	return len(p), w.err
 }
 
 // afterJudge is why the attempt cannot be checkpointed after its judge ran unsandboxed
@@ -330,22 +227,4 @@ func (s *session) afterJudge(ctx context.Context, att *run.Attempt, snap *surfac
 		return "", err
 	}
 	return fmt.Sprintf("judge: the judge changed the work tree it judged (tree %s, it judged %s); a judge only reads", Short(now), Short(tree)), nil
-}
-
-// judgeTrailers writes the judge's verdict on an attempt as trailers: Ralph-Judge
-// (pass, fail, none) and the agent, model and use of the judge.
-func judgeTrailers(b *strings.Builder, j *run.Judge) {
-	if j == nil || j.Verdict == "" {
-		return
-	}
-	fmt.Fprintf(b, "Ralph-Judge: %s\nRalph-Judge-Agent: %s\n", j.Verdict, j.Agent)
-	if j.Model != "" {
-		fmt.Fprintf(b, "Ralph-Judge-Model: %s\n", j.Model)
-	}
-	if n := j.InputTokens + j.OutputTokens; n > 0 {
-		fmt.Fprintf(b, "Ralph-Judge-Tokens: %d\n", n)
-	}
-	if j.CostUSD != nil {
-		fmt.Fprintf(b, "Ralph-Judge-Cost-USD: %.4f\n", *j.CostUSD)
-	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/loop/looptest"
+	"github.com/git-ralph/git-ralph/internal/looptest"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 

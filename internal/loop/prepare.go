@@ -31,13 +31,9 @@ func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
 	// Whatever happens next, git steps must not be cut short by a Ctrl-C.
 	gctx := context.WithoutCancel(ctx)
 	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
-		// A run on GitHub Actions: once it has published, its result comes home and
-		// the loop goes on here from the remote checkpoint.
-		if err := l.importRemoteRun(gctx, rec); errors.Is(err, ErrNothingPublished) {
-			if err := l.takeBackUnpublished(gctx, rec); err != nil {
-				return nil, err
-			}
-		} else if err != nil {
+		// A run on GitHub Actions: its result comes home (or its start commit, when it
+		// published nothing), and the loop goes on here from there.
+		if err := l.resumeRemoteRun(gctx, rec); err != nil {
 			return nil, err
 		}
 	}
@@ -594,29 +590,6 @@ func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
 	rec.Tokens, rec.TokensKnown = 0, false
 	rec.Started = l.Time()
 	l.Report.Step(fmt.Sprintf("started %s over from its initial state %s", rec.Branch, Short(rec.Initial)))
-	return l.Save(rec)
-}
-
-// ErrNothingPublished marks the error of a run that ended without publishing.
-var ErrNothingPublished = errors.New("the run ended without publishing")
-
-// takeBackUnpublished makes the record of a run that ended without publishing a local
-// one at the start commit, for start to go on from: the local branch is where dispatch
-// made it (created again if it was deleted; commits made on it since are start's to
-// take as the checkpoint, as after any stop).
-func (l *Loop) takeBackUnpublished(ctx context.Context, rec *run.Record) error {
-	r := rec.Remote
-	ref := "refs/heads/" + rec.Branch
-	if _, ok, err := l.Repo.ResolveRef(ctx, ref); err != nil {
-		return err
-	} else if !ok {
-		if err := l.Repo.CreateRef(ctx, ref, r.StartCommit); err != nil {
-			return err
-		}
-	}
-	rec.Stop(run.Interrupted, fmt.Sprintf("run %d on GitHub Actions ended (%s) without publishing", r.RunID, r.LastSeenConclusion), nil)
-	rec.Checkpoint = r.StartCommit
-	l.Report.Step(fmt.Sprintf("run %d on GitHub Actions published nothing (%s): going on here from %s at %s", r.RunID, r.LastSeenConclusion, rec.Branch, Short(r.StartCommit)))
 	return l.Save(rec)
 }
 

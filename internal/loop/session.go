@@ -173,7 +173,7 @@ func (s *session) begin(ctx context.Context) error {
 	if how, ok := sandbox.Containment(); sandbox.IsReaper() && !ok {
 		s.Report.Warn(how)
 	}
-	pol, err := sandboxPolicy(s.r.Sandbox, s.Repo.Root, s.Repo.CommonDir, agentFiles(s.src, s.Store.LearningsPath(s.r.Change)), true)
+	pol, err := s.r.Sandbox.AgentPolicy(s.Repo.Root, s.Repo.CommonDir, agentFiles(s.src, s.Store.LearningsPath(s.r.Change)), true)
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (s *session) begin(ctx context.Context) error {
 	}
 	s.policy = pol
 	if pol != nil && !s.r.Sandbox.VerifyOff {
-		if s.gatePolicy, err = gatePolicy(s.r.Sandbox, s.Repo.Root, s.Repo.CommonDir); err != nil {
+		if s.gatePolicy, err = s.r.Sandbox.GatePolicy(s.Repo.Root, s.Repo.CommonDir); err != nil {
 			return err
 		}
 		s.gatePolicy.Read = pol.Read // the same hidden paths

@@ -83,27 +83,6 @@ func (l *Loop) runRecord(name string) (*run.Record, error) {
 	return l.Store.Load(name)
 }
 
-// initialTrailers returns the trailers of the "initial state" commit of ralph/<name>
-// (start --adopt on a runner: no record yet, and they say which source the run is),
-// nil when there is none.
-func (l *Loop) initialTrailers(ctx context.Context) func(name string) map[string]string {
-	return func(name string) map[string]string {
-		if strings.HasPrefix(name, "-") || l.Repo.CheckBranchName(ctx, BranchName(name)) != nil {
-			return nil
-		}
-		cs, err := l.Repo.Log(ctx, "refs/heads/"+BranchName(name), 1000)
-		if err != nil {
-			return nil
-		}
-		for _, c := range cs {
-			if c.Subject == "initial state" {
-				return c.Trailers
-			}
-		}
-		return nil
-	}
-}
-
 // RunNameOf is the run name of arg: the run arg names (source.RunOf: its name, or the
 // path of a plan or a prd.json, from the current directory or from the top level, that
 // a run records), else arg itself. So `git ralph status docs/plans/x.md` finds the run "x".

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -247,8 +245,8 @@ func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *so
 			return "", nil, false, err
 		}
 	}
-	if o.Adopt {
-		r.Initial = l.initialTrailers(ctx) // the runner: the branch's initial state commit says which file it runs
+	if o.Adopt && l.Remote != nil {
+		r.Initial = l.Remote.Initial(ctx, l) // the runner: the branch's initial state commit says which file it runs
 	}
 	s, err = l.resolve(ctx, r, o.Arg)
 	if err != nil {
@@ -494,14 +492,7 @@ func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, e
 	if r.JudgeDriver != nil {
 		s.DryRun.JudgeArgv = r.JudgeDriver.Argv(l.judgeRequest(r, "", nil))
 	}
-	s.DryRun.Sandbox = describeSandbox(r.Sandbox, r.Driver, tree, agentFiles(src, l.Store.LearningsPath(src.Name)))
-	if r.Sandbox.Level.Moved {
-		if home, err := gitdir.Where(tree, l.Repo.CommonDir); err == nil {
-			s.DryRun.Sandbox = append(s.DryRun.Sandbox, "  git directory: moved to "+filepath.Join(home, ".git")+" while the run works, .git a link to it; put back when the run ends")
-		}
-	} else if r.Sandbox.Level.InPlace {
-		s.DryRun.Sandbox = append(s.DryRun.Sandbox, "  git directory: stays in the working tree ("+r.Sandbox.Level.Stays+"), writable to the agent; checked and put back after each attempt")
-	}
+	s.DryRun.Sandbox = l.describeSandbox(r.Sandbox, r.Driver, tree, agentFiles(src, l.Store.LearningsPath(src.Name)))
 	return s, nil
 }
 

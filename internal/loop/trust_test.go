@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/loop/looptest"
+	"github.com/git-ralph/git-ralph/internal/looptest"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 

@@ -19,52 +19,29 @@ import (
 // file holds what the loop reads of it: where it works, the Loop there, the agent's
 // environment there.
 
-// WorktreeDirConfig is the git config key naming the directory under which worktree
-// runs are made, one subdirectory per change.
-const WorktreeDirConfig = "ralph.worktreeDir"
-
 // worktreeTarget returns where the worktree run of change works: the record's worktree
-// for an existing worktree run, else w.Path (--worktree=PATH), else
-// <ralph.worktreeDir>/<change>, else ../<repo>.ralph/<change> next to the main worktree.
-// ok is false for a run in the user's checkout.
-func (l *Loop) worktreeTarget(ctx context.Context, change string, w WorktreeOption) (path string, existing *run.Record, ok bool, err error) {
+// for an existing worktree run, else where Worktrees puts a new one (--worktree). ok is
+// false for a run in the user's checkout.
+func (l *Loop) worktreeTarget(ctx context.Context, change string, w WorktreeOption) (path string, ok bool, err error) {
 	rec, err := l.Store.Load(change)
 	if err != nil && !errors.Is(err, run.ErrNoRun) {
-		return "", nil, false, err
+		return "", false, err
 	}
 	if rec != nil && rec.Worktree != nil {
-		return rec.Worktree.Path, rec, true, nil
+		return rec.Worktree.Path, true, nil
 	}
 	if !w.On {
-		return "", rec, false, nil
+		return "", false, nil
 	}
 	if rec != nil {
-		return "", nil, false, UserErr("resume it there with 'git ralph start "+change+"' (without --worktree), or finish it first",
+		return "", false, UserErr("resume it there with 'git ralph start "+change+"' (without --worktree), or finish it first",
 			"change %q already has a run in the checkout %s", change, l.Repo.Root)
 	}
-	path = w.Path
-	if path == "" {
-		main, err := l.Repo.MainWorktree(ctx)
-		if err != nil {
-			return "", nil, false, err
-		}
-		dir, set, err := l.Repo.ConfigPath(ctx, WorktreeDirConfig)
-		if err != nil {
-			return "", nil, false, err
-		}
-		switch {
-		case set && dir != "" && !filepath.IsAbs(dir):
-			dir = filepath.Join(main, dir)
-		case !set || dir == "":
-			dir = filepath.Join(filepath.Dir(main), filepath.Base(main)+".ralph")
-		}
-		path = filepath.Join(dir, change)
+	if l.Worktrees == nil {
+		return "", false, fmt.Errorf("start of %q in a worktree: no way to run in a worktree here", change)
 	}
-	path, err = filepath.Abs(path)
-	if err != nil {
-		return "", nil, false, err
-	}
-	return path, nil, true, nil
+	path, err = l.Worktrees.Path(ctx, l, change, w.Path)
+	return path, err == nil, err
 }
 
 // checkWhere finds where r's loop works (the user's checkout, or the run's worktree)
@@ -76,7 +53,7 @@ func (l *Loop) checkWhere(ctx context.Context, r *Resolved) (wt string, inWT boo
 		return "", false, err
 	}
 	defer wlock.Unlock()
-	wt, _, inWT, err = l.worktreeTarget(ctx, r.Change, r.Worktree)
+	wt, inWT, err = l.worktreeTarget(ctx, r.Change, r.Worktree)
 	if err != nil {
 		return "", false, err
 	}

@@ -19,6 +19,9 @@ type WorktreeRuns interface {
 	// re-creates a deleted worktree from the branch, locks the worktree and runs the
 	// loop there.
 	Start(ctx context.Context, l *Loop, r *Resolved, path string) (*Summary, error)
+	// Path is where a new worktree run of change works: path (--worktree=PATH) when
+	// given, else a directory of its own under ralph.worktreeDir or the default; absolute.
+	Path(ctx context.Context, l *Loop, change, path string) (string, error)
 	// Finish ends the worktree run rec in mode (--squash or --keep).
 	Finish(ctx context.Context, l *Loop, rec *run.Record, mode FinishMode) (*FinishResult, error)
 

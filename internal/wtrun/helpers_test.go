@@ -5,7 +5,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
-	"github.com/git-ralph/git-ralph/internal/loop/looptest"
+	"github.com/git-ralph/git-ralph/internal/looptest"
 )
 
 // The helpers of internal/loop's tests that the worktree runs' tests use, with

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/loop"
-	"github.com/git-ralph/git-ralph/internal/loop/looptest"
+	"github.com/git-ralph/git-ralph/internal/looptest"
 )
 
 // A worktree run's squash that conflicts, and whose undo cannot put the checkout back,

@@ -30,7 +30,7 @@ func checkNewWorktreePath(ctx context.Context, l *loop.Loop, path, change string
 	}
 	for _, root := range roots {
 		if within(path, root) {
-			return loop.UserErr("pick a directory outside the repository: "+again+", or 'git config "+loop.WorktreeDirConfig+" DIR'",
+			return loop.UserErr("pick a directory outside the repository: "+again+", or 'git config "+WorktreeDirConfig+" DIR'",
 				"the worktree %s would be inside %s", path, root)
 		}
 	}
@@ -44,7 +44,7 @@ func checkNewWorktreePath(ctx context.Context, l *loop.Loop, path, change string
 		}
 		return fmt.Errorf("read %s: %w", path, err)
 	case len(entries) > 0:
-		return loop.UserErr("remove it, or pick another path: "+again+" (or 'git config "+loop.WorktreeDirConfig+" DIR')",
+		return loop.UserErr("remove it, or pick another path: "+again+" (or 'git config "+WorktreeDirConfig+" DIR')",
 			"%s exists and is not empty", path)
 	}
 	return nil

@@ -29,6 +29,10 @@ func (runs) Start(ctx context.Context, l *loop.Loop, r *loop.Resolved, path stri
 	return startWorktree(ctx, l, r, path)
 }
 
+func (runs) Path(ctx context.Context, l *loop.Loop, change, path string) (string, error) {
+	return worktreePath(ctx, l, change, path)
+}
+
 func (runs) Finish(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
 	return finishWorktree(ctx, l, rec, mode)
 }
