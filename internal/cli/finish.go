@@ -47,7 +47,8 @@ back, the error says so).
 its checkpoint commits.
 
 --pr pushes ralph/<change> (with --force-with-lease against the tip it last pushed;
-git-ralph's own pre-push guard lets this one push through, your other hooks run) and
+git-ralph's own pre-push guard lets this one push through; your pre-push hook runs in
+the verify gate's sandbox, ralph.verifySandbox, before a push that runs no hook) and
 opens its pull request on GitHub, or updates the description of the one already open.
 The token is gh's: GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN, or 'gh auth login'.
 Every check runs before anything changes; if the pull request call fails after the
@@ -236,8 +237,20 @@ func (c *finishCmd) prOptions(e *env, l *loop.Loop) (githubflow.PROptions, error
 			}
 		}
 	}
+	// The pre-push hook runs where the verify gate does (ralph.sandbox, as start reads it).
+	mode, _, err := l.Repo.Config(e.ctx, "ralph.sandbox")
+	if err != nil {
+		return githubflow.PROptions{}, err
+	}
+	if mode == "" {
+		mode = "auto"
+	}
+	hooks, err := sandboxSettings(e, l.Repo, mode)
+	if err != nil {
+		return githubflow.PROptions{}, err
+	}
 	return githubflow.PROptions{
-		Draft: draft, Base: c.Base, Remote: remote, Repo: repo, EnvRepo: os.Getenv("GH_REPO"),
+		Draft: draft, Base: c.Base, Remote: remote, Repo: repo, EnvRepo: os.Getenv("GH_REPO"), Hooks: hooks,
 		Client: func(host string) (*github.Client, error) {
 			return github.New(host, e.githubOptions())
 		},

@@ -52,6 +52,27 @@ func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env
 	return output, res.exitCode, nil
 }
 
+// SandboxedHookFile runs the hook file at path as git would run hook name, with args
+// and stdin, but started by start (the caller's sandbox) from base plus env. The file
+// is opened inside the sandbox (/bin/sh execs it), so a link in its path leads only
+// where the sandbox may read; /bin/sh runs a file with no #! line, as git does.
+func (r *Repo) SandboxedHookFile(ctx context.Context, name, path string, args []string, stdin []byte, base, env []string, start Starter) (output string, exitCode int, err error) {
+	if err := checkHookName(name); err != nil {
+		return "", -1, err
+	}
+	c := call{env: env, base: base, combined: true, interruptible: true, start: start, stdin: stdin,
+		show: path, program: "/bin/sh", args: append([]string{"-c", `exec "$0" "$@"`, path}, args...)}
+	res := r.runOnce(ctx, c)
+	output = string(res.stderr)
+	if res.exitCode == -1 {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return output, -1, fmt.Errorf("hook %s: %w", name, ctxErr)
+		}
+		return output, -1, fmt.Errorf("hook %s: %w", name, res.err)
+	}
+	return output, res.exitCode, nil
+}
+
 // SandboxedHook runs script, hook name as the caller recorded it, the way RecordedHook
 // does, but started by start (the caller's sandbox) with args, from an environment
 // made from base instead of git-ralph's own: from a private copy of script (a sealed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 )
@@ -89,6 +90,12 @@ type PushRequest struct {
 	Expect string
 	// Config is passed as -c key=value to this push only (e.g. ralph.allowPush=true).
 	Config []string
+	// PrePush, when set, runs the pre-push hook in git's stead (the caller's sandbox):
+	// with the hook's path, git's arguments (the remote and its URL) and git's input
+	// (the ref line), before git pushes with no hook. A non-zero exit refuses the push,
+	// as git's own run of the hook would.
+	// env carries Config to the hook (GIT_CONFIG_PARAMETERS), as git's -c would.
+	PrePush func(ctx context.Context, path string, args []string, stdin []byte, env []string) (output string, exitCode int, err error)
 }
 
 // ErrPushRejected is returned by Push when the remote branch is not where the lease
@@ -110,7 +117,16 @@ func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 	for _, kv := range p.Config {
 		args = append(args, "-c", kv)
 	}
+	if p.PrePush != nil {
+		if err := r.prePush(ctx, p, ref); err != nil {
+			return err
+		}
+		args = append(args, "-c", "core.hooksPath="+os.DevNull)
+	}
 	args = append(args, "push", "--porcelain", "--force-with-lease="+ref+":"+p.Expect, p.Remote, ref+":"+ref)
+	if p.PrePush != nil {
+		args = append(args, "--no-verify")
+	}
 	_, err := r.run(ctx, call{args: args, remote: true, env: []string{"GIT_TERMINAL_PROMPT=0"}, combined: true})
 	if err == nil {
 		return nil
@@ -126,4 +142,45 @@ func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 		}
 	}
 	return err
+}
+
+// prePush runs the pre-push hook, if there is one, through p.PrePush, with what git
+// would give it for the push of ref; a refusal is an *Error as git's would be.
+func (r *Repo) prePush(ctx context.Context, p PushRequest, ref string) error {
+	path, ok, err := r.hookFile(ctx, "pre-push")
+	if err != nil || !ok {
+		return err
+	}
+	url := p.Remote
+	if out, err := r.run(ctx, call{readOnly: true, args: []string{"remote", "get-url", "--push", p.Remote}}); err == nil {
+		if urls := strings.Split(strings.TrimSpace(string(out)), "\n"); urls[0] != "" {
+			url = urls[0]
+		}
+	}
+	local, _, err := r.ResolveRef(ctx, ref)
+	if err != nil {
+		return err
+	}
+	remote := p.Expect
+	if remote == "" {
+		remote = strings.Repeat("0", len(local))
+	}
+	in := fmt.Sprintf("%s %s %s %s\n", ref, local, ref, remote)
+	var env []string
+	if len(p.Config) > 0 {
+		q := make([]string, len(p.Config))
+		for i, kv := range p.Config {
+			q[i] = "'" + strings.ReplaceAll(kv, "'", `'\''`) + "'"
+		}
+		env = []string{"GIT_CONFIG_PARAMETERS=" + strings.Join(q, " ")}
+	}
+	out, code, err := p.PrePush(ctx, path, []string{p.Remote, url}, []byte(in), env)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &Error{Args: []string{"push", p.Remote, ref}, ExitCode: code, Stderr: strings.TrimSpace(out),
+			Err: fmt.Errorf("the pre-push hook refused the push (exit status %d)", code)}
+	}
+	return nil
 }
