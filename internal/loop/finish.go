@@ -75,33 +75,29 @@ func PickRun(names []string, name, command string) (string, error) {
 	return "", &Error{Msg: "more than one run: " + strings.Join(names, ", "), Hint: "name the change, e.g. 'git ralph " + command + " " + names[0] + "'", Code: 2}
 }
 
-// Finish ends the run of change (or of the only run) the way mode says.
+// Finish ends the run of change (or of the only run) the way mode says: the finish
+// pipeline (FinishWith) with squash or keep as its last step, here or, for a worktree
+// run, in Loop.Worktrees. No step is cut short by Ctrl-C.
 func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res *FinishResult, err error) {
-	change, rec, lock, err := l.LockRun(change)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	ctx = context.WithoutCancel(ctx)
-	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {
-		if err := l.importRemoteRun(ctx, rec); err != nil {
-			return nil, err
-		}
-	}
-	if rec.Worktree != nil {
-		return l.finishWorktree(ctx, rec, mode)
-	}
-	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
-		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
-		if err := l.ClearCrashLocks(ctx, rec, FinishCommand(change, mode)); err != nil {
-			return nil, err
-		}
-		if err := l.CheckCrashedSurface(ctx, rec, FinishCommand(change, mode)); err != nil {
-			return nil, err
-		}
-	}
-	// finish's own git (checkout, merge, reset) reads the config and runs hooks and
-	// filters: what it leaves of the trust surface must be what it found.
+	err = l.FinishWith(context.WithoutCancel(ctx), change, FinishStrategy{
+		Command: func(change string) string { return FinishCommand(change, mode) },
+		Resumes: true,
+		Act: func(ctx context.Context, f *FinishRun) (err error) {
+			if f.Rec.Worktree != nil {
+				res, err = f.Loop.Worktrees.Finish(ctx, f.Loop, f.Rec, mode)
+			} else {
+				res, err = f.Loop.finishHere(ctx, f.Rec, mode)
+			}
+			return err
+		},
+	})
+	return res, err
+}
+
+// finishHere is the last step of an in-place finish: finish's own git (checkout, merge,
+// reset) reads the config and runs hooks and filters, so what it leaves of the trust
+// surface must be what it found; a pending squash is completed (resumeSquash) first.
+func (l *Loop) finishHere(ctx context.Context, rec *run.Record, mode FinishMode) (res *FinishResult, err error) {
 	snap, err := surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, Others: l.runStamps})
 	if err != nil {
 		return nil, fmt.Errorf("record the trust surface: %w", err)
@@ -116,7 +112,7 @@ func (l *Loop) Finish(ctx context.Context, change string, mode FinishMode) (res 
 			return res, err
 		}
 	}
-	return l.finish(ctx, change, rec, mode)
+	return l.finish(ctx, rec.Change, rec, mode)
 }
 
 // finish is Finish of change (rec) once its checks are made and no finish --squash is

@@ -19,7 +19,8 @@ type WorktreeRuns interface {
 	// re-creates a deleted worktree from the branch, locks the worktree and runs the
 	// loop there.
 	Start(ctx context.Context, l *Loop, r *Resolved, path string) (*Summary, error)
-	// Finish ends the worktree run rec in mode (--squash or --keep).
+	// Finish is the last step of finish --squash or --keep (mode) of the worktree run
+	// rec, which FinishWith has located (l) and recovered.
 	Finish(ctx context.Context, l *Loop, rec *run.Record, mode FinishMode) (*FinishResult, error)
 
 	// FromOrigin returns l, or, when l works inside rec's worktree (which a finish may
@@ -42,13 +43,6 @@ func (l *Loop) startWorktree(ctx context.Context, r *Resolved, path string) (*Su
 		return nil, fmt.Errorf("start of %q in a worktree: no way to run in a worktree here", r.Change)
 	}
 	return l.Worktrees.Start(ctx, l, r, path)
-}
-
-func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
-	if l.Worktrees == nil {
-		return nil, fmt.Errorf("finish of %q: its run is in a worktree, and there is no way to finish it here", rec.Change)
-	}
-	return l.Worktrees.Finish(ctx, l, rec, mode)
 }
 
 // RunInWorktree runs the loop of r in l, a Loop made by In for the run's worktree,
