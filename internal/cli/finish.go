@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
@@ -105,7 +106,7 @@ func (c *finishCmd) Run(e *env) error {
 		mode = loop.Squash
 	}
 	closing := c.closingLines(l) // read before the run is forgotten
-	res, err := l.Finish(e.ctx, c.Change, mode)
+	res, err := finish.Run(e.ctx, l, c.Change, mode)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,10 @@ package loop
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/surface"
 )
 
 // FinishStrategy is the last step of the finish pipeline (FinishWith): squash and keep
@@ -83,4 +85,32 @@ func (f *FinishRun) recover(ctx context.Context) error {
 		return err
 	}
 	return l.CheckCrashedSurface(ctx, rec, f.Again)
+}
+
+// GuardSurface runs act, finish's own git, with the trust surface recorded before it:
+// what differs after it was changed by a program of the agent's that git ran (or a
+// process the agent left running), and is put back and warned of.
+func (f *FinishRun) GuardSurface(ctx context.Context, act func() error) (err error) {
+	l, rec := f.Loop, f.Rec
+	snap, err := surface.Take(ctx, l.Repo, surface.Options{Change: rec.Change, Others: l.runStamps})
+	if err != nil {
+		return fmt.Errorf("record the trust surface: %w", err)
+	}
+	defer func() {
+		if cerr := l.finishCheck(ctx, snap, rec); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return act()
+}
+
+// finishCheck compares the trust surface with snap and puts back what differs.
+func (l *Loop) finishCheck(ctx context.Context, snap *surface.Snapshot, rec *run.Record) error {
+	changes, err := l.restoreSurface(ctx, snap, rec, "finish", false)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	l.Report.Warn(strings.TrimPrefix(surface.Reason(changes, l.Repo.Root), "tampered: ") + " while finish ran (a program of the agent's that git ran, " +
+		"or a process the agent left running): put back as listed above")
+	return nil
 }
