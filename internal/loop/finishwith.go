@@ -10,7 +10,7 @@ import (
 )
 
 // FinishStrategy is the last step of the finish pipeline (FinishWith): squash and keep
-// (Finish), pr (internal/githubflow).
+// (internal/finish, and internal/wtrun for a worktree run), pr (internal/githubflow).
 type FinishStrategy struct {
 	Command func(change string) string // the command line a hint says to run again
 	// Resumes says the strategy meets a finish --squash a kill cut short
