@@ -45,7 +45,7 @@ func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.F
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
-	// loop.Keep the checkpoints reachable whatever happens next.
+	// Keep the checkpoints reachable whatever happens next.
 	if err := l.Repo.UpdateRef(ctx, backup, tip); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fini
 }
 
 // resumeSquash completes a finish --squash that was killed half-way, from what git
-// shows: before the switch to the target nothing moved (it returns nil, nil and Finish
+// shows: before the switch to the target nothing moved (it returns nil, nil and Run
 // starts over); after it, the squash is completed when the worktree holds the target
 // and nothing else (killed before the merge) or exactly the squashed work (killed after
 // the merge, the unstaging or the branch's deletion). Anything else is refused with
@@ -134,25 +134,7 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 		return nil, err
 	}
 	if exists && cur == rec.Branch {
-		// Killed before the switch, or inside it: a checkout cut short leaves HEAD on
-		// the branch and part of the target's files in the worktree, which was clean
-		// when finish began. loop.Keep that, put the branch's tip back, and start over.
-		st, err := l.Repo.Status(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(st) > 0 {
-			if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
-				return nil, err
-			} else if tip != f.Tip {
-				return nil, pending("%s moved since", rec.Branch)
-			}
-			if err := l.RestoreAfterCutShort(ctx, rec, rec.Branch, f.Tip, "switch to "+res.Target); err != nil {
-				return nil, err
-			}
-		}
-		rec.Finishing = nil
-		return nil, l.Save(rec)
+		return nil, undoCutSwitch(ctx, l, rec, res.Target, pending)
 	}
 	head, err := l.Repo.Head(ctx)
 	if err != nil {
@@ -185,25 +167,13 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 	if len(st) == 0 {
 		return squash(ctx, l, rec, res) // killed between the switch and the merge
 	}
-	// The squash of a branch onto the commit it grew from is the branch's tip tree.
-	if ok, err := l.Repo.IsAncestor(ctx, f.Target, f.Tip); err != nil {
+	if merged, err := isSquashed(ctx, l, rec, res.Target, pending); err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, pending("%s has changes git-ralph cannot tell from a squash onto a branch that moved on", res.Target)
-	}
-	want, err := l.Repo.TreeOf(ctx, f.Tip)
-	if err != nil {
-		return nil, err
-	}
-	have, err := l.Repo.WorktreeTree(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if have != want {
+	} else if !merged {
 		if rec.Original == "" {
 			return nil, pending("%s has changes other than the work of %s", res.Target, rec.Branch)
 		}
-		// A merge cut short: part of the squash is in the worktree. loop.Keep it, put the
+		// A merge cut short: part of the squash is in the worktree. Keep it, put the
 		// target back as it was (clean) and squash again.
 		if err := l.RestoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
 			return nil, err
@@ -211,4 +181,49 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 		return squash(ctx, l, rec, res)
 	}
 	return squashed(ctx, l, rec, res)
+}
+
+// undoCutSwitch meets a squash killed before the switch to target, or inside it: a
+// checkout cut short leaves HEAD on the branch and part of the target's files in the
+// worktree, which was clean when finish began. Keep that, put the branch's tip back,
+// and forget the squash: the finish starts over.
+func undoCutSwitch(ctx context.Context, l *loop.Loop, rec *run.Record, target string, pending func(string, ...any) error) error {
+	f := rec.Finishing
+	st, err := l.Repo.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if len(st) > 0 {
+		if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+			return err
+		} else if tip != f.Tip {
+			return pending("%s moved since", rec.Branch)
+		}
+		if err := l.RestoreAfterCutShort(ctx, rec, rec.Branch, f.Tip, "switch to "+target); err != nil {
+			return err
+		}
+	}
+	rec.Finishing = nil
+	return l.Save(rec)
+}
+
+// isSquashed reports whether the worktree on target holds exactly the squashed work:
+// the squash of a branch onto the commit it grew from is the branch's tip tree (a
+// branch that moved on is refused).
+func isSquashed(ctx context.Context, l *loop.Loop, rec *run.Record, target string, pending func(string, ...any) error) (bool, error) {
+	f := rec.Finishing
+	if ok, err := l.Repo.IsAncestor(ctx, f.Target, f.Tip); err != nil {
+		return false, err
+	} else if !ok {
+		return false, pending("%s has changes git-ralph cannot tell from a squash onto a branch that moved on", target)
+	}
+	want, err := l.Repo.TreeOf(ctx, f.Tip)
+	if err != nil {
+		return false, err
+	}
+	have, err := l.Repo.WorktreeTree(ctx)
+	if err != nil {
+		return false, err
+	}
+	return have == want, nil
 }
