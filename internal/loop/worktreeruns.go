@@ -19,8 +19,7 @@ type WorktreeRuns interface {
 	// re-creates a deleted worktree from the branch, locks the worktree and runs the
 	// loop there.
 	Start(ctx context.Context, l *Loop, r *Resolved, path string) (*Summary, error)
-	// Finish is the last step of finish --squash or --keep (mode) of the worktree run
-	// rec, which FinishWith has located (l) and recovered.
+	// Finish ends the worktree run rec in mode (--squash or --keep).
 	Finish(ctx context.Context, l *Loop, rec *run.Record, mode FinishMode) (*FinishResult, error)
 
 	// FromOrigin returns l, or, when l works inside rec's worktree (which a finish may
