@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/demo"
-	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/loop"
 )
 
@@ -98,7 +97,7 @@ func (c *demoCmd) Run(e *env) error {
 		mode, flag = loop.Keep, "--keep"
 	}
 	fmt.Fprintf(s.Err, "\n%s git ralph finish %s\n", p.Dim("$"), flag)
-	res, err := finish.Run(e.ctx, l, demo.Change, mode)
+	res, err := runFinish(e, l, demo.Change, mode)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/agent/custom"
 	"github.com/git-ralph/git-ralph/internal/demo"
-	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
@@ -319,7 +318,7 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 			if i == 1 {
 				mode = loop.Keep
 			}
-			res, err := finish.Run(e.ctx, l, sum.Change, mode)
+			res, err := runFinish(e, l, sum.Change, mode)
 			if err != nil {
 				return err
 			}
