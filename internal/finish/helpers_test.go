@@ -30,6 +30,6 @@ func newLoop(t *testing.T, dir string, clock *fakeClock) (*loop.Loop, *recorder)
 	}
 	rep := &recorder{}
 	l := loop.New(repo, rep)
-	l.Now, l.Sleep = clock.Now, clock.Sleep
+	l.Now = clock.Now
 	return l, rep
 }
