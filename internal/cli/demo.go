@@ -75,7 +75,7 @@ func (c *demoCmd) Run(e *env) error {
 		mode, flag = loop.Keep, "--keep"
 	}
 	fmt.Fprintf(s.Err, "\n%s git ralph finish %s\n", p.Dim("$"), flag)
-	res, err := l.Finish(e.ctx, demo.Change, mode)
+	res, err := runFinish(e, l, demo.Change, mode)
 	if err != nil {
 		return err
 	}

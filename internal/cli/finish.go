@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/loop"
@@ -106,7 +107,7 @@ func (c *finishCmd) Run(e *env) error {
 		mode = loop.Squash
 	}
 	closing := c.closingLines(l) // read before the run is forgotten
-	res, err := l.Finish(e.ctx, c.Change, mode)
+	res, err := runFinish(e, l, c.Change, mode)
 	if err != nil {
 		return err
 	}
@@ -309,4 +310,10 @@ func printFinishWorktree(s *term.Streams, res *loop.FinishResult, mode loop.Fini
 		fmt.Fprintf(s.Err, "%s kept the worktree %s: it has %d uncommitted change(s); remove it yourself once you have looked (git worktree remove %s)\n",
 			p.Warn("!"), res.Worktree, res.KeptChanges, res.Worktree)
 	}
+}
+
+// runFinish is finish --squash or --keep (internal/finish) of change: for finish, the
+// offer at the end of start, and the demo.
+func runFinish(e *env, l *loop.Loop, change string, mode loop.FinishMode) (*loop.FinishResult, error) {
+	return finish.Run(e.ctx, l, change, mode)
 }

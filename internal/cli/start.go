@@ -348,7 +348,7 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 			if i == 1 {
 				mode = loop.Keep
 			}
-			res, err := l.Finish(e.ctx, sum.Change, mode)
+			res, err := runFinish(e, l, sum.Change, mode)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package githubflow
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -51,19 +52,8 @@ type DispatchStart struct {
 // untouched) or takes the branch's tip when it exists, and pushes the branch with a
 // lease, git-ralph's own pre-push hook let through and the user's hooks run.
 func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*DispatchStart, error) {
-	arg := o.Arg
-	if arg == "" {
-		arg = o.Change
-	}
-	src, err := fl.Loop.LoadRunChange(ctx, arg)
+	src, err := fl.runnableChange(ctx, cmp.Or(o.Arg, o.Change))
 	if err != nil {
-		return nil, err
-	}
-	if err := src.Runnable(); err != nil {
-		var e *source.Error
-		if errors.As(err, &e) {
-			return nil, loop.UserErr(e.Hint, "%s", e.Msg)
-		}
 		return nil, err
 	}
 	o.Change = src.Name
@@ -82,7 +72,6 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	rec, err := fl.Store.Load(o.Change)
 	switch {
 	case errors.Is(err, run.ErrNoRun):
-		rec = nil
 	case err != nil:
 		return nil, err
 	case rec.Status == run.Dispatching:
@@ -94,46 +83,45 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	default:
 		return nil, dispatchRefusal(rec)
 	}
+	if rec, err = fl.recordDispatch(gctx, src, o); err != nil {
+		return nil, err
+	}
+	pushed, err := fl.pushStart(gctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	return &DispatchStart{Record: rec, Pushed: pushed}, nil
+}
 
+// runnableChange loads the change arg names, which must have stories to run.
+func (fl *Flow) runnableChange(ctx context.Context, arg string) (*source.Source, error) {
+	src, err := fl.Loop.LoadRunChange(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	if err := src.Runnable(); err != nil {
+		var e *source.Error
+		if errors.As(err, &e) {
+			return nil, loop.UserErr(e.Hint, "%s", e.Msg)
+		}
+		return nil, err
+	}
+	return src, nil
+}
+
+// recordDispatch checks the checkout (dispatchPoint), writes the record (status
+// dispatching), then the start commit: a new one for a new branch (startCommit), else
+// the branch's tip, whose initial state is found (initialOf). A failure there leaves
+// no record.
+func (fl *Flow) recordDispatch(ctx context.Context, src *source.Source, o DispatchOptions) (*run.Record, error) {
 	branch := loop.BranchName(o.Change)
-	tip, exists, err := fl.Repo.ResolveRef(gctx, "refs/heads/"+branch)
+	tip, exists, cur, head, err := fl.dispatchPoint(ctx, src, branch, o.IncludeWIP)
 	if err != nil {
 		return nil, err
-	}
-	cur, err := fl.Repo.Branch(gctx)
-	if err != nil {
-		return nil, err
-	}
-	head, err := fl.Repo.Head(gctx)
-	if errors.Is(err, git.ErrNoCommits) {
-		return nil, loop.UserErr("make a first commit, then dispatch again", "the repository has no commits yet")
-	} else if err != nil {
-		return nil, err
-	}
-	if !exists {
-		if cur == branch {
-			return nil, loop.UserErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
-		}
-		if !o.IncludeWIP {
-			st, err := fl.Repo.Status(gctx)
-			if err != nil {
-				return nil, err
-			}
-			var dirty []string
-			for _, e := range st {
-				if strings.HasPrefix(e.Path, src.RelDir+"/") {
-					dirty = append(dirty, e.Path)
-				}
-			}
-			if len(dirty) > 0 {
-				return nil, loop.UserErr("commit them, or dispatch with --include-wip to send your uncommitted work along",
-					"the change has uncommitted files: %s", strings.Join(dirty, ", "))
-			}
-		}
 	}
 	remote := o.Remote
 	remote.GitRemote, remote.Nonce, remote.DispatchedAt = o.GitRemote, o.Nonce, fl.Loop.Time()
-	rec = &run.Record{
+	rec := &run.Record{
 		Change: o.Change, Branch: branch, Original: cur, OriginalCommit: head,
 		Status: run.Dispatching, Agent: o.Agent, Model: o.Model, Started: fl.Loop.Time(), Remote: &remote,
 	}
@@ -144,13 +132,13 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 		return nil, err
 	}
 	if !exists {
-		if tip, err = fl.startCommit(gctx, rec, o.IncludeWIP); err != nil {
+		if tip, err = fl.startCommit(ctx, rec, o.IncludeWIP); err != nil {
 			_ = fl.Store.Remove(o.Change)
 			return nil, err
 		}
 		rec.Initial = tip
 		fl.Loop.Report.Step(fmt.Sprintf("made %s at %s: the initial state from %s", branch, loop.Short(tip), loop.OriginalName(rec)))
-	} else if rec.Initial, err = fl.initialOf(gctx, o.Change, tip, head); err != nil {
+	} else if rec.Initial, err = fl.initialOf(ctx, o.Change, tip, head); err != nil {
 		// A run that continues the branch records its initial state here, as a first
 		// dispatch does: what finish takes the pull request's words from is never left
 		// for the runner's record to say.
@@ -158,14 +146,48 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 		return nil, err
 	}
 	rec.Checkpoint, rec.Remote.StartCommit = tip, tip
-	if err := fl.Loop.Save(rec); err != nil {
-		return nil, err
+	return rec, fl.Loop.Save(rec)
+}
+
+// dispatchPoint reads where a dispatch starts from: the branch's tip (exists says it
+// is there), the current branch and HEAD. A new branch needs a branch to come back to
+// and, without wip, the change's files committed.
+func (fl *Flow) dispatchPoint(ctx context.Context, src *source.Source, branch string, wip bool) (tip string, exists bool, cur, head string, err error) {
+	if tip, exists, err = fl.Repo.ResolveRef(ctx, "refs/heads/"+branch); err != nil {
+		return "", false, "", "", err
 	}
-	pushed, err := fl.pushStart(gctx, rec)
-	if err != nil {
-		return nil, err
+	if cur, err = fl.Repo.Branch(ctx); err != nil {
+		return "", false, "", "", err
 	}
-	return &DispatchStart{Record: rec, Pushed: pushed}, nil
+	head, err = fl.Repo.Head(ctx)
+	if errors.Is(err, git.ErrNoCommits) {
+		return "", false, "", "", loop.UserErr("make a first commit, then dispatch again", "the repository has no commits yet")
+	} else if err != nil {
+		return "", false, "", "", err
+	}
+	if exists {
+		return tip, exists, cur, head, nil
+	}
+	if cur == branch {
+		return "", false, "", "", loop.UserErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
+	}
+	if !wip {
+		st, err := fl.Repo.Status(ctx)
+		if err != nil {
+			return "", false, "", "", err
+		}
+		var dirty []string
+		for _, e := range st {
+			if strings.HasPrefix(e.Path, src.RelDir+"/") {
+				dirty = append(dirty, e.Path)
+			}
+		}
+		if len(dirty) > 0 {
+			return "", false, "", "", loop.UserErr("commit them, or dispatch with --include-wip to send your uncommitted work along",
+				"the change has uncommitted files: %s", strings.Join(dirty, ", "))
+		}
+	}
+	return tip, exists, cur, head, nil
 }
 
 // startCommit makes ralph/<change>'s first commit: "initial state" on HEAD, with the
@@ -330,21 +352,9 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 	if err != nil {
 		return nil, err
 	}
-	wf, err := client.Workflow(ctx, repo, o.Workflow)
-	if github.StatusOf(err) == 404 {
-		return nil, loop.UserErr("run 'git ralph ci init', commit .github/workflows/"+o.Workflow+" to the default branch and push it; nothing was changed",
-			"%s has no workflow %s on its default branch", repo, o.Workflow)
-	}
+	wf, err := activeWorkflow(ctx, client, repo, o.Workflow, again)
 	if err != nil {
-		return nil, apiErr(err, repo, again)
-	}
-	if wf.State == "disabled_fork" {
-		return nil, loop.UserErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
-			"workflows are not enabled in %s, a fork", repo)
-	}
-	if wf.State != "active" {
-		return nil, loop.UserErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+o.Workflow+"'; nothing was changed",
-			"the workflow %s of %s is %s", o.Workflow, repo, strings.ReplaceAll(wf.State, "_", " "))
+		return nil, err
 	}
 	ref := o.Ref
 	if ref == "" {
@@ -355,30 +365,8 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 		ref = info.DefaultBranch
 	}
 	if rec, err := fl.Store.Load(o.Change); err != nil || rec.Status != run.Dispatching {
-		// A run of this change already queued or running (dispatched from elsewhere):
-		// the workflow's concurrency group would only queue a second one behind it.
-		runs, err := client.DispatchedRuns(ctx, repo, o.Workflow)
-		if err != nil {
-			return nil, apiErr(err, repo, again)
-		}
-		for _, r := range runs {
-			if r.Status != "completed" && strings.HasPrefix(r.DisplayTitle, "ralph "+o.Change+" [") {
-				return nil, loop.UserErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
-					"a run of %q is already %s on GitHub Actions", o.Change, strings.ReplaceAll(r.Status, "_", " "))
-			}
-		}
-		if _, ok, err := fl.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
-			return nil, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
-		} else if !ok {
-			return nil, loop.UserErr("push it first, or name another with --ref; nothing was changed",
-				"branch %s, whose workflow would run, is not on %s", ref, remote)
-		}
-		outdated, err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again)
-		if err != nil {
+		if err := fl.checkNewDispatch(ctx, client, repo, wf, o, remote, ref, again); err != nil {
 			return nil, err
-		}
-		if outdated {
-			fl.Loop.Report.Warn(fmt.Sprintf("the workflow on %s is an older git-ralph's: its loop step runs the loop through git, so a cancelled run can lose the story under way; run 'git ralph ci init', then commit and push it", ref))
 		}
 	}
 	nonce, err := newNonce()
@@ -397,9 +385,68 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 	if err != nil {
 		return nil, err
 	}
+	res := &DispatchResult{Change: o.Change, Branch: ds.Record.Branch, Remote: remote, Repo: repo.String(), Pushed: ds.Pushed}
+	return fl.sendDispatch(ctx, client, repo, ds, res, again)
+}
+
+// activeWorkflow is the dispatch's workflow on GitHub, which must be there and enabled.
+func activeWorkflow(ctx context.Context, client *github.Client, repo github.Repo, file, again string) (*github.Workflow, error) {
+	wf, err := client.Workflow(ctx, repo, file)
+	if github.StatusOf(err) == 404 {
+		return nil, loop.UserErr("run 'git ralph ci init', commit .github/workflows/"+file+" to the default branch and push it; nothing was changed",
+			"%s has no workflow %s on its default branch", repo, file)
+	}
+	if err != nil {
+		return nil, apiErr(err, repo, again)
+	}
+	if wf.State == "disabled_fork" {
+		return nil, loop.UserErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
+			"workflows are not enabled in %s, a fork", repo)
+	}
+	if wf.State != "active" {
+		return nil, loop.UserErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+file+"'; nothing was changed",
+			"the workflow %s of %s is %s", file, repo, strings.ReplaceAll(wf.State, "_", " "))
+	}
+	return wf, nil
+}
+
+// checkNewDispatch checks what a new dispatch (not the resume of one) needs: no run of
+// the change already queued or running (dispatched from elsewhere: the workflow's
+// concurrency group would only queue a second one behind it), ref on the remote, and
+// the workflow there with its trigger (an older git-ralph's is warned of).
+func (fl *Flow) checkNewDispatch(ctx context.Context, client *github.Client, repo github.Repo, wf *github.Workflow, o DispatchRequest, remote, ref, again string) error {
+	runs, err := client.DispatchedRuns(ctx, repo, o.Workflow)
+	if err != nil {
+		return apiErr(err, repo, again)
+	}
+	for _, r := range runs {
+		if r.Status != "completed" && strings.HasPrefix(r.DisplayTitle, "ralph "+o.Change+" [") {
+			return loop.UserErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
+				"a run of %q is already %s on GitHub Actions", o.Change, strings.ReplaceAll(r.Status, "_", " "))
+		}
+	}
+	if _, ok, err := fl.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
+		return &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
+	} else if !ok {
+		return loop.UserErr("push it first, or name another with --ref; nothing was changed",
+			"branch %s, whose workflow would run, is not on %s", ref, remote)
+	}
+	outdated, err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again)
+	if err != nil {
+		return err
+	}
+	if outdated {
+		fl.Loop.Report.Warn(fmt.Sprintf("the workflow on %s is an older git-ralph's: its loop step runs the loop through git, so a cancelled run can lose the story under way; run 'git ralph ci init', then commit and push it", ref))
+	}
+	return nil
+}
+
+// sendDispatch asks GitHub to run the workflow for the prepared dispatch ds (a resumed
+// one first looks for the run it started) and records the run's id in res and the
+// record, once known.
+func (fl *Flow) sendDispatch(ctx context.Context, client *github.Client, repo github.Repo, ds *DispatchStart, res *DispatchResult, again string) (*DispatchResult, error) {
 	rec := ds.Record
-	res := &DispatchResult{Change: o.Change, Branch: rec.Branch, Remote: remote, Repo: repo.String(), Pushed: ds.Pushed}
-	done := fmt.Sprintf("%s is pushed to %s; ", rec.Branch, remote)
+	done := fmt.Sprintf("%s is pushed to %s; ", rec.Branch, res.Remote)
 	if ds.Resumed {
 		r, err := fl.findRun(ctx, client, repo, rec, 0)
 		if err != nil {

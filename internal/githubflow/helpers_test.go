@@ -4,8 +4,10 @@ package githubflow
 // workflows' tests: a repository with one change, a scripted agent, a fake clock.
 
 import (
+	"context"
 	"testing"
 
+	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
@@ -42,4 +44,9 @@ func newLoop(t *testing.T, dir string, clock *fakeClock) (*flowLoop, *recorder) 
 	l := loop.New(repo, rep)
 	l.Now, l.Waits.Sleep, l.Remote = clock.Now, clock.Sleep, Runs
 	return &flowLoop{On(l), l}, rep
+}
+
+// Finish is finish --squash or --keep (internal/finish), as the CLI runs it.
+func (l *flowLoop) Finish(ctx context.Context, change string, mode loop.FinishMode) (*loop.FinishResult, error) {
+	return finish.Run(ctx, l.Loop, change, mode)
 }

@@ -31,80 +31,13 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	prefix := runsPrefix(rec.Change, r.RunID)
 	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
-	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
-	if _, published, err := fl.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
-		return &loop.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
-	} else if !published {
-		return fl.unpublished(rec)
-	}
-	// What the fetch changes here, to put back when the record turns out bad.
-	before, err := fl.Repo.Refs(ctx, prefix)
+	state, there, err := fl.fetchRemoteRun(ctx, rec, prefix, tracking)
 	if err != nil {
 		return err
 	}
-	trackingWas, trackingExisted, err := fl.Repo.ResolveRef(ctx, tracking)
+	remoteTip, err := fl.takeRemoteBranch(ctx, rec, tracking)
 	if err != nil {
 		return err
-	}
-	if err := fl.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
-		return &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
-	}
-	state, ok, err := fl.Repo.ResolveRef(ctx, prefix+"state")
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return loop.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
-			"run %d of %q has published nothing yet", r.RunID, rec.Change)
-	}
-	// The record is input: checked before anything of it, or of the run's branch, is
-	// taken here; a bad one leaves the repository as the fetch found it.
-	there, err := fl.readRemoteRecord(ctx, state, rec.Change, r.RunID)
-	if err == nil {
-		err = fl.checkInitial(ctx, rec, there)
-	}
-	if err != nil {
-		fl.unfetch(ctx, prefix, before, tracking, trackingWas, trackingExisted)
-		return err
-	}
-	remoteTip, ok, err := fl.Repo.ResolveRef(ctx, tracking)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return loop.UserErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
-	}
-	if in, err := fl.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
-		return err
-	} else if !in {
-		return loop.UserErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
-			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, loop.Short(remoteTip), loop.Short(r.StartCommit))
-	}
-	localRef := "refs/heads/" + rec.Branch
-	local, exists, err := fl.Repo.ResolveRef(ctx, localRef)
-	if err != nil {
-		return err
-	}
-	switch {
-	case !exists:
-		if err := fl.Repo.CreateRef(ctx, localRef, remoteTip); err != nil {
-			return err
-		}
-	case local == remoteTip:
-	case local == r.StartCommit:
-		wts, err := fl.Repo.WorktreeBranches(ctx)
-		if err != nil {
-			return err
-		}
-		if p, on := wts[rec.Branch]; on {
-			return loop.UserErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
-		}
-		if err := fl.Repo.UpdateRef(ctx, localRef, remoteTip); err != nil {
-			return err
-		}
-	default:
-		return loop.UserErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
-			"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, loop.Short(local), loop.Short(r.StartCommit), loop.Short(remoteTip))
 	}
 	addRemoteRun(rec, there, prefix)
 	rec.Stop(there.Status, there.StopReason, nil)
@@ -115,24 +48,117 @@ func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	}
 	rec.Checkpoint = remoteTip
 	r.LastSeenStatus = "completed"
-	learned, size, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md", maxLearnedBytes)
-	switch {
-	case err != nil || !ok || len(strings.TrimSpace(string(learned))) == 0:
-	case size > maxLearnedBytes:
-		fl.Loop.Report.Warn(fmt.Sprintf("the learnings of run %d are %s, more than the %s git-ralph takes: left out (git show %s:learnings.md has them)",
-			r.RunID, repofile.Size(size), repofile.Size(maxLearnedBytes), loop.Short(state)))
-	default:
-		if err := fl.Store.EnsureLearnings(rec.Change); err != nil {
-			return err
-		}
-		if path := fl.Store.LearningsPath(rec.Change); !endsWith(fl.Store, path, learned) {
-			if err := fl.Store.Append(path, learned); err != nil {
-				return err
-			}
-		}
+	if err := fl.takeLearnings(ctx, rec, state); err != nil {
+		return err
 	}
 	fl.Loop.Report.Step(fmt.Sprintf("brought run %d home: %s at %s (%s), %d attempt(s)", r.RunID, rec.Branch, loop.Short(remoteTip), rec.Status, len(there.Attempts)))
 	return fl.Loop.Save(rec)
+}
+
+// fetchRemoteRun fetches the run's branch (to tracking) and its refs (under prefix),
+// once it has published, and reads its state commit and the record there. The record
+// is input: checked before anything of it, or of the run's branch, is taken here; a bad
+// one leaves the repository as the fetch found it.
+func (fl *Flow) fetchRemoteRun(ctx context.Context, rec *run.Record, prefix, tracking string) (state string, there *run.Record, err error) {
+	r := rec.Remote
+	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
+	if _, published, err := fl.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
+		return "", nil, &loop.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+	} else if !published {
+		return "", nil, fl.unpublished(rec)
+	}
+	// What the fetch changes here, to put back when the record turns out bad.
+	before, err := fl.Repo.Refs(ctx, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	trackingWas, trackingExisted, err := fl.Repo.ResolveRef(ctx, tracking)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := fl.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
+		return "", nil, &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+	}
+	state, ok, err := fl.Repo.ResolveRef(ctx, prefix+"state")
+	if err != nil {
+		return "", nil, err
+	}
+	if !ok {
+		return "", nil, loop.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+			"run %d of %q has published nothing yet", r.RunID, rec.Change)
+	}
+	there, err = fl.readRemoteRecord(ctx, state, rec.Change, r.RunID)
+	if err == nil {
+		err = fl.checkInitial(ctx, rec, there)
+	}
+	if err != nil {
+		fl.unfetch(ctx, prefix, before, tracking, trackingWas, trackingExisted)
+		return "", nil, err
+	}
+	return state, there, nil
+}
+
+// takeRemoteBranch brings the run's branch, fetched to tracking, home: it must descend
+// from the commit the run started from, and the local branch is made, left where it is
+// already, or fast-forwarded from that commit (when no worktree has it checked out).
+func (fl *Flow) takeRemoteBranch(ctx context.Context, rec *run.Record, tracking string) (string, error) {
+	r := rec.Remote
+	remoteTip, ok, err := fl.Repo.ResolveRef(ctx, tracking)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", loop.UserErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
+	}
+	if in, err := fl.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
+		return "", err
+	} else if !in {
+		return "", loop.UserErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
+			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, loop.Short(remoteTip), loop.Short(r.StartCommit))
+	}
+	localRef := "refs/heads/" + rec.Branch
+	local, exists, err := fl.Repo.ResolveRef(ctx, localRef)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case !exists:
+		return remoteTip, fl.Repo.CreateRef(ctx, localRef, remoteTip)
+	case local == remoteTip:
+		return remoteTip, nil
+	case local == r.StartCommit:
+		wts, err := fl.Repo.WorktreeBranches(ctx)
+		if err != nil {
+			return "", err
+		}
+		if p, on := wts[rec.Branch]; on {
+			return "", loop.UserErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
+		}
+		return remoteTip, fl.Repo.UpdateRef(ctx, localRef, remoteTip)
+	}
+	return "", loop.UserErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
+		"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, loop.Short(local), loop.Short(r.StartCommit), loop.Short(remoteTip))
+}
+
+// takeLearnings appends the learnings of the run's state commit to the change's, unless
+// they are there already; learnings over the limit are left out, with a warning.
+func (fl *Flow) takeLearnings(ctx context.Context, rec *run.Record, state string) error {
+	learned, size, ok, err := fl.Repo.ReadFile(ctx, state, "learnings.md", maxLearnedBytes)
+	switch {
+	case err != nil || !ok || len(strings.TrimSpace(string(learned))) == 0:
+		return nil
+	case size > maxLearnedBytes:
+		fl.Loop.Report.Warn(fmt.Sprintf("the learnings of run %d are %s, more than the %s git-ralph takes: left out (git show %s:learnings.md has them)",
+			rec.Remote.RunID, repofile.Size(size), repofile.Size(maxLearnedBytes), loop.Short(state)))
+		return nil
+	}
+	if err := fl.Store.EnsureLearnings(rec.Change); err != nil {
+		return err
+	}
+	if path := fl.Store.LearningsPath(rec.Change); !endsWith(fl.Store, path, learned) {
+		return fl.Store.Append(path, learned)
+	}
+	return nil
 }
 
 // addRemoteRun adds to rec what the run on GitHub did (there, from its state commit,

@@ -1,6 +1,7 @@
 package githubflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,142 +66,159 @@ func (fl *Flow) FinishPR(ctx context.Context, change string, o PROptions) (*PRRe
 	return res, err
 }
 
-func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRResult, error) {
-	change, rec, lock, err := fl.Loop.LockRun(change)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	again := prCommand(change)
-	if rec.Finishing != nil {
-		return nil, loop.UserErr("run 'git ralph finish "+change+" --squash' to complete it",
-			"an interrupted 'git ralph finish --squash' of %q is pending", change)
-	}
-	if rec.IsRemote() {
-		// A run on GitHub Actions comes home first, as for --squash and --keep.
-		if err := fl.importRemoteRun(context.WithoutCancel(ctx), rec); err != nil {
-			return nil, err
-		}
-	}
-
-	// A worktree run: its branch is checked out in its worktree, the user's checkout
-	// never left the original branch. Work from that checkout, even when called from
-	// inside the worktree (which goes away at the end when clean).
-	var wtDirty []git.StatusEntry
-	wtPresent := false
-	wt := fl.Loop.Worktrees
-	if rec.Worktree != nil {
-		if wt == nil {
-			return nil, fmt.Errorf("finish --pr of %q: its run is in a worktree, and there is no way to finish it here", rec.Change)
-		}
-		wlock, err := fl.Store.LockWorktrees()
-		if err != nil {
-			return nil, err
-		}
-		defer wlock.Unlock()
-		ol, err := wt.FromOrigin(ctx, fl.Loop, rec)
-		if err != nil {
-			return nil, err
-		}
-		// The same Flow over the checkout the run started from: a copy, not On(ol), so
-		// that what the caller set on it (StopWait, KillWait, the Remote's clock and
-		// waits) carries over.
-		from := *fl
-		from.Loop, from.Repo = ol, ol.Repo
-		fl = &from
-		if crashResumePR(rec) {
-			if err := wt.ClearCrashLocks(ctx, fl.Loop, rec, again); err != nil {
-				return nil, err
+// finishPR is the finish pipeline (loop.FinishWith) with pr as its last step.
+func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (res *PRResult, err error) {
+	err = fl.Loop.FinishWith(ctx, change, loop.FinishStrategy{
+		Command: prCommand,
+		Act: func(ctx context.Context, f *loop.FinishRun) error {
+			p := &prFinish{fl: fl, o: o, rec: f.Rec, change: f.Change, again: f.Again}
+			if f.Loop != fl.Loop {
+				// The same Flow over the checkout a worktree run started from: a copy, not
+				// On(f.Loop), so that what the caller set on it (StopWait, KillWait, the
+				// Remote's clock and waits) carries over.
+				from := *fl
+				from.Loop, from.Repo = f.Loop, f.Loop.Repo
+				p.fl = &from
 			}
-		}
-		if wtDirty, wtPresent, err = wt.Dirty(ctx, fl.Loop, rec); err != nil {
-			return nil, err
-		}
-		if len(wtDirty) > 0 {
-			return nil, loop.UserErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, again),
-				"the worktree %s has %d uncommitted change(s)", rec.Worktree.Path, len(wtDirty))
-		}
-	}
+			res, err = p.run(ctx)
+			return err
+		},
+	})
+	return res, err
+}
 
-	if rec.Worktree == nil && crashResumePR(rec) {
-		// A crash-resume: a loop or a finish --pr was killed, maybe with a git of its own.
-		if err := fl.Loop.ClearCrashLocks(ctx, rec, again); err != nil {
-			return nil, err
-		}
-	}
-	// A loop killed during an attempt: the surface as it was before it, first (the
-	// push remote and the repository come from the config).
-	if err := fl.Loop.CheckCrashedSurface(ctx, rec, again); err != nil {
+// prFinish is the last step of one finish --pr: every check (preflight, target) runs
+// before anything changes; then push, pullRequest and done. After a successful push a
+// failure leaves the push recorded, so that running it again only makes the pull
+// request call.
+type prFinish struct {
+	fl            *Flow
+	o             PROptions
+	rec           *run.Record
+	change, again string
+
+	tip       string // the branch's tip, which the pull request gets
+	back      string // where HEAD goes at the end: the original branch, or its commit for a detached start; "" stays
+	wtDirty   []git.StatusEntry
+	wtPresent bool // a worktree run's worktree is there
+
+	remote string // the git remote pushed to
+	repo   github.Repo
+	head   *github.Repo // the repository the head branch is in
+	client *github.Client
+	base   string
+	res    *PRResult
+}
+
+func (p *prFinish) run(ctx context.Context) (*PRResult, error) {
+	if err := p.preflight(ctx); err != nil {
 		return nil, err
 	}
+	if err := p.target(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.push(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.pullRequest(ctx); err != nil {
+		return nil, err
+	}
+	return p.done(ctx)
+}
 
-	// Preflight: nothing changes until every check has passed.
+// preflight checks the run against git: a worktree run's worktree clean, the branch
+// there, the original branch where the run left it, the change's files readable, and
+// a clean checkout to switch back from.
+func (p *prFinish) preflight(ctx context.Context) error {
+	fl, rec := p.fl, p.rec
+	if rec.Worktree != nil {
+		// Its branch is checked out in its worktree; the user's checkout never left the
+		// original branch, and HEAD there stays.
+		var err error
+		if p.wtDirty, p.wtPresent, err = fl.Loop.Worktrees.Dirty(ctx, fl.Loop, rec); err != nil {
+			return err
+		}
+		if len(p.wtDirty) > 0 {
+			return loop.UserErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, p.again),
+				"the worktree %s has %d uncommitted change(s)", rec.Worktree.Path, len(p.wtDirty))
+		}
+	}
 	tip, ok, err := fl.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !ok {
-		return nil, loop.BranchGone(rec)
+		return loop.BranchGone(rec)
 	}
-	if err := fl.Loop.CheckOriginal(ctx, fl.Repo, rec, false, again); err != nil {
-		return nil, err
+	p.tip = tip
+	if err := fl.Loop.CheckOriginal(ctx, fl.Repo, rec, false, p.again); err != nil {
+		return err
 	}
 	// The change's files go into the pull request's title and body: one that may not
 	// be read stops it here, before anything is pushed.
 	if _, err := fl.Loop.Sources.OpenRun(source.Repo{Root: fl.Repo.Root}, rec); err != nil {
 		var refused *repofile.RefusedError
 		if errors.As(err, &refused) {
-			return nil, changeFileErr(err)
+			return changeFileErr(err)
 		}
 	}
+	if rec.Worktree != nil {
+		return nil
+	}
+	return p.checkBack(ctx)
+}
+
+// checkBack settles where HEAD goes back to at the end, and checks the checkout is
+// clean when it moves.
+func (p *prFinish) checkBack(ctx context.Context) error {
+	fl, rec := p.fl, p.rec
 	cur, err := fl.Repo.Branch(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	back := "" // where HEAD goes at the end: the original branch, or its commit for a detached start
 	switch {
-	case rec.Worktree != nil:
-		// HEAD here was never moved by the run.
 	case rec.Original != "" && cur != rec.Original:
 		if ok, err := fl.Repo.BranchExists(ctx, rec.Original); err != nil {
-			return nil, err
+			return err
 		} else if ok {
-			back = rec.Original
+			p.back = rec.Original
 		}
 	case rec.Original == "" && cur != "":
-		back = rec.OriginalCommit
+		p.back = rec.OriginalCommit
 	}
-	if back != "" {
-		st, err := fl.Repo.Status(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(st) > 0 {
-			what := "commit them on " + rec.Branch + " (they go into the pull request) or stash them"
-			if cur != rec.Branch {
-				what = "commit or stash them"
-			}
-			return nil, loop.UserErr(what+", then run '"+again+"' again",
-				"you have uncommitted changes on %s", loop.BranchOrDetached(cur, ""))
-		}
+	if p.back == "" {
+		return nil
 	}
+	st, err := fl.Repo.Status(ctx)
+	if err != nil || len(st) == 0 {
+		return err
+	}
+	what := "commit them on " + rec.Branch + " (they go into the pull request) or stash them"
+	if cur != rec.Branch {
+		what = "commit or stash them"
+	}
+	return loop.UserErr(what+", then run '"+p.again+"' again",
+		"you have uncommitted changes on %s", loop.BranchOrDetached(cur, ""))
+}
 
-	remote, repo, head, explicit, err := fl.prTarget(ctx, rec, change, o)
+// target settles where the pull request goes, asking GitHub: the push remote, the
+// repository (a fork's parent, as GitHub's own "Compare & pull request" does) and its
+// base branch, which must exist there.
+func (p *prFinish) target(ctx context.Context) error {
+	fl, rec, o := p.fl, p.rec, p.o
+	remote, repo, head, explicit, err := fl.prTarget(ctx, rec, p.change, o)
 	if err != nil {
-		return nil, err
+		return err
 	}
-
-	client, err := githubClient(o.Client, repo.Host, again)
-	if err != nil {
-		return nil, err
+	p.remote, p.head = remote, head
+	if p.client, err = githubClient(o.Client, repo.Host, p.again); err != nil {
+		return err
 	}
-	info, err := client.Repository(ctx, repo)
+	info, err := p.client.Repository(ctx, repo)
 	if err != nil {
-		return nil, apiErr(err, repo, again)
+		return apiErr(err, repo, p.again)
 	}
 	if explicit == "" && info.Fork && info.Parent != nil {
-		// As GitHub's own "Compare & pull request" does: a fork's pull request goes to
-		// the repository it was forked from.
 		repo = github.Repo{Host: repo.Host, Owner: info.Parent.Owner.Login, Name: info.Parent.Name}
 		if info.Parent.Owner.Login == "" {
 			if r, err := github.ParseRepo(info.Parent.FullName, repo.Host); err == nil {
@@ -209,81 +227,92 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		}
 		info = info.Parent
 	}
-	base := o.Base
-	if base == "" {
-		base = rec.Original
-	}
-	if base == "" {
-		base = info.DefaultBranch
-	}
-	if _, err := client.Branch(ctx, repo, base); github.StatusOf(err) == 404 {
-		hint := fmt.Sprintf("open it against another branch: %s --base %s", again, info.DefaultBranch)
+	p.repo = repo
+	p.base = cmp.Or(o.Base, rec.Original, info.DefaultBranch)
+	if _, err := p.client.Branch(ctx, repo, p.base); github.StatusOf(err) == 404 {
+		hint := fmt.Sprintf("open it against another branch: %s --base %s", p.again, info.DefaultBranch)
 		if o.Base == "" && rec.Original != "" {
-			hint = fmt.Sprintf("push %s first (git push %s %s), or %s", base, remote, base, hint)
+			hint = fmt.Sprintf("push %s first (git push %s %s), or %s", p.base, remote, p.base, hint)
 		}
-		return nil, loop.UserErr(hint, "branch %s does not exist in %s", base, repo)
+		return loop.UserErr(hint, "branch %s does not exist in %s", p.base, repo)
 	} else if err != nil {
-		return nil, apiErr(err, repo, again)
+		return apiErr(err, repo, p.again)
 	}
+	return nil
+}
 
+// push pushes the branch unless the remote has it at its tip already, with a lease on
+// what was there: only a branch this or an earlier finish --pr pushed, or one the tip
+// descends from, is replaced. The push is recorded.
+func (p *prFinish) push(ctx context.Context) error {
+	fl, rec, remote := p.fl, p.rec, p.remote
 	remoteTip, onRemote, err := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
 	if err != nil {
-		return nil, loop.UserErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+again+"' again",
+		return loop.UserErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+p.again+"' again",
 			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error()).WithCause(err)
 	}
 	pushed := rec.PullRequest
 	if pushed == nil || pushed.Remote != remote {
 		pushed = &run.PullRequest{Remote: remote}
 	}
-	pushed.Repo = repo.String()
+	pushed.Repo = p.repo.String()
 	expect := ""
-	needPush := !onRemote || remoteTip != tip
+	needPush := !onRemote || remoteTip != p.tip
 	if needPush && onRemote {
 		expect = remoteTip
 		ours := remoteTip == pushed.Pushed
-		if f := fl.Store.LoadFinished(change); f != nil && f.Remote == remote && f.Pushed == remoteTip {
+		if f := fl.Store.LoadFinished(p.change); f != nil && f.Remote == remote && f.Pushed == remoteTip {
 			ours = true // an earlier run's finish --pr pushed it: replace it, as its pull request's new head
 		}
 		if !ours {
-			if anc, _ := fl.Repo.IsAncestor(ctx, remoteTip, tip); !anc {
-				return nil, movedErr(rec.Branch, remote, remoteTip, tip, again)
+			if anc, _ := fl.Repo.IsAncestor(ctx, remoteTip, p.tip); !anc {
+				return movedErr(rec.Branch, remote, remoteTip, p.tip, p.again)
 			}
 		}
 	}
-
-	// Push.
-	res := &PRResult{Change: change, Branch: rec.Branch, Remote: remote, Repo: repo.String(), Base: base}
+	p.res = &PRResult{Change: p.change, Branch: rec.Branch, Remote: remote, Repo: p.repo.String(), Base: p.base}
 	if rec.Status != run.Complete {
-		res.Stopped = string(rec.Status)
+		p.res.Stopped = string(rec.Status)
 	}
 	if needPush {
-		fl.Loop.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
-		err := fl.Loop.Busy(rec, "finish --pr", func() error {
-			return fl.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
-				Config: []string{"ralph.allowPush=true"}, PrePush: fl.prePush(o.Hooks)})
-		})
-		if errors.Is(err, git.ErrPushRejected) {
-			now, _, _ := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
-			return nil, movedErr(rec.Branch, remote, now, tip, again)
+		if err := p.pushBranch(ctx, expect); err != nil {
+			return err
 		}
-		if err != nil {
-			hint := "nothing was pushed; fix what git says, then run '" + again + "' again"
-			var gerr *git.Error
-			if errors.As(err, &gerr) && gerr.Stderr != "" {
-				hint = "git said:\n" + loop.Tail(gerr.Stderr, 5) + "\n" + hint
-			}
-			return nil, &loop.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
-		}
-		res.Pushed = true
+		p.res.Pushed = true
 	}
-	pushed.Pushed = tip
+	pushed.Pushed = p.tip
 	rec.PullRequest = pushed
 	rec.Busy = "" // no git at work while GitHub is called: a failure there is no crash
-	if err := fl.Loop.Save(rec); err != nil {
-		return nil, err
-	}
+	return fl.Loop.Save(rec)
+}
 
-	// The pull request.
+// pushBranch runs the push, expecting the remote branch at expect ("": absent).
+func (p *prFinish) pushBranch(ctx context.Context, expect string) error {
+	fl, rec, remote := p.fl, p.rec, p.remote
+	fl.Loop.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
+	err := fl.Loop.Busy(rec, "finish --pr", func() error {
+		return fl.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
+			Config: []string{"ralph.allowPush=true"}, PrePush: fl.prePush(p.o.Hooks)})
+	})
+	if errors.Is(err, git.ErrPushRejected) {
+		now, _, _ := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
+		return movedErr(rec.Branch, remote, now, p.tip, p.again)
+	}
+	if err != nil {
+		hint := "nothing was pushed; fix what git says, then run '" + p.again + "' again"
+		var gerr *git.Error
+		if errors.As(err, &gerr) && gerr.Stderr != "" {
+			hint = "git said:\n" + loop.Tail(gerr.Stderr, 5) + "\n" + hint
+		}
+		return &loop.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
+	}
+	return nil
+}
+
+// pullRequest opens the pull request, or updates the description of the open one, and
+// records its address.
+func (p *prFinish) pullRequest(ctx context.Context) error {
+	fl, rec, repo := p.fl, p.rec, p.repo
 	ch, _ := fl.Loop.Sources.OpenRun(source.Repo{Root: fl.Repo.Root}, rec)
 	if ch != nil {
 		// The title and the "Why" are the user's words: the proposal as the run began,
@@ -291,56 +320,53 @@ func (fl *Flow) finishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		from := fl.userText(ctx, rec)
 		ch.FromInitial(func(rel string, doc bool) []byte { return userFile(ctx, fl.Repo, from, rel, doc) })
 	}
-	title, body := PRTitle(ch, change), withClosing(PRBody(rec, ch), rec, ch, repo.String())
-	headRef := head.Owner + ":" + rec.Branch
-	pr, err := client.OpenPullRequest(ctx, repo, headRef)
+	title, body := PRTitle(ch, p.change), withClosing(PRBody(rec, ch), rec, ch, repo.String())
+	headRef := p.head.Owner + ":" + rec.Branch
+	pr, err := p.client.OpenPullRequest(ctx, repo, headRef)
 	if err != nil {
-		return nil, prErr(err, repo, again, rec.Branch, remote)
+		return prErr(err, repo, p.again, rec.Branch, p.remote)
 	}
 	if pr != nil {
 		fl.Loop.Report.Step(fmt.Sprintf("updating the description of pull request #%d", pr.Number))
-		if pr, err = client.UpdatePullRequest(ctx, repo, pr.Number, github.PullRequestUpdate{Body: body}); err != nil {
-			return nil, prErr(err, repo, again, rec.Branch, remote)
+		if pr, err = p.client.UpdatePullRequest(ctx, repo, pr.Number, github.PullRequestUpdate{Body: body}); err != nil {
+			return prErr(err, repo, p.again, rec.Branch, p.remote)
 		}
-		res.Updated = true
+		p.res.Updated = true
 	} else {
-		req := github.NewPullRequest{Title: title, Head: rec.Branch, Base: base, Body: body, Draft: o.Draft}
-		if !strings.EqualFold(head.FullName(), repo.FullName()) {
+		req := github.NewPullRequest{Title: title, Head: rec.Branch, Base: p.base, Body: body, Draft: p.o.Draft}
+		if !strings.EqualFold(p.head.FullName(), repo.FullName()) {
 			req.Head = headRef
 		}
-		if pr, err = client.CreatePullRequest(ctx, repo, req); err != nil {
-			return nil, prErr(err, repo, again, rec.Branch, remote)
+		if pr, err = p.client.CreatePullRequest(ctx, repo, req); err != nil {
+			return prErr(err, repo, p.again, rec.Branch, p.remote)
 		}
 	}
-	res.URL, res.Number = pr.HTMLURL, pr.Number
-	pushed.URL = pr.HTMLURL
-	if err := fl.Loop.Save(rec); err != nil {
-		return nil, err
-	}
+	p.res.URL, p.res.Number = pr.HTMLURL, pr.Number
+	rec.PullRequest.URL = pr.HTMLURL
+	return fl.Loop.Save(rec)
+}
 
-	// Back to the original branch; the run's branch stays: it is the pull request's head.
-	if back != "" {
-		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return fl.Repo.Checkout(ctx, back) }); err != nil {
-			return nil, fmt.Errorf("switch back to %s: %w", back, err)
+// done goes back to the original branch (the run's branch stays: it is the pull
+// request's head), removes a worktree run's clean worktree, and forgets the run.
+func (p *prFinish) done(ctx context.Context) (*PRResult, error) {
+	fl, rec, res := p.fl, p.rec, p.res
+	if p.back != "" {
+		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return fl.Repo.Checkout(ctx, p.back) }); err != nil {
+			return nil, fmt.Errorf("switch back to %s: %w", p.back, err)
 		}
-		res.Back = loop.BranchOrDetached(rec.Original, back)
+		res.Back = loop.BranchOrDetached(rec.Original, p.back)
 	}
 	if rec.Worktree != nil {
 		fr := &loop.FinishResult{}
-		if err := fl.Loop.Busy(rec, "finish --pr", func() error { return wt.Remove(ctx, fl.Loop, rec, wtDirty, wtPresent, fr) }); err != nil {
+		if err := fl.Loop.Busy(rec, "finish --pr", func() error {
+			return fl.Loop.Worktrees.Remove(ctx, fl.Loop, rec, p.wtDirty, p.wtPresent, fr)
+		}); err != nil {
 			return nil, err
 		}
 		res.Worktree, res.RemovedWorktree = rec.Worktree.Path, fr.RemovedWorktree
 	}
-	fl.Loop.SaveFinished(run.Finished{Change: change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: remote, Pushed: tip, At: fl.Loop.Time()})
-	return res, fl.Store.Remove(change)
-}
-
-// crashResumePR reports whether finish --pr meets a run a killed git-ralph left at
-// work: a loop (the record says running; the run lock, which we hold, was free) or a
-// git step of an earlier finish --pr (busy).
-func crashResumePR(rec *run.Record) bool {
-	return rec.Status == run.Running || rec.Busy != ""
+	fl.Loop.SaveFinished(run.Finished{Change: p.change, Branch: rec.Branch, How: "pr", URL: res.URL, Remote: p.remote, Pushed: p.tip, At: fl.Loop.Time()})
+	return res, fl.Store.Remove(p.change)
 }
 
 // PRRepo says in which GitHub repository 'git ralph finish <change> --pr' would open

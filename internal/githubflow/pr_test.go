@@ -1,14 +1,17 @@
 package githubflow
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 // finish --pr in-process, against the fake GitHub through a transport (github.com, an
@@ -105,5 +108,46 @@ func TestIssueRepo(t *testing.T) {
 	l = flow()
 	if _, ok, err := l.IssueRepo(ctx, PROptions{Remote: "local"}); ok || err != nil {
 		t.Fatalf("a remote that is not GitHub: %v, %v", ok, err)
+	}
+}
+
+// A run is remote for every finish by one test (the record's status): one marked
+// dispatched whose remote part is lost is refused by --pr as by --squash, before
+// anything is pushed or moved.
+func TestFinishOfABrokenDispatchRecordRefusedAlike(t *testing.T) {
+	dir := newRepo(t)
+	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	l.Driver = scriptAgent(t, resultComplete)
+	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", AllowSkip: true}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := l.Store.Load("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Status, rec.Remote = run.Dispatched, nil
+	if err := l.Loop.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		return gitOut(t, dir, "rev-parse", "HEAD", "ralph/c", "main") + gitOut(t, dir, "branch", "--show-current") + gitOut(t, dir, "status", "--porcelain")
+	}
+	before := state()
+	const want = `the dispatch of "c" did not complete`
+	opts := PROptions{Client: func(host string) (*github.Client, error) {
+		t.Errorf("finish --pr asked for a client for %s", host)
+		return nil, errors.New("no")
+	}}
+	if _, err := l.FinishPR(t.Context(), "c", opts); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("finish --pr = %v, want %q", err, want)
+	}
+	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("finish --squash = %v, want %q", err, want)
+	}
+	if after := state(); after != before {
+		t.Errorf("the repository changed:\n%s\nwas\n%s", after, before)
+	}
+	if _, err := l.Store.Load("c"); err != nil {
+		t.Errorf("the record is gone: %v", err)
 	}
 }

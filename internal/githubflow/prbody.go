@@ -26,10 +26,30 @@ func PRTitle(src *source.Source, change string) string {
 // stories with their attempts, verify results and cost, the failed attempts and their
 // reasons, the totals, the agent, and how to look at a kept attempt.
 func PRBody(rec *run.Record, src *source.Source) string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	b := &strings.Builder{}
+	writeWhy(b, rec, src)
+	writeStories(b, rec, src)
+	writeSkipped(b, src)
+	var failed []run.Attempt
+	for _, a := range rec.Attempts {
+		if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning {
+			failed = append(failed, a)
+		}
+	}
+	writeFailed(b, failed)
+	writeTotals(b, rec, len(failed))
+	if len(failed) > 0 {
+		a := failed[0]
+		fmt.Fprintf(b, "## Looking at a failed attempt\n\n")
+		fmt.Fprintf(b, "Each failed attempt is kept, with everything the agent changed, as a commit under `refs/ralph/%s/attempts/` in the repository the loop ran in (it is not pushed):\n\n", rec.Change)
+		fmt.Fprintf(b, "%s\n", fenced("sh", "git log -p -1 "+loop.AttemptRef(rec.Change, a.Story, a.N)))
+	}
+	fmt.Fprintf(b, "<sub>Opened by git-ralph from %s.</sub>\n", code(rec.Branch))
+	return fitBody(b.String(), rec.Change)
+}
 
-	w("## Why\n\n")
+// writeWhy writes the body's "Why": the change's own words, or why there are none.
+func writeWhy(b *strings.Builder, rec *run.Record, src *source.Source) {
 	why := ""
 	if src != nil {
 		why = src.Why
@@ -41,8 +61,13 @@ func PRBody(rec *run.Record, src *source.Source) string {
 	default:
 		why = fmt.Sprintf("_The files of %s could not be read here: nothing says why._", code(rec.Change))
 	}
-	w("%s\n\n", why)
+	fmt.Fprintf(b, "## Why\n\n%s\n\n", why)
+}
 
+// writeStories writes the body's "Stories": whether the run ended, and a table of the
+// stories with their attempts, verify results and cost.
+func writeStories(b *strings.Builder, rec *run.Record, src *source.Source) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("## Stories\n\n")
 	switch rec.Status {
 	case run.Complete:
@@ -60,39 +85,47 @@ func PRBody(rec *run.Record, src *source.Source) string {
 		w("| %s | %s | %s | %d | %s | %s |\n", cell(code(s.id)), cell(code(s.title)), s.result, s.attempts, cell(s.verify), s.cost)
 	}
 	w("\n")
+}
 
-	if src != nil { // the tasks ticked as ones the agent could not do: someone must do them
-		var skipped []string
-		for _, s := range src.Stories {
-			for _, t := range s.Tasks {
-				if t.Skipped != "" {
-					skipped = append(skipped, fmt.Sprintf("- story %s: %s", code(s.ID), code(clip(t.SkipLine(), maxReason))))
-				}
+// writeSkipped writes the tasks ticked as ones the agent could not do: someone must do
+// them.
+func writeSkipped(b *strings.Builder, src *source.Source) {
+	if src == nil {
+		return
+	}
+	var skipped []string
+	for _, s := range src.Stories {
+		for _, t := range s.Tasks {
+			if t.Skipped != "" {
+				skipped = append(skipped, fmt.Sprintf("- story %s: %s", code(s.ID), code(clip(t.SkipLine(), maxReason))))
 			}
 		}
-		if len(skipped) > 0 {
-			w("## Skipped tasks\n\nThe agent ticked these as not doable where it ran; they are not done:\n\n%s\n\n", strings.Join(skipped, "\n"))
-		}
 	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(b, "## Skipped tasks\n\nThe agent ticked these as not doable where it ran; they are not done:\n\n%s\n\n", strings.Join(skipped, "\n"))
+	}
+}
 
-	var failed []run.Attempt
-	for _, a := range rec.Attempts {
-		if a.Outcome != run.OutcomeComplete && a.Outcome != run.OutcomeRunning {
-			failed = append(failed, a)
-		}
+// writeFailed writes the failed attempts with their reasons.
+func writeFailed(b *strings.Builder, failed []run.Attempt) {
+	if len(failed) == 0 {
+		return
 	}
-	if len(failed) > 0 {
-		w("## Failed attempts\n\n")
-		for _, a := range failed {
-			reason := a.Reason
-			if reason == "" {
-				reason = "no reason given"
-			}
-			w("- %s (story %s, attempt %d): %s — %s\n", code(fmt.Sprintf("%s-%d", a.Story, a.N)), code(a.Story), a.N, known(a.Outcome, outcomes), code(clip(firstLineOf(reason), maxReason)))
+	fmt.Fprintf(b, "## Failed attempts\n\n")
+	for _, a := range failed {
+		reason := a.Reason
+		if reason == "" {
+			reason = "no reason given"
 		}
-		w("\n")
+		fmt.Fprintf(b, "- %s (story %s, attempt %d): %s — %s\n", code(fmt.Sprintf("%s-%d", a.Story, a.N)), code(a.Story), a.N, known(a.Outcome, outcomes), code(clip(firstLineOf(reason), maxReason)))
 	}
+	fmt.Fprintf(b, "\n")
+}
 
+// writeTotals writes the totals: attempts (failed of them), tokens (the judge's too),
+// cost, duration, the agent and the judge.
+func writeTotals(b *strings.Builder, rec *run.Record, failed int) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("## Totals\n\n")
 	var in, out int64
 	judge := ""
@@ -108,7 +141,7 @@ func PRBody(rec *run.Record, src *source.Source) string {
 			}
 		}
 	}
-	w("- Attempts: %d (%d failed)\n", len(rec.Attempts), len(failed))
+	w("- Attempts: %d (%d failed)\n", len(rec.Attempts), failed)
 	w("- Tokens: %s in, %s out\n", loop.Thousands(in), loop.Thousands(out))
 	if rec.CostKnown {
 		w("- Cost: $%.2f\n", rec.CostUSD)
@@ -125,15 +158,6 @@ func PRBody(rec *run.Record, src *source.Source) string {
 		w("- Judge: %s (its verdicts are in the attempts' reasons and the checkpoints' Ralph-Judge trailers)\n", judge)
 	}
 	w("\n")
-
-	if len(failed) > 0 {
-		a := failed[0]
-		w("## Looking at a failed attempt\n\n")
-		w("Each failed attempt is kept, with everything the agent changed, as a commit under `refs/ralph/%s/attempts/` in the repository the loop ran in (it is not pushed):\n\n", rec.Change)
-		w("%s\n", fenced("sh", "git log -p -1 "+loop.AttemptRef(rec.Change, a.Story, a.N)))
-	}
-	w("<sub>Opened by git-ralph from %s.</sub>\n", code(rec.Branch))
-	return fitBody(b.String(), rec.Change)
 }
 
 // maxPRBody is the most characters GitHub takes in a pull request's body; a longer one

@@ -59,6 +59,17 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 	if size > maxRecordBytes {
 		return bad("record.json", "is %d bytes, more than %d", size, maxRecordBytes)
 	}
+	if err := validFields(r, bad); err != nil {
+		return err
+	}
+	if err := validAttempts(r, change, bad); err != nil {
+		return err
+	}
+	return validTotals(r, bad)
+}
+
+// validFields checks the record's own fields, its attempts and totals left out.
+func validFields(r *run.Record, bad func(string, string, ...any) error) error {
 	if r.Version < 0 || r.Version > 1 {
 		return bad("version", "%d is not a version of the record git-ralph reads (1)", r.Version)
 	}
@@ -97,11 +108,14 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 	if r.Remote != nil && r.Remote.RunID < 0 {
 		return bad("remote.runId", "%d is not a run id", r.Remote.RunID)
 	}
+	return nil
+}
+
+// validAttempts checks the record's attempts of change, each story's numbered upwards.
+func validAttempts(r *run.Record, change string, bad func(string, string, ...any) error) error {
 	if len(r.Attempts) > maxAttempts {
 		return bad("attempts", "holds %d attempts, more than %d", len(r.Attempts), maxAttempts)
 	}
-	outcomes := []string{run.OutcomeComplete, run.OutcomeFailed, run.OutcomeError, run.OutcomeNoSignal,
-		run.OutcomeTimeout, run.OutcomeInterrupted, run.OutcomeRunning}
 	last := map[string]int{} // each story's last attempt number so far, and where it was
 	where := map[string]int{}
 	for i, a := range r.Attempts {
@@ -115,45 +129,60 @@ func validateRecord(r *run.Record, size int, change string, runID int64) error {
 			return bad(f("n"), "is attempt %d at story %s again (attempts[%d] is that attempt)", a.N, a.Story, where[a.Story])
 		case a.N < last[a.Story]:
 			return bad(f("n"), "is attempt %d at story %s, recorded after its attempt %d (attempts[%d]): out of order", a.N, a.Story, last[a.Story], where[a.Story])
-		case !slices.Contains(outcomes, a.Outcome):
-			return bad(f("outcome"), "%q is not an outcome", clipped(a.Outcome))
-		case a.Ref != "" && a.Ref != fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, a.Story, a.N):
-			return bad(f("ref"), "%q is not the attempt's ref", clipped(a.Ref))
-		case a.Commit != "" && !git.IsObjectID(a.Commit):
-			return bad(f("commit"), "%q is not a commit id", clipped(a.Commit))
-		case !slices.Contains([]string{"", "passed", "failed", "skipped"}, a.Verify):
-			return bad(f("verify"), "%q is not passed, failed or skipped", clipped(a.Verify))
-		case a.Turns < 0 || a.Turns > maxTurns:
-			return bad(f("turns"), "%d is not a number of turns (0 to %d)", a.Turns, maxTurns)
-		case a.InputTokens < 0 || a.InputTokens > maxTokens:
-			return bad(f("inputTokens"), "%d is not a number of tokens (0 to %d)", a.InputTokens, int64(maxTokens))
-		case a.OutputTokens < 0 || a.OutputTokens > maxTokens:
-			return bad(f("outputTokens"), "%d is not a number of tokens (0 to %d)", a.OutputTokens, int64(maxTokens))
 		}
 		last[a.Story], where[a.Story] = a.N, i
-		if a.CostUSD != nil {
-			if err := amount(f("costUSD"), *a.CostUSD, bad); err != nil {
-				return err
-			}
-		}
-		if err := amount(f("premiumRequests"), a.PremiumRequests, bad); err != nil {
-			return err
-		}
-		if err := text(f("reason"), a.Reason, maxReasonBytes, bad); err != nil {
-			return err
-		}
-		if err := text(f("agent"), a.Agent, maxNameBytes, bad); err != nil {
-			return err
-		}
-		if err := text(f("model"), a.Model, maxNameBytes, bad); err != nil {
-			return err
-		}
-		if err := validJudge(a.Judge, f, bad); err != nil {
+		if err := validAttempt(&r.Attempts[i], change, f, bad); err != nil {
 			return err
 		}
 	}
-	// The totals: what the attempts sum (the sum of the same values in the same order
-	// as the runner added them, give or take the rounding of a run brought home twice).
+	return nil
+}
+
+// validAttempt checks the fields of one attempt but its story and number; f names a
+// field of it.
+func validAttempt(a *run.Attempt, change string, f func(string) string, bad func(string, string, ...any) error) error {
+	outcomes := []string{run.OutcomeComplete, run.OutcomeFailed, run.OutcomeError, run.OutcomeNoSignal,
+		run.OutcomeTimeout, run.OutcomeInterrupted, run.OutcomeRunning}
+	switch {
+	case !slices.Contains(outcomes, a.Outcome):
+		return bad(f("outcome"), "%q is not an outcome", clipped(a.Outcome))
+	case a.Ref != "" && a.Ref != fmt.Sprintf("refs/ralph/%s/attempts/%s-%d", change, a.Story, a.N):
+		return bad(f("ref"), "%q is not the attempt's ref", clipped(a.Ref))
+	case a.Commit != "" && !git.IsObjectID(a.Commit):
+		return bad(f("commit"), "%q is not a commit id", clipped(a.Commit))
+	case !slices.Contains([]string{"", "passed", "failed", "skipped"}, a.Verify):
+		return bad(f("verify"), "%q is not passed, failed or skipped", clipped(a.Verify))
+	case a.Turns < 0 || a.Turns > maxTurns:
+		return bad(f("turns"), "%d is not a number of turns (0 to %d)", a.Turns, maxTurns)
+	case a.InputTokens < 0 || a.InputTokens > maxTokens:
+		return bad(f("inputTokens"), "%d is not a number of tokens (0 to %d)", a.InputTokens, int64(maxTokens))
+	case a.OutputTokens < 0 || a.OutputTokens > maxTokens:
+		return bad(f("outputTokens"), "%d is not a number of tokens (0 to %d)", a.OutputTokens, int64(maxTokens))
+	}
+	if a.CostUSD != nil {
+		if err := amount(f("costUSD"), *a.CostUSD, bad); err != nil {
+			return err
+		}
+	}
+	if err := amount(f("premiumRequests"), a.PremiumRequests, bad); err != nil {
+		return err
+	}
+	if err := text(f("reason"), a.Reason, maxReasonBytes, bad); err != nil {
+		return err
+	}
+	if err := text(f("agent"), a.Agent, maxNameBytes, bad); err != nil {
+		return err
+	}
+	if err := text(f("model"), a.Model, maxNameBytes, bad); err != nil {
+		return err
+	}
+	return validJudge(a.Judge, f, bad)
+}
+
+// validTotals checks the record's totals are what its attempts sum (the sum of the same
+// values in the same order as the runner added them, give or take the rounding of a
+// run brought home twice).
+func validTotals(r *run.Record, bad func(string, string, ...any) error) error {
 	cost, costKnown, tokens, tokensKnown := r.Spent()
 	if err := amount("costUSD", r.CostUSD, bad); err != nil {
 		return err

@@ -435,25 +435,75 @@ const maxStateFile = 8 << 20
 // push with a lease on the branch at o.Start, hooks off. Anything wrong: nothing is pushed.
 func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishResult, error) {
 	res := &PublishResult{}
+	if err := checkPublish(ctx, repo, &o); err != nil {
+		return nil, err
+	}
+	branchRef := "refs/heads/" + loop.BranchName(o.Change)
+	prefix := runsPrefix(o.Change, o.RunID)
+	heads, err := bundleHeads(ctx, repo, o.Bundle, branchRef, prefix)
+	if err != nil {
+		return nil, err
+	}
+	// Fetch into a namespace of its own: nothing the bundle holds is trusted yet.
+	quarantine := fmt.Sprintf("refs/ralph-publish/%d/", o.RunID)
+	var specs []string
+	for _, h := range heads {
+		specs = append(specs, "+"+h.Name+":"+quarantine+strings.TrimPrefix(h.Name, "refs/"))
+	}
+	defer func() {
+		refs, _ := repo.Refs(context.WithoutCancel(ctx), quarantine)
+		for _, r := range refs {
+			_ = repo.DeleteRef(context.WithoutCancel(ctx), r.Name)
+		}
+	}()
+	if err := repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
+		return nil, refuse("read the bundle: %v", err)
+	}
+	commits, err := checkBundleCommits(ctx, repo, heads, o.Start, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if bad, err := changedWorkflows(ctx, repo, o.Start, commits); err != nil {
+		return nil, err
+	} else if bad != "" {
+		if res.WorkflowPatch, err = repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
+			return nil, err
+		}
+		return res, &loop.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
+			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
+	}
+	if err := pushPublished(ctx, repo, o, heads, branchRef, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkPublish checks publish's inputs (the remote defaults to origin): a change name,
+// a run id, and the full id of a commit here to start from.
+func checkPublish(ctx context.Context, repo *git.Repo, o *PublishOptions) error {
 	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
-		return nil, loop.UserErr("", "invalid change name %q", o.Change)
+		return loop.UserErr("", "invalid change name %q", o.Change)
 	}
 	if o.RunID <= 0 {
-		return nil, loop.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "publish needs a run id")
+		return loop.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "publish needs a run id")
 	}
 	if o.Remote == "" {
 		o.Remote = "origin"
 	}
 	start, ok, err := repo.ResolveRef(ctx, o.Start)
 	if err != nil || !ok || !git.IsObjectID(o.Start) || start != o.Start {
-		return nil, loop.UserErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
+		return loop.UserErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
 	}
-	heads, err := repo.BundleHeads(ctx, o.Bundle)
+	return nil
+}
+
+// bundleHeads reads the refs of the bundle, which must be the run's branch (branchRef)
+// and the run's refs (state, attempts/*, under prefix), each once, and apply here.
+func bundleHeads(ctx context.Context, repo *git.Repo, bundle, branchRef, prefix string) ([]git.Ref, error) {
+	heads, err := repo.BundleHeads(ctx, bundle)
 	if err != nil {
-		return nil, refuse("%s is not a readable bundle: %v", o.Bundle, err)
+		return nil, refuse("%s is not a readable bundle: %v", bundle, err)
 	}
-	branchRef := "refs/heads/" + loop.BranchName(o.Change)
-	prefix := runsPrefix(o.Change, o.RunID)
 	seen := map[string]bool{}
 	var bad []string
 	for _, h := range heads {
@@ -471,24 +521,15 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 	if len(heads) == 0 {
 		return nil, refuse("the bundle carries no refs")
 	}
-	if err := repo.VerifyBundle(ctx, o.Bundle); err != nil {
+	if err := repo.VerifyBundle(ctx, bundle); err != nil {
 		return nil, refuse("the bundle does not apply to this repository: %v", err)
 	}
-	// Fetch into a namespace of its own: nothing the bundle holds is trusted yet.
-	quarantine := fmt.Sprintf("refs/ralph-publish/%d/", o.RunID)
-	var specs []string
-	for _, h := range heads {
-		specs = append(specs, "+"+h.Name+":"+quarantine+strings.TrimPrefix(h.Name, "refs/"))
-	}
-	defer func() {
-		refs, _ := repo.Refs(context.WithoutCancel(ctx), quarantine)
-		for _, r := range refs {
-			_ = repo.DeleteRef(context.WithoutCancel(ctx), r.Name)
-		}
-	}()
-	if err := repo.FetchBundle(ctx, o.Bundle, specs); err != nil {
-		return nil, refuse("read the bundle: %v", err)
-	}
+	return heads, nil
+}
+
+// checkBundleCommits checks that every head fetched is a commit: the state commit as
+// checkState says, each other one descending from start (those are returned).
+func checkBundleCommits(ctx context.Context, repo *git.Repo, heads []git.Ref, start, prefix string) ([]string, error) {
 	var ids []string
 	for _, h := range heads {
 		ids = append(ids, h.ID)
@@ -510,26 +551,23 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 			}
 			continue
 		}
-		in, err := repo.IsAncestor(ctx, o.Start, h.ID)
+		in, err := repo.IsAncestor(ctx, start, h.ID)
 		if err != nil {
 			return nil, refuse("%s is not a commit: %v", h.Name, err)
 		}
 		if !in {
-			return nil, refuse("%s (%s) does not descend from the commit the run started from, %s", h.Name, loop.Short(h.ID), loop.Short(o.Start))
+			return nil, refuse("%s (%s) does not descend from the commit the run started from, %s", h.Name, loop.Short(h.ID), loop.Short(start))
 		}
 		commits = append(commits, h.ID)
 	}
-	if bad, err := changedWorkflows(ctx, repo, o.Start, commits); err != nil {
-		return nil, err
-	} else if bad != "" {
-		if res.WorkflowPatch, err = repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
-			return nil, err
-		}
-		return res, &loop.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
-			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
-	}
+	return commits, nil
+}
+
+// pushPublished pushes heads in one atomic push with a lease on the branch at o.Start
+// (pushed where it is when the bundle has nothing new on it), recording them in res.
+func pushPublished(ctx context.Context, repo *git.Repo, o PublishOptions, heads []git.Ref, branchRef string, res *PublishResult) error {
 	req := git.AtomicPush{Remote: o.Remote, Lease: map[string]string{branchRef: o.Start}}
-	if !seen[branchRef] {
+	if !slices.ContainsFunc(heads, func(h git.Ref) bool { return h.Name == branchRef }) {
 		// Nothing new on the branch; pushing it where it is still checks that nobody
 		// moved it during the run.
 		req.Refspecs = append(req.Refspecs, o.Start+":"+branchRef)
@@ -538,19 +576,20 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 		req.Refspecs = append(req.Refspecs, h.ID+":"+h.Name)
 		res.Pushed = append(res.Pushed, h)
 	}
-	if err := repo.PushAtomic(ctx, req); err != nil {
-		var ge *git.Error
-		detail := err.Error()
-		if errors.As(err, &ge) {
-			detail = loop.Tail(ge.Stderr, 10)
-		}
-		if now, ok, lerr := repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
-			return nil, &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), loop.Short(o.Start)),
-				Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
-		}
-		return nil, &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
+	err := repo.PushAtomic(ctx, req)
+	if err == nil {
+		return nil
 	}
-	return res, nil
+	var ge *git.Error
+	detail := err.Error()
+	if errors.As(err, &ge) {
+		detail = loop.Tail(ge.Stderr, 10)
+	}
+	if now, ok, lerr := repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
+		return &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), loop.Short(o.Start)),
+			Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
+	}
+	return &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
 }
 
 func orNone(id string) string {

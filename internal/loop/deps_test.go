@@ -29,7 +29,7 @@ func imports(t *testing.T, dir string) []string {
 
 // workflows are the packages built on internal/loop, which the loop reaches only
 // through an interface the CLI sets.
-var workflows = []string{"internal/githubflow", "internal/parallel", "internal/wtrun"}
+var workflows = []string{"internal/finish", "internal/githubflow", "internal/parallel", "internal/wtrun"}
 
 // TestLayout keeps the split of issue 17: internal/loop depends on nothing of GitHub
 // and on no workflow package, not even through another package; internal/status on

@@ -1,6 +1,6 @@
 // Package loop is one run of the Ralph loop in a working tree: preflight, the initial
 // state commit, attempts, checkpoints, the trust surface around them, saving and
-// restoring failed attempts, resuming, finish --squash and --keep, and the run locks;
+// restoring failed attempts, resuming, the finish pipeline, and the run locks;
 // for a run in a linked worktree of its own (start --worktree), what the loop reads of
 // it (worktree.go; its state is the record's, run.Record.WorktreeState), while making
 // and finishing one is internal/wtrun's (Loop.Worktrees).

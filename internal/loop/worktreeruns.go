@@ -9,10 +9,10 @@ import (
 )
 
 // WorktreeRuns starts and finishes runs in a linked worktree of their own: internal/wtrun
-// implements it and the CLI sets it (Loop.Worktrees). Start and Finish are the loop's way
-// there; the four after them are what finish --pr (internal/githubflow) does with such a
-// run's worktree, reached through here so that no workflow package imports another. A Loop
-// without it refuses such runs.
+// implements it and the CLI sets it (Loop.Worktrees). Start is the loop's way there,
+// Finish internal/finish's; FromOrigin and ClearCrashLocks are the finish pipeline's,
+// Dirty and Remove finish --pr's (internal/githubflow), reached through here so that no
+// workflow package imports another. A Loop without it refuses such runs.
 type WorktreeRuns interface {
 	// Start runs the loop of r (what Start resolved) in the worktree at path, with the
 	// change's lock held: it makes the run (or completes a start a crash cut short),
@@ -45,13 +45,6 @@ func (l *Loop) startWorktree(ctx context.Context, r *Resolved, path string) (*Su
 		return nil, fmt.Errorf("start of %q in a worktree: no way to run in a worktree here", r.Change)
 	}
 	return l.Worktrees.Start(ctx, l, r, path)
-}
-
-func (l *Loop) finishWorktree(ctx context.Context, rec *run.Record, mode FinishMode) (*FinishResult, error) {
-	if l.Worktrees == nil {
-		return nil, fmt.Errorf("finish of %q: its run is in a worktree, and there is no way to finish it here", rec.Change)
-	}
-	return l.Worktrees.Finish(ctx, l, rec, mode)
 }
 
 // RunInWorktree runs the loop of r in l, a Loop made by In for the run's worktree,

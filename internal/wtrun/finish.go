@@ -116,18 +116,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		return nil, loop.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
-	cur, err := origin.Branch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	head, err := origin.Head(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if cur != rec.Original || head != f.Target {
-		return nil, pending("%s is no longer where it left it (%s)", origin.Root, loop.BranchOrDetached(rec.Original, f.Target))
-	}
-	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
+	exists, err := checkResumable(ctx, l, rec, origin, pending)
 	if err != nil {
 		return nil, err
 	}
@@ -143,18 +132,77 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
-	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+	p, err := squashProgress(ctx, origin, rec)
+	if err != nil {
 		return nil, err
+	}
+	switch {
+	case p.merged:
+		return squashWorktree(ctx, l, rec, origin, res, true)
+	case p.before:
+		return squashWorktree(ctx, l, rec, origin, res, false)
+	case f.OriginDirty:
+		return nil, p.byHand(rec, origin.Root)
+	case rec.Original == "":
+		return nil, pending("%s holds part of the squash on a detached HEAD", origin.Root)
+	}
+	// A merge cut short in a checkout that was clean: keep what it left, put the
+	// original branch back as it was and squash again.
+	ol := *l
+	ol.Repo = origin
+	if err := ol.RestoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
+		return nil, err
+	}
+	return squashWorktree(ctx, l, rec, origin, res, false)
+}
+
+// checkResumable checks what a pending squash left against the record before it goes
+// on: origin still where the squash began, the branch (exists says whether it is still
+// there) at the tip it had, and the worktree clean. pending makes the refusal.
+func checkResumable(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, pending func(string, ...any) error) (exists bool, err error) {
+	f := rec.Finishing
+	cur, err := origin.Branch(ctx)
+	if err != nil {
+		return false, err
+	}
+	head, err := origin.Head(ctx)
+	if err != nil {
+		return false, err
+	}
+	if cur != rec.Original || head != f.Target {
+		return false, pending("%s is no longer where it left it (%s)", origin.Root, loop.BranchOrDetached(rec.Original, f.Target))
+	}
+	if exists, err = l.Repo.BranchExists(ctx, rec.Branch); err != nil || !exists {
+		return false, err
+	}
+	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {
+		return false, err
 	} else if tip != f.Tip {
-		return nil, pending("%s moved since", rec.Branch)
+		return false, pending("%s moved since", rec.Branch)
 	}
 	// The worktree was clean when the finish began; changes there now are someone's.
 	if dirty, _, err := worktreeDirty(ctx, l, rec); err != nil {
-		return nil, err
+		return false, err
 	} else if len(dirty) > 0 {
-		return nil, loop.UserErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
+		return false, loop.UserErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
 			"an interrupted 'git ralph finish --squash' of %q is pending, but the worktree %s has %d uncommitted change(s)", rec.Change, rec.Worktree.Path, len(dirty))
 	}
+	return true, nil
+}
+
+// progress is how far a squash a kill cut short got in the checkout: merged (every
+// file it touches is the branch tip's), before (every one is as before the merge, or
+// a carried file as the run started), else restore and remove are what completes it.
+type progress struct {
+	merged, before  bool
+	restore, remove []string
+	backup          string
+}
+
+// squashProgress compares the files the pending squash of rec touches in origin with
+// the branch's tip, the target and the "initial state".
+func squashProgress(ctx context.Context, origin *git.Repo, rec *run.Record) (*progress, error) {
+	f := rec.Finishing
 	touched, err := origin.ChangedPaths(ctx, f.Target+"..."+f.Tip)
 	if err != nil {
 		return nil, err
@@ -175,50 +223,37 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 	if err != nil {
 		return nil, err
 	}
-	merged, before := true, true
-	var restore, remove []string // what completes the squash by hand
-	for _, p := range touched {
-		if now[p] != atTip[p] {
-			merged = false
-			if _, ok := atTip[p]; ok {
-				restore = append(restore, p)
+	p := &progress{merged: true, before: true, backup: f.Backup}
+	for _, path := range touched {
+		if now[path] != atTip[path] {
+			p.merged = false
+			if _, ok := atTip[path]; ok {
+				p.restore = append(p.restore, path)
 			} else {
-				remove = append(remove, p)
+				p.remove = append(p.remove, path)
 			}
 		}
-		if now[p] != atTarget[p] && !(slices.Contains(f.Carried, p) && now[p] == atInitial[p]) {
-			before = false
+		if now[path] != atTarget[path] && !(slices.Contains(f.Carried, path) && now[path] == atInitial[path]) {
+			p.before = false
 		}
 	}
-	switch {
-	case merged:
-		return squashWorktree(ctx, l, rec, origin, res, true)
-	case before:
-		return squashWorktree(ctx, l, rec, origin, res, false)
-	case f.OriginDirty:
-		// Resetting would touch the user's own work: say how to complete the squash.
-		var steps []string
-		if len(restore) > 0 {
-			steps = append(steps, "git -C "+quoteArg(origin.Root)+" restore --source="+f.Backup+" --worktree -- "+quoteArgs(restore))
-		}
-		if len(remove) > 0 {
-			steps = append(steps, "(cd "+quoteArg(origin.Root)+" && rm -f -- "+quoteArgs(remove)+")")
-		}
-		return nil, loop.UserErr("the branch's work is kept as "+f.Backup+"; to complete the squash, bring those files to the branch's version:\n"+
-			strings.Join(steps, "\n")+"\nthen run 'git ralph finish "+rec.Change+" --squash' again",
-			"an interrupted 'git ralph finish --squash' of %q is pending, but %s holds part of the squash among changes of your own: %d file(s) are not yet the branch's",
-			rec.Change, origin.Root, len(restore)+len(remove))
-	case rec.Original == "":
-		return nil, pending("%s holds part of the squash on a detached HEAD", origin.Root)
+	return p, nil
+}
+
+// byHand is the refusal of a squash cut short among the user's own changes in the
+// checkout at root (resetting would touch them): it says how to complete the squash.
+func (p *progress) byHand(rec *run.Record, root string) error {
+	var steps []string
+	if len(p.restore) > 0 {
+		steps = append(steps, "git -C "+quoteArg(root)+" restore --source="+p.backup+" --worktree -- "+quoteArgs(p.restore))
 	}
-	// A merge cut short in a checkout that was clean: keep what it left, put the
-	// original branch back as it was and squash again.
-	ol := *l
-	ol.Repo = origin
-	if err := ol.RestoreAfterCutShort(ctx, rec, rec.Original, f.Target, "squash"); err != nil {
-		return nil, err
+	if len(p.remove) > 0 {
+		steps = append(steps, "(cd "+quoteArg(root)+" && rm -f -- "+quoteArgs(p.remove)+")")
 	}
-	return squashWorktree(ctx, l, rec, origin, res, false)
+	return loop.UserErr("the branch's work is kept as "+p.backup+"; to complete the squash, bring those files to the branch's version:\n"+
+		strings.Join(steps, "\n")+"\nthen run 'git ralph finish "+rec.Change+" --squash' again",
+		"an interrupted 'git ralph finish --squash' of %q is pending, but %s holds part of the squash among changes of your own: %d file(s) are not yet the branch's",
+		rec.Change, root, len(p.restore)+len(p.remove))
 }
 
 // quoteArgs quotes each of args for a shell, joined by spaces.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
 )
@@ -31,7 +32,7 @@ func TestWorktreeSquashUndoThatFailsSaysSo(t *testing.T) {
 	tip := gitOut(t, dir, "rev-parse", "ralph/c")
 	l.OntoMoved = true
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
-	_, err := l.Finish(t.Context(), "c", loop.Squash)
+	_, err := finish.Run(t.Context(), l, "c", loop.Squash)
 	var le *loop.Error
 	if !errors.As(err, &le) {
 		t.Fatalf("Finish = %v, want a *loop.Error", err)

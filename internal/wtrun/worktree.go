@@ -278,32 +278,15 @@ func ensureWorktree(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 	return nil
 }
 
-// finishWorktree ends a worktree run. --squash lands the work uncommitted on the
-// original branch in the checkout the run started from, then removes the (clean)
-// worktree and the branch; --keep removes the clean worktree and keeps the branch.
-// Nothing is removed with --force: a worktree with changes is kept and named. A
-// crash-resume first removes the stale locks of every checkout involved, and a
-// --squash killed half-way is completed (resumeWorktreeSquash).
+// finishWorktree is the last step of finish --squash or --keep of a worktree run, which
+// loop.FinishWith has located (l works outside the worktree) and recovered. --squash
+// lands the work uncommitted on the original branch in the checkout the run started
+// from, then removes the (clean) worktree and the branch; --keep removes the clean
+// worktree and keeps the branch. Nothing is removed with --force: a worktree with
+// changes is kept and named. A --squash killed half-way is completed
+// (resumeWorktreeSquash).
 func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
-	wlock, err := l.Store.LockWorktrees()
-	if err != nil {
-		return nil, err
-	}
-	defer wlock.Unlock()
-	if l, err = fromOrigin(ctx, l, rec); err != nil {
-		return nil, err
-	}
 	res := &loop.FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
-	path := rec.Worktree.Path
-	if rec.Finishing != nil || rec.Status == run.Running || rec.Busy != "" {
-		// A crash-resume: a finish or a loop was killed, maybe with a git of its own.
-		if err := clearCrashLocks(ctx, l, rec, loop.FinishCommand(rec.Change, mode)); err != nil {
-			return nil, err
-		}
-		if err := l.CheckCrashedSurface(ctx, rec, loop.FinishCommand(rec.Change, mode)); err != nil {
-			return nil, err
-		}
-	}
 	if rec.Finishing != nil {
 		return resumeWorktreeSquash(ctx, l, rec, mode, res)
 	}
@@ -317,16 +300,10 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 		return nil, loop.BranchGone(rec)
 	}
 	if mode == loop.Keep {
-		if origin, err := originRepo(ctx, l, rec); err == nil {
-			_ = l.CheckOriginal(ctx, origin, rec, true, "")
-		}
-		if err := l.Busy(rec, "finish --keep", func() error { return removeWorktree(ctx, l, rec, dirty, present, res) }); err != nil {
-			return nil, err
-		}
-		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
-		return res, l.Store.Remove(rec.Change)
+		return keepWorktree(ctx, l, rec, dirty, present, res)
 	}
 	if len(dirty) > 0 {
+		path := rec.Worktree.Path
 		return nil, loop.UserErr(fmt.Sprintf("commit them on %s in %s (they will be squashed too) or discard them, then run 'git ralph finish %s --squash' again", rec.Branch, path, rec.Change),
 			"the worktree %s has %d uncommitted change(s)", path, len(dirty))
 	}
@@ -337,6 +314,29 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	if err := l.CheckOriginal(ctx, origin, rec, false, "git ralph finish "+rec.Change+" --squash"); err != nil {
 		return nil, err
 	}
+	return startWorktreeSquash(ctx, l, rec, origin, res)
+}
+
+// keepWorktree is finish --keep of a worktree run: a moved original branch is only
+// warned of, the worktree goes when clean (dirty, present: worktreeDirty's), the branch
+// stays and the run is forgotten.
+func keepWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *loop.FinishResult) (*loop.FinishResult, error) {
+	if origin, err := originRepo(ctx, l, rec); err == nil {
+		_ = l.CheckOriginal(ctx, origin, rec, true, "")
+	}
+	if err := l.Busy(rec, "finish --keep", func() error { return removeWorktree(ctx, l, rec, dirty, present, res) }); err != nil {
+		return nil, err
+	}
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "keep", At: l.Time()})
+	return res, l.Store.Remove(rec.Change)
+}
+
+// startWorktreeSquash is finish --squash of a worktree run from a clean worktree: the
+// checkout the run started from (origin) must be on the original branch where it was,
+// with no uncommitted change of its own in the squash's way (squashable); then the
+// record says a squash is under way, the branch's tip is kept as a backup ref, and the
+// squash runs.
+func startWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult) (*loop.FinishResult, error) {
 	target := loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	cur, err := origin.Branch(ctx)
 	if err != nil {
@@ -354,53 +354,16 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	if err != nil {
 		return nil, err
 	}
-	st, err := origin.Status(ctx)
+	dirty, carried, err := squashable(ctx, origin, rec, target, head, tip)
 	if err != nil {
 		return nil, err
-	}
-	var touched, carried []string
-	if len(st) > 0 {
-		ff, err := origin.IsAncestor(ctx, head, tip)
-		if err != nil {
-			return nil, err
-		}
-		if !ff {
-			return nil, loop.UserErr(fmt.Sprintf("%s moved on since the run started, so the squash may conflict: commit or stash your changes in %s, then run 'git ralph finish %s --squash' again", target, origin.Root, rec.Change),
-				"%s has %d uncommitted change(s)", origin.Root, len(st))
-		}
-		if touched, err = origin.ChangedPaths(ctx, head+"..."+tip); err != nil {
-			return nil, err
-		}
-		var both []string
-		for _, e := range st {
-			for _, p := range []string{e.Path, e.Orig} {
-				if p != "" && slices.Contains(touched, p) && !slices.Contains(both, p) {
-					both = append(both, p)
-				}
-			}
-		}
-		// Uncommitted changes the run started from are in "initial state", so the
-		// squash brings them back: those files may be replaced. Changes made since may not.
-		if carried, err = carriedPaths(ctx, origin, rec.Initial, both); err != nil {
-			return nil, err
-		}
-		if len(carried) < len(both) {
-			var later []string
-			for _, p := range both {
-				if !slices.Contains(carried, p) {
-					later = append(later, p)
-				}
-			}
-			return nil, loop.UserErr(fmt.Sprintf("commit or stash them in %s, then run 'git ralph finish %s --squash' again", origin.Root, rec.Change),
-				"the squash would touch %d file(s) changed in %s since the run started: %s", len(later), origin.Root, strings.Join(later, ", "))
-		}
 	}
 	// From here on a kill leaves the work half-way between the branch and the checkout:
 	// the record says so before the first change, and the next finish completes it
 	// (resumeWorktreeSquash).
 	backup := loop.BackupRef(rec.Change, l.Time())
 	res.Backup, res.Target = backup, target
-	rec.Finishing = &run.Finishing{Tip: tip, Target: head, Backup: backup, Carried: carried, OriginDirty: len(st) > 0}
+	rec.Finishing = &run.Finishing{Tip: tip, Target: head, Backup: backup, Carried: carried, OriginDirty: dirty}
 	if err := l.Save(rec); err != nil {
 		return nil, err
 	}
@@ -408,6 +371,51 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 		return nil, err
 	}
 	return squashWorktree(ctx, l, rec, origin, res, false)
+}
+
+// squashable checks the uncommitted changes of origin (dirty says there are some)
+// against a squash of tip onto head (target): only when head is an ancestor of tip,
+// and only those of the files the squash touches that are still what the run started
+// from (carried: its "initial state" brings them back) may be replaced.
+func squashable(ctx context.Context, origin *git.Repo, rec *run.Record, target, head, tip string) (dirty bool, carried []string, err error) {
+	st, err := origin.Status(ctx)
+	if err != nil || len(st) == 0 {
+		return false, nil, err
+	}
+	if ff, err := origin.IsAncestor(ctx, head, tip); err != nil {
+		return false, nil, err
+	} else if !ff {
+		return false, nil, loop.UserErr(fmt.Sprintf("%s moved on since the run started, so the squash may conflict: commit or stash your changes in %s, then run 'git ralph finish %s --squash' again", target, origin.Root, rec.Change),
+			"%s has %d uncommitted change(s)", origin.Root, len(st))
+	}
+	touched, err := origin.ChangedPaths(ctx, head+"..."+tip)
+	if err != nil {
+		return false, nil, err
+	}
+	var both []string
+	for _, e := range st {
+		for _, p := range []string{e.Path, e.Orig} {
+			if p != "" && slices.Contains(touched, p) && !slices.Contains(both, p) {
+				both = append(both, p)
+			}
+		}
+	}
+	// Uncommitted changes the run started from are in "initial state", so the
+	// squash brings them back: those files may be replaced. Changes made since may not.
+	if carried, err = carriedPaths(ctx, origin, rec.Initial, both); err != nil {
+		return false, nil, err
+	}
+	if len(carried) < len(both) {
+		var later []string
+		for _, p := range both {
+			if !slices.Contains(carried, p) {
+				later = append(later, p)
+			}
+		}
+		return false, nil, loop.UserErr(fmt.Sprintf("commit or stash them in %s, then run 'git ralph finish %s --squash' again", origin.Root, rec.Change),
+			"the squash would touch %d file(s) changed in %s since the run started: %s", len(later), origin.Root, strings.Join(later, ", "))
+	}
+	return true, carried, nil
 }
 
 // carriedPaths returns those of paths whose file in the checkout is still what the
