@@ -238,20 +238,8 @@ func (c *finishCmd) prOptions(e *env, l *loop.Loop) (githubflow.PROptions, error
 			}
 		}
 	}
-	// The pre-push hook runs where the verify gate does (ralph.sandbox, as start reads it).
-	mode, _, err := l.Repo.Config(e.ctx, "ralph.sandbox")
-	if err != nil {
-		return githubflow.PROptions{}, err
-	}
-	if mode == "" {
-		mode = "auto"
-	}
-	hooks, err := sandboxSettings(e, l.Repo, mode)
-	if err != nil {
-		return githubflow.PROptions{}, err
-	}
 	return githubflow.PROptions{
-		Draft: draft, Base: c.Base, Remote: remote, Repo: repo, EnvRepo: os.Getenv("GH_REPO"), Hooks: hooks,
+		Draft: draft, Base: c.Base, Remote: remote, Repo: repo, EnvRepo: os.Getenv("GH_REPO"),
 		Client: func(host string) (*github.Client, error) {
 			return github.New(host, e.githubOptions())
 		},
@@ -262,6 +250,9 @@ func (c *finishCmd) prOptions(e *env, l *loop.Loop) (githubflow.PROptions, error
 func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
 	o, err := c.prOptions(e, l)
 	if err != nil {
+		return err
+	}
+	if err := finishHooks(e, l); err != nil {
 		return err
 	}
 	res, err := e.flow(l).FinishPR(e.ctx, c.Change, o)
@@ -315,5 +306,27 @@ func printFinishWorktree(s *term.Streams, res *loop.FinishResult, mode loop.Fini
 // runFinish is finish --squash or --keep (internal/finish) of change: for finish, the
 // offer at the end of start, and the demo.
 func runFinish(e *env, l *loop.Loop, change string, mode loop.FinishMode) (*loop.FinishResult, error) {
+	if err := finishHooks(e, l); err != nil {
+		return nil, err
+	}
 	return finish.Run(e.ctx, l, change, mode)
+}
+
+// finishHooks has the hooks of a finish's git run where the verify gate does
+// (finish.Hooks), in the sandbox ralph.sandbox gives the agent.
+func finishHooks(e *env, l *loop.Loop) error {
+	mode, _, err := l.Repo.Config(e.ctx, "ralph.sandbox")
+	if err != nil {
+		return err
+	}
+	if mode == "" {
+		mode = "auto"
+	}
+	set, err := sandboxSettings(e, l.Repo, mode)
+	if err != nil {
+		return err
+	}
+	show := func(s string) { fmt.Fprintln(e.s.Err, strings.TrimRight(s, "\n")) }
+	l.Repo.RunHooksWith(finish.Hooks(set, l.Repo, show, l.Report.Warn))
+	return nil
 }

@@ -290,13 +290,21 @@ func (r *Repo) PushAtomic(ctx context.Context, req AtomicPush) error {
 		return err
 	}
 	var args []string
+	h := r.hookRunner()
 	if !req.Hooks {
 		args = append(args, "-c", "core.hooksPath=/dev/null")
+	} else if h != nil {
+		if err := r.prePushAtomic(ctx, h, req); err != nil {
+			return err
+		}
 	}
 	for _, kv := range req.Config {
 		args = append(args, "-c", kv)
 	}
 	args = append(args, "push", "--quiet", "--atomic")
+	if h != nil {
+		args = append(args, "--no-verify") // its pre-push hook ran through h, or none runs
+	}
 	for _, ref := range slices.Sorted(maps.Keys(req.Lease)) {
 		id := req.Lease[ref]
 		if err := checkArg("ref", ref); err != nil {

@@ -52,6 +52,39 @@ func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env
 	return output, res.exitCode, nil
 }
 
+// HookRunner runs hook name (its file at path) in git's stead, with git's arguments,
+// input and environment additions, and returns its output and exit status.
+type HookRunner func(ctx context.Context, name, path string, args []string, stdin []byte, env []string) (output string, exitCode int, err error)
+
+// RunHooksWith makes every later git of r run no hook itself (core.hooksPath is
+// /dev/null): the hooks of git's that git-ralph runs over what an agent wrote go
+// through h instead (a sandbox). Push runs pre-push through it before it pushes, a
+// refusal stopping the push; Checkout runs post-checkout, MergeSquash post-merge after
+// them, their exit status ignored as git ignores it. Other hooks do not run.
+func (r *Repo) RunHooksWith(h HookRunner) {
+	r.hooksMu.Lock()
+	defer r.hooksMu.Unlock()
+	r.hooks = h
+}
+
+func (r *Repo) hookRunner() HookRunner {
+	r.hooksMu.Lock()
+	defer r.hooksMu.Unlock()
+	return r.hooks
+}
+
+// postHook runs hook name with args through the hook runner, if one is set and git
+// would run the hook; its outcome is ignored, as git ignores a post-* hook's.
+func (r *Repo) postHook(ctx context.Context, name string, args ...string) {
+	h := r.hookRunner()
+	if h == nil {
+		return
+	}
+	if path, ok, err := r.hookFile(ctx, name); err == nil && ok {
+		_, _, _ = h(ctx, name, path, args, nil, nil)
+	}
+}
+
 // SandboxedHookFile runs the hook file at path as git would run hook name, with args
 // and stdin, but started by start (the caller's sandbox) from base plus env. The file
 // is opened inside the sandbox (/bin/sh execs it), so a link in its path leads only

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 )
@@ -90,12 +89,6 @@ type PushRequest struct {
 	Expect string
 	// Config is passed as -c key=value to this push only (e.g. ralph.allowPush=true).
 	Config []string
-	// PrePush, when set, runs the pre-push hook in git's stead (the caller's sandbox):
-	// with the hook's path, git's arguments (the remote and its URL) and git's input
-	// (the ref line), before git pushes with no hook. A non-zero exit refuses the push,
-	// as git's own run of the hook would.
-	// env carries Config to the hook (GIT_CONFIG_PARAMETERS), as git's -c would.
-	PrePush func(ctx context.Context, path string, args []string, stdin []byte, env []string) (output string, exitCode int, err error)
 }
 
 // ErrPushRejected is returned by Push when the remote branch is not where the lease
@@ -103,7 +96,7 @@ type PushRequest struct {
 var ErrPushRejected = errors.New("push rejected")
 
 // Push pushes a branch with --force-with-lease, running the user's pre-push hook as
-// git does. A lease that does not hold is ErrPushRejected (wrapped in the *Error, whose
+// git does, or through the hook runner (RunHooksWith). A lease that does not hold is ErrPushRejected (wrapped in the *Error, whose
 // Stderr holds git's and the hooks' output); anything else is the *Error.
 func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 	if err := checkArg("remote name", p.Remote); err != nil {
@@ -117,14 +110,14 @@ func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 	for _, kv := range p.Config {
 		args = append(args, "-c", kv)
 	}
-	if p.PrePush != nil {
-		if err := r.prePush(ctx, p, ref); err != nil {
+	h := r.hookRunner()
+	if h != nil {
+		if err := r.prePush(ctx, h, p, ref); err != nil {
 			return err
 		}
-		args = append(args, "-c", "core.hooksPath="+os.DevNull)
 	}
 	args = append(args, "push", "--porcelain", "--force-with-lease="+ref+":"+p.Expect, p.Remote, ref+":"+ref)
-	if p.PrePush != nil {
+	if h != nil {
 		args = append(args, "--no-verify")
 	}
 	_, err := r.run(ctx, call{args: args, remote: true, env: []string{"GIT_TERMINAL_PROMPT=0"}, combined: true})
@@ -144,42 +137,72 @@ func (r *Repo) Push(ctx context.Context, p PushRequest) error {
 	return err
 }
 
-// prePush runs the pre-push hook, if there is one, through p.PrePush, with what git
-// would give it for the push of ref; a refusal is an *Error as git's would be.
-func (r *Repo) prePush(ctx context.Context, p PushRequest, ref string) error {
-	path, ok, err := r.hookFile(ctx, "pre-push")
-	if err != nil || !ok {
-		return err
-	}
-	url := p.Remote
-	if out, err := r.run(ctx, call{readOnly: true, args: []string{"remote", "get-url", "--push", p.Remote}}); err == nil {
-		if urls := strings.Split(strings.TrimSpace(string(out)), "\n"); urls[0] != "" {
-			url = urls[0]
-		}
-	}
+// prePush runs the pre-push hook, if there is one, through h, with what git would give
+// it for the push of ref; a refusal is an *Error as git's would be.
+func (r *Repo) prePush(ctx context.Context, h HookRunner, p PushRequest, ref string) error {
 	local, _, err := r.ResolveRef(ctx, ref)
 	if err != nil {
 		return err
 	}
-	remote := p.Expect
-	if remote == "" {
-		remote = strings.Repeat("0", len(local))
+	return r.runPrePush(ctx, h, p.Remote, p.Config, []string{ref + " " + local + " " + ref + " " + orZeros(p.Expect, local)})
+}
+
+// prePushAtomic runs the pre-push hook for req as prePush does: a line for each of its
+// refspecs, a deletion's as git writes it.
+func (r *Repo) prePushAtomic(ctx context.Context, h HookRunner, req AtomicPush) error {
+	var lines []string
+	for _, spec := range req.Refspecs {
+		src, dst, _ := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+		remote := req.Lease[dst]
+		if src == "" { // a deletion
+			lines = append(lines, "(delete) "+orZeros("", remote)+" "+dst+" "+orZeros(remote, ""))
+			continue
+		}
+		local, _, err := r.ResolveRef(ctx, src)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, src+" "+local+" "+dst+" "+orZeros(remote, local))
 	}
-	in := fmt.Sprintf("%s %s %s %s\n", ref, local, ref, remote)
+	return r.runPrePush(ctx, h, req.Remote, req.Config, lines)
+}
+
+// orZeros is id, or as many zeros as like has characters when id is "".
+func orZeros(id, like string) string {
+	if id != "" {
+		return id
+	}
+	return strings.Repeat("0", max(len(like), 40))
+}
+
+// runPrePush runs the pre-push hook, if git would, through h with remote, its URL and
+// the input lines; config (git's -c) reaches it as GIT_CONFIG_PARAMETERS.
+func (r *Repo) runPrePush(ctx context.Context, h HookRunner, remote string, config, lines []string) error {
+	path, ok, err := r.hookFile(ctx, "pre-push")
+	if err != nil || !ok {
+		return err
+	}
+	url := remote
+	if out, err := r.run(ctx, call{readOnly: true, args: []string{"remote", "get-url", "--push", remote}}); err == nil {
+		if urls := strings.Split(strings.TrimSpace(string(out)), "\n"); urls[0] != "" {
+			url = urls[0]
+		}
+	}
 	var env []string
-	if len(p.Config) > 0 {
-		q := make([]string, len(p.Config))
-		for i, kv := range p.Config {
+	if len(config) > 0 {
+		q := make([]string, len(config))
+		for i, kv := range config {
 			q[i] = "'" + strings.ReplaceAll(kv, "'", `'\''`) + "'"
 		}
 		env = []string{"GIT_CONFIG_PARAMETERS=" + strings.Join(q, " ")}
 	}
-	out, code, err := p.PrePush(ctx, path, []string{p.Remote, url}, []byte(in), env)
+	in := strings.Join(lines, "\n") + "\n"
+	out, code, err := h(ctx, "pre-push", path, []string{remote, url}, []byte(in), env)
 	if err != nil {
 		return err
 	}
 	if code != 0 {
-		return &Error{Args: []string{"push", p.Remote, ref}, ExitCode: code, Stderr: strings.TrimSpace(out),
+		return &Error{Args: []string{"push", remote}, ExitCode: code, Stderr: strings.TrimSpace(out),
 			Err: fmt.Errorf("the pre-push hook refused the push (exit status %d)", code)}
 	}
 	return nil

@@ -48,6 +48,8 @@ type Repo struct {
 	// later git as core.hooksPath (see safetyArgs).
 	hooksMu  sync.Mutex
 	hooksDir string
+	// hooks, when set (RunHooksWith), runs the hooks git would run: git runs none.
+	hooks HookRunner
 
 	cfg configCache
 

@@ -260,7 +260,9 @@ func (r *Repo) runOnce(ctx context.Context, c call) result {
 // keys: docs/GIT.md, "What the config cannot make git-ralph's git do".
 func (r *Repo) safetyArgs() []string {
 	args := []string{"-c", "core.fsmonitor=false"}
-	if dir := r.pinnedHooksDir(); dir != "" {
+	if r.hookRunner() != nil {
+		args = append(args, "-c", "core.hooksPath="+os.DevNull) // RunHooksWith runs them
+	} else if dir := r.pinnedHooksDir(); dir != "" {
 		args = append(args, "-c", "core.hooksPath="+dir)
 	}
 	return args

@@ -36,7 +36,15 @@ func (r *Repo) Checkout(ctx context.Context, name string) error {
 	// called like the branch would be restored from the index (discarding
 	// its changes) when no such branch exists. --no-guess stops checkout
 	// from silently creating a branch from a remote of the same name.
+	var prev string
+	if r.hookRunner() != nil {
+		prev, _, _ = r.ResolveRef(ctx, "HEAD")
+	}
 	_, err := r.run(ctx, call{args: []string{"checkout", "-q", "--no-guess", name, "--"}})
+	if err == nil && r.hookRunner() != nil {
+		now, _, _ := r.ResolveRef(ctx, "HEAD")
+		r.postHook(ctx, "post-checkout", prev, now, "1")
+	}
 	return err
 }
 
@@ -387,6 +395,9 @@ func (r *Repo) MergeSquash(ctx context.Context, branch string) error {
 	// --ff overrides merge.ff=false (or only) from the user's config,
 	// which git refuses to combine with --squash.
 	_, err := r.run(ctx, call{args: []string{"merge", "--squash", "--ff", "-q", branch}, combined: true})
+	if err == nil {
+		r.postHook(ctx, "post-merge", "1")
+	}
 	var ge *Error
 	if err == nil || !errors.As(err, &ge) || ge.ExitCode != 1 {
 		return err

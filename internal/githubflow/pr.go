@@ -12,7 +12,6 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
-	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
@@ -24,9 +23,6 @@ type PROptions struct {
 	// Repo is [HOST/]OWNER/REPO from --repo or ralph.repo; EnvRepo is GH_REPO. Both ""
 	// means the push remote's URL decides.
 	Repo, EnvRepo string
-	// Hooks is the sandbox the pre-push hook runs in (the verify gate's); its zero
-	// value lets git run it, outside.
-	Hooks sandbox.Settings
 	// Client returns a GitHub client for a host (required). The CLI builds it on go-gh's
 	// own token lookup; a *github.NoTokenError says there is no token.
 	Client func(host string) (*github.Client, error)
@@ -292,7 +288,7 @@ func (p *prFinish) pushBranch(ctx context.Context, expect string) error {
 	fl.Loop.Report.Step(fmt.Sprintf("pushing %s to %s", rec.Branch, remote))
 	err := fl.Loop.Busy(rec, "finish --pr", func() error {
 		return fl.Repo.Push(ctx, git.PushRequest{Remote: remote, Branch: rec.Branch, Expect: expect,
-			Config: []string{"ralph.allowPush=true"}, PrePush: fl.prePush(p.o.Hooks)})
+			Config: []string{"ralph.allowPush=true"}})
 	})
 	if errors.Is(err, git.ErrPushRejected) {
 		now, _, _ := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
