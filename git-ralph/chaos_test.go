@@ -653,8 +653,10 @@ func (tr *chaosTrial) killFinish(t *testing.T, p chaosPlan) {
 		// Refs packed, as git gc leaves them: then deleting the branch rewrites
 		// packed-refs in every git version (2.39 does it for a loose-only ref too).
 		tr.git(t, "-c", "core.hooksPath=/dev/null", "pack-refs", "--all")
-		// Armed for finish only: the loop's agent deletes a tag of its own.
+		// Armed for finish only: the loop's agent deletes a tag of its own. git runs
+		// it there only with ralph.verifySandbox=off (else finish's git runs no hook).
 		tr.packedRefsHook(t)
+		tr.git(t, "config", "ralph.verifySandbox", "off")
 	}
 	if !tr.startPhase(t, "finish", "--squash").runUntil(t, tr, p) {
 		if p.point == "packed-refs" {
