@@ -58,7 +58,7 @@ func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 // git directory moved out of it (internal/gitdir): git names it by the git directory's
 // parent, the move's home.
 func (r *Repo) mainMoved(wts []Worktree) []Worktree {
-	if len(wts) > 0 && filepath.Base(r.CommonDir) == ".git" && wts[0].Path == filepath.Dir(r.CommonDir) {
+	if len(wts) > 0 && filepath.Base(r.CommonDir) == ".git" && (wts[0].Path == filepath.Dir(r.CommonDir) || r.movedFrom != "") {
 		if tree := gitdir.TreeOf(wts[0].Path); tree != "" {
 			wts[0].Path = tree
 		}
@@ -111,7 +111,35 @@ func (r *Repo) AddWorktree(ctx context.Context, path, branch string) error {
 		return err
 	}
 	_, err := r.run(ctx, call{args: []string{"worktree", "add", "-q", path, branch}, combined: true})
+	if err == nil && r.movedFrom != "" {
+		r.unmoveDotGit(path)
+	}
 	return err
+}
+
+// unmoveDotGit points the .git file of the worktree at path, which git wrote with where
+// the git directory is for now (Repo.movedFrom), at where it will be again: the tree's
+// .git. Only a regular file that names the moved path is rewritten, by a rename.
+func (r *Repo) unmoveDotGit(path string) {
+	file := filepath.Join(path, ".git")
+	fi, err := os.Lstat(file)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return
+	}
+	if shown := rebase(dir, r.movedFrom, r.CommonDir); shown != dir {
+		tmp := file + ".ralph-tmp"
+		if os.WriteFile(tmp, []byte("gitdir: "+shown+"\n"), 0o644) == nil && os.Rename(tmp, file) != nil {
+			_ = os.Remove(tmp)
+		}
+	}
 }
 
 // LockWorktree marks the worktree at path as locked, so that neither

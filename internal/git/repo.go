@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -48,6 +49,9 @@ type Repo struct {
 	// later git as core.hooksPath (see safetyArgs).
 	hooksMu  sync.Mutex
 	hooksDir string
+	// movedFrom is where CommonDir is for now, when Open found it moved out of its tree
+	// by another process's in-place run (movedShown); "" otherwise.
+	movedFrom string
 	// hooks, when set (RunHooksWith), runs the hooks git would run: git runs none.
 	hooks HookRunner
 
@@ -97,11 +101,39 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	r.Root, r.GitDir, r.CommonDir = lines[0], lines[1], lines[2]
+	hooks := lines[3]
+	if shown := movedShown(r.CommonDir); shown != "" {
+		// Another process's in-place run moved the git directory out of its tree
+		// (internal/gitdir): it is named by the tree's .git, where it will be again
+		// when that run puts it back, not by where it is for now.
+		r.GitDir, hooks = rebase(r.GitDir, r.CommonDir, shown), rebase(hooks, r.CommonDir, shown)
+		r.movedFrom, r.CommonDir = r.CommonDir, shown
+	}
 	if err := checkLayout(r.GitDir, r.CommonDir); err != nil {
 		return nil, err
 	}
-	r.setHooksDir(lines[3])
+	r.setHooksDir(hooks)
 	return r, nil
+}
+
+// movedShown is the .git of the working tree whose git directory commonDir is while an
+// in-place run has it moved (gitdir.TreeOf), or "".
+func movedShown(commonDir string) string {
+	if filepath.Base(commonDir) != ".git" {
+		return ""
+	}
+	if tree := gitdir.TreeOf(filepath.Dir(commonDir)); tree != "" {
+		return filepath.Join(tree, ".git")
+	}
+	return ""
+}
+
+// rebase is path with its prefix from replaced by to, when path is from or beneath it.
+func rebase(path, from, to string) string {
+	if rel, err := filepath.Rel(from, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return filepath.Join(to, rel)
+	}
+	return path
 }
 
 // ErrForeignCommonDir is Open's refusal of a git directory whose commondir file names a
