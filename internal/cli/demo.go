@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 type demoCmd struct {
@@ -53,8 +54,8 @@ func (c *demoCmd) Run(e *env) error {
 	l.Driver, l.Kill = demo.Driver(exe, delay), e.kill
 	sum, err := l.Start(e.ctx, loop.Options{Arg: demo.Change, Agent: "demo", MaxRetries: 3, AllowSkip: true})
 	if err != nil {
-		if errors.Is(err, loop.ErrInterrupted) {
-			return &loop.Error{Msg: "interrupted", Code: 130, Hint: "the demo repository is in " + dir}
+		if errors.Is(err, tell.ErrInterrupted) {
+			return &tell.Error{Msg: "interrupted", Code: 130, Hint: "the demo repository is in " + dir}
 		}
 		return err
 	}
@@ -115,7 +116,7 @@ func (c *demoCmd) setUp(e *env) (string, *git.Repo, error) {
 	}
 	repo, err := demo.Setup(e.ctx, dir)
 	if errors.Is(err, demo.ErrNotEmpty) {
-		return "", nil, &loop.Error{Msg: fmt.Sprintf("%s is not empty", dir), Hint: "give --dir a new or empty directory, or leave it out to use a temporary one"}
+		return "", nil, &tell.Error{Msg: fmt.Sprintf("%s is not empty", dir), Hint: "give --dir a new or empty directory, or leave it out to use a temporary one"}
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("set up the demo repository: %w", err)

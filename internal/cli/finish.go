@@ -13,6 +13,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -187,8 +188,8 @@ func (c *finishCmd) wait(e *env, rem *githubflow.Remote) error {
 		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
 		}})
-	if err == loop.ErrInterrupted {
-		return &loop.Error{Msg: "interrupted", Code: 130,
+	if err == tell.ErrInterrupted {
+		return &tell.Error{Msg: "interrupted", Code: 130,
 			Hint: "nothing was changed; the run goes on: 'git ralph finish " + change + " --wait' waits again"}
 	}
 	return err

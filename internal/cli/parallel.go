@@ -16,6 +16,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/parallel"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
 )
@@ -151,14 +152,14 @@ func (c *startCmd) runParallelThen(e *env, l *loop.Loop, done func(i int)) error
 	}
 	_ = t.Render()
 	if e.ctx.Err() != nil {
-		return &loop.Error{Msg: "interrupted", Code: 130,
+		return &tell.Error{Msg: "interrupted", Code: 130,
 			Hint: "resume them all with 'git ralph start --worktree " + strings.Join(c.Changes, " ") + "'; 'git ralph list' shows where each stands"}
 	}
 	for _, ch := range complete {
 		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   (one at a time: each lands on the original branch uncommitted)\n", ch)
 	}
 	if len(failed) > 0 {
-		return &loop.Error{Msg: fmt.Sprintf("%d of %d loops did not complete: %s", len(failed), len(results), strings.Join(failed, ", ")),
+		return &tell.Error{Msg: fmt.Sprintf("%d of %d loops did not complete: %s", len(failed), len(results), strings.Join(failed, ", ")),
 			Hint: "'git ralph status " + failed[0] + "' shows why; 'git ralph start " + failed[0] + "' resumes it"}
 	}
 	return nil

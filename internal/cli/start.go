@@ -17,6 +17,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -183,11 +184,11 @@ func (c *startCmd) runOne(e *env, l *loop.Loop, o loop.Options) error {
 			printSummary(e.s, sum, false)
 			printReport(e, l, change)
 		}
-		if errors.Is(err, loop.ErrDeadline) {
+		if errors.Is(err, tell.ErrDeadline) {
 			return deadlineError(change, err)
 		}
-		if errors.Is(err, loop.ErrInterrupted) {
-			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}
+		if errors.Is(err, tell.ErrInterrupted) {
+			return &tell.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}
 		}
 		return err
 	}
@@ -229,7 +230,7 @@ func customDriver(e *env, repo *git.Repo, cmdKey, formatKey string) (agent.Drive
 		if cmdKey != "ralph.agentCommand" {
 			who = "judge"
 		}
-		return nil, &loop.Error{Msg: who + " \"custom\" needs a command",
+		return nil, &tell.Error{Msg: who + " \"custom\" needs a command",
 			Hint: "set it with: git config " + cmdKey + " \"/path/to/agent --its-flags\" (the prompt arrives on stdin)"}
 	}
 	argv, err := hooks.SplitWords(cmd)
@@ -247,7 +248,7 @@ func customDriver(e *env, repo *git.Repo, cmdKey, formatKey string) (agent.Drive
 	if err != nil {
 		var pe *agent.PreflightError
 		if errors.As(err, &pe) {
-			return nil, &loop.Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
+			return nil, &tell.Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
 		}
 		return nil, err
 	}

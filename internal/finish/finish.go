@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // Run ends the run of change (or of the only run) the way mode says: the finish
@@ -75,7 +76,7 @@ func act(ctx context.Context, l *loop.Loop, change string, rec *run.Record, mode
 		return keep(ctx, l, rec, cur, len(st) > 0, res)
 	}
 	if len(st) > 0 {
-		return nil, loop.UserErr(fmt.Sprintf("commit them on %s (they will be squashed too) or stash them, then run 'git ralph finish --squash' again", rec.Branch),
+		return nil, tell.UserErr(fmt.Sprintf("commit them on %s (they will be squashed too) or stash them, then run 'git ralph finish --squash' again", rec.Branch),
 			"the working tree has %d uncommitted change(s)", len(st))
 	}
 	return startSquash(ctx, l, rec, res)
@@ -96,7 +97,7 @@ func keep(ctx context.Context, l *loop.Loop, rec *run.Record, cur string, dirty 
 				return nil, err
 			}
 		} else if dirty {
-			return nil, loop.UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", loop.BranchOrDetached(cur, ""))
+			return nil, tell.UserErr("commit or stash them, then run 'git ralph finish --keep' again", "you have uncommitted changes on %s", loop.BranchOrDetached(cur, ""))
 		}
 		if err := l.Busy(rec, "finish --keep", func() error { return l.Repo.Checkout(ctx, rec.Branch) }); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // conflictingRun makes a complete run of change c and moves main on so that squashing
@@ -45,9 +46,9 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 	tip := looptest.GitOut(t, dir, "rev-parse", "ralph/c")
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
 	_, err := Run(t.Context(), l, "c", loop.Squash)
-	var le *loop.Error
+	var le *tell.Error
 	if !errors.As(err, &le) {
-		t.Fatalf("Finish = %v, want a *loop.Error", err)
+		t.Fatalf("Finish = %v, want a *tell.Error", err)
 	}
 	if text := le.Msg + "\n" + le.Hint; strings.Contains(text, "back on it") || !strings.Contains(le.Msg, "putting main back failed too") ||
 		!strings.Contains(le.Hint, "you are on main with what the merge left") {
@@ -83,7 +84,7 @@ func TestSquashUndoWhoseSwitchBackFailsSaysSo(t *testing.T) {
 	dir, l, _ := conflictingRun(t)
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "checkout -q --no-guess ralph/c"}
 	_, err := Run(t.Context(), l, "c", loop.Squash)
-	var le *loop.Error
+	var le *tell.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "conflicts") {
 		t.Fatalf("Finish = %v, want the conflict", err)
 	}

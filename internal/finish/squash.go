@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // startSquash is finish --squash from a clean checkout: the original branch (or commit)
@@ -19,7 +20,7 @@ func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.F
 		if ok, err := l.Repo.BranchExists(ctx, target); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, loop.UserErr(fmt.Sprintf("recreate it (git branch %s %s) and run 'git ralph finish --squash' again, or keep the work on %s with 'git ralph finish --keep'", target, loop.Short(rec.OriginalCommit), rec.Branch),
+			return nil, tell.UserErr(fmt.Sprintf("recreate it (git branch %s %s) and run 'git ralph finish --squash' again, or keep the work on %s with 'git ralph finish --keep'", target, loop.Short(rec.OriginalCommit), rec.Branch),
 				"the original branch %s no longer exists", target)
 		}
 	} else {
@@ -71,7 +72,7 @@ func squash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Finish
 // the next finish finds it.
 func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult, err error) error {
 	if rerr := l.Repo.HardReset(ctx, "HEAD"); rerr != nil {
-		return &loop.Error{Msg: fmt.Sprintf("squashing %s onto %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, res.Target, rerr),
+		return &tell.Error{Msg: fmt.Sprintf("squashing %s onto %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, res.Target, rerr),
 			Hint: fmt.Sprintf("the squash failed with: %v\nyou are on %s with what the merge left in the working tree; %s is intact, its tip kept as %s\n"+
 				"once git works again, 'git reset --hard' puts %s back (only the merge's leftovers go); then 'git ralph finish %s --squash' tries again, "+
 				"or 'git switch %s' and 'git ralph finish %s --keep' keeps the branch",
@@ -91,7 +92,7 @@ func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fi
 		notes = append(notes, fmt.Sprintf("the run record still says a squash is under way (%v): the next finish checks what git shows and goes on from there", serr))
 	}
 	se := loop.SquashError(err, rec.Branch, res.Target, intact, "git switch "+res.Target+" && git merge --squash "+rec.Branch, "git ralph finish --keep")
-	if e, ok := se.(*loop.Error); ok && len(notes) > 0 {
+	if e, ok := se.(*tell.Error); ok && len(notes) > 0 {
 		e.Hint += "\n" + strings.Join(notes, "\n")
 	}
 	return se
@@ -122,7 +123,7 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 	f := rec.Finishing
 	res := &loop.FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: loop.BranchOrDetached(rec.Original, rec.OriginalCommit)}
 	pending := func(format string, args ...any) error {
-		return loop.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
+		return tell.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
 	}
 	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
@@ -144,7 +145,7 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 		return nil, pending("HEAD is no longer where it left it (%s)", loop.BranchOrDetached(rec.Original, f.Target))
 	}
 	if mode == loop.Keep {
-		return nil, loop.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
+		return nil, tell.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
 	if !exists {

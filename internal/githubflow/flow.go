@@ -27,7 +27,7 @@
 // and never the reverse.
 //
 // It never prints (Flow's progress goes to the loop's Reporter, failures come back as
-// *loop.Error), runs git only through internal/git and talks to GitHub only through
+// *tell.Error), runs git only through internal/git and talks to GitHub only through
 // internal/github. Only internal/cli imports it.
 package githubflow
 
@@ -137,7 +137,7 @@ func (runs) Resume(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 }
 
 // The small helpers below are the workflows' own; the loop's are exported (loop.Short,
-// loop.UserErr, …).
+// tell.UserErr, …).
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -155,22 +155,6 @@ type DryRun struct {
 	Done    bool // no incomplete story is left
 }
 
-// ErrInterrupted is returned when Ctrl-C or SIGTERM stopped the loop.
-var ErrInterrupted = &Error{
-	Msg:  "interrupted",
-	Code: 130,
-}
-
-// ExitDeadline is the exit code of a loop stopped by its --deadline: the run is saved
-// and resumable, not failed.
-const ExitDeadline = 75
-
-// ErrDeadline is returned when the loop stopped at its deadline.
-var ErrDeadline = &Error{
-	Msg:  "stopped at the deadline",
-	Code: ExitDeadline,
-}
-
 // Start runs (or resumes) the loop of one change in the foreground.
 func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	r, src, err := l.preflight(ctx, o)

@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // A worktree run's squash that conflicts, and whose undo cannot put the checkout back,
@@ -33,9 +34,9 @@ func TestWorktreeSquashUndoThatFailsSaysSo(t *testing.T) {
 	l.OntoMoved = true
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
 	_, err := finish.Run(t.Context(), l, "c", loop.Squash)
-	var le *loop.Error
+	var le *tell.Error
 	if !errors.As(err, &le) {
-		t.Fatalf("Finish = %v, want a *loop.Error", err)
+		t.Fatalf("Finish = %v, want a *tell.Error", err)
 	}
 	if text := le.Msg + "\n" + le.Hint; strings.Contains(text, "as it was") || !strings.Contains(le.Msg, "putting main back failed too") {
 		t.Errorf("Finish = %s\nhint: %s\nwant the failed reset said, never that main is as it was", le.Msg, le.Hint)
