@@ -32,6 +32,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
@@ -159,7 +160,7 @@ func newParser(r *root, s *term.Streams, exit func(int), repo func() (*git.Repo,
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(helpPrinter),
 		kong.Resolvers(configResolver(repo)),
-		kong.TypeMapper(reflect.TypeOf(loop.WorktreeOption{}), worktreeMapper{}),
+		kong.TypeMapper(reflect.TypeOf(start.WorktreeOption{}), worktreeMapper{}),
 	)
 }
 

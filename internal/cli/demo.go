@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
@@ -52,7 +53,7 @@ func (c *demoCmd) Run(e *env) error {
 		delay = 0
 	}
 	l.Driver, l.Kill = demo.Driver(exe, delay), e.kill
-	sum, err := l.Start(e.ctx, loop.Options{Arg: demo.Change, Agent: "demo", MaxRetries: 3, AllowSkip: true})
+	sum, err := l.Start(e.ctx, start.Options{Arg: demo.Change, Agent: "demo", MaxRetries: 3, AllowSkip: true})
 	if err != nil {
 		if errors.Is(err, tell.ErrInterrupted) {
 			return &tell.Error{Msg: "interrupted", Code: 130, Hint: "the demo repository is in " + dir}

@@ -15,20 +15,21 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/parallel"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/status"
 	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
 )
 
-// worktreeMapper decodes --worktree or --worktree=PATH (loop.WorktreeOption): a switch
+// worktreeMapper decodes --worktree or --worktree=PATH (start.WorktreeOption): a switch
 // with an optional value.
 type worktreeMapper struct{}
 
 // Decode takes --worktree, or --worktree=PATH (never a separate word: that would read
 // a change name as the path).
 func (worktreeMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
-	w := loop.WorktreeOption{On: true}
+	w := start.WorktreeOption{On: true}
 	if ctx.Scan.Peek().Type == kong.FlagValueToken {
 		tok := ctx.Scan.Pop()
 		s, ok := tok.Value.(string)

@@ -12,6 +12,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
@@ -23,7 +24,7 @@ func conflictingRun(t *testing.T) (string, *loop.Loop, *recorder) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c"}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c"}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
 	git := func(args ...string) string { return looptest.GitOut(t, dir, args...) }
@@ -109,7 +110,7 @@ func TestFinishSaysWhenItCannotRecordHowItEnded(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c"}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c"}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
 	// A directory at finished.json is moved aside before the write: with every name it

@@ -12,6 +12,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // finish --pr in-process, against the fake GitHub through a transport (github.com, an
@@ -36,7 +37,7 @@ func TestFinishPRCosts(t *testing.T) {
 	git("push", "-q", "origin", "main")
 	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", AllowSkip: true}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c", AllowSkip: true}); err != nil {
 		t.Fatal(err)
 	}
 	srv := githubtest.New()
@@ -118,7 +119,7 @@ func TestFinishOfABrokenDispatchRecordRefusedAlike(t *testing.T) {
 	dir := newRepo(t)
 	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", AllowSkip: true}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c", AllowSkip: true}); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := l.Store.Load("c")

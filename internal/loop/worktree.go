@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // A worktree run (start --worktree) works in a linked worktree of its own on
@@ -22,7 +23,7 @@ import (
 // worktreeTarget returns where the worktree run of change works: the record's worktree
 // for an existing worktree run, else where Worktrees puts a new one (--worktree). ok is
 // false for a run in the user's checkout.
-func (l *Loop) worktreeTarget(ctx context.Context, change string, w WorktreeOption) (path string, ok bool, err error) {
+func (l *Loop) worktreeTarget(ctx context.Context, change string, w start.WorktreeOption) (path string, ok bool, err error) {
 	rec, err := l.Store.Load(change)
 	if err != nil && !errors.Is(err, run.ErrNoRun) {
 		return "", false, err

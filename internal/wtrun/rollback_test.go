@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/finish"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
@@ -23,7 +24,7 @@ func TestWorktreeSquashUndoThatFailsSaysSo(t *testing.T) {
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultComplete)
 	wt := filepath.Join(t.TempDir(), "wt")
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", Worktree: loop.WorktreeOption{On: true, Path: wt}}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c", Worktree: start.WorktreeOption{On: true, Path: wt}}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
 	if err := os.WriteFile(filepath.Join(dir, "openspec/changes/c/tasks.md"), []byte("## 1. One\n- [ ] 1.1 do it today\n"), 0o644); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
@@ -76,7 +77,7 @@ func resolve(path string) string {
 // change's lock held: it makes the run (or completes a start a crash cut short),
 // re-creates a deleted worktree from the branch, locks the worktree and runs the loop
 // there.
-func startWorktree(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*loop.Summary, error) {
+func startWorktree(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*start.Summary, error) {
 	gctx := context.WithoutCancel(ctx)
 	wl, rec, err := setUpWorktree(gctx, l, r, path)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // Runs is the loop.WorktreeRuns of git-ralph.
@@ -25,7 +26,7 @@ var Runs loop.WorktreeRuns = runs{}
 
 type runs struct{}
 
-func (runs) Start(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*loop.Summary, error) {
+func (runs) Start(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*start.Summary, error) {
 	return startWorktree(ctx, l, r, path)
 }
 
