@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
@@ -125,4 +126,10 @@ func SquashTarget(rec *run.Record) string {
 		return rec.Original
 	}
 	return rec.OriginalCommit
+}
+
+// CheckOriginal is finish's look at the original branch (preflight.Moved), reported
+// here, --onto-moved as l.OntoMoved says.
+func (l *Loop) CheckOriginal(ctx context.Context, repo *git.Repo, rec *run.Record, warn bool, again string) error {
+	return preflight.Moved{Report: l.Report, Store: l.Store, OntoMoved: l.OntoMoved}.Check(ctx, repo, rec, warn, again)
 }

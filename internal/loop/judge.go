@@ -2,13 +2,12 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
-	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/judge"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -19,61 +18,12 @@ import (
 // The judge (start --judge AGENT; internal/judge) as the loop runs it: checked before
 // the run, run read-only in the sandbox (judgePolicy) on a COMPLETE attempt, recorded.
 
-// judgeDriver is the judge's driver: l.JudgeDriver when set (a custom judge's command
-// from git config), else the agent name names.
-func (l *Loop) judgeDriver(name string) (agent.Driver, error) {
-	if l.JudgeDriver != nil {
-		return l.JudgeDriver, nil
+// checkJudge resolves r's judge, when it has one, and checks it (preflight.Judge).
+func (l *Loop) checkJudge(r *Resolved) (err error) {
+	if r.Options.Judge != "" {
+		r.JudgeDriver, err = preflight.Judge(r.Options.Judge, l.JudgeDriver, l.judgeRequest(r, "", nil), budget(r), r.DryRun, l.Report.Warn)
 	}
-	drv, err := agents.Lookup(name)
-	if err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("unknown judge agent %q", name),
-			Hint: "known agents: " + strings.Join(agents.Names(), ", ") + "; choose one with --judge or 'git config ralph.judge'", Err: err}
-	}
-	return drv, nil
-}
-
-// checkJudge resolves r's judge, when it has one, and checks it as checkAgent checks
-// the agent: the driver's own checks, a budget it could not be held to, its binary.
-func (l *Loop) checkJudge(r *Resolved) error {
-	if r.Options.Judge == "" {
-		return nil
-	}
-	drv, err := l.judgeDriver(r.Options.Judge)
-	if err != nil {
-		return err
-	}
-	req := l.judgeRequest(r, "", nil)
-	if err := agent.Preflight(drv, req); err != nil {
-		var pe *agent.PreflightError
-		if errors.As(err, &pe) {
-			return &Error{Msg: "judge: " + pe.Error(), Hint: pe.Hint(), Err: err}
-		}
-		return err
-	}
-	cost, tokens := agent.Reports(drv)
-	switch {
-	case r.MaxCost > 0 && !cost:
-		return UserErr("choose a judge that reports its cost, or drop --max-cost",
-			"judge %q reports no cost, so --max-cost could not count it", drv.Name())
-	case r.MaxTokens > 0 && !tokens:
-		return UserErr("choose a judge that reports its tokens, or drop --max-tokens",
-			"judge %q reports no tokens, so --max-tokens could not count it", drv.Name())
-	}
-	if _, err := agent.LookPath(drv); err != nil {
-		hint := ""
-		var nf *agent.NotFoundError
-		if errors.As(err, &nf) {
-			hint = nf.Hint()
-		}
-		msg := fmt.Sprintf("judge %q: %s not found on PATH", drv.Name(), drv.Binary())
-		if !r.DryRun {
-			return &Error{Msg: msg, Hint: hint, Err: err}
-		}
-		l.Report.Warn(msg + "; a real run needs it")
-	}
-	r.JudgeDriver = drv
-	return nil
+	return err
 }
 
 // judgeRequest is the request of r's judge: the agent's but for its model (--judge-model),

@@ -2,13 +2,11 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/repofile"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 )
@@ -32,45 +30,16 @@ func gitConfig(ctx context.Context, repo *git.Repo) func(string) string {
 func (l *Loop) resolve(ctx context.Context, r source.Repo, arg string) (*source.Source, error) {
 	s, err := l.Sources.Resolve(r, arg)
 	if err != nil {
-		return nil, sourceErr(err)
+		return nil, preflight.SourceErr(err)
 	}
-	return s, checkRunName(ctx, l.Repo, s)
+	return s, preflight.RunName(ctx, l.Repo, s, BranchName(s.Name))
 }
 
-// sourceErr turns a source's error into one with its hint: a file the source is not
-// read from (repofile's rule: where it may be, what it may be, how large) says what to
-// do about it.
-func sourceErr(err error) error {
-	var e *source.Error
-	if errors.As(err, &e) {
-		return &Error{Msg: e.Msg, Hint: e.Hint, Err: err}
-	}
-	var refused *repofile.RefusedError
-	if errors.As(err, &refused) {
-		return &Error{Msg: err.Error(), Hint: refused.Hint(), Err: err}
-	}
-	return err
-}
-
-// checkRunName refuses a run name that would read as an option or cannot name a branch.
-func checkRunName(ctx context.Context, repo *git.Repo, s *source.Source) error {
-	noun := s.Kind.About().Noun
-	if strings.HasPrefix(s.Name, "-") { // it would read as an option to the commands it is passed to
-		return UserErr(s.Rename, "%s name %q starts with a dash", noun, s.Name)
-	}
-	if err := repo.CheckBranchName(ctx, BranchName(s.Name)); err != nil {
-		return UserErr(s.Rename, "%s name %q cannot be used in a branch name", noun, s.Name).WithCause(err)
-	}
-	return nil
-}
-
-// runnable refuses a source the loop cannot run (no tracked file, or no task).
-func runnable(s *source.Source) error {
-	if err := s.Runnable(); err != nil {
-		return sourceErr(err)
-	}
-	return nil
-}
+// sourceErr and openOutsideStories are preflight's, named so in attempt.go and session.go.
+var (
+	sourceErr          = preflight.SourceErr
+	openOutsideStories = preflight.OpenOutsideStories
+)
 
 // runRecord is the record of the run named name, nil when there is none; one that
 // cannot be read is an error. The name is only looked up among the runs listed, never
@@ -95,19 +64,4 @@ func runNameIn(root string, store *run.Store, arg string) string {
 		return name
 	}
 	return arg
-}
-
-// checkTracked refuses a tracked file git ignores (and does not track): the "initial
-// state" and checkpoint commits would leave it out, and a failed attempt's ticks would
-// survive the reset to the checkpoint, making a story look done that never was.
-func checkTracked(ctx context.Context, repo *git.Repo, s *source.Source) error {
-	if s.IsOutside() { // kept by its kind, outside the working tree
-		return nil
-	}
-	ignored, err := repo.Ignored(ctx, s.TasksRel)
-	if err != nil || !ignored {
-		return err
-	}
-	return UserErr("track it ('git add -f "+s.TasksRel+"' and commit) or take it out of .gitignore, then start again",
-		"%s is ignored by git: its ticks could be neither committed nor undone after a failed attempt", s.TasksRel)
 }

@@ -8,12 +8,11 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
-	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -133,10 +132,10 @@ func (l *Loop) resolveSource(ctx context.Context, o start.Options) (name string,
 		return name, nil, inWT, err
 	}
 	wtRepo, inWT := l.worktreeRunRepo(ctx, s.Name)
-	if err := runnable(s); err != nil {
+	if err := preflight.Runnable(s); err != nil {
 		return s.Name, nil, inWT, err
 	}
-	if err := checkTracked(ctx, wtRepo, s); err != nil {
+	if err := preflight.Tracked(ctx, wtRepo, s); err != nil {
 		return s.Name, nil, inWT, err
 	}
 	return s.Name, s, inWT, nil
@@ -147,7 +146,7 @@ func (l *Loop) resolveSource(ctx context.Context, o start.Options) (name string,
 func (l *Loop) openResolved(ctx context.Context, r *Resolved) (*source.Source, error) {
 	s, err := l.Sources.Open(l.where(ctx, ""), r.Source)
 	if err != nil {
-		return nil, sourceErr(err)
+		return nil, preflight.SourceErr(err)
 	}
 	if rec, err := l.runRecord(r.Change); err != nil {
 		return nil, err
@@ -155,19 +154,19 @@ func (l *Loop) openResolved(ctx context.Context, r *Resolved) (*source.Source, e
 		s.Name = rec.Change
 		s.KeepIDs(source.RecordedIDs(rec))
 	}
-	return s, runnable(s)
+	return s, preflight.Runnable(s)
 }
 
 // openRun opens the source rec records, where its run works.
 func (l *Loop) openRun(ctx context.Context, rec *run.Record) (*source.Source, error) {
 	s, err := l.Sources.OpenRun(l.where(ctx, ""), rec)
 	if err != nil {
-		return nil, sourceErr(err)
+		return nil, preflight.SourceErr(err)
 	}
-	if err := checkRunName(ctx, l.Repo, s); err != nil {
+	if err := preflight.RunName(ctx, l.Repo, s, BranchName(s.Name)); err != nil {
 		return nil, err
 	}
-	return s, runnable(s)
+	return s, preflight.Runnable(s)
 }
 
 // crashedRun reports whether change has a run that a killed git-ralph left: its record
@@ -208,7 +207,7 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 		r.Source = src.Ref
 	}
 	if !inWT {
-		if err := l.checkCheckout(ctx, r.Change); err != nil {
+		if err := preflight.Checkout(ctx, l.Repo, r.Change); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -218,10 +217,10 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 	} else if err != nil {
 		return nil, nil, err
 	}
-	if r.Driver, err = l.driver(r.Agent); err != nil {
+	if r.Driver, err = preflight.Driver(r.Agent, l.Driver); err != nil {
 		return nil, nil, err
 	}
-	if err := l.checkAgent(r); err != nil {
+	if err := preflight.Agent(r.Driver, l.request(r, "", nil), budget(r), r.DryRun, l.Report.Warn); err != nil {
 		return nil, nil, err
 	}
 	if err := l.checkJudge(r); err != nil {
@@ -242,109 +241,13 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 	return r, src, nil
 }
 
-// driver is the driver that runs the stories: l.Driver when set, else the one name
-// names.
-func (l *Loop) driver(name string) (agent.Driver, error) {
-	if l.Driver != nil {
-		return l.Driver, nil
-	}
-	drv, err := agents.Lookup(name)
-	if err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("unknown agent %q", name),
-			Hint: "known agents: " + strings.Join(agents.Names(), ", ") + "; choose one with --agent or 'git config ralph.agent'", Err: err}
-	}
-	return drv, nil
-}
-
-// checkAgent runs the driver's own checks, refuses a budget it could not be held to and
-// looks for its binary (a dry run only warns when it is missing).
-func (l *Loop) checkAgent(r *Resolved) error {
-	req := l.request(r, "", nil)
-	if err := agent.Preflight(r.Driver, req); err != nil {
-		var pe *agent.PreflightError
-		if errors.As(err, &pe) {
-			return &Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
-		}
-		return err
-	}
-	if err := checkBudget(r); err != nil {
-		return err
-	}
-	if _, err := agent.LookPath(r.Driver); err != nil {
-		hint := ""
-		msg := fmt.Sprintf("agent %q: %s not found on PATH", r.Driver.Name(), r.Driver.Binary())
-		var nf *agent.NotFoundError
-		if errors.As(err, &nf) {
-			hint = nf.Hint()
-			if nf.NotExecutable != "" {
-				msg = nf.Error()
-			}
-		}
-		if !r.DryRun {
-			return &Error{Msg: msg, Hint: hint, Err: err}
-		}
-		// A preview of the prompt needs no agent: say that it is missing, and go on.
-		l.Report.Warn(msg + "; a real run needs it")
-	}
-	return nil
-}
-
-// checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
-// its work is what a new run of change starts from.
-func (l *Loop) checkCheckout(ctx context.Context, change string) error {
-	if op, err := l.Repo.InProgress(); err != nil {
-		return err
-	} else if op != "" {
-		return UserErr(inProgressHint(op)+", then run 'git ralph start "+change+"' again",
-			"a %s is in progress", op)
-	}
-	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
-		return err
-	} else if len(paths) > 0 {
-		return UserErr("resolve them and commit, then run 'git ralph start "+change+"' again",
-			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
-	}
-	return nil
-}
-
-// checkBranchFree refuses a run whose branch is checked out in a worktree other than
-// the one the loop works in (the user's checkout, or the run's own worktree): git
-// before 2.44 would reset it under whatever works there.
-func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool) error {
-	branch := BranchName(change)
-	wts, err := l.Repo.WorktreeBranches(ctx)
-	if err != nil {
-		return err
-	}
-	here := l.Repo.Root
-	if inWT {
-		here = wt
-	}
-	if p, ok := wts[branch]; ok && !git.SamePath(p, here) {
-		return UserErr("finish or remove that worktree first (git worktree remove "+p+")",
-			"branch %s is checked out in another worktree: %s", branch, p)
-	}
-	return nil
-}
-
-// openOutsideStories is the error for a change whose stories are all complete while
-// OpenSpec still counts an open task in it: git-ralph never calls such a change complete.
-func openOutsideStories(src *source.Source) error {
-	n := src.OpenOutsideStories()
-	if n == 0 {
-		return nil
-	}
-	return UserErr("put them under a '## ' heading in "+src.TasksRel+", then run 'git ralph start "+src.Name+"' again",
-		"%s has %d open task(s) that belong to no story; the change is not complete", src.TasksRel, n)
-}
-
 // dryRun is what the run r would do next, in tree: the next story's prompt, the agent's
 // command line and its sandbox.
 func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, error) {
 	s := &Summary{Change: r.Change, Branch: BranchName(r.Change), Total: len(src.Stories), DryRun: &start.DryRun{}}
 	story, ok := src.NextStory()
 	if !ok {
-		if err := openOutsideStories(src); err != nil {
+		if err := preflight.OpenOutsideStories(src); err != nil {
 			return nil, err
 		}
 		s.DryRun.Done = true
@@ -409,16 +312,3 @@ func storyIndex(src *source.Source, id string) int {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-// inProgressHint says how to end an operation git has in progress.
-func inProgressHint(op string) string {
-	switch op {
-	case "bisect":
-		return "end it with 'git bisect reset'"
-	case "merge":
-		return "finish it with 'git commit' or drop it with 'git merge --abort'"
-	case "am":
-		return "finish it with 'git am --continue' or drop it with 'git am --abort'"
-	}
-	return fmt.Sprintf("finish it with 'git %s --continue' or drop it with 'git %s --abort'", op, op)
-}

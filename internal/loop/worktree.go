@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/start"
@@ -58,7 +59,11 @@ func (l *Loop) checkWhere(ctx context.Context, r *Resolved) (wt string, inWT boo
 	if err != nil {
 		return "", false, err
 	}
-	return wt, inWT, l.checkBranchFree(ctx, r.Change, wt, inWT)
+	here := l.Repo.Root
+	if inWT {
+		here = wt
+	}
+	return wt, inWT, preflight.BranchFree(ctx, l.Repo, BranchName(r.Change), here)
 }
 
 // worktreeRunRepo returns the repository opened in the worktree of change's run when
