@@ -80,7 +80,7 @@ func TestLayout(t *testing.T) {
 	// internal/start and internal/tell are what the CLI and the loop pass each other.
 	floors := map[string][]string{
 		"internal/judge":     {"internal/agent", "internal/git", "internal/prompt", "internal/run", "internal/sandbox", "internal/tasklist", "internal/tell"},
-		"internal/preflight": {"internal/agent", "internal/agents", "internal/git", "internal/repofile", "internal/run", "internal/source", "internal/tell"},
+		"internal/preflight": {"internal/agent", "internal/agents", "internal/git", "internal/gitdir", "internal/repofile", "internal/run", "internal/sandbox", "internal/source", "internal/tell"},
 		"internal/start":     {"internal/sandbox"},
 		"internal/tell":      nil,
 	}

@@ -65,3 +65,13 @@ func runNameIn(root string, store *run.Store, arg string) string {
 	}
 	return arg
 }
+
+// agentFiles are the files outside the working tree the agent writes: the learnings
+// file, and the tracked file when its kind keeps it outside the working tree.
+func agentFiles(src *source.Source, learnings string) []string {
+	files := []string{learnings}
+	if src != nil && src.IsOutside() {
+		files = append(files, src.TasksPath)
+	}
+	return files
+}

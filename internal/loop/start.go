@@ -58,7 +58,7 @@ func (l *Loop) Start(ctx context.Context, o start.Options) (*Summary, error) {
 	if inWT {
 		tree = wt
 	}
-	r.Sandbox.Level = l.sandboxLevel(r.Sandbox, tree)
+	r.Sandbox.Level = preflight.SandboxLevel(r.Sandbox, tree, l.Repo.CommonDir)
 	if lvl := r.Sandbox.Level; lvl.InPlace && lvl.Required {
 		return nil, &Error{Msg: "cannot make the git directory read-only to the agent: " + lvl.Stays,
 			Hint: "run the change in a worktree of its own (--worktree), or let the git directory stay writable, checked after each attempt (--sandbox=auto)"}
@@ -269,7 +269,7 @@ func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, e
 	if r.JudgeDriver != nil {
 		s.DryRun.JudgeArgv = r.JudgeDriver.Argv(l.judgeRequest(r, "", nil))
 	}
-	s.DryRun.Sandbox = l.describeSandbox(r.Sandbox, r.Driver, tree, agentFiles(src, l.Store.LearningsPath(src.Name)))
+	s.DryRun.Sandbox = preflight.DescribeSandbox(r.Sandbox, r.Driver, tree, l.Repo.CommonDir, agentFiles(src, l.Store.LearningsPath(src.Name)))
 	return s, nil
 }
 

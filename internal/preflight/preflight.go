@@ -1,7 +1,7 @@
 // Package preflight holds the checks a start or a finish makes before it acts: of the
-// checkout, of the task source, of the agent and the judge, and finish's look at the
-// original branch. They change nothing; what they refuse comes back as a *tell.Error
-// whose hint says what to do.
+// checkout, of the task source, of the agent and the judge, the sandbox's level (and
+// what a dry run says of it), and finish's look at the original branch. They change
+// nothing; what they refuse comes back as a *tell.Error whose hint says what to do.
 package preflight
 
 import (
