@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tell"
 )
@@ -72,9 +73,9 @@ func (c *demoCmd) Run(e *env) error {
 	narrate.Out = s.Err // the whole demo is one narrative on stderr
 	renderStatus(&narrate, r)
 	c.pause(2 * time.Second)
-	mode, flag := loop.Squash, "--squash"
+	mode, flag := run.Squash, "--squash"
 	if c.Keep {
-		mode, flag = loop.Keep, "--keep"
+		mode, flag = run.Keep, "--keep"
 	}
 	fmt.Fprintf(s.Err, "\n%s git ralph finish %s\n", p.Dim("$"), flag)
 	res, err := runFinish(e, l, demo.Change, mode)
@@ -129,7 +130,7 @@ func (c *demoCmd) setUp(e *env) (string, *git.Repo, error) {
 }
 
 // sayWhatHappened ends the demo: what the loop did, where it is kept, and what to try.
-func (c *demoCmd) sayWhatHappened(e *env, say func(string, ...any), dir string, res *loop.FinishResult, reportFile string) {
+func (c *demoCmd) sayWhatHappened(e *env, say func(string, ...any), dir string, res *run.FinishResult, reportFile string) {
 	branch := loop.BranchName(demo.Change)
 	logRef := branch
 	if !c.Keep {

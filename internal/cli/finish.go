@@ -103,9 +103,9 @@ func (c *finishCmd) Run(e *env) error {
 	if c.Draft != nil || c.Base != "" || c.Remote != "" || c.Repo != "" {
 		return &usageError{msg: "--draft, --base, --remote and --repo go with --pr", hint: "see 'git ralph finish -h'"}
 	}
-	mode := loop.Keep
+	mode := run.Keep
 	if c.Squash {
-		mode = loop.Squash
+		mode = run.Squash
 	}
 	closing := c.closingLines(l) // read before the run is forgotten
 	res, err := runFinish(e, l, c.Change, mode)
@@ -206,13 +206,13 @@ func refreshRemote(e *env, rem *githubflow.Remote, change string) {
 	_, _ = rem.RemoteStatus(e.ctx, name, e.github)
 }
 
-func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {
+func printFinish(s *term.Streams, res *run.FinishResult, mode run.FinishMode) {
 	p := s.Palette()
 	if res.Worktree != "" {
 		printFinishWorktree(s, res, mode)
 		return
 	}
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		fmt.Fprintf(s.Err, "%s on %s with its checkpoint commits; the run of %s is finished\n", p.Success("✓"), p.Branch(res.Branch), res.Change)
 		return
 	}
@@ -296,9 +296,9 @@ func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
 }
 
 // printFinishWorktree says what finish did with a worktree run, and where its worktree is.
-func printFinishWorktree(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {
+func printFinishWorktree(s *term.Streams, res *run.FinishResult, mode run.FinishMode) {
 	p := s.Palette()
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		fmt.Fprintf(s.Err, "%s %s keeps its checkpoint commits; the run of %s is finished\n", p.Success("✓"), p.Branch(res.Branch), res.Change)
 	} else {
 		fmt.Fprintf(s.Err, "%s the work of %s is on %s as %d uncommitted change(s); %s was deleted (its commits are kept as %s)\n",
@@ -315,6 +315,6 @@ func printFinishWorktree(s *term.Streams, res *loop.FinishResult, mode loop.Fini
 
 // runFinish is finish --squash or --keep (internal/finish) of change: for finish, the
 // offer at the end of start, and the demo.
-func runFinish(e *env, l *loop.Loop, change string, mode loop.FinishMode) (*loop.FinishResult, error) {
+func runFinish(e *env, l *loop.Loop, change string, mode run.FinishMode) (*run.FinishResult, error) {
 	return finish.Run(e.ctx, l, change, mode)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/report"
+	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
@@ -75,7 +76,7 @@ func reportChange(e *env, l *loop.Loop, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return loop.PickRun(names, l.RunNameOf(name), "report")
+	return run.PickRun(names, l.RunNameOf(name), "report")
 }
 
 // reportPath is where a change's report is written by default.

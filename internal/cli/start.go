@@ -346,9 +346,9 @@ func offerFinish(e *env, l *loop.Loop, sum *start.Summary) error {
 			return pr.runPR(e, l)
 		}
 		if err == nil && i < 2 {
-			mode := loop.Squash
+			mode := run.Squash
 			if i == 1 {
-				mode = loop.Keep
+				mode = run.Keep
 			}
 			res, err := runFinish(e, l, sum.Change, mode)
 			if err != nil {

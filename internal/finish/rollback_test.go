@@ -46,7 +46,7 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 	dir, l, _ := conflictingRun(t)
 	tip := looptest.GitOut(t, dir, "rev-parse", "ralph/c")
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
-	_, err := Run(t.Context(), l, "c", loop.Squash)
+	_, err := Run(t.Context(), l, "c", run.Squash)
 	var le *tell.Error
 	if !errors.As(err, &le) {
 		t.Fatalf("Finish = %v, want a *tell.Error", err)
@@ -70,7 +70,7 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 	}
 	looptest.GitOut(t, dir, "reset", "-q", "--hard")
 	looptest.GitOut(t, dir, "switch", "-q", "ralph/c")
-	if _, err := Run(t.Context(), l, "c", loop.Keep); err != nil {
+	if _, err := Run(t.Context(), l, "c", run.Keep); err != nil {
 		t.Fatalf("finish --keep after the hint's steps: %v", err)
 	}
 	if _, err := l.Store.Load("c"); !errors.Is(err, run.ErrNoRun) {
@@ -84,7 +84,7 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 func TestSquashUndoWhoseSwitchBackFailsSaysSo(t *testing.T) {
 	dir, l, _ := conflictingRun(t)
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "checkout -q --no-guess ralph/c"}
-	_, err := Run(t.Context(), l, "c", loop.Squash)
+	_, err := Run(t.Context(), l, "c", run.Squash)
 	var le *tell.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "conflicts") {
 		t.Fatalf("Finish = %v, want the conflict", err)
@@ -124,7 +124,7 @@ func TestFinishSaysWhenItCannotRecordHowItEnded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Run(t.Context(), l, "c", loop.Keep); err != nil {
+	if _, err := Run(t.Context(), l, "c", run.Keep); err != nil {
 		t.Fatalf("finish --keep: %v", err)
 	}
 	if !strings.Contains(rep.Text(), "warn: could not record how the run of c ended") {

@@ -14,7 +14,7 @@ import (
 // startSquash is finish --squash from a clean checkout: the original branch (or commit)
 // must still be there; the record says a squash is under way, the branch's tip is kept
 // under refs/ralph/<change>/backup/, and HEAD goes to the target for squash.
-func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult) (*loop.FinishResult, error) {
+func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult) (*run.FinishResult, error) {
 	target := rec.Original
 	if target != "" {
 		if ok, err := l.Repo.BranchExists(ctx, target); err != nil {
@@ -58,7 +58,7 @@ func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.F
 
 // squash is finish --squash from the moment HEAD is on the target, clean: merge, unstage,
 // delete the branch, forget the run.
-func squash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult) (*loop.FinishResult, error) {
+func squash(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult) (*run.FinishResult, error) {
 	if err := l.Repo.MergeSquash(ctx, rec.Branch); err != nil {
 		return nil, undoSquash(ctx, l, rec, res, err)
 	}
@@ -70,7 +70,7 @@ func squash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Finish
 // where the user is: each step of the undo is checked, and one that failed is named.
 // When the target cannot be put back, the record keeps its finish under way, so that
 // the next finish finds it.
-func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult, err error) error {
+func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult, err error) error {
 	if rerr := l.Repo.HardReset(ctx, "HEAD"); rerr != nil {
 		return &tell.Error{Msg: fmt.Sprintf("squashing %s onto %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, res.Target, rerr),
 			Hint: fmt.Sprintf("the squash failed with: %v\nyou are on %s with what the merge left in the working tree; %s is intact, its tip kept as %s\n"+
@@ -99,7 +99,7 @@ func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fi
 }
 
 // squashed ends finish --squash once the squash is in the worktree.
-func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult) (*loop.FinishResult, error) {
+func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult) (*run.FinishResult, error) {
 	if err := l.Repo.MixedReset(ctx); err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fini
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
-	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -119,9 +119,9 @@ func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fini
 // and nothing else (killed before the merge) or exactly the squashed work (killed after
 // the merge, the unstaging or the branch's deletion). Anything else is refused with
 // nothing changed.
-func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
+func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode run.FinishMode) (*run.FinishResult, error) {
 	f := rec.Finishing
-	res := &loop.FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: loop.BranchOrDetached(rec.Original, rec.OriginalCommit)}
+	res := &run.FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: loop.BranchOrDetached(rec.Original, rec.OriginalCommit)}
 	pending := func(format string, args ...any) error {
 		return tell.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
@@ -144,7 +144,7 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 	if cur != rec.Original || head != f.Target {
 		return nil, pending("HEAD is no longer where it left it (%s)", loop.BranchOrDetached(rec.Original, f.Target))
 	}
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		return nil, tell.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
@@ -153,7 +153,7 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 		if st, err := l.Repo.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
-		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {

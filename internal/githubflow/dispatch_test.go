@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/start"
 )
@@ -76,7 +75,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	}
 	// not published yet: finish refuses and changes nothing
 	before = userState(t, dir)
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), "has published nothing yet") {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err == nil || !strings.Contains(err.Error(), "has published nothing yet") {
 		t.Fatalf("Finish before publish: %v", err)
 	}
 	if after := userState(t, dir); after != before {
@@ -107,7 +106,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := l.Finish(t.Context(), "c", loop.Squash)
+	res, err := l.Finish(t.Context(), "c", run.Squash)
 	if err != nil {
 		t.Fatalf("Finish: %v\n%s", err, rep.Text())
 	}
@@ -206,7 +205,7 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	// the user committed on ralph/c meanwhile
 	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", gitOut(t, dir, "commit-tree", "-p", startID, "-m", "mine", startID+"^{tree}"))
 	before := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
-	if _, err := l.Finish(t.Context(), "c", loop.Keep); err == nil || !strings.Contains(err.Error(), "moved here since the dispatch") {
+	if _, err := l.Finish(t.Context(), "c", run.Keep); err == nil || !strings.Contains(err.Error(), "moved here since the dispatch") {
 		t.Fatalf("Finish with a moved local branch: %v", err)
 	}
 	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
@@ -218,7 +217,7 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	other := gitOut(t, dir, "commit-tree", "-m", "unrelated", startID+"^{tree}")
 	gitOut(t, dir, "push", "-q", "-f", "--no-verify", "origin", other+":refs/heads/ralph/c")
 	before = userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
-	if _, err := l.Finish(t.Context(), "c", loop.Keep); err == nil || !strings.Contains(err.Error(), "does not descend from the commit the run started from") {
+	if _, err := l.Finish(t.Context(), "c", run.Keep); err == nil || !strings.Contains(err.Error(), "does not descend from the commit the run started from") {
 		t.Fatalf("Finish over a pushed-over remote: %v", err)
 	}
 	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
@@ -264,14 +263,14 @@ func TestRemoteFinishKeepsTheLocalGuards(t *testing.T) {
 	base := gitOut(t, dir, "rev-parse", "main")
 	gitOut(t, dir, "switch", "-q", "--detach")
 	gitOut(t, dir, "branch", "-q", "-D", "main")
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), "the original branch main no longer exists") {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err == nil || !strings.Contains(err.Error(), "the original branch main no longer exists") {
 		t.Fatalf("Finish without the original branch: %v", err)
 	}
 	if got := gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/"); got != "refs/heads/ralph/c" {
 		t.Errorf("branches after the refusal: %q", got)
 	}
 	gitOut(t, dir, "branch", "-q", "main", base)
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err != nil {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
 	if got := gitOut(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {

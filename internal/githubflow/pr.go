@@ -358,7 +358,7 @@ func (p *prFinish) done(ctx context.Context) (*PRResult, error) {
 		res.Back = loop.BranchOrDetached(rec.Original, p.back)
 	}
 	if rec.Worktree != nil {
-		fr := &loop.FinishResult{}
+		fr := &run.FinishResult{}
 		if err := fl.Loop.Busy(rec, "finish --pr", func() error {
 			return fl.Loop.Worktrees.Remove(ctx, fl.Loop, rec, p.wtDirty, p.wtPresent, fr)
 		}); err != nil {

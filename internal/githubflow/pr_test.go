@@ -10,7 +10,6 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/start"
 )
@@ -142,7 +141,7 @@ func TestFinishOfABrokenDispatchRecordRefusedAlike(t *testing.T) {
 	if _, err := l.FinishPR(t.Context(), "c", opts); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("finish --pr = %v, want %q", err, want)
 	}
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("finish --squash = %v, want %q", err, want)
 	}
 	if after := state(); after != before {

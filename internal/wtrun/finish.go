@@ -18,7 +18,7 @@ import (
 // the checkout the run started from, unstage, remove the worktree, delete the branch
 // and forget the run. merged says the squash is in that checkout already (a finish
 // killed after its merge).
-func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, merged bool) (*loop.FinishResult, error) {
+func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *run.FinishResult, merged bool) (*run.FinishResult, error) {
 	f := rec.Finishing
 	if !merged {
 		if err := origin.DropPaths(ctx, f.Carried); err != nil {
@@ -54,7 +54,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -62,7 +62,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 // error, which says what is kept and where the user is: each step of the undo is
 // checked, and one that failed is named. When origin (clean before) cannot be put back,
 // the record keeps its finish under way, so that the next finish finds it.
-func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, err error) error {
+func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *run.FinishResult, err error) error {
 	f := rec.Finishing
 	var notes []string
 	save := func() {
@@ -102,7 +102,7 @@ func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, orig
 // its commit): each file the squash touches is either as before the merge (all: squash
 // again) or the branch tip's (all: unstage and go on). A merge cut short between is redone
 // when that checkout was clean (what it left kept as a backup), refused otherwise.
-func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
+func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode run.FinishMode, res *run.FinishResult) (*run.FinishResult, error) {
 	f := rec.Finishing
 	res.Backup, res.Target = f.Backup, loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	origin, err := originRepo(ctx, l, rec)
@@ -113,7 +113,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		return tell.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status' in "+origin.Root+", then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
 	}
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		return nil, tell.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
@@ -130,7 +130,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		if rec.WorktreeState().Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
-		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	p, err := squashProgress(ctx, origin, rec)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/finish"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
+	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tell"
 )
@@ -34,7 +34,7 @@ func TestWorktreeSquashUndoThatFailsSaysSo(t *testing.T) {
 	tip := gitOut(t, dir, "rev-parse", "ralph/c")
 	l.OntoMoved = true
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
-	_, err := finish.Run(t.Context(), l, "c", loop.Squash)
+	_, err := finish.Run(t.Context(), l, "c", run.Squash)
 	var le *tell.Error
 	if !errors.As(err, &le) {
 		t.Fatalf("Finish = %v, want a *tell.Error", err)

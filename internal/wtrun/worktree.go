@@ -287,8 +287,8 @@ func ensureWorktree(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 // worktree and keeps the branch. Nothing is removed with --force: a worktree with
 // changes is kept and named. A --squash killed half-way is completed
 // (resumeWorktreeSquash).
-func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
-	res := &loop.FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
+func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode run.FinishMode) (*run.FinishResult, error) {
+	res := &run.FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	if rec.Finishing != nil {
 		return resumeWorktreeSquash(ctx, l, rec, mode, res)
 	}
@@ -301,7 +301,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	} else if !ok {
 		return nil, loop.BranchGone(rec)
 	}
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		return keepWorktree(ctx, l, rec, dirty, present, res)
 	}
 	if len(dirty) > 0 {
@@ -322,7 +322,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 // keepWorktree is finish --keep of a worktree run: a moved original branch is only
 // warned of, the worktree goes when clean (dirty, present: worktreeDirty's), the branch
 // stays and the run is forgotten.
-func keepWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *loop.FinishResult) (*loop.FinishResult, error) {
+func keepWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *run.FinishResult) (*run.FinishResult, error) {
 	if origin, err := originRepo(ctx, l, rec); err == nil {
 		_ = l.CheckOriginal(ctx, origin, rec, true, "")
 	}
@@ -338,7 +338,7 @@ func keepWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []gi
 // with no uncommitted change of its own in the squash's way (squashable); then the
 // record says a squash is under way, the branch's tip is kept as a backup ref, and the
 // squash runs.
-func startWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult) (*loop.FinishResult, error) {
+func startWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *run.FinishResult) (*run.FinishResult, error) {
 	target := loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	cur, err := origin.Branch(ctx)
 	if err != nil {
