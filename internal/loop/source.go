@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"os"
-	"slices"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/preflight"
@@ -40,17 +39,6 @@ var (
 	sourceErr          = preflight.SourceErr
 	openOutsideStories = preflight.OpenOutsideStories
 )
-
-// runRecord is the record of the run named name, nil when there is none; one that
-// cannot be read is an error. The name is only looked up among the runs listed, never
-// joined into a path.
-func (l *Loop) runRecord(name string) (*run.Record, error) {
-	names, err := l.Store.Changes()
-	if err != nil || !slices.Contains(names, name) {
-		return nil, nil
-	}
-	return l.Store.Load(name)
-}
 
 // RunNameOf is the run name of arg: the run arg names (source.RunOf: its name, or the
 // path of a plan or a prd.json, from the current directory or from the top level, that

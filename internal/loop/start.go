@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"time"
 
@@ -148,7 +147,7 @@ func (l *Loop) openResolved(ctx context.Context, r *Resolved) (*source.Source, e
 	if err != nil {
 		return nil, preflight.SourceErr(err)
 	}
-	if rec, err := l.runRecord(r.Change); err != nil {
+	if rec, err := l.Store.LoadListed(r.Change); err != nil {
 		return nil, err
 	} else if rec != nil {
 		s.Name = rec.Change
@@ -169,18 +168,6 @@ func (l *Loop) openRun(ctx context.Context, rec *run.Record) (*source.Source, er
 	return s, preflight.Runnable(s)
 }
 
-// crashedRun reports whether change has a run that a killed git-ralph left: its record
-// says it was at work and nobody holds its lock. The name is only looked up among the
-// runs listed, never joined into a path.
-func (l *Loop) crashedRun(change string) bool {
-	names, err := l.Store.Changes()
-	if err != nil || !slices.Contains(names, change) || l.Store.Held(change) {
-		return false
-	}
-	rec, err := l.Store.Load(change)
-	return err == nil && (rec.Status == run.Running || rec.Status == run.Starting || rec.Busy != "")
-}
-
 // preflight resolves o (the run's name and source, the agent's driver) and checks
 // everything that can be checked before anything changes. The source is nil when a
 // crash left it unreadable: the resume restores the checkpoint, then it is read.
@@ -195,7 +182,7 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 	// does not concern it.
 	name, src, inWT, err := l.resolveSource(ctx, o)
 	r.Change = name
-	if err != nil && !o.DryRun && l.crashedRun(name) {
+	if err != nil && !o.DryRun && l.Store.Crashed(name) {
 		// A git (or an agent) killed half-way may have left the change's files missing
 		// from the worktree: the resume restores the checkpoint, then the change is read.
 		err = nil
