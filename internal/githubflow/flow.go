@@ -40,6 +40,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // Remote holds the workflows that look at or act on a run on GitHub Actions through
@@ -60,7 +61,7 @@ type Remote struct {
 
 // ResolveRun picks the run a command means, as the loop does (loop.ResolveRunIn).
 func (rem *Remote) ResolveRun(name string) (string, error) {
-	return loop.ResolveRunIn(rem.Repo.Root, rem.Store, name)
+	return source.ResolveRunIn(rem.Repo.Root, rem.Store, name)
 }
 
 // LoadRun is the run a command means (ResolveRun): its name and its record.

@@ -9,23 +9,13 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // ResolveRun picks the change a command means: the named one, or the only one with a run.
 // A name is accepted only if it is one of the runs listed (never joined into a path).
 func (l *Loop) ResolveRun(name string) (string, error) {
-	return ResolveRunIn(l.Repo.Root, l.Store, name)
-}
-
-// ResolveRunIn is ResolveRun in the repository whose top level is root and whose run
-// records store holds, for the workflows that look at runs without a Loop
-// (githubflow.Remote).
-func ResolveRunIn(root string, store *run.Store, name string) (string, error) {
-	names, err := store.Changes()
-	if err != nil {
-		return "", err
-	}
-	return run.PickRun(names, runNameIn(root, store, name), "status")
+	return source.ResolveRunIn(l.Repo.Root, l.Store, name)
 }
 
 // SquashError is the error of a merge --squash of branch onto target that failed (err)

@@ -2,11 +2,9 @@ package loop
 
 import (
 	"context"
-	"os"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/preflight"
-	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 )
 
@@ -43,16 +41,7 @@ var (
 // RunNameOf is the run name of arg: the run arg names (source.RunOf: its name, or the
 // path of a plan or a prd.json, from the current directory or from the top level, that
 // a run records), else arg itself. So `git ralph status docs/plans/x.md` finds the run "x".
-func (l *Loop) RunNameOf(arg string) string { return runNameIn(l.Repo.Root, l.Store, arg) }
-
-// runNameIn is RunNameOf in the repository whose top level is root.
-func runNameIn(root string, store *run.Store, arg string) string {
-	cwd, _ := os.Getwd()
-	if name := source.RunOf(source.Repo{Root: root, Cwd: cwd, Runs: store}, arg); name != "" {
-		return name
-	}
-	return arg
-}
+func (l *Loop) RunNameOf(arg string) string { return source.RunNameIn(l.Repo.Root, l.Store, arg) }
 
 // agentFiles are the files outside the working tree the agent writes: the learnings
 // file, and the tracked file when its kind keeps it outside the working tree.
