@@ -1,6 +1,6 @@
-// Package loop is one run of the Ralph loop in a working tree: preflight, the initial
-// state commit, attempts, checkpoints, the trust surface around them, saving and
-// restoring failed attempts, resuming, the finish pipeline, and the run locks;
+// Package loop is one run of the Ralph loop in a working tree: the initial state
+// commit, attempts, checkpoints, the trust surface around them, saving and restoring
+// failed attempts, resuming, the finish pipeline, and the run locks;
 // for a run in a linked worktree of its own (start --worktree), what the loop reads of
 // it (worktree.go; its state is the record's, run.Record.WorktreeState), while making
 // and finishing one is internal/wtrun's (Loop.Worktrees).
@@ -8,12 +8,13 @@
 // What is not the loop's lives beside it: how a run looks from outside (status, list) in
 // internal/status, a run's record of its task source in internal/source, the questions
 // about one record or the store in internal/run, the prompt and its learnings in
-// internal/prompt.
+// internal/prompt, the checks before anything changes in internal/preflight, the
+// judge's run in internal/judge.
 //
 // Who owns what: a Loop holds what one repository's commands need (the repository, the
-// run store, the reporter, the clocks, the workflows built on it); Options are start's
-// flags as the user gave them, which the CLI's start command embeds; Start resolves them
-// once into a Resolved (start.go); a session (session.go) owns one run at work, its
+// run store, the reporter, the clocks, the workflows built on it); start.Options are
+// start's flags as the user gave them, which the CLI's start command embeds; Start
+// resolves them once into a Resolved (start.go); a session (session.go) owns one run at work, its
 // record, its task source and what one attempt hands the next (attempt.go); the limits
 // of a run are checked in limits.go.
 //
