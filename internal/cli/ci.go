@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/git-ralph/git-ralph/internal/ci"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 type ciCmd struct {
@@ -61,7 +61,7 @@ func (c *ciInitCmd) Run(e *env) error {
 	old := head.Data
 	action, err := ci.Write(repo.Root, content)
 	if errors.Is(err, ci.ErrForeign) {
-		return &loop.Error{Msg: ci.Path + " is not git-ralph's; left it alone",
+		return &tell.Error{Msg: ci.Path + " is not git-ralph's; left it alone",
 			Hint: "move it away and run 'git ralph ci init' again\nor merge by hand what 'git ralph ci init --print' shows"}
 	}
 	if err != nil {

@@ -32,6 +32,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/start"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
 )
@@ -158,7 +160,7 @@ func newParser(r *root, s *term.Streams, exit func(int), repo func() (*git.Repo,
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(helpPrinter),
 		kong.Resolvers(configResolver(repo)),
-		kong.TypeMapper(reflect.TypeOf(loop.WorktreeOption{}), worktreeMapper{}),
+		kong.TypeMapper(reflect.TypeOf(start.WorktreeOption{}), worktreeMapper{}),
 	)
 }
 
@@ -339,7 +341,7 @@ func (e *env) recoverGitDir() error {
 		fmt.Fprintf(e.s.Err, "warning: %s\n", n)
 	}
 	if err != nil {
-		return &loop.Error{Msg: err.Error(), Hint: "move it back by hand: remove the .git link in the working tree, then move the directory it names to the working tree's .git", Err: err}
+		return &tell.Error{Msg: err.Error(), Hint: "move it back by hand: remove the .git link in the working tree, then move the directory it names to the working tree's .git", Err: err}
 	}
 	return nil
 }
@@ -349,11 +351,11 @@ func (e *env) openRepo() (*git.Repo, error) {
 	repo, err := e.findRepo()
 	switch {
 	case errors.Is(err, git.ErrNotRepo):
-		return nil, &loop.Error{Msg: "not a git repository", Hint: "run git ralph inside the work tree of a git repository", Err: err}
+		return nil, &tell.Error{Msg: "not a git repository", Hint: "run git ralph inside the work tree of a git repository", Err: err}
 	case errors.Is(err, git.ErrForeignCommonDir):
-		return nil, &loop.Error{Msg: err.Error(), Hint: "git writes a commondir only in a linked worktree's git directory (.git/worktrees/<name>): if you did not write this one\n(the agent of a run may have), look at it and remove it; 'git worktree repair' mends a linked worktree", Err: err}
+		return nil, &tell.Error{Msg: err.Error(), Hint: "git writes a commondir only in a linked worktree's git directory (.git/worktrees/<name>): if you did not write this one\n(the agent of a run may have), look at it and remove it; 'git worktree repair' mends a linked worktree", Err: err}
 	case errors.Is(err, git.ErrBare):
-		return nil, &loop.Error{Msg: "this is a bare repository", Hint: "git ralph needs a work tree: run it in a clone or a worktree", Err: err}
+		return nil, &tell.Error{Msg: "this is a bare repository", Hint: "git ralph needs a work tree: run it in a clone or a worktree", Err: err}
 	case err != nil:
 		return nil, err
 	}
@@ -419,7 +421,7 @@ func printErr(s *term.Streams, err error, verbose bool) int {
 	if err == nil {
 		return 0
 	}
-	var le *loop.Error
+	var le *tell.Error
 	var se *source.Error
 	var ue *usageError
 	var pe *kong.ParseError
@@ -431,11 +433,11 @@ func printErr(s *term.Streams, err error, verbose bool) int {
 	case errors.As(err, &le):
 		code = le.ExitCode()
 		hints = le.Hints()
-		if le == loop.ErrInterrupted {
+		if le == tell.ErrInterrupted {
 			code = 130
 		}
 	case errors.As(err, &se): // from a reader of the sources that is not the loop (internal/status)
-		if se.Hint != "" { // as loop.Error.Hints splits the hint the loop wrapped it with
+		if se.Hint != "" { // as tell.Error.Hints splits the hint the loop wrapped it with
 			hints = strings.Split(se.Hint, "\n")
 		}
 	case errors.As(err, &unreadable):
@@ -450,7 +452,7 @@ func printErr(s *term.Streams, err error, verbose bool) int {
 		hints = []string{"see '" + strings.Join(strings.Fields("git ralph "+commandPath(pe.Context)+" -h"), " ") + "'"}
 	}
 	switch code {
-	case loop.ExitDeadline: // not a failure: the run is saved and resumable
+	case tell.ExitDeadline: // not a failure: the run is saved and resumable
 	case 130:
 		msg = "interrupted"
 	default:
@@ -468,12 +470,12 @@ func printErr(s *term.Streams, err error, verbose bool) int {
 	return code
 }
 
-// causes are the lines -v prints under an error: the error a *loop.Error wraps, when
+// causes are the lines -v prints under an error: the error a *tell.Error wraps, when
 // its message does not say it already, and everything git printed when a git command
 // failed (its error gives the first line only).
 func causes(err error) []string {
 	var out []string
-	var le *loop.Error
+	var le *tell.Error
 	if errors.As(err, &le) && le.Err != nil && !strings.Contains(le.Msg, le.Err.Error()) {
 		out = append(out, le.Err.Error())
 	}
@@ -551,4 +553,4 @@ func checkConfigValue(target any, v string) error {
 	return nil
 }
 
-func newReporter(s *term.Streams) loop.Reporter { return term.NewReporter(s) }
+func newReporter(s *term.Streams) tell.Reporter { return term.NewReporter(s) }

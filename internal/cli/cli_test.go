@@ -10,8 +10,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -293,7 +293,7 @@ func firstLine(s string) string {
 func TestSourceErrorPrintsAsTheLoopsWrapping(t *testing.T) {
 	for _, hint := range []string{"", "one line", "first\nsecond"} {
 		raw := &source.Error{Msg: "plan docs/x.md has no task", Hint: hint}
-		wrapped := &loop.Error{Msg: raw.Msg, Hint: raw.Hint, Err: raw}
+		wrapped := &tell.Error{Msg: raw.Msg, Hint: raw.Hint, Err: raw}
 		var got [2]string
 		var codes [2]int
 		for i, err := range []error{raw, wrapped} {
@@ -310,11 +310,11 @@ func TestSourceErrorPrintsAsTheLoopsWrapping(t *testing.T) {
 	}
 }
 
-// Every error keeps its cause: -v prints it under the hints (the error a loop.Error
+// Every error keeps its cause: -v prints it under the hints (the error a tell.Error
 // wraps, and all git printed when git failed); without -v the output is as before.
 func TestVerboseErrorPrintsItsCause(t *testing.T) {
 	ge := &git.Error{Args: []string{"commit", "-q"}, ExitCode: 1, Stderr: "lint: 3 problems\nline two"}
-	err := &loop.Error{Msg: "the checkpoint failed", Hint: "fix it", Err: fmt.Errorf("commit: %w", ge)}
+	err := &tell.Error{Msg: "the checkpoint failed", Hint: "fix it", Err: fmt.Errorf("commit: %w", ge)}
 	want := map[bool]string{
 		false: "error: the checkpoint failed\nhint: fix it\n",
 		true: "error: the checkpoint failed\nhint: fix it\n" +

@@ -11,6 +11,9 @@ import (
 	"github.com/git-ralph/git-ralph/internal/demo"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 type demoCmd struct {
@@ -51,10 +54,10 @@ func (c *demoCmd) Run(e *env) error {
 		delay = 0
 	}
 	l.Driver, l.Kill = demo.Driver(exe, delay), e.kill
-	sum, err := l.Start(e.ctx, loop.Options{Arg: demo.Change, Agent: "demo", MaxRetries: 3, AllowSkip: true})
+	sum, err := l.Start(e.ctx, start.Options{Arg: demo.Change, Agent: "demo", MaxRetries: 3, AllowSkip: true})
 	if err != nil {
-		if errors.Is(err, loop.ErrInterrupted) {
-			return &loop.Error{Msg: "interrupted", Code: 130, Hint: "the demo repository is in " + dir}
+		if errors.Is(err, tell.ErrInterrupted) {
+			return &tell.Error{Msg: "interrupted", Code: 130, Hint: "the demo repository is in " + dir}
 		}
 		return err
 	}
@@ -70,9 +73,9 @@ func (c *demoCmd) Run(e *env) error {
 	narrate.Out = s.Err // the whole demo is one narrative on stderr
 	renderStatus(&narrate, r)
 	c.pause(2 * time.Second)
-	mode, flag := loop.Squash, "--squash"
+	mode, flag := run.Squash, "--squash"
 	if c.Keep {
-		mode, flag = loop.Keep, "--keep"
+		mode, flag = run.Keep, "--keep"
 	}
 	fmt.Fprintf(s.Err, "\n%s git ralph finish %s\n", p.Dim("$"), flag)
 	res, err := runFinish(e, l, demo.Change, mode)
@@ -115,7 +118,7 @@ func (c *demoCmd) setUp(e *env) (string, *git.Repo, error) {
 	}
 	repo, err := demo.Setup(e.ctx, dir)
 	if errors.Is(err, demo.ErrNotEmpty) {
-		return "", nil, &loop.Error{Msg: fmt.Sprintf("%s is not empty", dir), Hint: "give --dir a new or empty directory, or leave it out to use a temporary one"}
+		return "", nil, &tell.Error{Msg: fmt.Sprintf("%s is not empty", dir), Hint: "give --dir a new or empty directory, or leave it out to use a temporary one"}
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("set up the demo repository: %w", err)
@@ -127,7 +130,7 @@ func (c *demoCmd) setUp(e *env) (string, *git.Repo, error) {
 }
 
 // sayWhatHappened ends the demo: what the loop did, where it is kept, and what to try.
-func (c *demoCmd) sayWhatHappened(e *env, say func(string, ...any), dir string, res *loop.FinishResult, reportFile string) {
+func (c *demoCmd) sayWhatHappened(e *env, say func(string, ...any), dir string, res *run.FinishResult, reportFile string) {
 	branch := loop.BranchName(demo.Change)
 	logRef := branch
 	if !c.Keep {

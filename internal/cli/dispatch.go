@@ -5,8 +5,8 @@ import (
 	"os"
 
 	"github.com/git-ralph/git-ralph/internal/githubflow"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -93,8 +93,8 @@ func waitDispatched(e *env, changes []string) error {
 		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
 		}})
-	if err == loop.ErrInterrupted {
-		return &loop.Error{Msg: "interrupted", Code: 130,
+	if err == tell.ErrInterrupted {
+		return &tell.Error{Msg: "interrupted", Code: 130,
 			Hint: "the runs go on: 'git ralph status --watch' follows them again"}
 	}
 	if err != nil {

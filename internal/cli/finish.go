@@ -13,6 +13,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -102,9 +103,9 @@ func (c *finishCmd) Run(e *env) error {
 	if c.Draft != nil || c.Base != "" || c.Remote != "" || c.Repo != "" {
 		return &usageError{msg: "--draft, --base, --remote and --repo go with --pr", hint: "see 'git ralph finish -h'"}
 	}
-	mode := loop.Keep
+	mode := run.Keep
 	if c.Squash {
-		mode = loop.Squash
+		mode = run.Squash
 	}
 	closing := c.closingLines(l) // read before the run is forgotten
 	res, err := runFinish(e, l, c.Change, mode)
@@ -187,8 +188,8 @@ func (c *finishCmd) wait(e *env, rem *githubflow.Remote) error {
 		Update: func(change string, v *status.RemoteView) {
 			fmt.Fprintln(e.s.Err, term.Inert(githubflow.WatchText(change, v)))
 		}})
-	if err == loop.ErrInterrupted {
-		return &loop.Error{Msg: "interrupted", Code: 130,
+	if err == tell.ErrInterrupted {
+		return &tell.Error{Msg: "interrupted", Code: 130,
 			Hint: "nothing was changed; the run goes on: 'git ralph finish " + change + " --wait' waits again"}
 	}
 	return err
@@ -205,13 +206,13 @@ func refreshRemote(e *env, rem *githubflow.Remote, change string) {
 	_, _ = rem.RemoteStatus(e.ctx, name, e.github)
 }
 
-func printFinish(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {
+func printFinish(s *term.Streams, res *run.FinishResult, mode run.FinishMode) {
 	p := s.Palette()
 	if res.Worktree != "" {
 		printFinishWorktree(s, res, mode)
 		return
 	}
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		fmt.Fprintf(s.Err, "%s on %s with its checkpoint commits; the run of %s is finished\n", p.Success("✓"), p.Branch(res.Branch), res.Change)
 		return
 	}
@@ -286,9 +287,9 @@ func (c *finishCmd) runPR(e *env, l *loop.Loop) error {
 }
 
 // printFinishWorktree says what finish did with a worktree run, and where its worktree is.
-func printFinishWorktree(s *term.Streams, res *loop.FinishResult, mode loop.FinishMode) {
+func printFinishWorktree(s *term.Streams, res *run.FinishResult, mode run.FinishMode) {
 	p := s.Palette()
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		fmt.Fprintf(s.Err, "%s %s keeps its checkpoint commits; the run of %s is finished\n", p.Success("✓"), p.Branch(res.Branch), res.Change)
 	} else {
 		fmt.Fprintf(s.Err, "%s the work of %s is on %s as %d uncommitted change(s); %s was deleted (its commits are kept as %s)\n",
@@ -305,7 +306,7 @@ func printFinishWorktree(s *term.Streams, res *loop.FinishResult, mode loop.Fini
 
 // runFinish is finish --squash or --keep (internal/finish) of change: for finish, the
 // offer at the end of start, and the demo.
-func runFinish(e *env, l *loop.Loop, change string, mode loop.FinishMode) (*loop.FinishResult, error) {
+func runFinish(e *env, l *loop.Loop, change string, mode run.FinishMode) (*run.FinishResult, error) {
 	if err := finishHooks(e, l); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/hooks"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // hookCmd is what the shims in hooks/ run: `git ralph hook <name> [<git's hook
@@ -142,7 +142,7 @@ func runLocal(e *env, h *hookSite, name string, args []string, stdin io.Reader) 
 		if name == "ralph-verify" {
 			verb = "failed"
 		}
-		return &loop.Error{Msg: fmt.Sprintf("%s%s %s (exit %d)", name, hooks.LocalSuffix, verb, code), Code: code}
+		return &tell.Error{Msg: fmt.Sprintf("%s%s %s (exit %d)", name, hooks.LocalSuffix, verb, code), Code: code}
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (c *hookCmd) preCommit(e *env, h *hookSite, args []string) error {
 	if os.Getenv("RALPH_AGENT") == "" || os.Getenv("GIT_RALPH") == "1" {
 		return nil
 	}
-	return &loop.Error{
+	return &tell.Error{
 		Msg: "commit refused: RALPH_AGENT is set, so this is the agent of a git ralph loop, and during a loop git-ralph makes the commits",
 		Hint: "leave the changes uncommitted and end with <promise>COMPLETE</promise>: git-ralph commits them as the story's checkpoint\n" +
 			"not an agent? unset RALPH_AGENT and commit again",
@@ -202,7 +202,7 @@ func (c *hookCmd) prePush(e *env, h *hookSite, args []string) error {
 	if len(args) > 0 && args[0] != "" {
 		remote = args[0]
 	}
-	return &loop.Error{
+	return &tell.Error{
 		Msg: fmt.Sprintf("refusing to push %s to %s: ralph/* branches are git ralph's local checkpoints", strings.Join(names, ", "), remote),
 		Hint: "bring the work onto your branch with 'git ralph finish <change> --squash' and push that\n" +
 			"or push it as a pull request: git ralph finish <change> --pr\n" +
@@ -235,21 +235,21 @@ func (c *hookCmd) verify(e *env, h *hookSite, args []string) error {
 		Stdout: e.s.Out, Stderr: e.s.Err, Timeout: timeout,
 	})
 	if hooks.NotFound(err) {
-		return &loop.Error{Msg: fmt.Sprintf("ralph-verify: %s: %s is not on PATH", shown, tc.Argv[0]), Code: 127,
+		return &tell.Error{Msg: fmt.Sprintf("ralph-verify: %s: %s is not on PATH", shown, tc.Argv[0]), Code: 127,
 			Hint: "install it, or set the command to run: git config ralph.verifyCommand '<command>'"}
 	}
 	if err != nil {
-		return &loop.Error{Msg: fmt.Sprintf("ralph-verify: %s: %v", shown, err), Code: 126,
+		return &tell.Error{Msg: fmt.Sprintf("ralph-verify: %s: %v", shown, err), Code: 126,
 			Hint: "check ralph.verifyCommand: git config ralph.verifyCommand '<command>'", Err: err}
 	}
 	switch {
 	case res.Interrupted:
-		return &loop.Error{Msg: fmt.Sprintf("ralph-verify: %s was interrupted", shown), Code: 130}
+		return &tell.Error{Msg: fmt.Sprintf("ralph-verify: %s was interrupted", shown), Code: 130}
 	case res.TimedOut:
-		return &loop.Error{Msg: fmt.Sprintf("ralph-verify: %s timed out after %s and was stopped", shown, timeout), Code: 124,
+		return &tell.Error{Msg: fmt.Sprintf("ralph-verify: %s timed out after %s and was stopped", shown, timeout), Code: 124,
 			Hint: "allow it longer with git ralph start --verify-timeout, or git config ralph.verifyTimeout"}
 	case res.ExitCode != 0:
-		return &loop.Error{Msg: fmt.Sprintf("ralph-verify: %s failed (exit %d)", shown, res.ExitCode)}
+		return &tell.Error{Msg: fmt.Sprintf("ralph-verify: %s failed (exit %d)", shown, res.ExitCode)}
 	}
 	fmt.Fprintf(e.s.Err, "ralph-verify: passed\n")
 	return nil
@@ -265,7 +265,7 @@ func verifyCommand(h *hookSite, w io.Writer) (tc hooks.TestCommand, ok bool, err
 	if set {
 		argv, err := hooks.SplitWords(v)
 		if err != nil {
-			return tc, false, &loop.Error{Msg: "ralph.verifyCommand: " + err.Error(),
+			return tc, false, &tell.Error{Msg: "ralph.verifyCommand: " + err.Error(),
 				Hint: "quote arguments as a shell would, e.g. git config ralph.verifyCommand \"go test -run 'Test(A|B)' ./...\"", Err: err}
 		}
 		if len(argv) == 0 {
@@ -300,7 +300,7 @@ func verifyTimeout(h *hookSite) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(v))
 	if err != nil || d < 0 {
-		return 0, &loop.Error{Msg: fmt.Sprintf("%s: %q is not a duration", from, v), Hint: "give a Go duration such as 10m or 1h30m"}
+		return 0, &tell.Error{Msg: fmt.Sprintf("%s: %q is not a duration", from, v), Hint: "give a Go duration such as 10m or 1h30m"}
 	}
 	return d, nil
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -104,14 +104,14 @@ func (c *logsCmd) local(e *env, rem *githubflow.Remote, name string, rec *run.Re
 			return nil
 		})
 		if e.ctx.Err() != nil {
-			return &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the run goes on"}
+			return &tell.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the run goes on"}
 		}
 		return err
 	}
 	if c.Attempt != "" {
 		a, ok := rd.FindLog(rec, c.Attempt)
 		if !ok {
-			return loop.UserErr("'git ralph logs "+name+"' lists them", "the run of %q has no attempt %s", name, c.Attempt)
+			return tell.UserErr("'git ralph logs "+name+"' lists them", "the run of %q has no attempt %s", name, c.Attempt)
 		}
 		return rd.Print(a, e.s.Out)
 	}

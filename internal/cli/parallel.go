@@ -15,19 +15,21 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/parallel"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 	"github.com/git-ralph/git-ralph/internal/wtrun"
 )
 
-// worktreeMapper decodes --worktree or --worktree=PATH (loop.WorktreeOption): a switch
+// worktreeMapper decodes --worktree or --worktree=PATH (start.WorktreeOption): a switch
 // with an optional value.
 type worktreeMapper struct{}
 
 // Decode takes --worktree, or --worktree=PATH (never a separate word: that would read
 // a change name as the path).
 func (worktreeMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
-	w := loop.WorktreeOption{On: true}
+	w := start.WorktreeOption{On: true}
 	if ctx.Scan.Peek().Type == kong.FlagValueToken {
 		tok := ctx.Scan.Pop()
 		s, ok := tok.Value.(string)
@@ -151,14 +153,14 @@ func (c *startCmd) runParallelThen(e *env, l *loop.Loop, done func(i int)) error
 	}
 	_ = t.Render()
 	if e.ctx.Err() != nil {
-		return &loop.Error{Msg: "interrupted", Code: 130,
+		return &tell.Error{Msg: "interrupted", Code: 130,
 			Hint: "resume them all with 'git ralph start --worktree " + strings.Join(c.Changes, " ") + "'; 'git ralph list' shows where each stands"}
 	}
 	for _, ch := range complete {
 		fmt.Fprintf(e.s.Err, "next: git ralph finish %s --squash   (one at a time: each lands on the original branch uncommitted)\n", ch)
 	}
 	if len(failed) > 0 {
-		return &loop.Error{Msg: fmt.Sprintf("%d of %d loops did not complete: %s", len(failed), len(results), strings.Join(failed, ", ")),
+		return &tell.Error{Msg: fmt.Sprintf("%d of %d loops did not complete: %s", len(failed), len(results), strings.Join(failed, ", ")),
 			Hint: "'git ralph status " + failed[0] + "' shows why; 'git ralph start " + failed[0] + "' resumes it"}
 	}
 	return nil

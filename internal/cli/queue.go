@@ -9,6 +9,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/githubflow"
 	"github.com/git-ralph/git-ralph/internal/issue"
 	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // runQueue is start --label: the open issues with the label that are not claimed,
@@ -18,7 +19,7 @@ import (
 func (c *startCmd) runQueue(e *env, l *loop.Loop) error {
 	repo := e.issues.Default()
 	if repo == nil {
-		return &loop.Error{Msg: "no GitHub repository to take the issues labelled " + c.Label + " from",
+		return &tell.Error{Msg: "no GitHub repository to take the issues labelled " + c.Label + " from",
 			Hint: "run it where the push remote is a GitHub URL, or name the repository: git config ralph.repo OWNER/REPO"}
 	}
 	claim := githubflow.ClaimLabel

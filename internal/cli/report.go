@@ -10,6 +10,8 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/report"
+	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -60,7 +62,7 @@ func (c *reportCmd) Run(e *env) error {
 	fmt.Fprintln(e.s.Out, path)
 	if c.Open {
 		if err := term.Open(path); errors.Is(err, term.ErrNoOpener) {
-			return &loop.Error{Msg: "no desktop opener (xdg-open, open) found", Hint: "open " + path + " in a web browser"}
+			return &tell.Error{Msg: "no desktop opener (xdg-open, open) found", Hint: "open " + path + " in a web browser"}
 		} else if err != nil {
 			return err
 		}
@@ -74,7 +76,7 @@ func reportChange(e *env, l *loop.Loop, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return loop.PickRun(names, l.RunNameOf(name), "report")
+	return run.PickRun(names, l.RunNameOf(name), "report")
 }
 
 // reportPath is where a change's report is written by default.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/githubflow"
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // The runner side of a run on GitHub Actions: what the workflow 'ci init' writes runs.
@@ -49,7 +49,7 @@ func (c *exportCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.s.Err, "exported %d ref(s) with %s to %s, and %d log(s)\n", len(res.Refs), from, res.Bundle, len(res.Logs))
 	if res.Partial != "" {
-		return &loop.Error{Msg: "the export is partial: " + res.Partial, Code: githubflow.ExitPartial,
+		return &tell.Error{Msg: "the export is partial: " + res.Partial, Code: githubflow.ExitPartial,
 			Hint: "the artifact holds the last checkpoint and the attempts saved before; publish pushes them as for any run"}
 	}
 	return nil
@@ -131,9 +131,9 @@ func runnerIdentity(e *env, repo *git.Repo) error {
 
 // deadlineError is what start returns when its --deadline stopped it.
 func deadlineError(change string, err error) error {
-	if !errors.Is(err, loop.ErrDeadline) {
+	if !errors.Is(err, tell.ErrDeadline) {
 		return err
 	}
-	return &loop.Error{Msg: "stopped at the --deadline; the run is saved", Code: loop.ExitDeadline,
+	return &tell.Error{Msg: "stopped at the --deadline; the run is saved", Code: tell.ExitDeadline,
 		Hint: fmt.Sprintf("resume with 'git ralph start %s'", change)}
 }

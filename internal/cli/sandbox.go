@@ -9,8 +9,8 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // sandboxSettings resolves a run's sandbox once: the mode (--sandbox, ralph.sandbox),
@@ -35,7 +35,7 @@ func sandboxSettings(e *env, repo *git.Repo, mode string) (sandbox.Settings, err
 	s.Level, err = sandbox.Resolve(m, probe(), len(s.Ports) > 0)
 	var ue *sandbox.UnavailableError
 	if errors.As(err, &ue) {
-		return s, &loop.Error{Msg: ue.Error() + "; nothing was started", Err: err,
+		return s, &tell.Error{Msg: ue.Error() + "; nothing was started", Err: err,
 			Hint: "--sandbox=on (ralph.sandbox) refuses to run the agent unsandboxed; --sandbox=auto goes on without the sandbox (changes are then detected and undone, not prevented)"}
 	}
 	return s, err
@@ -54,7 +54,7 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 		cfg[strings.ToLower(key)] = vals
 	}
 	bad := func(key, v, why string) error {
-		return &loop.Error{Msg: fmt.Sprintf("git config ralph.%s: %q %s", key, v, why), Code: 2, // a bad value is a usage error
+		return &tell.Error{Msg: fmt.Sprintf("git config ralph.%s: %q %s", key, v, why), Code: 2, // a bad value is a usage error
 			Hint: "give absolute paths (~/ is expanded), one value each: git config --add ralph." + key + " PATH"}
 	}
 	for _, p := range cfg["ralph.sandboxwritable"] {
@@ -110,12 +110,12 @@ func sandboxConfig(e *env, repo *git.Repo) (sandbox.Settings, error) {
 	case v == "off":
 		s.VerifyOff = true
 	default:
-		return s, &loop.Error{Msg: fmt.Sprintf("git config ralph.verifySandbox: %q is not on or off", v), Code: 2,
+		return s, &tell.Error{Msg: fmt.Sprintf("git config ralph.verifySandbox: %q is not on or off", v), Code: 2,
 			Hint: "on (the default) runs the verify gate and the commit hooks in the agent's sandbox; off runs them outside it, with your rights, over what the agent wrote"}
 	}
 	ports, err := sandbox.ParsePorts(cfg["ralph.sandboxnetwork"])
 	if err != nil {
-		return s, &loop.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(), Code: 2,
+		return s, &tell.Error{Msg: "git config ralph.sandboxNetwork: " + err.Error(), Code: 2,
 			Hint: "name the TCP ports the agent may connect to, e.g. git config ralph.sandboxNetwork 443", Err: err}
 	}
 	s.Ports = ports

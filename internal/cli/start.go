@@ -17,6 +17,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
+	"github.com/git-ralph/git-ralph/internal/start"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -24,7 +26,7 @@ type startCmd struct {
 	Changes []string `arg:"" optional:"" name:"change" help:"What to run: an OpenSpec change (openspec/changes/<change>), a spec-kit feature (specs/<feature>, or its number), a markdown plan (a .md path), a prd.json (a .json path, or the name list shows) or a GitHub issue ('#N', OWNER/REPO#N or its URL). Left out: the run of the branch you are on, spec-kit's current feature, the only run, or the only source there is. Several need --worktree; they run in parallel."`
 	// The loop's options, filled in by kong (their flags and config keys are declared
 	// with them); Arg, Cwd and what only git config says are set by Run.
-	loop.Options
+	start.Options
 	Jobs             int    `short:"j" config:"ralph.jobs" help:"With --worktree and several changes: run at most N loops at a time (ralph.jobs; default: all)." placeholder:"N"`
 	Label            string `name:"label" help:"Work a queue: every open GitHub issue with this label that no open issue blocks, each as its own run in a worktree of its own (-j N), claimed with the label ralph:running (ralph.issueClaimLabel) until its run ends; --dry-run lists what it would take and why it skips the rest." placeholder:"LABEL"`
 	TrustIssueAuthor bool   `name:"trust-issue-author" config:"ralph.trustIssueAuthors" help:"Run a GitHub issue (and its sub-issues) whoever wrote it; by default only those of the repository's owners, members and collaborators run (ralph.trustIssueAuthors)."`
@@ -141,7 +143,7 @@ func becomeReaper(l *loop.Loop) {
 // loopOptions are the loop's options of one change's start: the flags as kong filled
 // them in, what only git config says, the working directory, and l's drivers (a
 // custom agent's or judge's, the demo's) and kill switch.
-func (c *startCmd) loopOptions(e *env, l *loop.Loop) (loop.Options, error) {
+func (c *startCmd) loopOptions(e *env, l *loop.Loop) (start.Options, error) {
 	o := c.Options
 	if len(c.Changes) == 1 {
 		o.Arg = c.Changes[0] // none given: what is current (source.Resolve's bare rule)
@@ -172,7 +174,7 @@ func (c *startCmd) loopOptions(e *env, l *loop.Loop) (loop.Options, error) {
 
 // runOne runs the loop of one change in place and says how it went: the summary and
 // the report, and the offer to finish a run that completed.
-func (c *startCmd) runOne(e *env, l *loop.Loop, o loop.Options) error {
+func (c *startCmd) runOne(e *env, l *loop.Loop, o start.Options) error {
 	change := o.Arg
 	sum, err := l.Start(e.ctx, o)
 	if sum != nil && sum.Change != "" {
@@ -183,11 +185,11 @@ func (c *startCmd) runOne(e *env, l *loop.Loop, o loop.Options) error {
 			printSummary(e.s, sum, false)
 			printReport(e, l, change)
 		}
-		if errors.Is(err, loop.ErrDeadline) {
+		if errors.Is(err, tell.ErrDeadline) {
 			return deadlineError(change, err)
 		}
-		if errors.Is(err, loop.ErrInterrupted) {
-			return &loop.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}
+		if errors.Is(err, tell.ErrInterrupted) {
+			return &tell.Error{Msg: "interrupted", Code: 130, Hint: fmt.Sprintf("resume with 'git ralph start %s'; 'git ralph status %s' shows where it stands", change, change)}
 		}
 		return err
 	}
@@ -229,7 +231,7 @@ func customDriver(e *env, repo *git.Repo, cmdKey, formatKey string) (agent.Drive
 		if cmdKey != "ralph.agentCommand" {
 			who = "judge"
 		}
-		return nil, &loop.Error{Msg: who + " \"custom\" needs a command",
+		return nil, &tell.Error{Msg: who + " \"custom\" needs a command",
 			Hint: "set it with: git config " + cmdKey + " \"/path/to/agent --its-flags\" (the prompt arrives on stdin)"}
 	}
 	argv, err := hooks.SplitWords(cmd)
@@ -247,7 +249,7 @@ func customDriver(e *env, repo *git.Repo, cmdKey, formatKey string) (agent.Drive
 	if err != nil {
 		var pe *agent.PreflightError
 		if errors.As(err, &pe) {
-			return nil, &loop.Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
+			return nil, &tell.Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
 		}
 		return nil, err
 	}
@@ -257,7 +259,7 @@ func customDriver(e *env, repo *git.Repo, cmdKey, formatKey string) (agent.Drive
 // startConfig reads the settings only git config has into o: ralph.agentArgs (split like
 // a shell would, but never run through one), ralph.promptTemplate and
 // ralph.checkpointMessage.
-func startConfig(e *env, repo *git.Repo, o *loop.Options) error {
+func startConfig(e *env, repo *git.Repo, o *start.Options) error {
 	if v, ok, err := repo.Config(e.ctx, "ralph.agentArgs"); err != nil {
 		return err
 	} else if ok {
@@ -275,7 +277,7 @@ func startConfig(e *env, repo *git.Repo, o *loop.Options) error {
 	return err
 }
 
-func printDryRun(s *term.Streams, sum *loop.Summary) error {
+func printDryRun(s *term.Streams, sum *start.Summary) error {
 	d := sum.DryRun
 	if d.Done {
 		fmt.Fprintf(s.Out, "every story of %s is complete; nothing to run\n", sum.Change)
@@ -298,7 +300,7 @@ func printDryRun(s *term.Streams, sum *loop.Summary) error {
 	return nil
 }
 
-func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
+func printSummary(s *term.Streams, sum *start.Summary, done bool) {
 	p := s.Palette()
 	cost := "n/a"
 	if sum.CostKnown {
@@ -318,7 +320,7 @@ func printSummary(s *term.Streams, sum *loop.Summary, done bool) {
 
 // offerFinish asks, in an interactive terminal, how to finish; otherwise it prints the
 // commands.
-func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
+func offerFinish(e *env, l *loop.Loop, sum *start.Summary) error {
 	s := e.s
 	if s.CanPrompt() {
 		keepText := "keep: stay on " + sum.Branch + " with its checkpoint commits"
@@ -344,9 +346,9 @@ func offerFinish(e *env, l *loop.Loop, sum *loop.Summary) error {
 			return pr.runPR(e, l)
 		}
 		if err == nil && i < 2 {
-			mode := loop.Squash
+			mode := run.Squash
 			if i == 1 {
-				mode = loop.Keep
+				mode = run.Keep
 			}
 			res, err := runFinish(e, l, sum.Change, mode)
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/report"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"github.com/git-ralph/git-ralph/internal/term"
 )
 
@@ -118,7 +119,7 @@ func (c *statusCmd) watch(e *env) error {
 	if err != nil {
 		return err
 	}
-	interrupted := &loop.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
+	interrupted := &tell.Error{Msg: "interrupted", Code: 130, Hint: "nothing was changed; the runs go on: 'git ralph status --watch' follows them again"}
 	var mu sync.Mutex
 	say := func(change, text string) {
 		mu.Lock()
@@ -150,7 +151,7 @@ func (c *statusCmd) watch(e *env) error {
 			}})
 	}
 	le := <-done
-	if err == loop.ErrInterrupted || e.ctx.Err() != nil {
+	if err == tell.ErrInterrupted || e.ctx.Err() != nil {
 		return interrupted
 	}
 	if err != nil {
@@ -182,7 +183,7 @@ func watchedLocalEnd(e *env, ended []status.Ended) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return &loop.Error{Msg: fmt.Sprintf("%d of %d runs did not complete: %s", len(failed), len(ended), strings.Join(failed, ", ")),
+	return &tell.Error{Msg: fmt.Sprintf("%d of %d runs did not complete: %s", len(failed), len(ended), strings.Join(failed, ", ")),
 		Hint: "'git ralph status " + failed[0] + "' shows why; 'git ralph start " + failed[0] + "' resumes it"}
 }
 
@@ -282,7 +283,7 @@ func watchedRuns(rem *githubflow.Remote, change string) (local, remote []string,
 		return nil, nil, err
 	}
 	if len(local) == 0 && len(remote) == 0 {
-		return nil, nil, &loop.Error{Msg: "no run to watch: none is at work here, and none was dispatched",
+		return nil, nil, &tell.Error{Msg: "no run to watch: none is at work here, and none was dispatched",
 			Hint: "'git ralph status --watch <change>' says how a run ended; start one with 'git ralph start <change>' or 'git ralph dispatch <change>'"}
 	}
 	return local, remote, nil

@@ -12,6 +12,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // conflictingRun makes a complete run of change c and moves main on so that squashing
@@ -22,7 +24,7 @@ func conflictingRun(t *testing.T) (string, *loop.Loop, *recorder) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c"}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c"}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
 	git := func(args ...string) string { return looptest.GitOut(t, dir, args...) }
@@ -44,10 +46,10 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 	dir, l, _ := conflictingRun(t)
 	tip := looptest.GitOut(t, dir, "rev-parse", "ralph/c")
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "reset -q --hard"}
-	_, err := Run(t.Context(), l, "c", loop.Squash)
-	var le *loop.Error
+	_, err := Run(t.Context(), l, "c", run.Squash)
+	var le *tell.Error
 	if !errors.As(err, &le) {
-		t.Fatalf("Finish = %v, want a *loop.Error", err)
+		t.Fatalf("Finish = %v, want a *tell.Error", err)
 	}
 	if text := le.Msg + "\n" + le.Hint; strings.Contains(text, "back on it") || !strings.Contains(le.Msg, "putting main back failed too") ||
 		!strings.Contains(le.Hint, "you are on main with what the merge left") {
@@ -68,7 +70,7 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 	}
 	looptest.GitOut(t, dir, "reset", "-q", "--hard")
 	looptest.GitOut(t, dir, "switch", "-q", "ralph/c")
-	if _, err := Run(t.Context(), l, "c", loop.Keep); err != nil {
+	if _, err := Run(t.Context(), l, "c", run.Keep); err != nil {
 		t.Fatalf("finish --keep after the hint's steps: %v", err)
 	}
 	if _, err := l.Store.Load("c"); !errors.Is(err, run.ErrNoRun) {
@@ -82,8 +84,8 @@ func TestSquashUndoThatFailsSaysSo(t *testing.T) {
 func TestSquashUndoWhoseSwitchBackFailsSaysSo(t *testing.T) {
 	dir, l, _ := conflictingRun(t)
 	l.Repo.Trace = &looptest.LockOn{GitDir: l.Repo.GitDir, Want: "checkout -q --no-guess ralph/c"}
-	_, err := Run(t.Context(), l, "c", loop.Squash)
-	var le *loop.Error
+	_, err := Run(t.Context(), l, "c", run.Squash)
+	var le *tell.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "conflicts") {
 		t.Fatalf("Finish = %v, want the conflict", err)
 	}
@@ -108,7 +110,7 @@ func TestFinishSaysWhenItCannotRecordHowItEnded(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c"}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c"}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
 	// A directory at finished.json is moved aside before the write: with every name it
@@ -122,7 +124,7 @@ func TestFinishSaysWhenItCannotRecordHowItEnded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Run(t.Context(), l, "c", loop.Keep); err != nil {
+	if _, err := Run(t.Context(), l, "c", run.Keep); err != nil {
 		t.Fatalf("finish --keep: %v", err)
 	}
 	if !strings.Contains(rep.Text(), "warn: could not record how the run of c ended") {

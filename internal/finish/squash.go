@@ -8,18 +8,19 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // startSquash is finish --squash from a clean checkout: the original branch (or commit)
 // must still be there; the record says a squash is under way, the branch's tip is kept
 // under refs/ralph/<change>/backup/, and HEAD goes to the target for squash.
-func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult) (*loop.FinishResult, error) {
+func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult) (*run.FinishResult, error) {
 	target := rec.Original
 	if target != "" {
 		if ok, err := l.Repo.BranchExists(ctx, target); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, loop.UserErr(fmt.Sprintf("recreate it (git branch %s %s) and run 'git ralph finish --squash' again, or keep the work on %s with 'git ralph finish --keep'", target, loop.Short(rec.OriginalCommit), rec.Branch),
+			return nil, tell.UserErr(fmt.Sprintf("recreate it (git branch %s %s) and run 'git ralph finish --squash' again, or keep the work on %s with 'git ralph finish --keep'", target, loop.Short(rec.OriginalCommit), rec.Branch),
 				"the original branch %s no longer exists", target)
 		}
 	} else {
@@ -57,7 +58,7 @@ func startSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.F
 
 // squash is finish --squash from the moment HEAD is on the target, clean: merge, unstage,
 // delete the branch, forget the run.
-func squash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult) (*loop.FinishResult, error) {
+func squash(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult) (*run.FinishResult, error) {
 	if err := l.Repo.MergeSquash(ctx, rec.Branch); err != nil {
 		return nil, undoSquash(ctx, l, rec, res, err)
 	}
@@ -69,9 +70,9 @@ func squash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Finish
 // where the user is: each step of the undo is checked, and one that failed is named.
 // When the target cannot be put back, the record keeps its finish under way, so that
 // the next finish finds it.
-func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult, err error) error {
+func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult, err error) error {
 	if rerr := l.Repo.HardReset(ctx, "HEAD"); rerr != nil {
-		return &loop.Error{Msg: fmt.Sprintf("squashing %s onto %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, res.Target, rerr),
+		return &tell.Error{Msg: fmt.Sprintf("squashing %s onto %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, res.Target, rerr),
 			Hint: fmt.Sprintf("the squash failed with: %v\nyou are on %s with what the merge left in the working tree; %s is intact, its tip kept as %s\n"+
 				"once git works again, 'git reset --hard' puts %s back (only the merge's leftovers go); then 'git ralph finish %s --squash' tries again, "+
 				"or 'git switch %s' and 'git ralph finish %s --keep' keeps the branch",
@@ -91,14 +92,14 @@ func undoSquash(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fi
 		notes = append(notes, fmt.Sprintf("the run record still says a squash is under way (%v): the next finish checks what git shows and goes on from there", serr))
 	}
 	se := loop.SquashError(err, rec.Branch, res.Target, intact, "git switch "+res.Target+" && git merge --squash "+rec.Branch, "git ralph finish --keep")
-	if e, ok := se.(*loop.Error); ok && len(notes) > 0 {
+	if e, ok := se.(*tell.Error); ok && len(notes) > 0 {
 		e.Hint += "\n" + strings.Join(notes, "\n")
 	}
 	return se
 }
 
 // squashed ends finish --squash once the squash is in the worktree.
-func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.FinishResult) (*loop.FinishResult, error) {
+func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *run.FinishResult) (*run.FinishResult, error) {
 	if err := l.Repo.MixedReset(ctx); err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fini
 	if st, err := l.Repo.Status(ctx); err == nil {
 		res.Files = len(st)
 	}
-	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -118,11 +119,11 @@ func squashed(ctx context.Context, l *loop.Loop, rec *run.Record, res *loop.Fini
 // and nothing else (killed before the merge) or exactly the squashed work (killed after
 // the merge, the unstaging or the branch's deletion). Anything else is refused with
 // nothing changed.
-func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
+func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode run.FinishMode) (*run.FinishResult, error) {
 	f := rec.Finishing
-	res := &loop.FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: loop.BranchOrDetached(rec.Original, rec.OriginalCommit)}
+	res := &run.FinishResult{Change: rec.Change, Branch: rec.Branch, Backup: f.Backup, Target: loop.BranchOrDetached(rec.Original, rec.OriginalCommit)}
 	pending := func(format string, args ...any) error {
-		return loop.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
+		return tell.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status', then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
 	}
 	exists, err := l.Repo.BranchExists(ctx, rec.Branch)
@@ -143,8 +144,8 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 	if cur != rec.Original || head != f.Target {
 		return nil, pending("HEAD is no longer where it left it (%s)", loop.BranchOrDetached(rec.Original, f.Target))
 	}
-	if mode == loop.Keep {
-		return nil, loop.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
+	if mode == run.Keep {
+		return nil, tell.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
 	if !exists {
@@ -152,7 +153,7 @@ func resumeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.
 		if st, err := l.Repo.Status(ctx); err == nil {
 			res.Files = len(st)
 		}
-		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	if tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch); err != nil {

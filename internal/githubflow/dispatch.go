@@ -16,6 +16,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // `git ralph dispatch` (docs/REMOTE.md, "Dispatch"): the git side first (steps 1–4: PrepareDispatch
@@ -62,7 +63,7 @@ func (fl *Flow) PrepareDispatch(ctx context.Context, o DispatchOptions) (*Dispat
 	}
 	lock, err := fl.Store.Lock(o.Change)
 	if errors.Is(err, run.ErrLocked) {
-		return nil, loop.UserErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q here", o.Change)
+		return nil, tell.UserErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q here", o.Change)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock change %q: %w", o.Change, err)
@@ -102,7 +103,7 @@ func (fl *Flow) runnableChange(ctx context.Context, arg string) (*source.Source,
 	if err := src.Runnable(); err != nil {
 		var e *source.Error
 		if errors.As(err, &e) {
-			return nil, loop.UserErr(e.Hint, "%s", e.Msg)
+			return nil, tell.UserErr(e.Hint, "%s", e.Msg)
 		}
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func (fl *Flow) dispatchPoint(ctx context.Context, src *source.Source, branch st
 	}
 	head, err = fl.Repo.Head(ctx)
 	if errors.Is(err, git.ErrNoCommits) {
-		return "", false, "", "", loop.UserErr("make a first commit, then dispatch again", "the repository has no commits yet")
+		return "", false, "", "", tell.UserErr("make a first commit, then dispatch again", "the repository has no commits yet")
 	} else if err != nil {
 		return "", false, "", "", err
 	}
@@ -169,7 +170,7 @@ func (fl *Flow) dispatchPoint(ctx context.Context, src *source.Source, branch st
 		return tip, exists, cur, head, nil
 	}
 	if cur == branch {
-		return "", false, "", "", loop.UserErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
+		return "", false, "", "", tell.UserErr("switch to the branch the work should come back to", "you are on %s, which does not exist yet", branch)
 	}
 	if !wip {
 		st, err := fl.Repo.Status(ctx)
@@ -183,7 +184,7 @@ func (fl *Flow) dispatchPoint(ctx context.Context, src *source.Source, branch st
 			}
 		}
 		if len(dirty) > 0 {
-			return "", false, "", "", loop.UserErr("commit them, or dispatch with --include-wip to send your uncommitted work along",
+			return "", false, "", "", tell.UserErr("commit them, or dispatch with --include-wip to send your uncommitted work along",
 				"the change has uncommitted files: %s", strings.Join(dirty, ", "))
 		}
 	}
@@ -229,20 +230,20 @@ func (fl *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 	ref := "refs/heads/" + rec.Branch
 	now, ok, err := fl.Repo.RemoteRef(ctx, r.GitRemote, ref)
 	if err != nil {
-		return false, &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", rec.Branch, r.GitRemote), Hint: firstLine(errText(err)), Err: err}
+		return false, &tell.Error{Msg: fmt.Sprintf("cannot read %s from %s", rec.Branch, r.GitRemote), Hint: firstLine(errText(err)), Err: err}
 	}
 	if ok && now == r.StartCommit {
 		return false, nil
 	}
 	if ok {
 		if _, have, _ := fl.Repo.ResolveRef(ctx, now); !have {
-			return false, loop.UserErr("fetch it (git fetch "+r.GitRemote+" "+rec.Branch+") and look: finish or delete it before dispatching again",
+			return false, tell.UserErr("fetch it (git fetch "+r.GitRemote+" "+rec.Branch+") and look: finish or delete it before dispatching again",
 				"%s on %s is at %s, which you do not have", rec.Branch, r.GitRemote, loop.Short(now))
 		}
 		if in, err := fl.Repo.IsAncestor(ctx, now, r.StartCommit); err != nil {
 			return false, err
 		} else if !in {
-			return false, loop.UserErr("bring it home first (git fetch "+r.GitRemote+" "+rec.Branch+"), or delete it on the remote",
+			return false, tell.UserErr("bring it home first (git fetch "+r.GitRemote+" "+rec.Branch+"), or delete it on the remote",
 				"%s on %s has commits that %s does not", rec.Branch, r.GitRemote, loop.Short(r.StartCommit))
 		}
 	}
@@ -253,7 +254,7 @@ func (fl *Flow) pushStart(ctx context.Context, rec *run.Record) (bool, error) {
 		Hooks:    true, Config: []string{"ralph.allowPush=true"},
 	})
 	if err != nil {
-		return false, &loop.Error{Msg: fmt.Sprintf("the push of %s to %s was refused", rec.Branch, r.GitRemote),
+		return false, &tell.Error{Msg: fmt.Sprintf("the push of %s to %s was refused", rec.Branch, r.GitRemote),
 			Hint: errText(err) + "\nnothing was dispatched; run 'git ralph dispatch " + rec.Change + "' again once that is fixed", Err: err}
 	}
 	fl.Loop.Report.Step(fmt.Sprintf("pushed %s (%s) to %s", rec.Branch, loop.Short(r.StartCommit), r.GitRemote))
@@ -281,10 +282,10 @@ func (fl *Flow) Dispatched(rec *run.Record, runID int64, url string) error {
 // the middle of a dispatch): it is dispatched already, or it has a local run.
 func dispatchRefusal(rec *run.Record) error {
 	if rec.Status == run.Dispatched {
-		return loop.UserErr("'git ralph status "+rec.Change+"' shows it; 'git ralph finish "+rec.Change+"' brings it home once it is over",
+		return tell.UserErr("'git ralph status "+rec.Change+"' shows it; 'git ralph finish "+rec.Change+"' brings it home once it is over",
 			"change %q is already dispatched", rec.Change)
 	}
-	return loop.UserErr("finish it first: 'git ralph finish "+rec.Change+" --keep' keeps the branch, and dispatch then continues from it",
+	return tell.UserErr("finish it first: 'git ralph finish "+rec.Change+" --keep' keeps the branch, and dispatch then continues from it",
 		"change %q has a local run (%s)", rec.Change, rec.Status)
 }
 
@@ -393,18 +394,18 @@ func (fl *Flow) Dispatch(ctx context.Context, o DispatchRequest) (*DispatchResul
 func activeWorkflow(ctx context.Context, client *github.Client, repo github.Repo, file, again string) (*github.Workflow, error) {
 	wf, err := client.Workflow(ctx, repo, file)
 	if github.StatusOf(err) == 404 {
-		return nil, loop.UserErr("run 'git ralph ci init', commit .github/workflows/"+file+" to the default branch and push it; nothing was changed",
+		return nil, tell.UserErr("run 'git ralph ci init', commit .github/workflows/"+file+" to the default branch and push it; nothing was changed",
 			"%s has no workflow %s on its default branch", repo, file)
 	}
 	if err != nil {
 		return nil, apiErr(err, repo, again)
 	}
 	if wf.State == "disabled_fork" {
-		return nil, loop.UserErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
+		return nil, tell.UserErr(fmt.Sprintf("enable them at https://%s/%s/%s/actions (GitHub leaves a fork's workflows off until you do), or dispatch to another repository with --repo; nothing was changed", repo.Host, repo.Owner, repo.Name),
 			"workflows are not enabled in %s, a fork", repo)
 	}
 	if wf.State != "active" {
-		return nil, loop.UserErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+file+"'; nothing was changed",
+		return nil, tell.UserErr("enable it on GitHub (Actions → "+wf.Name+" → Enable workflow) or with 'gh workflow enable "+file+"'; nothing was changed",
 			"the workflow %s of %s is %s", file, repo, strings.ReplaceAll(wf.State, "_", " "))
 	}
 	return wf, nil
@@ -421,14 +422,14 @@ func (fl *Flow) checkNewDispatch(ctx context.Context, client *github.Client, rep
 	}
 	for _, r := range runs {
 		if r.Status != "completed" && strings.HasPrefix(r.DisplayTitle, "ralph "+o.Change+" [") {
-			return loop.UserErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
+			return tell.UserErr("wait for it ("+r.HTMLURL+"), or cancel it on GitHub; nothing was changed",
 				"a run of %q is already %s on GitHub Actions", o.Change, strings.ReplaceAll(r.Status, "_", " "))
 		}
 	}
 	if _, ok, err := fl.Repo.RemoteRef(ctx, remote, "refs/heads/"+ref); err != nil {
-		return &loop.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
+		return &tell.Error{Msg: fmt.Sprintf("cannot read %s from %s", ref, remote), Hint: errText(err), Err: err}
 	} else if !ok {
-		return loop.UserErr("push it first, or name another with --ref; nothing was changed",
+		return tell.UserErr("push it first, or name another with --ref; nothing was changed",
 			"branch %s, whose workflow would run, is not on %s", ref, remote)
 	}
 	outdated, err := dispatchTrigger(ctx, client, repo, wf, o.Workflow, ref, again)
@@ -460,7 +461,7 @@ func (fl *Flow) sendDispatch(ctx context.Context, client *github.Client, repo gi
 	out, err := client.DispatchWorkflow(ctx, repo, rec.Remote.Workflow, github.Dispatch{Ref: rec.Remote.Ref, ReturnRunDetails: true,
 		Inputs: map[string]string{"change": rec.Change, "branch": rec.Branch, "nonce": rec.Remote.Nonce}})
 	if github.StatusOf(err) == 403 && !isRateLimit(err) {
-		return nil, &loop.Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
+		return nil, &tell.Error{Msg: fmt.Sprintf("the token for %s may not run workflows in %s (403)", repo.Host, repo),
 			Hint: "a classic token needs the repo scope, a fine-grained one or an app Actions: read and write\n" +
 				"add it with 'gh auth refresh --hostname " + repo.Host + " --scopes repo', or use another token\n" + done + "run '" + again + "' again", Err: err}
 	}
@@ -496,7 +497,7 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 	case 403:
 		return false, nil
 	case 404:
-		return false, loop.UserErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
+		return false, tell.UserErr(fmt.Sprintf("commit %s to %s (git ralph ci init writes it), or name another branch with --ref; nothing was changed", path, ref),
 			"branch %s of %s has no %s", ref, repo, path)
 	default:
 		return false, apiErr(err, repo, again)
@@ -506,11 +507,11 @@ func dispatchTrigger(ctx context.Context, client *github.Client, repo github.Rep
 	}
 	ok, err := github.Dispatchable(src)
 	if err != nil {
-		return false, loop.UserErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
+		return false, tell.UserErr(fmt.Sprintf("fix it on %s ('git ralph ci init' rewrites its own file); nothing was changed", ref),
 			"%s on branch %s of %s is not valid YAML: %s", path, ref, repo, errText(err)).WithCause(err)
 	}
 	if !ok {
-		return false, loop.UserErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
+		return false, tell.UserErr(fmt.Sprintf("add 'workflow_dispatch' under on: there ('git ralph ci init' writes a workflow that has it), push it to %s, then run '%s' again; nothing was changed", ref, again),
 			"%s on branch %s of %s has no workflow_dispatch trigger", path, ref, repo)
 	}
 	return ci.Outdated(src), nil
@@ -532,7 +533,7 @@ func dispatch422(err error, repo github.Repo, file, ref, retry string) error {
 	case strings.Contains(low, "workflow_dispatch"):
 		hint = fmt.Sprintf("add 'workflow_dispatch' under on: in .github/workflows/%s on %s and push it", file, ref)
 	}
-	return &loop.Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
+	return &tell.Error{Msg: fmt.Sprintf("GitHub refused to run %s at %s in %s: %s", file, ref, repo, text), Hint: hint + "\n" + retry, Err: err}
 }
 
 // FindRunFor is how long dispatch looks for a run GitHub did not name (a 204): the
@@ -572,7 +573,7 @@ func (rem *Remote) findRun(ctx context.Context, client *github.Client, repo gith
 func (fl *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchRequest) (github.Repo, error) {
 	urls, err := fl.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
-		return github.Repo{}, loop.UserErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
+		return github.Repo{}, tell.UserErr("pass --remote NAME, or add it: git remote add "+remote+" <url>", "no git remote %q to push ralph/%s to", remote, o.Change)
 	}
 	if err != nil {
 		return github.Repo{}, err
@@ -583,12 +584,12 @@ func (fl *Flow) dispatchRepo(ctx context.Context, remote string, o DispatchReque
 	}
 	repo, _, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return github.Repo{}, loop.UserErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error()).WithCause(err)
+		return github.Repo{}, tell.UserErr("give it as OWNER/REPO or HOST/OWNER/REPO", "%s", err.Error()).WithCause(err)
 	}
 	if found {
 		return repo, nil
 	}
-	return github.Repo{}, loop.UserErr("name it: git ralph dispatch "+o.Change+" --repo OWNER/REPO (or git config ralph.repo OWNER/REPO); nothing was changed",
+	return github.Repo{}, tell.UserErr("name it: git ralph dispatch "+o.Change+" --repo OWNER/REPO (or git config ralph.repo OWNER/REPO); nothing was changed",
 		"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
 }
 

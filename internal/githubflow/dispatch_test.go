@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // withRemote gives the repository at dir a bare remote "origin" holding main.
@@ -52,17 +52,17 @@ func TestDispatchRoundTrip(t *testing.T) {
 	if rec.Status != run.Dispatching || !ds.Pushed || ds.Resumed || rec.Remote.StartCommit == "" {
 		t.Fatalf("record %+v, pushed %v, resumed %v", rec, ds.Pushed, ds.Resumed)
 	}
-	start := rec.Remote.StartCommit
-	if got := gitOut(t, bare, "rev-parse", "ralph/c"); got != start {
-		t.Errorf("remote ralph/c at %s, want %s", got, start)
+	startID := rec.Remote.StartCommit
+	if got := gitOut(t, bare, "rev-parse", "ralph/c"); got != startID {
+		t.Errorf("remote ralph/c at %s, want %s", got, startID)
 	}
-	msg := gitOut(t, dir, "log", "-1", "--format=%B", start)
+	msg := gitOut(t, dir, "log", "-1", "--format=%B", startID)
 	for _, want := range []string{"initial state\n", "Ralph-Change: c", "Ralph-Original: main", "Ralph-Base: " + rec.OriginalCommit, "Ralph-Dispatch: n1"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("start commit message lacks %q:\n%s", want, msg)
 		}
 	}
-	if strings.Contains(gitOut(t, dir, "ls-tree", "-r", "--name-only", start), "notes.txt") {
+	if strings.Contains(gitOut(t, dir, "ls-tree", "-r", "--name-only", startID), "notes.txt") {
 		t.Errorf("the start commit has uncommitted work without --include-wip")
 	}
 	// a dispatch that crashed after the push resumes without pushing again
@@ -75,7 +75,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	}
 	// not published yet: finish refuses and changes nothing
 	before = userState(t, dir)
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), "has published nothing yet") {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err == nil || !strings.Contains(err.Error(), "has published nothing yet") {
 		t.Fatalf("Finish before publish: %v", err)
 	}
 	if after := userState(t, dir); after != before {
@@ -87,7 +87,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, rrep := newLoop(t, loopDir, clock)
 	rl.Driver = scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`, resultComplete)
-	if _, err := rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, MaxRetries: 1, AllowSkip: true}); err != nil {
+	if _, err := rl.Start(t.Context(), start.Options{Arg: "c", Adopt: true, RunID: 42, MaxRetries: 1, AllowSkip: true}); err != nil {
 		t.Fatalf("runner Start: %v\n%s", err, rrep.Text())
 	}
 	out := filepath.Join(t.TempDir(), "artifact")
@@ -97,7 +97,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	pubDir := filepath.Join(t.TempDir(), "publish")
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, pubDir)
 	pl, _ := newLoop(t, pubDir, clock)
-	if _, err := Publish(t.Context(), pl.Repo, PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: start}); err != nil {
+	if _, err := Publish(t.Context(), pl.Repo, PublishOptions{Change: "c", RunID: 42, Bundle: filepath.Join(out, "ralph.bundle"), Start: startID}); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	runnerTip := gitOut(t, loopDir, "rev-parse", "ralph/c")
@@ -106,7 +106,7 @@ func TestDispatchRoundTrip(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := l.Finish(t.Context(), "c", loop.Squash)
+	res, err := l.Finish(t.Context(), "c", run.Squash)
 	if err != nil {
 		t.Fatalf("Finish: %v\n%s", err, rep.Text())
 	}
@@ -175,7 +175,7 @@ func remoteRun(t *testing.T, dir, bare string, l *flowLoop, maxRetries int, resu
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, _ := newLoop(t, loopDir, clock)
 	rl.Driver = scriptAgent(t, results...)
-	_, _ = rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, MaxRetries: maxRetries, AllowSkip: true})
+	_, _ = rl.Start(t.Context(), start.Options{Arg: "c", Adopt: true, RunID: 42, MaxRetries: maxRetries, AllowSkip: true})
 	out := filepath.Join(t.TempDir(), "artifact")
 	if _, err := rl.Export(t.Context(), ExportOptions{Change: "c", RunID: 42, Out: out}); err != nil {
 		t.Fatal(err)
@@ -196,16 +196,16 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
 	l, _ := newLoop(t, dir, &fakeClock{At: time.Now()})
-	start := remoteRun(t, dir, bare, l, 0, resultComplete)
+	startID := remoteRun(t, dir, bare, l, 0, resultComplete)
 	record := func() string {
 		b, _ := os.ReadFile(filepath.Join(l.Store.ChangeDir("c"), "run.json"))
 		return string(b)
 	}
 
 	// the user committed on ralph/c meanwhile
-	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", gitOut(t, dir, "commit-tree", "-p", start, "-m", "mine", start+"^{tree}"))
+	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", gitOut(t, dir, "commit-tree", "-p", startID, "-m", "mine", startID+"^{tree}"))
 	before := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
-	if _, err := l.Finish(t.Context(), "c", loop.Keep); err == nil || !strings.Contains(err.Error(), "moved here since the dispatch") {
+	if _, err := l.Finish(t.Context(), "c", run.Keep); err == nil || !strings.Contains(err.Error(), "moved here since the dispatch") {
 		t.Fatalf("Finish with a moved local branch: %v", err)
 	}
 	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
@@ -213,11 +213,11 @@ func TestRemoteFinishRefusesMovedBranches(t *testing.T) {
 	}
 
 	// someone pushed over the remote branch
-	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", start)
-	other := gitOut(t, dir, "commit-tree", "-m", "unrelated", start+"^{tree}")
+	gitOut(t, dir, "update-ref", "refs/heads/ralph/c", startID)
+	other := gitOut(t, dir, "commit-tree", "-m", "unrelated", startID+"^{tree}")
 	gitOut(t, dir, "push", "-q", "-f", "--no-verify", "origin", other+":refs/heads/ralph/c")
 	before = userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record()
-	if _, err := l.Finish(t.Context(), "c", loop.Keep); err == nil || !strings.Contains(err.Error(), "does not descend from the commit the run started from") {
+	if _, err := l.Finish(t.Context(), "c", run.Keep); err == nil || !strings.Contains(err.Error(), "does not descend from the commit the run started from") {
 		t.Fatalf("Finish over a pushed-over remote: %v", err)
 	}
 	if after := userState(t, dir) + gitOut(t, dir, "rev-parse", "ralph/c") + record(); after != before {
@@ -232,9 +232,9 @@ func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 	dir := newRepo(t)
 	bare := withRemote(t, dir)
 	l, rep := newLoop(t, dir, &fakeClock{At: time.Now()})
-	start := remoteRun(t, dir, bare, l, 0, resultFailed)
+	startID := remoteRun(t, dir, bare, l, 0, resultFailed)
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", MaxRetries: 0, AllowSkip: true}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0, AllowSkip: true}); err != nil {
 		t.Fatalf("local Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := l.Store.Load("c")
@@ -244,8 +244,8 @@ func TestRemoteFailedRunContinuesLocally(t *testing.T) {
 	if rec.Status != run.Complete || len(rec.Attempts) != 2 || rec.Attempts[0].Ref != "refs/ralph/c/runs/42/attempts/1-1" {
 		t.Errorf("record: %s, attempts %+v", rec.Status, rec.Attempts)
 	}
-	if got := gitOut(t, dir, "rev-parse", "ralph/c^"); got != start {
-		t.Errorf("the local checkpoint is not on the remote one: parent %s, start %s", got, start)
+	if got := gitOut(t, dir, "rev-parse", "ralph/c^"); got != startID {
+		t.Errorf("the local checkpoint is not on the remote one: parent %s, start %s", got, startID)
 	}
 	if strings.Contains(gitOut(t, dir, "log", "-1", "--format=%B", "ralph/c"), "Ralph-Run:") {
 		t.Errorf("a local checkpoint claims the remote run")
@@ -263,14 +263,14 @@ func TestRemoteFinishKeepsTheLocalGuards(t *testing.T) {
 	base := gitOut(t, dir, "rev-parse", "main")
 	gitOut(t, dir, "switch", "-q", "--detach")
 	gitOut(t, dir, "branch", "-q", "-D", "main")
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), "the original branch main no longer exists") {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err == nil || !strings.Contains(err.Error(), "the original branch main no longer exists") {
 		t.Fatalf("Finish without the original branch: %v", err)
 	}
 	if got := gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/"); got != "refs/heads/ralph/c" {
 		t.Errorf("branches after the refusal: %q", got)
 	}
 	gitOut(t, dir, "branch", "-q", "main", base)
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err != nil {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
 	if got := gitOut(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // How long export gives a loop of the same change that is still running (an orphan
@@ -38,7 +39,7 @@ func (fl *Flow) LockAfterLoop(ctx context.Context, change string, runID int64) (
 	if lock, err := fl.waitLock(ctx, change, stopWait); lock != nil || err != nil {
 		return lock, err
 	}
-	running := loop.UserErr("export once the loop has stopped", "a loop is running for change %q", change)
+	running := tell.UserErr("export once the loop has stopped", "a loop is running for change %q", change)
 	if testHookAfterStopWait != nil {
 		testHookAfterStopWait()
 	}
@@ -50,7 +51,7 @@ func (fl *Flow) LockAfterLoop(ctx context.Context, change string, runID int64) (
 		return fl.lockOrRefuse(change, running)
 	}
 	if rec.Remote == nil || rec.Remote.RunID != runID {
-		return nil, loop.UserErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
+		return nil, tell.UserErr("export only stops the loop of its own run: stop that loop yourself, or pass the run id it works for",
 			"a loop of change %q that is not Actions run %d holds it (pid %d); it was left running", change, runID, pid)
 	}
 	fl.Loop.Report.Step(fmt.Sprintf("stopping the loop (pid %d) as Ctrl-C would, so that it saves the attempt under way", pid))

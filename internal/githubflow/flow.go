@@ -27,7 +27,7 @@
 // and never the reverse.
 //
 // It never prints (Flow's progress goes to the loop's Reporter, failures come back as
-// *loop.Error), runs git only through internal/git and talks to GitHub only through
+// *tell.Error), runs git only through internal/git and talks to GitHub only through
 // internal/github. Only internal/cli imports it.
 package githubflow
 
@@ -40,6 +40,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/source"
 )
 
 // Remote holds the workflows that look at or act on a run on GitHub Actions through
@@ -60,7 +61,7 @@ type Remote struct {
 
 // ResolveRun picks the run a command means, as the loop does (loop.ResolveRunIn).
 func (rem *Remote) ResolveRun(name string) (string, error) {
-	return loop.ResolveRunIn(rem.Repo.Root, rem.Store, name)
+	return source.ResolveRunIn(rem.Repo.Root, rem.Store, name)
 }
 
 // LoadRun is the run a command means (ResolveRun): its name and its record.
@@ -137,7 +138,7 @@ func (runs) Resume(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 }
 
 // The small helpers below are the workflows' own; the loop's are exported (loop.Short,
-// loop.UserErr, …).
+// tell.UserErr, …).
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/looptest"
+	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 type (
@@ -47,6 +48,6 @@ func newLoop(t *testing.T, dir string, clock *fakeClock) (*flowLoop, *recorder) 
 }
 
 // Finish is finish --squash or --keep (internal/finish), as the CLI runs it.
-func (l *flowLoop) Finish(ctx context.Context, change string, mode loop.FinishMode) (*loop.FinishResult, error) {
+func (l *flowLoop) Finish(ctx context.Context, change string, mode run.FinishMode) (*run.FinishResult, error) {
 	return finish.Run(ctx, l.Loop, change, mode)
 }

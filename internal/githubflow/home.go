@@ -11,6 +11,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // A run on GitHub Actions comes home: finish and start, through loop.RemoteRuns, take
@@ -23,11 +24,11 @@ import (
 func (fl *Flow) importRemoteRun(ctx context.Context, rec *run.Record) error {
 	r := rec.Remote
 	if rec.Status == run.Dispatching || r == nil {
-		return loop.UserErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
+		return tell.UserErr("run 'git ralph dispatch "+rec.Change+"' again: it finds the run, or dispatches it once",
 			"the dispatch of %q did not complete", rec.Change)
 	}
 	if r.RunID == 0 {
-		return loop.UserErr("'git ralph status "+rec.Change+"' looks for it", "the Actions run of %q is not known yet", rec.Change)
+		return tell.UserErr("'git ralph status "+rec.Change+"' looks for it", "the Actions run of %q is not known yet", rec.Change)
 	}
 	prefix := runsPrefix(rec.Change, r.RunID)
 	tracking := "refs/remotes/" + r.GitRemote + "/" + rec.Branch
@@ -63,7 +64,7 @@ func (fl *Flow) fetchRemoteRun(ctx context.Context, rec *run.Record, prefix, tra
 	r := rec.Remote
 	// Asked first, so that a run still under way leaves even the remote-tracking refs alone.
 	if _, published, err := fl.Repo.RemoteRef(ctx, r.GitRemote, prefix+"state"); err != nil {
-		return "", nil, &loop.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+		return "", nil, &tell.Error{Msg: fmt.Sprintf("cannot read the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	} else if !published {
 		return "", nil, fl.unpublished(rec)
 	}
@@ -77,14 +78,14 @@ func (fl *Flow) fetchRemoteRun(ctx context.Context, rec *run.Record, prefix, tra
 		return "", nil, err
 	}
 	if err := fl.Repo.FetchRefs(ctx, r.GitRemote, []string{"+refs/heads/" + rec.Branch + ":" + tracking, "+" + prefix + "*:" + prefix + "*"}); err != nil {
-		return "", nil, &loop.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
+		return "", nil, &tell.Error{Msg: fmt.Sprintf("cannot fetch the run of %q from %s", rec.Change, r.GitRemote), Hint: errText(err), Err: err}
 	}
 	state, ok, err := fl.Repo.ResolveRef(ctx, prefix+"state")
 	if err != nil {
 		return "", nil, err
 	}
 	if !ok {
-		return "", nil, loop.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+		return "", nil, tell.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
 			"run %d of %q has published nothing yet", r.RunID, rec.Change)
 	}
 	there, err = fl.readRemoteRecord(ctx, state, rec.Change, r.RunID)
@@ -108,12 +109,12 @@ func (fl *Flow) takeRemoteBranch(ctx context.Context, rec *run.Record, tracking 
 		return "", err
 	}
 	if !ok {
-		return "", loop.UserErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
+		return "", tell.UserErr("", "%s is gone from %s", rec.Branch, r.GitRemote)
 	}
 	if in, err := fl.Repo.IsAncestor(ctx, r.StartCommit, remoteTip); err != nil {
 		return "", err
 	} else if !in {
-		return "", loop.UserErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
+		return "", tell.UserErr(fmt.Sprintf("someone pushed over it; look with 'git log %s %s' and keep what you want", loop.Short(r.StartCommit), tracking),
 			"%s on %s (%s) does not descend from the commit the run started from (%s)", rec.Branch, r.GitRemote, loop.Short(remoteTip), loop.Short(r.StartCommit))
 	}
 	localRef := "refs/heads/" + rec.Branch
@@ -132,11 +133,11 @@ func (fl *Flow) takeRemoteBranch(ctx context.Context, rec *run.Record, tracking 
 			return "", err
 		}
 		if p, on := wts[rec.Branch]; on {
-			return "", loop.UserErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
+			return "", tell.UserErr("switch to another branch there, then run the command again", "%s is checked out in %s", rec.Branch, p)
 		}
 		return remoteTip, fl.Repo.UpdateRef(ctx, localRef, remoteTip)
 	}
-	return "", loop.UserErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
+	return "", tell.UserErr(fmt.Sprintf("look with 'git log %s %s', move %s back to %s if you want the run's result, or finish it by hand", rec.Branch, tracking, rec.Branch, loop.Short(r.StartCommit)),
 		"%s moved here since the dispatch (%s, dispatched at %s); the run's result is %s", rec.Branch, loop.Short(local), loop.Short(r.StartCommit), loop.Short(remoteTip))
 }
 
@@ -194,7 +195,7 @@ func (fl *Flow) checkInitial(ctx context.Context, rec, there *run.Record) error 
 	}
 	err := &RecordError{RunID: rec.Remote.RunID, Field: "initialCommit",
 		Why: fmt.Sprintf("is %s, not the run's initial state commit %s", loop.Short(there.Initial), loop.Short(rec.Initial))}
-	return &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + rec.Change + "')", Err: err}
+	return &tell.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + rec.Change + "')", Err: err}
 }
 
 // readRemoteRecord reads and checks the record.json of a run's state commit.
@@ -204,19 +205,19 @@ func (fl *Flow) readRemoteRecord(ctx context.Context, state, change string, runI
 		return nil, err
 	}
 	if !ok {
-		return nil, loop.UserErr("", "the state of run %d has no record.json", runID)
+		return nil, tell.UserErr("", "the state of run %d has no record.json", runID)
 	}
 	if size > maxRecordBytes { // not read past the limit
 		err := &RecordError{RunID: runID, Field: "record.json", Why: fmt.Sprintf("is %d bytes, more than %d", size, maxRecordBytes)}
-		return nil, &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}
+		return nil, &tell.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}
 	}
 	var there run.Record
 	if err := json.Unmarshal(data, &there); err != nil {
-		return nil, loop.UserErr("the run's refs were left as they were; look at its artifact ('git ralph logs "+change+"')",
+		return nil, tell.UserErr("the run's refs were left as they were; look at its artifact ('git ralph logs "+change+"')",
 			"the record of run %d is not valid: %v", runID, err).WithCause(err)
 	}
 	if err := validateRecord(&there, len(data), change, runID); err != nil {
-		return nil, &loop.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}
+		return nil, &tell.Error{Msg: err.Error(), Hint: "nothing of it was taken; look at the run on GitHub, or at its artifact ('git ralph logs " + change + "')", Err: err}
 	}
 	return &there, nil
 }
@@ -287,7 +288,7 @@ func endsWith(store *run.Store, path string, data []byte) bool {
 func (fl *Flow) unpublished(rec *run.Record) error {
 	r := rec.Remote
 	if r.LastSeenStatus != "completed" {
-		return loop.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
+		return tell.UserErr("it is still running, or it ended before publishing; 'git ralph status "+rec.Change+"' shows it",
 			"run %d of %q has published nothing yet", r.RunID, rec.Change)
 	}
 	why := "GitHub shows why"
@@ -300,7 +301,7 @@ func (fl *Flow) unpublished(rec *run.Record) error {
 	if r.HTMLURL != "" {
 		why += " (" + r.HTMLURL + ")"
 	}
-	return &loop.Error{Msg: fmt.Sprintf("run %d of %q ended (%s) without publishing anything", r.RunID, rec.Change, orText(r.LastSeenConclusion, "no conclusion")),
+	return &tell.Error{Msg: fmt.Sprintf("run %d of %q ended (%s) without publishing anything", r.RunID, rec.Change, orText(r.LastSeenConclusion, "no conclusion")),
 		Hint: why + "; nothing was changed, " + rec.Branch + " is still at the commit dispatched (" + loop.Short(r.StartCommit) + ")\n" +
 			"dispatch it again: git ralph dispatch " + rec.Change + "\n" +
 			"or run it here: git ralph start " + rec.Change,

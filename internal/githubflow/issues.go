@@ -9,7 +9,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/issue"
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // GitHub issues as a task source: what start reads of an issue and of a label queue,
@@ -35,10 +35,10 @@ func ReadIssue(ctx context.Context, client *github.Client, ref github.IssueRef, 
 		return nil, issueErr(err, ref, again)
 	}
 	if parent.PullRequest != nil {
-		return nil, loop.UserErr("name an issue; a pull request's own work is its branch", "%s is a pull request, not an issue", ref)
+		return nil, tell.UserErr("name an issue; a pull request's own work is its branch", "%s is a pull request, not an issue", ref)
 	}
 	if !parent.Open() && !closedOK {
-		return nil, loop.UserErr("reopen it on GitHub to run it again ("+parent.HTMLURL+")", "issue %s is closed", ref)
+		return nil, tell.UserErr("reopen it on GitHub to run it again ("+parent.HTMLURL+")", "issue %s is closed", ref)
 	}
 	subs, err := client.SubIssues(ctx, ref.Repo, ref.Number)
 	if err != nil {
@@ -96,7 +96,7 @@ func issueErrDone(err error, ref github.IssueRef, again, done string) error {
 		what = "issue " + ref.String()
 	}
 	retry := done + "run '" + again + "' again"
-	e := func(msg, hint string) error { return &loop.Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
+	e := func(msg, hint string) error { return &tell.Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
 	switch {
 	case ge.RateLimited():
 	case ge.StatusCode == 403:

@@ -12,7 +12,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
 	"github.com/git-ralph/git-ralph/internal/issue"
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 func issueFake(t *testing.T) (*githubtest.Server, *github.Client, github.Repo) {
@@ -59,7 +59,7 @@ func TestReadIssue(t *testing.T) {
 		t.Fatalf("%d requests, want 2", n)
 	}
 	_, err = ReadIssue(ctx, c, github.IssueRef{Repo: repo, Number: 12}, false, "again")
-	if ue := (*loop.Error)(nil); !errors.As(err, &ue) || !strings.Contains(err.Error(), "issue acme/widgets#12 is closed") {
+	if ue := (*tell.Error)(nil); !errors.As(err, &ue) || !strings.Contains(err.Error(), "issue acme/widgets#12 is closed") {
 		t.Fatalf("closed: %v", err)
 	}
 	if _, err := ReadIssue(ctx, c, github.IssueRef{Repo: repo, Number: 12}, true, "again"); err != nil {
@@ -110,7 +110,7 @@ func TestIssueErrors(t *testing.T) {
 	} {
 		srv.AddOverride(githubtest.Override{Path: "/repos/acme/widgets/issues/10/sub_issues", Status: tc.status, Header: tc.header, Times: max(tc.times, 1)})
 		_, err := ReadIssue(t.Context(), c, ref, false, "git ralph start '#10'")
-		var le *loop.Error
+		var le *tell.Error
 		if !errors.As(err, &le) || !strings.Contains(le.Msg, tc.want) || !strings.HasSuffix(le.Hint, "nothing was changed; run 'git ralph start '#10'' again") {
 			t.Errorf("%d: %v (hint %q)", tc.status, err, le.Hint)
 		}
@@ -203,7 +203,7 @@ func TestSyncProgress(t *testing.T) {
 	srv.AddOverride(githubtest.Override{Method: "POST", Path: "/repos/acme/widgets/issues/17/comments", Status: 502, Times: 1})
 	is17 := issue.Issue{Number: 17, Body: "- [ ] a\n", State: "open"}
 	_, err = SyncProgress(ctx, c, repo, is17, []int{1}, 0, p, "again")
-	var le *loop.Error
+	var le *tell.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Hint, "the boxes are ticked, the comment is not; run 'again' again") {
 		t.Fatalf("comment failure: %v", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/git-ralph/git-ralph/internal/github"
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // JobLog says where logs found the text it prints when a run has no artifact to read.
@@ -48,14 +48,14 @@ func (rem *Remote) jobLog(ctx context.Context, client *github.Client, repo githu
 		return nil, apiErr(err, repo, again)
 	}
 	if run.Status != "completed" {
-		return nil, loop.UserErr("the run uploads them when its loop ends; 'git ralph status "+change+"' shows where it stands",
+		return nil, tell.UserErr("the run uploads them when its loop ends; 'git ralph status "+change+"' shows where it stands",
 			"run %d has no logs yet", res.RunID)
 	}
 	if attempt != "" {
 		if artifactExpired {
 			return nil, expired
 		}
-		return nil, loop.UserErr("'"+again+"' prints the log of its loop step instead",
+		return nil, tell.UserErr("'"+again+"' prints the log of its loop step instead",
 			"run %d uploaded no logs of its attempts (its loop job ended before the export step)", res.RunID)
 	}
 	data, err := client.RunLogs(ctx, repo, res.RunID)
@@ -64,7 +64,7 @@ func (rem *Remote) jobLog(ctx context.Context, client *github.Client, repo githu
 	case 410:
 		return nil, expired
 	case 404:
-		return nil, loop.UserErr("'git ralph status "+change+"' shows how it ended, with its page on GitHub",
+		return nil, tell.UserErr("'git ralph status "+change+"' shows how it ended, with its page on GitHub",
 			"run %d left no logs", res.RunID)
 	default:
 		return nil, apiErr(err, repo, again)
@@ -90,7 +90,7 @@ func (rem *Remote) jobLog(ctx context.Context, client *github.Client, repo githu
 		f, jl.WholeJob = job, true
 	}
 	if f == nil {
-		return nil, loop.UserErr("'git ralph status "+change+"' shows how it ended, with its page on GitHub",
+		return nil, tell.UserErr("'git ralph status "+change+"' shows how it ended, with its page on GitHub",
 			"the logs of run %d hold no log of its loop job", res.RunID)
 	}
 	jl.File = f.Name

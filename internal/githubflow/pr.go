@@ -13,6 +13,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // PROptions says where finish --pr sends the branch.
@@ -57,7 +58,7 @@ func (fl *Flow) FinishPR(ctx context.Context, change string, o PROptions) (*PRRe
 		if name, rerr := fl.Loop.ResolveRun(change); rerr == nil {
 			change = name
 		}
-		return nil, &loop.Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
+		return nil, &tell.Error{Msg: "interrupted", Code: 130, Hint: "run '" + prCommand(change) + "' again to go on", Err: err}
 	}
 	return res, err
 }
@@ -135,7 +136,7 @@ func (p *prFinish) preflight(ctx context.Context) error {
 			return err
 		}
 		if len(p.wtDirty) > 0 {
-			return loop.UserErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, p.again),
+			return tell.UserErr(fmt.Sprintf("commit them on %s there (they go into the pull request) or discard them, then run '%s' again", rec.Branch, p.again),
 				"the worktree %s has %d uncommitted change(s)", rec.Worktree.Path, len(p.wtDirty))
 		}
 	}
@@ -193,7 +194,7 @@ func (p *prFinish) checkBack(ctx context.Context) error {
 	if cur != rec.Branch {
 		what = "commit or stash them"
 	}
-	return loop.UserErr(what+", then run '"+p.again+"' again",
+	return tell.UserErr(what+", then run '"+p.again+"' again",
 		"you have uncommitted changes on %s", loop.BranchOrDetached(cur, ""))
 }
 
@@ -230,7 +231,7 @@ func (p *prFinish) target(ctx context.Context) error {
 		if o.Base == "" && rec.Original != "" {
 			hint = fmt.Sprintf("push %s first (git push %s %s), or %s", p.base, remote, p.base, hint)
 		}
-		return loop.UserErr(hint, "branch %s does not exist in %s", p.base, repo)
+		return tell.UserErr(hint, "branch %s does not exist in %s", p.base, repo)
 	} else if err != nil {
 		return apiErr(err, repo, p.again)
 	}
@@ -244,7 +245,7 @@ func (p *prFinish) push(ctx context.Context) error {
 	fl, rec, remote := p.fl, p.rec, p.remote
 	remoteTip, onRemote, err := fl.Repo.RemoteBranch(ctx, remote, rec.Branch)
 	if err != nil {
-		return loop.UserErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+p.again+"' again",
+		return tell.UserErr("check the remote and your git credentials (git ls-remote "+remote+"), then run '"+p.again+"' again",
 			"cannot read %s from remote %q: %s", rec.Branch, remote, err.Error()).WithCause(err)
 	}
 	pushed := rec.PullRequest
@@ -300,7 +301,7 @@ func (p *prFinish) pushBranch(ctx context.Context, expect string) error {
 		if errors.As(err, &gerr) && gerr.Stderr != "" {
 			hint = "git said:\n" + loop.Tail(gerr.Stderr, 5) + "\n" + hint
 		}
-		return &loop.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
+		return &tell.Error{Msg: fmt.Sprintf("cannot push %s to %s", rec.Branch, remote), Hint: hint, Err: err}
 	}
 	return nil
 }
@@ -353,7 +354,7 @@ func (p *prFinish) done(ctx context.Context) (*PRResult, error) {
 		res.Back = loop.BranchOrDetached(rec.Original, p.back)
 	}
 	if rec.Worktree != nil {
-		fr := &loop.FinishResult{}
+		fr := &run.FinishResult{}
 		if err := fl.Loop.Busy(rec, "finish --pr", func() error {
 			return fl.Loop.Worktrees.Remove(ctx, fl.Loop, rec, p.wtDirty, p.wtPresent, fr)
 		}); err != nil {
@@ -380,7 +381,7 @@ func (fl *Flow) PRRepo(ctx context.Context, change string, o PROptions) (repo gi
 		return github.Repo{}, false, err
 	}
 	if _, repo, _, _, err = fl.prTarget(ctx, rec, change, o); err != nil {
-		var ue *loop.Error
+		var ue *tell.Error
 		if errors.As(err, &ue) {
 			return github.Repo{}, false, nil // what finish --pr would refuse with
 		}
@@ -400,7 +401,7 @@ func (fl *Flow) IssueRepo(ctx context.Context, o PROptions) (repo github.Repo, o
 		return github.Repo{}, false, err
 	}
 	if _, repo, _, _, err = fl.prTarget(ctx, &run.Record{Original: branch, Branch: branch}, "", o); err != nil {
-		var ue *loop.Error
+		var ue *tell.Error
 		if errors.As(err, &ue) {
 			return github.Repo{}, false, nil
 		}
@@ -420,7 +421,7 @@ func (fl *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o 
 	urls, err := fl.Repo.RemoteURLs(ctx, remote)
 	if errors.Is(err, git.ErrNoRemote) {
 		hint := "push to another remote with '" + prCommand(change) + " --remote NAME', or add this one: git remote add " + remote + " <url>"
-		return "", github.Repo{}, nil, "", loop.UserErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
+		return "", github.Repo{}, nil, "", tell.UserErr(hint, "no git remote %q to push %s to", remote, rec.Branch)
 	}
 	if err != nil {
 		return "", github.Repo{}, nil, "", err
@@ -431,10 +432,10 @@ func (fl *Flow) prTarget(ctx context.Context, rec *run.Record, change string, o 
 	}
 	repo, pushRepo, found, err := githubRepoOf(urls, explicit)
 	if err != nil {
-		return "", github.Repo{}, nil, "", loop.UserErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error()).WithCause(err)
+		return "", github.Repo{}, nil, "", tell.UserErr("name it as OWNER/REPO or HOST/OWNER/REPO: "+prCommand(change)+" --repo OWNER/REPO", "%s", err.Error()).WithCause(err)
 	}
 	if !found {
-		return "", github.Repo{}, nil, "", loop.UserErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
+		return "", github.Repo{}, nil, "", tell.UserErr("name it: git ralph finish "+change+" --pr --repo OWNER/REPO (or git config ralph.repo OWNER/REPO)",
 			"cannot tell which GitHub repository remote %q is: %s is not a GitHub URL", remote, urls[0])
 	}
 	head = pushRepo
@@ -470,7 +471,7 @@ func movedErr(branch, remote, theirs, ours, again string) error {
 	if theirs == "" {
 		theirs = "(gone)"
 	}
-	return loop.UserErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
+	return tell.UserErr(fmt.Sprintf("nothing was pushed; look at what is there: git fetch %s %s && git log %s..FETCH_HEAD\n"+
 		"to replace it with yours: git -c ralph.allowPush=true push --force-with-lease=%s:%s %s %s, then run '%s' again",
 		remote, branch, loop.Short(ours), branch, theirs, remote, branch, again),
 		"%s on %s has commits that are not yours: it is at %s, yours is at %s", branch, remote, loop.Short(theirs), loop.Short(ours))
@@ -498,7 +499,7 @@ func githubErr(err error, repo github.Repo, again, done string) error {
 	var ge *github.Error
 	var ne *github.NetworkError
 	retry := done + "run '" + again + "' again"
-	e := func(msg, hint string) error { return &loop.Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
+	e := func(msg, hint string) error { return &tell.Error{Msg: msg, Hint: hint + "\n" + retry, Err: err} }
 	switch {
 	case errors.As(err, &ne):
 		return e(fmt.Sprintf("cannot reach GitHub at %s: %s", ne.Host, ne.Err.Error()), "check your network connection (and HTTPS_PROXY)")
@@ -546,7 +547,7 @@ func githubClient(clientFor func(host string) (*github.Client, error), host, aga
 		if again != "" {
 			hint += fmt.Sprintf(", then run '%s' again", again)
 		}
-		return nil, loop.UserErr(hint, "no GitHub token for %s", nt.Host)
+		return nil, tell.UserErr(hint, "no GitHub token for %s", nt.Host)
 	}
 	return client, err
 }
@@ -599,7 +600,7 @@ func userFile(ctx context.Context, repo *git.Repo, rev, rel string, doc bool) []
 func changeFileErr(err error) error {
 	var refused *repofile.RefusedError
 	if errors.As(err, &refused) {
-		return &loop.Error{Msg: refused.Error(), Hint: refused.Hint(), Err: err}
+		return &tell.Error{Msg: refused.Error(), Hint: refused.Hint(), Err: err}
 	}
 	return err
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/github"
 	"github.com/git-ralph/git-ralph/internal/github/githubtest"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // finish --pr in-process, against the fake GitHub through a transport (github.com, an
@@ -36,7 +36,7 @@ func TestFinishPRCosts(t *testing.T) {
 	git("push", "-q", "origin", "main")
 	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", AllowSkip: true}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c", AllowSkip: true}); err != nil {
 		t.Fatal(err)
 	}
 	srv := githubtest.New()
@@ -118,7 +118,7 @@ func TestFinishOfABrokenDispatchRecordRefusedAlike(t *testing.T) {
 	dir := newRepo(t)
 	l, _ := newLoop(t, dir, &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), loop.Options{Arg: "c", AllowSkip: true}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c", AllowSkip: true}); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := l.Store.Load("c")
@@ -141,7 +141,7 @@ func TestFinishOfABrokenDispatchRecordRefusedAlike(t *testing.T) {
 	if _, err := l.FinishPR(t.Context(), "c", opts); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("finish --pr = %v, want %q", err, want)
 	}
-	if _, err := l.Finish(t.Context(), "c", loop.Squash); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := l.Finish(t.Context(), "c", run.Squash); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("finish --squash = %v, want %q", err, want)
 	}
 	if after := state(); after != before {

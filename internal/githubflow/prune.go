@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/git-ralph/git-ralph/internal/git"
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // PruneTarget is what finish --prune-remote deletes on the git remote once the finish
@@ -30,7 +30,7 @@ func (rem *Remote) RemotePruneTarget(change string) (*PruneTarget, error) {
 	}
 	broughtHome := rec.Remote != nil && rec.Remote.RunID != 0 && rec.Remote.LastSeenStatus == "completed"
 	if !(rec.IsRemote() || broughtHome) || rec.Remote.GitRemote == "" {
-		return nil, loop.UserErr("it is for a run on GitHub Actions; 'git ralph finish "+name+" --squash' (or --keep) finishes this one",
+		return nil, tell.UserErr("it is for a run on GitHub Actions; 'git ralph finish "+name+" --squash' (or --keep) finishes this one",
 			"the run of %q is not on GitHub Actions", name)
 	}
 	return &PruneTarget{Change: name, Branch: rec.Branch, GitRemote: rec.Remote.GitRemote, RunID: rec.Remote.RunID}, nil
@@ -74,7 +74,7 @@ func (rem *Remote) PruneRemote(ctx context.Context, t *PruneTarget) (*PruneResul
 	err := rem.Repo.PushAtomic(ctx, git.AtomicPush{Remote: t.GitRemote, Lease: lease, Refspecs: specs,
 		Hooks: true, Config: []string{"ralph.allowPush=true"}})
 	if err != nil {
-		return nil, &loop.Error{Msg: fmt.Sprintf("%s and the run's refs on %s were left as they are: the push deleting them was refused", t.Branch, t.GitRemote),
+		return nil, &tell.Error{Msg: fmt.Sprintf("%s and the run's refs on %s were left as they are: the push deleting them was refused", t.Branch, t.GitRemote),
 			Hint: errText(err) + "\nthe finish itself is done; someone may have pushed to them since the run published: look with 'git ls-remote " + t.GitRemote + " " + t.Branch + "'",
 			Err:  err}
 	}

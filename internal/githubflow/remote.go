@@ -10,11 +10,11 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/github"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // A dispatched run seen from here: status, cancel and logs ask GitHub about the run a
@@ -35,7 +35,7 @@ func (rem *Remote) remoteRun(ctx context.Context, change string, clientFor func(
 		return nil, nil, github.Repo{}, err
 	}
 	if rec.Remote == nil || (rec.Status != run.Dispatched && rec.Status != run.Dispatching) {
-		return nil, nil, github.Repo{}, loop.UserErr("a loop here stops with Ctrl-C in its terminal; 'git ralph status "+change+"' shows it",
+		return nil, nil, github.Repo{}, tell.UserErr("a loop here stops with Ctrl-C in its terminal; 'git ralph status "+change+"' shows it",
 			"the run of %q is not on GitHub Actions", change)
 	}
 	repo, client, err := remoteClient(rec, clientFor)
@@ -81,7 +81,7 @@ func (rem *Remote) CancelRemote(ctx context.Context, change string, force bool, 
 	}
 	res := &CancelResult{Change: rec.Change, RunID: rec.Remote.RunID, URL: rec.Remote.HTMLURL}
 	if res.RunID == 0 {
-		return nil, loop.UserErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
+		return nil, tell.UserErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
 	}
 	err = client.CancelRun(ctx, repo, res.RunID, force)
 	if github.StatusOf(err) == 409 {
@@ -149,7 +149,7 @@ type LogsResult struct {
 // that says finish does not need it.
 func (rem *Remote) Logs(ctx context.Context, change, attempt string, clientFor func(string) (*github.Client, error)) (*LogsResult, error) {
 	if attempt != "" && (strings.ContainsAny(attempt, "/\\\x00") || strings.HasPrefix(attempt, ".") || !strings.Contains(attempt, "-")) {
-		return nil, loop.UserErr("name an attempt as <story>-<n>, e.g. 1-2 ('git ralph logs "+change+"' lists them)", "invalid attempt %q", attempt)
+		return nil, tell.UserErr("name an attempt as <story>-<n>, e.g. 1-2 ('git ralph logs "+change+"' lists them)", "invalid attempt %q", attempt)
 	}
 	rec, client, repo, err := rem.remoteRun(ctx, change, clientFor)
 	if err != nil {
@@ -157,10 +157,10 @@ func (rem *Remote) Logs(ctx context.Context, change, attempt string, clientFor f
 	}
 	res := &LogsResult{Change: rec.Change, RunID: rec.Remote.RunID}
 	if res.RunID == 0 {
-		return nil, loop.UserErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
+		return nil, tell.UserErr("GitHub does not list it yet; try again in a moment", "the run of %q is not known yet", rec.Change)
 	}
 	again := "git ralph logs " + rec.Change
-	expired := loop.UserErr("finish does not need them: 'git ralph finish "+rec.Change+"' brings the attempts home from git",
+	expired := tell.UserErr("finish does not need them: 'git ralph finish "+rec.Change+"' brings the attempts home from git",
 		"the logs of run %d have expired", res.RunID)
 	arts, err := client.RunArtifacts(ctx, repo, res.RunID, fmt.Sprintf("ralph-%d", res.RunID))
 	if err != nil {
@@ -197,7 +197,7 @@ func (rem *Remote) Logs(ctx context.Context, change, attempt string, clientFor f
 		}
 	}
 	if attempt != "" && res.Name == "" {
-		return nil, loop.UserErr("'git ralph logs "+rec.Change+"' lists the logs there are", "run %d has no log of attempt %s", res.RunID, attempt)
+		return nil, tell.UserErr("'git ralph logs "+rec.Change+"' lists the logs there are", "run %d has no log of attempt %s", res.RunID, attempt)
 	}
 	return res, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/repofile"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // The runner side of a run on GitHub Actions (docs/REMOTE.md, "The runner's side"): start --adopt rebuilds
@@ -45,7 +46,7 @@ func (fl *Flow) adopt(ctx context.Context, r *loop.Resolved) (*run.Record, error
 		return nil, err
 	}
 	if !ok {
-		return nil, loop.UserErr("--adopt continues a run from its branch: fetch "+branch+" first, or run 'git ralph start "+r.Change+"' without --adopt",
+		return nil, tell.UserErr("--adopt continues a run from its branch: fetch "+branch+" first, or run 'git ralph start "+r.Change+"' without --adopt",
 			"there is no run of %q and no branch %s to adopt", r.Change, branch)
 	}
 	id, n := tip, 0
@@ -61,13 +62,13 @@ func (fl *Flow) adopt(ctx context.Context, r *loop.Resolved) (*run.Record, error
 		c := cs[0]
 		if c.Subject == "initial state" {
 			if other := c.Trailers["Ralph-Change"]; other != "" && other != r.Change {
-				return nil, loop.UserErr("run 'git ralph start "+other+" --adopt' for that change", "%s starts from the initial state of change %q", branch, other)
+				return nil, tell.UserErr("run 'git ralph start "+other+" --adopt' for that change", "%s starts from the initial state of change %q", branch, other)
 			}
 			initial = c
 			break
 		}
 		if len(c.Parents) == 0 || n >= maxAdoptWalk {
-			return nil, loop.UserErr("start the run over with 'git ralph start "+r.Change+" --fresh'",
+			return nil, tell.UserErr("start the run over with 'git ralph start "+r.Change+" --fresh'",
 				"%s has no \"initial state\" commit to adopt the run from", branch)
 		}
 		id = c.Parents[0]
@@ -77,7 +78,7 @@ func (fl *Flow) adopt(ctx context.Context, r *loop.Resolved) (*run.Record, error
 		base = initial.Parents[0]
 	}
 	if !git.IsObjectID(base) {
-		return nil, loop.UserErr("start the run over with 'git ralph start "+r.Change+" --fresh'",
+		return nil, tell.UserErr("start the run over with 'git ralph start "+r.Change+" --fresh'",
 			"the initial state commit %s of %s does not say which commit it started from", loop.Short(initial.ID), branch)
 	}
 	original := initial.Trailers["Ralph-Original"]
@@ -132,7 +133,7 @@ func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, err
 		return nil, err
 	}
 	if o.RunID <= 0 {
-		return nil, loop.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
+		return nil, tell.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "export needs a run id")
 	}
 	partial := ""
 	lock, err := fl.LockAfterLoop(ctx, o.Change, o.RunID)
@@ -146,7 +147,7 @@ func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, err
 	}
 	rec, err := fl.Store.Load(o.Change)
 	if errors.Is(err, run.ErrNoRun) {
-		return nil, loop.UserErr("run the loop first: git ralph start "+o.Change+" --adopt", "change %q has no run to export", o.Change)
+		return nil, tell.UserErr("run the loop first: git ralph start "+o.Change+" --adopt", "change %q has no run to export", o.Change)
 	}
 	if err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func (fl *Flow) Export(ctx context.Context, o ExportOptions) (*ExportResult, err
 		return nil, err
 	}
 	if !ok {
-		return nil, loop.UserErr("", "the run of %q has lost its branch %s", o.Change, rec.Branch)
+		return nil, tell.UserErr("", "the run of %q has lost its branch %s", o.Change, rec.Branch)
 	}
 	prefix := runsPrefix(o.Change, o.RunID)
 	res := &ExportResult{Refs: []git.Ref{{Name: branchRef, ID: tip}}}
@@ -207,7 +208,7 @@ func (fl *Flow) exportPartial(ctx context.Context, o ExportOptions, rec *run.Rec
 	fl.Loop.Report.Warn("export is partial: " + why + "; exporting the last checkpoint " + loop.Short(rec.Checkpoint) +
 		" and the attempts already saved, not what the loop was doing after it")
 	if rec.Checkpoint == "" {
-		return nil, loop.UserErr("", "the run of %q has no checkpoint to export", o.Change)
+		return nil, tell.UserErr("", "the run of %q has no checkpoint to export", o.Change)
 	}
 	cp := *rec // the record on disk is the loop's: left alone
 	remote := run.Remote{}
@@ -469,7 +470,7 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 		if res.WorkflowPatch, err = repo.Diff(ctx, o.Start, bad, ".github/workflows"); err != nil {
 			return nil, err
 		}
-		return res, &loop.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
+		return res, &tell.Error{Msg: "the run changed files under .github/workflows; nothing was pushed",
 			Hint: "the patch is above; the run's work is in the artifact's bundle\nworkflow files are changed by people: a run's token cannot push them, and must not"}
 	}
 	if err := pushPublished(ctx, repo, o, heads, branchRef, res); err != nil {
@@ -482,17 +483,17 @@ func Publish(ctx context.Context, repo *git.Repo, o PublishOptions) (*PublishRes
 // a run id, and the full id of a commit here to start from.
 func checkPublish(ctx context.Context, repo *git.Repo, o *PublishOptions) error {
 	if strings.HasPrefix(o.Change, "-") || strings.Contains(o.Change, "/") || repo.CheckBranchName(ctx, loop.BranchName(o.Change)) != nil {
-		return loop.UserErr("", "invalid change name %q", o.Change)
+		return tell.UserErr("", "invalid change name %q", o.Change)
 	}
 	if o.RunID <= 0 {
-		return loop.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "publish needs a run id")
+		return tell.UserErr("pass the Actions run id: --run-id \"$GITHUB_RUN_ID\"", "publish needs a run id")
 	}
 	if o.Remote == "" {
 		o.Remote = "origin"
 	}
 	start, ok, err := repo.ResolveRef(ctx, o.Start)
 	if err != nil || !ok || !git.IsObjectID(o.Start) || start != o.Start {
-		return loop.UserErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
+		return tell.UserErr("pass the full id of the commit the run started from: --start <commit>", "start commit %q is not a commit of this repository", o.Start)
 	}
 	return nil
 }
@@ -586,10 +587,10 @@ func pushPublished(ctx context.Context, repo *git.Repo, o PublishOptions, heads 
 		detail = loop.Tail(ge.Stderr, 10)
 	}
 	if now, ok, lerr := repo.RemoteRef(ctx, o.Remote, branchRef); lerr == nil && (!ok || now != o.Start) {
-		return &loop.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), loop.Short(o.Start)),
+		return &tell.Error{Msg: fmt.Sprintf("%s moved on %s during the run (it is at %s, the run started from %s); nothing was pushed", loop.BranchName(o.Change), o.Remote, orNone(now), loop.Short(o.Start)),
 			Hint: "the run's work is in the artifact's bundle; someone else pushed the branch while the run was under way", Err: err}
 	}
-	return &loop.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
+	return &tell.Error{Msg: "the push was refused; nothing was pushed", Hint: detail, Err: err}
 }
 
 func orNone(id string) string {
@@ -600,8 +601,8 @@ func orNone(id string) string {
 }
 
 // refuse is publish's error for a bundle it will not push.
-func refuse(format string, args ...any) *loop.Error {
-	return &loop.Error{Msg: "refusing to publish: " + fmt.Sprintf(format, args...), Hint: "nothing was pushed"}
+func refuse(format string, args ...any) *tell.Error {
+	return &tell.Error{Msg: "refusing to publish: " + fmt.Sprintf(format, args...), Hint: "nothing was pushed"}
 }
 
 // checkState accepts a state commit: a root commit whose tree is record.json and

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // TestExportPartialKeepsTheCheckpoints: when export cannot settle the run (here a loop
@@ -29,7 +29,7 @@ func TestExportPartialKeepsTheCheckpoints(t *testing.T) {
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, rep := newLoop(t, loopDir, &fakeClock{At: time.Now()})
 	rl.Driver = scriptAgent(t, resultComplete)
-	if _, err := rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, AllowSkip: true}); err != nil {
+	if _, err := rl.Start(t.Context(), start.Options{Arg: "c", Adopt: true, RunID: 42, AllowSkip: true}); err != nil {
 		t.Fatalf("runner Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := rl.Store.Load("c")
@@ -106,7 +106,7 @@ func TestExportPartialWhenTheKilledLoopCannotBeSaved(t *testing.T) {
 	gitOut(t, dir, "clone", "-q", "-b", "ralph/c", bare, loopDir)
 	rl, rep := newLoop(t, loopDir, &fakeClock{At: time.Now()})
 	rl.Driver = scriptAgent(t, resultComplete)
-	if _, err := rl.Start(t.Context(), loop.Options{Arg: "c", Adopt: true, RunID: 42, AllowSkip: true}); err != nil {
+	if _, err := rl.Start(t.Context(), start.Options{Arg: "c", Adopt: true, RunID: 42, AllowSkip: true}); err != nil {
 		t.Fatalf("runner Start: %v\n%s", err, rep.Text())
 	}
 	rec, err := rl.Store.Load("c")

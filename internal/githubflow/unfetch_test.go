@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/loop"
+	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 // lockRef is a git trace that plants the lock file of ref under commonDir when
@@ -43,7 +43,7 @@ func TestUnfetchSaysWhatItCouldNotPutBack(t *testing.T) {
 
 	tracking := "refs/remotes/origin/ralph/c"
 	l.Repo.Trace = lockRef{commonDir: l.Repo.CommonDir, ref: tracking}
-	_, err := l.Finish(t.Context(), "c", loop.Squash)
+	_, err := l.Finish(t.Context(), "c", run.Squash)
 	if err == nil || !strings.Contains(err.Error(), "record") {
 		t.Fatalf("Finish = %v, want the forged record refused", err)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/github"
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/status"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // Watching runs on GitHub Actions politely (docs/REMOTE.md, "Watching"): one conditional
@@ -91,7 +91,7 @@ func (rem *Remote) WatchRemote(ctx context.Context, o WatchOptions) (map[string]
 		if rateWait > 0 {
 			limited++
 			if err := rem.wait(ctx, rateWait); err != nil {
-				return nil, loop.ErrInterrupted
+				return nil, tell.ErrInterrupted
 			}
 			continue
 		}
@@ -119,7 +119,7 @@ func (rem *Remote) WatchRemote(ctx context.Context, o WatchOptions) (map[string]
 			return out, nil
 		}
 		if err := rem.wait(ctx, wait); err != nil {
-			return nil, loop.ErrInterrupted
+			return nil, tell.ErrInterrupted
 		}
 	}
 }
@@ -197,7 +197,7 @@ func retryWait(err error, inRow int) (time.Duration, bool) {
 // interrupted turns the error of a watch cut short by Ctrl-C into ErrInterrupted.
 func interrupted(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return loop.ErrInterrupted
+		return tell.ErrInterrupted
 	}
 	return err
 }

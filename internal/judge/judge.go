@@ -1,11 +1,12 @@
 // Package judge is what the judge of a run (start --judge AGENT) is, apart from the
 // attempt it judges: a second agent that reads the diff a COMPLETE attempt's checkpoint
-// would record, read-only, and answers PASS or FAIL. Here: the verdict read from its
-// result, the tasks and the diff its prompt shows, the trailers that record it on a
-// checkpoint. The loop runs it (internal/loop, judge.go), its prompt is
-// internal/prompt's, its sandbox internal/sandbox's (Settings.JudgePolicy). FAIL, or
-// no verdict, fails the attempt and uses a retry, so a broken judge is bounded too
-// (docs/LOOP.md; the manual's JUDGE).
+// would record, read-only, and answers PASS or FAIL. Here: its run on an attempt
+// (Review), the verdict read from its result, the tasks and the diff its prompt shows,
+// the trailers that record it on a checkpoint. What a verdict means for the attempt is
+// the loop's (internal/loop, judge.go), its prompt's template internal/prompt's, its
+// sandbox internal/sandbox's (Settings.JudgePolicy). FAIL, or no verdict, fails the
+// attempt and uses a retry, so a broken judge is bounded too (docs/LOOP.md; the
+// manual's JUDGE).
 package judge
 
 import (

@@ -74,11 +74,21 @@ func TestLayout(t *testing.T) {
 	}
 	walkStatus("internal/status")
 
-	// internal/judge sits under the loop: it reads an agent's result into a run's
-	// record and imports nothing above them.
-	for _, imp := range imports(t, filepath.Join(root, "internal", "judge")) {
-		if !slices.Contains([]string{"internal/agent", "internal/run", "internal/tasklist"}, imp) {
-			t.Errorf("internal/judge imports %s: only agent, run and tasklist", imp)
+	// The packages under the loop that it and the workflows share import only what lies
+	// below them: internal/judge runs an agent on an attempt's diff and reads its
+	// result into a run's record; internal/preflight checks before anything changes;
+	// internal/start and internal/tell are what the CLI and the loop pass each other.
+	floors := map[string][]string{
+		"internal/judge":     {"internal/agent", "internal/git", "internal/prompt", "internal/run", "internal/sandbox", "internal/tasklist", "internal/tell"},
+		"internal/preflight": {"internal/agent", "internal/agents", "internal/git", "internal/gitdir", "internal/repofile", "internal/run", "internal/sandbox", "internal/source", "internal/tell"},
+		"internal/start":     {"internal/sandbox"},
+		"internal/tell":      nil,
+	}
+	for pkg, may := range floors {
+		for _, imp := range imports(t, filepath.Join(root, pkg)) {
+			if !slices.Contains(may, imp) {
+				t.Errorf("%s imports %s: only %v", pkg, imp, may)
+			}
 		}
 	}
 

@@ -15,7 +15,7 @@ import (
 // the agent's writes there as in a --worktree run; it goes back when the run ends.
 
 // moveGitDir moves the git directory out of the working tree when the run's level says
-// it can (sandboxLevel), and returns what puts it back. Where the move fails, the run
+// it can (preflight.SandboxLevel), and returns what puts it back. Where the move fails, the run
 // goes on with the git directory writable and checked after each attempt, the level
 // saying why, unless the user asked for the sandbox (--sandbox=on).
 func (l *Loop) moveGitDir(r *Resolved) (putBack func(), err error) {

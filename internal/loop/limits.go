@@ -6,11 +6,12 @@ import (
 	"strconv"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/run"
 )
 
 // The limits of a run, checked here alone: the budget (--max-cost, --max-tokens) and the
-// deadline. checkBudget refuses a budget the agent cannot be held to; limitReached stops the
+// deadline. preflight refuses a budget the agent cannot be held to; limitReached stops the
 // run before an attempt; unreported stops one whose agent did not report what the budget
 // counts; withDeadline stops the attempt under way. --timeout and --idle-timeout are
 // internal/agent's, --verify-timeout internal/git's.
@@ -60,23 +61,10 @@ func (s *session) limitReached() *halt {
 	return nil
 }
 
-// checkBudget refuses a budget the agent could not be held to: --max-cost for an
-// agent that reports no cost, --max-tokens for one that reports no tokens. Not
-// capping while the user believes it caps would be worse than not starting.
-func checkBudget(r *Resolved) error {
-	cost, tokens := agent.Reports(r.Driver)
-	switch {
-	case r.MaxCost > 0 && !cost && tokens:
-		return UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead, or drop --max-cost",
-			"agent %q reports no cost, so --max-cost could not stop it", r.Driver.Name())
-	case r.MaxCost > 0 && !cost:
-		return UserErr("drop --max-cost (and 'git config ralph.maxCost'), or use an agent that reports its cost",
-			"agent %q reports neither cost nor tokens, so --max-cost could not stop it", r.Driver.Name())
-	case r.MaxTokens > 0 && !tokens:
-		return UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens",
-			"agent %q reports no tokens, so --max-tokens could not stop it", r.Driver.Name())
-	}
-	return nil
+// budget is r's --max-cost and --max-tokens, which preflight checks the agent and the
+// judge against.
+func budget(r *Resolved) preflight.Budget {
+	return preflight.Budget{Cost: r.MaxCost, Tokens: r.MaxTokens}
 }
 
 // unreported stops a run whose budget cannot cap it: start refuses an agent that

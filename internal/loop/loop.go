@@ -1,6 +1,6 @@
-// Package loop is one run of the Ralph loop in a working tree: preflight, the initial
-// state commit, attempts, checkpoints, the trust surface around them, saving and
-// restoring failed attempts, resuming, the finish pipeline, and the run locks;
+// Package loop is one run of the Ralph loop in a working tree: the initial state
+// commit, attempts, checkpoints, the trust surface around them, saving and restoring
+// failed attempts, resuming, the finish pipeline, and the run locks;
 // for a run in a linked worktree of its own (start --worktree), what the loop reads of
 // it (worktree.go; its state is the record's, run.Record.WorktreeState), while making
 // and finishing one is internal/wtrun's (Loop.Worktrees).
@@ -8,17 +8,18 @@
 // What is not the loop's lives beside it: how a run looks from outside (status, list) in
 // internal/status, a run's record of its task source in internal/source, the questions
 // about one record or the store in internal/run, the prompt and its learnings in
-// internal/prompt.
+// internal/prompt, the checks before anything changes in internal/preflight, the
+// judge's run in internal/judge.
 //
 // Who owns what: a Loop holds what one repository's commands need (the repository, the
-// run store, the reporter, the clocks, the workflows built on it); Options are start's
-// flags as the user gave them, which the CLI's start command embeds; Start resolves them
-// once into a Resolved (start.go); a session (session.go) owns one run at work, its
+// run store, the reporter, the clocks, the workflows built on it); start.Options are
+// start's flags as the user gave them, which the CLI's start command embeds; Start
+// resolves them once into a Resolved (start.go); a session (session.go) owns one run at work, its
 // record, its task source and what one attempt hands the next (attempt.go); the limits
 // of a run are checked in limits.go.
 //
-// It never prints. Progress goes through a Reporter (internal/term implements it), and
-// failures come back as errors, most of them *Error with a hint for the user.
+// It never prints. Progress goes through a tell.Reporter (internal/term implements it),
+// and failures come back as errors, most of them *tell.Error with a hint for the user.
 //
 // It knows nothing of GitHub and must not import internal/github or internal/githubflow,
 // where the GitHub workflows (finish --pr, dispatch, remote runs, the runner's side) are
@@ -38,58 +39,19 @@ import (
 	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
-// Reporter receives a loop's progress as it happens.
-type Reporter interface {
-	Step(msg string)                                           // something git-ralph did
-	Warn(msg string)                                           // something to look at
-	Attempt(index, total int, story, title string, n, max int) // an attempt begins
-	AgentText(text string)                                     // the agent's words, live
-	AgentTool(name, summary string)                            // a tool call of the agent
-	Outcome(ok bool, msg string)                               // how an attempt ended
-}
+// The loop's files name internal/tell's types unqualified; callers use tell.
+type (
+	Reporter = tell.Reporter
+	Error    = tell.Error
+)
 
-// Error is a failure the user can act on. The CLI prints it as git does:
-// "error: <Msg>" then one "hint: <line>" per line of Hint.
-type Error struct {
-	Msg  string
-	Hint string
-	Code int // exit code; 0 means 1
-	Err  error
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-// Unwrap returns the underlying error, if any.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hints returns the hint lines.
-func (e *Error) Hints() []string {
-	if e.Hint == "" {
-		return nil
-	}
-	return strings.Split(e.Hint, "\n")
-}
-
-// ExitCode is the process exit code this error asks for.
-func (e *Error) ExitCode() int {
-	if e.Code == 0 {
-		return 1
-	}
-	return e.Code
-}
-
-// UserErr is an error the user can act on: hint says how.
-func UserErr(hint, format string, args ...any) *Error {
-	return &Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
-}
-
-// WithCause is e keeping err as its cause (Err), for -v and errors.As.
-func (e *Error) WithCause(err error) *Error {
-	e.Err = err
-	return e
-}
+var (
+	UserErr                     = tell.UserErr
+	ErrInterrupted, ErrDeadline = tell.ErrInterrupted, tell.ErrDeadline
+)
 
 // Loop runs and finishes Ralph loops in one repository.
 type Loop struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/looptest"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 type (
@@ -44,7 +45,7 @@ func TestTransientErrorsBackOffWithoutUsingRetries(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultOverload, resultOverload, resultComplete)
-	sum, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
+	sum, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
 	if err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
@@ -65,7 +66,7 @@ func TestTransientErrorsCountOnceBackoffIsSpent(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultOverload)
-	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
+	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
 	var le *Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "failed 1 attempt") {
 		t.Fatalf("Start = %v, want the story to fail after the backoff\n%s", err, rep.Text())
@@ -80,7 +81,7 @@ func TestUsageLimitStopsResumably(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
-	_, err := l.Start(t.Context(), Options{Arg: "c", AllowSkip: true})
+	_, err := l.Start(t.Context(), start.Options{Arg: "c", AllowSkip: true})
 	var le *Error
 	if !errors.As(err, &le) || le.ExitCode() != 1 || !strings.Contains(le.Msg, "usage or rate limit") || !strings.Contains(le.Msg, "resets at 01:00 UTC") {
 		t.Fatalf("Start = %v, want a usage-limit stop naming the reset\n%s", err, rep.Text())
@@ -94,7 +95,7 @@ func TestUsageLimitStopsResumably(t *testing.T) {
 	}
 	// start again: it resumes and completes
 	l.Driver = scriptAgent(t, resultComplete)
-	if _, err := l.Start(t.Context(), Options{Arg: "c", AllowSkip: true}); err != nil {
+	if _, err := l.Start(t.Context(), start.Options{Arg: "c", AllowSkip: true}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 }
@@ -104,7 +105,7 @@ func TestWaitOnLimitWaitsUntilTheReset(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
-	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0, WaitOnLimit: 5 * time.Hour, AllowSkip: true})
+	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0, WaitOnLimit: 5 * time.Hour, AllowSkip: true})
 	if err != nil {
 		t.Fatalf("Start: %v\n%s", err, rep.Text())
 	}
@@ -121,7 +122,7 @@ func TestWaitOnLimitIsCappedAndInterruptible(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Cancel: true}
 	l, _ := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
-	_, err := l.Start(t.Context(), Options{Arg: "c", WaitOnLimit: 10 * time.Minute, AllowSkip: true})
+	_, err := l.Start(t.Context(), start.Options{Arg: "c", WaitOnLimit: 10 * time.Minute, AllowSkip: true})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("Start = %v, want interrupted", err)
 	}

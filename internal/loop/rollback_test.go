@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/looptest"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // saveBreaker is a git trace that, when the failed attempt's ref is about to be written,
@@ -55,7 +56,7 @@ func TestUnsavedAttemptSaysTheRecordFailedToo(t *testing.T) {
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`)
 	l.Repo.Trace = &saveBreaker{commonDir: l.Repo.CommonDir, ref: "refs/ralph/c/attempts/1-1", record: l.Store.RecordPath("c")}
-	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0})
+	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0})
 	var le *Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "could not save the failed attempt") {
 		t.Fatalf("Start = %v, want the failed save\n%s", err, rep.Text())
@@ -85,7 +86,7 @@ func TestUnsavedAttemptSaysTheRecordFailedToo(t *testing.T) {
 	if err := os.Remove(filepath.Join(l.Repo.CommonDir, "refs/ralph/c/attempts/1-1.lock")); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0})
+	_, _ = l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0})
 	if got := looptest.GitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/ralph/c/attempts/"); !strings.Contains(got, "refs/ralph/c/attempts/1-1\n") {
 		t.Fatalf("attempt refs: %s\nwant 1-1 saved by the next start\n%s", got, rep.Text())
 	}

@@ -6,108 +6,26 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
-	"github.com/git-ralph/git-ralph/internal/agents"
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/prompt"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/start"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
-
-// Options are the inputs of `git ralph start` as the user gave them: its flags, which
-// kong fills in directly (the CLI's start command embeds this struct, as git-spice
-// embeds a handler's options in its command; `config` names the git config key a flag
-// defaults from), and what only git config or the command line's place say. Nothing in
-// the loop changes them: what a run resolves from them is a Resolved.
-type Options struct {
-	// Arg is what start names: a change, a spec-kit feature, the path of a plan or a
-	// prd.json, a run's name (docs/TASKS.md, "The kinds"); "" for what is current.
-	Arg string `kong:"-"`
-	Cwd string `kong:"-"` // where a relative path in Arg starts from; "" for the top level
-
-	StoryLevel  int           `config:"ralph.storyLevel" help:"For a markdown plan: 3 makes every '###' section a story (ralph.storyLevel; default: '##' sections, or ralphex's '### Task N' ones)." placeholder:"N"`
-	MaxRetries  int           `config:"ralph.maxRetries" default:"3" help:"Retries after a story's first attempt: at most N+1 attempts per story (ralph.maxRetries; default ${default})." placeholder:"N"`
-	Timeout     time.Duration `config:"ralph.timeout" help:"Kill an attempt after this long and count it failed, e.g. 30m (ralph.timeout)." placeholder:"D"`
-	IdleTimeout time.Duration `config:"ralph.idleTimeout" help:"Kill an attempt that printed nothing for this long (ralph.idleTimeout)." placeholder:"D"`
-	// Agent is the driver's name; "" means claude.
-	Agent string `config:"ralph.agent" default:"claude" help:"The agent that runs the stories: claude, codex, gemini, opencode, amp, cursor, copilot, qwen or custom (ralph.agent; default ${default})." placeholder:"NAME"`
-	// AgentEnvKeep names the secrets (agent.SecretEnv) the agent keeps in its
-	// environment; the others are removed from it.
-	AgentEnvKeep []string `name:"agent-env-keep" config:"ralph.agentEnvKeep" help:"Leave this variable in the agent's environment, which loses it otherwise: a GitHub token (GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN) or one that leads to a service of yours (SSH_AUTH_SOCK, DOCKER_HOST, DBUS_SESSION_BUS_ADDRESS…: see SECURITY MODEL); repeatable (ralph.agentEnvKeep, comma-separated)." placeholder:"NAME"`
-	Model        string   `config:"ralph.model" help:"Model passed to the agent; default: the agent's own (ralph.model)." placeholder:"M"`
-	// Judge names the agent that reviews each attempt's diff before its checkpoint
-	// (judge.go); "": no judge.
-	Judge      string `config:"ralph.judge" help:"Have this agent judge each attempt that says COMPLETE, from its diff, before the checkpoint: FAIL sends it back with the judge's reason (ralph.judge; custom runs ralph.judgeCommand; default: no judge)." placeholder:"AGENT"`
-	JudgeModel string `name:"judge-model" config:"ralph.judgeModel" help:"Model passed to the judge; default: its own (ralph.judgeModel)." placeholder:"M"`
-	// MaxCost and MaxTokens are the run's budget; 0: no limit.
-	MaxCost   float64 `config:"ralph.maxCost" help:"Stop once the agent-reported cost of this run passes USD, resumes included (ralph.maxCost)." placeholder:"USD"`
-	MaxTokens int64   `config:"ralph.maxTokens" help:"Stop before an attempt once the agent-reported tokens of this run (input, cache reads as the agent counts them, and output; resumes included) reach N (ralph.maxTokens)." placeholder:"N"`
-	// VerifyTimeout bounds the ralph-verify hook (RALPH_VERIFY_TIMEOUT); 0: none.
-	VerifyTimeout time.Duration `config:"ralph.verifyTimeout" help:"Stop the ralph-verify hook after this long and fail the attempt, e.g. 10m (ralph.verifyTimeout)." placeholder:"D"`
-	// WaitOnLimit: on a usage or rate limit, wait up to this long and go on; 0: stop.
-	WaitOnLimit time.Duration `config:"ralph.waitOnLimit" help:"On a usage or rate limit, wait up to this long for it to reset and go on, instead of stopping (ralph.waitOnLimit)." placeholder:"D"`
-	// AllowRefChanges turns off the ref part of the trust surface: the agent may manage
-	// branches and tags. Config and hooks stay watched.
-	AllowRefChanges bool `name:"allow-ref-changes" config:"ralph.allowRefChanges" help:"Let the agent create, move and delete refs outside its own branch (ralph.allowRefChanges); git config and hooks stay protected."`
-	// AllowSkip lets a story's attempt tick a task as skipped ("(skipped - not
-	// automatable: …)") and count it done; false (ralph.allowSkip=false) fails such an
-	// attempt, and the prompt does not offer the way out. The flag's default is true; a
-	// zero Options has it false.
-	AllowSkip bool `name:"allow-skip" negatable:"" default:"true" config:"ralph.allowSkip" help:"Let the agent tick a task it cannot do here with \"(skipped - not automatable: why)\"; the checkpoint, status, the report and the PR say so. --no-allow-skip fails such an attempt (ralph.allowSkip; default true)."`
-	// TrustCurrent lets a crash-resume go on when the trust surface saved before the
-	// attempt it cut short is missing or not valid, taking refs, config and hooks as
-	// they are.
-	TrustCurrent bool `name:"trust-current" help:"After a crash, go on although the record of what the agent may not change (.git/ralph/<change>/surface.json) is missing or not valid: refs, git config and hooks are taken as they are now. Look at them first."`
-	Fresh        bool `help:"Discard an earlier run of this change and start over (its branch tip is kept under refs/ralph/<change>/backup/)."`
-	DryRun       bool `help:"Print the next story's prompt and the agent command; run nothing, change nothing."`
-	// Worktree runs the loop in a linked worktree of its own. A run that already has a
-	// worktree always resumes in it.
-	Worktree WorktreeOption `help:"Run in a linked worktree of its own, --worktree=PATH or under ralph.worktreeDir (default ../<repo>.ralph/<change>); your checkout is not touched."`
-
-	// The runner side of a run on GitHub Actions (docs/REMOTE.md, "The runner's side"; the workflow 'ci init'
-	// writes). Deadline: 0 is none.
-	Adopt    bool          `hidden:"" help:"With no run record, rebuild it from the branch's commits and trailers (a fresh clone on a runner)."`
-	RunID    int64         `name:"run-id" hidden:"" help:"The Actions run this loop works for: recorded, and a Ralph-Run trailer on each checkpoint." placeholder:"ID"`
-	Deadline time.Duration `hidden:"" help:"Stop cleanly this long after starting, saving the attempt under way; exit code 75." placeholder:"D"`
-
-	// What only git config says.
-	AgentArgs      []string `kong:"-"` // ralph.agentArgs, split into words
-	PromptTemplate string   `kong:"-"` // ralph.promptTemplate: a text/template file; "" for the embedded one
-	// CheckpointMessage is a text/template of a checkpoint's subject over .ID, .Title and
-	// .Change (ralph.checkpointMessage: snarktank's "feat: {{.ID}} - {{.Title}}"); "" for
-	// docs/LOOP.md's "checkpoint: <id>". The body and the trailers are the same either way.
-	CheckpointMessage string `kong:"-"`
-	// Sandbox is the agent's sandbox as the CLI resolved it (--sandbox, ralph.sandbox*,
-	// what the kernel offers); the zero value runs the agent unrestricted and says
-	// nothing.
-	Sandbox sandbox.Settings `kong:"-"`
-}
-
-// WorktreeOption is --worktree or --worktree=PATH (the CLI decodes it): On runs the loop
-// in a linked worktree of its own, at Path, or where ralph.worktreeDir or the default puts
-// it when Path is "".
-type WorktreeOption struct {
-	On   bool
-	Path string
-}
-
-// OptionalValue is the placeholder of the value --worktree may have: the man page writes
-// the flag as --worktree[=PATH].
-func (w *WorktreeOption) OptionalValue() string { return "PATH" }
 
 // Resolved is what Start resolved of its Options, once, before anything changes: the
 // run's name, its task source, the agent and its driver, the sandbox where the run
 // works, the deadline. Start hands it on (to the run, to a worktree run's workflow, to
 // a runner's adopt) instead of rewriting the Options, which it holds as given.
 type Resolved struct {
-	Options // as the user gave them
+	start.Options // as the user gave them
 
 	Change string       // the run name: Arg's, or what is current
 	Source source.Ref   // the task source: what the record keeps, and a worktree run's loop opens
@@ -122,57 +40,11 @@ type Resolved struct {
 	deadline time.Time // when --deadline stops the run, on the limits' clock; zero: never
 }
 
-// Summary is what a finished (or stopped) start reports.
-type Summary struct {
-	Change, Branch, Original string
-	Stories                  int // stories completed by this invocation
-	Total                    int // stories in the change
-	Attempts                 int // attempts made by this invocation
-	Duration                 time.Duration
-	CostUSD                  float64
-	CostKnown                bool
-	Tokens                   int64 // the run's, resumes included
-	TokensKnown              bool
-	Checkpoint               string
-	Worktree                 string // the worktree of a worktree run
-
-	// Set by a dry run.
-	DryRun *DryRun
-}
-
-// DryRun is what a dry run would do next.
-type DryRun struct {
-	Notes  []string // what to know before the story starts (spec-kit checklists with open items)
-	Story  string
-	Title  string
-	Prompt string
-	Argv   []string
-	// JudgeArgv is the judge's command line (start --judge), nil without one.
-	JudgeArgv []string
-	// Sandbox describes the policy the agent would run under, a line each (none
-	// when the run's sandbox was not decided).
-	Sandbox []string
-	Done    bool // no incomplete story is left
-}
-
-// ErrInterrupted is returned when Ctrl-C or SIGTERM stopped the loop.
-var ErrInterrupted = &Error{
-	Msg:  "interrupted",
-	Code: 130,
-}
-
-// ExitDeadline is the exit code of a loop stopped by its --deadline: the run is saved
-// and resumable, not failed.
-const ExitDeadline = 75
-
-// ErrDeadline is returned when the loop stopped at its deadline.
-var ErrDeadline = &Error{
-	Msg:  "stopped at the deadline",
-	Code: ExitDeadline,
-}
+// Summary is internal/start's, which session.go names unqualified.
+type Summary = start.Summary
 
 // Start runs (or resumes) the loop of one change in the foreground.
-func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
+func (l *Loop) Start(ctx context.Context, o start.Options) (*Summary, error) {
 	r, src, err := l.preflight(ctx, o)
 	if err != nil {
 		return nil, err
@@ -185,7 +57,7 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 	if inWT {
 		tree = wt
 	}
-	r.Sandbox.Level = l.sandboxLevel(r.Sandbox, tree)
+	r.Sandbox.Level = preflight.SandboxLevel(r.Sandbox, tree, l.Repo.CommonDir)
 	if lvl := r.Sandbox.Level; lvl.InPlace && lvl.Required {
 		return nil, &Error{Msg: "cannot make the git directory read-only to the agent: " + lvl.Stays,
 			Hint: "run the change in a worktree of its own (--worktree), or let the git directory stay writable, checked after each attempt (--sandbox=auto)"}
@@ -237,7 +109,7 @@ func (l *Loop) Start(ctx context.Context, o Options) (*Summary, error) {
 // or a worktree run's worktree, whose tracked file the agent ticks); from there on the source
 // is opened, never resolved again. It returns the run's name even when the source cannot be
 // read, and inWT says the run is a worktree run.
-func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *source.Source, inWT bool, err error) {
+func (l *Loop) resolveSource(ctx context.Context, o start.Options) (name string, s *source.Source, inWT bool, err error) {
 	r := l.where(ctx, o.Cwd)
 	r.StoryLevel = o.StoryLevel
 	if o.Arg == "" { // a bare start: the run of this branch, spec-kit's current feature, the only run
@@ -259,10 +131,10 @@ func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *so
 		return name, nil, inWT, err
 	}
 	wtRepo, inWT := l.worktreeRunRepo(ctx, s.Name)
-	if err := runnable(s); err != nil {
+	if err := preflight.Runnable(s); err != nil {
 		return s.Name, nil, inWT, err
 	}
-	if err := checkTracked(ctx, wtRepo, s); err != nil {
+	if err := preflight.Tracked(ctx, wtRepo, s); err != nil {
 		return s.Name, nil, inWT, err
 	}
 	return s.Name, s, inWT, nil
@@ -273,45 +145,33 @@ func (l *Loop) resolveSource(ctx context.Context, o Options) (name string, s *so
 func (l *Loop) openResolved(ctx context.Context, r *Resolved) (*source.Source, error) {
 	s, err := l.Sources.Open(l.where(ctx, ""), r.Source)
 	if err != nil {
-		return nil, sourceErr(err)
+		return nil, preflight.SourceErr(err)
 	}
-	if rec, err := l.runRecord(r.Change); err != nil {
+	if rec, err := l.Store.LoadListed(r.Change); err != nil {
 		return nil, err
 	} else if rec != nil {
 		s.Name = rec.Change
 		s.KeepIDs(source.RecordedIDs(rec))
 	}
-	return s, runnable(s)
+	return s, preflight.Runnable(s)
 }
 
 // openRun opens the source rec records, where its run works.
 func (l *Loop) openRun(ctx context.Context, rec *run.Record) (*source.Source, error) {
 	s, err := l.Sources.OpenRun(l.where(ctx, ""), rec)
 	if err != nil {
-		return nil, sourceErr(err)
+		return nil, preflight.SourceErr(err)
 	}
-	if err := checkRunName(ctx, l.Repo, s); err != nil {
+	if err := preflight.RunName(ctx, l.Repo, s, BranchName(s.Name)); err != nil {
 		return nil, err
 	}
-	return s, runnable(s)
-}
-
-// crashedRun reports whether change has a run that a killed git-ralph left: its record
-// says it was at work and nobody holds its lock. The name is only looked up among the
-// runs listed, never joined into a path.
-func (l *Loop) crashedRun(change string) bool {
-	names, err := l.Store.Changes()
-	if err != nil || !slices.Contains(names, change) || l.Store.Held(change) {
-		return false
-	}
-	rec, err := l.Store.Load(change)
-	return err == nil && (rec.Status == run.Running || rec.Status == run.Starting || rec.Busy != "")
+	return s, preflight.Runnable(s)
 }
 
 // preflight resolves o (the run's name and source, the agent's driver) and checks
 // everything that can be checked before anything changes. The source is nil when a
 // crash left it unreadable: the resume restores the checkpoint, then it is read.
-func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Source, error) {
+func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *source.Source, error) {
 	r := &Resolved{Options: o, Agent: cmp.Or(o.Agent, "claude"), Sandbox: o.Sandbox}
 	if o.Deadline > 0 {
 		// Wall-clock time, like the job's own limit (l.Now is the records' clock, a
@@ -322,7 +182,7 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Sou
 	// does not concern it.
 	name, src, inWT, err := l.resolveSource(ctx, o)
 	r.Change = name
-	if err != nil && !o.DryRun && l.crashedRun(name) {
+	if err != nil && !o.DryRun && l.Store.Crashed(name) {
 		// A git (or an agent) killed half-way may have left the change's files missing
 		// from the worktree: the resume restores the checkpoint, then the change is read.
 		err = nil
@@ -334,7 +194,7 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Sou
 		r.Source = src.Ref
 	}
 	if !inWT {
-		if err := l.checkCheckout(ctx, r.Change); err != nil {
+		if err := preflight.Checkout(ctx, l.Repo, r.Change); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -344,10 +204,10 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Sou
 	} else if err != nil {
 		return nil, nil, err
 	}
-	if r.Driver, err = l.driver(r.Agent); err != nil {
+	if r.Driver, err = preflight.Driver(r.Agent, l.Driver); err != nil {
 		return nil, nil, err
 	}
-	if err := l.checkAgent(r); err != nil {
+	if err := preflight.Agent(r.Driver, l.request(r, "", nil), budget(r), r.DryRun, l.Report.Warn); err != nil {
 		return nil, nil, err
 	}
 	if err := l.checkJudge(r); err != nil {
@@ -368,109 +228,13 @@ func (l *Loop) preflight(ctx context.Context, o Options) (*Resolved, *source.Sou
 	return r, src, nil
 }
 
-// driver is the driver that runs the stories: l.Driver when set, else the one name
-// names.
-func (l *Loop) driver(name string) (agent.Driver, error) {
-	if l.Driver != nil {
-		return l.Driver, nil
-	}
-	drv, err := agents.Lookup(name)
-	if err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("unknown agent %q", name),
-			Hint: "known agents: " + strings.Join(agents.Names(), ", ") + "; choose one with --agent or 'git config ralph.agent'", Err: err}
-	}
-	return drv, nil
-}
-
-// checkAgent runs the driver's own checks, refuses a budget it could not be held to and
-// looks for its binary (a dry run only warns when it is missing).
-func (l *Loop) checkAgent(r *Resolved) error {
-	req := l.request(r, "", nil)
-	if err := agent.Preflight(r.Driver, req); err != nil {
-		var pe *agent.PreflightError
-		if errors.As(err, &pe) {
-			return &Error{Msg: pe.Error(), Hint: pe.Hint(), Err: err}
-		}
-		return err
-	}
-	if err := checkBudget(r); err != nil {
-		return err
-	}
-	if _, err := agent.LookPath(r.Driver); err != nil {
-		hint := ""
-		msg := fmt.Sprintf("agent %q: %s not found on PATH", r.Driver.Name(), r.Driver.Binary())
-		var nf *agent.NotFoundError
-		if errors.As(err, &nf) {
-			hint = nf.Hint()
-			if nf.NotExecutable != "" {
-				msg = nf.Error()
-			}
-		}
-		if !r.DryRun {
-			return &Error{Msg: msg, Hint: hint, Err: err}
-		}
-		// A preview of the prompt needs no agent: say that it is missing, and go on.
-		l.Report.Warn(msg + "; a real run needs it")
-	}
-	return nil
-}
-
-// checkCheckout refuses a checkout in the middle of an operation, or with unmerged paths:
-// its work is what a new run of change starts from.
-func (l *Loop) checkCheckout(ctx context.Context, change string) error {
-	if op, err := l.Repo.InProgress(); err != nil {
-		return err
-	} else if op != "" {
-		return UserErr(inProgressHint(op)+", then run 'git ralph start "+change+"' again",
-			"a %s is in progress", op)
-	}
-	if paths, err := l.Repo.UnmergedPaths(ctx); err != nil {
-		return err
-	} else if len(paths) > 0 {
-		return UserErr("resolve them and commit, then run 'git ralph start "+change+"' again",
-			"%d unmerged path(s): %s", len(paths), strings.Join(paths, ", "))
-	}
-	return nil
-}
-
-// checkBranchFree refuses a run whose branch is checked out in a worktree other than
-// the one the loop works in (the user's checkout, or the run's own worktree): git
-// before 2.44 would reset it under whatever works there.
-func (l *Loop) checkBranchFree(ctx context.Context, change, wt string, inWT bool) error {
-	branch := BranchName(change)
-	wts, err := l.Repo.WorktreeBranches(ctx)
-	if err != nil {
-		return err
-	}
-	here := l.Repo.Root
-	if inWT {
-		here = wt
-	}
-	if p, ok := wts[branch]; ok && !git.SamePath(p, here) {
-		return UserErr("finish or remove that worktree first (git worktree remove "+p+")",
-			"branch %s is checked out in another worktree: %s", branch, p)
-	}
-	return nil
-}
-
-// openOutsideStories is the error for a change whose stories are all complete while
-// OpenSpec still counts an open task in it: git-ralph never calls such a change complete.
-func openOutsideStories(src *source.Source) error {
-	n := src.OpenOutsideStories()
-	if n == 0 {
-		return nil
-	}
-	return UserErr("put them under a '## ' heading in "+src.TasksRel+", then run 'git ralph start "+src.Name+"' again",
-		"%s has %d open task(s) that belong to no story; the change is not complete", src.TasksRel, n)
-}
-
 // dryRun is what the run r would do next, in tree: the next story's prompt, the agent's
 // command line and its sandbox.
 func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, error) {
-	s := &Summary{Change: r.Change, Branch: BranchName(r.Change), Total: len(src.Stories), DryRun: &DryRun{}}
+	s := &Summary{Change: r.Change, Branch: BranchName(r.Change), Total: len(src.Stories), DryRun: &start.DryRun{}}
 	story, ok := src.NextStory()
 	if !ok {
-		if err := openOutsideStories(src); err != nil {
+		if err := preflight.OpenOutsideStories(src); err != nil {
 			return nil, err
 		}
 		s.DryRun.Done = true
@@ -492,7 +256,7 @@ func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, e
 	if r.JudgeDriver != nil {
 		s.DryRun.JudgeArgv = r.JudgeDriver.Argv(l.judgeRequest(r, "", nil))
 	}
-	s.DryRun.Sandbox = l.describeSandbox(r.Sandbox, r.Driver, tree, agentFiles(src, l.Store.LearningsPath(src.Name)))
+	s.DryRun.Sandbox = preflight.DescribeSandbox(r.Sandbox, r.Driver, tree, l.Repo.CommonDir, agentFiles(src, l.Store.LearningsPath(src.Name)))
 	return s, nil
 }
 
@@ -535,16 +299,3 @@ func storyIndex(src *source.Source, id string) int {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-// inProgressHint says how to end an operation git has in progress.
-func inProgressHint(op string) string {
-	switch op {
-	case "bisect":
-		return "end it with 'git bisect reset'"
-	case "merge":
-		return "finish it with 'git commit' or drop it with 'git merge --abort'"
-	case "am":
-		return "finish it with 'git am --continue' or drop it with 'git am --abort'"
-	}
-	return fmt.Sprintf("finish it with 'git %s --continue' or drop it with 'git %s --abort'", op, op)
-}

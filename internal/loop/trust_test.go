@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/looptest"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // swapper is a Reporter that, when the loop says it runs the ralph-verify hook, rewrites
@@ -44,7 +45,7 @@ func TestGateRunsRecordedHook(t *testing.T) {
 	sw := &swapper{Recorder: rec, hook: hook, script: "#!/bin/sh\necho swapped >> " + marks + "/ran\nexit 0\n"}
 	l.Report = sw
 	l.Driver = scriptAgent(t, resultComplete)
-	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
+	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
 	if err == nil {
 		t.Fatalf("the story passed a gate that never passes:\n%s", rec.Text())
 	}

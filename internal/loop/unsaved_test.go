@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // unsavable is a driver that makes the run record unwritable once the attempt is
@@ -70,7 +71,7 @@ func TestUnsavedAgentProcessStopsTheRun(t *testing.T) {
 	clock := &fakeClock{At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = unsavable{Driver: scriptAgent(t, resultComplete), record: l.Store.RecordPath("c")}
-	_, err := l.Start(t.Context(), Options{Arg: "c", MaxRetries: 3, AllowSkip: true})
+	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 3, AllowSkip: true})
 	var le *Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "could not name the agent's process") {
 		t.Fatalf("Start = %v, want the run stopped because the record could not name the agent\n%s", err, rep.Text())

@@ -9,8 +9,10 @@ import (
 	"slices"
 
 	"github.com/git-ralph/git-ralph/internal/git"
+	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // A worktree run (start --worktree) works in a linked worktree of its own on
@@ -22,7 +24,7 @@ import (
 // worktreeTarget returns where the worktree run of change works: the record's worktree
 // for an existing worktree run, else where Worktrees puts a new one (--worktree). ok is
 // false for a run in the user's checkout.
-func (l *Loop) worktreeTarget(ctx context.Context, change string, w WorktreeOption) (path string, ok bool, err error) {
+func (l *Loop) worktreeTarget(ctx context.Context, change string, w start.WorktreeOption) (path string, ok bool, err error) {
 	rec, err := l.Store.Load(change)
 	if err != nil && !errors.Is(err, run.ErrNoRun) {
 		return "", false, err
@@ -57,7 +59,11 @@ func (l *Loop) checkWhere(ctx context.Context, r *Resolved) (wt string, inWT boo
 	if err != nil {
 		return "", false, err
 	}
-	return wt, inWT, l.checkBranchFree(ctx, r.Change, wt, inWT)
+	here := l.Repo.Root
+	if inWT {
+		here = wt
+	}
+	return wt, inWT, preflight.BranchFree(ctx, l.Repo, BranchName(r.Change), here)
 }
 
 // worktreeRunRepo returns the repository opened in the worktree of change's run when

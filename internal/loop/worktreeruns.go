@@ -23,7 +23,7 @@ type WorktreeRuns interface {
 	// given, else a directory of its own under ralph.worktreeDir or the default; absolute.
 	Path(ctx context.Context, l *Loop, change, path string) (string, error)
 	// Finish ends the worktree run rec in mode (--squash or --keep).
-	Finish(ctx context.Context, l *Loop, rec *run.Record, mode FinishMode) (*FinishResult, error)
+	Finish(ctx context.Context, l *Loop, rec *run.Record, mode run.FinishMode) (*run.FinishResult, error)
 
 	// FromOrigin returns l, or, when l works inside rec's worktree (which a finish may
 	// remove), a Loop working in the checkout the run started from. The caller holds
@@ -37,7 +37,7 @@ type WorktreeRuns interface {
 	Dirty(ctx context.Context, l *Loop, rec *run.Record) ([]git.StatusEntry, bool, error)
 	// Remove removes the run's worktree when it is clean (dirty, as Dirty said) and
 	// keeps it otherwise (res says which); a deleted one is pruned from git's list.
-	Remove(ctx context.Context, l *Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *FinishResult) error
+	Remove(ctx context.Context, l *Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *run.FinishResult) error
 }
 
 func (l *Loop) startWorktree(ctx context.Context, r *Resolved, path string) (*Summary, error) {

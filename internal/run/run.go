@@ -1,7 +1,8 @@
 // Package run keeps the state of a Ralph loop under <git-common-dir>/ralph/<change>/:
 // the run record (run.json), the learnings file, the per-attempt logs and the lock; and
 // answers the small questions about one record (its attempts, its worktree's state,
-// where its change is read) or the store (Stamps) that need nothing else.
+// where its change is read, how it ends: FinishMode, FinishResult) or the store
+// (Stamps, PickRun) that need nothing else.
 //
 // Nothing here is ever committed, and nothing here runs git: the directory lives inside
 // the git common dir, where the agent's `git clean` cannot reach it and every worktree

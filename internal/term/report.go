@@ -7,7 +7,7 @@ import (
 )
 
 // Reporter shows a loop's progress on stderr: one line per attempt, the agent's text
-// indented beneath it as it arrives, and the outcome. It implements loop.Reporter.
+// indented beneath it as it arrives, and the outcome. It implements tell.Reporter.
 // Every text it is handed goes through Inert: much of it is the agent's.
 type Reporter struct {
 	s   *Streams

@@ -31,7 +31,7 @@ func worktreeDirty(ctx context.Context, l *loop.Loop, rec *run.Record) ([]git.St
 
 // removeWorktree removes the run's worktree if it is clean; a worktree with changes is
 // kept (res.KeptWorktree says so). A deleted one is pruned from git's list.
-func removeWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *loop.FinishResult) error {
+func removeWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *run.FinishResult) error {
 	path := rec.Worktree.Path
 	if !present {
 		return l.Repo.PruneWorktrees(ctx)

@@ -10,6 +10,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // squashWorktree is finish --squash of a worktree run from the moment rec.Finishing
@@ -17,7 +18,7 @@ import (
 // the checkout the run started from, unstage, remove the worktree, delete the branch
 // and forget the run. merged says the squash is in that checkout already (a finish
 // killed after its merge).
-func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, merged bool) (*loop.FinishResult, error) {
+func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *run.FinishResult, merged bool) (*run.FinishResult, error) {
 	f := rec.Finishing
 	if !merged {
 		if err := origin.DropPaths(ctx, f.Carried); err != nil {
@@ -53,7 +54,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 	if err := l.Repo.DeleteBranch(ctx, rec.Branch); err != nil {
 		return nil, err
 	}
-	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+	l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 	return res, l.Store.Remove(rec.Change)
 }
 
@@ -61,7 +62,7 @@ func squashWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 // error, which says what is kept and where the user is: each step of the undo is
 // checked, and one that failed is named. When origin (clean before) cannot be put back,
 // the record keeps its finish under way, so that the next finish finds it.
-func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult, err error) error {
+func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *run.FinishResult, err error) error {
 	f := rec.Finishing
 	var notes []string
 	save := func() {
@@ -73,11 +74,11 @@ func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, orig
 		rec.Finishing = nil
 		save()
 		hint := fmt.Sprintf("your uncommitted changes to %s are kept in %s (its \"initial state\" commit %s); git said:\n%s", strings.Join(f.Carried, ", "), f.Backup, loop.Short(rec.Initial), err)
-		return loop.UserErr(strings.Join(append([]string{hint}, notes...), "\n"), "squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root).WithCause(err)
+		return tell.UserErr(strings.Join(append([]string{hint}, notes...), "\n"), "squashing %s onto %s in %s failed", rec.Branch, res.Target, origin.Root).WithCause(err)
 	}
 	if !f.OriginDirty {
 		if rerr := origin.HardReset(ctx, "HEAD"); rerr != nil { // it was clean: put it back exactly
-			return &loop.Error{Msg: fmt.Sprintf("squashing %s onto %s in %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, origin.Root, res.Target, rerr),
+			return &tell.Error{Msg: fmt.Sprintf("squashing %s onto %s in %s failed, and putting %s back failed too: %v", rec.Branch, res.Target, origin.Root, res.Target, rerr),
 				Hint: fmt.Sprintf("the squash failed with: %v\n%s holds what the merge left; %s and its worktree are intact, its tip kept as %s\n"+
 					"once git works again, 'git reset --hard' in %s puts %s back (only the merge's leftovers go); then 'git ralph finish %s --squash' tries again",
 					err, origin.Root, rec.Branch, f.Backup, origin.Root, res.Target, rec.Change),
@@ -90,7 +91,7 @@ func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, orig
 	}
 	save()
 	se := loop.SquashError(err, rec.Branch, res.Target, "so is its worktree", "in "+origin.Root+": git merge --squash "+rec.Branch, "git ralph finish "+rec.Change+" --keep")
-	if e, ok := se.(*loop.Error); ok && len(notes) > 0 {
+	if e, ok := se.(*tell.Error); ok && len(notes) > 0 {
 		e.Hint += "\n" + strings.Join(notes, "\n")
 	}
 	return se
@@ -101,7 +102,7 @@ func undoWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, orig
 // its commit): each file the squash touches is either as before the merge (all: squash
 // again) or the branch tip's (all: unstage and go on). A merge cut short between is redone
 // when that checkout was clean (what it left kept as a backup), refused otherwise.
-func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode, res *loop.FinishResult) (*loop.FinishResult, error) {
+func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mode run.FinishMode, res *run.FinishResult) (*run.FinishResult, error) {
 	f := rec.Finishing
 	res.Backup, res.Target = f.Backup, loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	origin, err := originRepo(ctx, l, rec)
@@ -109,11 +110,11 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		return nil, err
 	}
 	pending := func(format string, args ...any) error {
-		return loop.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status' in "+origin.Root+", then run 'git ralph finish "+rec.Change+" --squash' again",
+		return tell.UserErr("the branch's work is kept as "+f.Backup+"; look at 'git status' in "+origin.Root+", then run 'git ralph finish "+rec.Change+" --squash' again",
 			"an interrupted 'git ralph finish --squash' of %q is pending, but "+format, append([]any{rec.Change}, args...)...)
 	}
-	if mode == loop.Keep {
-		return nil, loop.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
+	if mode == run.Keep {
+		return nil, tell.UserErr("run 'git ralph finish "+rec.Change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", rec.Change)
 	}
 	exists, err := checkResumable(ctx, l, rec, origin, pending)
@@ -129,7 +130,7 @@ func resumeWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, mo
 		if rec.WorktreeState().Missing {
 			_ = l.Repo.PruneWorktrees(ctx)
 		}
-		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: loop.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
+		l.SaveFinished(run.Finished{Change: rec.Change, Branch: rec.Branch, How: "squash", Target: run.SquashTarget(rec), Backup: res.Backup, At: l.Time()})
 		return res, l.Store.Remove(rec.Change)
 	}
 	p, err := squashProgress(ctx, origin, rec)
@@ -184,7 +185,7 @@ func checkResumable(ctx context.Context, l *loop.Loop, rec *run.Record, origin *
 	if dirty, _, err := worktreeDirty(ctx, l, rec); err != nil {
 		return false, err
 	} else if len(dirty) > 0 {
-		return false, loop.UserErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
+		return false, tell.UserErr(fmt.Sprintf("look at them and discard them (the branch's work is kept as %s), then run 'git ralph finish %s --squash' again", f.Backup, rec.Change),
 			"an interrupted 'git ralph finish --squash' of %q is pending, but the worktree %s has %d uncommitted change(s)", rec.Change, rec.Worktree.Path, len(dirty))
 	}
 	return true, nil
@@ -250,7 +251,7 @@ func (p *progress) byHand(rec *run.Record, root string) error {
 	if len(p.remove) > 0 {
 		steps = append(steps, "(cd "+quoteArg(root)+" && rm -f -- "+quoteArgs(p.remove)+")")
 	}
-	return loop.UserErr("the branch's work is kept as "+p.backup+"; to complete the squash, bring those files to the branch's version:\n"+
+	return tell.UserErr("the branch's work is kept as "+p.backup+"; to complete the squash, bring those files to the branch's version:\n"+
 		strings.Join(steps, "\n")+"\nthen run 'git ralph finish "+rec.Change+" --squash' again",
 		"an interrupted 'git ralph finish --squash' of %q is pending, but %s holds part of the squash among changes of your own: %d file(s) are not yet the branch's",
 		rec.Change, root, len(p.restore)+len(p.remove))

@@ -14,6 +14,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/start"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // checkNewWorktreePath refuses a path for a new worktree run that is inside a work
@@ -30,7 +32,7 @@ func checkNewWorktreePath(ctx context.Context, l *loop.Loop, path, change string
 	}
 	for _, root := range roots {
 		if within(path, root) {
-			return loop.UserErr("pick a directory outside the repository: "+again+", or 'git config "+WorktreeDirConfig+" DIR'",
+			return tell.UserErr("pick a directory outside the repository: "+again+", or 'git config "+WorktreeDirConfig+" DIR'",
 				"the worktree %s would be inside %s", path, root)
 		}
 	}
@@ -40,11 +42,11 @@ func checkNewWorktreePath(ctx context.Context, l *loop.Loop, path, change string
 		return nil
 	case err != nil:
 		if _, serr := os.Stat(path); serr == nil {
-			return loop.UserErr("remove it, or pick another path: "+again, "%s exists and is not a directory", path)
+			return tell.UserErr("remove it, or pick another path: "+again, "%s exists and is not a directory", path)
 		}
 		return fmt.Errorf("read %s: %w", path, err)
 	case len(entries) > 0:
-		return loop.UserErr("remove it, or pick another path: "+again+" (or 'git config "+WorktreeDirConfig+" DIR')",
+		return tell.UserErr("remove it, or pick another path: "+again+" (or 'git config "+WorktreeDirConfig+" DIR')",
 			"%s exists and is not empty", path)
 	}
 	return nil
@@ -75,7 +77,7 @@ func resolve(path string) string {
 // change's lock held: it makes the run (or completes a start a crash cut short),
 // re-creates a deleted worktree from the branch, locks the worktree and runs the loop
 // there.
-func startWorktree(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*loop.Summary, error) {
+func startWorktree(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*start.Summary, error) {
 	gctx := context.WithoutCancel(ctx)
 	wl, rec, err := setUpWorktree(gctx, l, r, path)
 	if err != nil {
@@ -132,7 +134,7 @@ func startedWorktreeRun(gctx context.Context, l *loop.Loop, r *loop.Resolved, pa
 	if ok, err := l.Repo.BranchExists(gctx, rec.Branch); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, loop.UserErr("forget the run with 'git ralph finish "+r.Change+" --keep', then start over",
+		return nil, tell.UserErr("forget the run with 'git ralph finish "+r.Change+" --keep', then start over",
 			"the run of %q has lost its branch %s", r.Change, rec.Branch)
 	}
 	if err := ensureWorktree(gctx, l, rec); err != nil {
@@ -191,7 +193,7 @@ func makeWorktreeRun(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 		if wts, err := l.Repo.WorktreeBranches(ctx); err != nil {
 			return err
 		} else if p, busy := wts[rec.Branch]; busy {
-			return loop.UserErr("finish or remove that worktree first (git worktree remove "+p+")",
+			return tell.UserErr("finish or remove that worktree first (git worktree remove "+p+")",
 				"branch %s is checked out in another worktree: %s", rec.Branch, p)
 		}
 		if err := l.BackupBranch(ctx, rec); err != nil {
@@ -241,7 +243,7 @@ func ensureWorktree(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 		if git.SamePath(w.Path, path) {
 			if !w.Prunable {
 				if w.Branch != rec.Branch {
-					return loop.UserErr("switch it back with 'git -C "+path+" switch "+rec.Branch+"', then run 'git ralph start "+rec.Change+"' again",
+					return tell.UserErr("switch it back with 'git -C "+path+" switch "+rec.Branch+"', then run 'git ralph start "+rec.Change+"' again",
 						"the worktree %s is not on %s", path, rec.Branch)
 				}
 				return nil
@@ -256,13 +258,13 @@ func ensureWorktree(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(path, ".git")); err == nil {
-		return loop.UserErr("look at it and move it away, then run 'git ralph start "+rec.Change+"' again: the run's worktree is re-created there from "+rec.Branch, "%s holds a checkout git does not list as a worktree of this repository", path)
+		return tell.UserErr("look at it and move it away, then run 'git ralph start "+rec.Change+"' again: the run's worktree is re-created there from "+rec.Branch, "%s holds a checkout git does not list as a worktree of this repository", path)
 	}
 	if err := l.Repo.PruneWorktrees(ctx); err != nil {
 		return err
 	}
 	if err := checkNewWorktreePath(ctx, l, path, rec.Change); err != nil {
-		var ue *loop.Error
+		var ue *tell.Error
 		if _, serr := os.Stat(path); serr == nil && rec.Status != run.Starting && errors.As(err, &ue) {
 			// The run resumes at its recorded path whatever --worktree says.
 			ue.Hint = "move it away, then run 'git ralph start " + rec.Change + "' again: the run's worktree is re-created there from " + rec.Branch
@@ -285,8 +287,8 @@ func ensureWorktree(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 // worktree and keeps the branch. Nothing is removed with --force: a worktree with
 // changes is kept and named. A --squash killed half-way is completed
 // (resumeWorktreeSquash).
-func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
-	res := &loop.FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
+func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode run.FinishMode) (*run.FinishResult, error) {
+	res := &run.FinishResult{Change: rec.Change, Branch: rec.Branch, Worktree: rec.Worktree.Path}
 	if rec.Finishing != nil {
 		return resumeWorktreeSquash(ctx, l, rec, mode, res)
 	}
@@ -299,12 +301,12 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 	} else if !ok {
 		return nil, loop.BranchGone(rec)
 	}
-	if mode == loop.Keep {
+	if mode == run.Keep {
 		return keepWorktree(ctx, l, rec, dirty, present, res)
 	}
 	if len(dirty) > 0 {
 		path := rec.Worktree.Path
-		return nil, loop.UserErr(fmt.Sprintf("commit them on %s in %s (they will be squashed too) or discard them, then run 'git ralph finish %s --squash' again", rec.Branch, path, rec.Change),
+		return nil, tell.UserErr(fmt.Sprintf("commit them on %s in %s (they will be squashed too) or discard them, then run 'git ralph finish %s --squash' again", rec.Branch, path, rec.Change),
 			"the worktree %s has %d uncommitted change(s)", path, len(dirty))
 	}
 	origin, err := originRepo(ctx, l, rec)
@@ -320,7 +322,7 @@ func finishWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, mode loo
 // keepWorktree is finish --keep of a worktree run: a moved original branch is only
 // warned of, the worktree goes when clean (dirty, present: worktreeDirty's), the branch
 // stays and the run is forgotten.
-func keepWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *loop.FinishResult) (*loop.FinishResult, error) {
+func keepWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *run.FinishResult) (*run.FinishResult, error) {
 	if origin, err := originRepo(ctx, l, rec); err == nil {
 		_ = l.CheckOriginal(ctx, origin, rec, true, "")
 	}
@@ -336,7 +338,7 @@ func keepWorktree(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []gi
 // with no uncommitted change of its own in the squash's way (squashable); then the
 // record says a squash is under way, the branch's tip is kept as a backup ref, and the
 // squash runs.
-func startWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *loop.FinishResult) (*loop.FinishResult, error) {
+func startWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, origin *git.Repo, res *run.FinishResult) (*run.FinishResult, error) {
 	target := loop.BranchOrDetached(rec.Original, rec.OriginalCommit)
 	cur, err := origin.Branch(ctx)
 	if err != nil {
@@ -347,7 +349,7 @@ func startWorktreeSquash(ctx context.Context, l *loop.Loop, rec *run.Record, ori
 		return nil, err
 	}
 	if cur != rec.Original || (rec.Original == "" && head != rec.OriginalCommit) {
-		return nil, loop.UserErr(fmt.Sprintf("switch %s back to %s, then run 'git ralph finish %s --squash' again\nor keep the work on %s with 'git ralph finish %s --keep'", origin.Root, target, rec.Change, rec.Branch, rec.Change),
+		return nil, tell.UserErr(fmt.Sprintf("switch %s back to %s, then run 'git ralph finish %s --squash' again\nor keep the work on %s with 'git ralph finish %s --keep'", origin.Root, target, rec.Change, rec.Branch, rec.Change),
 			"the work goes back onto %s in %s, which is on %s now", target, origin.Root, loop.BranchOrDetached(cur, head))
 	}
 	tip, _, err := l.Repo.ResolveRef(ctx, "refs/heads/"+rec.Branch)
@@ -385,7 +387,7 @@ func squashable(ctx context.Context, origin *git.Repo, rec *run.Record, target, 
 	if ff, err := origin.IsAncestor(ctx, head, tip); err != nil {
 		return false, nil, err
 	} else if !ff {
-		return false, nil, loop.UserErr(fmt.Sprintf("%s moved on since the run started, so the squash may conflict: commit or stash your changes in %s, then run 'git ralph finish %s --squash' again", target, origin.Root, rec.Change),
+		return false, nil, tell.UserErr(fmt.Sprintf("%s moved on since the run started, so the squash may conflict: commit or stash your changes in %s, then run 'git ralph finish %s --squash' again", target, origin.Root, rec.Change),
 			"%s has %d uncommitted change(s)", origin.Root, len(st))
 	}
 	touched, err := origin.ChangedPaths(ctx, head+"..."+tip)
@@ -412,7 +414,7 @@ func squashable(ctx context.Context, origin *git.Repo, rec *run.Record, target, 
 				later = append(later, p)
 			}
 		}
-		return false, nil, loop.UserErr(fmt.Sprintf("commit or stash them in %s, then run 'git ralph finish %s --squash' again", origin.Root, rec.Change),
+		return false, nil, tell.UserErr(fmt.Sprintf("commit or stash them in %s, then run 'git ralph finish %s --squash' again", origin.Root, rec.Change),
 			"the squash would touch %d file(s) changed in %s since the run started: %s", len(later), origin.Root, strings.Join(later, ", "))
 	}
 	return true, carried, nil

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 func gitOut(t *testing.T, dir string, args ...string) string {
@@ -53,7 +53,7 @@ func TestWorktreeStartCompletesAfterACrash(t *testing.T) {
 			}
 
 			l.Driver = scriptAgent(t, resultComplete)
-			if _, err := l.Start(ctx, loop.Options{Arg: "c", AllowSkip: true}); err != nil {
+			if _, err := l.Start(ctx, start.Options{Arg: "c", AllowSkip: true}); err != nil {
 				t.Fatalf("Start: %v\n%s", err, rep.Text())
 			}
 			if got := gitOut(t, dir, "log", "--format=%s", "ralph/c"); got != "checkpoint: 1\ninitial state\nbase" {

@@ -18,6 +18,7 @@ import (
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/loop"
 	"github.com/git-ralph/git-ralph/internal/run"
+	"github.com/git-ralph/git-ralph/internal/start"
 )
 
 // Runs is the loop.WorktreeRuns of git-ralph.
@@ -25,7 +26,7 @@ var Runs loop.WorktreeRuns = runs{}
 
 type runs struct{}
 
-func (runs) Start(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*loop.Summary, error) {
+func (runs) Start(ctx context.Context, l *loop.Loop, r *loop.Resolved, path string) (*start.Summary, error) {
 	return startWorktree(ctx, l, r, path)
 }
 
@@ -33,7 +34,7 @@ func (runs) Path(ctx context.Context, l *loop.Loop, change, path string) (string
 	return worktreePath(ctx, l, change, path)
 }
 
-func (runs) Finish(ctx context.Context, l *loop.Loop, rec *run.Record, mode loop.FinishMode) (*loop.FinishResult, error) {
+func (runs) Finish(ctx context.Context, l *loop.Loop, rec *run.Record, mode run.FinishMode) (*run.FinishResult, error) {
 	return finishWorktree(ctx, l, rec, mode)
 }
 
@@ -49,6 +50,6 @@ func (runs) Dirty(ctx context.Context, l *loop.Loop, rec *run.Record) ([]git.Sta
 	return worktreeDirty(ctx, l, rec)
 }
 
-func (runs) Remove(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *loop.FinishResult) error {
+func (runs) Remove(ctx context.Context, l *loop.Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *run.FinishResult) error {
 	return removeWorktree(ctx, l, rec, dirty, present, res)
 }

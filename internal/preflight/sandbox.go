@@ -1,4 +1,4 @@
-package loop
+package preflight
 
 import (
 	"os"
@@ -7,34 +7,33 @@ import (
 	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/gitdir"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
-	"github.com/git-ralph/git-ralph/internal/source"
 )
 
-// sandboxLevel is the level a run working in tree has: set.Level, with whether the git
+// SandboxLevel is the level a run working in tree has (commonDir its git directory): set.Level, with whether the git
 // directory is writable to the agent (in place, where it lies inside the working tree
 // and cannot move out of it for the run, or under a path the user made writable) or
 // moves out of the tree while the run works (internal/gitdir). The policies themselves
 // are internal/sandbox's (Settings.AgentPolicy and the others).
-func (l *Loop) sandboxLevel(set sandbox.Settings, tree string) sandbox.Level {
+func SandboxLevel(set sandbox.Settings, tree, commonDir string) sandbox.Level {
 	lvl := set.Level
 	if lvl.On() {
-		lvl.InPlace = sandbox.Covers([]string{tree}, l.Repo.CommonDir)
+		lvl.InPlace = sandbox.Covers([]string{tree}, commonDir)
 		if lvl.InPlace {
-			if _, err := gitdir.Where(tree, l.Repo.CommonDir); err != nil {
+			if _, err := gitdir.Where(tree, commonDir); err != nil {
 				lvl.Stays = err.Error()
 			} else {
 				lvl.InPlace, lvl.Moved = false, true
 			}
 		}
-		lvl.GitWritable = !lvl.InPlace && !lvl.Moved && sandbox.Covers(set.WritableIn(tree), l.Repo.CommonDir)
+		lvl.GitWritable = !lvl.InPlace && !lvl.Moved && sandbox.Covers(set.WritableIn(tree), commonDir)
 	}
 	return lvl
 }
 
-// describeSandbox is the dry run's account of the policy an attempt of drv working in
+// DescribeSandbox is the dry run's account of the policy an attempt of drv working in
 // tree would run under (set, its level resolved for tree), one line each, and of where
 // the git directory is while the run works.
-func (l *Loop) describeSandbox(set sandbox.Settings, drv agent.Driver, tree string, files []string) []string {
+func DescribeSandbox(set sandbox.Settings, drv agent.Driver, tree, commonDir string, files []string) []string {
 	p, _ := set.AgentPolicy(tree, "", files, false)
 	own := ""
 	if p != nil {
@@ -49,21 +48,11 @@ func (l *Loop) describeSandbox(set sandbox.Settings, drv agent.Driver, tree stri
 	}
 	lines := set.Describe(p, own, tree)
 	if set.Level.Moved {
-		if home, err := gitdir.Where(tree, l.Repo.CommonDir); err == nil {
+		if home, err := gitdir.Where(tree, commonDir); err == nil {
 			lines = append(lines, "  git directory: moved to "+filepath.Join(home, ".git")+" while the run works, .git a link to it; put back when the run ends")
 		}
 	} else if set.Level.InPlace {
 		lines = append(lines, "  git directory: stays in the working tree ("+set.Level.Stays+"), writable to the agent; checked and put back after each attempt")
 	}
 	return lines
-}
-
-// agentFiles are the files outside the working tree the agent writes: the learnings
-// file, and the tracked file when its kind keeps it outside the working tree.
-func agentFiles(src *source.Source, learnings string) []string {
-	files := []string{learnings}
-	if src != nil && src.IsOutside() {
-		files = append(files, src.TasksPath)
-	}
-	return files
 }

@@ -1,4 +1,4 @@
-package loop
+package preflight
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
 	"github.com/git-ralph/git-ralph/internal/source"
+	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
 // TestNeverCompleteWhileOpen: a change whose stories are all complete while OpenSpec
@@ -15,15 +16,15 @@ import (
 func TestNeverCompleteWhileOpen(t *testing.T) {
 	ch := &source.Source{Name: "c", TasksRel: "openspec/changes/c/tasks.md",
 		Tasks: openspec.ParseTasks([]byte("## 1. One\n- [x] 1.1 a\n## Prerequisites\n- [ ] p\n- [ ] q\n"))}
-	if err := openOutsideStories(ch); err != nil {
+	if err := OpenOutsideStories(ch); err != nil {
 		t.Fatalf("every task is in a story, yet: %v", err)
 	}
 	ch.Stories = ch.Stories[:1]
 	if _, ok := ch.NextStory(); ok {
 		t.Fatal("NextStory found a story")
 	}
-	err := openOutsideStories(ch)
-	var e *Error
+	err := OpenOutsideStories(ch)
+	var e *tell.Error
 	if !errors.As(err, &e) || e.Code != 0 {
 		t.Fatalf("error = %#v, want an *Error with exit code 1", err)
 	}
@@ -35,7 +36,7 @@ func TestNeverCompleteWhileOpen(t *testing.T) {
 	}
 	ch.Tasks = openspec.ParseTasks([]byte("## 1. One\n- [x] 1.1 a\n"))
 	ch.Stories = nil
-	if err := openOutsideStories(ch); err != nil {
+	if err := OpenOutsideStories(ch); err != nil {
 		t.Errorf("only done tasks outside the stories, yet: %v", err)
 	}
 }
