@@ -328,6 +328,6 @@ func finishHooks(e *env, l *loop.Loop) error {
 		return err
 	}
 	show := func(s string) { fmt.Fprintln(e.s.Err, strings.TrimRight(s, "\n")) }
-	l.Repo.RunHooksWith(finish.Hooks(set, l.Repo, show, l.Report.Warn))
+	l.Repo.RunHooksWith(finish.Hooks(set, show, l.Report.Warn))
 	return nil
 }

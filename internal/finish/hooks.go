@@ -11,17 +11,17 @@ import (
 )
 
 // Hooks runs the hooks of a finish's git (post-checkout, post-merge, pre-push) in the
-// verify gate's sandbox over repo's working tree (git.Repo.RunHooksWith), since they
-// read what the agent wrote: the pre-commit framework runs what the agent's
-// .pre-commit-config.yaml says, and husky's hooks are files of the tree. show gets what
-// a hook printed. nil, for git to run them as always, where the gate itself runs
-// outside: no sandbox, or ralph.verifySandbox=off. See docs/SANDBOX.md, "The verify
-// gate and the commit hooks".
-func Hooks(set sandbox.Settings, repo *git.Repo, show, warn func(string)) git.HookRunner {
+// verify gate's sandbox over the working tree of the repository whose git runs them
+// (git.Repo.RunHooksWith), since they read what the agent wrote: the pre-commit
+// framework runs what the agent's .pre-commit-config.yaml says, and husky's hooks are
+// files of the tree. show gets what a hook printed. nil, for git to run them as always,
+// where the gate itself runs outside: no sandbox, or ralph.verifySandbox=off. See
+// docs/SANDBOX.md, "The verify gate and the commit hooks".
+func Hooks(set sandbox.Settings, show, warn func(string)) git.HookRunner {
 	if !set.Level.On() || set.VerifyOff {
 		return nil
 	}
-	return func(ctx context.Context, name, path string, args []string, stdin []byte, env []string) (string, int, error) {
+	return func(ctx context.Context, repo *git.Repo, name, path string, args []string, stdin []byte, env []string) (string, int, error) {
 		pol, err := set.GatePolicy(repo.Root, repo.CommonDir)
 		if err != nil {
 			return "", -1, err

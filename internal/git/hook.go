@@ -52,9 +52,10 @@ func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env
 	return output, res.exitCode, nil
 }
 
-// HookRunner runs hook name (its file at path) in git's stead, with git's arguments,
-// input and environment additions, and returns its output and exit status.
-type HookRunner func(ctx context.Context, name, path string, args []string, stdin []byte, env []string) (output string, exitCode int, err error)
+// HookRunner runs hook name (its file at path) of repository r in git's stead, with
+// git's arguments, input and environment additions, and returns its output and exit
+// status.
+type HookRunner func(ctx context.Context, r *Repo, name, path string, args []string, stdin []byte, env []string) (output string, exitCode int, err error)
 
 // RunHooksWith makes every later git of r run no hook itself (core.hooksPath is
 // /dev/null): the hooks of git's that git-ralph runs over what an agent wrote go
@@ -66,6 +67,10 @@ func (r *Repo) RunHooksWith(h HookRunner) {
 	defer r.hooksMu.Unlock()
 	r.hooks = h
 }
+
+// RunHooksLike gives r the hook runner o has (none, if o has none): another checkout of
+// the same finish.
+func (r *Repo) RunHooksLike(o *Repo) { r.RunHooksWith(o.hookRunner()) }
 
 func (r *Repo) hookRunner() HookRunner {
 	r.hooksMu.Lock()
@@ -81,7 +86,7 @@ func (r *Repo) postHook(ctx context.Context, name string, args ...string) {
 		return
 	}
 	if path, ok, err := r.hookFile(ctx, name); err == nil && ok {
-		_, _, _ = h(ctx, name, path, args, nil, nil)
+		_, _, _ = h(ctx, r, name, path, args, nil, nil)
 	}
 }
 

@@ -19,7 +19,7 @@ type hookCall struct {
 // recordHooks sets a hook runner on r that records its calls and answers code.
 func recordHooks(r *Repo, code int) *[]hookCall {
 	var calls []hookCall
-	r.RunHooksWith(func(_ context.Context, name, path string, args []string, stdin []byte, env []string) (string, int, error) {
+	r.RunHooksWith(func(_ context.Context, _ *Repo, name, path string, args []string, stdin []byte, env []string) (string, int, error) {
 		calls = append(calls, hookCall{name, args, string(stdin), env})
 		return "said " + name, code, nil
 	})

@@ -197,7 +197,7 @@ func (r *Repo) runPrePush(ctx context.Context, h HookRunner, remote string, conf
 		env = []string{"GIT_CONFIG_PARAMETERS=" + strings.Join(q, " ")}
 	}
 	in := strings.Join(lines, "\n") + "\n"
-	out, code, err := h(ctx, "pre-push", path, []string{remote, url}, []byte(in), env)
+	out, code, err := h(ctx, r, "pre-push", path, []string{remote, url}, []byte(in), env)
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,7 @@ func originRepo(ctx context.Context, l *loop.Loop, rec *run.Record) (*git.Repo, 
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	repo.Trace = l.Repo.Trace
+	repo.RunHooksLike(l.Repo) // its hooks run where this finish's do
 	return repo, nil
 }
 
