@@ -65,6 +65,9 @@ func (s *session) attempt(ctx context.Context, story tasklist.Story, learnings s
 	s.rec.Attempts = append(s.rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: s.Store.LogPath(s.r.Change, story.ID, n),
 		Agent: s.r.Driver.Name(), Model: s.r.Model, Started: s.Time(),
+		// Nothing to check after it where the agent can write no part of the surface:
+		// a crash-resume finds no snapshot, and needs none.
+		SurfaceChecked: s.fixed != nil,
 	})
 	s.rec.CurrentStory, s.rec.Status, s.rec.PID = story.ID, run.Running, os.Getpid()
 	if err := s.Save(s.rec); err != nil {
@@ -177,6 +180,14 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 	link, err := s.checkGitLink(filepath.Join(s.Store.ChangeDir(s.rec.Change), "tampered", id, ".git"))
 	if err != nil {
 		return "", err
+	}
+	if s.fixed != nil {
+		// Only .git, in the work tree, was the agent's to change (fixedSurface).
+		if link == "" {
+			return "", nil
+		}
+		att.Reason = "tampered: " + link + "; leave .git, the link to the git directory, as it is"
+		return att.Reason, s.Save(s.rec)
 	}
 	layout, err := s.checkLayout(cctx, id, snap)
 	if err != nil {
@@ -444,10 +455,12 @@ func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story taskli
 	// Once more, right before the gate: a process the agent left behind may have
 	// rewritten a hook or the config since the first look, and git-ralph's add runs
 	// the config's filters. Files only (no git): the refs do not decide what runs.
-	files := *snap
-	files.NoRefs = true
-	if tampered, err := s.checkSurface(gctx, &files, s.rec, att); err != nil || tampered != "" {
-		return failure(tampered, err)
+	if s.fixed == nil {
+		files := *snap
+		files.NoRefs = true
+		if tampered, err := s.checkSurface(gctx, &files, s.rec, att); err != nil || tampered != "" {
+			return failure(tampered, err)
+		}
 	}
 	// git-ralph's own move of a plan this checkpoint completes (source.Archiver) is part
 	// of what the gate sees and the checkpoint commits; a failed attempt puts it back
@@ -769,7 +782,7 @@ func (s *session) gitScratch(tmp string) ([]string, error) {
 // trust surface (the hooks, the config): files only, and only where they could write
 // the git directory (no sandbox, or one that leaves it writable, as in place).
 func (s *session) afterGate(ctx context.Context, snap *surface.Snapshot) (string, error) {
-	if s.gatePolicy != nil && !sandbox.Covers(s.gatePolicy.Write, s.Repo.CommonDir) {
+	if s.fixed != nil || s.gatePolicy != nil && !sandbox.Covers(s.gatePolicy.Write, s.Repo.CommonDir) {
 		return "", nil
 	}
 	files := *snap

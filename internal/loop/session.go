@@ -41,6 +41,10 @@ type session struct {
 	// so its refs are read anew (the user may have changed them).
 	lastSurface   *surface.Snapshot
 	surfaceWaited bool
+	// fixed is the snapshot of a run whose agent and gate can write nothing of the
+	// trust surface (fixedSurface): taken before the first attempt, never saved, and
+	// compared once, when the attempts end (lastCheck).
+	fixed *surface.Snapshot
 	// layout is the git directory as the walk before the attempt under way saw it
 	// (surface.CheckLayout).
 	layout *surface.Layout
@@ -100,13 +104,15 @@ func (s *session) work(ctx context.Context) (*Summary, error) {
 // behind may still have been at work. Each attempt's snapshot catches that for the
 // attempt before; after the last one nothing would.
 func (s *session) lastCheck(ctx context.Context) error {
-	prev := s.lastSurface
-	if prev == nil {
+	prev, snap := s.lastSurface, s.fixed
+	if prev == nil && snap == nil {
 		return nil
 	}
-	snap, err := surface.TakeAfter(ctx, s.Repo, prev, false)
-	if err != nil {
-		return fmt.Errorf("record the trust surface: %w", err)
+	if snap == nil {
+		var err error
+		if snap, err = surface.TakeAfter(ctx, s.Repo, prev, false); err != nil {
+			return fmt.Errorf("record the trust surface: %w", err)
+		}
 	}
 	id := "after"
 	if a := s.rec.Last(); a != nil {
@@ -116,8 +122,14 @@ func (s *session) lastCheck(ctx context.Context) error {
 	if err != nil || len(changes) == 0 {
 		return err
 	}
+	what := strings.TrimPrefix(surface.Reason(changes, s.Repo.Root), "tampered: ")
+	if s.fixed != nil {
+		s.Report.Warn(what + " during the run, where the agent's sandbox and its gate's could not write it (by a program of the agent's that git's own work ran, " +
+			"or by another program of yours): put back as listed above")
+		return nil
+	}
 	s.lastSurface = snap
-	s.Report.Warn(strings.TrimPrefix(surface.Reason(changes, s.Repo.Root), "tampered: ") + " after the last attempt was checked (by a process the agent left running, " +
+	s.Report.Warn(what + " after the last attempt was checked (by a process the agent left running, " +
 		"or a program of its that git's own work ran): put back as listed above")
 	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/git-ralph/git-ralph/internal/agent"
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
@@ -32,10 +34,21 @@ func (l *Loop) surfacePath(change string) string {
 func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 	var snap *surface.Snapshot
 	var err error
+	if s.fixed != nil {
+		if s.surfaceWaited {
+			// The user may have moved refs meanwhile: they are read anew.
+			if s.fixed, err = surface.TakeAfter(ctx, s.Repo, s.fixed, true); err != nil {
+				return nil, fmt.Errorf("record the trust surface: %w", err)
+			}
+			s.surfaceWaited = false
+		}
+		return s.fixed, nil
+	}
 	s.layout, s.nextLayout = s.nextLayout, nil
 	if s.surfaceWaited {
 		s.layout = nil // the user may have changed the git directory meanwhile
 	}
+	first := s.lastSurface == nil
 	if prev := s.lastSurface; prev != nil {
 		snap, err = surface.TakeAfter(ctx, s.Repo, prev, s.surfaceWaited)
 	} else {
@@ -51,6 +64,10 @@ func (s *session) takeSurface(ctx context.Context) (*surface.Snapshot, error) {
 		if s.layout, err = surface.ReadLayout(s.Repo.CommonDir); err != nil {
 			return nil, fmt.Errorf("record the git directory's layout: %w", err)
 		}
+	}
+	if first && s.fixedSurface(snap) {
+		s.fixed = snap
+		return snap, nil
 	}
 	if err := s.recordHidden(ctx); err != nil {
 		return nil, err
@@ -390,6 +407,58 @@ func (s *session) checkLayout(ctx context.Context, id string, snap *surface.Snap
 // every chmod outside the writable paths, the gate's hooks included: nothing to find.
 func (s *session) layoutNeeded() bool {
 	return s.policy == nil || s.gitWritable() || s.r.Sandbox.VerifyOff
+}
+
+// fixedSurface reports whether nothing the agent or its gate runs can change the trust
+// surface snap records: both run in the sandbox, and no path either may write holds the
+// git directory, lies inside it (the learnings file and a tracked file kept there
+// aside: the prompt asks the agent to write them), or holds a file or directory of the
+// surface (a hooks directory or a config include in the work tree, the global config
+// under a writable home). The kernel refuses every write there then, so the snapshot,
+// the records' check and the comparison around each attempt would protect nothing:
+// the surface is recorded once, for the hooks the gate runs, and compared once, when
+// the attempts end (lastCheck). Paths are compared as given and with their links
+// resolved, as Landlock resolves them.
+func (s *session) fixedSurface(snap *surface.Snapshot) bool {
+	if s.policy == nil || s.gatePolicy == nil || s.r.Sandbox.VerifyOff {
+		return false
+	}
+	pol := agent.PolicyFor(s.r.Driver, s.policy, append(os.Environ(), s.policy.Env...))
+	var write []string
+	for _, w := range append(slices.Clone(pol.Write), s.gatePolicy.Write...) {
+		write = append(write, w, resolved(w))
+	}
+	allowed := map[string]bool{}
+	for _, f := range agentFiles(s.src, s.Store.LearningsPath(s.r.Change)) {
+		allowed[f], allowed[resolved(f)] = true, true
+	}
+	dirs := []string{s.Repo.CommonDir, s.Repo.GitDir, resolved(s.Repo.CommonDir), resolved(s.Repo.GitDir)}
+	for _, w := range write {
+		if !allowed[w] && slices.ContainsFunc(dirs, func(d string) bool { return sandbox.Covers([]string{d}, w) }) {
+			return false
+		}
+	}
+	paths := append([]string{s.Repo.CommonDir, s.Repo.GitDir, snap.HooksDir}, snap.Dirs...)
+	for _, f := range append(slices.Clone(snap.Files), snap.DirStates...) {
+		paths = append(paths, f.Path, f.Target)
+	}
+	for _, p := range paths {
+		if p != "" && (sandbox.Covers(write, p) || sandbox.Covers(write, resolved(p))) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolved is path with its symbolic links followed as far as it exists.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	if dir := filepath.Dir(path); dir != path {
+		return filepath.Join(resolved(dir), filepath.Base(path))
+	}
+	return path
 }
 
 // gitWritable reports whether the agent could write the git directory: no sandbox, or
