@@ -159,7 +159,8 @@ func (w *Watch) layoutNeeded() bool {
 // git directory, lies inside it (the learnings file and a tracked file kept there
 // aside: the prompt asks the agent to write them), or holds a file or directory of the
 // surface (a hooks directory or a config include in the work tree, the global config
-// under a writable home). The kernel refuses every write there then, so the snapshot,
+// under a writable home; a linked worktree's .git file aside, which After compares
+// alone). The kernel refuses every write there then, so the snapshot,
 // the records' check and the comparison around each attempt would protect nothing:
 // the surface is recorded once, for the hooks the gate runs, and compared once, when
 // the attempts end (LastCheck). Paths are compared as given and with their links
@@ -170,22 +171,25 @@ func (w *Watch) fixedSurface(snap *surface.Snapshot) bool {
 	}
 	pol := agent.PolicyFor(w.Driver, w.Policy, append(os.Environ(), w.Policy.Env...))
 	var write []string
-	for _, w := range append(slices.Clone(pol.Write), w.GatePolicy.Write...) {
-		write = append(write, w, resolved(w))
+	for _, p := range append(slices.Clone(pol.Write), w.GatePolicy.Write...) {
+		write = append(write, p, resolved(p))
 	}
 	allowed := map[string]bool{}
 	for _, f := range w.AgentFiles {
 		allowed[f], allowed[resolved(f)] = true, true
 	}
 	dirs := []string{w.Repo.CommonDir, w.Repo.GitDir, resolved(w.Repo.CommonDir), resolved(w.Repo.GitDir)}
-	for _, w := range write {
-		if !allowed[w] && slices.ContainsFunc(dirs, func(d string) bool { return sandbox.Covers([]string{d}, w) }) {
+	for _, p := range write {
+		if !allowed[p] && slices.ContainsFunc(dirs, func(d string) bool { return sandbox.Covers([]string{d}, p) }) {
 			return false
 		}
 	}
 	paths := append([]string{w.Repo.CommonDir, w.Repo.GitDir, snap.HooksDir}, snap.Dirs...)
 	for _, f := range append(slices.Clone(snap.Files), snap.DirStates...) {
-		paths = append(paths, f.Path, f.Target)
+		if f.Path != w.gitFile() { // compared after each attempt all the same (After)
+			paths = append(paths, f.Path)
+		}
+		paths = append(paths, f.Target)
 	}
 	for _, p := range paths {
 		if p != "" && (sandbox.Covers(write, p) || sandbox.Covers(write, resolved(p))) {
@@ -193,6 +197,42 @@ func (w *Watch) fixedSurface(snap *surface.Snapshot) bool {
 		}
 	}
 	return true
+}
+
+// gitFile is a linked worktree's .git file, which lies in the work tree the agent
+// writes; "" in a main worktree.
+func (w *Watch) gitFile() string {
+	if w.Repo.GitDir == w.Repo.CommonDir {
+		return ""
+	}
+	return filepath.Join(w.Repo.Root, ".git")
+}
+
+// afterFixed is After where the rest of the surface is out of the agent's reach
+// (fixedSurface): only what lies in the work tree is compared, .git, the link to a
+// moved git directory (link: what its check found), or a linked worktree's .git file.
+func (w *Watch) afterFixed(cctx context.Context, att *run.Attempt, snap *surface.Snapshot, link string) (string, error) {
+	reason := ""
+	if link != "" {
+		reason = "tampered: " + link + "; leave .git, the link to the git directory, as it is"
+	}
+	if f := w.gitFile(); f != "" {
+		found, err := w.Check(cctx, snap.Only(f), w.Rec, att)
+		if err != nil {
+			return "", err
+		}
+		if found != "" && reason != "" {
+			found += "; " + strings.TrimPrefix(reason, "tampered: ")
+		}
+		if found != "" {
+			reason = found
+		}
+	}
+	if reason == "" {
+		return "", nil
+	}
+	att.Reason = reason
+	return reason, w.Save(w.Rec)
 }
 
 // resolved is path with its symbolic links followed as far as it exists.
@@ -275,12 +315,7 @@ func (w *Watch) Unhide(ctx context.Context) error {
 func (w *Watch) After(cctx context.Context, att *run.Attempt, snap *surface.Snapshot, link string) (string, error) {
 	id := fmt.Sprintf("%s-%d", att.Story, att.N)
 	if w.fixed != nil {
-		// Only .git, in the work tree, was the agent's to change (fixedSurface).
-		if link == "" {
-			return "", nil
-		}
-		att.Reason = "tampered: " + link + "; leave .git, the link to the git directory, as it is"
-		return att.Reason, w.Save(w.Rec)
+		return w.afterFixed(cctx, att, snap, link)
 	}
 	layout, err := w.checkLayout(cctx, id, snap)
 	if err != nil {
