@@ -67,7 +67,7 @@ func (s *session) attempt(ctx context.Context, story tasklist.Story, learnings s
 		Agent: s.r.Driver.Name(), Model: s.r.Model, Started: s.Time(),
 		// Nothing to check after it where the agent can write no part of the surface:
 		// a crash-resume finds no snapshot, and needs none.
-		SurfaceChecked: s.watch.Fixed(),
+		SurfaceChecked: s.watch.CheckedAtStart(),
 	})
 	s.rec.CurrentStory, s.rec.Status, s.rec.PID = story.ID, run.Running, os.Getpid()
 	if err := s.Save(s.rec); err != nil {

@@ -74,7 +74,7 @@ func (w *Watch) Take(ctx context.Context) (*surface.Snapshot, error) {
 			}
 			w.waited = false
 		}
-		return w.fixed, nil
+		return w.fixed, w.saveFixed()
 	}
 	w.layout, w.nextLayout = w.nextLayout, nil
 	if w.waited {
@@ -99,7 +99,7 @@ func (w *Watch) Take(ctx context.Context) (*surface.Snapshot, error) {
 	}
 	if first && w.fixedSurface(snap) {
 		w.fixed = snap
-		return snap, nil
+		return snap, w.saveFixed()
 	}
 	if err := w.recordHidden(ctx); err != nil {
 		return nil, err
@@ -227,12 +227,41 @@ func (w *Watch) afterFixed(cctx context.Context, att *run.Attempt, snap *surface
 		if found != "" {
 			reason = found
 		}
+		// Checked: the record says so before the saved snapshot goes (as After does).
+		att.SurfaceChecked = true
+		if reason != "" {
+			att.Reason = reason
+		}
+		if err := w.Save(w.Rec); err != nil {
+			return "", err
+		}
+		w.Drop(w.Rec.Change)
+		return reason, nil
 	}
 	if reason == "" {
 		return "", nil
 	}
 	att.Reason = reason
 	return reason, w.Save(w.Rec)
+}
+
+// CheckedAtStart reports whether an attempt can be recorded as checked when it starts:
+// nothing of the surface is the agent's to change (fixedSurface) but .git, the link to
+// a moved git directory, which a crash-resume puts back without a snapshot. A linked
+// worktree's .git file is compared after each attempt, and after a crash too: the
+// snapshot is saved before each attempt then (saveFixed).
+func (w *Watch) CheckedAtStart() bool { return w.fixed != nil && w.gitFile() == "" }
+
+// saveFixed saves the fixed snapshot before an attempt when a crash-resume is to
+// compare it (not CheckedAtStart).
+func (w *Watch) saveFixed() error {
+	if w.CheckedAtStart() {
+		return nil
+	}
+	if err := w.fixed.Save(w.Store.Root(), w.Path(w.Rec.Change)); err != nil {
+		return fmt.Errorf("save the trust surface: %w", err)
+	}
+	return nil
 }
 
 // resolved is path with its symbolic links followed as far as it exists.
