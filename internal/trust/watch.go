@@ -38,8 +38,9 @@ type Watch struct {
 	last   *surface.Snapshot
 	waited bool
 	// fixed is the snapshot of a run whose agent and gate can write nothing of the
-	// trust surface (fixedSurface): taken before the first attempt, never saved, and
-	// compared once, when the attempts end (LastCheck).
+	// trust surface (fixedSurface): taken before the first attempt, saved only where a
+	// resume compares it (saveFixed), and compared once, when the attempts end
+	// (LastCheck).
 	fixed *surface.Snapshot
 	// layout is the git directory as the walk before the attempt under way saw it
 	// (surface.CheckLayout).
