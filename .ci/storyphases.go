@@ -87,17 +87,26 @@ func main() {
 		"link, layout walk, records check (-> for-each-ref)",
 		"git for-each-ref (the surface's refs)",
 		"surface compare + record save 3",
-		"drop snapshot, story done, gate, message (-> git add)",
+		"(link check,) drop snapshot, story done, gate, message (-> git add)",
 		"git add -A",
 		"between add and commit",
 		"git commit",
 	}
-	cols := make([][]float64, len(names))
-	for k := 1; k+1 < len(agents); k++ {
-		if row, ok := story(evs[agents[k-1]:agents[k]], evs[agents[k]:agents[k+1]], exits); ok {
-			for i, v := range row {
-				cols[i] = append(cols[i], v)
+	// A run compares the trust surface after each attempt (three gits after the agent)
+	// or only at its end (two): the kind most of its stories show is taken, and a story
+	// whose trace lost an event is left out rather than read as the other kind.
+	var cols [][]float64
+	for _, surfaced := range []bool{true, false} {
+		cols = make([][]float64, len(names))
+		for k := 1; k+1 < len(agents); k++ {
+			if row, ok := story(evs[agents[k-1]:agents[k]], evs[agents[k]:agents[k+1]], exits, surfaced); ok {
+				for i, v := range row {
+					cols[i] = append(cols[i], v)
+				}
 			}
+		}
+		if 2*len(cols[0]) >= len(agents)-2 {
+			break
 		}
 	}
 	if len(cols[0]) == 0 {
@@ -116,24 +125,37 @@ func main() {
 
 // story is one story's phases from the events before its agent's exec (back to the
 // previous agent's) and after it (to the next agent's); ok is false when one is missing.
-func story(before, after []event, exits map[int]float64) (row []float64, ok bool) {
-	var fsyncs, mkdirs []float64
+// surfaced: the run compares the trust surface after each attempt. Where it does so
+// only at the run's end (the agent and its gate can write none of it), a story runs two
+// gits after its agent, not three: the surface's phases are 0 and what is left of the
+// checks after the agent counts as the last phase before git add.
+func story(before, after []event, exits map[int]float64, surfaced bool) (row []float64, ok bool) {
 	var commitExit float64
 	for _, e := range before {
-		switch {
-		case e.comm == "git-ralph" && e.call == "fsync":
-			fsyncs = append(fsyncs, e.t)
-		case e.comm == "git-ralph" && e.call == "mkdirat":
-			mkdirs = append(mkdirs, e.t)
-		case e.comm == "git" && e.call == "exit_group":
+		if e.comm == "git" && e.call == "exit_group" {
 			commitExit = e.t
 		}
 	}
-	if len(fsyncs) < 3 || len(mkdirs) < 1 || commitExit == 0 {
+	var mkdirs []float64
+	for _, e := range before {
+		if e.comm == "git-ralph" && e.call == "mkdirat" && e.t > commitExit {
+			mkdirs = append(mkdirs, e.t)
+		}
+	}
+	if len(mkdirs) < 1 || commitExit == 0 {
 		return nil, false
 	}
-	save4, save1 := fsyncs[len(fsyncs)-3], fsyncs[len(fsyncs)-1]
 	cgroup := mkdirs[len(mkdirs)-1]
+	save4, ok := firstAfter(before, commitExit, func(e event) bool { return e.comm == "git-ralph" && e.call == "fsync" })
+	if !ok {
+		return nil, false
+	}
+	save1 := save4
+	for _, e := range before {
+		if e.comm == "git-ralph" && e.call == "fsync" && e.t > save4 && e.t < cgroup {
+			save1 = e.t
+		}
+	}
 	exec, apid := after[0].t, after[0].pid
 	aexit, ok := exits[apid]
 	if !ok {
@@ -149,14 +171,17 @@ func story(before, after []event, exits map[int]float64) (row []float64, ok bool
 			gits = append(gits, e)
 		}
 	}
-	if len(gits) < 3 {
+	if surfaced && len(gits) < 3 || !surfaced && len(gits) != 2 {
 		return nil, false
 	}
-	fer, add, commit := gits[0].t, gits[1].t, gits[2].t
-	ferX, addX, commitX := exits[gits[0].pid], exits[gits[1].pid], exits[gits[2].pid]
-	save3, ok := firstAfter(after, ferX, func(e event) bool { return e.comm == "git-ralph" && e.call == "fsync" })
-	if !ok {
-		return nil, false
+	add, commit := gits[len(gits)-2].t, gits[len(gits)-1].t
+	addX, commitX := exits[gits[len(gits)-2].pid], exits[gits[len(gits)-1].pid]
+	fer, ferX, save3 := rm, rm, rm
+	if surfaced {
+		fer, ferX = gits[0].t, exits[gits[0].pid]
+		if save3, ok = firstAfter(after, ferX, func(e event) bool { return e.comm == "git-ralph" && e.call == "fsync" }); !ok {
+			return nil, false
+		}
 	}
 	row = []float64{save4 - commitExit, save1 - save4, cgroup - save1, exec - cgroup, aexit - exec, rm - aexit,
 		fer - rm, ferX - fer, save3 - ferX, add - save3, addX - add, commit - addX, commitX - commit}

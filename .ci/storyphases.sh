@@ -1,10 +1,12 @@
 #!/bin/sh
-# storyphases.sh [ROUNDS]: git-ralph's own cost per story, from the outside. Builds
+# storyphases.sh [ROUNDS [BASE]]: git-ralph's own cost per story, from the outside. Builds
 # git-ralph as install.sh does, makes a 40-story repository in tmpfs with an instant agent
 # (a shell script named claude that ticks the story and writes a file), then ROUNDS times
 # (default 5), alternately: `git ralph start` and a bare loop (the same agent, then
 # `git add -A && git commit`, per story), wall and CPU time (user+sys, children
 # included); then one run under `perf trace` whose phases .ci/storyphases.go prints.
+# With BASE (a revision), git-ralph built from it runs too, before each of this tree's
+# runs, and its phases print first: a before and after measured at the same moments.
 # Needs perf (root or perf_event_paranoid <= -1) and /usr/bin/time. Writes only below
 # a temporary directory, removed at the end.
 set -eu
@@ -14,6 +16,13 @@ tmp=$(mktemp -d /dev/shm/storyphases.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/home"
 (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/bin/git-ralph" ./git-ralph)
+(cd "$src" && go build -o "$tmp/storyphases" .ci/storyphases.go)
+base=${2:-}
+if [ -n "$base" ]; then
+	mkdir -p "$tmp/base/src" "$tmp/base/bin"
+	(cd "$src" && git archive "$base") | tar -x -C "$tmp/base/src"
+	(cd "$tmp/base/src" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/base/bin/git-ralph" ./git-ralph)
+fi
 cat > "$tmp/bin/claude" <<'AGENT'
 #!/bin/sh
 cat >/dev/null
@@ -45,22 +54,30 @@ while [ $s -le 40 ]; do
 done
 BARE
 chmod +x "$tmp/bin/bare-loop"
+kinds="ralph bare"
+[ -n "$base" ] && kinds="base ralph bare"
 r=1
 while [ $r -le "$rounds" ]; do
-	for kind in ralph bare; do
+	for kind in $kinds; do
 		rm -rf "$tmp/w" && cp -a "$tmpl" "$tmp/w" && cd "$tmp/w"
-		if [ $kind = ralph ]; then
-			/usr/bin/time -f "ralph %e s wall %U+%S s cpu" git ralph start x >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
-		else
-			/usr/bin/time -f "bare  %e s wall %U+%S s cpu" bare-loop >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
-		fi
+		case $kind in
+		base) PATH="$tmp/base/bin:$PATH" /usr/bin/time -f "base  %e s wall %U+%S s cpu" git ralph start x >/dev/null 2>"$tmp/err" ;;
+		ralph) /usr/bin/time -f "ralph %e s wall %U+%S s cpu" git ralph start x >/dev/null 2>"$tmp/err" ;;
+		bare) /usr/bin/time -f "bare  %e s wall %U+%S s cpu" bare-loop >/dev/null 2>"$tmp/err" ;;
+		esac || { cat "$tmp/err"; exit 1; }
 		tail -1 "$tmp/err"
 		cd "$tmp"
 	done
 	echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
 	r=$((r+1))
 done
-rm -rf "$tmp/w" && cp -a "$tmpl" "$tmp/w" && cd "$tmp/w"
-perf trace -o "$tmp/trace" -e execve,exit_group,fsync,mkdirat,unlinkat -- git ralph start x >/dev/null 2>&1
-cd "$src" && go run .ci/storyphases.go < "$tmp/trace"
+for kind in $kinds; do
+	[ $kind = bare ] && continue
+	path=$PATH
+	[ $kind = base ] && path="$tmp/base/bin:$PATH"
+	rm -rf "$tmp/w" && cp -a "$tmpl" "$tmp/w" && cd "$tmp/w"
+	PATH=$path perf trace -o "$tmp/trace" -e execve,exit_group,fsync,mkdirat,unlinkat -- git ralph start x >/dev/null 2>&1
+	[ -n "$base" ] && echo "$kind:"
+	"$tmp/storyphases" < "$tmp/trace"
+done
 echo "load $(cut -d' ' -f1-3 /proc/loadavg)"

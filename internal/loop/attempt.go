@@ -59,13 +59,16 @@ func (s *session) attempt(ctx context.Context, story tasklist.Story, learnings s
 	}
 	// The surface is saved before the record says an attempt is under way, so that a
 	// crash-resume finding a running attempt and no saved surface knows it was removed.
-	snap, err := s.takeSurface(context.WithoutCancel(ctx))
+	snap, err := s.watch.Take(context.WithoutCancel(ctx))
 	if err != nil {
-		return "", agent.Result{}, err
+		return "", agent.Result{}, fromTrust(err)
 	}
 	s.rec.Attempts = append(s.rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: s.Store.LogPath(s.r.Change, story.ID, n),
 		Agent: s.r.Driver.Name(), Model: s.r.Model, Started: s.Time(),
+		// Nothing to check after it where the agent can write no part of the surface:
+		// a crash-resume finds no snapshot, and needs none.
+		SurfaceChecked: s.watch.CheckedAtStart(),
 	})
 	s.rec.CurrentStory, s.rec.Status, s.rec.PID = story.ID, run.Running, os.Getpid()
 	if err := s.Save(s.rec); err != nil {
@@ -166,10 +169,10 @@ func (s *session) agentRequest(att *run.Attempt, text, id string) agent.Request 
 	return req
 }
 
-// checkAfterAgent checks what the agent of att may have changed and puts it back: the
-// run's records first (they are git-ralph's, and a crash-resume trusts them), then the
-// trust surface, before any other git runs. It returns the attempt's reason when the
-// agent had changed any ("tampered: …"), recorded with the check.
+// checkAfterAgent checks what the agent of att may have changed and puts it back: .git,
+// the link to a git directory moved out of the tree, then the run's records and the
+// trust surface (trust.Watch.After), before any other git runs. It returns the
+// attempt's reason when the agent had changed any ("tampered: …").
 func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *surface.Snapshot) (string, error) {
 	id := fmt.Sprintf("%s-%d", att.Story, att.N)
 	// The checks run after a first Ctrl-C too; a second stops them (checkCtx).
@@ -179,61 +182,8 @@ func (s *session) checkAfterAgent(ctx context.Context, att *run.Attempt, snap *s
 	if err != nil {
 		return "", err
 	}
-	layout, err := s.checkLayout(cctx, id, snap)
-	if err != nil {
-		return "", err
-	}
-	forged, err := s.checkRecords(s.rec, snap, id)
-	if err != nil {
-		return "", err
-	}
-	kindForged, err := s.checkKindRecords(s.src, s.rec, id)
-	if err != nil {
-		return "", err
-	}
-	forged = append(forged, kindForged...)
-	// Before any other git runs: what the agent changed of the surface goes back.
-	tampered, err := s.checkSurface(cctx, snap, s.rec, att)
-	if err != nil {
-		return "", err
-	}
-	if len(forged) > 0 {
-		what := "tampered: " + strings.Join(forged, " changed, ") + " changed; leave git-ralph's records in .git/ralph as they are"
-		if tampered != "" {
-			what = tampered + "; " + strings.TrimPrefix(what, "tampered: ")
-		}
-		tampered = what
-	}
-	if layout != "" {
-		what := layout + "; leave the git directory as it is"
-		if tampered == "" {
-			tampered = "tampered: " + what
-		} else {
-			tampered += "; " + what
-		}
-	}
-	if link != "" {
-		what := link + "; leave .git, the link to the git directory, as it is"
-		if tampered == "" {
-			tampered = "tampered: " + what
-		} else {
-			tampered += "; " + what
-		}
-	}
-	s.lastSurface = snap // the next attempt's refs are those this check left
-	// Checked: a crash from here on is no crash during the agent's attempt, and a
-	// snapshot left on disk would be stale by the next one. The record says so before
-	// the snapshot goes, or a crash-resume would find a running attempt with no
-	// snapshot and take it for one the agent removed.
-	att.SurfaceChecked = true
-	if tampered != "" {
-		att.Reason = tampered
-	}
-	if err := s.Save(s.rec); err != nil {
-		return "", err
-	}
-	s.dropSurface(s.rec.Change)
-	return tampered, nil
+	reason, err := s.watch.After(cctx, att, snap, link)
+	return reason, fromTrust(err)
 }
 
 // settle turns what running the agent came to into the attempt's outcome: a checkpoint
@@ -445,10 +395,12 @@ func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story taskli
 	// Once more, right before the gate: a process the agent left behind may have
 	// rewritten a hook or the config since the first look, and git-ralph's add runs
 	// the config's filters. Files only (no git): the refs do not decide what runs.
-	files := *snap
-	files.NoRefs = true
-	if tampered, err := s.checkSurface(gctx, &files, s.rec, att); err != nil || tampered != "" {
-		return failure(tampered, err)
+	if !s.watch.Fixed() {
+		files := *snap
+		files.NoRefs = true
+		if tampered, err := s.checkSurface(gctx, &files, s.rec, att); err != nil || tampered != "" {
+			return failure(tampered, err)
+		}
 	}
 	// git-ralph's own move of a plan this checkpoint completes (source.Archiver) is part
 	// of what the gate sees and the checkpoint commits; a failed attempt puts it back
@@ -547,7 +499,7 @@ func (s *session) gate(ctx context.Context, att *run.Attempt, story tasklist.Sto
 	gctx := context.WithoutCancel(ctx)
 	// The tree the gate sees is the tree committed: staged now, its id taken, whatever
 	// bits the agent set in the index.
-	if err := s.unhide(gctx); err != nil {
+	if err := s.watch.Unhide(gctx); err != nil {
 		return "", "", "", err
 	}
 	if err := s.Repo.AddAll(gctx); err != nil {
@@ -764,29 +716,6 @@ func (s *session) gitScratch(tmp string) ([]string, error) {
 	}
 	return []string{"GIT_INDEX_FILE=" + index, "GIT_OBJECT_DIRECTORY=" + objects,
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(s.Repo.CommonDir, "objects")}, nil
-}
-
-// afterGate checks, once the gate's hooks have run, what they could have changed of the
-// trust surface (the hooks, the config): files only, and only where they could write
-// the git directory (no sandbox, or one that leaves it writable, as in place).
-func (s *session) afterGate(ctx context.Context, snap *surface.Snapshot) (string, error) {
-	if s.gatePolicy != nil && !sandbox.Covers(s.gatePolicy.Write, s.Repo.CommonDir) {
-		return "", nil
-	}
-	files := *snap
-	files.NoRefs = true
-	att := s.rec.Last()
-	return s.checkSurface(context.WithoutCancel(ctx), &files, s.rec, att)
-}
-
-// recordedHook is the hook name as the snapshot recorded it before the attempt (its
-// content, or what it linked to), when git would have run it then.
-func (l *Loop) recordedHook(snap *surface.Snapshot, name string) ([]byte, bool) {
-	f, ok := snap.Recorded(filepath.Join(snap.HooksDir, name))
-	if !ok {
-		return nil, false
-	}
-	return f.Runnable()
 }
 
 // addedGitlinks are those of gitlinks (the staged ones) that are not gitlinks at

@@ -13,8 +13,8 @@ import (
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/source"
-	"github.com/git-ralph/git-ralph/internal/surface"
 	"github.com/git-ralph/git-ralph/internal/tasklist"
+	"github.com/git-ralph/git-ralph/internal/trust"
 )
 
 // session is one run of the loop at work: what Start resolved of its options, the run's
@@ -36,20 +36,9 @@ type session struct {
 	gatePolicy *sandbox.Policy
 	// taken holds the attempt refs that existed when the session began.
 	taken map[string]bool
-	// lastSurface is the snapshot of the attempt checked last, which the next
-	// attempt's carries on (surface.TakeAfter); surfaceWaited: a wait came in between,
-	// so its refs are read anew (the user may have changed them).
-	lastSurface   *surface.Snapshot
-	surfaceWaited bool
-	// layout is the git directory as the walk before the attempt under way saw it
-	// (surface.CheckLayout).
-	layout *surface.Layout
-	// nextLayout is the layout the last check left, the next attempt's unless a wait
-	// came in between.
-	nextLayout *surface.Layout
-	// hidden are the index entries git add skipped before the attempt (assume-unchanged,
-	// skip-worktree), where the agent could write the index.
-	hidden map[string]bool
+	// watch is the trust surface around the attempts (internal/trust), made once the
+	// sandbox is decided (begin).
+	watch *trust.Watch
 	// tries are the attempts per story in this invocation; transient, the transient API
 	// errors retried per story.
 	tries, transient map[string]int
@@ -84,42 +73,16 @@ func (s *session) work(ctx context.Context) (*Summary, error) {
 	sum, err := s.attempts(wctx)
 	cctx, ccancel := s.checkCtx(ctx)
 	defer ccancel()
-	if cerr := s.lastCheck(cctx); cerr != nil && err == nil {
-		err = cerr
+	if s.watch != nil {
+		if cerr := fromTrust(s.watch.LastCheck(cctx)); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
 		// The deadline, not the user, stopped the attempt under way; it is saved.
 		return sum, s.stop(run.Interrupted, "deadline reached", ErrDeadline)
 	}
 	return sum, err
-}
-
-// lastCheck compares the trust surface with what the last attempt's check left, and puts
-// back what differs: after that check git-ralph's own git went on (the checkpoint's add
-// and commit, or the failed attempt's save and restore), and a process the agent left
-// behind may still have been at work. Each attempt's snapshot catches that for the
-// attempt before; after the last one nothing would.
-func (s *session) lastCheck(ctx context.Context) error {
-	prev := s.lastSurface
-	if prev == nil {
-		return nil
-	}
-	snap, err := surface.TakeAfter(ctx, s.Repo, prev, false)
-	if err != nil {
-		return fmt.Errorf("record the trust surface: %w", err)
-	}
-	id := "after"
-	if a := s.rec.Last(); a != nil {
-		id = fmt.Sprintf("%s-%d-after", a.Story, a.N)
-	}
-	changes, err := s.restoreSurface(ctx, snap, s.rec, id, false)
-	if err != nil || len(changes) == 0 {
-		return err
-	}
-	s.lastSurface = snap
-	s.Report.Warn(strings.TrimPrefix(surface.Reason(changes, s.Repo.Root), "tampered: ") + " after the last attempt was checked (by a process the agent left running, " +
-		"or a program of its that git's own work ran): put back as listed above")
-	return nil
 }
 
 // attempts is work's loop over the stories.
@@ -188,6 +151,7 @@ func (s *session) begin(ctx context.Context) error {
 		}
 		s.gatePolicy.Read = pol.Read // the same hidden paths
 	}
+	s.watch = s.newWatch()
 	// Attempt refs a crash saved before it could record them: their numbers are taken.
 	// Listed once: from here on, this process makes (and records) every attempt ref.
 	refs, err := s.Repo.Refs(ctx, "refs/ralph/"+s.r.Change+"/attempts/")
@@ -262,8 +226,8 @@ func (s *session) waitToRetry(ctx context.Context, story tasklist.Story, res age
 	default:
 		return nil
 	}
-	s.tries[story.ID]--    // a transient API error, or waiting out a limit, does not use a story retry
-	s.surfaceWaited = true // the user may change refs while we wait
+	s.tries[story.ID]-- // a transient API error, or waiting out a limit, does not use a story retry
+	s.watch.Waited()    // the user may change refs while we wait
 	if err := s.Wait(ctx, d); err != nil {
 		return &halt{run.Interrupted, "interrupted", ErrInterrupted}
 	}
@@ -332,4 +296,31 @@ func (s *session) exhausted(story tasklist.Story, n int) error {
 	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, Short(rec.Checkpoint), s.Repo.Shown(filepath.Join(s.Store.ChangeDir(rec.Change), "logs")))
 	fmt.Fprintf(&b, "finish the story by hand and commit it on %s, or change the story, then run 'git ralph start %s' again", rec.Branch, rec.Change)
 	return &Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
+}
+
+// checkCtx is the context of the checks after an attempt: they run after a first
+// Ctrl-C too (the attempt is saved, what the agent changed put back), and a second one
+// (Loop.Kill) that comes while they run stops them before their next git; the next
+// start finishes what they left from the saved snapshot. A second Ctrl-C that came
+// before them killed the agent; they run then, bounded (one ref transaction).
+func (l *Loop) checkCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	killed := false
+	if l.Kill != nil {
+		select {
+		case <-l.Kill:
+			killed = true
+		default:
+		}
+	}
+	if l.Kill != nil && !killed {
+		go func() {
+			select {
+			case <-l.Kill:
+				cancel()
+			case <-c.Done():
+			}
+		}()
+	}
+	return c, cancel
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/git-ralph/git-ralph/internal/openspec"
@@ -115,6 +116,26 @@ func Render(tmplPath string, d Data) (string, error) {
 		}
 		text, name = string(b), tmplPath
 	}
+	t, err := parse(name, text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, d); err != nil {
+		return "", fmt.Errorf("render prompt template %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// parsed are the templates parse made, by name and text: a run renders one per attempt.
+var parsed sync.Map
+
+// parse is the prompt template text (named name) with the shared blocks, parsed once.
+func parse(name, text string) (*template.Template, error) {
+	key := name + "\x00" + text
+	if t, ok := parsed.Load(key); ok {
+		return t.(*template.Template), nil
+	}
 	t := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
 		"box": func(done bool) string {
 			if done {
@@ -169,11 +190,8 @@ func Render(tmplPath string, d Data) (string, error) {
 		_, err = t.Parse(text)
 	}
 	if err != nil {
-		return "", fmt.Errorf("parse prompt template %s: %w", name, err)
+		return nil, fmt.Errorf("parse prompt template %s: %w", name, err)
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, d); err != nil {
-		return "", fmt.Errorf("render prompt template %s: %w", name, err)
-	}
-	return b.String(), nil
+	parsed.Store(key, t)
+	return t, nil
 }

@@ -118,6 +118,21 @@ type Snapshot struct {
 	saved []byte
 	// loaded: read back by Load, so maybe the agent's (Outside).
 	loaded bool
+	// only: made by Only, watching no directory.
+	only bool
+}
+
+// Only is s reduced to its files at paths: no refs and no watched directory, for a
+// check of those files alone.
+func (s *Snapshot) Only(paths ...string) *Snapshot {
+	o := &Snapshot{Options: s.Options, HooksDir: s.HooksDir, Config: s.Config, only: true}
+	o.NoRefs = true
+	for _, f := range s.Files {
+		if slices.Contains(paths, f.Path) {
+			o.Files = append(o.Files, f)
+		}
+	}
+	return o
 }
 
 // Next returns the watched refs as they are once the last Compare and the Restore of its
@@ -1067,6 +1082,9 @@ func whatChanged(repo *git.Repo, then, cur File) string {
 // dirs are the directories whose every file is watched: Dirs, or the hooks directory
 // alone in a snapshot saved before Dirs was (a crash-resume across an upgrade).
 func (s *Snapshot) dirs() []string {
+	if s.only {
+		return nil
+	}
 	if len(s.Dirs) == 0 {
 		return []string{s.HooksDir}
 	}
