@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/scanner"
 	"go/token"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,5 +181,56 @@ func TestCommentsFit(t *testing.T) {
 	if len(long) > maxLong {
 		t.Errorf("%d comment blocks run over %d words, at most %d may: shorten them, and move the reasoning to ARCHITECTURE.md or docs/\n%s",
 			len(long), maxWords, maxLong, strings.Join(long, "\n"))
+	}
+}
+
+// TestFunctionsFit holds every function of the product (not the tests, not the fakes:
+// fakeagent, githubtest) to 100 lines: a longer one is split where its parts have names.
+func TestFunctionsFit(t *testing.T) {
+	const maxLines = 100
+	root := filepath.Join("..", "..")
+	fakes := []string{filepath.Join("internal", "fakeagent"), filepath.Join("internal", "github", "githubtest")}
+	var long []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if n := d.Name(); n == "testdata" || strings.HasPrefix(n, ".") && path != root || slices.Contains(fakes, rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var body *ast.BlockStmt
+			switch x := n.(type) {
+			case *ast.FuncDecl:
+				body = x.Body
+			case *ast.FuncLit:
+				body = x.Body
+			}
+			if body != nil {
+				if lines := fset.Position(body.End()).Line - fset.Position(n.Pos()).Line + 1; lines > maxLines {
+					long = append(long, fmt.Sprintf("%s:%d (%d lines)", rel, fset.Position(n.Pos()).Line, lines))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(long) > 0 {
+		t.Errorf("functions over %d lines: split them where their parts have names\n%s", maxLines, strings.Join(long, "\n"))
 	}
 }
