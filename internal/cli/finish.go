@@ -314,13 +314,14 @@ func runFinish(e *env, l *loop.Loop, change string, mode run.FinishMode) (*run.F
 }
 
 // finishHooks has the hooks of a finish's git run where the verify gate does
-// (finish.Hooks), in the sandbox ralph.sandbox gives the agent.
+// (finish.Hooks): in the sandbox where the system has one, unless ralph.sandbox is off
+// (on, which refuses an agent without one, does not stop a finish).
 func finishHooks(e *env, l *loop.Loop) error {
 	mode, _, err := l.Repo.Config(e.ctx, "ralph.sandbox")
 	if err != nil {
 		return err
 	}
-	if mode == "" {
+	if mode != "off" {
 		mode = "auto"
 	}
 	set, err := sandboxSettings(e, l.Repo, mode)
