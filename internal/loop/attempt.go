@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/preflight"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -66,9 +68,6 @@ func (s *session) attempt(ctx context.Context, story tasklist.Story, learnings s
 	s.rec.Attempts = append(s.rec.Attempts, run.Attempt{
 		Story: story.ID, N: n, Outcome: run.OutcomeRunning, Log: s.Store.LogPath(s.r.Change, story.ID, n),
 		Agent: s.r.Driver.Name(), Model: s.r.Model, Started: s.Time(),
-		// Nothing to check after it where the agent can write no part of the surface:
-		// a crash-resume finds no snapshot, and needs none.
-		SurfaceChecked: s.watch.CheckedAtStart(),
 	})
 	s.rec.CurrentStory, s.rec.Status, s.rec.PID = story.ID, run.Running, os.Getpid()
 	if err := s.Save(s.rec); err != nil {
@@ -198,7 +197,7 @@ func (s *session) settle(ctx context.Context, att *run.Attempt, story tasklist.S
 			hint = "the agent's sandbox could not be made (SECURITY MODEL in git ralph --help: The sandbox)"
 		}
 		return "", s.stop(run.Failed, "the agent could not be started",
-			&Error{Msg: fmt.Sprintf("start agent %s: %v", s.r.Driver.Name(), ran.startErr), Hint: hint, Err: ran.startErr})
+			&tell.Error{Msg: fmt.Sprintf("start agent %s: %v", s.r.Driver.Name(), ran.startErr), Hint: hint, Err: ran.startErr})
 	}
 	att.Turns, att.InputTokens, att.OutputTokens, att.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.CostUSD
 	att.PremiumRequests = res.PremiumRequests
@@ -292,9 +291,9 @@ func (s *session) failed(ctx context.Context, att *run.Attempt, ran ran) error {
 	case ran.unsaved != nil:
 		return s.stop(run.Failed, "the agent's process could not be recorded", s.unsavedAgent(att, ran.unsaved))
 	case att.Outcome == run.OutcomeInterrupted:
-		return s.stop(run.Interrupted, "interrupted", ErrInterrupted)
+		return s.stop(run.Interrupted, "interrupted", tell.ErrInterrupted)
 	case ran.res.Fatal != "":
-		return s.stop(run.Failed, ran.res.Fatal, &Error{Msg: ran.res.Fatal, Hint: "the loop stopped; run 'git ralph start " + s.r.Change + "' again once that is fixed"})
+		return s.stop(run.Failed, ran.res.Fatal, &tell.Error{Msg: ran.res.Fatal, Hint: "the loop stopped; run 'git ralph start " + s.r.Change + "' again once that is fixed"})
 	}
 	return nil
 }
@@ -302,13 +301,13 @@ func (s *session) failed(ctx context.Context, att *run.Attempt, ran ran) error {
 // unsavedAgent is the error of an attempt whose agent was stopped because the record
 // could not name its process (err): a crash then would have left it running unseen.
 func (s *session) unsavedAgent(att *run.Attempt, err error) error {
-	return &Error{Msg: "the run record could not name the agent's process, so the agent was stopped: " + err.Error(),
+	return &tell.Error{Msg: "the run record could not name the agent's process, so the agent was stopped: " + err.Error(),
 		Hint: "the attempt is kept as " + att.Ref + "; once " + s.Store.RecordPath(s.r.Change) + " can be written, run 'git ralph start " + s.r.Change + "' again",
 		Err:  err}
 }
 
 // sink forwards the agent's live output to the reporter.
-type sink struct{ r Reporter }
+type sink struct{ r tell.Reporter }
 
 func (s sink) Text(t string)         { s.r.AgentText(t) }
 func (s sink) Tool(name, sum string) { s.r.AgentTool(name, sum) }
@@ -435,7 +434,7 @@ func (s *session) checkpoint(ctx context.Context, att *run.Attempt, story taskli
 // leftoversError is the error that stops a run whose attempt left processes that could
 // not all be ended: nothing of the attempt was checked or committed.
 func leftoversError(err error) error {
-	return &Error{Msg: err.Error(),
+	return &tell.Error{Msg: err.Error(),
 		Hint: "git-ralph checks and commits nothing while a process of the attempt runs; end them (kill -9), then run 'git ralph start' again: it takes the attempt up where it stopped",
 		Err:  err}
 }
@@ -812,7 +811,7 @@ func (l *Loop) archive(ctx context.Context, cur *source.Source, rec *run.Record)
 	moved, err := l.Sources.Open(where, ref)
 	if err != nil {
 		_ = beneath.Rename(l.Repo.Root, dst, l.Repo.Root, from)
-		return nil, sourceErr(err)
+		return nil, preflight.SourceErr(err)
 	}
 	moved.Name = cur.Name
 	moved.KeepIDs(source.RecordedIDs(rec))
@@ -901,7 +900,7 @@ func inertKeywords(s string) string {
 // checkpointTmplErr is a bad ralph.checkpointMessage: a bad config value is a usage
 // error, as for every other key.
 func checkpointTmplErr(err error) error {
-	e := UserErr("write it as a Go template over .ID, .Title and .Change, e.g. git config ralph.checkpointMessage 'feat: {{.ID}} - {{.Title}}', or unset it",
+	e := tell.UserErr("write it as a Go template over .ID, .Title and .Change, e.g. git config ralph.checkpointMessage 'feat: {{.ID}} - {{.Title}}', or unset it",
 		"git config ralph.checkpointMessage: %v", err).WithCause(err)
 	e.Code = 2
 	return e
@@ -963,7 +962,7 @@ func (l *Loop) saveAndRestore(ctx context.Context, rec *run.Record, att *run.Att
 		if serr := l.Save(rec); serr != nil {
 			hint += "\nthe run record could not be written either (" + serr.Error() + "): the next 'git ralph start " + rec.Change + "' takes the attempt for one a crash cut short, and saves it then"
 		}
-		return &Error{Msg: "could not save the failed attempt: " + err.Error(), Hint: hint, Err: err}
+		return &tell.Error{Msg: "could not save the failed attempt: " + err.Error(), Hint: hint, Err: err}
 	}
 	att.Ref = ref
 	if att.Outcome == run.OutcomeRunning {

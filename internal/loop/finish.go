@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/git"
@@ -25,12 +26,12 @@ func (l *Loop) ResolveRun(name string) (string, error) {
 func SquashError(err error, branch, target, intact, merge, keep string) error {
 	var conflict *git.ConflictError
 	if errors.As(err, &conflict) {
-		return &Error{Msg: fmt.Sprintf("squashing %s onto %s conflicts", branch, target),
+		return &tell.Error{Msg: fmt.Sprintf("squashing %s onto %s conflicts", branch, target),
 			Hint: fmt.Sprintf("%s moved on since the run started: git reported conflicts in %s\n%s is intact and %s\nmerge by hand: %s, resolve the conflicts, then git reset\nor keep the branch: %s",
 				target, strings.Join(conflict.Paths, ", "), branch, intact, merge, keep),
 			Err: err}
 	}
-	return &Error{Msg: fmt.Sprintf("squashing %s onto %s failed: %v", branch, target, err),
+	return &tell.Error{Msg: fmt.Sprintf("squashing %s onto %s failed: %v", branch, target, err),
 		Hint: fmt.Sprintf("%s is as it was, %s is intact and %s\nor keep the branch: %s", target, branch, intact, keep),
 		Err:  err}
 }

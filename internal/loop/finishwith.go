@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -39,7 +40,7 @@ func (l *Loop) FinishWith(ctx context.Context, name string, s FinishStrategy) er
 	}
 	defer lock.Unlock()
 	if rec.Finishing != nil && !s.Resumes {
-		return UserErr("run 'git ralph finish "+change+" --squash' to complete it",
+		return tell.UserErr("run 'git ralph finish "+change+" --squash' to complete it",
 			"an interrupted 'git ralph finish --squash' of %q is pending", change)
 	}
 	if rec.Status == run.Dispatching || rec.Status == run.Dispatched {

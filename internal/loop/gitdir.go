@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"os"
 	"path/filepath"
 
@@ -25,11 +26,11 @@ func (l *Loop) moveGitDir(r *Resolved) (putBack func(), err error) {
 	}
 	m, err := gitdir.Move(l.Repo.Root)
 	if errors.Is(err, gitdir.ErrBusy) {
-		return nil, UserErr("wait for it to end ('git ralph status' shows it), or stop it with Ctrl-C in its terminal", "another git-ralph run works in this checkout")
+		return nil, tell.UserErr("wait for it to end ('git ralph status' shows it), or stop it with Ctrl-C in its terminal", "another git-ralph run works in this checkout")
 	}
 	if err != nil {
 		if lvl.Required {
-			return nil, &Error{Msg: "cannot make the git directory read-only to the agent: " + err.Error(),
+			return nil, &tell.Error{Msg: "cannot make the git directory read-only to the agent: " + err.Error(),
 				Hint: "run the change in a worktree of its own (--worktree), or let the git directory stay writable, checked after each attempt (--sandbox=auto)", Err: err}
 		}
 		lvl.Moved, lvl.InPlace, lvl.Stays = false, true, err.Error()

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"strconv"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -44,18 +45,18 @@ func (s *session) limitReached() *halt {
 	cost, _, tokens, _ := s.rec.Spent()
 	if r.MaxCost > 0 && cost > r.MaxCost {
 		return &halt{run.Budget, fmt.Sprintf("cost limit $%s passed", dollars(r.MaxCost)),
-			UserErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+r.Change+"' to go on",
+			tell.UserErr("raise it with --max-cost or 'git config ralph.maxCost', then run 'git ralph start "+r.Change+"' to go on",
 				"this run has cost $%.4f, more than the limit of $%s", cost, dollars(r.MaxCost))}
 	}
 	if r.MaxTokens > 0 && tokens >= r.MaxTokens {
 		return &halt{run.Budget, fmt.Sprintf("token budget %s used up", Thousands(r.MaxTokens)),
-			UserErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+r.Change+"' to go on",
+			tell.UserErr("raise it with --max-tokens or 'git config ralph.maxTokens', then run 'git ralph start "+r.Change+"' to go on",
 				"this run has used %s tokens, the budget is %s", Thousands(tokens), Thousands(r.MaxTokens))}
 	}
 	if !r.deadline.IsZero() {
 		// No attempt starts that its own timeout could carry past the deadline.
 		if left := r.deadline.Sub(agent.ClockOr(s.Waits.Clock).Now()); left <= 0 || (r.Timeout > 0 && left < r.Timeout) {
-			return &halt{run.Interrupted, "deadline reached", ErrDeadline}
+			return &halt{run.Interrupted, "deadline reached", tell.ErrDeadline}
 		}
 	}
 	return nil
@@ -80,11 +81,11 @@ func (s *session) unreported(res agent.Result, story string) (string, error) {
 	switch {
 	case s.r.MaxCost > 0 && res.CostUSD == nil:
 		return "the agent reported no cost, so --max-cost cannot cap it",
-			UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
+			tell.UserErr("cap it with --max-tokens N (or 'git config ralph.maxTokens N') instead and drop --max-cost, "+again,
 				"agent %q reported no cost for story %s, so --max-cost could not stop it; the run stopped rather than go on uncapped", s.r.Driver.Name(), story)
 	case s.r.MaxTokens > 0 && res.InputTokens+res.OutputTokens == 0:
 		return "the agent reported no tokens, so --max-tokens cannot cap it",
-			UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
+			tell.UserErr("drop --max-tokens (and 'git config ralph.maxTokens'), or use an agent that reports its tokens, "+again,
 				"agent %q reported no tokens for story %s, so --max-tokens could not stop it; the run stopped rather than go on uncapped", s.r.Driver.Name(), story)
 	}
 	return "", nil

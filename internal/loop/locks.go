@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"path"
 	"slices"
 	"time"
@@ -74,13 +75,13 @@ func lockError(err error, again string) error {
 	var unknown *git.LockUnknownError
 	switch {
 	case errors.As(err, &held) && held.PID == 0:
-		return &Error{Msg: held.Error(), Hint: "a git command may be running in this repository; when it is done, run '" + again + "' again; nothing was changed", Err: err}
+		return &tell.Error{Msg: held.Error(), Hint: "a git command may be running in this repository; when it is done, run '" + again + "' again; nothing was changed", Err: err}
 	case errors.As(err, &held) && held.Open:
-		return &Error{Msg: held.Error(), Hint: fmt.Sprintf("let that process end (or end it: kill %d), then run '%s' again; nothing was changed", held.PID, again), Err: err}
+		return &tell.Error{Msg: held.Error(), Hint: fmt.Sprintf("let that process end (or end it: kill %d), then run '%s' again; nothing was changed", held.PID, again), Err: err}
 	case errors.As(err, &held):
-		return &Error{Msg: held.Error(), Hint: "let that git command end, then run '" + again + "' again; nothing was changed", Err: err}
+		return &tell.Error{Msg: held.Error(), Hint: "let that git command end, then run '" + again + "' again; nothing was changed", Err: err}
 	case errors.As(err, &unknown):
-		return &Error{Msg: unknown.Error(), Hint: "if no git command is running in this repository, remove it: " + unknown.RmCommand() + "\nthen run '" + again + "' again; nothing was changed", Err: err}
+		return &tell.Error{Msg: unknown.Error(), Hint: "if no git command is running in this repository, remove it: " + unknown.RmCommand() + "\nthen run '" + again + "' again; nothing was changed", Err: err}
 	}
 	return err
 }
@@ -95,13 +96,13 @@ func (l *Loop) LockRun(name string) (change string, rec *run.Record, lock *run.L
 	}
 	lock, err = l.Store.Lock(change)
 	if errors.Is(err, run.ErrLocked) {
-		return "", nil, nil, UserErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
+		return "", nil, nil, tell.UserErr("wait for it to end, or stop it with Ctrl-C in its terminal", "a loop is running for change %q", change)
 	}
 	if err != nil {
 		return "", nil, nil, err
 	}
 	if rec, err = l.Store.Load(change); err == nil && rec.Status == run.Starting {
-		err = UserErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
+		err = tell.UserErr("run 'git ralph start "+change+"' to complete it, or 'git ralph start "+change+" --fresh'",
 			"the run of %q never finished starting", change)
 	}
 	if err != nil {
@@ -113,7 +114,7 @@ func (l *Loop) LockRun(name string) (change string, rec *run.Record, lock *run.L
 
 // BranchGone is the error for a run whose branch was deleted: there is nothing to finish.
 func BranchGone(rec *run.Record) error {
-	return UserErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
+	return tell.UserErr("nothing is left to finish; remove the record with 'git ralph start "+rec.Change+" --fresh' or start over",
 		"branch %s no longer exists", rec.Branch)
 }
 

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,9 +44,9 @@ func TestLockError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := lockError(tt.err, "git ralph start x")
-			var le *Error
+			var le *tell.Error
 			if !errors.As(err, &le) {
-				t.Fatalf("got %T %v, want *Error", err, err)
+				t.Fatalf("got %T %v, want *tell.Error", err, err)
 			}
 			got := "error: " + le.Error()
 			for _, h := range le.Hints() {

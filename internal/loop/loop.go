@@ -42,22 +42,11 @@ import (
 	"github.com/git-ralph/git-ralph/internal/tell"
 )
 
-// The loop's files name internal/tell's types unqualified; callers use tell.
-type (
-	Reporter = tell.Reporter
-	Error    = tell.Error
-)
-
-var (
-	UserErr                     = tell.UserErr
-	ErrInterrupted, ErrDeadline = tell.ErrInterrupted, tell.ErrDeadline
-)
-
 // Loop runs and finishes Ralph loops in one repository.
 type Loop struct {
-	Repo   *git.Repo  // required
-	Store  *run.Store // required
-	Report Reporter   // required
+	Repo   *git.Repo     // required
+	Store  *run.Store    // required
+	Report tell.Reporter // required
 	Now    func() time.Time
 	// Remote brings home runs made on GitHub Actions and adopts them on a runner; nil
 	// refuses them.
@@ -129,7 +118,7 @@ func (l *Loop) backoff() []time.Duration {
 }
 
 // New returns a Loop over repo whose state lives in repo's common dir.
-func New(repo *git.Repo, rep Reporter) *Loop {
+func New(repo *git.Repo, rep tell.Reporter) *Loop {
 	return &Loop{Repo: repo, Store: run.NewStore(repo.CommonDir), Report: rep, Now: time.Now}
 }
 

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestTransientErrorsCountOnceBackoffIsSpent(t *testing.T) {
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultOverload)
 	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0, AllowSkip: true})
-	var le *Error
+	var le *tell.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "failed 1 attempt") {
 		t.Fatalf("Start = %v, want the story to fail after the backoff\n%s", err, rep.Text())
 	}
@@ -82,7 +83,7 @@ func TestUsageLimitStopsResumably(t *testing.T) {
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
 	_, err := l.Start(t.Context(), start.Options{Arg: "c", AllowSkip: true})
-	var le *Error
+	var le *tell.Error
 	if !errors.As(err, &le) || le.ExitCode() != 1 || !strings.Contains(le.Msg, "usage or rate limit") || !strings.Contains(le.Msg, "resets at 01:00 UTC") {
 		t.Fatalf("Start = %v, want a usage-limit stop naming the reset\n%s", err, rep.Text())
 	}
@@ -123,7 +124,7 @@ func TestWaitOnLimitIsCappedAndInterruptible(t *testing.T) {
 	l, _ := newLoop(t, dir, clock)
 	l.Driver = scriptAgent(t, resultLimitHint, resultComplete)
 	_, err := l.Start(t.Context(), start.Options{Arg: "c", WaitOnLimit: 10 * time.Minute, AllowSkip: true})
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, tell.ErrInterrupted) {
 		t.Fatalf("Start = %v, want interrupted", err)
 	}
 	if want := []time.Duration{10 * time.Minute}; !equalDurations(clock.Slept, want) {

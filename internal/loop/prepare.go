@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"os"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func (l *Loop) prepare(ctx context.Context, r *Resolved) (*run.Record, error) {
 	}
 	if !exists {
 		if !r.Fresh {
-			return nil, UserErr("start over with 'git ralph start "+r.Change+" --fresh'",
+			return nil, tell.UserErr("start over with 'git ralph start "+r.Change+" --fresh'",
 				"the run of %q has lost its branch %s", r.Change, branch)
 		}
 		if err := l.Store.Remove(r.Change); err != nil {
@@ -185,7 +186,7 @@ func (l *Loop) StartPoint(ctx context.Context, branch, hint string) (cur, head s
 		return "", "", err
 	}
 	if cur == branch {
-		return "", "", UserErr(hint, "you are on %s, which an earlier run left behind", branch)
+		return "", "", tell.UserErr(hint, "you are on %s, which an earlier run left behind", branch)
 	}
 	if head, err = l.Repo.Head(ctx); err != nil {
 		return "", "", err
@@ -298,7 +299,7 @@ func (l *Loop) commitInitial(ctx context.Context, rec *run.Record) error {
 func initialCommitError(err error) error {
 	var hook *git.CommitHookError
 	if errors.As(err, &hook) {
-		return &Error{Msg: "the \"initial state\" commit was refused",
+		return &tell.Error{Msg: "the \"initial state\" commit was refused",
 			Hint: "git-ralph commits your uncommitted work as \"initial state\" and your commit hooks (" + strings.Join(hook.Hooks, " or ") + ") refused it:\n" +
 				Tail(hook.Err.Stderr, 10) + "\ncommit or stash your work first, or fix the hook; nothing was changed",
 			Err: err}
@@ -308,7 +309,7 @@ func initialCommitError(err error) error {
 	if errors.As(err, &ge) && ge.Stderr != "" {
 		detail = Tail(ge.Stderr, 10)
 	}
-	return &Error{Msg: "the \"initial state\" commit failed",
+	return &tell.Error{Msg: "the \"initial state\" commit failed",
 		Hint: "git-ralph commits your uncommitted work as \"initial state\", and git could not:\n" + detail + "\nnothing was changed",
 		Err:  err}
 }
@@ -379,7 +380,7 @@ func (l *Loop) finishStarting(ctx context.Context, change string, rec *run.Recor
 			return nil, err
 		}
 		if len(c) == 0 || c[0].Subject != "initial state" || len(c[0].Parents) == 0 || c[0].Parents[0] != rec.OriginalCommit {
-			return nil, UserErr("start over with 'git ralph start "+change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", change, rec.Branch)
+			return nil, tell.UserErr("start over with 'git ralph start "+change+" --fresh'", "the interrupted start of %q left %s in an unexpected state", change, rec.Branch)
 		}
 		rec.Initial, rec.Checkpoint, rec.Status = head, head, run.Running
 	case cur == rec.Original && head == rec.OriginalCommit:
@@ -388,7 +389,7 @@ func (l *Loop) finishStarting(ctx context.Context, change string, rec *run.Recor
 			return nil, err
 		}
 	default:
-		return nil, UserErr("switch back to "+OriginalName(rec)+" and run 'git ralph start "+change+"' again, or start over with --fresh",
+		return nil, tell.UserErr("switch back to "+OriginalName(rec)+" and run 'git ralph start "+change+"' again, or start over with --fresh",
 			"an interrupted start of %q is pending, but HEAD moved since", change)
 	}
 	rec.Status, rec.PID = run.Running, os.Getpid()
@@ -446,7 +447,7 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record, tamper string) error
 			if cur == rec.Branch {
 				hint = "commit them on " + rec.Branch + " (the commit becomes the new checkpoint) or stash them, then run 'git ralph start " + rec.Change + "' again"
 			}
-			return UserErr(hint, "you have uncommitted changes on %s", where)
+			return tell.UserErr(hint, "you have uncommitted changes on %s", where)
 		}
 		if tip == rec.Checkpoint && cur == rec.Branch {
 			return nil
@@ -577,7 +578,7 @@ func (l *Loop) startOver(ctx context.Context, rec *run.Record) error {
 		// A dispatched run that continued a branch begun from another commit than the
 		// one recorded: no initial state commit was recorded, and none is taken from a
 		// remote record.
-		return UserErr("keep the branch with 'git ralph finish "+rec.Change+" --keep', then start a new run with 'git ralph start "+rec.Change+"'",
+		return tell.UserErr("keep the branch with 'git ralph finish "+rec.Change+" --keep', then start a new run with 'git ralph start "+rec.Change+"'",
 			"the run of %q has no initial state commit recorded to start over from", rec.Change)
 	}
 	if err := l.BackupBranch(ctx, rec); err != nil {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,7 +58,7 @@ func TestUnsavedAttemptSaysTheRecordFailedToo(t *testing.T) {
 	l.Driver = scriptAgent(t, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<promise>FAILED: not yet</promise>"}`)
 	l.Repo.Trace = &saveBreaker{commonDir: l.Repo.CommonDir, ref: "refs/ralph/c/attempts/1-1", record: l.Store.RecordPath("c")}
 	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 0})
-	var le *Error
+	var le *tell.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "could not save the failed attempt") {
 		t.Fatalf("Start = %v, want the failed save\n%s", err, rep.Text())
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/preflight"
+	"github.com/git-ralph/git-ralph/internal/start"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"path/filepath"
 	"strings"
 	"time"
@@ -43,7 +46,7 @@ type session struct {
 	// errors retried per story.
 	tries, transient map[string]int
 
-	sum     *Summary
+	sum     *start.Summary
 	started time.Time
 
 	// agentPrompt is the prompt of the attempt under way, verifyOut what its verify
@@ -67,7 +70,7 @@ type halt struct {
 // work runs attempts until every story is complete, a story runs out of retries, a
 // limit of the run is reached, the agent cannot run, or the user interrupts; then it
 // checks the trust surface once more (lastCheck).
-func (s *session) work(ctx context.Context) (*Summary, error) {
+func (s *session) work(ctx context.Context) (*start.Summary, error) {
 	wctx, cancel := s.withDeadline(ctx)
 	defer cancel()
 	sum, err := s.attempts(wctx)
@@ -78,23 +81,23 @@ func (s *session) work(ctx context.Context) (*Summary, error) {
 			err = cerr
 		}
 	}
-	if err == ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
+	if err == tell.ErrInterrupted && ctx.Err() == nil && wctx.Err() != nil {
 		// The deadline, not the user, stopped the attempt under way; it is saved.
-		return sum, s.stop(run.Interrupted, "deadline reached", ErrDeadline)
+		return sum, s.stop(run.Interrupted, "deadline reached", tell.ErrDeadline)
 	}
 	return sum, err
 }
 
 // attempts is work's loop over the stories.
-func (s *session) attempts(ctx context.Context) (*Summary, error) {
+func (s *session) attempts(ctx context.Context) (*start.Summary, error) {
 	s.started = s.Time()
-	s.sum = &Summary{Change: s.r.Change, Branch: s.rec.Branch, Original: OriginalName(s.rec), Total: len(s.src.Stories)}
+	s.sum = &start.Summary{Change: s.r.Change, Branch: s.rec.Branch, Original: OriginalName(s.rec), Total: len(s.src.Stories)}
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
 	for {
 		if ctx.Err() != nil {
-			return s.end(halt{run.Interrupted, "interrupted", ErrInterrupted})
+			return s.end(halt{run.Interrupted, "interrupted", tell.ErrInterrupted})
 		}
 		story, h, err := s.next()
 		if err != nil {
@@ -178,11 +181,11 @@ func (s *session) next() (tasklist.Story, *halt, error) {
 		// Gone since the last check (a verify hook or a process left behind removed
 		// it): no story can be told done, so the run is not complete.
 		reason := s.src.TasksRel + " is gone from the working tree"
-		return tasklist.Story{}, &halt{run.Failed, reason, UserErr("put it back ('git checkout ralph/"+s.r.Change+" -- "+s.src.TasksRel+"'), then run 'git ralph start "+s.r.Change+"' again", "%s", reason)}, nil
+		return tasklist.Story{}, &halt{run.Failed, reason, tell.UserErr("put it back ('git checkout ralph/"+s.r.Change+" -- "+s.src.TasksRel+"'), then run 'git ralph start "+s.r.Change+"' again", "%s", reason)}, nil
 	}
 	story, ok := s.src.NextStory()
 	if !ok {
-		if err := openOutsideStories(s.src); err != nil {
+		if err := preflight.OpenOutsideStories(s.src); err != nil {
 			return story, &halt{run.Failed, "open tasks outside every story", err}, nil
 		}
 		s.rec.CurrentStory = ""
@@ -229,7 +232,7 @@ func (s *session) waitToRetry(ctx context.Context, story tasklist.Story, res age
 	s.tries[story.ID]-- // a transient API error, or waiting out a limit, does not use a story retry
 	s.watch.Waited()    // the user may change refs while we wait
 	if err := s.Wait(ctx, d); err != nil {
-		return &halt{run.Interrupted, "interrupted", ErrInterrupted}
+		return &halt{run.Interrupted, "interrupted", tell.ErrInterrupted}
 	}
 	return nil
 }
@@ -244,11 +247,11 @@ func (s *session) limitHit(until time.Time) *halt {
 		hint = "run 'git ralph start " + s.r.Change + "' again after " + until.Format("15:04 MST")
 	}
 	hint += "\nor let git-ralph wait for it: --wait-on-limit D (or 'git config ralph.waitOnLimit D')"
-	return &halt{run.Failed, reason, UserErr(hint, "%s", reason)}
+	return &halt{run.Failed, reason, tell.UserErr(hint, "%s", reason)}
 }
 
 // summary is what the session did so far, its duration up to now.
-func (s *session) summary() *Summary {
+func (s *session) summary() *start.Summary {
 	s.sum.Duration = s.Time().Sub(s.started)
 	s.sum.CostUSD, s.sum.CostKnown, s.sum.Checkpoint = s.rec.CostUSD, s.rec.CostKnown, s.rec.Checkpoint
 	s.sum.Tokens, s.sum.TokensKnown = s.rec.Tokens, s.rec.TokensKnown
@@ -256,7 +259,7 @@ func (s *session) summary() *Summary {
 }
 
 // end is the summary and the error of a session that stops as h says, recorded.
-func (s *session) end(h halt) (*Summary, error) {
+func (s *session) end(h halt) (*start.Summary, error) {
 	sum := s.summary()
 	return sum, s.stop(h.status, h.reason, h.err)
 }
@@ -264,7 +267,7 @@ func (s *session) end(h halt) (*Summary, error) {
 // stop records why the loop stopped (and what caused err, when it says) and returns err.
 func (s *session) stop(st run.Status, reason string, err error) error {
 	var cause error
-	var e *Error
+	var e *tell.Error
 	if errors.As(err, &e) {
 		cause = e.Err
 	}
@@ -295,7 +298,7 @@ func (s *session) exhausted(story tasklist.Story, n int) error {
 	}
 	fmt.Fprintf(&b, "%s is at the last checkpoint %s; the agent's logs are in %s\n", rec.Branch, Short(rec.Checkpoint), s.Repo.Shown(filepath.Join(s.Store.ChangeDir(rec.Change), "logs")))
 	fmt.Fprintf(&b, "finish the story by hand and commit it on %s, or change the story, then run 'git ralph start %s' again", rec.Branch, rec.Change)
-	return &Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
+	return &tell.Error{Msg: fmt.Sprintf("story %s %q failed %d attempt(s)", story.ID, story.Title, n), Hint: b.String()}
 }
 
 // checkCtx is the context of the checks after an attempt: they run after a first

@@ -32,12 +32,6 @@ func (l *Loop) resolve(ctx context.Context, r source.Repo, arg string) (*source.
 	return s, preflight.RunName(ctx, l.Repo, s, BranchName(s.Name))
 }
 
-// sourceErr and openOutsideStories are preflight's, named so in attempt.go and session.go.
-var (
-	sourceErr          = preflight.SourceErr
-	openOutsideStories = preflight.OpenOutsideStories
-)
-
 // RunNameOf is the run name of arg: the run arg names (source.RunOf: its name, or the
 // path of a plan or a prd.json, from the current directory or from the top level, that
 // a run records), else arg itself. So `git ralph status docs/plans/x.md` finds the run "x".

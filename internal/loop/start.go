@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"os"
 	"strconv"
 	"time"
@@ -40,11 +41,8 @@ type Resolved struct {
 	deadline time.Time // when --deadline stops the run, on the limits' clock; zero: never
 }
 
-// Summary is internal/start's, which session.go names unqualified.
-type Summary = start.Summary
-
 // Start runs (or resumes) the loop of one change in the foreground.
-func (l *Loop) Start(ctx context.Context, o start.Options) (*Summary, error) {
+func (l *Loop) Start(ctx context.Context, o start.Options) (*start.Summary, error) {
 	r, src, err := l.preflight(ctx, o)
 	if err != nil {
 		return nil, err
@@ -59,7 +57,7 @@ func (l *Loop) Start(ctx context.Context, o start.Options) (*Summary, error) {
 	}
 	r.Sandbox.Level = preflight.SandboxLevel(r.Sandbox, tree, l.Repo.CommonDir)
 	if lvl := r.Sandbox.Level; lvl.InPlace && lvl.Required {
-		return nil, &Error{Msg: "cannot make the git directory read-only to the agent: " + lvl.Stays,
+		return nil, &tell.Error{Msg: "cannot make the git directory read-only to the agent: " + lvl.Stays,
 			Hint: "run the change in a worktree of its own (--worktree), or let the git directory stay writable, checked after each attempt (--sandbox=auto)"}
 	}
 	if o.DryRun {
@@ -67,7 +65,7 @@ func (l *Loop) Start(ctx context.Context, o start.Options) (*Summary, error) {
 	}
 	lock, err := l.Store.Lock(r.Change)
 	if errors.Is(err, run.ErrLocked) {
-		return nil, UserErr(
+		return nil, tell.UserErr(
 			"wait for it to end, or stop it with Ctrl-C in its terminal\n'git ralph status "+r.Change+"' shows where it stands",
 			"a loop is already running for change %q", r.Change)
 	}
@@ -199,7 +197,7 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 		}
 	}
 	if _, err := l.Repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
-		return nil, nil, UserErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+r.Change+"' again",
+		return nil, nil, tell.UserErr("make a first commit (git commit --allow-empty -m init), then run 'git ralph start "+r.Change+"' again",
 			"the repository has no commits yet")
 	} else if err != nil {
 		return nil, nil, err
@@ -218,7 +216,7 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 	}
 	if o.PromptTemplate != "" {
 		if _, err := os.Stat(o.PromptTemplate); err != nil {
-			return nil, nil, &Error{Msg: fmt.Sprintf("prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err)),
+			return nil, nil, &tell.Error{Msg: fmt.Sprintf("prompt template %s: %v", o.PromptTemplate, errors.Unwrap(err)),
 				Hint: "point 'git config ralph.promptTemplate' at a readable Go text/template file, or unset it", Err: err}
 		}
 	}
@@ -230,8 +228,8 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 
 // dryRun is what the run r would do next, in tree: the next story's prompt, the agent's
 // command line and its sandbox.
-func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*Summary, error) {
-	s := &Summary{Change: r.Change, Branch: BranchName(r.Change), Total: len(src.Stories), DryRun: &start.DryRun{}}
+func (l *Loop) dryRun(r *Resolved, src *source.Source, tree string) (*start.Summary, error) {
+	s := &start.Summary{Change: r.Change, Branch: BranchName(r.Change), Total: len(src.Stories), DryRun: &start.DryRun{}}
 	story, ok := src.NextStory()
 	if !ok {
 		if err := preflight.OpenOutsideStories(src); err != nil {
@@ -283,7 +281,7 @@ func (l *Loop) render(r *Resolved, src *source.Source, s tasklist.Story, learnin
 	d.NoSkip = !r.AllowSkip
 	text, err := prompt.Render(r.PromptTemplate, d)
 	if err != nil {
-		return "", &Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}
+		return "", &tell.Error{Msg: err.Error(), Hint: "fix the template named by 'git config ralph.promptTemplate', or unset it", Err: err}
 	}
 	return text, nil
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"github.com/git-ralph/git-ralph/internal/tell"
 
 	"github.com/git-ralph/git-ralph/internal/run"
 	"github.com/git-ralph/git-ralph/internal/surface"
@@ -24,10 +25,10 @@ func (s *session) newWatch() *trust.Watch {
 		AgentFiles: agentFiles(s.src, s.Store.LearningsPath(s.r.Change))}
 }
 
-// fromTrust is err as the loop's *Error when it is internal/trust's.
+// fromTrust is err as the loop's *tell.Error when it is internal/trust's.
 func fromTrust(err error) error {
 	if te, ok := err.(*trust.Error); ok {
-		return &Error{Msg: te.Msg, Hint: te.Hint, Code: te.Code, Err: te.Err}
+		return &tell.Error{Msg: te.Msg, Hint: te.Hint, Code: te.Code, Err: te.Err}
 	}
 	return err
 }

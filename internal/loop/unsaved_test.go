@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func TestUnsavedAgentProcessStopsTheRun(t *testing.T) {
 	l, rep := newLoop(t, dir, clock)
 	l.Driver = unsavable{Driver: scriptAgent(t, resultComplete), record: l.Store.RecordPath("c")}
 	_, err := l.Start(t.Context(), start.Options{Arg: "c", MaxRetries: 3, AllowSkip: true})
-	var le *Error
+	var le *tell.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Msg, "could not name the agent's process") {
 		t.Fatalf("Start = %v, want the run stopped because the record could not name the agent\n%s", err, rep.Text())
 	}

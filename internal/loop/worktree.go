@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/tell"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,7 @@ func (l *Loop) worktreeTarget(ctx context.Context, change string, w start.Worktr
 		return "", false, nil
 	}
 	if rec != nil {
-		return "", false, UserErr("resume it there with 'git ralph start "+change+"' (without --worktree), or finish it first",
+		return "", false, tell.UserErr("resume it there with 'git ralph start "+change+"' (without --worktree), or finish it first",
 			"change %q already has a run in the checkout %s", change, l.Repo.Root)
 	}
 	if l.Worktrees == nil {
@@ -107,7 +108,7 @@ func (l *Loop) In(ctx context.Context, path string) (*Loop, error) {
 	// repository (a crash may have left it so) must not become the repository this
 	// run's git works in.
 	if !git.SamePath(repo.CommonDir, l.Repo.CommonDir) {
-		return nil, UserErr("look at "+filepath.Join(path, ".git")+"; 'git worktree repair "+path+"' points it back",
+		return nil, tell.UserErr("look at "+filepath.Join(path, ".git")+"; 'git worktree repair "+path+"' points it back",
 			"the worktree %s belongs to another repository now (%s): its .git file was rewritten", path, repo.CommonDir)
 	}
 	repo.Trace, repo.NoAutoGC = l.Repo.Trace, true

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/start"
 
 	"github.com/git-ralph/git-ralph/internal/git"
 	"github.com/git-ralph/git-ralph/internal/run"
@@ -18,7 +19,7 @@ type WorktreeRuns interface {
 	// change's lock held: it makes the run (or completes a start a crash cut short),
 	// re-creates a deleted worktree from the branch, locks the worktree and runs the
 	// loop there.
-	Start(ctx context.Context, l *Loop, r *Resolved, path string) (*Summary, error)
+	Start(ctx context.Context, l *Loop, r *Resolved, path string) (*start.Summary, error)
 	// Path is where a new worktree run of change works: path (--worktree=PATH) when
 	// given, else a directory of its own under ralph.worktreeDir or the default; absolute.
 	Path(ctx context.Context, l *Loop, change, path string) (string, error)
@@ -40,7 +41,7 @@ type WorktreeRuns interface {
 	Remove(ctx context.Context, l *Loop, rec *run.Record, dirty []git.StatusEntry, present bool, res *run.FinishResult) error
 }
 
-func (l *Loop) startWorktree(ctx context.Context, r *Resolved, path string) (*Summary, error) {
+func (l *Loop) startWorktree(ctx context.Context, r *Resolved, path string) (*start.Summary, error) {
 	if l.Worktrees == nil {
 		return nil, fmt.Errorf("start of %q in a worktree: no way to run in a worktree here", r.Change)
 	}
@@ -50,7 +51,7 @@ func (l *Loop) startWorktree(ctx context.Context, r *Resolved, path string) (*Su
 // RunInWorktree runs the loop of r in l, a Loop made by In for the run's worktree,
 // once the run and its worktree exist: the stories are read from the worktree (the
 // branch's tasks.md is the one the agent ticks, never the copy in the user's checkout).
-func (l *Loop) RunInWorktree(ctx context.Context, r *Resolved) (*Summary, error) {
+func (l *Loop) RunInWorktree(ctx context.Context, r *Resolved) (*start.Summary, error) {
 	rec, err := l.prepare(ctx, r)
 	if err != nil {
 		return nil, err

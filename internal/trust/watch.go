@@ -42,6 +42,8 @@ type Watch struct {
 	// resume compares it (saveFixed), and compared once, when the attempts end
 	// (LastCheck).
 	fixed *surface.Snapshot
+	// fixedSaved: fixed is saved where a crash-resume finds it (saveFixed).
+	fixedSaved bool
 	// layout is the git directory as the walk before the attempt under way saw it
 	// (surface.CheckLayout).
 	layout *surface.Layout
@@ -73,7 +75,7 @@ func (w *Watch) Take(ctx context.Context) (*surface.Snapshot, error) {
 			if w.fixed, err = surface.TakeAfter(ctx, w.Repo, w.fixed, true); err != nil {
 				return nil, fmt.Errorf("record the trust surface: %w", err)
 			}
-			w.waited = false
+			w.waited, w.fixedSaved = false, false
 		}
 		return w.fixed, w.saveFixed()
 	}
@@ -246,22 +248,19 @@ func (w *Watch) afterFixed(cctx context.Context, att *run.Attempt, snap *surface
 	return reason, w.Save(w.Rec)
 }
 
-// CheckedAtStart reports whether an attempt can be recorded as checked when it starts:
-// nothing of the surface is the agent's to change (fixedSurface) but .git, the link to
-// a moved git directory, which a crash-resume puts back without a snapshot. A linked
-// worktree's .git file is compared after each attempt, and after a crash too: the
-// snapshot is saved before each attempt then (saveFixed).
-func (w *Watch) CheckedAtStart() bool { return w.fixed != nil && w.gitFile() == "" }
-
-// saveFixed saves the fixed snapshot before an attempt when a crash-resume is to
-// compare it (not CheckedAtStart).
+// saveFixed saves the fixed snapshot before an attempt, for a crash-resume to compare:
+// in place once, kept until the run's last check (an agent that outlives a killed
+// git-ralph is in a domain whose working tree holds the git directory once a command
+// puts it back, and writes it until the resume stops it); a linked worktree's before
+// each attempt, whose check drops it (afterFixed).
 func (w *Watch) saveFixed() error {
-	if w.CheckedAtStart() {
+	if w.fixedSaved && w.gitFile() == "" {
 		return nil
 	}
 	if err := w.fixed.Save(w.Store.Root(), w.Path(w.Rec.Change)); err != nil {
 		return fmt.Errorf("save the trust surface: %w", err)
 	}
+	w.fixedSaved = true
 	return nil
 }
 
@@ -448,6 +447,10 @@ func (w *Watch) LastCheck(ctx context.Context) error {
 		id = fmt.Sprintf("%s-%d-after", a.Story, a.N)
 	}
 	changes, err := w.Restore(ctx, snap, w.Rec, id, false)
+	if w.fixed != nil && err == nil {
+		w.Drop(w.Rec.Change) // compared: a resume has nothing left to check against it
+		w.fixedSaved = false
+	}
 	if err != nil || len(changes) == 0 {
 		return err
 	}
