@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-ralph/git-ralph/internal/sandbox"
 	"github.com/git-ralph/git-ralph/internal/tell"
 	"os"
 	"slices"
@@ -132,7 +133,14 @@ func (l *Loop) SaveKilled(ctx context.Context, rec *run.Record, again string, gi
 // cannot have git-ralph signal a process of its choosing: another one is left alone,
 // with a warning.
 func (l *Loop) stopOrphanAgent(rec *run.Record) error {
-	if rec.AgentPID == 0 {
+	// First all that the run's attempts left in their cgroups (a daemon of the agent's
+	// in a session of its own too), where the dead loop could make them.
+	ended := sandbox.EndStaleOf(rec.PID)
+	for _, n := range ended {
+		l.Report.Warn(n)
+	}
+	if rec.AgentPID == 0 || len(ended) > 0 { // the agent started in that cgroup: ended with it
+		rec.AgentPID, rec.AgentStart, rec.AgentID = 0, 0, ""
 		return nil
 	}
 	if agent.GroupAlive(rec.AgentPID, rec.AgentStart) && (rec.AgentID == "" ||

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -130,10 +131,59 @@ func pidNamespace() uint64 {
 	return st.Ino
 }
 
+// EndStaleOf ends what the attempts of git-ralph pid, killed with SIGKILL (its pid gone
+// in this namespace), left running in the cgroups it made below this process's own:
+// every process in them is killed (cgroup.kill: once it returns, none of it runs again),
+// and the cgroups removed once empty. A resume calls it with the pid its record names,
+// before it checks anything: an agent, or a daemon of its, that outlived the run could
+// still write. It returns what it ended, said for the user.
+func EndStaleOf(pid int) []string {
+	if noCgroup || pid <= 0 || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+		return nil
+	}
+	parent, err := ownCgroupDir()
+	prefix := groupPrefix()
+	if err != nil || prefix == "git-ralph-0-" {
+		return nil
+	}
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var ended []string
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix+strconv.Itoa(pid)+"-") {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		cg := &cgroup{dir: dir, fd: fd}
+		if n := cg.procs(); n > 0 && cg.kill() == nil {
+			ended = append(ended, fmt.Sprintf("ended %d process(es) that the killed git-ralph (pid %d) had left running in its attempt's cgroup", n, pid))
+			// Killed, they run no more; gone a moment later, which the checks after
+			// this wait for (at most staleWait: one the kernel holds stays, named).
+			for deadline := now().Add(staleWait); now().Before(deadline); time.Sleep(time.Millisecond) {
+				if left, err := cg.populated(); err != nil || !left {
+					break
+				}
+				reapChildren()
+			}
+		}
+		cg.remove() // else, once empty, by a later sweep
+	}
+	return ended
+}
+
+// staleWait bounds EndStaleOf's wait for the processes it killed to be gone.
+const staleWait = 5 * time.Second
+
 // sweepGroups removes, once per run, the attempts' cgroups in parent that a git-ralph
 // of this PID namespace killed with SIGKILL left behind: named groupPrefix()<pid>-<n>,
-// their pid gone, and empty (rmdir refuses one that holds a process). Where the
-// namespace cannot be known it removes nothing.
+// their pid gone, and empty (rmdir refuses one that holds a process: the resume of that
+// run ends it, EndStaleOf). Where the namespace cannot be known it removes nothing.
 func sweepGroups(parent string) {
 	prefix := groupPrefix()
 	if prefix == "git-ralph-0-" {

@@ -42,3 +42,6 @@ func Containment() (how string, ok bool) {
 
 // CanContain is false on this system.
 func CanContain() bool { return false }
+
+// EndStaleOf does nothing on this system.
+func EndStaleOf(int) []string { return nil }
