@@ -231,18 +231,25 @@ func addWriteRules(rs int, handled uint64, p Policy) error {
 // links resolved) or by identity (device and inode: the same directory mounted under
 // another name).
 func agentWritable(dirs []string) func(dir string) bool {
-	names := slices.Clone(dirs)
-	ids := map[[2]uint64]bool{}
-	for _, d := range dirs {
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			names = append(names, r)
+	var names []string
+	var ids map[[2]uint64]bool
+	// Worked out when a link is first met on the way to a writable path, which is
+	// seldom: most starts meet none, and resolve no directory for it.
+	resolve := sync.OnceFunc(func() {
+		names = slices.Clone(dirs)
+		ids = map[[2]uint64]bool{}
+		for _, d := range dirs {
+			if r, err := filepath.EvalSymlinks(d); err == nil {
+				names = append(names, r)
+			}
+			var st unix.Stat_t
+			if unix.Stat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				ids[[2]uint64{uint64(st.Dev), st.Ino}] = true
+			}
 		}
-		var st unix.Stat_t
-		if unix.Stat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			ids[[2]uint64{uint64(st.Dev), st.Ino}] = true
-		}
-	}
+	})
 	return func(dir string) bool {
+		resolve()
 		if Covers(names, dir) {
 			return true
 		}
