@@ -61,6 +61,29 @@ func (r *Repo) cached(ctx context.Context, key string) (vals []configValue, ok b
 	return r.cfg.vals[canonicalKey(key)], true
 }
 
+// FilterCommands are the commands of the filter drivers the config names
+// (filter.<driver>.clean and .process, the ones git add runs), by key; git-lfs's are left
+// out, since they run no file of the work tree. Nil when the listing cannot be read.
+func (r *Repo) FilterCommands(ctx context.Context) map[string]string {
+	if _, ok := r.cached(ctx, "core.bare"); !ok {
+		return nil
+	}
+	r.cfg.mu.Lock()
+	defer r.cfg.mu.Unlock()
+	out := map[string]string{}
+	for k, vals := range r.cfg.vals {
+		if !strings.HasPrefix(k, "filter.") || !(strings.HasSuffix(k, ".clean") || strings.HasSuffix(k, ".process")) || len(vals) == 0 {
+			continue
+		}
+		cmd := vals[len(vals)-1].s
+		if f := strings.Fields(cmd); cmd == "" || len(f) > 0 && (f[0] == "git-lfs" || f[0] == "git" && len(f) > 1 && f[1] == "lfs") {
+			continue
+		}
+		out[k] = cmd
+	}
+	return out
+}
+
 // ConfigFiles are the files the repository's config was read from, in git's order
 // (system, global, local, worktree, and the files they include), as git names them: an
 // absolute path, or one relative to the repository's top directory (the local

@@ -146,3 +146,18 @@ func TestConfigFiles(t *testing.T) {
 		t.Errorf("a value of the included file: %q %v", v, ok)
 	}
 }
+
+// FilterCommands names the filter drivers git add runs, but git-lfs's.
+func TestFilterCommands(t *testing.T) {
+	dir, r := newRepo(t)
+	gitT(t, dir, "config", "filter.lfs.clean", "git-lfs clean -- %f")
+	gitT(t, dir, "config", "filter.lfs.process", "git-lfs filter-process")
+	gitT(t, dir, "config", "filter.nb.clean", "python -m nbstripout")
+	gitT(t, dir, "config", "filter.nb.smudge", "cat")
+	gitT(t, dir, "config", "filter.mine.process", "./filter.sh")
+	got := r.FilterCommands(t.Context())
+	want := map[string]string{"filter.nb.clean": "python -m nbstripout", "filter.mine.process": "./filter.sh"}
+	if len(got) != len(want) || got["filter.nb.clean"] != want["filter.nb.clean"] || got["filter.mine.process"] != want["filter.mine.process"] {
+		t.Errorf("FilterCommands = %v, want %v", got, want)
+	}
+}

@@ -205,6 +205,7 @@ func (l *Loop) preflight(ctx context.Context, o start.Options) (*Resolved, *sour
 	if r.Driver, err = preflight.Driver(r.Agent, l.Driver); err != nil {
 		return nil, nil, err
 	}
+	preflight.Filters(ctx, l.Repo, l.Report.Warn)
 	if err := preflight.Agent(r.Driver, l.request(r, "", nil), budget(r), r.DryRun, l.Report.Warn); err != nil {
 		return nil, nil, err
 	}

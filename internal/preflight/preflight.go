@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/git-ralph/git-ralph/internal/agent"
@@ -174,4 +175,20 @@ func Judge(name string, custom agent.Driver, req agent.Request, b Budget, dryRun
 		warn(msg + "; a real run needs it")
 	}
 	return drv, nil
+}
+
+// Filters warns of the filter drivers of the config (git.Repo.FilterCommands) that
+// git-ralph's own git add runs, outside the sandbox, over the files the agent writes:
+// a command that runs a file of the work tree (./clean.sh, python -m of a module there)
+// runs the agent's, with the user's rights. Only said: see the manual's SECURITY MODEL.
+func Filters(ctx context.Context, repo *git.Repo, warn func(string)) {
+	cmds := repo.FilterCommands(ctx)
+	keys := make([]string, 0, len(cmds))
+	for k := range cmds {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		warn(fmt.Sprintf("git config %s (%q) runs in git-ralph's own git add, outside the sandbox, over the files the agent writes: if it runs a file of the work tree, it runs the agent's", k, cmds[k]))
+	}
 }
