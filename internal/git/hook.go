@@ -42,14 +42,7 @@ func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env
 			res = r.runOnce(ctx, c)
 		}
 	}
-	output = string(res.stderr)
-	if res.exitCode == -1 {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return output, -1, fmt.Errorf("hook %s: %w", name, ctxErr)
-		}
-		return output, -1, fmt.Errorf("hook %s: %w", name, res.err)
-	}
-	return output, res.exitCode, nil
+	return hookOutcome(ctx, name, res)
 }
 
 // HookRunner runs hook name (its file at path) of repository r in git's stead, with
@@ -100,15 +93,7 @@ func (r *Repo) SandboxedHookFile(ctx context.Context, name, path string, args []
 	}
 	c := call{env: env, base: base, combined: true, interruptible: true, start: start, stdin: stdin,
 		show: path, program: "/bin/sh", args: append([]string{"-c", `exec "$0" "$@"`, path}, args...)}
-	res := r.runOnce(ctx, c)
-	output = string(res.stderr)
-	if res.exitCode == -1 {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return output, -1, fmt.Errorf("hook %s: %w", name, ctxErr)
-		}
-		return output, -1, fmt.Errorf("hook %s: %w", name, res.err)
-	}
-	return output, res.exitCode, nil
+	return hookOutcome(ctx, name, r.runOnce(ctx, c))
 }
 
 // SandboxedHook runs script, hook name as the caller recorded it, the way RecordedHook
@@ -135,8 +120,13 @@ func (r *Repo) SandboxedHook(ctx context.Context, name string, script []byte, ar
 	if !strings.HasPrefix(string(script), "#!") {
 		c.program, c.args = "/bin/sh", append([]string{copyPath}, args...)
 	}
-	res := r.runOnce(ctx, c)
-	output = string(res.stderr)
+	return hookOutcome(ctx, name, r.runOnce(ctx, c))
+}
+
+// hookOutcome is a hook's run as the hook functions return it: its output, its exit
+// status, and an error when it did not run to an exit (ctx's, or the start's).
+func hookOutcome(ctx context.Context, name string, res result) (string, int, error) {
+	output := string(res.stderr)
 	if res.exitCode == -1 {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return output, -1, fmt.Errorf("hook %s: %w", name, ctxErr)
