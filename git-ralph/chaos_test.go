@@ -1389,7 +1389,17 @@ func (r chaosRecord) lastRunning() bool {
 func readChaosRecord(path string) (chaosRecord, bool) {
 	var r chaosRecord
 	data, err := os.ReadFile(path)
-	return r, err == nil && json.Unmarshal(data, &r) == nil
+	if err != nil || json.Unmarshal(data, &r) != nil {
+		return r, false
+	}
+	// The loop's agent is named in agent.json beside the record (run.Agent).
+	var a struct {
+		PID int `json:"pid"`
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "agent.json")); err == nil && json.Unmarshal(b, &a) == nil && r.AgentPID == 0 {
+		r.AgentPID = a.PID
+	}
+	return r, true
 }
 
 // fsEvent is a file created or renamed into a watched directory.

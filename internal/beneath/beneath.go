@@ -403,6 +403,18 @@ func WriteFileMode(root, rel string, data []byte, perm fs.FileMode) error {
 	return write(root, rel, data, perm, true)
 }
 
+// WriteFileUnsynced is WriteFile without the fsync: what it writes is whole or absent
+// for every later reader, but may be gone after a power loss (a running process's pid,
+// which no power loss leaves running).
+func WriteFileUnsynced(root, rel string, data []byte, perm fs.FileMode) error {
+	f, commit, err := create(root, rel, perm, false)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return commit(err, false)
+}
+
 func write(root, rel string, data []byte, perm fs.FileMode, exact bool) error {
 	return WriteWith(root, rel, perm, exact, func(w io.Writer) error {
 		_, err := w.Write(data)

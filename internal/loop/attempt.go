@@ -110,13 +110,13 @@ func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, s
 	id := attemptID()
 	req := s.agentRequest(att, text, id)
 	req.Log = logf
-	// A crash while the agent runs is met by a resume that stops the agent the record
-	// names: a record that cannot name it stops the agent now, and the run after it.
+	// A crash while the agent runs is met by a resume that stops the agent agent.json
+	// names (run.Agent): one that cannot be named stops the agent now, and the run
+	// after it.
 	actx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
 	req.OnStart = func(pid int, start uint64) {
-		s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = pid, start, id
-		if err := s.Save(s.rec); err != nil {
+		if err := s.Store.SaveAgent(s.rec.Change, run.Agent{PID: pid, Start: start, ID: id}); err != nil {
 			out.unsaved = err
 			stopAgent()
 		}
@@ -138,7 +138,7 @@ func (s *session) runAgent(ctx context.Context, att *run.Attempt, text string, s
 		// Processes of the attempt still run: nothing is checked, no git runs.
 		return out, s.stop(run.Failed, "processes the attempt left are still running", leftoversError(left))
 	}
-	s.rec.AgentPID, s.rec.AgentStart, s.rec.AgentID = 0, 0, ""
+	s.Store.RemoveAgent(s.rec.Change)
 	out.tampered, err = s.checkAfterAgent(ctx, att, snap)
 	if home := marks.PutBack(); len(home) > 0 && err == nil {
 		what := "tampered: " + strings.Join(home, ", ")

@@ -139,6 +139,12 @@ func (l *Loop) stopOrphanAgent(rec *run.Record) error {
 	for _, n := range ended {
 		l.Report.Warn(n)
 	}
+	if l.Store != nil {
+		if a, ok := l.Store.LoadAgent(rec.Change); ok && rec.AgentPID == 0 {
+			rec.AgentPID, rec.AgentStart, rec.AgentID = a.PID, a.Start, a.ID // the loop's agent (the judge's is in the record)
+		}
+		defer l.Store.RemoveAgent(rec.Change)
+	}
 	if rec.AgentPID == 0 || len(ended) > 0 { // the agent started in that cgroup: ended with it
 		rec.AgentPID, rec.AgentStart, rec.AgentID = 0, 0, ""
 		return nil
