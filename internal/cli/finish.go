@@ -329,6 +329,12 @@ func finishHooks(e *env, l *loop.Loop) error {
 		return err
 	}
 	show := func(s string) { fmt.Fprintln(e.s.Err, strings.TrimRight(s, "\n")) }
-	l.Repo.RunHooksWith(finish.Hooks(set, show, l.Report.Warn))
+	hooks := finish.Hooks(set, show, l.Report.Warn)
+	if hooks != nil {
+		// What a hook leaves running is killed after it (sandbox.KillLeftovers): finish,
+		// too, runs one thing at a time.
+		becomeReaper(l)
+	}
+	l.Repo.RunHooksWith(hooks)
 	return nil
 }

@@ -45,6 +45,29 @@ func (r *Repo) RecordedHook(ctx context.Context, name string, script []byte, env
 	return hookOutcome(ctx, name, res)
 }
 
+// ScratchEnv is what lets a hook whose git directory is read-only to it (a sandbox's)
+// still run the git that hooks run (the pre-commit framework's write-tree, its stash of
+// what is not staged): a copy of the index and an object directory of its own in dir,
+// the repository's objects as its alternate. What they write there goes with dir.
+func (r *Repo) ScratchEnv(dir string) ([]string, error) {
+	index := filepath.Join(dir, "index")
+	data, err := os.ReadFile(filepath.Join(r.GitDir, "index"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err == nil {
+		if err := os.WriteFile(index, data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	objects := filepath.Join(dir, "objects")
+	if err := os.Mkdir(objects, 0o700); err != nil {
+		return nil, err
+	}
+	return []string{"GIT_INDEX_FILE=" + index, "GIT_OBJECT_DIRECTORY=" + objects,
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(r.CommonDir, "objects")}, nil
+}
+
 // HookRunner runs hook name (its file at path) of repository r in git's stead, with
 // git's arguments, input and environment additions, and returns its output and exit
 // status.

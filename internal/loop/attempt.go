@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"github.com/git-ralph/git-ralph/internal/preflight"
 	"github.com/git-ralph/git-ralph/internal/tell"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -667,7 +666,7 @@ func (s *session) gateHook(ctx context.Context, name string, script []byte, args
 		env = append(env, pol.Env...) // the agents' caches, not the user's
 		if !sandbox.Covers(pol.Write, s.Repo.CommonDir) {
 			env = append(env, "GIT_OPTIONAL_LOCKS=0") // git status must not try to refresh the index
-			scratch, err := s.gitScratch(tmp)
+			scratch, err := s.Repo.ScratchEnv(tmp)
 			if err != nil {
 				return "", -1, err
 			}
@@ -692,29 +691,6 @@ func (s *session) gateHook(ctx context.Context, name string, script []byte, args
 		s.Report.Warn(fmt.Sprintf("the %s hook left %d process(es) running: killed", name, n))
 	}
 	return out, code, err
-}
-
-// gitScratch is what lets a gate whose git directory is read-only still run the git
-// that hooks run (the pre-commit framework's write-tree and checkout, which stash what
-// is not staged): a copy of the index and an object directory of its own in tmp, the
-// repository's objects as its alternate. What they write there is dropped with tmp.
-func (s *session) gitScratch(tmp string) ([]string, error) {
-	index := filepath.Join(tmp, "index")
-	data, err := os.ReadFile(filepath.Join(s.Repo.GitDir, "index"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err == nil {
-		if err := os.WriteFile(index, data, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	objects := filepath.Join(tmp, "objects")
-	if err := os.Mkdir(objects, 0o700); err != nil {
-		return nil, err
-	}
-	return []string{"GIT_INDEX_FILE=" + index, "GIT_OBJECT_DIRECTORY=" + objects,
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(s.Repo.CommonDir, "objects")}, nil
 }
 
 // addedGitlinks are those of gitlinks (the staged ones) that are not gitlinks at
