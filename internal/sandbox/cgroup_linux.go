@@ -114,9 +114,13 @@ func currentGroup() *cgroup {
 
 // groupPrefix names the attempts' cgroups of this process: git-ralph-<pid
 // namespace>-, so that a pid in the name is read in the namespace that gave it.
-func groupPrefix() string {
+func groupPrefix() string { return ownPrefix() }
+
+// ownPrefix is groupPrefix, worked out once: a process's PID namespace is its own for
+// good (setns changes its children's, not its own).
+var ownPrefix = sync.OnceValue(func() string {
 	return fmt.Sprintf("git-ralph-%d-", pidNamespace())
-}
+})
 
 // pidNamespace is the inode of this process's PID namespace, 0 when it cannot be known
 // (a /proc that is not of its own namespace: /proc/self is not this process).
@@ -244,6 +248,34 @@ func ownCgroupDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The mount table is read again only when the cgroup changed: an attempt's start
+	// reads a line, not the whole table (an agent cannot move git-ralph: the cgroup
+	// file system is not its to write).
+	own := &ownGroup
+	own.Lock()
+	defer own.Unlock()
+	if own.dir != "" && bytes.Equal(own.line, b) {
+		return own.dir, nil
+	}
+	dir, err := cgroupDirOf(b)
+	if err == nil {
+		own.line, own.dir = b, dir
+	}
+	return dir, err
+}
+
+// ownGroup is what ownCgroupDir last found: /proc/self/cgroup as it read it, and the
+// directory it named.
+var ownGroup struct {
+	sync.Mutex
+	line []byte
+	dir  string
+}
+
+// cgroupDirOf is the directory of the cgroup (version 2) that b, this process's
+// /proc/self/cgroup, names: joined with where /proc/self/mountinfo has the cgroup2 file
+// system mounted.
+func cgroupDirOf(b []byte) (string, error) {
 	var path string
 	found := false
 	for _, line := range strings.Split(string(b), "\n") {
