@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -325,13 +326,39 @@ func seccompFilter(goarch string, o filterOptions) (prog []unix.SockFilter, ok b
 	return prog, true
 }
 
+// builtFilter is seccompFilter for this architecture under o, built once per o: the
+// program is the same for every attempt of a run, and nothing writes it once built.
+func builtFilter(o filterOptions) ([]unix.SockFilter, bool) {
+	filters.Lock()
+	defer filters.Unlock()
+	if f, ok := filters.m[o]; ok {
+		return f.prog, f.ok
+	}
+	prog, ok := seccompFilter(runtime.GOARCH, o)
+	if filters.m == nil {
+		filters.m = map[filterOptions]builtProg{}
+	}
+	filters.m[o] = builtProg{prog, ok}
+	return prog, ok
+}
+
+type builtProg struct {
+	prog []unix.SockFilter
+	ok   bool
+}
+
+var filters struct {
+	sync.Mutex
+	m map[filterOptions]builtProg
+}
+
 // installFilter installs seccompFilter on the calling thread (the one that then starts
 // or execs the agent: the filter goes with it, to every process it starts). It needs
 // no_new_privs. With o.Notify it returns the filter's listener (close-on-exec), for
 // supervise; else -1. On an architecture without a filter it does nothing, and the
 // manual says so.
 func installFilter(o filterOptions) (listener int, err error) {
-	prog, ok := seccompFilter(runtime.GOARCH, o)
+	prog, ok := builtFilter(o)
 	if !ok {
 		return -1, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -387,5 +388,27 @@ func TestLauncherSupervises(t *testing.T) {
 	}
 	if fi, err := os.Stat(plain); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("the file outside: %v %v", fi.Mode(), err)
+	}
+}
+
+// The filter an attempt installs is built once for its options, and is the one
+// seccompFilter builds for them: each option gives its own.
+func TestBuiltFilterOncePerOptions(t *testing.T) {
+	a := filterOptions{Unix: true, Notify: true, UID: 1000, GID: 1000}
+	b := filterOptions{Notify: true, UID: 1000, GID: 1000}
+	for _, o := range []filterOptions{a, b, a} {
+		got, ok := builtFilter(o)
+		want, wantOK := seccompFilter(runtime.GOARCH, o)
+		if ok != wantOK || !slices.Equal(got, want) {
+			t.Fatalf("builtFilter(%+v) is not seccompFilter's program", o)
+		}
+	}
+	pa, _ := builtFilter(a)
+	pb, _ := builtFilter(b)
+	if slices.Equal(pa, pb) {
+		t.Error("two options got one program")
+	}
+	if again, _ := builtFilter(a); len(pa) > 0 && &again[0] != &pa[0] {
+		t.Error("the program was built again")
 	}
 }
