@@ -264,11 +264,29 @@ func (g *Grants) Current(hide, reveal []string) bool {
 		slices.Equal(shown, g.Revealed) && slices.Equal(targets(shown), g.RevealTargets)
 }
 
-// targets are the real paths of paths, "" for one that does not resolve.
+// targets are the real paths of paths (absolute, clean), "" for one that does not
+// resolve. A path that is no link is its directory's real path and its name: the
+// directories, most of them the home's, are resolved once each.
 func targets(paths []string) []string {
 	out := make([]string, len(paths))
+	dirs := map[string]string{}
 	for i, p := range paths {
-		out[i], _ = filepath.EvalSymlinks(p)
+		fi, err := os.Lstat(p)
+		dir := filepath.Dir(p)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0 || dir == p:
+			out[i], _ = filepath.EvalSymlinks(p)
+		default:
+			real, ok := dirs[dir]
+			if !ok {
+				real, _ = filepath.EvalSymlinks(dir)
+				dirs[dir] = real
+			}
+			if real != "" {
+				out[i] = filepath.Join(real, filepath.Base(p))
+			}
+		}
 	}
 	return out
 }

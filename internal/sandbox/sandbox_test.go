@@ -234,3 +234,36 @@ func TestGoProxyEnv(t *testing.T) {
 		t.Errorf("Go's default: %q, want %q", got, want)
 	}
 }
+
+// targets resolves each path as filepath.EvalSymlinks does, the directories shared by
+// several resolved once: a link as the path, a link above it, a dangling link, a
+// missing path, the root.
+func TestTargetsAsEvalSymlinks(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"real/home/.config/git", "real/home/.ssh", "other"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for target, link := range map[string]string{
+		filepath.Join(root, "real/home"): filepath.Join(root, "home"),
+		"../../other":                    filepath.Join(root, "real/home/.gnupg"),
+		filepath.Join(root, "gone"):      filepath.Join(root, "real/home/.netrc"),
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := filepath.Join(root, "home")
+	paths := []string{home + "/.config/git", home + "/.ssh", home + "/.gnupg", home + "/.netrc", home + "/.aws", home, "/"}
+	got := targets(paths)
+	for i, p := range paths {
+		want, _ := filepath.EvalSymlinks(p)
+		if got[i] != want {
+			t.Errorf("targets: %s resolves to %q; EvalSymlinks says %q", p, got[i], want)
+		}
+	}
+	if got[1] != filepath.Join(root, "real/home/.ssh") || got[2] != filepath.Join(root, "other") || got[3] != "" {
+		t.Errorf("targets = %q", got)
+	}
+}
