@@ -192,13 +192,9 @@ func addWriteRules(rs int, handled uint64, p Policy) error {
 	)
 	agentMay := agentWritable(append(slices.Clone(p.Write), p.Shared...))
 	for _, w := range p.Write {
-		real, err := realWrite(w, agentMay)
+		fd, err := openWrite(w, agentMay)
 		if err != nil {
-			return fmt.Errorf("writable path %s: %w", w, err)
-		}
-		fd, err := unix.Openat2(unix.AT_FDCWD, real, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
-		if err != nil {
-			return fmt.Errorf("writable path %s: %w", w, &os.PathError{Op: "open", Path: real, Err: err})
+			return err
 		}
 		var st unix.Stat_t
 		err = unix.Fstat(fd, &st)
@@ -224,6 +220,27 @@ func addWriteRules(rs int, handled uint64, p Policy) error {
 		}
 	}
 	return nil
+}
+
+// openWrite opens the writable path w (O_PATH) with no link in the way: at once where
+// it has none (the usual start: one call), else by its real path (realWrite), which a
+// link in a directory an agent may write (agentMay) refuses.
+func openWrite(w string, agentMay func(dir string) bool) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	if filepath.IsAbs(w) {
+		if fd, err := unix.Openat2(unix.AT_FDCWD, filepath.Clean(w), how); err == nil {
+			return fd, nil
+		}
+	}
+	real, err := realWrite(w, agentMay)
+	if err != nil {
+		return -1, fmt.Errorf("writable path %s: %w", w, err)
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, real, how)
+	if err != nil {
+		return -1, fmt.Errorf("writable path %s: %w", w, &os.PathError{Op: "open", Path: real, Err: err})
+	}
+	return fd, nil
 }
 
 // agentWritable reports whether an agent may write the directory dir (a real path):
@@ -412,14 +429,18 @@ var capLastCap = sync.OnceValue(func() int {
 // nothing the agent executes gets one back: a root agent is as powerless over
 // git-ralph (its /proc environ, ptrace) as any other.
 func dropCapabilities() error {
-	for c := 0; c <= capLastCap(); c++ {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	// Without CAP_SETPCAP every drop from the bounding set is refused (EPERM): a
+	// thread that has none (the usual user) skips the calls.
+	mayDrop := unix.Capget(&hdr, &data[0]) != nil || data[0].Effective&(1<<unix.CAP_SETPCAP) != 0
+	for c := 0; mayDrop && c <= capLastCap(); c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
 		}
 	}
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
+	data = [2]unix.CapUserData{}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capset: %w", err)
 	}
