@@ -107,6 +107,9 @@ func (s *Source) Reload() error {
 		s.HasTasks, s.Tasks = false, tasklist.Tasks{}
 		return nil
 	}
+	if s.HasTasks && s.data != nil && bytes.Equal(data, s.data) {
+		return nil // as parsed last (and kept by KeepIDs since): the loop's look after a checkpoint
+	}
 	t, err := s.parse(data)
 	if err != nil {
 		return &BrokenError{File: s.TasksRel, Reason: err.Error()}

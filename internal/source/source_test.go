@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ralph/git-ralph/internal/tasklist"
 )
 
 func write(t *testing.T, root, path, content string) {
@@ -182,6 +184,57 @@ func TestPRDReload(t *testing.T) {
 		}
 		if !errors.As(err, &b) || !strings.Contains(b.Reason, tc.reason) || b.File != "scripts/ralph/prd.json" {
 			t.Errorf("%s: %v; want a BrokenError with %q", tc.content, err, tc.reason)
+		}
+	}
+}
+
+// TestReloadParsesOnlyChanges: a tracked file read as it was last parsed is not parsed
+// again (the loop's look after a checkpoint), and keeps the ids KeepIDs gave it; one
+// that changed, or came back after a broken one, is read as it is now.
+func TestReloadParsesOnlyChanges(t *testing.T) {
+	root := repo(t)
+	s, err := Builtin().Resolve(Repo{Root: root, Cwd: root}, "scripts/ralph/prd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parses := 0
+	parse := s.parse
+	s.parse = func(b []byte) (tasklist.Tasks, error) { parses++; return parse(b) }
+	path := filepath.Join(root, "scripts", "ralph", "prd.json")
+	open := `{"branchName": "ralph/task-priority", "userStories": [{"id": "US-001", "passes": true}, {"id": "US-002"}]}`
+	for i, step := range []struct {
+		content    string // "" leaves the file as it is
+		parses     int
+		next, fail string
+	}{
+		{content: open, parses: 1, next: "US-002"},
+		{parses: 1, next: "US-002"},
+		{content: `{"branchName": "ralph/task-priority", "userStories": [`, parses: 2, fail: "not valid JSON"},
+		{content: open, parses: 2, next: "US-002"}, // as last parsed
+		{content: strings.Replace(open, `{"id": "US-002"}`, `{"id": "US-002", "passes": true}`, 1), parses: 3},
+	} {
+		if step.content != "" {
+			if err := os.WriteFile(path, []byte(step.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := s.Reload()
+		if step.fail != "" {
+			if err == nil || !strings.Contains(err.Error(), step.fail) {
+				t.Errorf("step %d: %v; want %q", i, err, step.fail)
+			}
+		} else if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if parses != step.parses {
+			t.Errorf("step %d: %d parses, want %d", i, parses, step.parses)
+		}
+		if step.fail != "" {
+			continue
+		}
+		next, ok := s.NextStory()
+		if got := map[bool]string{true: next.ID}[ok]; got != step.next {
+			t.Errorf("step %d: next story %q, want %q", i, got, step.next)
 		}
 	}
 }
