@@ -70,6 +70,7 @@ func fileURL(path string) template.URL {
 // after escaping, so no field can be forgotten; the template itself holds none of them.
 func Render(w io.Writer, rep *Report) error {
 	var b strings.Builder
+	b.Grow(pageSize(rep)) // once, not by doubling through a page of megabytes
 	err := page().Execute(&b, struct {
 		*Report
 		Timeline timeline
@@ -79,6 +80,28 @@ func Render(w io.Writer, rep *Report) error {
 	}
 	_, err = io.WriteString(w, term.Inert(b.String()))
 	return err
+}
+
+// pageSize is about the bytes of rep's page: its texts, a quarter more for HTML's
+// escapes, and the page's own markup (about 3 KiB an attempt, 32 KiB besides).
+func pageSize(rep *Report) int {
+	n, attempts := len(rep.Why)+len(rep.Learnings), 0
+	diff := func(d *Diff) {
+		if d != nil {
+			n += len(d.Stat) + len(d.Patch)
+		}
+	}
+	for _, st := range rep.Stories {
+		diff(st.Diff)
+		n += 256 * len(st.Tasks)
+		for _, a := range st.Attempts {
+			n += len(a.Reason) + len(a.LogTail)
+			diff(a.Diff)
+		}
+		attempts += len(st.Attempts)
+	}
+	size := n + n/4 + 3<<10*attempts + 32<<10
+	return size + size/32 // slack: a page a little larger than guessed is not copied whole
 }
 
 // timeline is the inline SVG of every attempt on one time axis, laid out here so the

@@ -13,14 +13,7 @@ import (
 // agent or a remote record goes through it before it reaches a terminal or
 // the report's page; --json and the logs keep the exact text.
 func Inert(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || replacement(r) != 0 {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if inert(s) {
 		return s
 	}
 	var b strings.Builder
@@ -35,6 +28,27 @@ func Inert(s string) string {
 		b.WriteRune(r) // RuneError (invalid UTF-8) is written as �
 	}
 	return b.String()
+}
+
+// inert reports whether s has nothing Inert would replace. ASCII, most of any text, is
+// judged a byte at a time; a rune is decoded only from a byte above it.
+func inert(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || replacement(r) != 0 {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 // replacement is the visible stand-in for r, or 0 when r is harmless.

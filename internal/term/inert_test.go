@@ -3,6 +3,7 @@ package term
 import (
 	"bytes"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 )
@@ -60,5 +61,34 @@ func TestInertWriter(t *testing.T) {
 				t.Errorf("wrote %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// inert, Inert's quick look, tells a text clean exactly when no rune of it would be
+// replaced: every byte alone, and each rune of note inside ASCII text.
+func TestInertQuickLook(t *testing.T) {
+	slow := func(s string) bool {
+		for _, r := range s {
+			if r == utf8.RuneError || replacement(r) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	var texts []string
+	for b := 0; b < 256; b++ {
+		texts = append(texts, string([]byte{byte(b)}), "diff --git a/x b/x\n+"+string([]byte{byte(b)})+"ok\t")
+	}
+	for _, r := range []rune{0x85, 0x9f, 0xa0, 0x202a, 0x202e, 0x202f, 0x2066, 0x2069, 0x206a, 'é', '␛', utf8.MaxRune} {
+		texts = append(texts, "text "+string(r)+" text")
+	}
+	texts = append(texts, "\xe2\x80", "ok\xffok", "")
+	for _, s := range texts {
+		if got, want := inert(s), slow(s); got != want {
+			t.Errorf("inert(%q) = %v, want %v", s, got, want)
+		}
+		if inert(s) != (Inert(s) == s) {
+			t.Errorf("Inert(%q) = %q, though inert says %v", s, Inert(s), inert(s))
+		}
 	}
 }
