@@ -59,7 +59,7 @@ func (l *Loop) CheckCrashedSurface(ctx context.Context, rec *run.Record, again s
 }
 
 // runStamps is surface.Options.Others: the store's stamps of every change.
-func (l *Loop) runStamps() map[string]string { return l.guard().Stamps() }
+func (l *Loop) runStamps(except string) map[string]string { return l.guard().Stamps(except) }
 
 // dropSurface forgets the snapshot of an attempt that has been checked.
 func (l *Loop) dropSurface(change string) { l.guard().Drop(change) }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,6 +86,34 @@ func sameFileID(got, want string) bool {
 		}
 	}
 	return g[2] == w[2]
+}
+
+// busyOf is Busy of each of changes, /proc/locks read once for them all (and not at
+// all for none): the kernel makes each read of it wait for an RCU grace period, 5 to 20
+// ms.
+func (s *Store) busyOf(changes []string) map[string]bool {
+	out := map[string]bool{}
+	type id struct{ dev, ino uint64 }
+	files := map[string]id{}
+	for _, x := range changes {
+		if st, ok := s.lockStat(x); ok {
+			files[x] = id{uint64(st.Dev), st.Ino}
+		}
+	}
+	if len(files) == 0 {
+		return out
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		for x := range files {
+			out[x] = s.Held(x)
+		}
+		return out
+	}
+	for x, f := range files {
+		out[x] = lockHolder(bufio.NewScanner(bytes.NewReader(data)), f.dev, f.ino) != 0
+	}
+	return out
 }
 
 // Busy reports whether some process holds the change's lock, without taking it even for

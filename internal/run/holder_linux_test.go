@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHolder: the kernel names the process that holds a change's lock; nobody once it
@@ -51,4 +52,36 @@ func TestLockHolderParses(t *testing.T) {
 	if pid := lockHolder(bufio.NewScanner(strings.NewReader(other)), dev, 4242); pid != 0 {
 		t.Errorf("lockHolder with two FLOCKs on that inode elsewhere = %d, want 0", pid)
 	}
+}
+
+// TestStamps: each change but the one left out gets a stamp: busy while its lock is
+// held, else its records' sizes and times, none without them; a change never locked
+// has no lock to ask about.
+func TestStamps(t *testing.T) {
+	s := NewStore(t.TempDir())
+	var locks []*Lock
+	for _, x := range []string{"own", "held", "idle", "bare"} {
+		l, err := s.Lock(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locks = append(locks, l)
+	}
+	locks[2].Unlock()
+	locks[3].Unlock()
+	if err := s.Save(&Record{Change: "idle"}, time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Stamps("busy", "own")
+	if len(got) != 3 || got["held"] != "busy" || !strings.HasPrefix(got["idle"], "run.json:") || got["bare"] != "none" {
+		t.Errorf("Stamps = %v", got)
+	}
+	if _, ok := got["own"]; ok {
+		t.Error("the change left out has a stamp")
+	}
+	locks[1].Unlock()
+	if got := s.Stamps("busy", ""); got["held"] != "none" || got["own"] != "busy" {
+		t.Errorf("after the unlock: %v", got)
+	}
+	locks[0].Unlock()
 }

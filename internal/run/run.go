@@ -613,23 +613,26 @@ func (s *Store) Changes() ([]string, error) {
 	return names, nil
 }
 
-// Stamps is surface.Options.Others: for each change with a directory in the store,
-// busy while a git-ralph process holds its run lock, else its run record's and
-// finished record's sizes and times ("none" when neither is there). Every process that
-// changes a run's refs (a loop, a finish, a dispatch, a stop) holds its lock, and writes
-// one of the records or ends before the next check.
-func (s *Store) Stamps(busy string) map[string]string {
+// Stamps is surface.Options.Others: for each change but except with a directory in
+// the store, busy while a git-ralph process holds its run lock, else its run record's
+// and finished record's sizes and times ("none" when neither is there). Every process
+// that changes a run's refs (a loop, a finish, a dispatch, a stop) holds its lock, and
+// writes one of the records or ends before the next check.
+func (s *Store) Stamps(busy, except string) map[string]string {
 	entries, err := beneath.ReadDir(s.Root(), filepath.Base(s.Dir))
 	if err != nil {
 		return nil
 	}
-	out := map[string]string{}
+	var names []string
 	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+		if e.IsDir() && e.Name() != except {
+			names = append(names, e.Name())
 		}
-		x := e.Name()
-		if s.Busy(x) {
+	}
+	held := s.busyOf(names)
+	out := map[string]string{}
+	for _, x := range names {
+		if held[x] {
 			out[x] = busy
 			continue
 		}

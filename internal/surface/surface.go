@@ -65,11 +65,12 @@ type Options struct {
 	// new ref or a ref moved forward may be theirs and is let be; a ref deleted or
 	// moved to a commit that does not contain its old one is still restored.
 	Shared bool
-	// Others returns a stamp for each other change that has a run directory: "busy"
-	// while a git-ralph process holds its run lock, else its run record's size and time.
-	// Another change's run refs are watched unless it is busy at the snapshot, and a
-	// difference on them is let be when its stamp changed meanwhile. Nil: none known.
-	Others func() map[string]string `json:"-"`
+	// Others returns a stamp for each change but except (the run's own) that has a run
+	// directory: "busy" while a git-ralph process holds its run lock, else its run
+	// record's size and time. Another change's run refs are watched unless it is busy at
+	// the snapshot, and a difference on them is let be when its stamp changed meanwhile.
+	// Nil: none known.
+	Others func(except string) map[string]string `json:"-"`
 }
 
 // Busy is the stamp of a change some git-ralph process works on now.
@@ -764,7 +765,7 @@ func (s *Snapshot) stamps() map[string]string {
 	if s.Others == nil {
 		return nil
 	}
-	m := s.Others()
+	m := s.Others(s.Change) // the run's own lock is held: no need to ask who holds it
 	delete(m, s.Change)
 	return m
 }

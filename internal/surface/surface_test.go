@@ -438,7 +438,7 @@ func TestOtherRuns(t *testing.T) {
 		run(t, dir, "update-ref", ref, "HEAD")
 	}
 	stamps := map[string]string{"x": "s", "o": "s1", "o/b": "s2", "o-2": "s3", "busy": Busy}
-	others := func() map[string]string { return maps.Clone(stamps) }
+	others := func(string) map[string]string { return maps.Clone(stamps) }
 	snap, err := Take(ctx, r, Options{Change: "x", Others: others})
 	if err != nil {
 		t.Fatal(err)

@@ -271,8 +271,11 @@ func (g *Guard) CheckCrashed(ctx context.Context, rec *run.Record, again string)
 	return nil
 }
 
-// Stamps is surface.Options.Others: the store's stamps of every change (run.Store.Stamps).
-func (g *Guard) Stamps() map[string]string { return g.Store.Stamps(surface.Busy) }
+// Stamps is surface.Options.Others: the store's stamps of every change but except
+// (run.Store.Stamps).
+func (g *Guard) Stamps(except string) map[string]string {
+	return g.Store.Stamps(surface.Busy, except)
+}
 
 // Drop forgets the snapshot of an attempt that has been checked.
 func (g *Guard) Drop(change string) { _ = g.Store.RemoveFile(g.Path(change)) }
