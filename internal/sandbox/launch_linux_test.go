@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"golang.org/x/sys/unix"
 	"io"
 	"os"
@@ -315,6 +316,9 @@ func runBPF(t *testing.T, prog []unix.SockFilter, arch, nr uint32, args [6]uint3
 			}
 		case unix.BPF_JMP | unix.BPF_JA:
 			pc += 1 + int(in.K)
+		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
+			a &= in.K
+			pc++
 		case unix.BPF_RET | unix.BPF_K:
 			return in.K
 		default:
@@ -764,6 +768,86 @@ func TestLauncherHomeAllowList(t *testing.T) {
 		"denied .config/gh/hosts.yml", "GITXDG", "denied .config/git/credentials"} {
 		if !strings.Contains(out, w+"\n") {
 			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+}
+
+// The filter, laid out short (x32's numbers looked up in x86_64's list, jumps straight
+// to the bodies), decides every call as the plain layout does: one jeq and one ja per
+// number of every table. Every number below 1,100 of every table, with and without the
+// x32 bit, and arguments allowed and refused.
+func TestSeccompFilterShortLayout(t *testing.T) {
+	plain := func(tables []abiTable, bodies map[int][]unix.SockFilter) []unix.SockFilter {
+		var prog []unix.SockFilter
+		labels := map[string]int{}
+		type fix struct {
+			at    int
+			label string
+		}
+		var fixes []fix
+		jeq := func(k uint32, label string) {
+			prog = append(prog, jump(opJeq, k, 0, 1))
+			fixes = append(fixes, fix{len(prog), label})
+			prog = append(prog, stmt(opJa, 0))
+		}
+		prog = append(prog, stmt(opLd, offArch))
+		seen := map[uint32]bool{}
+		for _, tb := range tables {
+			if !seen[tb.arch] {
+				seen[tb.arch] = true
+				jeq(tb.arch, fmt.Sprintf("arch %#x", tb.arch))
+			}
+		}
+		prog = append(prog, stmt(opRet, retAllow))
+		for a := range seen {
+			labels[fmt.Sprintf("arch %#x", a)] = len(prog)
+			prog = append(prog, stmt(opLd, offNr))
+			for _, u := range tables {
+				for c := 0; u.arch == a && c < numCalls; c++ {
+					if u.calls[c] >= 0 && bodies[c] != nil {
+						jeq(uint32(u.calls[c])|u.or, fmt.Sprintf("call %d", c))
+					}
+				}
+			}
+			prog = append(prog, stmt(opRet, retAllow))
+		}
+		for c := 0; c < numCalls; c++ {
+			if bodies[c] != nil {
+				labels[fmt.Sprintf("call %d", c)] = len(prog)
+				prog = append(prog, bodies[c]...)
+			}
+		}
+		for _, f := range fixes {
+			prog[f.at].K = uint32(labels[f.label] - f.at - 1)
+		}
+		return prog
+	}
+	argSets := [][6]uint32{{}, {4242, 4242, 4242, 4242}, {unix.AF_UNIX, 0, 0o4755, 0o6755}, {1, 0xffffffff, 1000, 100}, {0, 0, 0o644, 0}}
+	for _, goarch := range goarchs {
+		tables := abis(goarch)
+		for _, o := range []filterOptions{{Unix: true, UID: 1000, GID: 100}, {UID: 1000, GID: 100, Notify: true}} {
+			bodies := map[int][]unix.SockFilter{}
+			for c := 0; c < numCalls; c++ {
+				if b := body(c, o); len(b) > 0 {
+					bodies[c] = b
+				}
+			}
+			short, _ := seccompFilter(goarch, o)
+			long := plain(tables, bodies)
+			if goarch == "amd64" && len(short) >= len(long)*3/4 {
+				t.Errorf("%s: %d instructions, the plain layout %d", goarch, len(short), len(long))
+			}
+			for _, arch := range []uint32{tables[0].arch, tables[len(tables)-1].arch, 0x12345678} {
+				for nr := uint32(0); nr < 1100; nr++ {
+					for _, n := range []uint32{nr, nr | x32Bit} {
+						for _, args := range argSets {
+							if got, want := runBPF(t, short, arch, n, args), runBPF(t, long, arch, n, args); got != want {
+								t.Fatalf("%s %+v: arch %#x nr %#x args %v = %#x, the plain layout %#x", goarch, o, arch, n, args, got, want)
+							}
+						}
+					}
+				}
+			}
 		}
 	}
 }

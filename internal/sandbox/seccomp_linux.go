@@ -158,6 +158,7 @@ const (
 	opJset = uint16(unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K)
 	opJa   = uint16(unix.BPF_JMP | unix.BPF_JA)
 	opRet  = uint16(unix.BPF_RET | unix.BPF_K)
+	opAnd  = uint16(unix.BPF_ALU | unix.BPF_AND | unix.BPF_K)
 
 	retAllow = unix.SECCOMP_RET_ALLOW
 )
@@ -254,6 +255,10 @@ func toSelf(u int, o filterOptions) []unix.SockFilter {
 // seccompFilter is the BPF program for goarch under o; ok is false on an architecture
 // it does not know. Its shape: the arch, each known one jumping to its list of numbers;
 // each number in the list jumping to its call's body; what is in no list is allowed.
+// The kernel compiles the program at every attempt's start, in time that grows with its
+// length, so it is kept short: the tables of one arch that differ only by a bit their
+// numbers carry (x86_64's and x32's) are one list with that bit masked off, and a number
+// jumps straight to its body where the jump fits in a conditional jump's 8 bits.
 func seccompFilter(goarch string, o filterOptions) (prog []unix.SockFilter, ok bool) {
 	tables := abis(goarch)
 	if tables == nil {
@@ -265,47 +270,63 @@ func seccompFilter(goarch string, o filterOptions) (prog []unix.SockFilter, ok b
 			bodies[c] = b
 		}
 	}
-	// Labels resolved at the end: a "ja" at index i to label l.
+	if prog, ok := filterLayout(tables, bodies, true); ok {
+		return prog, true
+	}
+	prog, _ = filterLayout(tables, bodies, false)
+	return prog, true
+}
+
+// filterLayout lays seccompFilter's program out. With direct, a jeq jumps to its target
+// itself, and ok is false when one lies beyond its reach (255 instructions); without,
+// each jeq falls through to an unconditional jump ("ja") to it, which reaches anywhere.
+func filterLayout(tables []abiTable, bodies map[int][]unix.SockFilter, direct bool) (prog []unix.SockFilter, ok bool) {
 	type fix struct {
 		at    int
 		label string
+		jt    bool // the jeq's jt, not a ja's K
 	}
 	var fixes []fix
 	labels := map[string]int{}
-	ja := func(label string) {
-		fixes = append(fixes, fix{len(prog), label})
+	// jeq jumps to label when the accumulator is k, and goes on when not.
+	jeq := func(k uint32, label string) {
+		if direct {
+			fixes = append(fixes, fix{len(prog), label, true})
+			prog = append(prog, jump(opJeq, k, 0, 0))
+			return
+		}
+		prog = append(prog, jump(opJeq, k, 0, 1))
+		fixes = append(fixes, fix{len(prog), label, false})
 		prog = append(prog, stmt(opJa, 0))
 	}
-	// A jeq falls through to the "ja" after it when equal, skips it when not.
-	prog = append(prog, stmt(opLd, offArch))
-	archs := map[uint32]bool{}
+	var archs []uint32
+	groups := map[uint32][]abiTable{}
 	for _, t := range tables {
-		if archs[t.arch] {
-			continue
+		if groups[t.arch] == nil {
+			archs = append(archs, t.arch)
 		}
-		archs[t.arch] = true
-		prog = append(prog, jump(opJeq, t.arch, 0, 1))
-		ja(fmt.Sprintf("arch %#x", t.arch))
+		groups[t.arch] = append(groups[t.arch], t)
+	}
+	prog = append(prog, stmt(opLd, offArch))
+	for _, a := range archs {
+		jeq(a, fmt.Sprintf("arch %#x", a))
 	}
 	prog = append(prog, stmt(opRet, retAllow))
-	done := map[uint32]bool{}
-	for _, t := range tables {
-		if done[t.arch] {
-			continue
-		}
-		done[t.arch] = true
-		labels[fmt.Sprintf("arch %#x", t.arch)] = len(prog)
+	for _, a := range archs {
+		labels[fmt.Sprintf("arch %#x", a)] = len(prog)
 		prog = append(prog, stmt(opLd, offNr))
-		for _, u := range tables {
-			if u.arch != t.arch {
-				continue
-			}
+		group := groups[a]
+		if bit, ok := oneListBut(group); ok {
+			// nr &^ bit is one of the list's exactly when nr is one of it with or
+			// without the bit: the two tables' numbers.
+			prog = append(prog, stmt(opAnd, ^bit))
+			group = group[:1] // its or is 0
+		}
+		for _, u := range group {
 			for c := 0; c < numCalls; c++ {
-				if u.calls[c] < 0 || bodies[c] == nil {
-					continue
+				if u.calls[c] >= 0 && bodies[c] != nil {
+					jeq(uint32(u.calls[c])|u.or, fmt.Sprintf("call %d", c))
 				}
-				prog = append(prog, jump(opJeq, uint32(u.calls[c])|u.or, 0, 1))
-				ja(fmt.Sprintf("call %d", c))
 			}
 		}
 		prog = append(prog, stmt(opRet, retAllow))
@@ -321,9 +342,26 @@ func seccompFilter(goarch string, o filterOptions) (prog []unix.SockFilter, ok b
 		if !ok {
 			panic("seccomp filter: no label " + f.label)
 		}
-		prog[f.at].K = uint32(to - f.at - 1)
+		d := to - f.at - 1
+		if !f.jt {
+			prog[f.at].K = uint32(d)
+			continue
+		}
+		if d > 255 {
+			return nil, false
+		}
+		prog[f.at].Jt = uint8(d)
 	}
 	return prog, true
+}
+
+// oneListBut reports whether the tables of one arch are one table of numbers, once as it
+// is and once with a bit set (x86_64 and x32), and which bit.
+func oneListBut(group []abiTable) (bit uint32, ok bool) {
+	if len(group) != 2 || group[0].or != 0 || group[1].or == 0 || group[0].calls != group[1].calls {
+		return 0, false
+	}
+	return group[1].or, true
 }
 
 // builtFilter is seccompFilter for this architecture under o, built once per o: the
