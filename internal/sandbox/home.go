@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultHide are the places of secrets every policy hides, relative to HOME: keys,
@@ -245,8 +247,8 @@ type Grants struct {
 // attempt's launcher grants them instead of walking again (Policy.Read).
 func ReadGrants(hide, reveal []string) *Grants {
 	g := &Grants{}
-	g.Hidden, g.Targets = existing(hide), targets(existing(hide))
-	g.Revealed, g.RevealTargets = existing(reveal), targets(existing(reveal))
+	g.Hidden, g.Targets = present(hide)
+	g.Revealed, g.RevealTargets = present(reveal)
 	g.Dirs, g.Files, g.ListOnly = readGrants(hide, reveal)
 	return g
 }
@@ -259,36 +261,45 @@ func (g *Grants) Current(hide, reveal []string) bool {
 	if g == nil {
 		return false
 	}
-	now, shown := existing(hide), existing(reveal)
-	return slices.Equal(now, g.Hidden) && slices.Equal(targets(now), g.Targets) &&
-		slices.Equal(shown, g.Revealed) && slices.Equal(targets(shown), g.RevealTargets)
+	now, real := present(hide)
+	if !slices.Equal(now, g.Hidden) || !slices.Equal(real, g.Targets) {
+		return false
+	}
+	shown, real := present(reveal)
+	return slices.Equal(shown, g.Revealed) && slices.Equal(real, g.RevealTargets)
 }
 
-// targets are the real paths of paths (absolute, clean), "" for one that does not
-// resolve. A path that is no link is its directory's real path and its name: the
-// directories, most of them the home's, are resolved once each.
-func targets(paths []string) []string {
-	out := make([]string, len(paths))
+// present are the absolute paths of ps that exist (Lstat), cleaned, in order, and the
+// real path of each ("" for one that does not resolve). A path that is no link is its
+// directory's real path and its name: the directories, most of them the home's, are
+// resolved once each. One lstat a path, the attempt's start asks it of every hidden and
+// revealed path.
+func present(ps []string) (paths, real []string) {
 	dirs := map[string]string{}
-	for i, p := range paths {
-		fi, err := os.Lstat(p)
-		dir := filepath.Dir(p)
+	for _, p := range ps {
+		p = filepath.Clean(p)
+		var st unix.Stat_t
+		if !filepath.IsAbs(p) || unix.Lstat(p, &st) != nil {
+			continue
+		}
+		paths = append(paths, p)
+		r, dir := "", filepath.Dir(p)
 		switch {
-		case err != nil:
-		case fi.Mode()&fs.ModeSymlink != 0 || dir == p:
-			out[i], _ = filepath.EvalSymlinks(p)
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK || dir == p:
+			r, _ = filepath.EvalSymlinks(p)
 		default:
-			real, ok := dirs[dir]
+			d, ok := dirs[dir]
 			if !ok {
-				real, _ = filepath.EvalSymlinks(dir)
-				dirs[dir] = real
+				d, _ = filepath.EvalSymlinks(dir)
+				dirs[dir] = d
 			}
-			if real != "" {
-				out[i] = filepath.Join(real, filepath.Base(p))
+			if d != "" {
+				r = filepath.Join(d, filepath.Base(p))
 			}
 		}
+		real = append(real, r)
 	}
-	return out
+	return paths, real
 }
 
 // existing are the absolute paths of hide that exist, cleaned, in order.
@@ -296,10 +307,8 @@ func existing(hide []string) []string {
 	var out []string
 	for _, h := range hide {
 		h = filepath.Clean(h)
-		if !filepath.IsAbs(h) {
-			continue
-		}
-		if _, err := os.Lstat(h); err == nil {
+		var st unix.Stat_t
+		if filepath.IsAbs(h) && unix.Lstat(h, &st) == nil {
 			out = append(out, h)
 		}
 	}

@@ -235,10 +235,10 @@ func TestGoProxyEnv(t *testing.T) {
 	}
 }
 
-// targets resolves each path as filepath.EvalSymlinks does, the directories shared by
-// several resolved once: a link as the path, a link above it, a dangling link, a
-// missing path, the root.
-func TestTargetsAsEvalSymlinks(t *testing.T) {
+// present resolves each path that exists as filepath.EvalSymlinks does, the
+// directories shared by several resolved once: a link as the path, a link above it, a
+// dangling link, the root; a missing path and a relative one are left out.
+func TestPresentAsEvalSymlinks(t *testing.T) {
 	root := t.TempDir()
 	for _, d := range []string{"real/home/.config/git", "real/home/.ssh", "other"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
@@ -255,15 +255,17 @@ func TestTargetsAsEvalSymlinks(t *testing.T) {
 		}
 	}
 	home := filepath.Join(root, "home")
-	paths := []string{home + "/.config/git", home + "/.ssh", home + "/.gnupg", home + "/.netrc", home + "/.aws", home, "/"}
-	got := targets(paths)
+	paths, got := present([]string{home + "/.config/git", home + "/.ssh/", home + "/.gnupg", home + "/.netrc", home + "/.aws", "relative", home, "/"})
+	if want := []string{home + "/.config/git", home + "/.ssh", home + "/.gnupg", home + "/.netrc", home, "/"}; !slices.Equal(paths, want) {
+		t.Fatalf("present: %q, want %q", paths, want)
+	}
 	for i, p := range paths {
 		want, _ := filepath.EvalSymlinks(p)
 		if got[i] != want {
-			t.Errorf("targets: %s resolves to %q; EvalSymlinks says %q", p, got[i], want)
+			t.Errorf("present: %s resolves to %q; EvalSymlinks says %q", p, got[i], want)
 		}
 	}
 	if got[1] != filepath.Join(root, "real/home/.ssh") || got[2] != filepath.Join(root, "other") || got[3] != "" {
-		t.Errorf("targets = %q", got)
+		t.Errorf("present = %q", got)
 	}
 }
