@@ -64,16 +64,7 @@ func BenchmarkLoop40(b *testing.B) {
 	const stories = 40
 	root := memTempDir(b)
 	env := append(benchEnv(b, root), "FAKE_AGENT_SCENARIO="+filepath.Join(root, "scenario.json"))
-	benchWrite(b, filepath.Join(root, "scenario.json"), benchScenario)
-	tmpl := filepath.Join(root, "template")
-	benchMkdir(b, filepath.Join(tmpl, "openspec", "changes", "x"))
-	benchGit(b, env, tmpl, "init", "-q", "-b", "main")
-	benchWrite(b, filepath.Join(tmpl, "openspec", "changes", "x", "tasks.md"), benchTasks(stories, false))
-	for i := range 50 {
-		benchWrite(b, filepath.Join(tmpl, fmt.Sprintf("file-%02d.txt", i)), strings.Repeat("line\n", i+1))
-	}
-	benchGit(b, env, tmpl, "add", "-A")
-	benchGit(b, env, tmpl, "commit", "-q", "-m", "base")
+	tmpl := benchLoopRepo(b, env, root, stories)
 
 	var ralph, bare, ralphCPU, bareCPU time.Duration
 	b.ResetTimer()
@@ -117,6 +108,39 @@ func BenchmarkLoop40(b *testing.B) {
 	}
 }
 
+// benchLoopRepo makes the repository a loop benchmark copies for each run, in root: an
+// OpenSpec change x of stories one-task stories and 50 small files, committed, with
+// the fake agent's scenario (benchScenario) at root/scenario.json. It returns its path.
+func benchLoopRepo(b *testing.B, env []string, root string, stories int) string {
+	b.Helper()
+	benchWrite(b, filepath.Join(root, "scenario.json"), benchScenario)
+	tmpl := filepath.Join(root, "template")
+	benchMkdir(b, filepath.Join(tmpl, "openspec", "changes", "x"))
+	benchGit(b, env, tmpl, "init", "-q", "-b", "main")
+	benchWrite(b, filepath.Join(tmpl, "openspec", "changes", "x", "tasks.md"), benchTasks(stories, false))
+	for i := range 50 {
+		benchWrite(b, filepath.Join(tmpl, fmt.Sprintf("file-%02d.txt", i)), strings.Repeat("line\n", i+1))
+	}
+	benchGit(b, env, tmpl, "add", "-A")
+	benchGit(b, env, tmpl, "commit", "-q", "-m", "base")
+	return tmpl
+}
+
+// installBuild is git-ralph built as install.sh builds it (static, stripped), in a
+// directory of its own, or "" when it cannot be built (the caller then measures the
+// test binary, larger).
+func installBuild(b *testing.B) string {
+	b.Helper()
+	real := filepath.Join(b.TempDir(), "git-ralph")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", real, ".") // as install.sh builds it
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Logf("measuring with the test binary (larger): go build: %v %s", err, out)
+		return ""
+	}
+	return real
+}
+
 // startCost is what starting an agent in the sandbox costs over a plain start, per
 // start: as an attempt starts it (wall, cpu), and through the launcher alone
 // (reexecWall, reexecCPU).
@@ -139,13 +163,8 @@ func launcherCost(b *testing.B, env []string, dir string, n int) (c startCost, o
 	if err != nil {
 		b.Fatal(err)
 	}
-	real := filepath.Join(b.TempDir(), "git-ralph")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", real, ".") // as install.sh builds it
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err == nil {
+	if real := installBuild(b); real != "" {
 		self = real
-	} else {
-		b.Logf("measuring with the test binary (larger): go build: %v %s", err, out)
 	}
 	truePath, err := exec.LookPath("true")
 	if err != nil {
