@@ -22,6 +22,8 @@
 //	FAKE_AGENT_RECORD         NDJSON file; one line is appended per invocation
 //	FAKE_AGENT_DELAY_MS       pause before every stdout line after the first (default 0)
 //	FAKE_AGENT_FIXED_TIME     RFC 3339 instant used for every timestamp; durations become 0
+//	FAKE_AGENT_TIMES          file; "<began> <ended>\n" (Unix ns, the real clock) is appended
+//	                          when an invocation returns (BenchmarkStoryPhases)
 //	RALPH_STORY, RALPH_ATTEMPT, RALPH_CHANGE
 //	                          select by_story runs, fill {{story}} {{attempt}} {{change}},
 //	                          and tell check_story which story and tasks.md to tick

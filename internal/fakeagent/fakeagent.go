@@ -88,6 +88,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(stri
 		stdin = strings.NewReader("")
 	}
 	f := &fake{args: args, stdin: stdin, stdout: stdout, stderr: stderr, env: env, proc: proc}
+	if path := env("FAKE_AGENT_TIMES"); path != "" {
+		defer appendTimes(path, time.Now())
+	}
 	code, err := f.main()
 	if err != nil {
 		fmt.Fprintf(stderr, "fake-agent: %v\n", err)
@@ -98,6 +101,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(stri
 		return 1
 	}
 	return code
+}
+
+// appendTimes appends to path when this invocation began and now, its end, in Unix
+// nanoseconds of the wall clock (a benchmark lines them up with git's trace). Not
+// FAKE_AGENT_FIXED_TIME's clock: these are when it really ran.
+func appendTimes(path string, began time.Time) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%d %d\n", began.UnixNano(), time.Now().UnixNano())
+	f.Close()
 }
 
 // fake is one invocation.
