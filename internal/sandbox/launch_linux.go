@@ -100,20 +100,27 @@ func launch(p Policy, path string, argv []string) error {
 // ruleset is p as a Landlock ruleset, not yet in force: its descriptor (close-on-exec,
 // for the caller to close) and the flags to restrict with.
 func ruleset(p Policy) (fd int, flags uint32, err error) {
+	fd, flags, _, err = rulesetWrites(p)
+	return fd, flags, err
+}
+
+// rulesetWrites is ruleset, with the real path of each of p.Write, in order: what the
+// rules were made for (no link on the way, or the user's resolved).
+func rulesetWrites(p Policy) (fd int, flags uint32, writes []string, err error) {
 	if p.ABI < MinABI {
-		return -1, 0, fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
+		return -1, 0, nil, fmt.Errorf("Landlock ABI %d is below %d", p.ABI, MinABI)
 	}
 	cfg := config(p)
 	rs, flags, err := cfg.NewRulesetFD(netRules(p)...)
 	if err != nil {
-		return -1, 0, err
+		return -1, 0, nil, err
 	}
 	if rs < 0 {
-		return -1, 0, errors.New("the kernel has no Landlock")
+		return -1, 0, nil, errors.New("the kernel has no Landlock")
 	}
-	if err := addWriteRules(rs, uint64(cfg.HandledAccessFS), p); err != nil {
+	if writes, err = addWriteRules(rs, uint64(cfg.HandledAccessFS), p); err != nil {
 		unix.Close(rs)
-		return -1, 0, err
+		return -1, 0, nil, err
 	}
 	g := p.Read
 	if !g.Current(p.Hide, p.Reveal) {
@@ -121,13 +128,13 @@ func ruleset(p Policy) (fd int, flags uint32, err error) {
 	}
 	if err := addReadGrants(rs, uint64(cfg.HandledAccessFS), g); err != nil {
 		unix.Close(rs)
-		return -1, 0, err
+		return -1, 0, nil, err
 	}
 	if err := addSocketRules(rs, uint64(cfg.HandledAccessFS), p); err != nil {
 		unix.Close(rs)
-		return -1, 0, err
+		return -1, 0, nil, err
 	}
-	return rs, flags, nil
+	return rs, flags, writes, nil
 }
 
 // restrictThread puts the calling thread, for good, where the agent is to run: no
@@ -182,7 +189,7 @@ func netRules(p Policy) []landlock.Rule {
 // on a directory, a file's on a file, ioctl on p.Dev. A link in a directory an agent
 // may write (p.Write, p.Shared) refuses the start; the real path is opened with no link
 // in it. See docs/SANDBOX.md, "How the agent is started".
-func addWriteRules(rs int, handled uint64, p Policy) error {
+func addWriteRules(rs int, handled uint64, p Policy) (reals []string, err error) {
 	const (
 		file = uint64(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile)
 		dir  = uint64(ll.AccessFSExecute|ll.AccessFSReadFile|ll.AccessFSReadDir|
@@ -192,10 +199,11 @@ func addWriteRules(rs int, handled uint64, p Policy) error {
 	)
 	agentMay := agentWritable(append(slices.Clone(p.Write), p.Shared...))
 	for _, w := range p.Write {
-		fd, err := openWrite(w, agentMay)
+		fd, real, err := openWrite(w, agentMay)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		reals = append(reals, real)
 		var st unix.Stat_t
 		err = unix.Fstat(fd, &st)
 		if err == nil {
@@ -216,31 +224,30 @@ func addWriteRules(rs int, handled uint64, p Policy) error {
 		}
 		unix.Close(fd)
 		if err != nil {
-			return fmt.Errorf("writable path %s: %w", w, err)
+			return nil, fmt.Errorf("writable path %s: %w", w, err)
 		}
 	}
-	return nil
+	return reals, nil
 }
 
-// openWrite opens the writable path w (O_PATH) with no link in the way: at once where
-// it has none (the usual start: one call), else by its real path (realWrite), which a
-// link in a directory an agent may write (agentMay) refuses.
-func openWrite(w string, agentMay func(dir string) bool) (int, error) {
+// openWrite opens the writable path w (O_PATH) with no link in the way, and returns
+// its real path: at once where it has none (the usual start: one call), else by its
+// real path (realWrite), which a link in a directory an agent may write (agentMay)
+// refuses.
+func openWrite(w string, agentMay func(dir string) bool) (fd int, real string, err error) {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	if filepath.IsAbs(w) {
 		if fd, err := unix.Openat2(unix.AT_FDCWD, filepath.Clean(w), how); err == nil {
-			return fd, nil
+			return fd, filepath.Clean(w), nil
 		}
 	}
-	real, err := realWrite(w, agentMay)
-	if err != nil {
-		return -1, fmt.Errorf("writable path %s: %w", w, err)
+	if real, err = realWrite(w, agentMay); err != nil {
+		return -1, "", fmt.Errorf("writable path %s: %w", w, err)
 	}
-	fd, err := unix.Openat2(unix.AT_FDCWD, real, how)
-	if err != nil {
-		return -1, fmt.Errorf("writable path %s: %w", w, &os.PathError{Op: "open", Path: real, Err: err})
+	if fd, err = unix.Openat2(unix.AT_FDCWD, real, how); err != nil {
+		return -1, "", fmt.Errorf("writable path %s: %w", w, &os.PathError{Op: "open", Path: real, Err: err})
 	}
-	return fd, nil
+	return fd, real, nil
 }
 
 // agentWritable reports whether an agent may write the directory dir (a real path):

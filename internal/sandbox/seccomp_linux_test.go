@@ -293,35 +293,26 @@ func TestSupervisorDecidesModesAndTimes(t *testing.T) {
 	}
 	sock := filepath.Join(t.TempDir(), "none.sock")
 	argv := []string{self, probeCommand, sock, "0", work, outside}
-	var buf strings.Builder
-	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}}
-	cmd, err := startDirect(*p, &exec.Cmd{Path: self, Args: argv, Stdout: &buf, Stderr: &buf})
-	if err != nil {
-		if strings.Contains(err.Error(), errNoDirect.Error()) {
-			t.Skipf("no direct start on this system (the launcher is used): %v", err)
-		}
+	// The working tree as named, and through a link of the user's: the supervisor knows
+	// it by its real path either way.
+	link := filepath.Join(t.TempDir(), "work-link")
+	if err := os.Symlink(work, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, buf.String())
-	}
-	out := buf.String()
-	for _, w := range []string{
-		"chmod +x in work: done",
-		"chmod setuid in work: denied (operation not permitted)",
-		"utime in work: done",
-		"fchmod in work: done",
-		"fchmod in work from a thread: done",
-		"work script 0700, 2001",
-		"chmod outside: denied (operation not permitted)",
-		"utime outside: denied (operation not permitted)",
-		"touch outside: denied (operation not permitted)",
-		"chown in work: done",
-		"chown outside: denied (operation not permitted)",
-	} {
-		if !strings.Contains(out, w+"\n") {
-			t.Errorf("no %q in the output:\n%s", w, out)
+	for _, named := range []string{work, link} {
+		var buf strings.Builder
+		p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{named, "/dev/null"}}
+		cmd, err := startDirect(*p, &exec.Cmd{Path: self, Args: argv, Stdout: &buf, Stderr: &buf})
+		if err != nil {
+			if strings.Contains(err.Error(), errNoDirect.Error()) {
+				t.Skipf("no direct start on this system (the launcher is used): %v", err)
+			}
+			t.Fatal(err)
 		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%v\n%s", err, buf.String())
+		}
+		checkSupervised(t, buf.String())
 	}
 	var after unix.Stat_t
 	if err := unix.Stat(plain, &after); err != nil {
@@ -410,5 +401,28 @@ func TestBuiltFilterOncePerOptions(t *testing.T) {
 	}
 	if again, _ := builtFilter(a); len(pa) > 0 && &again[0] != &pa[0] {
 		t.Error("the program was built again")
+	}
+}
+
+// checkSupervised checks the probe's output (out) of a start whose supervisor decided
+// its chmod, utime and chown: done in its working tree, refused outside.
+func checkSupervised(t *testing.T, out string) {
+	t.Helper()
+	for _, w := range []string{
+		"chmod +x in work: done",
+		"chmod setuid in work: denied (operation not permitted)",
+		"utime in work: done",
+		"fchmod in work: done",
+		"fchmod in work from a thread: done",
+		"work script 0700, 2001",
+		"chmod outside: denied (operation not permitted)",
+		"utime outside: denied (operation not permitted)",
+		"touch outside: denied (operation not permitted)",
+		"chown in work: done",
+		"chown outside: denied (operation not permitted)",
+	} {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
 	}
 }

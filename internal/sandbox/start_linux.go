@@ -45,7 +45,7 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	if err := executable(c.Path); err != nil {
 		return nil, err
 	}
-	rs, flags, err := ruleset(p)
+	rs, flags, writes, err := rulesetWrites(p)
 	if err != nil {
 		return nil, &StartError{Err: err}
 	}
@@ -57,7 +57,7 @@ func startDirect(p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
 	}
 	o := filterOptionsOf(p)
 	o.Notify = true
-	sup := newSupervisor(p)
+	sup := supervising(writes) // the writable paths as the rules have them, resolved once
 	done := make(chan result, 1)
 	onOwnThread(func() (keep bool) {
 		thread, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD)

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -44,24 +45,42 @@ type supervisor struct {
 }
 
 func newSupervisor(p Policy) *supervisor {
-	s := &supervisor{calls: map[[2]uint32]int{}, native: map[uint32]bool{}}
+	var writes []string
 	for _, w := range p.Write {
 		if r, err := filepath.EvalSymlinks(w); err == nil {
-			s.writes = append(s.writes, r)
+			writes = append(writes, r)
 		}
 	}
-	for i, t := range abis(runtime.GOARCH) {
+	return supervising(writes)
+}
+
+// supervising is the supervisor of an agent whose writable paths are writes, their
+// links resolved (as the ruleset's writable rules resolved them).
+func supervising(writes []string) *supervisor {
+	t := callsOf()
+	return &supervisor{writes: writes, calls: t.calls, native: t.native}
+}
+
+// callsOf are the calls the filter hands over, by audit arch and number, and the
+// arches whose structures are this process's: worked out once, read by every
+// supervisor.
+var callsOf = sync.OnceValue(func() (t struct {
+	calls  map[[2]uint32]int
+	native map[uint32]bool
+}) {
+	t.calls, t.native = map[[2]uint32]int{}, map[uint32]bool{}
+	for i, a := range abis(runtime.GOARCH) {
 		if i == 0 {
-			s.native[t.arch] = true // x86_64 and x32 share the structures that matter
+			t.native[a.arch] = true // x86_64 and x32 share the structures that matter
 		}
-		for c, nr := range t.calls {
+		for c, nr := range a.calls {
 			if nr >= 0 {
-				s.calls[[2]uint32{t.arch, uint32(nr) | t.or}] = c
+				t.calls[[2]uint32{a.arch, uint32(nr) | a.or}] = c
 			}
 		}
 	}
-	return s
-}
+	return t
+})
 
 // serve answers the notifications of listener until no process is left under the
 // filter, then closes it.
