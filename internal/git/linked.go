@@ -102,15 +102,20 @@ func parseWorktreeList(out []byte, sep byte) []Worktree {
 }
 
 // AddWorktree checks branch out in a new linked worktree at path (an
-// absolute path that does not exist or is an empty directory).
-func (r *Repo) AddWorktree(ctx context.Context, path, branch string) error {
+// absolute path that does not exist or is an empty directory). With hooks false no hook
+// runs: a worktree made again from a branch the agent wrote (as Restore).
+func (r *Repo) AddWorktree(ctx context.Context, path, branch string, hooks bool) error {
 	if err := checkArg("path", path); err != nil {
 		return err
 	}
 	if err := checkArg("branch name", branch); err != nil {
 		return err
 	}
-	_, err := r.run(ctx, call{args: []string{"worktree", "add", "-q", path, branch}, combined: true})
+	args := []string{"worktree", "add", "-q", path, branch}
+	if !hooks {
+		args = withoutHooks(args...)
+	}
+	_, err := r.run(ctx, call{args: args, combined: true})
 	if err == nil && r.movedFrom != "" {
 		r.unmoveDotGit(path)
 	}

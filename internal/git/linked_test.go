@@ -69,7 +69,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 	ctx := t.Context()
 	gitT(t, dir, "branch", "ralph/x")
 	wt := filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".ralph", "x")
-	if err := r.AddWorktree(ctx, wt, "ralph/x"); err != nil {
+	if err := r.AddWorktree(ctx, wt, "ralph/x", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.LockWorktree(ctx, wt, "git-ralph x pid 1"); err != nil {

@@ -29,6 +29,24 @@ func (r *Repo) CheckoutNewBranch(ctx context.Context, name string) error {
 // when a run started from a detached HEAD). Uncommitted changes come along
 // as git allows; git refuses when they would be overwritten.
 func (r *Repo) Checkout(ctx context.Context, name string) error {
+	return r.checkout(ctx, name, true)
+}
+
+// CheckoutNoHooks is Checkout with no hook run, by git or by the runner: git-ralph's own
+// checkout of what an agent wrote (a resume's switch to the run's branch), over which a
+// post-checkout hook would run the agent's files (the pre-commit framework's
+// configuration, husky's hooks) outside the sandbox.
+func (r *Repo) CheckoutNoHooks(ctx context.Context, name string) error {
+	return r.checkout(ctx, name, false)
+}
+
+// withoutHooks is args run with no hook: core.hooksPath=/dev/null, after the pinned one
+// of safetyArgs, wins.
+func withoutHooks(args ...string) []string {
+	return append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)
+}
+
+func (r *Repo) checkout(ctx context.Context, name string, hooks bool) error {
 	if err := checkArg("branch name", name); err != nil {
 		return err
 	}
@@ -36,12 +54,17 @@ func (r *Repo) Checkout(ctx context.Context, name string) error {
 	// called like the branch would be restored from the index (discarding
 	// its changes) when no such branch exists. --no-guess stops checkout
 	// from silently creating a branch from a remote of the same name.
+	runner := hooks && r.hookRunner() != nil
 	var prev string
-	if r.hookRunner() != nil {
+	if runner {
 		prev, _, _ = r.ResolveRef(ctx, "HEAD")
 	}
-	_, err := r.run(ctx, call{args: []string{"checkout", "-q", "--no-guess", name, "--"}})
-	if err == nil && r.hookRunner() != nil {
+	args := []string{"checkout", "-q", "--no-guess", name, "--"}
+	if !hooks {
+		args = withoutHooks(args...)
+	}
+	_, err := r.run(ctx, call{args: args})
+	if err == nil && runner {
 		now, _, _ := r.ResolveRef(ctx, "HEAD")
 		r.postHook(ctx, "post-checkout", prev, now, "1")
 	}
@@ -333,7 +356,8 @@ func sweepTempIndexes(gitDir string) {
 // (switched, committed, rewound or deleted the branch, left conflicts or an operation
 // half-way): it quits the operation in progress, then runs `checkout -q -f -B <branch>
 // <id>` and `clean -fdq`. Ignored files stay (docs/GIT.md, "Saving an attempt, restoring a
-// checkpoint").
+// checkpoint"). No hook runs: a post-checkout hook would run over the agent's files,
+// outside the sandbox (CheckoutNoHooks).
 func (r *Repo) Restore(ctx context.Context, branch, id string) error {
 	if err := checkArg("branch name", branch); err != nil {
 		return err
@@ -344,7 +368,7 @@ func (r *Repo) Restore(ctx context.Context, branch, id string) error {
 	if err := r.abandonOperations(ctx); err != nil {
 		return err
 	}
-	if _, err := r.run(ctx, call{args: []string{"checkout", "-q", "-f", "-B", branch, id, "--"}}); err != nil {
+	if _, err := r.run(ctx, call{args: withoutHooks("checkout", "-q", "-f", "-B", branch, id, "--")}); err != nil {
 		return err
 	}
 	_, err := r.run(ctx, call{args: []string{"clean", "-f", "-d", "-q"}})

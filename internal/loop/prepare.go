@@ -473,7 +473,7 @@ func (l *Loop) resume(ctx context.Context, rec *run.Record, tamper string) error
 				}
 			}
 			if cur != rec.Branch {
-				return l.Repo.Checkout(ctx, rec.Branch)
+				return l.Repo.CheckoutNoHooks(ctx, rec.Branch) // what the agent wrote: no post-checkout over it
 			}
 			return nil
 		})

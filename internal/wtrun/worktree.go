@@ -271,7 +271,9 @@ func ensureWorktree(ctx context.Context, l *loop.Loop, rec *run.Record) error {
 		}
 		return err
 	}
-	if err := l.Repo.AddWorktree(ctx, path, rec.Branch); err != nil {
+	// A new run's branch holds your work; one made again, the agent's: no hook runs
+	// over that (git.Repo.Restore).
+	if err := l.Repo.AddWorktree(ctx, path, rec.Branch, rec.Status == run.Starting); err != nil {
 		return fmt.Errorf("add worktree %s: %w", path, err)
 	}
 	if rec.Status != run.Starting {
