@@ -72,7 +72,7 @@ func (r *Repo) FilterCommands(ctx context.Context) map[string]string {
 	defer r.cfg.mu.Unlock()
 	out := map[string]string{}
 	for k, vals := range r.cfg.vals {
-		if !strings.HasPrefix(k, "filter.") || !(strings.HasSuffix(k, ".clean") || strings.HasSuffix(k, ".process")) || len(vals) == 0 {
+		if !strings.HasPrefix(k, "filter.") || !(strings.HasSuffix(k, ".clean") || strings.HasSuffix(k, ".smudge") || strings.HasSuffix(k, ".process")) || len(vals) == 0 {
 			continue
 		}
 		cmd := vals[len(vals)-1].s

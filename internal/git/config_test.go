@@ -2,6 +2,7 @@ package git
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,17 +148,19 @@ func TestConfigFiles(t *testing.T) {
 	}
 }
 
-// FilterCommands names the filter drivers git add runs, but git-lfs's.
+// FilterCommands names the filter drivers git add and checkout run, but git-lfs's.
 func TestFilterCommands(t *testing.T) {
 	dir, r := newRepo(t)
 	gitT(t, dir, "config", "filter.lfs.clean", "git-lfs clean -- %f")
+	gitT(t, dir, "config", "filter.lfs.smudge", "git-lfs smudge -- %f")
 	gitT(t, dir, "config", "filter.lfs.process", "git-lfs filter-process")
 	gitT(t, dir, "config", "filter.nb.clean", "python -m nbstripout")
 	gitT(t, dir, "config", "filter.nb.smudge", "cat")
 	gitT(t, dir, "config", "filter.mine.process", "./filter.sh")
+	gitT(t, dir, "config", "filter.mine.required", "true")
 	got := r.FilterCommands(t.Context())
-	want := map[string]string{"filter.nb.clean": "python -m nbstripout", "filter.mine.process": "./filter.sh"}
-	if len(got) != len(want) || got["filter.nb.clean"] != want["filter.nb.clean"] || got["filter.mine.process"] != want["filter.mine.process"] {
+	want := map[string]string{"filter.nb.clean": "python -m nbstripout", "filter.nb.smudge": "cat", "filter.mine.process": "./filter.sh"}
+	if !maps.Equal(got, want) {
 		t.Errorf("FilterCommands = %v, want %v", got, want)
 	}
 }

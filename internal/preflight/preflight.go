@@ -178,9 +178,10 @@ func Judge(name string, custom agent.Driver, req agent.Request, b Budget, dryRun
 }
 
 // Filters warns of the filter drivers of the config (git.Repo.FilterCommands) that
-// git-ralph's own git add runs, outside the sandbox, over the files the agent writes:
-// a command that runs a file of the work tree (./clean.sh, python -m of a module there)
-// runs the agent's, with the user's rights. Only said: see the manual's SECURITY MODEL.
+// git-ralph's own git add and checkouts run, outside the sandbox, over the files the
+// agent writes: a command that runs a file of the work tree (./clean.sh, python -m of a
+// module there) runs the agent's, with the user's rights. Only said: see the manual's
+// SECURITY MODEL.
 func Filters(ctx context.Context, repo *git.Repo, warn func(string)) {
 	cmds := repo.FilterCommands(ctx)
 	keys := make([]string, 0, len(cmds))
@@ -189,6 +190,6 @@ func Filters(ctx context.Context, repo *git.Repo, warn func(string)) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		warn(fmt.Sprintf("git config %s (%q) runs in git-ralph's own git add, outside the sandbox, over the files the agent writes: if it runs a file of the work tree, it runs the agent's", k, cmds[k]))
+		warn(fmt.Sprintf("git config %s (%q) runs in git-ralph's own git add and checkouts, outside the sandbox, over the files the agent writes: if it runs a file of the work tree, it runs the agent's", k, cmds[k]))
 	}
 }
