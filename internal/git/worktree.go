@@ -399,7 +399,9 @@ func (r *Repo) abandonOperations(ctx context.Context) error {
 		default:
 			continue // merge: checkout -f clears it
 		}
-		if _, err := r.run(ctx, call{args: args}); err != nil {
+		// bisect reset checks out HEAD again, which would run post-checkout over the tree
+		// the agent left: no hook runs (as Restore's own checkout).
+		if _, err := r.run(ctx, call{args: withoutHooks(args...)}); err != nil {
 			return err
 		}
 	}

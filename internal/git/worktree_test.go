@@ -322,6 +322,24 @@ func TestRestore(t *testing.T) {
 		checkRestored(t, dir, r, cp)
 	})
 
+	// No hook runs, neither from Restore's checkout nor from the bisect reset that ends an
+	// operation the agent left: both would check out the agent's tree.
+	t.Run("no hook runs", func(t *testing.T) {
+		dir, r, cp := restoreRepo(t)
+		commitFile(t, dir, "x.txt", "x\n", "x")
+		gitT(t, dir, "bisect", "start", "HEAD", "HEAD~2")
+		gitT(t, dir, "checkout", "-q", "other")
+		ran := filepath.Join(t.TempDir(), "ran")
+		hook := filepath.Join(dir, ".git", "hooks", "post-checkout")
+		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho \"post-checkout $*\" >> "+ran+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		checkRestored(t, dir, r, cp)
+		if b, err := os.ReadFile(ran); err == nil {
+			t.Errorf("Restore ran a hook: %s", b)
+		}
+	})
+
 	t.Run("nothing to do", func(t *testing.T) {
 		dir, r, cp := restoreRepo(t)
 		before := r.Calls.Load()
