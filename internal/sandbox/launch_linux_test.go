@@ -773,9 +773,10 @@ func TestLauncherHomeAllowList(t *testing.T) {
 }
 
 // The filter, laid out short (x32's numbers looked up in x86_64's list, jumps straight
-// to the bodies), decides every call as the plain layout does: one jeq and one ja per
-// number of every table. Every number below 1,100 of every table, with and without the
-// x32 bit, and arguments allowed and refused.
+// to the bodies), and in the layout for jumps too far for that, decides every call as
+// the plain layout does: one jeq and one ja per number of every table. Every number
+// below 1,100 of every table, with and without the x32 bit and other high bits, under
+// each set of options, and arguments allowed and refused.
 func TestSeccompFilterShortLayout(t *testing.T) {
 	plain := func(tables []abiTable, bodies map[int][]unix.SockFilter) []unix.SockFilter {
 		var prog []unix.SockFilter
@@ -825,7 +826,8 @@ func TestSeccompFilterShortLayout(t *testing.T) {
 	argSets := [][6]uint32{{}, {4242, 4242, 4242, 4242}, {unix.AF_UNIX, 0, 0o4755, 0o6755}, {1, 0xffffffff, 1000, 100}, {0, 0, 0o644, 0}}
 	for _, goarch := range goarchs {
 		tables := abis(goarch)
-		for _, o := range []filterOptions{{Unix: true, UID: 1000, GID: 100}, {UID: 1000, GID: 100, Notify: true}} {
+		for _, o := range []filterOptions{{Unix: true, UID: 1000, GID: 100}, {UID: 1000, GID: 100, Notify: true},
+			{Unix: true, Notify: true, UID: 1000, GID: 100}} {
 			bodies := map[int][]unix.SockFilter{}
 			for c := 0; c < numCalls; c++ {
 				if b := body(c, o); len(b) > 0 {
@@ -833,16 +835,24 @@ func TestSeccompFilterShortLayout(t *testing.T) {
 				}
 			}
 			short, _ := seccompFilter(goarch, o)
+			far, _ := filterLayout(tables, bodies, false) // the layout where a jump would not fit
 			long := plain(tables, bodies)
 			if goarch == "amd64" && len(short) >= len(long)*3/4 {
 				t.Errorf("%s: %d instructions, the plain layout %d", goarch, len(short), len(long))
 			}
 			for _, arch := range []uint32{tables[0].arch, tables[len(tables)-1].arch, 0x12345678} {
 				for nr := uint32(0); nr < 1100; nr++ {
-					for _, n := range []uint32{nr, nr | x32Bit} {
+					for _, high := range []uint32{0, x32Bit, 0x80000000, 0xc0000000, 0x20000000} {
+						n := nr | high
 						for _, args := range argSets {
-							if got, want := runBPF(t, short, arch, n, args), runBPF(t, long, arch, n, args); got != want {
+							want := runBPF(t, long, arch, n, args)
+							if got := runBPF(t, short, arch, n, args); got != want {
 								t.Fatalf("%s %+v: arch %#x nr %#x args %v = %#x, the plain layout %#x", goarch, o, arch, n, args, got, want)
+							}
+							if high <= x32Bit {
+								if got := runBPF(t, far, arch, n, args); got != want {
+									t.Fatalf("%s %+v, far layout: arch %#x nr %#x args %v = %#x, the plain layout %#x", goarch, o, arch, n, args, got, want)
+								}
 							}
 						}
 					}
