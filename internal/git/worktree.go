@@ -41,7 +41,7 @@ func (r *Repo) CheckoutNoHooks(ctx context.Context, name string) error {
 }
 
 // withoutHooks is args run with no hook: core.hooksPath=/dev/null, after the pinned one
-// of safetyArgs, wins.
+// of safetyArgs, wins (no hook is found below a file).
 func withoutHooks(args ...string) []string {
 	return append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)
 }
@@ -107,9 +107,8 @@ func (r *Repo) Commit(ctx context.Context, message string, opts CommitOptions) (
 		args = append(args, "--allow-empty")
 	}
 	if opts.NoHooks {
-		// The last -c wins over safetyArgs' pinned hooks directory: no hook is found
-		// below a file. --no-verify besides, should a later git read it otherwise.
-		args = append([]string{"-c", "core.hooksPath=" + os.DevNull}, append(args, "--no-verify")...)
+		// --no-verify besides, should a later git read the hooks otherwise.
+		args = append(withoutHooks(args...), "--no-verify")
 	}
 	if _, err := r.run(ctx, call{args: args, stdin: []byte(message), combined: true}); err != nil {
 		return "", r.commitHookError(ctx, err)
