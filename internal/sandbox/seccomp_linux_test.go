@@ -300,19 +300,8 @@ func TestSupervisorDecidesModesAndTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, named := range []string{work, link} {
-		var buf strings.Builder
-		p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{named, "/dev/null"}}
-		cmd, err := startDirect(*p, &exec.Cmd{Path: self, Args: argv, Stdout: &buf, Stderr: &buf})
-		if err != nil {
-			if strings.Contains(err.Error(), errNoDirect.Error()) {
-				t.Skipf("no direct start on this system (the launcher is used): %v", err)
-			}
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("%v\n%s", err, buf.String())
-		}
-		checkSupervised(t, buf.String())
+		p := Policy{ABI: min(s.ABI, maxABI), Write: []string{named, "/dev/null"}}
+		checkSupervised(t, runDirect(t, p, self, argv...))
 	}
 	var after unix.Stat_t
 	if err := unix.Stat(plain, &after); err != nil {

@@ -44,9 +44,28 @@ echo done`
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: []string{secret}}
+	out := runDirect(t, p, sh, "sh", "-c", script, "sh", root)
+	if state != 'T' && state != 't' || ran {
+		t.Errorf("while the thread was alive the agent was in state %q, its first command run: %v", state, ran)
+	}
+	want := []string{"write-work-ok", "write-outside-denied", "read-secret-denied", "thread-gone", "environ-denied", "done"}
+	if s.ABI >= 6 {
+		want = append(want, "signal-denied")
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+}
+
+// runDirect starts argv (its program at path) with startDirect under p, waits for it
+// and returns what it printed; a system with no direct start skips the test.
+func runDirect(t *testing.T, p Policy, path string, argv ...string) string {
+	t.Helper()
 	var buf bytes.Buffer
-	p := &Policy{ABI: min(s.ABI, maxABI), Write: []string{work, "/dev/null"}, Hide: []string{secret}}
-	cmd, err := startDirect(*p, &exec.Cmd{Path: sh, Args: []string{"sh", "-c", script, "sh", root}, Stdout: &buf, Stderr: &buf})
+	cmd, err := startDirect(p, &exec.Cmd{Path: path, Args: argv, Stdout: &buf, Stderr: &buf})
 	if err != nil {
 		if strings.Contains(err.Error(), errNoDirect.Error()) {
 			t.Skipf("no direct start on this system (the launcher is used): %v", err)
@@ -56,18 +75,7 @@ echo done`
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
-	if state != 'T' && state != 't' || ran {
-		t.Errorf("while the thread was alive the agent was in state %q, its first command run: %v", state, ran)
-	}
-	want := []string{"write-work-ok", "write-outside-denied", "read-secret-denied", "thread-gone", "environ-denied", "done"}
-	if s.ABI >= 6 {
-		want = append(want, "signal-denied")
-	}
-	for _, w := range want {
-		if !strings.Contains(buf.String(), w+"\n") {
-			t.Errorf("no %q in the output:\n%s", w, buf.String())
-		}
-	}
+	return buf.String()
 }
 
 // await polls the state letter of process pid (/proc/pid/stat) until it is one of
